@@ -1,0 +1,91 @@
+/* Backends: a struct of function pointers, one entry per op kind, plus the
+ * data movement a device backend needs.  A backend whose open fails is
+ * reported as unavailable (BP_EUNAVAIL with the reason), never fatal.
+ * bp_backend_run is the one executor every command uses: it infers shapes,
+ * allocates outputs where the backend computes, calls the op entries in
+ * order and leaves every buffer's result in host memory. */
+#ifndef BP_BACKEND_H
+#define BP_BACKEND_H
+
+#include <jansson.h>
+#include <stdbool.h>
+
+#include "buf.h"
+#include "error.h"
+#include "op.h"
+#include "probe.h"
+
+typedef enum {
+    BP_CPU_MATH_SLEEF_U10,
+    BP_CPU_MATH_SLEEF_U35,
+    BP_CPU_MATH_LIBM
+} bp_cpu_math_t;
+
+typedef struct bp_backend_opts {
+    bp_cpu_math_t cpu_math;
+    int gpu;     /* CUDA device index */
+    int threads; /* worker threads for the oracle; 0: one per core */
+} bp_backend_opts_t;
+
+/* One op to compute: operands already on the backend's side. */
+typedef struct bp_exec {
+    const bp_op_t *op;
+    const bp_buf_t *a, *b;          /* tensor operands; NULL where scalar/none */
+    const bp_buf_t *const *inputs;  /* concat operands */
+    int ninputs;
+    bp_buf_t *out;                  /* shaped and allocated by the executor */
+} bp_exec_t;
+
+typedef struct bp_backend bp_backend_t;
+typedef bp_status (*bp_op_fn)(bp_backend_t *be, const bp_exec_t *x,
+                              bp_error_t *err);
+
+struct bp_backend {
+    const char *name; /* "cpu", "oracle", "cuda" */
+    char key[64];     /* golden key: "cpu-sleef", "oracle", "cuda-sm90" */
+    bool device;      /* computes on device copies (bp_buf_t.dev) */
+    void *state;
+    json_t *fingerprint; /* environment and options; owned by the backend */
+    bp_op_fn op[BP_OP_COUNT];
+    /* device backends only */
+    bp_status (*dev_alloc)(bp_backend_t *be, bp_buf_t *b, bp_error_t *err);
+    void (*dev_free)(bp_backend_t *be, bp_buf_t *b);
+    bp_status (*upload)(bp_backend_t *be, bp_buf_t *b, bp_error_t *err);
+    bp_status (*download)(bp_backend_t *be, bp_buf_t *b, bp_error_t *err);
+    void (*destroy)(bp_backend_t *be);
+};
+
+/* Names of the backends compiled in, NULL-terminated. */
+const char *const *bp_backend_names(void);
+bp_status bp_backend_open(const char *name, const bp_backend_opts_t *opts,
+                          bp_backend_t **out, bp_error_t *err);
+void bp_backend_close(bp_backend_t *be);
+void bp_backend_opts_default(bp_backend_opts_t *o);
+bool bp_cpu_math_parse(const char *s, bp_cpu_math_t *out);
+const char *bp_cpu_math_name(bp_cpu_math_t m);
+
+/* Runs probe p in dtype dt: bufs (p->nops of them, zeroed by the caller)
+ * receive every op's result in host memory.  Frees nothing on failure that
+ * bp_backend_bufs_free does not free. */
+bp_status bp_backend_run(bp_backend_t *be, const bp_probe_t *p, bp_dtype_t dt,
+                         bp_buf_t *bufs, bp_error_t *err);
+/* Runs op i alone on inputs taken from host buffers `given` (the results of
+ * another backend, for explain); out receives the result on the host. */
+bp_status bp_backend_run_op(bp_backend_t *be, const bp_probe_t *p, size_t i,
+                            bp_dtype_t dt, const bp_buf_t *given,
+                            bp_buf_t *out, bp_error_t *err);
+void bp_backend_bufs_free(bp_buf_t *bufs, size_t n);
+
+/* Constructors, one per backend module. */
+bp_status bp_be_cpu_open(const bp_backend_opts_t *o, bp_backend_t **out,
+                         bp_error_t *err);
+bp_status bp_be_oracle_open(const bp_backend_opts_t *o, bp_backend_t **out,
+                            bp_error_t *err);
+bp_status bp_be_cuda_open(const bp_backend_opts_t *o, bp_backend_t **out,
+                          bp_error_t *err);
+/* The GPUs the CUDA backend sees, with driver, runtime and cuBLAS versions:
+ * {"driver":..,"runtime":..,"cublas":..,"devices":[{name, cc, sms, ...}]}.
+ * NULL with the reason in err when there is none (no driver, no device). */
+json_t *bp_be_cuda_env(bp_error_t *err);
+
+#endif

@@ -1,0 +1,3 @@
+/* PLACEHOLDER: replaced by the backend work. */
+#include "backend.h"
+bp_status bp_be_cpu_open(const bp_backend_opts_t *o, bp_backend_t **out, bp_error_t *err) { (void)o; *out = NULL; return bp_error_set(err, BP_EUNAVAIL, "backend 'cpu' not built yet"); }

@@ -1,0 +1,71 @@
+/* Shared command-line helpers (see cli.h). */
+#include "cli.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+bool bp_cli_quiet;
+
+int bp_cli_usage_error(const char *cmd, const char *fmt, ...)
+{
+    va_list ap;
+    fprintf(stderr, "bitprobe %s: ", cmd);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    const bp_cmd_t *c = bp_cmd_find(cmd);
+    if (c) {
+        const char *nl = strchr(c->usage, '\n');
+        int len = nl ? (int)(nl - c->usage) : (int)strlen(c->usage);
+        fprintf(stderr, "\nusage: %.*s\n", len, c->usage);
+        fprintf(stderr, "Try 'bitprobe %s --help' for more.\n", cmd);
+    } else {
+        fputc('\n', stderr);
+    }
+    return BP_EXIT_TROUBLE;
+}
+
+int bp_cli_help(const char *cmd)
+{
+    const bp_cmd_t *c = bp_cmd_find(cmd);
+    if (!c)
+        return BP_EXIT_TROUBLE;
+    printf("usage: %s\n\n%s.\n", c->usage, c->summary);
+    return BP_EXIT_OK;
+}
+
+int bp_cli_fail(const bp_error_t *err)
+{
+    fprintf(stderr, "bitprobe: %s\n", err->msg[0] ? err->msg : "failed");
+    return BP_EXIT_TROUBLE;
+}
+
+bool bp_cli_wants_help(int argc, char **argv)
+{
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--") == 0)
+            break;
+        if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0)
+            return true;
+    }
+    return false;
+}
+
+void bp_cli_progress(const char *fmt, ...)
+{
+    if (bp_cli_quiet || !isatty(STDERR_FILENO))
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+}
+
+bool bp_cli_color(void)
+{
+    const char *nc = getenv("NO_COLOR");
+    return isatty(STDOUT_FILENO) && !(nc && *nc);
+}

@@ -1,0 +1,80 @@
+/* bitprobe env: what this build is and what it runs on. */
+#include <getopt.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "cli.h"
+#include "envinfo.h"
+
+static const char *str(json_t *o, const char *k)
+{
+    const char *s = json_string_value(json_object_get(o, k));
+    return s ? s : "?";
+}
+
+static void print_text(json_t *env)
+{
+    json_t *build = json_object_get(env, "build");
+    json_t *libs = json_object_get(env, "libs");
+    bool cuda = json_is_true(json_object_get(build, "cuda"));
+    printf("bitprobe   %s\n", str(env, "tool_version"));
+    printf("build      %s\n", cuda ? "with CUDA" : "CPU only (no CUDA backend)");
+    if (cuda)
+        printf("nvcc flags %s\n", str(build, "nvccflags"));
+    printf("cpu        %s\n", str(env, "cpu"));
+    printf("compiler   %s\n", str(env, "compiler"));
+    const char *k;
+    json_t *v;
+    json_object_foreach(libs, k, v)
+        printf("%-10s %s\n", k, json_string_value(v));
+    json_t *gpu = json_object_get(env, "gpu");
+    json_t *none = json_object_get(gpu, "none");
+    if (none) {
+        printf("gpu        no CUDA device (%s)\n", json_string_value(none));
+        return;
+    }
+    printf("driver     %s\n", str(gpu, "driver"));
+    printf("runtime    %s\n", str(gpu, "runtime"));
+    printf("cublas     %s\n", str(gpu, "cublas"));
+    size_t i;
+    json_t *d;
+    json_array_foreach(json_object_get(gpu, "devices"), i, d)
+        printf("gpu %-6zu %s, compute capability %s, %lld SMs, %lld MiB\n", i,
+               str(d, "name"), str(d, "cc"),
+               (long long)json_integer_value(json_object_get(d, "sms")),
+               (long long)json_integer_value(json_object_get(d, "mem_mib")));
+}
+
+int cmd_env(int argc, char **argv)
+{
+    static const struct option opts[] = {{"json", no_argument, 0, 'j'},
+                                         {0, 0, 0, 0}};
+    bool as_json = false;
+    int c;
+    opterr = 0;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "+", opts, NULL)) != -1) {
+        if (c == 'j')
+            as_json = true;
+        else
+            return bp_cli_usage_error("env", "unknown option '%s'", argv[optind - 1]);
+    }
+    if (optind < argc)
+        return bp_cli_usage_error("env", "unexpected argument '%s'", argv[optind]);
+    json_t *env = bp_envinfo_collect();
+    if (!env) {
+        fprintf(stderr, "bitprobe env: out of memory\n");
+        return BP_EXIT_TROUBLE;
+    }
+    if (as_json) {
+        char *s = json_dumps(env, JSON_INDENT(2) | JSON_SORT_KEYS);
+        if (s)
+            puts(s);
+        free(s);
+    } else {
+        print_text(env);
+    }
+    json_decref(env);
+    return BP_EXIT_OK;
+}

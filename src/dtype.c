@@ -1,0 +1,245 @@
+/* Element types: names, layouts, conversions, ulp distance (see dtype.h). */
+#include "dtype.h"
+
+#include <math.h>
+#include <string.h>
+#include <strings.h>
+
+static const bp_dtype_info_t infos[BP_NDTYPES] = {
+    [BP_F64] = {"fp64", "F64", 8, true, 11, 52},
+    [BP_F32] = {"fp32", "F32", 4, true, 8, 23},
+    [BP_BF16] = {"bf16", "BF16", 2, true, 8, 7},
+    [BP_F16] = {"fp16", "F16", 2, true, 5, 10},
+    [BP_I64] = {"i64", "I64", 8, false, 0, 0},
+    [BP_I32] = {"i32", "I32", 4, false, 0, 0},
+};
+
+const bp_dtype_info_t *bp_dtype_info(bp_dtype_t dt)
+{
+    return (unsigned)dt < BP_NDTYPES ? &infos[dt] : NULL;
+}
+
+const char *bp_dtype_name(bp_dtype_t dt)
+{
+    return (unsigned)dt < BP_NDTYPES ? infos[dt].name : "?";
+}
+
+bool bp_dtype_parse(const char *s, bp_dtype_t *out)
+{
+    static const struct {
+        const char *alias;
+        bp_dtype_t dt;
+    } names[] = {
+        {"fp32", BP_F32},  {"f32", BP_F32},      {"float32", BP_F32},
+        {"float", BP_F32}, {"bf16", BP_BF16},    {"bfloat16", BP_BF16},
+        {"fp16", BP_F16},  {"f16", BP_F16},      {"float16", BP_F16},
+        {"half", BP_F16},  {"fp64", BP_F64},     {"f64", BP_F64},
+        {"float64", BP_F64}, {"double", BP_F64}, {"i64", BP_I64},
+        {"int64", BP_I64}, {"long", BP_I64},     {"i32", BP_I32},
+        {"int32", BP_I32}, {"int", BP_I32},
+    };
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        if (strcmp(s, names[i].alias) == 0) {
+            *out = names[i].dt;
+            return true;
+        }
+    return false;
+}
+
+bool bp_dtype_from_st(const char *s, bp_dtype_t *out)
+{
+    for (int i = 0; i < BP_NDTYPES; i++)
+        if (strcmp(s, infos[i].st_name) == 0) {
+            *out = (bp_dtype_t)i;
+            return true;
+        }
+    return false;
+}
+
+uint32_t bp_f32_bits(float f)
+{
+    uint32_t u;
+    memcpy(&u, &f, 4);
+    return u;
+}
+
+float bp_f32_from_bits(uint32_t u)
+{
+    float f;
+    memcpy(&f, &u, 4);
+    return f;
+}
+
+uint64_t bp_f64_bits(double d)
+{
+    uint64_t u;
+    memcpy(&u, &d, 8);
+    return u;
+}
+
+double bp_f64_from_bits(uint64_t u)
+{
+    double d;
+    memcpy(&d, &u, 8);
+    return d;
+}
+
+uint16_t bp_f32_to_bf16(float f)
+{
+    uint32_t u = bp_f32_bits(f);
+    if ((u & 0x7fffffffu) > 0x7f800000u)
+        return 0x7fff;
+    /* Adding 0x7fff plus the kept lsb rounds to nearest even; a carry out
+     * of the mantissa bumps the exponent, up to infinity, as it should. */
+    u += 0x7fffu + ((u >> 16) & 1u);
+    return (uint16_t)(u >> 16);
+}
+
+uint16_t bp_f32_to_f16(float f)
+{
+    uint32_t x = bp_f32_bits(f);
+    uint16_t sign = (uint16_t)((x >> 16) & 0x8000u);
+    uint32_t ax = x & 0x7fffffffu;
+    if (ax > 0x7f800000u)
+        return 0x7fff;
+    if (ax >= 0x477ff000u) /* >= 65520: rounds to infinity */
+        return sign | 0x7c00u;
+    if (ax < 0x38800000u) { /* below 2^-14: an f16 subnormal or zero */
+        uint32_t e = ax >> 23;
+        uint32_t m = (ax & 0x7fffffu) | (e ? 0x800000u : 0);
+        uint32_t shift = 126u - e; /* result = m * 2^(e-126) in 2^-24 units */
+        if (e == 0 || shift > 25)
+            return sign;
+        uint32_t r = m >> shift, rem = m & ((1u << shift) - 1u);
+        uint32_t half = 1u << (shift - 1);
+        if (rem > half || (rem == half && (r & 1u)))
+            r++;
+        return (uint16_t)(sign | r);
+    }
+    uint32_t r = (ax - 0x38000000u) >> 13, rem = ax & 0x1fffu;
+    if (rem > 0x1000u || (rem == 0x1000u && (r & 1u)))
+        r++;
+    return (uint16_t)(sign | r);
+}
+
+float bp_bf16_to_f32(uint16_t h)
+{
+    return bp_f32_from_bits((uint32_t)h << 16);
+}
+
+float bp_f16_to_f32(uint16_t h)
+{
+    uint32_t sign = (uint32_t)(h & 0x8000u) << 16;
+    uint32_t e = (h >> 10) & 0x1fu, m = h & 0x3ffu;
+    if (e == 0x1f)
+        return bp_f32_from_bits(sign | 0x7f800000u | (m << 13));
+    if (e == 0) {
+        /* subnormal or zero: m * 2^-24, exact in f32 */
+        float v = (float)m * 0x1p-24f;
+        return sign ? -v : v;
+    }
+    return bp_f32_from_bits(sign | ((e + 112u) << 23) | (m << 13));
+}
+
+uint64_t bp_dtype_load_bits(bp_dtype_t dt, const void *data, size_t i)
+{
+    const unsigned char *p = (const unsigned char *)data + i * infos[dt].size;
+    uint64_t v = 0;
+    for (size_t k = 0; k < infos[dt].size; k++)
+        v |= (uint64_t)p[k] << (8 * k);
+    return v;
+}
+
+void bp_dtype_store_bits(bp_dtype_t dt, void *data, size_t i, uint64_t bits)
+{
+    unsigned char *p = (unsigned char *)data + i * infos[dt].size;
+    for (size_t k = 0; k < infos[dt].size; k++)
+        p[k] = (unsigned char)(bits >> (8 * k));
+}
+
+double bp_dtype_bits_to_double(bp_dtype_t dt, uint64_t bits)
+{
+    switch (dt) {
+    case BP_F64: return bp_f64_from_bits(bits);
+    case BP_F32: return bp_f32_from_bits((uint32_t)bits);
+    case BP_BF16: return bp_bf16_to_f32((uint16_t)bits);
+    case BP_F16: return bp_f16_to_f32((uint16_t)bits);
+    case BP_I64: return (double)(int64_t)bits;
+    case BP_I32: return (double)(int32_t)(uint32_t)bits;
+    default: return NAN;
+    }
+}
+
+uint64_t bp_dtype_bits_from_double(bp_dtype_t dt, double v)
+{
+    switch (dt) {
+    case BP_F64: return bp_f64_bits(v);
+    case BP_F32: return bp_f32_bits((float)v);
+    case BP_BF16: return bp_f32_to_bf16((float)v);
+    case BP_F16: return bp_f32_to_f16((float)v);
+    case BP_I64: return (uint64_t)(int64_t)v;
+    case BP_I32: return (uint32_t)(int32_t)v;
+    default: return 0;
+    }
+}
+
+static unsigned width_bits(bp_dtype_t dt)
+{
+    return (unsigned)infos[dt].size * 8u;
+}
+
+bool bp_dtype_bits_isnan(bp_dtype_t dt, uint64_t bits)
+{
+    if (!infos[dt].is_float)
+        return false;
+    unsigned w = width_bits(dt), man = (unsigned)infos[dt].man_bits;
+    uint64_t mag = bits & ((w == 64 ? ~0ull : ((1ull << w) - 1)) >> 1);
+    uint64_t inf = ((1ull << infos[dt].exp_bits) - 1) << man;
+    return mag > inf;
+}
+
+bool bp_dtype_bits_isinf(bp_dtype_t dt, uint64_t bits)
+{
+    if (!infos[dt].is_float)
+        return false;
+    unsigned w = width_bits(dt), man = (unsigned)infos[dt].man_bits;
+    uint64_t mag = bits & ((w == 64 ? ~0ull : ((1ull << w) - 1)) >> 1);
+    return mag == ((1ull << infos[dt].exp_bits) - 1) << man;
+}
+
+/* Signed position on the monotonic line, as an offset from zero: the
+ * magnitude bits for positive values, their negation for negative ones. */
+static void line_pos(bp_dtype_t dt, uint64_t bits, bool *neg, uint64_t *mag)
+{
+    unsigned w = width_bits(dt);
+    uint64_t sign = 1ull << (w - 1);
+    *neg = (bits & sign) != 0;
+    *mag = bits & (sign - 1);
+}
+
+uint64_t bp_ulp_distance(bp_dtype_t dt, uint64_t a, uint64_t b)
+{
+    if (!infos[dt].is_float) {
+        int64_t x, y;
+        if (dt == BP_I32) {
+            x = (int32_t)(uint32_t)a;
+            y = (int32_t)(uint32_t)b;
+        } else {
+            x = (int64_t)a;
+            y = (int64_t)b;
+        }
+        return x >= y ? (uint64_t)x - (uint64_t)y : (uint64_t)y - (uint64_t)x;
+    }
+    bool na = bp_dtype_bits_isnan(dt, a), nb = bp_dtype_bits_isnan(dt, b);
+    if (na || nb)
+        return na && nb ? 0 : UINT64_MAX;
+    bool sa, sb;
+    uint64_t ma, mb;
+    line_pos(dt, a, &sa, &ma);
+    line_pos(dt, b, &sb, &mb);
+    if (sa == sb)
+        return ma >= mb ? ma - mb : mb - ma;
+    /* Opposite signs: the distance is the sum of the magnitudes, which
+     * stays below 2^64 because each is below 2^63. */
+    return ma + mb;
+}

@@ -1,0 +1,94 @@
+/* bitprobe: the command table and dispatch.  Nothing else lives here. */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+#include "cmd.h"
+#include "config.h"
+
+static int cmd_help(int argc, char **argv);
+
+const bp_cmd_t bp_commands[] = {
+    {"list", cmd_list, "List the probes found and the backends with their availability",
+     "bitprobe list [--probes DIR] [--json]\n"
+     "  --probes DIR   read probes from DIR (default: ./probes, then the installed set)\n"
+     "  --json         machine-readable listing"},
+    {"run", cmd_run, "Run probes on backends and compare the results bit for bit",
+     "bitprobe run [PROBE...] [--probes DIR] [--device LIST] [--dtype LIST] [--cpu-math M] [--first K] [--quiet]\n"
+     "  --probes DIR   read probes from DIR (default: ./probes, then the installed set)\n"
+     "  --device LIST  comma-separated backends: cpu, oracle, cuda, auto (default: auto,\n"
+     "                 every backend available here; a missing GPU is skipped and said)\n"
+     "  --dtype LIST   comma-separated dtypes among fp32, bf16, fp16 (default: the probe's)\n"
+     "  --cpu-math M   sleef-u10 (default), sleef-u35 or libm for CPU transcendentals\n"
+     "  --first K      show the first K mismatches per output (default 10)\n"
+     "  --quiet        print only failures and the summary"},
+    {"env", cmd_env, "Print the tool version, build options, library versions and GPUs",
+     "bitprobe env [--json]\n"
+     "  --json         print the environment as JSON"},
+    {"help", cmd_help, "Show the commands, or one command's usage",
+     "bitprobe help [COMMAND]"},
+    {NULL, NULL, NULL, NULL},
+};
+
+const bp_cmd_t *bp_cmd_find(const char *name)
+{
+    for (const bp_cmd_t *c = bp_commands; c->name; c++)
+        if (strcmp(c->name, name) == 0)
+            return c;
+    return NULL;
+}
+
+static void overview(FILE *f)
+{
+    fprintf(f, "usage: bitprobe COMMAND [OPTIONS]\n\n"
+               "Audit numerical determinism: run the same math on the CPU, a CUDA GPU\n"
+               "and a correctly rounded oracle, and compare the results bit for bit.\n\n"
+               "Commands:\n");
+    for (const bp_cmd_t *c = bp_commands; c->name; c++)
+        fprintf(f, "  %-12s %s\n", c->name, c->summary);
+    fprintf(f, "\n'bitprobe help COMMAND' or 'bitprobe COMMAND --help' for details.\n"
+               "Exit status: 0 no drift, 1 drift beyond policy, 2 bad input, usage or environment.\n");
+}
+
+static int cmd_help(int argc, char **argv)
+{
+    if (argc > 2)
+        return bp_cli_usage_error("help", "too many arguments");
+    if (argc == 2 && strcmp(argv[1], "--help") != 0 && strcmp(argv[1], "-h") != 0) {
+        if (!bp_cmd_find(argv[1])) {
+            fprintf(stderr, "bitprobe help: unknown command '%s'\n", argv[1]);
+            return BP_EXIT_TROUBLE;
+        }
+        return bp_cli_help(argv[1]);
+    }
+    if (argc == 2)
+        return bp_cli_help("help");
+    overview(stdout);
+    return BP_EXIT_OK;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        overview(stderr);
+        return BP_EXIT_TROUBLE;
+    }
+    const char *name = argv[1];
+    if (strcmp(name, "--help") == 0 || strcmp(name, "-h") == 0) {
+        overview(stdout);
+        return BP_EXIT_OK;
+    }
+    if (strcmp(name, "--version") == 0 || strcmp(name, "-V") == 0) {
+        printf("bitprobe %s\n", PACKAGE_VERSION);
+        return BP_EXIT_OK;
+    }
+    const bp_cmd_t *c = bp_cmd_find(name);
+    if (!c) {
+        fprintf(stderr, "bitprobe: unknown command '%s'\n"
+                        "Try 'bitprobe --help' for the list of commands.\n", name);
+        return BP_EXIT_TROUBLE;
+    }
+    if (c->fn != cmd_help && bp_cli_wants_help(argc - 1, argv + 1))
+        return bp_cli_help(c->name);
+    return c->fn(argc - 1, argv + 1);
+}

@@ -1,0 +1,53 @@
+/* A probe: parameters, dtypes, an ordered op graph and the outputs to check,
+ * loaded from YAML (probe_yaml.c).  Buffers are named by the op that makes
+ * them; ops[i] produces buffer i. */
+#ifndef BP_PROBE_H
+#define BP_PROBE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "error.h"
+#include "op.h"
+#include "policy.h"
+
+typedef struct {
+    char *name;
+    double value;
+} bp_param_t;
+
+typedef struct {
+    char *name;
+    int buf; /* index of the op producing it */
+    bp_policy_t policy;
+    int line, col;
+} bp_output_t;
+
+typedef struct bp_probe {
+    char *name;
+    char *description;
+    char *path;      /* file it was read from */
+    char hash[17];   /* 64-bit hash of the definition (not the description), hex */
+    bp_param_t *params;
+    size_t nparams;
+    uint32_t dtypes; /* bit (1u << bp_dtype_t) per dtype it runs in */
+    bp_op_t *ops;
+    size_t nops;
+    bp_output_t *outputs;
+    size_t noutputs;
+} bp_probe_t;
+
+/* Reads and validates one probe file.  Errors read "file:line:col: what". */
+bp_status bp_probe_load(const char *path, bp_probe_t **out, bp_error_t *err);
+/* Every *.yaml in dir, sorted by probe name; names must be unique. */
+bp_status bp_probe_load_dir(const char *dir, bp_probe_t ***out, size_t *n,
+                            bp_error_t *err);
+void bp_probe_free(bp_probe_t *p);
+void bp_probe_free_all(bp_probe_t **ps, size_t n);
+/* Index of the op producing the named buffer, or -1. */
+int bp_probe_find_buf(const bp_probe_t *p, const char *name);
+/* Metas of every buffer for one dtype (array of p->nops). */
+bp_status bp_probe_infer(const bp_probe_t *p, bp_dtype_t run_dtype,
+                         bp_meta_t *metas, bp_error_t *err);
+
+#endif

@@ -1,0 +1,26 @@
+# The command skeleton: help, version, usage errors.
+. "$top_srcdir/tests/cli/lib.sh"
+
+run 0 --help
+out_has "usage: bitprobe COMMAND"
+for c in $("$BITPROBE" --help | awk '/^Commands:/{f=1;next} f&&/^  [a-z]/{print $1}'); do
+    run 0 help "$c"
+    out_has "usage: bitprobe $c"
+    [ "$c" = help ] && continue
+    run 0 "$c" --help
+    out_has "usage: bitprobe $c"
+done
+run 0 --version
+out_has "bitprobe 0."
+run 2
+err_has "usage: bitprobe COMMAND"
+run 2 frobnicate
+err_has "unknown command 'frobnicate'"
+run 2 help frobnicate
+err_has "unknown command 'frobnicate'"
+run 2 env --bogus
+err_has "unknown option '--bogus'"
+err_has "usage: bitprobe env"
+run 2 env extra
+err_has "unexpected argument 'extra'"
+done_ok
