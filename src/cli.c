@@ -5,7 +5,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
+
+#include "config.h"
 
 bool bp_cli_quiet;
 
@@ -68,4 +71,37 @@ bool bp_cli_color(void)
 {
     const char *nc = getenv("NO_COLOR");
     return isatty(STDOUT_FILENO) && !(nc && *nc);
+}
+
+static const char *data_dir(const char *opt, const char *env, const char *local,
+                            const char *installed)
+{
+    if (opt)
+        return opt;
+    const char *e = getenv(env);
+    if (e && *e)
+        return e;
+    struct stat st;
+    if (stat(local, &st) == 0 && S_ISDIR(st.st_mode))
+        return local;
+    return installed;
+}
+
+const char *bp_cli_probes_dir(const char *opt)
+{
+    return data_dir(opt, "BITPROBE_PROBES", "probes", BP_DATADIR "/probes");
+}
+
+const char *bp_cli_golden_dir(const char *opt)
+{
+    return data_dir(opt, "BITPROBE_GOLDEN", "golden", BP_DATADIR "/golden");
+}
+
+int bp_cli_split(char *s, char **items, int max)
+{
+    int n = 0;
+    for (char *tok = strtok(s, ","); tok && n < max; tok = strtok(NULL, ","))
+        if (*tok)
+            items[n++] = tok;
+    return n;
 }

@@ -25,4 +25,13 @@ void bp_cli_progress(const char *fmt, ...) __attribute__((format(printf, 1, 2)))
 /* Whether colour may be used on stdout (a terminal, NO_COLOR unset). */
 bool bp_cli_color(void);
 
+/* Where probes and goldens are: the option's value if given, else
+ * $BITPROBE_PROBES / $BITPROBE_GOLDEN, else ./probes or ./golden when that
+ * directory exists, else the installed copy. */
+const char *bp_cli_probes_dir(const char *opt);
+const char *bp_cli_golden_dir(const char *opt);
+
+/* Splits a comma-separated list in place; returns the count (at most max). */
+int bp_cli_split(char *s, char **items, int max);
+
 #endif

@@ -1,0 +1,150 @@
+/* Crash-safe file replacement under a lock (see atomicfile.h). */
+#include "atomicfile.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static void dir_of(const char *path, char *out, size_t n)
+{
+    char tmp[PATH_MAX];
+    snprintf(tmp, sizeof tmp, "%s", path);
+    snprintf(out, n, "%s", dirname(tmp));
+}
+
+bp_status bp_mkdir_parents(const char *path, bp_error_t *err)
+{
+    char dir[PATH_MAX];
+    dir_of(path, dir, sizeof dir);
+    for (char *p = dir + 1;; p++) {
+        char c = *p;
+        if (c == '/' || c == '\0') {
+            *p = '\0';
+            if (mkdir(dir, 0777) != 0 && errno != EEXIST)
+                return bp_error_set(err, BP_EIO, "cannot create directory '%s': %s",
+                                    dir, strerror(errno));
+            *p = c;
+        }
+        if (c == '\0')
+            break;
+    }
+    return BP_OK;
+}
+
+bp_status bp_atomic_lock(const char *target, bp_lock_t *lk, bp_error_t *err)
+{
+    char lpath[PATH_MAX];
+    lk->fd = -1;
+    if (snprintf(lpath, sizeof lpath, "%s.lock", target) >= (int)sizeof lpath)
+        return bp_error_set(err, BP_EINPUT, "path too long: '%s'", target);
+    bp_status st = bp_mkdir_parents(target, err);
+    if (st)
+        return st;
+    int fd = open(lpath, O_RDWR | O_CREAT | O_CLOEXEC, 0666);
+    if (fd < 0)
+        return bp_error_set(err, BP_EIO, "cannot open lock file '%s': %s", lpath,
+                            strerror(errno));
+    while (flock(fd, LOCK_EX) != 0) {
+        if (errno != EINTR) {
+            int e = errno;
+            close(fd);
+            return bp_error_set(err, BP_EIO, "cannot lock '%s': %s", lpath, strerror(e));
+        }
+    }
+    lk->fd = fd;
+    return BP_OK;
+}
+
+void bp_atomic_unlock(bp_lock_t *lk)
+{
+    if (lk->fd >= 0) {
+        flock(lk->fd, LOCK_UN);
+        close(lk->fd);
+        lk->fd = -1;
+    }
+}
+
+/* Temporaries left by a process killed mid-write: harmless, but tidy them
+ * while we hold the lock (nobody else can be writing one). */
+static void remove_stale(const char *target)
+{
+    char dir[PATH_MAX], base[PATH_MAX], tmp[PATH_MAX];
+    dir_of(target, dir, sizeof dir);
+    snprintf(tmp, sizeof tmp, "%s", target);
+    snprintf(base, sizeof base, "%s.tmp.", basename(tmp));
+    DIR *d = opendir(dir);
+    if (!d)
+        return;
+    struct dirent *e;
+    size_t bl = strlen(base);
+    while ((e = readdir(d)))
+        if (strncmp(e->d_name, base, bl) == 0 && strlen(e->d_name) == bl + 6) {
+            char p[PATH_MAX];
+            if (snprintf(p, sizeof p, "%s/%s", dir, e->d_name) < (int)sizeof p)
+                unlink(p);
+        }
+    closedir(d);
+}
+
+static bp_status write_all(int fd, const void *data, size_t len, const char *path,
+                           bp_error_t *err)
+{
+    const unsigned char *p = data;
+    while (len) {
+        ssize_t w = write(fd, p, len);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0)
+            return bp_error_set(err, BP_EIO, "cannot write '%s': %s", path,
+                                w < 0 ? strerror(errno) : "short write");
+        p += w;
+        len -= (size_t)w;
+    }
+    return BP_OK;
+}
+
+bp_status bp_atomic_replace(const char *target, const void *data, size_t len,
+                            bp_error_t *err)
+{
+    char tmp[PATH_MAX], dir[PATH_MAX];
+    if (snprintf(tmp, sizeof tmp, "%s.tmp.XXXXXX", target) >= (int)sizeof tmp)
+        return bp_error_set(err, BP_EINPUT, "path too long: '%s'", target);
+    remove_stale(target);
+    int fd = mkstemp(tmp);
+    if (fd < 0)
+        return bp_error_set(err, BP_EIO, "cannot create a temporary file next to '%s': %s",
+                            target, strerror(errno));
+    bp_status st = write_all(fd, data, len, tmp, err);
+    if (!st && fchmod(fd, 0644) != 0)
+        st = bp_error_set(err, BP_EIO, "cannot chmod '%s': %s", tmp, strerror(errno));
+    if (!st && fsync(fd) != 0)
+        st = bp_error_set(err, BP_EIO, "cannot fsync '%s': %s", tmp, strerror(errno));
+    if (close(fd) != 0 && !st)
+        st = bp_error_set(err, BP_EIO, "cannot close '%s': %s", tmp, strerror(errno));
+    if (!st && rename(tmp, target) != 0)
+        st = bp_error_set(err, BP_EIO, "cannot rename '%s' to '%s': %s", tmp, target,
+                          strerror(errno));
+    if (st) {
+        unlink(tmp);
+        return st;
+    }
+    dir_of(target, dir, sizeof dir);
+    int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dfd < 0)
+        return bp_error_set(err, BP_EIO, "cannot open directory '%s': %s", dir,
+                            strerror(errno));
+    int rc = fsync(dfd);
+    close(dfd);
+    if (rc != 0)
+        return bp_error_set(err, BP_EIO, "cannot fsync directory '%s': %s", dir,
+                            strerror(errno));
+    return BP_OK;
+}

@@ -1,0 +1,27 @@
+/* Crash-safe replacement of a file: the new content goes to a temporary file
+ * in the same directory, is fsync'd, renamed over the target, and the
+ * directory is fsync'd; all under an exclusive lock on "<target>.lock"
+ * (flock: released by the kernel if the process dies).  Readers see the old
+ * content or the new, never a mix or a truncated file; on any failure the
+ * old file is untouched and the temporary removed. */
+#ifndef BP_ATOMICFILE_H
+#define BP_ATOMICFILE_H
+
+#include <stddef.h>
+
+#include "error.h"
+
+typedef struct bp_lock {
+    int fd;
+} bp_lock_t;
+
+/* Takes the exclusive lock of target (blocking); creates parent dirs. */
+bp_status bp_atomic_lock(const char *target, bp_lock_t *lk, bp_error_t *err);
+void bp_atomic_unlock(bp_lock_t *lk);
+/* Replaces target with data; the caller holds target's lock. */
+bp_status bp_atomic_replace(const char *target, const void *data, size_t len,
+                            bp_error_t *err);
+/* mkdir -p of the directory part of path. */
+bp_status bp_mkdir_parents(const char *path, bp_error_t *err);
+
+#endif
