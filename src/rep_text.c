@@ -1,0 +1,166 @@
+/* The text report: one block per (probe, output, dtype), compact, with ulp
+ * figures and the bits of the first mismatches. */
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "bitfmt.h"
+#include "rep.h"
+
+static const char *red(const bp_rep_opts_t *o) { return o->color ? "\033[31m" : ""; }
+static const char *green(const bp_rep_opts_t *o) { return o->color ? "\033[32m" : ""; }
+static const char *off(const bp_rep_opts_t *o) { return o->color ? "\033[0m" : ""; }
+
+static void value_line(FILE *f, bp_dtype_t dt, uint64_t bits, const char *side, int width)
+{
+    char ex[BP_FMT_MAX], hx[BP_FMT_MAX], fl[BP_FMT_MAX];
+    bp_fmt_exact(dt, bits, ex, sizeof ex);
+    bp_fmt_hex(dt, bits, hx, sizeof hx);
+    bp_fmt_fields(dt, bits, fl, sizeof fl);
+    fprintf(f, "%-*s %-26s %-18s %s", width, side, ex, hx, fl);
+}
+
+static bool same_group(const bp_result_t *a, const bp_result_t *b)
+{
+    return strcmp(a->probe, b->probe) == 0 && strcmp(a->output, b->output) == 0 &&
+           a->dtype == b->dtype;
+}
+
+static void values_block(FILE *f, const bp_report_t *rep, const bp_result_t *g)
+{
+    const bp_values_t *vs[16];
+    int nv = 0, width = 4;
+    for (size_t i = 0; i < rep->nv && nv < 16; i++) {
+        const bp_values_t *v = &rep->v[i];
+        if (strcmp(v->probe, g->probe) == 0 && strcmp(v->output, g->output) == 0 &&
+            v->dtype == g->dtype) {
+            vs[nv++] = v;
+            if ((int)strlen(v->side) > width)
+                width = (int)strlen(v->side);
+        }
+    }
+    if (!nv)
+        return;
+    for (size_t k = 0; k < vs[0]->n; k++) {
+        for (int s = 0; s < nv; s++) {
+            if (k >= vs[s]->n)
+                continue;
+            if (s == 0)
+                fprintf(f, "  [%3zu] ", k);
+            else
+                fprintf(f, "        ");
+            value_line(f, g->dtype, vs[s]->bits[k], vs[s]->side, width);
+            fputc('\n', f);
+        }
+    }
+}
+
+static void hist_line(FILE *f, const bp_cmp_t *c)
+{
+    fprintf(f, "      ulp histogram:");
+    for (int b = 0; b < BP_HIST_BINS; b++)
+        if (c->hist[b])
+            fprintf(f, " %s:%" PRIu64, bp_hist_label(b), c->hist[b]);
+    fputc('\n', f);
+}
+
+static void result_block(FILE *f, const bp_result_t *r, const bp_rep_opts_t *o)
+{
+    const bp_cmp_t *c = &r->cmp;
+    char idx[96], pol[96];
+    if (!r->compared) {
+        fprintf(f, "  %s vs %s: not compared: %s\n", r->b, r->a, r->note ? r->note : "");
+        return;
+    }
+    const char *verdict = c->pass ? "" : (r->counts ? " DRIFT" : " (differs)");
+    if (c->mismatched == 0) {
+        if (!o->quiet)
+            fprintf(f, "  %s vs %s: %sbit-identical%s (%zu elements)\n", r->b, r->a,
+                    green(o), off(o), c->total);
+        return;
+    }
+    bp_policy_format(&r->policy, pol, sizeof pol);
+    bp_cmp_index_format(c, c->max_abs_idx, idx, sizeof idx);
+    fprintf(f, "  %s vs %s: %s%zu of %zu differ (%.4g%%)%s%s, max %" PRIu64 " ulp, max abs %.6g at %s",
+            r->b, r->a, c->pass ? "" : red(o), c->mismatched, c->total,
+            100.0 * (double)c->mismatched / (double)(c->total ? c->total : 1), verdict,
+            c->pass ? "" : off(o), c->max_ulp, c->max_abs, idx);
+    bp_cmp_index_format(c, c->max_rel_idx, idx, sizeof idx);
+    fprintf(f, ", max rel %.6g at %s; policy %s%s\n", c->max_rel, idx, pol,
+            c->pass ? " (within)" : "");
+    if (c->max_ulp == UINT64_MAX)
+        fprintf(f, "      %zu elements change class (finite/inf/NaN)\n", c->class_changes);
+    hist_line(f, c);
+    size_t shown = c->nfirst < o->first ? c->nfirst : o->first;
+    int width = (int)(strlen(r->a) > strlen(r->b) ? strlen(r->a) : strlen(r->b));
+    for (size_t k = 0; k < shown; k++) {
+        const bp_mismatch_t *m = &c->first[k];
+        bp_cmp_index_format(c, m->index, idx, sizeof idx);
+        fprintf(f, "    %-10s ", idx);
+        value_line(f, r->dtype, m->a, r->a, width);
+        fprintf(f, "\n    %-10s ", "");
+        value_line(f, r->dtype, m->b, r->b, width);
+        if (m->ulp == UINT64_MAX)
+            fprintf(f, "  (class change)\n");
+        else
+            fprintf(f, "  (%" PRIu64 " ulp)\n", m->ulp);
+    }
+    if (c->mismatched > shown)
+        fprintf(f, "    ... %zu more\n", c->mismatched - shown);
+}
+
+int bp_rep_text(FILE *f, const bp_report_t *rep, const bp_rep_opts_t *o)
+{
+    size_t i = 0;
+    while (i < rep->n) {
+        size_t j = i;
+        bool bad = false;
+        while (j < rep->n && same_group(&rep->r[i], &rep->r[j])) {
+            const bp_result_t *r = &rep->r[j];
+            if (r->compared && r->cmp.mismatched)
+                bad = true;
+            j++;
+        }
+        const bp_result_t *g = &rep->r[i];
+        if (!o->quiet || bad) {
+            char shape[96];
+            bp_shape_format(g->cmp.ndim, g->cmp.shape, shape, sizeof shape);
+            fprintf(f, "%s %s %s %s\n", g->probe, g->output, bp_dtype_name(g->dtype),
+                    g->compared ? shape : "");
+            if (!o->quiet)
+                values_block(f, rep, g);
+            for (size_t k = i; k < j; k++)
+                result_block(f, &rep->r[k], o);
+        }
+        i = j;
+    }
+    /* Probes whose outputs were not compared with anything still show values. */
+    if (rep->n == 0 && !o->quiet) {
+        for (size_t k = 0; k < rep->nv; k++) {
+            const bp_values_t *v = &rep->v[k];
+            if (k == 0 || strcmp(v->probe, rep->v[k - 1].probe) ||
+                strcmp(v->output, rep->v[k - 1].output) || v->dtype != rep->v[k - 1].dtype)
+                fprintf(f, "%s %s %s\n", v->probe, v->output, bp_dtype_name(v->dtype));
+            for (size_t e = 0; e < v->n; e++) {
+                fprintf(f, "  [%3zu] ", e);
+                value_line(f, v->dtype, v->bits[e], v->side, 6);
+                fputc('\n', f);
+            }
+        }
+    }
+    for (size_t k = 0; k < rep->nnotes; k++)
+        fprintf(f, "note: %s\n", rep->notes[k]);
+    size_t compared = 0, failed = 0, differ = 0;
+    for (size_t k = 0; k < rep->n; k++) {
+        if (!rep->r[k].compared)
+            continue;
+        compared++;
+        if (rep->r[k].cmp.mismatched)
+            differ++;
+        if (rep->r[k].counts && !rep->r[k].cmp.pass)
+            failed++;
+    }
+    fprintf(f, "summary: %zu comparisons, %zu bit-identical, %zu differ, %zu drift beyond policy\n",
+            compared, compared - differ, differ, failed);
+    return ferror(f) ? 2 : 0;
+}

@@ -1,0 +1,73 @@
+/* The report model: what a run, diff, stack or explain found, independent of
+ * how it is written.  Commands fill a bp_report_t; one rep_*.c per format
+ * renders it (text, JSON, JUnit, Markdown, GitHub).  Results are kept in
+ * the order they were added, which groups them by probe, output and dtype. */
+#ifndef BP_REPORT_H
+#define BP_REPORT_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "compare.h"
+#include "dtype.h"
+#include "policy.h"
+
+/* Outputs up to this many elements also have their values reported. */
+#define BP_REPORT_SMALL 16
+
+typedef enum {
+    BP_RES_CROSS,  /* backend b against the reference backend a */
+    BP_RES_GOLDEN, /* backend b against its blessed golden a */
+    BP_RES_REPEAT, /* run k of a backend against its first run */
+    BP_RES_DIFF    /* tensor b of one file against tensor a of another */
+} bp_res_kind_t;
+
+typedef struct bp_result {
+    char *probe;      /* probe name, or the tensor name for diff */
+    char *file;       /* probe file (for annotations) or NULL */
+    int line;         /* line of the output in that file, or 0 */
+    char *output;
+    bp_dtype_t dtype;
+    bp_res_kind_t kind;
+    char *a, *b;      /* side labels: "cpu", "golden cpu-sleef", a path */
+    bp_policy_t policy;
+    bool compared;    /* false: not compared, see note */
+    bool counts;      /* whether a failure here is drift (exit 1) */
+    char *note;
+    bp_cmp_t cmp;
+} bp_result_t;
+
+/* The values of a small output on one side, for display. */
+typedef struct bp_values {
+    char *probe, *output, *side;
+    bp_dtype_t dtype;
+    size_t n;
+    uint64_t bits[BP_REPORT_SMALL];
+} bp_values_t;
+
+typedef struct bp_report {
+    char *command;  /* how to reproduce: the command line, shell-quoted */
+    json_t *env;    /* host fingerprint; backends' under "backends" */
+    bp_result_t *r;
+    size_t n, cap;
+    bp_values_t *v;
+    size_t nv, capv;
+    char **notes;   /* e.g. "cuda skipped: no CUDA device" */
+    size_t nnotes;
+} bp_report_t;
+
+void bp_report_init(bp_report_t *rep, int argc, char **argv);
+void bp_report_free(bp_report_t *rep);
+/* Appends a result (strings copied; cmp moved in: the caller must not free
+ * it).  Returns the stored result, or NULL when out of memory. */
+bp_result_t *bp_report_add(bp_report_t *rep, const bp_result_t *r);
+bool bp_report_add_values(bp_report_t *rep, const char *probe, const char *output,
+                          const char *side, bp_dtype_t dt, const void *data, size_t n);
+bool bp_report_note(bp_report_t *rep, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+/* Results that count and did not pass. */
+size_t bp_report_failures(const bp_report_t *rep);
+const char *bp_res_kind_name(bp_res_kind_t k);
+
+#endif
