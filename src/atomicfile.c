@@ -111,8 +111,26 @@ static bp_status write_all(int fd, const void *data, size_t len, const char *pat
     return BP_OK;
 }
 
+typedef struct {
+    const void *data;
+    size_t len;
+} membuf_t;
+
+static bp_status fill_mem(int fd, void *ctx, bp_error_t *err)
+{
+    membuf_t *m = ctx;
+    return write_all(fd, m->data, m->len, "temporary file", err);
+}
+
 bp_status bp_atomic_replace(const char *target, const void *data, size_t len,
                             bp_error_t *err)
+{
+    membuf_t m = {data, len};
+    return bp_atomic_write(target, fill_mem, &m, err);
+}
+
+bp_status bp_atomic_write(const char *target, bp_atomic_fill_fn fill, void *ctx,
+                          bp_error_t *err)
 {
     char tmp[PATH_MAX], dir[PATH_MAX];
     if (snprintf(tmp, sizeof tmp, "%s.tmp.XXXXXX", target) >= (int)sizeof tmp)
@@ -122,7 +140,7 @@ bp_status bp_atomic_replace(const char *target, const void *data, size_t len,
     if (fd < 0)
         return bp_error_set(err, BP_EIO, "cannot create a temporary file next to '%s': %s",
                             target, strerror(errno));
-    bp_status st = write_all(fd, data, len, tmp, err);
+    bp_status st = fill(fd, ctx, err);
     if (!st && fchmod(fd, 0644) != 0)
         st = bp_error_set(err, BP_EIO, "cannot chmod '%s': %s", tmp, strerror(errno));
     if (!st && fsync(fd) != 0)

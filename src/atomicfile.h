@@ -18,7 +18,12 @@ typedef struct bp_lock {
 /* Takes the exclusive lock of target (blocking); creates parent dirs. */
 bp_status bp_atomic_lock(const char *target, bp_lock_t *lk, bp_error_t *err);
 void bp_atomic_unlock(bp_lock_t *lk);
-/* Replaces target with data; the caller holds target's lock. */
+/* Writes the content through fill(fd) into a temporary file next to
+ * target, then replaces target; the caller holds target's lock. */
+typedef bp_status (*bp_atomic_fill_fn)(int fd, void *ctx, bp_error_t *err);
+bp_status bp_atomic_write(const char *target, bp_atomic_fill_fn fill, void *ctx,
+                          bp_error_t *err);
+/* The same with a buffer as the content. */
 bp_status bp_atomic_replace(const char *target, const void *data, size_t len,
                             bp_error_t *err);
 /* mkdir -p of the directory part of path. */

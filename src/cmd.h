@@ -19,5 +19,7 @@ const bp_cmd_t *bp_cmd_find(const char *name);
 int cmd_env(int argc, char **argv);
 int cmd_list(int argc, char **argv);
 int cmd_run(int argc, char **argv);
+int cmd_bless(int argc, char **argv);
+int cmd_diff(int argc, char **argv);
 
 #endif

@@ -11,99 +11,38 @@
 #include "probe.h"
 #include "rep.h"
 #include "runopts.h"
-
-#define MAX_BACKENDS 8
+#include "st.h"
 
 typedef struct {
-    bp_backend_t *be[MAX_BACKENDS];
+    bp_backend_t *be[BP_RUN_MAX_BACKENDS];
     int n;
 } backends_t;
 
-static void close_backends(backends_t *bs)
-{
-    for (int i = 0; i < bs->n; i++)
-        bp_backend_close(bs->be[i]);
-    bs->n = 0;
-}
-
-/* --device LIST: explicit names must be available; auto adds every backend
- * that opens here and notes the ones that do not. */
-static int open_backends(const bp_run_opts_t *o, backends_t *bs, bp_report_t *rep)
-{
-    char list[256], *items[MAX_BACKENDS];
-    snprintf(list, sizeof list, "%s", o->devices);
-    int n = bp_cli_split(list, items, MAX_BACKENDS);
-    if (n == 0)
-        return bp_cli_usage_error("run", "--device needs at least one backend");
-    for (int i = 0; i < n; i++) {
-        bool is_auto = strcmp(items[i], "auto") == 0;
-        const char *const *names = bp_backend_names();
-        const char *single[] = {items[i], NULL};
-        const char *const *want = is_auto ? names : single;
-        for (; *want; want++) {
-            bool dup = false;
-            for (int k = 0; k < bs->n; k++)
-                dup |= strcmp(bs->be[k]->name, *want) == 0;
-            if (dup)
-                continue;
-            if (bs->n == MAX_BACKENDS)
-                return bp_cli_usage_error("run", "too many backends");
-            bp_error_t err = {0};
-            bp_status st = bp_backend_open(*want, &o->be, &bs->be[bs->n], &err);
-            if (st == BP_OK) {
-                bs->n++;
-            } else if (is_auto && st == BP_EUNAVAIL) {
-                bp_report_note(rep, "%s skipped: %s", *want, err.msg);
-                if (!bp_cli_quiet)
-                    fprintf(stderr, "bitprobe run: %s skipped: %s\n", *want, err.msg);
-            } else {
-                close_backends(bs);
-                return bp_cli_fail(&err);
-            }
-        }
-    }
-    if (!bs->n) {
-        fprintf(stderr, "bitprobe run: no backend available\n");
-        return BP_EXIT_TROUBLE;
-    }
-    return BP_EXIT_OK;
-}
-
-static int select_probes(bp_probe_t **all, size_t nall, char **names, int nnames,
-                         bp_probe_t ***sel, size_t *nsel)
-{
-    *sel = calloc(nall ? nall : 1, sizeof **sel);
-    *nsel = 0;
-    if (!*sel)
-        return BP_EXIT_TROUBLE;
-    if (nnames == 0) {
-        memcpy(*sel, all, nall * sizeof *all);
-        *nsel = nall;
-        return BP_EXIT_OK;
-    }
-    for (int i = 0; i < nnames; i++) {
-        size_t k = 0;
-        while (k < nall && strcmp(all[k]->name, names[i]) != 0)
-            k++;
-        if (k == nall) {
-            fprintf(stderr, "bitprobe run: unknown probe '%s' (see 'bitprobe list')\n",
-                    names[i]);
-            return BP_EXIT_TROUBLE;
-        }
-        bool dup = false;
-        for (size_t j = 0; j < *nsel; j++)
-            dup |= (*sel)[j] == all[k];
-        if (!dup)
-            (*sel)[(*nsel)++] = all[k];
-    }
-    return BP_EXIT_OK;
-}
-
 /* One probe in one dtype on every backend; compare and report. */
-static int run_one(const bp_run_opts_t *o, backends_t *bs, const bp_probe_t *p,
-                   bp_dtype_t dt, bp_report_t *rep)
+/* Adds the buffers a bundle keeps (outputs; every buffer with
+ * --intermediates) as "<buffer>.<dtype>". */
+static int keep(const bp_run_opts_t *o, const bp_probe_t *p, bp_dtype_t dt,
+                const bp_buf_t *bufs, bp_st_file_t *f)
 {
-    bp_buf_t *bufs[MAX_BACKENDS] = {0};
+    char name[256];
+    bp_error_t err = {0};
+    for (size_t i = 0; i < p->nops; i++) {
+        bool is_out = false;
+        for (size_t k = 0; k < p->noutputs; k++)
+            is_out |= p->outputs[k].buf == (int)i;
+        if (!is_out && !o->intermediates)
+            continue;
+        snprintf(name, sizeof name, "%s.%s", p->ops[i].out, bp_dtype_name(dt));
+        if (bp_st_add(f, name, &bufs[i], &err))
+            return bp_cli_fail(&err);
+    }
+    return BP_EXIT_OK;
+}
+
+static int run_one(const bp_run_opts_t *o, backends_t *bs, const bp_probe_t *p,
+                   bp_dtype_t dt, bp_report_t *rep, bp_st_file_t *save)
+{
+    bp_buf_t *bufs[BP_RUN_MAX_BACKENDS] = {0};
     bp_error_t err = {0};
     int rc = BP_EXIT_OK;
     for (int k = 0; k < bs->n && !rc; k++) {
@@ -116,6 +55,8 @@ static int run_one(const bp_run_opts_t *o, backends_t *bs, const bp_probe_t *p,
             rc = bp_cli_fail(&err);
         }
     }
+    for (int k = 0; save && k < bs->n && !rc; k++)
+        rc = keep(o, p, dt, bufs[k], &save[k]);
     for (size_t oi = 0; oi < p->noutputs && !rc; oi++) {
         const bp_output_t *out = &p->outputs[oi];
         for (int k = 0; k < bs->n; k++) {
@@ -170,20 +111,34 @@ int cmd_run(int argc, char **argv)
     if (bp_probe_load_dir(bp_cli_probes_dir(o.probes_dir), &all, &nall, &err))
         rc = bp_cli_fail(&err);
     if (!rc)
-        rc = select_probes(all, nall, o.names, o.nnames, &sel, &nsel);
+        rc = bp_run_select("run", all, nall, o.names, o.nnames, &sel, &nsel);
     if (!rc)
-        rc = open_backends(&o, &bs, &rep);
+        rc = bp_run_open_backends("run", &o, bs.be, &bs.n, &rep);
+    json_t *files = json_array();
     for (size_t i = 0; i < nsel && !rc; i++) {
         uint32_t mask = sel[i]->dtypes & o.dtypes;
+        bp_st_file_t save[BP_RUN_MAX_BACKENDS];
+        for (int k = 0; k < bs.n; k++)
+            bp_st_init(&save[k]);
         if (!mask)
             bp_report_note(&rep, "%s: not run (its dtypes are not among --dtype)", sel[i]->name);
         for (int d = 0; d < BP_NDTYPES && !rc; d++)
             if (mask & (1u << d))
-                rc = run_one(&o, &bs, sel[i], (bp_dtype_t)d, &rep);
+                rc = run_one(&o, &bs, sel[i], (bp_dtype_t)d, &rep, o.save_dir ? save : NULL);
+        for (int k = 0; k < bs.n && o.save_dir && mask && !rc; k++) {
+            rc = bp_run_save_probe(&o, sel[i], bs.be[k], &save[k], files);
+        }
+        for (int k = 0; k < bs.n; k++)
+            bp_st_free(&save[k]);
     }
+    if (!rc && o.save_dir)
+        rc = bp_run_save_manifest(&o, bs.be, bs.n, &rep, files);
+    json_decref(files);
     if (!rc)
         rc = bp_run_report(&o, &bs.be[0], bs.n, &rep);
-    close_backends(&bs);
+    bp_run_golden_release();
+    for (int k = 0; k < bs.n; k++)
+        bp_backend_close(bs.be[k]);
     free(sel);
     bp_probe_free_all(all, nall);
     bp_report_free(&rep);

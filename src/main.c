@@ -13,15 +13,41 @@ const bp_cmd_t bp_commands[] = {
      "bitprobe list [--probes DIR] [--json]\n"
      "  --probes DIR   read probes from DIR (default: ./probes, then the installed set)\n"
      "  --json         machine-readable listing"},
-    {"run", cmd_run, "Run probes on backends and compare the results bit for bit",
-     "bitprobe run [PROBE...] [--probes DIR] [--device LIST] [--dtype LIST] [--cpu-math M] [--first K] [--quiet]\n"
-     "  --probes DIR   read probes from DIR (default: ./probes, then the installed set)\n"
-     "  --device LIST  comma-separated backends: cpu, oracle, cuda, auto (default: auto,\n"
-     "                 every backend available here; a missing GPU is skipped and said)\n"
-     "  --dtype LIST   comma-separated dtypes among fp32, bf16, fp16 (default: the probe's)\n"
-     "  --cpu-math M   sleef-u10 (default), sleef-u35 or libm for CPU transcendentals\n"
-     "  --first K      show the first K mismatches per output (default 10)\n"
-     "  --quiet        print only failures and the summary"},
+    {"run", cmd_run, "Run probes on backends, compare with goldens and across backends",
+     "bitprobe run [PROBE...] [--device LIST] [--dtype LIST] [--probes DIR] [--golden DIR] [--save DIR] [--json FILE] [--quiet]\n"
+     "  --device LIST     comma-separated backends: cpu, oracle, cuda, auto (default: auto,\n"
+     "                    every backend available here; a missing GPU is skipped and said)\n"
+     "  --dtype LIST      comma-separated dtypes among fp32, bf16, fp16 (default: the probe's)\n"
+     "  --probes DIR      read probes from DIR (default: ./probes, then the installed set)\n"
+     "  --golden DIR      goldens under DIR (default: ./golden, then the installed set)\n"
+     "  --no-golden       compare across backends only\n"
+     "  --missing=MODE    a missing golden is an error (fail, default) or a note (skip)\n"
+     "  --agree           differences between backends beyond policy count as drift\n"
+     "  --save DIR        write the run as a bundle (containers + manifest.json) for diff\n"
+     "  --intermediates   with --save, keep every buffer, not only the outputs\n"
+     "  --json FILE       the full report as JSON ('-': stdout instead of the text)\n"
+     "  --cpu-math M      sleef-u10 (default), sleef-u35 or libm for CPU transcendentals\n"
+     "  --gpu N           CUDA device index (default 0)\n"
+     "  --threads N       oracle worker threads (default: one per core)\n"
+     "  --first K         show the first K mismatches per comparison (default 10)\n"
+     "  --nan-payload     NaN payload bits count (default: NaNs equal by class)\n"
+     "  --quiet           print only differences and the summary"},
+    {"bless", cmd_bless, "Run probes and replace their goldens atomically",
+     "bitprobe bless [PROBE...] [--device LIST] [--dtype LIST] [--probes DIR] [--golden DIR] [--dry-run]\n"
+     "  --device LIST     backends whose goldens to write (default: auto)\n"
+     "  --dtype LIST      re-run only these dtypes; other blessed dtypes are kept\n"
+     "  --dry-run         print what would change, write nothing\n"
+     "  Prints per tensor: new, unchanged, or changed: N of M elements."},
+    {"diff", cmd_diff, "Compare two saved runs, safetensors files or .npy files tensor by tensor",
+     "bitprobe diff A B [--map A=B] [--policy P] [--as bf16] [--first K] [--json FILE] [--quiet]\n"
+     "  A, B              bundle directories (run --save), .safetensors[.gz] or .npy files\n"
+     "  --map A=B         tensor A of the first side is tensor B of the second\n"
+     "  --policy P        exact (default), ulp=N, abs=X, rel=X, fraction=F, comma-separated\n"
+     "  --as bf16         read 16-bit integer .npy arrays as bf16\n"
+     "  --first K         show the first K mismatches per tensor (default 10)\n"
+     "  --nan-payload     NaN payload bits count (default: NaNs equal by class)\n"
+     "  --json FILE       the full report as JSON\n"
+     "  Exit status: 0 identical or within policy, 1 different, 2 trouble."},
     {"env", cmd_env, "Print the tool version, build options, library versions and GPUs",
      "bitprobe env [--json]\n"
      "  --json         print the environment as JSON"},

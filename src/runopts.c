@@ -7,13 +7,16 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bundle.h"
 #include "cli.h"
+#include "envinfo.h"
+#include "golden.h"
 #include "rep.h"
 
 enum {
     O_PROBES = 256, O_GOLDEN, O_DEVICE, O_DTYPE, O_CPU_MATH, O_GPU, O_THREADS,
     O_FIRST, O_QUIET, O_AGREE, O_MISSING, O_NO_GOLDEN, O_SAVE, O_NAN_PAYLOAD,
-    O_JSON, O_JUNIT, O_MARKDOWN, O_GITHUB, O_REPEAT, O_DRY_RUN
+    O_JSON, O_JUNIT, O_MARKDOWN, O_GITHUB, O_REPEAT, O_DRY_RUN, O_INTERMEDIATES
 };
 
 static bool parse_int(const char *s, long lo, long hi, long *out)
@@ -68,6 +71,7 @@ int bp_run_opts_parse(const char *cmd, int argc, char **argv, bp_run_opts_t *o)
         {"github", no_argument, 0, O_GITHUB},
         {"repeat", required_argument, 0, O_REPEAT},
         {"dry-run", no_argument, 0, O_DRY_RUN},
+        {"intermediates", no_argument, 0, O_INTERMEDIATES},
         {0, 0, 0, 0}};
     memset(o, 0, sizeof *o);
     o->devices = "auto";
@@ -134,6 +138,7 @@ int bp_run_opts_parse(const char *cmd, int argc, char **argv, bp_run_opts_t *o)
                 return bp_cli_usage_error(cmd, "--repeat needs a count of at least 1, not '%s'", optarg);
             o->repeat = (int)v;
             break;
+        case O_INTERMEDIATES: o->intermediates = true; break;
         case O_DRY_RUN:
             if (!is_bless)
                 return bp_cli_usage_error(cmd, "unknown option '--dry-run'");
@@ -153,13 +158,137 @@ void bp_run_opts_free(bp_run_opts_t *o)
     (void)o;
 }
 
+static json_t *backends_json(bp_backend_t *const *bes, int n)
+{
+    json_t *a = json_array();
+    for (int k = 0; k < n; k++)
+        json_array_append_new(a, json_pack("{s:s, s:s, s:O}", "name", bes[k]->name, "key",
+                                           bes[k]->key,
+                                           "fingerprint", bes[k]->fingerprint
+                                               ? bes[k]->fingerprint : json_null()));
+    return a;
+}
+
+int bp_run_save_probe(const bp_run_opts_t *o, const bp_probe_t *p, const bp_backend_t *be,
+                      bp_st_file_t *f, json_t *files)
+{
+    bp_error_t err = {0};
+    char rel[512];
+    json_t *fp = json_pack("{s:o, s:O}", "host", bp_envinfo_host(), "backend",
+                           be->fingerprint ? be->fingerprint : json_null());
+    bp_status st = bp_golden_set_meta(f, p, be->key, fp, &err);
+    json_decref(fp);
+    if (!st)
+        st = bp_bundle_save_probe(o->save_dir, p->name, be->key, f, &err);
+    if (st)
+        return bp_cli_fail(&err);
+    snprintf(rel, sizeof rel, "%s/%s.safetensors.gz", p->name, be->key);
+    json_array_append_new(files, json_string(rel));
+    return BP_EXIT_OK;
+}
+
+int bp_run_save_manifest(const bp_run_opts_t *o, bp_backend_t *const *bes, int n,
+                         const bp_report_t *rep, json_t *files)
+{
+    json_t *m = bp_rep_json_build(rep);
+    bp_error_t err = {0};
+    json_object_set_new(m, "backends", backends_json(bes, n));
+    json_object_set(m, "files", files);
+    bp_status st = bp_bundle_save_manifest(o->save_dir, m, &err);
+    json_decref(m);
+    if (st)
+        return bp_cli_fail(&err);
+    if (!bp_cli_quiet)
+        fprintf(stderr, "bitprobe run: saved %zu files and manifest.json in %s\n",
+                json_array_size(files), o->save_dir);
+    return BP_EXIT_OK;
+}
+
 int bp_run_report(const bp_run_opts_t *o, bp_backend_t *const *bes, int n, bp_report_t *rep)
 {
-    (void)bes;
-    (void)n;
     bp_rep_opts_t ro = {.quiet = bp_cli_quiet, .color = bp_cli_color(),
                         .first = o->cmp.first_k};
-    if (bp_rep_text(stdout, rep, &ro))
+    json_t *backs = backends_json(bes, n);
+    json_object_set_new(rep->env, "backends", backs);
+    bool json_to_stdout = o->json && strcmp(o->json, "-") == 0;
+    if (!json_to_stdout && bp_rep_text(stdout, rep, &ro))
+        return BP_EXIT_TROUBLE;
+    if (o->json && bp_rep_write(o->json, bp_rep_json, rep))
         return BP_EXIT_TROUBLE;
     return bp_report_failures(rep) ? BP_EXIT_DRIFT : BP_EXIT_OK;
+}
+
+int bp_run_open_backends(const char *cmd, const bp_run_opts_t *o, bp_backend_t **bes,
+                         int *n, bp_report_t *rep)
+{
+    char list[256], *items[BP_RUN_MAX_BACKENDS];
+    snprintf(list, sizeof list, "%s", o->devices);
+    int ni = bp_cli_split(list, items, BP_RUN_MAX_BACKENDS);
+    *n = 0;
+    if (ni == 0)
+        return bp_cli_usage_error(cmd, "--device needs at least one backend");
+    for (int i = 0; i < ni; i++) {
+        bool is_auto = strcmp(items[i], "auto") == 0;
+        const char *single[] = {items[i], NULL};
+        const char *const *want = is_auto ? bp_backend_names() : single;
+        for (; *want; want++) {
+            bool dup = false;
+            for (int k = 0; k < *n; k++)
+                dup |= strcmp(bes[k]->name, *want) == 0;
+            if (dup)
+                continue;
+            if (*n == BP_RUN_MAX_BACKENDS)
+                return bp_cli_usage_error(cmd, "too many backends");
+            bp_error_t err = {0};
+            bp_status st = bp_backend_open(*want, &o->be, &bes[*n], &err);
+            if (st == BP_OK) {
+                (*n)++;
+            } else if (is_auto && st == BP_EUNAVAIL) {
+                if (rep)
+                    bp_report_note(rep, "%s skipped: %s", *want, err.msg);
+                if (!bp_cli_quiet)
+                    fprintf(stderr, "bitprobe %s: %s skipped: %s\n", cmd, *want, err.msg);
+            } else {
+                for (int k = 0; k < *n; k++)
+                    bp_backend_close(bes[k]);
+                *n = 0;
+                return bp_cli_fail(&err);
+            }
+        }
+    }
+    if (!*n) {
+        fprintf(stderr, "bitprobe %s: no backend available\n", cmd);
+        return BP_EXIT_TROUBLE;
+    }
+    return BP_EXIT_OK;
+}
+
+int bp_run_select(const char *cmd, bp_probe_t **all, size_t nall, char **names,
+                  int nnames, bp_probe_t ***sel, size_t *nsel)
+{
+    *sel = calloc(nall ? nall : 1, sizeof **sel);
+    *nsel = 0;
+    if (!*sel)
+        return BP_EXIT_TROUBLE;
+    if (nnames == 0) {
+        memcpy(*sel, all, nall * sizeof *all);
+        *nsel = nall;
+        return BP_EXIT_OK;
+    }
+    for (int i = 0; i < nnames; i++) {
+        size_t k = 0;
+        while (k < nall && strcmp(all[k]->name, names[i]) != 0)
+            k++;
+        if (k == nall) {
+            fprintf(stderr, "bitprobe %s: unknown probe '%s' (see 'bitprobe list')\n",
+                    cmd, names[i]);
+            return BP_EXIT_TROUBLE;
+        }
+        bool dup = false;
+        for (size_t j = 0; j < *nsel; j++)
+            dup |= (*sel)[j] == all[k];
+        if (!dup)
+            (*sel)[(*nsel)++] = all[k];
+    }
+    return BP_EXIT_OK;
 }

@@ -9,6 +9,7 @@
 #include "compare.h"
 #include "probe.h"
 #include "report.h"
+#include "st.h"
 
 typedef struct bp_run_opts {
     char **names;  /* probes named on the command line */
@@ -22,6 +23,7 @@ typedef struct bp_run_opts {
     bool golden;       /* compare with goldens (default on) */
     bool missing_skip; /* a missing golden is a note, not an error */
     bool dry_run;      /* bless: print only */
+    bool intermediates; /* --save keeps every buffer, not only outputs */
     int repeat;
     const char *json, *junit, *markdown;
     bool github;
@@ -32,10 +34,30 @@ typedef struct bp_run_opts {
 int bp_run_opts_parse(const char *cmd, int argc, char **argv, bp_run_opts_t *o);
 void bp_run_opts_free(bp_run_opts_t *o);
 
+#define BP_RUN_MAX_BACKENDS 8
+
+/* Opens the backends of --device: explicit names must be available; auto
+ * adds every backend that opens here and notes (in rep, when given) those
+ * that do not.  Returns the exit status (0: go on). */
+int bp_run_open_backends(const char *cmd, const bp_run_opts_t *o, bp_backend_t **bes,
+                         int *n, bp_report_t *rep);
+/* The probes named (all when none is): unknown names are an error. */
+int bp_run_select(const char *cmd, bp_probe_t **all, size_t nall, char **names,
+                  int nnames, bp_probe_t ***sel, size_t *nsel);
+
 /* Compares output oi of p (dtype dt) on each backend with its golden. */
 int bp_run_golden(const bp_run_opts_t *o, const bp_probe_t *p, size_t oi, bp_dtype_t dt,
                   bp_backend_t *const *bes, bp_buf_t *const *bufs, int n,
                   bp_report_t *rep);
+/* Frees the goldens run kept loaded. */
+void bp_run_golden_release(void);
+/* --save: writes one probe's container for one backend; appends its
+ * relative path to files. */
+int bp_run_save_probe(const bp_run_opts_t *o, const bp_probe_t *p, const bp_backend_t *be,
+                      bp_st_file_t *f, json_t *files);
+/* --save: writes the manifest (report, backends, files). */
+int bp_run_save_manifest(const bp_run_opts_t *o, bp_backend_t *const *bes, int n,
+                         const bp_report_t *rep, json_t *files);
 /* Writes the report in every requested format; returns the exit status. */
 int bp_run_report(const bp_run_opts_t *o, bp_backend_t *const *bes, int n,
                   bp_report_t *rep);

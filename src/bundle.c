@@ -1,0 +1,181 @@
+/* Saved runs and tensor sets (see bundle.h). */
+#include "bundle.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "atomicfile.h"
+#include "npy.h"
+
+static bp_status fill_st(int fd, void *ctx, bp_error_t *err)
+{
+    return bp_st_write_fd(fd, ctx, true, err);
+}
+
+bp_status bp_bundle_save_probe(const char *dir, const char *probe, const char *key,
+                               const bp_st_file_t *f, bp_error_t *err)
+{
+    char path[PATH_MAX];
+    if (snprintf(path, sizeof path, "%s/%s/%s.safetensors.gz", dir, probe, key) >=
+        (int)sizeof path)
+        return bp_error_set(err, BP_EINPUT, "path too long under '%s'", dir);
+    bp_status st = bp_mkdir_parents(path, err);
+    return st ? st : bp_atomic_write(path, fill_st, (void *)f, err);
+}
+
+bp_status bp_bundle_save_manifest(const char *dir, json_t *manifest, bp_error_t *err)
+{
+    char path[PATH_MAX];
+    if (snprintf(path, sizeof path, "%s/manifest.json", dir) >= (int)sizeof path)
+        return bp_error_set(err, BP_EINPUT, "path too long under '%s'", dir);
+    char *s = json_dumps(manifest, JSON_INDENT(1) | JSON_SORT_KEYS);
+    if (!s)
+        return bp_error_set(err, BP_ENOMEM, "out of memory");
+    bp_status st = bp_mkdir_parents(path, err);
+    if (!st)
+        st = bp_atomic_replace(path, s, strlen(s), err);
+    free(s);
+    return st;
+}
+
+static bool safe_relative(const char *p)
+{
+    if (!*p || *p == '/' || strlen(p) >= PATH_MAX / 2)
+        return false;
+    for (const char *s = p; *s; s++)
+        if ((s == p || s[-1] == '/') && s[0] == '.' && s[1] == '.' &&
+            (s[2] == '/' || s[2] == '\0'))
+            return false;
+    return true;
+}
+
+bp_status bp_bundle_parse_manifest(const char *text, size_t len, const char *label,
+                                   json_t **out, bp_error_t *err)
+{
+    json_error_t je;
+    *out = NULL;
+    json_t *m = json_loadb(text, len, JSON_REJECT_DUPLICATES, &je);
+    if (!m)
+        return bp_error_set(err, BP_EINPUT, "%s: invalid JSON: %s at byte %d", label,
+                            je.text, je.position);
+    const char *tool = json_string_value(json_object_get(m, "tool"));
+    json_t *files = json_object_get(m, "files");
+    bp_status st = BP_OK;
+    if (!json_is_object(m) || !tool || strcmp(tool, "bitprobe") != 0)
+        st = bp_error_set(err, BP_EINPUT, "%s: not a bitprobe manifest (no \"tool\": \"bitprobe\")",
+                          label);
+    else if (!json_is_array(files) || json_array_size(files) > BP_BUNDLE_MAX_FILES)
+        st = bp_error_set(err, BP_EINPUT, "%s: \"files\" must be an array of at most %d paths",
+                          label, BP_BUNDLE_MAX_FILES);
+    for (size_t i = 0; !st && i < json_array_size(files); i++) {
+        const char *f = json_string_value(json_array_get(files, i));
+        if (!f || !safe_relative(f))
+            st = bp_error_set(err, BP_EINPUT,
+                              "%s: files[%zu] is not a relative path inside the bundle", label, i);
+    }
+    if (st)
+        json_decref(m);
+    else
+        *out = m;
+    return st;
+}
+
+bp_status bp_bundle_read_manifest(const char *dir, json_t **out, bp_error_t *err)
+{
+    char path[PATH_MAX];
+    if (snprintf(path, sizeof path, "%s/manifest.json", dir) >= (int)sizeof path)
+        return bp_error_set(err, BP_EINPUT, "path too long: '%s'", dir);
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return bp_error_set(err, BP_EINPUT, "cannot read bundle '%s': %s: %s", dir, path,
+                            strerror(errno));
+    char *buf = malloc(BP_BUNDLE_MAX_MANIFEST + 1);
+    size_t n = buf ? fread(buf, 1, BP_BUNDLE_MAX_MANIFEST + 1, f) : 0;
+    fclose(f);
+    if (!buf)
+        return bp_error_set(err, BP_ENOMEM, "out of memory");
+    bp_status st;
+    if (n > BP_BUNDLE_MAX_MANIFEST)
+        st = bp_error_set(err, BP_EINPUT, "%s: manifest larger than %u bytes", path,
+                          BP_BUNDLE_MAX_MANIFEST);
+    else
+        st = bp_bundle_parse_manifest(buf, n, path, out, err);
+    free(buf);
+    return st;
+}
+
+/* "dir/seed-div/cpu-sleef.safetensors.gz" -> prefix "seed-div/cpu-sleef/" */
+static void prefix_of(const char *rel, char *out, size_t n)
+{
+    snprintf(out, n, "%s", rel);
+    char *dot = strstr(out, ".safetensors");
+    if (dot)
+        *dot = '\0';
+    size_t l = strlen(out);
+    if (l + 1 < n) {
+        out[l] = '/';
+        out[l + 1] = '\0';
+    }
+}
+
+static bp_status load_bundle(const char *dir, bp_st_file_t *out, bp_error_t *err)
+{
+    json_t *m;
+    bp_status st = bp_bundle_read_manifest(dir, &m, err);
+    if (st)
+        return st;
+    json_t *files = json_object_get(m, "files");
+    for (size_t i = 0; !st && i < json_array_size(files); i++) {
+        const char *rel = json_string_value(json_array_get(files, i));
+        char path[PATH_MAX], prefix[PATH_MAX], name[PATH_MAX + 256];
+        snprintf(path, sizeof path, "%s/%s", dir, rel);
+        prefix_of(rel, prefix, sizeof prefix);
+        bp_st_file_t f;
+        st = bp_st_read(path, &f, err);
+        for (size_t k = 0; !st && k < f.n; k++) {
+            snprintf(name, sizeof name, "%s%s", prefix, f.t[k].name);
+            st = bp_st_add(out, name, &f.t[k].buf, err);
+        }
+        bp_st_free(&f);
+    }
+    json_decref(m);
+    return st;
+}
+
+static bool ends_with(const char *s, const char *suf)
+{
+    size_t a = strlen(s), b = strlen(suf);
+    return a >= b && strcmp(s + a - b, suf) == 0;
+}
+
+bp_status bp_tset_load(const char *path, bool as_bf16, bp_st_file_t *out, bp_error_t *err)
+{
+    struct stat sb;
+    bp_st_init(out);
+    if (stat(path, &sb) != 0)
+        return bp_error_set(err, BP_EINPUT, "cannot read '%s': %s", path, strerror(errno));
+    bp_status st;
+    if (S_ISDIR(sb.st_mode)) {
+        st = load_bundle(path, out, err);
+    } else if (ends_with(path, ".npy")) {
+        bp_buf_t b;
+        char name[PATH_MAX];
+        const char *base = strrchr(path, '/');
+        snprintf(name, sizeof name, "%s", base ? base + 1 : path);
+        name[strlen(name) - 4] = '\0';
+        st = bp_npy_read(path, as_bf16, &b, err);
+        if (!st) {
+            st = bp_st_add(out, name, &b, err);
+            bp_buf_free(&b);
+        }
+    } else {
+        st = bp_st_read(path, out, err);
+    }
+    if (st)
+        bp_st_free(out);
+    return st;
+}

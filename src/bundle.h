@@ -1,0 +1,37 @@
+/* Saved runs and tensor sets.  A bundle is a directory written by
+ * `run --save DIR`: DIR/manifest.json (tool, command, environment,
+ * backends, results, and "files": the relative paths of its containers) and
+ * DIR/<probe>/<backend-key>.safetensors.gz, one per probe and backend, with
+ * one tensor per (buffer, dtype) named "<buffer>.<dtype>".
+ * A tensor set is what `diff` compares: the tensors of a bundle (named
+ * "<probe>/<key>/<tensor>"), of one safetensors file (plain or gzip), or
+ * of one .npy file (named after the file). */
+#ifndef BP_BUNDLE_H
+#define BP_BUNDLE_H
+
+#include <jansson.h>
+#include <stdbool.h>
+
+#include "error.h"
+#include "st.h"
+
+/* Caps on what a manifest may name: hostile bundles stay bounded. */
+#define BP_BUNDLE_MAX_FILES 100000
+#define BP_BUNDLE_MAX_MANIFEST (64u << 20)
+
+bp_status bp_bundle_save_probe(const char *dir, const char *probe, const char *key,
+                               const bp_st_file_t *f, bp_error_t *err);
+/* Writes manifest.json (adding nothing: the caller fills "files"). */
+bp_status bp_bundle_save_manifest(const char *dir, json_t *manifest, bp_error_t *err);
+/* Reads and validates DIR/manifest.json: an object with "tool":"bitprobe"
+ * and "files": relative paths without "..", at most BP_BUNDLE_MAX_FILES. */
+bp_status bp_bundle_read_manifest(const char *dir, json_t **out, bp_error_t *err);
+/* The same from memory (label names it in messages). */
+bp_status bp_bundle_parse_manifest(const char *text, size_t len, const char *label,
+                                   json_t **out, bp_error_t *err);
+
+/* Loads a bundle directory, a safetensors file or a .npy file (as_bf16:
+ * 16-bit integer arrays are bf16). */
+bp_status bp_tset_load(const char *path, bool as_bf16, bp_st_file_t *out, bp_error_t *err);
+
+#endif

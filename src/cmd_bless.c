@@ -1,0 +1,139 @@
+/* bitprobe bless: run probes and replace their goldens atomically, saying
+ * per tensor what changes. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "atomicfile.h"
+#include "backend.h"
+#include "cli.h"
+#include "envinfo.h"
+#include "golden.h"
+#include "probe.h"
+#include "runopts.h"
+
+/* "new", "unchanged" or "changed: N of M elements" for one tensor. */
+static void describe(const bp_st_file_t *old, const char *name, const bp_buf_t *nb,
+                     char *out, size_t n)
+{
+    const bp_st_tensor_t *o = old ? bp_st_find(old, name) : NULL;
+    if (!o) {
+        snprintf(out, n, "new");
+        return;
+    }
+    bp_cmp_t c;
+    bp_error_t err = {0};
+    if (bp_compare(&o->buf, nb, NULL, NULL, &c, &err)) {
+        snprintf(out, n, "changed: %s", err.msg);
+        return;
+    }
+    if (c.mismatched == 0 && c.zero_sign_diffs == 0 && c.nan_payload_diffs == 0)
+        snprintf(out, n, "unchanged");
+    else
+        snprintf(out, n, "changed: %zu of %zu elements", c.mismatched ? c.mismatched
+                 : c.zero_sign_diffs + c.nan_payload_diffs, c.total);
+    bp_cmp_free(&c);
+}
+
+static int bless_one(const bp_run_opts_t *o, bp_backend_t *be, const bp_probe_t *p)
+{
+    char path[4096], tname[256], what[1200];
+    bp_error_t err = {0};
+    const char *root = bp_cli_golden_dir(o->golden_dir);
+    if (bp_golden_path(root, p->name, be->key, path, sizeof path, &err))
+        return bp_cli_fail(&err);
+    bp_lock_t lk;
+    if (!o->dry_run && bp_atomic_lock(path, &lk, &err))
+        return bp_cli_fail(&err);
+    bp_st_file_t old, nf;
+    bool missing = false, have_old;
+    bp_st_init(&nf);
+    have_old = bp_golden_load(root, p, be->key, &old, &missing, &err) == BP_OK;
+    if (!have_old && !missing)
+        printf("%s: replacing an unusable golden (%s)\n", path, err.msg);
+    int rc = BP_EXIT_OK;
+    bool changed = !have_old;
+    for (int d = 0; d < BP_NDTYPES && !rc; d++) {
+        if (!(p->dtypes & (1u << d)))
+            continue;
+        bool run_it = o->dtypes & (1u << d);
+        bp_buf_t *bufs = NULL;
+        if (run_it) {
+            bufs = calloc(p->nops ? p->nops : 1, sizeof *bufs);
+            if (!bufs || bp_backend_run(be, p, (bp_dtype_t)d, bufs, &err)) {
+                if (!bufs)
+                    bp_error_set(&err, BP_ENOMEM, "out of memory");
+                rc = bp_cli_fail(&err);
+            }
+        }
+        for (size_t i = 0; i < p->noutputs && !rc; i++) {
+            bp_golden_tensor_name(p->outputs[i].name, (bp_dtype_t)d, tname, sizeof tname);
+            const bp_buf_t *b;
+            if (run_it) {
+                b = &bufs[p->outputs[i].buf];
+                describe(have_old ? &old : NULL, tname, b, what, sizeof what);
+                printf("%s %s %s: %s\n", p->name, be->key, tname, what);
+                changed |= strcmp(what, "unchanged") != 0;
+            } else {
+                /* Not re-run: keep the blessed tensor as it is. */
+                const bp_st_tensor_t *t = have_old ? bp_st_find(&old, tname) : NULL;
+                if (!t)
+                    continue;
+                b = &t->buf;
+            }
+            if (bp_st_add(&nf, tname, b, &err))
+                rc = bp_cli_fail(&err);
+        }
+        bp_backend_bufs_free(bufs, bufs ? p->nops : 0);
+        free(bufs);
+    }
+    if (!rc && changed) {
+        json_t *fp = json_pack("{s:o, s:O}", "host", bp_envinfo_host(), "backend",
+                               be->fingerprint ? be->fingerprint : json_null());
+        if (bp_golden_set_meta(&nf, p, be->key, fp, &err))
+            rc = bp_cli_fail(&err);
+        json_decref(fp);
+        if (!rc && o->dry_run)
+            printf("%s: would be written (--dry-run)\n", path);
+        else if (!rc && bp_golden_store(path, &nf, &err))
+            rc = bp_cli_fail(&err);
+        else if (!rc)
+            printf("%s: written\n", path);
+    } else if (!rc) {
+        printf("%s: unchanged\n", path);
+    }
+    if (have_old)
+        bp_st_free(&old);
+    bp_st_free(&nf);
+    if (!o->dry_run)
+        bp_atomic_unlock(&lk);
+    return rc;
+}
+
+int cmd_bless(int argc, char **argv)
+{
+    bp_run_opts_t o;
+    int rc = bp_run_opts_parse("bless", argc, argv, &o);
+    if (rc >= 0)
+        return rc;
+    bp_probe_t **all = NULL;
+    size_t nall = 0;
+    bp_error_t err = {0};
+    if (bp_probe_load_dir(bp_cli_probes_dir(o.probes_dir), &all, &nall, &err))
+        return bp_cli_fail(&err);
+    bp_backend_t *bes[BP_RUN_MAX_BACKENDS];
+    bp_probe_t **sel = NULL;
+    size_t nsel = 0;
+    int nb = 0;
+    rc = bp_run_select("bless", all, nall, o.names, o.nnames, &sel, &nsel);
+    if (!rc)
+        rc = bp_run_open_backends("bless", &o, bes, &nb, NULL);
+    for (size_t i = 0; i < nsel && !rc; i++)
+        for (int k = 0; k < nb && !rc; k++)
+            rc = bless_one(&o, bes[k], sel[i]);
+    for (int k = 0; k < nb; k++)
+        bp_backend_close(bes[k]);
+    free(sel);
+    bp_probe_free_all(all, nall);
+    return rc;
+}

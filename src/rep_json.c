@@ -1,0 +1,177 @@
+/* The JSON report: everything the comparison engine computed, with the
+ * environment fingerprint.  Schema (documented in the man page):
+ *   {tool, version, command, env, notes[], values[], summary{...},
+ *    results[{probe, output, dtype, kind, a, b, policy, compared, counts,
+ *             pass, note, shape[], total, mismatched, beyond_policy,
+ *             max_abs{value,index[]}, max_rel{...}, max_ulp{...},
+ *             histogram{label: count}, class_changes, zero_sign_diffs,
+ *             first[{index[], ulp, a{hex,exact,fields}, b{...}}]}]}
+ * Non-finite numbers are written as the strings "inf", "-inf", "nan". */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bitfmt.h"
+#include "config.h"
+#include "rep.h"
+
+static json_t *num(double v)
+{
+    if (isnan(v))
+        return json_string("nan");
+    if (isinf(v))
+        return json_string(v > 0 ? "inf" : "-inf");
+    return json_real(v);
+}
+
+static json_t *index_json(const bp_cmp_t *c, size_t flat)
+{
+    json_t *a = json_array();
+    int64_t idx[BP_MAXDIM];
+    for (int d = c->ndim - 1; d >= 0; d--) {
+        size_t s = c->shape[d] ? (size_t)c->shape[d] : 1;
+        idx[d] = (int64_t)(flat % s);
+        flat /= s;
+    }
+    for (int d = 0; d < c->ndim; d++)
+        json_array_append_new(a, json_integer(idx[d]));
+    return a;
+}
+
+static json_t *value_json(bp_dtype_t dt, uint64_t bits)
+{
+    char hx[BP_FMT_MAX], ex[BP_FMT_MAX], fl[BP_FMT_MAX], sh[BP_FMT_MAX];
+    bp_fmt_hex(dt, bits, hx, sizeof hx);
+    bp_fmt_exact(dt, bits, ex, sizeof ex);
+    bp_fmt_fields(dt, bits, fl, sizeof fl);
+    bp_fmt_shortest(dt, bits, sh, sizeof sh);
+    return json_pack("{s:s, s:s, s:s, s:s}", "hex", hx, "exact", ex, "shortest", sh,
+                     "fields", fl);
+}
+
+static json_t *ulp_json(uint64_t u)
+{
+    return u == UINT64_MAX ? json_string("class change") : json_integer((json_int_t)u);
+}
+
+static json_t *result_json(const bp_result_t *r)
+{
+    char pol[128];
+    bp_policy_format(&r->policy, pol, sizeof pol);
+    json_t *o = json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:b, s:b}",
+                          "probe", r->probe, "output", r->output ? r->output : "",
+                          "dtype", bp_dtype_name(r->dtype), "kind", bp_res_kind_name(r->kind),
+                          "a", r->a, "b", r->b, "policy", pol, "compared", r->compared,
+                          "counts", r->counts);
+    if (r->note)
+        json_object_set_new(o, "note", json_string(r->note));
+    if (r->file) {
+        json_object_set_new(o, "file", json_string(r->file));
+        json_object_set_new(o, "line", json_integer(r->line));
+    }
+    if (!r->compared)
+        return o;
+    const bp_cmp_t *c = &r->cmp;
+    json_t *shape = json_array();
+    for (int d = 0; d < c->ndim; d++)
+        json_array_append_new(shape, json_integer(c->shape[d]));
+    json_object_set_new(o, "pass", json_boolean(c->pass));
+    json_object_set_new(o, "shape", shape);
+    json_object_set_new(o, "total", json_integer((json_int_t)c->total));
+    json_object_set_new(o, "mismatched", json_integer((json_int_t)c->mismatched));
+    json_object_set_new(o, "mismatched_percent",
+                        num(c->total ? 100.0 * (double)c->mismatched / (double)c->total : 0));
+    json_object_set_new(o, "beyond_policy", json_integer((json_int_t)c->beyond_policy));
+    json_object_set_new(o, "class_changes", json_integer((json_int_t)c->class_changes));
+    json_object_set_new(o, "zero_sign_diffs", json_integer((json_int_t)c->zero_sign_diffs));
+    if (c->mismatched) {
+        json_object_set_new(o, "max_abs", json_pack("{s:o, s:o}", "value", num(c->max_abs),
+                                                    "index", index_json(c, c->max_abs_idx)));
+        json_object_set_new(o, "max_rel", json_pack("{s:o, s:o}", "value", num(c->max_rel),
+                                                    "index", index_json(c, c->max_rel_idx)));
+        json_object_set_new(o, "max_ulp", json_pack("{s:o, s:o}", "value", ulp_json(c->max_ulp),
+                                                    "index", index_json(c, c->max_ulp_idx)));
+    }
+    json_t *h = json_object();
+    for (int b = 0; b < BP_HIST_BINS; b++)
+        if (c->hist[b])
+            json_object_set_new(h, bp_hist_label(b), json_integer((json_int_t)c->hist[b]));
+    json_object_set_new(o, "histogram", h);
+    json_t *first = json_array();
+    for (size_t k = 0; k < c->nfirst; k++) {
+        const bp_mismatch_t *m = &c->first[k];
+        json_array_append_new(first, json_pack("{s:o, s:I, s:o, s:o, s:o}", "index",
+                                               index_json(c, m->index), "flat",
+                                               (json_int_t)m->index, "ulp", ulp_json(m->ulp),
+                                               "a", value_json(r->dtype, m->a), "b",
+                                               value_json(r->dtype, m->b)));
+    }
+    json_object_set_new(o, "first", first);
+    return o;
+}
+
+json_t *bp_rep_json_build(const bp_report_t *rep)
+{
+    json_t *root = json_pack("{s:s, s:s, s:s}", "tool", "bitprobe", "version", PACKAGE_VERSION,
+                             "command", rep->command ? rep->command : "");
+    json_object_set(root, "env", rep->env ? rep->env : json_null());
+    json_t *notes = json_array();
+    for (size_t i = 0; i < rep->nnotes; i++)
+        json_array_append_new(notes, json_string(rep->notes[i]));
+    json_object_set_new(root, "notes", notes);
+    json_t *vals = json_array();
+    for (size_t i = 0; i < rep->nv; i++) {
+        const bp_values_t *v = &rep->v[i];
+        json_t *arr = json_array();
+        for (size_t k = 0; k < v->n; k++)
+            json_array_append_new(arr, value_json(v->dtype, v->bits[k]));
+        json_array_append_new(vals, json_pack("{s:s, s:s, s:s, s:s, s:o}", "probe", v->probe,
+                                               "output", v->output, "side", v->side, "dtype",
+                                               bp_dtype_name(v->dtype), "values", arr));
+    }
+    json_object_set_new(root, "values", vals);
+    json_t *res = json_array();
+    size_t compared = 0, differ = 0;
+    for (size_t i = 0; i < rep->n; i++) {
+        json_array_append_new(res, result_json(&rep->r[i]));
+        compared += rep->r[i].compared;
+        differ += rep->r[i].compared && rep->r[i].cmp.mismatched;
+    }
+    json_object_set_new(root, "results", res);
+    json_object_set_new(root, "summary",
+                        json_pack("{s:I, s:I, s:I, s:I}", "comparisons", (json_int_t)compared,
+                                  "identical", (json_int_t)(compared - differ), "differ",
+                                  (json_int_t)differ, "drift",
+                                  (json_int_t)bp_report_failures(rep)));
+    return root;
+}
+
+int bp_rep_json(FILE *f, const bp_report_t *rep)
+{
+    json_t *root = bp_rep_json_build(rep);
+    if (!root)
+        return 2;
+    int rc = json_dumpf(root, f, JSON_INDENT(1)) == 0 && fputc('\n', f) != EOF ? 0 : 2;
+    json_decref(root);
+    return rc;
+}
+
+int bp_rep_write(const char *path, int (*fn)(FILE *, const bp_report_t *),
+                 const bp_report_t *rep)
+{
+    if (strcmp(path, "-") == 0)
+        return fn(stdout, rep);
+    FILE *f = fopen(path, "w");
+    if (!f) {
+        fprintf(stderr, "bitprobe: cannot write '%s': %s\n", path, strerror(errno));
+        return 2;
+    }
+    int rc = fn(f, rep);
+    if (fclose(f) != 0 || rc) {
+        fprintf(stderr, "bitprobe: cannot write '%s'\n", path);
+        return 2;
+    }
+    return 0;
+}
