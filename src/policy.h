@@ -10,6 +10,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "error.h"
+
 typedef struct bp_policy {
     bool has_ulp;
     uint64_t max_ulp;
@@ -20,7 +22,22 @@ typedef struct bp_policy {
 
 /* The default: exact, every element. */
 void bp_policy_exact(bp_policy_t *p);
-/* "exact", "ulp<=2", "abs<=1e-3,rel<=1e-2,frac<=0.01" */
+/* "exact", "ulp<=2", "abs<=1e-3,rel<=1e-2,fraction<=0.01"; numbers are
+ * the shortest decimals that read back to the same double, so
+ * bp_policy_parse(bp_policy_format(p)) gives p again. */
 void bp_policy_format(const bp_policy_t *p, char *out, unsigned n);
+
+/* Parses a policy written for the command line: comma-separated items,
+ * each "exact" or KEY=VALUE (also KEY<=VALUE, as bp_policy_format writes,
+ * and KEY:VALUE).  Keys: ulp (an integer), abs and rel (finite, >= 0; atol
+ * and rtol are accepted too; one without the other leaves it 0), fraction
+ * (0..1; also frac, max_mismatch_fraction).  "exact" alone or with
+ * fraction.  Examples: "exact", "ulp=2", "abs=1e-3,rel=1e-2",
+ * "ulp=1,fraction=0.01".  Unknown or repeated keys, bad numbers and empty
+ * items are BP_EINPUT naming the item; p is left unchanged on failure. */
+bp_status bp_policy_parse(const char *s, bp_policy_t *p, bp_error_t *err);
+/* True when only bit-equal elements (NaNs by class) agree: no ulp or
+ * tolerance part and no mismatch allowance. */
+bool bp_policy_is_exact(const bp_policy_t *p);
 
 #endif

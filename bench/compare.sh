@@ -1,0 +1,19 @@
+#!/bin/sh
+# Comparison engine throughput (issue: compare throughput targets): equal
+# 1 GiB f32 tensors against memcmp on the same buffers, then fully
+# different ones with full statistics.  Run by `make bench`; by hand:
+#   BENCHDIR=bench BITPROBE=src/bitprobe sh bench/compare.sh [MiB]
+set -e
+BENCHDIR=${BENCHDIR:-bench}
+BITPROBE=${BITPROBE:-src/bitprobe}
+echo "== bench/compare.sh: comparison engine throughput"
+echo "date: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
+if git rev-parse --short HEAD >/dev/null 2>&1; then
+    echo "commit: $(git rev-parse --short HEAD)"
+fi
+if [ -x "$BITPROBE" ]; then
+    "$BITPROBE" env 2>/dev/null | grep -i -E 'cpu|compiler|host|os' || true
+else
+    echo "cpu: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2-)"
+fi
+"$BENCHDIR/compare_throughput" "$@"

@@ -1,0 +1,445 @@
+/* The comparison engine (see compare.h for the element semantics).
+ *
+ * Speed matters: CI compares every golden on every run, and the stack
+ * compares whole activations.  Equal data is skipped a block at a time with
+ * memcmp (bin 0 is total - mismatched, so equal elements are never
+ * touched); a block that differs is scanned by a loop specialised per dtype
+ * (the dtype is a constant in each always-inline instance), with the rare
+ * cases (NaN, inf, signed zeros, recording the first K) off the hot path. */
+#include "compare.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Bytes per memcmp block: small enough that a single difference costs one
+ * short scan, large enough that memcmp runs at full speed. */
+#define BLOCK_BYTES ((size_t)64 * 1024)
+
+#define UNLIKELY(x) __builtin_expect(!!(x), 0)
+#define INLINE static inline __attribute__((always_inline))
+
+static const char *const labels[BP_HIST_BINS] = {
+    "0", "1", "2", "3-4", "5-8", "9-16", "17-32", "33-64", "65-128",
+    "129-256", "257-512", "513-1024", "1025-2048", "2049-4096", "4097-8192",
+    "8193-16384", "16385-32768", "32769-65536", "65537-131072",
+    "131073-262144", "262145-524288", "524289-1048576", "1048577-2097152",
+    "2097153-4194304", "4194305-8388608", "8388609-16777216",
+    "16777217-33554432", "33554433-67108864", "67108865-134217728",
+    "134217729-268435456", "268435457-536870912", "536870913-1073741824",
+    "1073741825-2147483648", "2147483649-4294967296", "4294967297-8589934592",
+    "8589934593-17179869184", "17179869185-34359738368",
+    "34359738369-68719476736", "68719476737-137438953472",
+    "137438953473-274877906944", "274877906945-549755813888",
+    "549755813889-1099511627776", "1099511627777-2199023255552",
+    "2199023255553-4398046511104", "4398046511105-8796093022208",
+    "8796093022209-17592186044416", "17592186044417-35184372088832",
+    "35184372088833-70368744177664", "70368744177665-140737488355328",
+    "140737488355329-281474976710656", "281474976710657-562949953421312",
+    "562949953421313-1125899906842624", "1125899906842625-2251799813685248",
+    "2251799813685249-4503599627370496", "4503599627370497-9007199254740992",
+    "9007199254740993-18014398509481984",
+    "18014398509481985-36028797018963968",
+    "36028797018963969-72057594037927936",
+    "72057594037927937-144115188075855872",
+    "144115188075855873-288230376151711744",
+    "288230376151711745-576460752303423488",
+    "576460752303423489-1152921504606846976",
+    "1152921504606846977-2305843009213693952",
+    "2305843009213693953-4611686018427387904",
+    "4611686018427387905-9223372036854775808",
+    "9223372036854775809-18446744073709551615", "inf/nan",
+};
+
+int bp_hist_bin(uint64_t ulp)
+{
+    return ulp <= 1 ? (int)ulp : 65 - __builtin_clzll(ulp - 1);
+}
+
+const char *bp_hist_label(int bin)
+{
+    return bin >= 0 && bin < BP_HIST_BINS ? labels[bin] : "?";
+}
+
+uint64_t bp_hist_lo(int bin)
+{
+    if (bin <= 0 || bin >= BP_HIST_BINS)
+        return bin == 0 ? 0 : UINT64_MAX;
+    if (bin == BP_HIST_CLASS)
+        return UINT64_MAX;
+    return bin == 1 ? 1 : (1ull << (bin - 2)) + 1;
+}
+
+uint64_t bp_hist_hi(int bin)
+{
+    if (bin <= 0 || bin >= BP_HIST_BINS)
+        return bin == 0 ? 0 : UINT64_MAX;
+    if (bin >= 65)
+        return UINT64_MAX;
+    return 1ull << (bin - 1);
+}
+
+void bp_cmp_opts_init(bp_cmp_opts_t *o)
+{
+    o->nan_payload = false;
+    o->first_k = BP_CMP_FIRST_K;
+}
+
+void bp_cmp_free(bp_cmp_t *c)
+{
+    if (!c)
+        return;
+    free(c->first);
+    c->first = NULL;
+    c->nfirst = 0;
+}
+
+/* Per-comparison state shared by the scan loops.  The policy is folded
+ * into limits that reject everything when a part is absent, so the hot
+ * loop tests it without branching on has_ulp/has_tol. */
+typedef struct {
+    bp_cmp_t *c;
+    bool nan_payload;
+    size_t first_k, first_cap;
+    bool nomem;
+    uint64_t ulp_lim; /* 0 when no ulp policy: every mismatch is >= 1 */
+    double tol_abs, tol_rel; /* -1, 0 when no tolerance policy */
+    uint64_t hist[BP_HIST_BINS];
+} scan_t;
+
+static void __attribute__((noinline))
+record(scan_t *s, size_t i, uint64_t a, uint64_t b, uint64_t ulp, double ab,
+       double rel, bool cls, bool beyond)
+{
+    bp_cmp_t *c = s->c;
+    if (c->nfirst == s->first_cap) {
+        size_t cap = s->first_cap ? s->first_cap * 2 : 16;
+        if (cap > s->first_k)
+            cap = s->first_k;
+        bp_mismatch_t *p = realloc(c->first, cap * sizeof *p);
+        if (!p) {
+            s->nomem = true;
+            s->first_k = c->nfirst; /* stop recording */
+            return;
+        }
+        c->first = p;
+        s->first_cap = cap;
+    }
+    c->first[c->nfirst++] = (bp_mismatch_t){
+        .index = i, .a = a, .b = b, .ulp = ulp, .abs = ab, .rel = rel,
+        .class_change = cls, .beyond_policy = beyond};
+}
+
+INLINE uint64_t load(size_t size, const unsigned char *p, size_t i)
+{
+    /* memcpy: tensors read from a container need not be aligned. */
+    if (size == 2) {
+        uint16_t v;
+        memcpy(&v, p + 2 * i, 2);
+        return v;
+    }
+    if (size == 4) {
+        uint32_t v;
+        memcpy(&v, p + 4 * i, 4);
+        return v;
+    }
+    uint64_t v;
+    memcpy(&v, p + 8 * i, 8);
+    return v;
+}
+
+/* Finite values only: inf and NaN never reach the conversions. */
+INLINE double to_double(bp_dtype_t dt, uint64_t x)
+{
+    float f;
+    double d;
+    uint32_t u;
+    switch (dt) {
+    case BP_F32:
+        u = (uint32_t)x;
+        memcpy(&f, &u, 4);
+        return f;
+    case BP_BF16:
+        u = (uint32_t)x << 16;
+        memcpy(&f, &u, 4);
+        return f;
+    case BP_F16:
+        /* Rebias the exponent by scaling: exact for normals; subnormals
+         * (exponent field 0) are m * 2^-24. */
+        if (UNLIKELY((x & 0x7c00u) == 0))
+            d = (double)(x & 0x3ffu) * 0x1p-24;
+        else {
+            u = (uint32_t)(x & 0x7fffu) << 13;
+            memcpy(&f, &u, 4);
+            d = (double)(f * 0x1p112f);
+        }
+        return (x & 0x8000u) ? -d : d;
+    default:
+        memcpy(&d, &x, 8);
+        return d;
+    }
+}
+
+/* Scans elements [i0, i1) of a block known to differ somewhere. */
+INLINE void scan_float(scan_t *s, bp_dtype_t dt, const unsigned char *pa,
+                       const unsigned char *pb, size_t i0, size_t i1)
+{
+    const bp_dtype_info_t *inf = bp_dtype_info(dt);
+    const size_t size = inf->size;
+    const uint64_t sign = 1ull << (size * 8 - 1), absm = sign - 1;
+    const uint64_t infb = ((1ull << inf->exp_bits) - 1) << inf->man_bits;
+    bp_cmp_t *c = s->c;
+    size_t mism = 0, beyond = 0, cls = 0, zsd = 0, npd = 0;
+    double max_abs = c->max_abs, max_rel = c->max_rel;
+    uint64_t max_ulp = c->max_ulp;
+    size_t iabs = c->max_abs_idx, irel = c->max_rel_idx, iulp = c->max_ulp_idx;
+    const uint64_t ulp_lim = s->ulp_lim;
+    const double tol_abs = s->tol_abs, tol_rel = s->tol_rel;
+    uint64_t *h = s->hist;
+
+    for (size_t i = i0; i < i1; i++) {
+        uint64_t x = load(size, pa, i), y = load(size, pb, i);
+        if (x == y)
+            continue;
+        uint64_t ax = x & absm, ay = y & absm, d;
+        double ab, rel;
+        bool within;
+        int bin;
+        if (UNLIKELY(ax >= infb || ay >= infb)) {
+            if (ax > infb && ay > infb && !s->nan_payload) {
+                npd++;
+                continue;
+            }
+            d = UINT64_MAX;
+            ab = rel = INFINITY;
+            within = false;
+            bin = BP_HIST_CLASS;
+            cls++;
+        } else {
+            if (UNLIKELY((ax | ay) == 0)) {
+                zsd++;
+                continue;
+            }
+            if (size < 8) {
+                /* Positions on the signed line fit in 32 bits. */
+                int64_t sx = (x & sign) ? -(int64_t)ax : (int64_t)ax;
+                int64_t sy = (y & sign) ? -(int64_t)ay : (int64_t)ay;
+                d = (uint64_t)(sx > sy ? sx - sy : sy - sx);
+            } else if ((x ^ y) & sign) {
+                d = ax + ay; /* each below 2^63: no overflow */
+            } else {
+                d = ax > ay ? ax - ay : ay - ax;
+            }
+            double da = to_double(dt, x), db = to_double(dt, y);
+            double ref = fabs(da);
+            ab = fabs(da - db);
+            rel = ab / ref; /* ref 0: ab > 0, so inf */
+            within = d <= ulp_lim || ab <= tol_abs + tol_rel * ref;
+            bin = bp_hist_bin(d);
+        }
+        h[bin]++;
+        mism++;
+        beyond += !within;
+        if (ab > max_abs) {
+            max_abs = ab;
+            iabs = i;
+        }
+        if (rel > max_rel) {
+            max_rel = rel;
+            irel = i;
+        }
+        if (d > max_ulp) {
+            max_ulp = d;
+            iulp = i;
+        }
+        if (UNLIKELY(c->nfirst < s->first_k))
+            record(s, i, x, y, d, ab, rel, bin == BP_HIST_CLASS, !within);
+    }
+    c->mismatched += mism;
+    c->beyond_policy += beyond;
+    c->class_changes += cls;
+    c->zero_sign_diffs += zsd;
+    c->nan_payload_diffs += npd;
+    c->max_abs = max_abs;
+    c->max_abs_idx = iabs;
+    c->max_rel = max_rel;
+    c->max_rel_idx = irel;
+    c->max_ulp = max_ulp;
+    c->max_ulp_idx = iulp;
+}
+
+static void scan_int(scan_t *s, bp_dtype_t dt, const unsigned char *pa,
+                     const unsigned char *pb, size_t i0, size_t i1)
+{
+    bp_cmp_t *c = s->c;
+    for (size_t i = i0; i < i1; i++) {
+        uint64_t x, y;
+        int64_t sx, sy;
+        if (dt == BP_I32) {
+            x = load(4, pa, i);
+            y = load(4, pb, i);
+            sx = (int32_t)(uint32_t)x;
+            sy = (int32_t)(uint32_t)y;
+        } else {
+            x = load(8, pa, i);
+            y = load(8, pb, i);
+            sx = (int64_t)x;
+            sy = (int64_t)y;
+        }
+        if (x == y)
+            continue;
+        uint64_t d = sx > sy ? (uint64_t)sx - (uint64_t)sy
+                             : (uint64_t)sy - (uint64_t)sx;
+        double ref = fabs((double)sx), ab = (double)d, rel = ab / ref;
+        bool within = d <= s->ulp_lim || ab <= s->tol_abs + s->tol_rel * ref;
+        s->hist[bp_hist_bin(d)]++;
+        c->mismatched++;
+        c->beyond_policy += !within;
+        if (ab > c->max_abs) {
+            c->max_abs = ab;
+            c->max_abs_idx = i;
+        }
+        if (rel > c->max_rel) {
+            c->max_rel = rel;
+            c->max_rel_idx = i;
+        }
+        if (d > c->max_ulp) {
+            c->max_ulp = d;
+            c->max_ulp_idx = i;
+        }
+        if (c->nfirst < s->first_k)
+            record(s, i, x, y, d, ab, rel, false, !within);
+    }
+}
+
+static void scan(scan_t *s, bp_dtype_t dt, const unsigned char *pa,
+                 const unsigned char *pb, size_t i0, size_t i1)
+{
+    switch (dt) {
+    case BP_F32: scan_float(s, BP_F32, pa, pb, i0, i1); break;
+    case BP_BF16: scan_float(s, BP_BF16, pa, pb, i0, i1); break;
+    case BP_F16: scan_float(s, BP_F16, pa, pb, i0, i1); break;
+    case BP_F64: scan_float(s, BP_F64, pa, pb, i0, i1); break;
+    default: scan_int(s, dt, pa, pb, i0, i1); break;
+    }
+}
+
+static bool same_shape(const bp_buf_t *a, const bp_buf_t *b)
+{
+    if (a->ndim != b->ndim)
+        return false;
+    for (int d = 0; d < a->ndim; d++)
+        if (a->shape[d] != b->shape[d])
+            return false;
+    return true;
+}
+
+/* The largest n with n / total <= frac, the quotient rounded as a double
+ * is, so that a decimal fraction admits exactly what it says. */
+static size_t allowed_mismatches(double frac, size_t total)
+{
+    if (!(frac > 0) || total == 0)
+        return 0;
+    if (frac >= 1)
+        return total;
+    double t = (double)total;
+    size_t n = (size_t)floor(frac * t);
+    while (n < total && (double)(n + 1) / t <= frac)
+        n++;
+    while (n > 0 && (double)n / t > frac)
+        n--;
+    return n;
+}
+
+bp_status bp_compare(const bp_buf_t *a, const bp_buf_t *b,
+                     const bp_policy_t *pol, const bp_cmp_opts_t *opts,
+                     bp_cmp_t *out, bp_error_t *err)
+{
+    memset(out, 0, sizeof *out);
+    const bp_dtype_info_t *ia = bp_dtype_info(a->dtype);
+    if (!ia || !bp_dtype_info(b->dtype) || a->ndim < 0 ||
+        a->ndim > BP_MAXDIM || b->ndim < 0 || b->ndim > BP_MAXDIM)
+        return bp_error_set(err, BP_EINTERNAL,
+                            "cannot compare: malformed tensor descriptor");
+    if (a->dtype != b->dtype || !same_shape(a, b)) {
+        char sa[160], sb[160];
+        bp_shape_format(a->ndim, a->shape, sa, sizeof sa);
+        bp_shape_format(b->ndim, b->shape, sb, sizeof sb);
+        return bp_error_set(err, BP_EINPUT,
+                            "cannot compare: %s differ: expected %s %s, "
+                            "actual %s %s",
+                            a->dtype != b->dtype ? "dtypes" : "shapes",
+                            bp_dtype_name(a->dtype), sa,
+                            bp_dtype_name(b->dtype), sb);
+    }
+    if (a->numel != b->numel)
+        return bp_error_set(err, BP_EINTERNAL,
+                            "cannot compare: element counts %zu and %zu "
+                            "for the same shape", a->numel, b->numel);
+    if (a->numel && (!a->data || !b->data))
+        return bp_error_set(err, BP_EINTERNAL,
+                            "cannot compare: %s side has no host data",
+                            a->data ? "actual" : "expected");
+
+    bp_policy_t exact;
+    if (!pol) {
+        bp_policy_exact(&exact);
+        pol = &exact;
+    }
+    bp_cmp_opts_t defo;
+    if (!opts) {
+        bp_cmp_opts_init(&defo);
+        opts = &defo;
+    }
+    out->dtype = a->dtype;
+    out->ndim = a->ndim;
+    memcpy(out->shape, a->shape, sizeof out->shape);
+    out->total = a->numel;
+
+    scan_t s = {.c = out, .nan_payload = opts->nan_payload,
+                .first_k = opts->first_k,
+                .ulp_lim = pol->has_ulp ? pol->max_ulp : 0,
+                .tol_abs = pol->has_tol ? pol->abs : -1.0,
+                .tol_rel = pol->has_tol ? pol->rel : 0.0};
+    const size_t size = ia->size, per = BLOCK_BYTES / size;
+    const unsigned char *pa = a->data, *pb = b->data;
+    for (size_t i0 = 0; i0 < a->numel; i0 += per) {
+        size_t n = a->numel - i0 < per ? a->numel - i0 : per;
+        if (memcmp(pa + i0 * size, pb + i0 * size, n * size) != 0)
+            scan(&s, a->dtype, pa, pb, i0, i0 + n);
+    }
+    if (s.nomem) {
+        bp_cmp_free(out);
+        return bp_error_set(err, BP_ENOMEM,
+                            "cannot compare: out of memory keeping the "
+                            "first %zu mismatches", opts->first_k);
+    }
+    memcpy(out->hist, s.hist, sizeof out->hist);
+    out->hist[0] = out->total - out->mismatched;
+    out->allowed = allowed_mismatches(pol->max_mismatch_fraction, out->total);
+    out->pass = out->beyond_policy <= out->allowed;
+    return BP_OK;
+}
+
+double bp_cmp_percentile_ulp(const bp_cmp_t *c, double p)
+{
+    if (c->total == 0)
+        return 0;
+    double r = ceil(p / 100.0 * (double)c->total);
+    uint64_t rank = r < 1 ? 1 : r >= (double)c->total ? c->total
+                                                        : (uint64_t)r;
+    uint64_t cum = 0;
+    for (int k = 0; k < BP_HIST_BINS; k++) {
+        cum += c->hist[k];
+        if (cum >= rank)
+            return k == BP_HIST_CLASS ? INFINITY : (double)bp_hist_hi(k);
+    }
+    return INFINITY;
+}
+
+void bp_cmp_index_format(const bp_cmp_t *c, size_t i, char *out, size_t n)
+{
+    bp_buf_t shape = {.dtype = c->dtype, .ndim = c->ndim};
+    memcpy(shape.shape, c->shape, sizeof shape.shape);
+    bp_index_format(&shape, i, out, n);
+}

@@ -1,0 +1,106 @@
+/* The comparison engine: one pass over a pair of tensors (a = expected or
+ * reference side, b = actual) gives every figure that run, diff, stack and
+ * explain report, and the policy verdict.  It stores raw bits, never
+ * strings; reports format them (bitfmt.h).
+ *
+ * Element semantics (floats):
+ *  - Equal: identical bits; or both NaN (by class; with nan_payload the
+ *    payload bits must match too); or +0 against -0 (0 ulp apart on the
+ *    monotonic line, and equal as torch.equal says; counted in
+ *    zero_sign_diffs so a report can still say so).  Equal elements land in
+ *    histogram bin 0 and are never mismatches.
+ *  - Non-finite mismatch: bits differ and either side is inf or NaN: finite
+ *    against inf or NaN, +inf against -inf, inf against NaN, and (with
+ *    nan_payload only) two NaNs with different payloads.  Infinity is a
+ *    class of its own: FLT_MAX against inf is an overflow, not one ulp, so
+ *    such an element gets ulp = UINT64_MAX and abs = rel = inf, lands in
+ *    the "inf/nan" bin, counts in class_changes and is outside every policy.
+ *  - Finite mismatch: ulp = bp_ulp_distance (>= 1), abs = |a - b| in
+ *    double, rel = abs / |a| (inf when a is 0).
+ * Integers: ulp = |a - b| (exact), abs the same as a double, rel = abs/|a|.
+ *
+ * Maxima (abs, rel, ulp) run over all mismatched elements, non-finite ones
+ * included, so they never understate a drift; the lowest index wins ties.
+ * An element is within the policy when it is equal, or finite and within
+ * max_ulp (ulp policy) or within abs + rel*|a| (tolerance policy).  The
+ * tensor passes when beyond_policy <= allowed, the largest n for which
+ * n / total (a correctly rounded double) <= max_mismatch_fraction, so
+ * "fraction=0.29" admits 29 of 100 as written. */
+#ifndef BP_COMPARE_H
+#define BP_COMPARE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "buf.h"
+#include "dtype.h"
+#include "error.h"
+#include "policy.h"
+
+/* Histogram of ulp distances: bin 0 holds equal elements, bin 1 distance 1,
+ * bin k (2 <= k <= 65) distances in (2^(k-2), 2^(k-1)], i.e. 2, 3-4, 5-8,
+ * 9-16, ... up to 2^64-1; the last bin holds the non-finite mismatches. */
+#define BP_HIST_BINS 67
+#define BP_HIST_CLASS (BP_HIST_BINS - 1)
+#define BP_CMP_FIRST_K 10
+
+typedef struct {
+    size_t index;     /* flat, row-major */
+    uint64_t a, b;    /* raw bits of both sides */
+    uint64_t ulp;     /* UINT64_MAX for a non-finite mismatch */
+    double abs, rel;  /* inf for a non-finite mismatch */
+    bool class_change;  /* non-finite mismatch ("inf/nan" bin) */
+    bool beyond_policy;
+} bp_mismatch_t;
+
+typedef struct {
+    bool nan_payload; /* NaN payload bits must match (default: by class) */
+    size_t first_k;   /* mismatches kept in first[] (default 10) */
+} bp_cmp_opts_t;
+
+typedef struct {
+    bp_dtype_t dtype;
+    int ndim;
+    int64_t shape[BP_MAXDIM];
+    size_t total;          /* elements */
+    size_t mismatched;     /* not equal (per the rules above) */
+    size_t beyond_policy;  /* mismatched and outside the policy */
+    size_t allowed;        /* beyond_policy may be at most this */
+    bool pass;
+    double max_abs;   size_t max_abs_idx;  /* indices valid when */
+    double max_rel;   size_t max_rel_idx;  /* mismatched > 0, else 0 */
+    uint64_t max_ulp; size_t max_ulp_idx;
+    uint64_t hist[BP_HIST_BINS];  /* over all elements; sums to total */
+    size_t class_changes;         /* == hist[BP_HIST_CLASS] */
+    size_t zero_sign_diffs;       /* +0 vs -0, counted equal */
+    size_t nan_payload_diffs;     /* NaNs with other payloads, counted equal */
+    bp_mismatch_t *first;  /* the first nfirst mismatches, by index */
+    size_t nfirst;
+} bp_cmp_t;
+
+void bp_cmp_opts_init(bp_cmp_opts_t *o);
+
+/* Compares a (expected) with b (actual) under pol (NULL: exact) and opts
+ * (NULL: defaults).  Different dtypes or shapes: BP_EINPUT naming both.
+ * On success out owns first[]: release it with bp_cmp_free. */
+bp_status bp_compare(const bp_buf_t *a, const bp_buf_t *b,
+                     const bp_policy_t *pol, const bp_cmp_opts_t *opts,
+                     bp_cmp_t *out, bp_error_t *err);
+void bp_cmp_free(bp_cmp_t *c);
+
+/* Histogram bin of a finite ulp distance (0 -> 0, 1 -> 1, 3 -> 3, ...). */
+int bp_hist_bin(uint64_t ulp);
+/* "0", "1", "2", "3-4", ..., "inf/nan"; "?" out of range. */
+const char *bp_hist_label(int bin);
+/* Inclusive distance range of a bin (the class bin: UINT64_MAX, both). */
+uint64_t bp_hist_lo(int bin);
+uint64_t bp_hist_hi(int bin);
+/* Smallest bin upper edge below which at least p percent (0..100) of all
+ * elements lie: 50 gives the median's bin edge, 100 the maximum's.
+ * INFINITY when that falls in the class bin; 0 for an empty tensor. */
+double bp_cmp_percentile_ulp(const bp_cmp_t *c, double p);
+/* Multi-dimensional index of flat position i in the compared shape. */
+void bp_cmp_index_format(const bp_cmp_t *c, size_t i, char *out, size_t n);
+
+#endif

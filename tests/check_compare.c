@@ -1,0 +1,939 @@
+/* Comparison engine: hand-built tensors with known differences (expected
+ * figures derived by hand from the bit patterns), the edge rules of
+ * compare.h, and a randomised cross-check against a plain element-by-
+ * element reimplementation written here (its own classification, bins and
+ * maxima, through dtype.h's generic helpers), on lengths that span the
+ * engine's memcmp blocks.  Set BP_SEED to replay a random run. */
+#include <check.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "compare.h"
+#include "policy.h"
+
+/* The engine's memcmp block, 64 KiB, in elements of each size. */
+#define BLK_F32 16384
+#define BLK_B16 32768
+
+static bp_buf_t mk(bp_dtype_t dt, size_t n)
+{
+    bp_buf_t b;
+    bp_error_t e;
+    int64_t shape[1] = {(int64_t)n};
+    ck_assert_int_eq(bp_buf_alloc(&b, dt, 1, shape, &e), BP_OK);
+    return b;
+}
+
+static void put(bp_buf_t *b, size_t i, uint64_t bits)
+{
+    bp_dtype_store_bits(b->dtype, b->data, i, bits);
+}
+
+static void fill(bp_buf_t *b, uint64_t bits)
+{
+    for (size_t i = 0; i < b->numel; i++)
+        put(b, i, bits);
+}
+
+static bp_cmp_t cmp_pol(const bp_buf_t *a, const bp_buf_t *b,
+                        const char *policy, const bp_cmp_opts_t *o)
+{
+    bp_cmp_t c;
+    bp_error_t e;
+    bp_policy_t p;
+    ck_assert_int_eq(bp_policy_parse(policy, &p, &e), BP_OK);
+    bp_status st = bp_compare(a, b, &p, o, &c, &e);
+    ck_assert_msg(st == BP_OK, "bp_compare: %s", e.msg);
+    return c;
+}
+
+static uint64_t hist_sum(const bp_cmp_t *c)
+{
+    uint64_t s = 0;
+    for (int k = 0; k < BP_HIST_BINS; k++)
+        s += c->hist[k];
+    return s;
+}
+
+START_TEST(t_hist_bins)
+{
+    static const struct {
+        uint64_t d;
+        int bin;
+    } v[] = {
+        {0, 0}, {1, 1}, {2, 2}, {3, 3}, {4, 3}, {5, 4}, {8, 4}, {9, 5},
+        {16, 5}, {17, 6}, {1024, 11}, {1025, 12}, {1ull << 62, 63},
+        {(1ull << 62) + 1, 64}, {1ull << 63, 64}, {(1ull << 63) + 1, 65},
+        {UINT64_MAX, 65},
+    };
+    for (size_t i = 0; i < sizeof v / sizeof v[0]; i++)
+        ck_assert_msg(bp_hist_bin(v[i].d) == v[i].bin,
+                      "distance %" PRIu64 ": bin %d, want %d", v[i].d,
+                      bp_hist_bin(v[i].d), v[i].bin);
+    ck_assert_str_eq(bp_hist_label(0), "0");
+    ck_assert_str_eq(bp_hist_label(1), "1");
+    ck_assert_str_eq(bp_hist_label(2), "2");
+    ck_assert_str_eq(bp_hist_label(3), "3-4");
+    ck_assert_str_eq(bp_hist_label(4), "5-8");
+    ck_assert_str_eq(bp_hist_label(5), "9-16");
+    ck_assert_str_eq(bp_hist_label(12), "1025-2048");
+    ck_assert_str_eq(bp_hist_label(64),
+                     "4611686018427387905-9223372036854775808");
+    ck_assert_str_eq(bp_hist_label(65),
+                     "9223372036854775809-18446744073709551615");
+    ck_assert_str_eq(bp_hist_label(BP_HIST_CLASS), "inf/nan");
+    ck_assert_str_eq(bp_hist_label(-1), "?");
+    ck_assert_str_eq(bp_hist_label(BP_HIST_BINS), "?");
+    /* Every label spells its own lo-hi range. */
+    for (int k = 1; k < BP_HIST_CLASS; k++) {
+        char want[64];
+        uint64_t lo = bp_hist_lo(k), hi = bp_hist_hi(k);
+        if (lo == hi)
+            snprintf(want, sizeof want, "%" PRIu64, lo);
+        else
+            snprintf(want, sizeof want, "%" PRIu64 "-%" PRIu64, lo, hi);
+        ck_assert_str_eq(bp_hist_label(k), want);
+        ck_assert_int_eq(bp_hist_bin(lo), k);
+        ck_assert_int_eq(bp_hist_bin(hi), k);
+        ck_assert_int_eq(bp_hist_bin(lo - 1), k - 1);
+    }
+}
+END_TEST
+
+/* Distances 0,1,2,3,4,5,8,9 above 1.0f (ulp 2^-23 there). */
+START_TEST(t_f32_distances)
+{
+    static const uint64_t dist[] = {0, 1, 2, 3, 4, 5, 8, 9};
+    static const int bins[] = {0, 1, 2, 3, 3, 4, 4, 5};
+    bp_buf_t a = mk(BP_F32, 8), b = mk(BP_F32, 8);
+    fill(&a, 0x3f800000);
+    for (size_t i = 0; i < 8; i++)
+        put(&b, i, 0x3f800000 + dist[i]);
+    bp_cmp_t c = cmp_pol(&a, &b, "exact", NULL);
+    ck_assert_uint_eq(c.total, 8);
+    ck_assert_uint_eq(c.mismatched, 7);
+    ck_assert_uint_eq(c.beyond_policy, 7);
+    ck_assert(!c.pass);
+    uint64_t want[BP_HIST_BINS] = {0};
+    for (size_t i = 0; i < 8; i++)
+        want[bins[i]]++;
+    for (int k = 0; k < BP_HIST_BINS; k++)
+        ck_assert_msg(c.hist[k] == want[k], "bin %d (%s): %" PRIu64
+                      ", want %" PRIu64, k, bp_hist_label(k), c.hist[k],
+                      want[k]);
+    ck_assert_uint_eq(c.max_ulp, 9);
+    ck_assert_uint_eq(c.max_ulp_idx, 7);
+    ck_assert(c.max_abs == 0x9p-23);
+    ck_assert_uint_eq(c.max_abs_idx, 7);
+    ck_assert(c.max_rel == 0x9p-23);
+    ck_assert_uint_eq(c.max_rel_idx, 7);
+    ck_assert_uint_eq(c.class_changes, 0);
+    ck_assert_uint_eq(c.nfirst, 7);
+    for (size_t k = 0; k < 7; k++) {
+        ck_assert_uint_eq(c.first[k].index, k + 1);
+        ck_assert_uint_eq(c.first[k].a, 0x3f800000);
+        ck_assert_uint_eq(c.first[k].b, 0x3f800000 + dist[k + 1]);
+        ck_assert_uint_eq(c.first[k].ulp, dist[k + 1]);
+        ck_assert(c.first[k].abs == ldexp((double)dist[k + 1], -23));
+        ck_assert(!c.first[k].class_change && c.first[k].beyond_policy);
+    }
+    bp_cmp_free(&c);
+    bp_buf_free(&a);
+    bp_buf_free(&b);
+}
+END_TEST
+
+/* Greatest abs, rel and ulp at three different places; ties keep the
+ * lowest index. */
+START_TEST(t_maxima_indices)
+{
+    bp_buf_t a = mk(BP_F32, 6), b = mk(BP_F32, 6);
+    /* 1000 -> 1001: abs 1, rel 1/1000, ulp 2^14 (ulp 2^-14 in [512,1024))
+     * 1 -> 1.5: abs 0.5, rel 0.5, ulp 2^22
+     * -1 -> 1: abs 2, rel 2, ulp 2 * 0x3f800000 (through zero)
+     * 4 -> 6: abs 2 again (a tie, later), rel 0.5, ulp 2^22
+     * 0 -> 2^-149: abs 2^-149, rel inf, ulp 1 */
+    static const uint32_t av[] = {0x447a0000, 0x3f800000, 0xbf800000,
+                                  0x40800000, 0x00000000, 0x3f800000};
+    static const uint32_t bv[] = {0x447a4000, 0x3fc00000, 0x3f800000,
+                                  0x40c00000, 0x00000001, 0x3f800000};
+    for (int i = 0; i < 6; i++) {
+        put(&a, (size_t)i, av[i]);
+        put(&b, (size_t)i, bv[i]);
+    }
+    bp_cmp_t c = cmp_pol(&a, &b, "exact", NULL);
+    ck_assert_uint_eq(c.mismatched, 5);
+    ck_assert(c.max_abs == 2.0);
+    ck_assert_uint_eq(c.max_abs_idx, 2);
+    ck_assert(isinf(c.max_rel));
+    ck_assert_uint_eq(c.max_rel_idx, 4);
+    ck_assert_uint_eq(c.max_ulp, 2ull * 0x3f800000);
+    ck_assert_uint_eq(c.max_ulp_idx, 2);
+    ck_assert_uint_eq(c.first[0].ulp, 1u << 14);
+    ck_assert(c.first[0].rel == 1.0 / 1000.0);
+    ck_assert_uint_eq(c.first[1].ulp, 1u << 22);
+    ck_assert_uint_eq(c.first[4].ulp, 1);
+    ck_assert(c.first[4].abs == 0x1p-149);
+    bp_cmp_free(&c);
+    /* Make indices 2 and 4 equal: rel 0.5 at 1 and 3 ties, as does
+     * ulp 2^22; the lowest index wins. */
+    put(&b, 2, 0xbf800000);
+    put(&b, 4, 0);
+    c = cmp_pol(&a, &b, "exact", NULL);
+    ck_assert(c.max_rel == 0.5);
+    ck_assert_uint_eq(c.max_rel_idx, 1);
+    ck_assert(c.max_abs == 2.0);
+    ck_assert_uint_eq(c.max_abs_idx, 3);
+    ck_assert_uint_eq(c.max_ulp, 1u << 22);
+    ck_assert_uint_eq(c.max_ulp_idx, 1);
+    bp_cmp_free(&c);
+    bp_buf_free(&a);
+    bp_buf_free(&b);
+}
+END_TEST
+
+START_TEST(t_first_k)
+{
+    const size_t n = 1000;
+    bp_buf_t a = mk(BP_BF16, n), b = mk(BP_BF16, n);
+    fill(&a, 0x3f80);
+    fill(&b, 0x3f80);
+    /* 30 mismatches at 7, 40, 73, ... in increasing order. */
+    for (size_t k = 0; k < 30; k++)
+        put(&b, 7 + 33 * k, 0x3f81 + k);
+    bp_cmp_opts_t o;
+    bp_cmp_opts_init(&o);
+    ck_assert_uint_eq(o.first_k, 10);
+    ck_assert(!o.nan_payload);
+    bp_cmp_t c = cmp_pol(&a, &b, "exact", NULL);
+    ck_assert_uint_eq(c.nfirst, 10);
+    for (size_t k = 0; k < 10; k++) {
+        ck_assert_uint_eq(c.first[k].index, 7 + 33 * k);
+        ck_assert_uint_eq(c.first[k].b, 0x3f81 + k);
+        ck_assert_uint_eq(c.first[k].ulp, k + 1);
+    }
+    bp_cmp_free(&c);
+    ck_assert(c.first == NULL && c.nfirst == 0);
+    o.first_k = 0;
+    c = cmp_pol(&a, &b, "exact", &o);
+    ck_assert_uint_eq(c.nfirst, 0);
+    ck_assert_uint_eq(c.mismatched, 30);
+    bp_cmp_free(&c);
+    o.first_k = 1000000;
+    c = cmp_pol(&a, &b, "exact", &o);
+    ck_assert_uint_eq(c.nfirst, 30);
+    for (size_t k = 0; k < 30; k++)
+        ck_assert_uint_eq(c.first[k].index, 7 + 33 * k);
+    ck_assert_uint_eq(c.max_ulp, 30);
+    ck_assert_uint_eq(c.max_ulp_idx, 7 + 33 * 29);
+    bp_cmp_free(&c);
+    bp_buf_free(&a);
+    bp_buf_free(&b);
+}
+END_TEST
+
+/* CPU writes 0xFFFF for a bf16 NaN, CUDA 0x7FFF: equal by class. */
+START_TEST(t_nan_class)
+{
+    bp_buf_t a = mk(BP_BF16, 4), b = mk(BP_BF16, 4);
+    put(&a, 0, 0x7fff); put(&b, 0, 0xffff);
+    put(&a, 1, 0x7fc0); put(&b, 1, 0x7fc0); /* identical */
+    put(&a, 2, 0x3f80); put(&b, 2, 0x3f80);
+    put(&a, 3, 0xff81); put(&b, 3, 0x7fc1); /* sNaN-ish payloads */
+    bp_cmp_t c = cmp_pol(&a, &b, "exact", NULL);
+    ck_assert_uint_eq(c.mismatched, 0);
+    ck_assert_uint_eq(c.nan_payload_diffs, 2);
+    ck_assert_uint_eq(c.hist[0], 4);
+    ck_assert(c.pass);
+    ck_assert(c.max_abs == 0 && c.max_rel == 0 && c.max_ulp == 0);
+    bp_cmp_free(&c);
+
+    bp_cmp_opts_t o;
+    bp_cmp_opts_init(&o);
+    o.nan_payload = true;
+    c = cmp_pol(&a, &b, "ulp=100", &o);
+    ck_assert_uint_eq(c.mismatched, 2);
+    ck_assert_uint_eq(c.class_changes, 2);
+    ck_assert_uint_eq(c.hist[BP_HIST_CLASS], 2);
+    ck_assert_uint_eq(c.beyond_policy, 2);
+    ck_assert(!c.pass);
+    ck_assert_uint_eq(c.nfirst, 2);
+    ck_assert_uint_eq(c.first[0].index, 0);
+    ck_assert_uint_eq(c.first[0].a, 0x7fff);
+    ck_assert_uint_eq(c.first[0].b, 0xffff);
+    ck_assert(c.first[0].class_change);
+    ck_assert_uint_eq(c.first[1].index, 3);
+    bp_cmp_free(&c);
+    bp_buf_free(&a);
+    bp_buf_free(&b);
+}
+END_TEST
+
+/* +0 and -0 are equal (0 ulp apart, as torch.equal) in every float. */
+START_TEST(t_signed_zero)
+{
+    static const struct {
+        bp_dtype_t dt;
+        uint64_t neg0;
+    } v[] = {{BP_F32, 0x80000000}, {BP_BF16, 0x8000}, {BP_F16, 0x8000},
+             {BP_F64, 0x8000000000000000ull}};
+    for (size_t k = 0; k < 4; k++) {
+        bp_buf_t a = mk(v[k].dt, 3), b = mk(v[k].dt, 3);
+        put(&a, 1, v[k].neg0);
+        put(&b, 2, v[k].neg0);
+        bp_cmp_t c = cmp_pol(&a, &b, "exact", NULL);
+        ck_assert_uint_eq(c.mismatched, 0);
+        ck_assert_uint_eq(c.zero_sign_diffs, 2);
+        ck_assert_uint_eq(c.hist[0], 3);
+        ck_assert(c.pass);
+        bp_cmp_free(&c);
+        /* -0 against the smallest subnormal is one ulp. */
+        put(&b, 1, 1);
+        c = cmp_pol(&a, &b, "exact", NULL);
+        ck_assert_uint_eq(c.mismatched, 1);
+        ck_assert_uint_eq(c.max_ulp, 1);
+        ck_assert(isinf(c.max_rel));
+        bp_cmp_free(&c);
+        bp_buf_free(&a);
+        bp_buf_free(&b);
+    }
+}
+END_TEST
+
+/* Infinity is a class: FLT_MAX -> inf is a class change even though the
+ * two are adjacent on the integer line. */
+START_TEST(t_nonfinite)
+{
+    bp_buf_t a = mk(BP_F32, 7), b = mk(BP_F32, 7);
+    put(&a, 0, 0x7f7fffff); put(&b, 0, 0x7f800000); /* max -> +inf */
+    put(&a, 1, 0x7f800000); put(&b, 1, 0xff800000); /* +inf -> -inf */
+    put(&a, 2, 0x3f800000); put(&b, 2, 0x7fc00000); /* 1 -> NaN */
+    put(&a, 3, 0x7fc00000); put(&b, 3, 0x7f800000); /* NaN -> inf */
+    put(&a, 4, 0x3f800000); put(&b, 4, 0x3f800001); /* 1 ulp */
+    put(&a, 5, 0x7f800000); put(&b, 5, 0x7f800000); /* inf == inf */
+    put(&a, 6, 0xffc00000); put(&b, 6, 0x7fc00001); /* NaN == NaN */
+    bp_cmp_t c = cmp_pol(&a, &b, "ulp=1000", NULL);
+    ck_assert_uint_eq(c.mismatched, 5);
+    ck_assert_uint_eq(c.class_changes, 4);
+    ck_assert_uint_eq(c.hist[BP_HIST_CLASS], 4);
+    ck_assert_uint_eq(c.hist[1], 1);
+    ck_assert_uint_eq(c.hist[0], 2);
+    ck_assert_uint_eq(c.beyond_policy, 4);
+    ck_assert(!c.pass);
+    ck_assert(isinf(c.max_abs) && c.max_abs_idx == 0);
+    ck_assert(isinf(c.max_rel) && c.max_rel_idx == 0);
+    ck_assert(c.max_ulp == UINT64_MAX && c.max_ulp_idx == 0);
+    for (size_t k = 0; k < 4; k++) {
+        ck_assert(c.first[k].class_change);
+        ck_assert(c.first[k].beyond_policy);
+        ck_assert_uint_eq(c.first[k].ulp, UINT64_MAX);
+        ck_assert(isinf(c.first[k].abs) && isinf(c.first[k].rel));
+    }
+    ck_assert(!c.first[4].class_change && !c.first[4].beyond_policy);
+    ck_assert_uint_eq(c.nan_payload_diffs, 1);
+    bp_cmp_free(&c);
+    bp_buf_free(&a);
+    bp_buf_free(&b);
+}
+END_TEST
+
+START_TEST(t_f16_bf16_f64_values)
+{
+    /* f16: 2^-24 -> 2^-23 (subnormals), 1 -> 1+2^-10, 65504 -> -65504. */
+    bp_buf_t a = mk(BP_F16, 3), b = mk(BP_F16, 3);
+    put(&a, 0, 0x0001); put(&b, 0, 0x0002);
+    put(&a, 1, 0x3c00); put(&b, 1, 0x3c01);
+    put(&a, 2, 0x7bff); put(&b, 2, 0xfbff);
+    bp_cmp_t c = cmp_pol(&a, &b, "exact", NULL);
+    ck_assert(c.first[0].abs == 0x1p-24 && c.first[0].rel == 1.0);
+    ck_assert(c.first[1].abs == 0x1p-10 && c.first[1].rel == 0x1p-10);
+    ck_assert(c.first[2].abs == 131008.0 && c.first[2].rel == 2.0);
+    ck_assert_uint_eq(c.first[2].ulp, 2 * 0x7bffu);
+    ck_assert(c.max_abs == 131008.0 && c.max_abs_idx == 2);
+    bp_cmp_free(&c);
+    bp_buf_free(&a);
+    bp_buf_free(&b);
+
+    /* bf16: 0.9 rounds to 0x3f66; 0x3f67 is one ulp (2^-8) above. */
+    a = mk(BP_BF16, 1); b = mk(BP_BF16, 1);
+    put(&a, 0, 0x3f66); put(&b, 0, 0x3f67);
+    c = cmp_pol(&a, &b, "exact", NULL);
+    ck_assert(c.max_abs == 0x1p-8);
+    ck_assert(c.max_rel == 0x1p-8 / 0x1.ccp-1);
+    bp_cmp_free(&c);
+    bp_buf_free(&a);
+    bp_buf_free(&b);
+
+    /* f64: DBL_MAX -> -DBL_MAX: abs overflows to inf (still finite
+     * values, not a class change); the distance is below 2^64. */
+    a = mk(BP_F64, 2); b = mk(BP_F64, 2);
+    put(&a, 0, 0x7fefffffffffffffull); put(&b, 0, 0xffefffffffffffffull);
+    put(&a, 1, 0x3ff0000000000000ull); put(&b, 1, 0x3ff0000000000003ull);
+    c = cmp_pol(&a, &b, "ulp=3", NULL);
+    ck_assert_uint_eq(c.class_changes, 0);
+    ck_assert_uint_eq(c.first[0].ulp, 0xffdffffffffffffeull);
+    ck_assert_int_eq(bp_hist_bin(c.first[0].ulp), 65);
+    ck_assert_uint_eq(c.hist[65], 1);
+    ck_assert_uint_eq(c.hist[3], 1);
+    ck_assert(isinf(c.max_abs) && c.max_abs_idx == 0);
+    ck_assert(c.first[1].abs == 0x3p-52);
+    ck_assert_uint_eq(c.beyond_policy, 1);
+    bp_cmp_free(&c);
+    bp_buf_free(&a);
+    bp_buf_free(&b);
+}
+END_TEST
+
+START_TEST(t_integers)
+{
+    bp_buf_t a = mk(BP_I32, 4), b = mk(BP_I32, 4);
+    put(&a, 0, 5); put(&b, 0, 7);
+    put(&a, 1, (uint32_t)-3); put(&b, 1, (uint32_t)-3);
+    put(&a, 2, (uint32_t)INT32_MIN); put(&b, 2, (uint32_t)INT32_MAX);
+    put(&a, 3, 0); put(&b, 3, 1);
+    bp_cmp_t c = cmp_pol(&a, &b, "ulp=2", NULL);
+    ck_assert_uint_eq(c.mismatched, 3);
+    ck_assert_uint_eq(c.beyond_policy, 1);
+    ck_assert_uint_eq(c.first[0].ulp, 2);
+    ck_assert(c.first[0].rel == 0.4);
+    ck_assert_uint_eq(c.first[1].ulp, 0xffffffffu);
+    ck_assert(c.max_abs == 4294967295.0 && c.max_abs_idx == 2);
+    ck_assert(isinf(c.max_rel) && c.max_rel_idx == 3);
+    bp_cmp_free(&c);
+    bp_buf_free(&a);
+    bp_buf_free(&b);
+
+    a = mk(BP_I64, 1); b = mk(BP_I64, 1);
+    put(&a, 0, (uint64_t)INT64_MIN); put(&b, 0, (uint64_t)INT64_MAX);
+    c = cmp_pol(&a, &b, "exact", NULL);
+    ck_assert_uint_eq(c.max_ulp, UINT64_MAX);
+    ck_assert_uint_eq(c.hist[65], 1);
+    bp_cmp_free(&c);
+    bp_buf_free(&a);
+    bp_buf_free(&b);
+}
+END_TEST
+
+START_TEST(t_shape_dtype_errors)
+{
+    bp_buf_t a, b;
+    bp_error_t e;
+    bp_cmp_t c;
+    int64_t s1[2] = {4096, 128}, s2[2] = {128, 4096};
+    ck_assert_int_eq(bp_buf_alloc(&a, BP_F32, 2, s1, &e), BP_OK);
+    ck_assert_int_eq(bp_buf_alloc(&b, BP_BF16, 2, s1, &e), BP_OK);
+    ck_assert_int_eq(bp_compare(&a, &b, NULL, NULL, &c, &e), BP_EINPUT);
+    ck_assert_msg(strstr(e.msg, "dtypes differ") &&
+                  strstr(e.msg, "fp32 [4096, 128]") &&
+                  strstr(e.msg, "bf16 [4096, 128]"), "%s", e.msg);
+    ck_assert(c.first == NULL);
+    bp_buf_free(&b);
+    ck_assert_int_eq(bp_buf_alloc(&b, BP_F32, 2, s2, &e), BP_OK);
+    ck_assert_int_eq(bp_compare(&a, &b, NULL, NULL, &c, &e), BP_EINPUT);
+    ck_assert_msg(strstr(e.msg, "shapes differ") &&
+                  strstr(e.msg, "expected fp32 [4096, 128]") &&
+                  strstr(e.msg, "actual fp32 [128, 4096]"), "%s", e.msg);
+    bp_buf_free(&b);
+    /* Same numel, different rank. */
+    int64_t s3[1] = {4096 * 128};
+    ck_assert_int_eq(bp_buf_alloc(&b, BP_F32, 1, s3, &e), BP_OK);
+    ck_assert_int_eq(bp_compare(&a, &b, NULL, NULL, &c, &e), BP_EINPUT);
+    ck_assert_msg(strstr(e.msg, "[524288]"), "%s", e.msg);
+    bp_buf_free(&b);
+    bp_buf_free(&a);
+}
+END_TEST
+
+START_TEST(t_policy_ulp)
+{
+    bp_buf_t a = mk(BP_F32, 3), b = mk(BP_F32, 3);
+    fill(&a, 0x40000000);
+    put(&b, 0, 0x40000000);
+    put(&b, 1, 0x40000002); /* 2 ulp */
+    put(&b, 2, 0x3ffffffe); /* 2 ulp below */
+    bp_cmp_t c = cmp_pol(&a, &b, "ulp=2", NULL);
+    ck_assert_uint_eq(c.mismatched, 2);
+    ck_assert_uint_eq(c.beyond_policy, 0);
+    ck_assert(c.pass);
+    bp_cmp_free(&c);
+    c = cmp_pol(&a, &b, "ulp=1", NULL);
+    ck_assert_uint_eq(c.beyond_policy, 2);
+    ck_assert(!c.pass);
+    bp_cmp_free(&c);
+    put(&b, 1, 0x40000003);
+    c = cmp_pol(&a, &b, "ulp=2", NULL);
+    ck_assert_uint_eq(c.beyond_policy, 1);
+    ck_assert(c.first[0].beyond_policy && !c.first[1].beyond_policy);
+    bp_cmp_free(&c);
+    bp_buf_free(&a);
+    bp_buf_free(&b);
+}
+END_TEST
+
+/* abs + rel * |a| at its boundary; the figures are exact binary
+ * fractions so the boundary is exact too. */
+START_TEST(t_policy_tol)
+{
+    bp_buf_t a = mk(BP_F32, 2), b = mk(BP_F32, 2);
+    put(&a, 0, 0x3f800000); put(&b, 0, 0x3f802000); /* 1 -> 1+2^-10 */
+    put(&a, 1, 0x41000000); put(&b, 1, 0x41002000); /* 8 -> 8+2^-7 */
+    static const struct {
+        const char *pol;
+        size_t beyond;
+    } v[] = {
+        {"abs=0.0078125", 0},          /* 2^-7 covers both */
+        {"abs=0.0009765625", 1},       /* 2^-10: only the first */
+        {"abs=0.00048828125", 2},      /* 2^-11: neither */
+        {"rel=0.0009765625", 0},       /* 2^-10 relative: both */
+        {"rel=0.00048828125", 2},
+        {"abs=0.00048828125,rel=0.00048828125", 1}, /* 2^-11+2^-11 = 2^-10
+                                                       at 1; 2^-11+2^-8 at 8 */
+        {"atol=0.0009765625,rtol=0", 1},
+        {"ulp=1,abs=0.0009765625", 1}, /* either part admits */
+        {"ulp=65536,abs=0", 0},
+    };
+    for (size_t k = 0; k < sizeof v / sizeof v[0]; k++) {
+        bp_cmp_t c = cmp_pol(&a, &b, v[k].pol, NULL);
+        ck_assert_msg(c.beyond_policy == v[k].beyond,
+                      "policy %s: %zu beyond, want %zu", v[k].pol,
+                      c.beyond_policy, v[k].beyond);
+        ck_assert(c.pass == (v[k].beyond == 0));
+        ck_assert_uint_eq(c.mismatched, 2);
+        bp_cmp_free(&c);
+    }
+    bp_buf_free(&a);
+    bp_buf_free(&b);
+}
+END_TEST
+
+/* 100 elements, n of them 1 ulp off. */
+START_TEST(t_policy_fraction)
+{
+    static const struct {
+        const char *pol;
+        size_t n, allowed;
+        bool pass;
+    } v[] = {
+        {"fraction=0.29", 29, 29, true}, /* 0.29*100 is 28.999... */
+        {"fraction=0.29", 30, 29, false},
+        {"fraction=0.01", 1, 1, true},
+        {"fraction=0.01", 2, 1, false},
+        {"fraction=0.015", 1, 1, true},
+        {"fraction=0.015", 2, 1, false},
+        {"exact", 1, 0, false},
+        {"exact", 0, 0, true},
+        {"fraction=1", 100, 100, true},
+        {"fraction=0", 1, 0, false},
+        {"ulp=1,fraction=0.01", 100, 1, true}, /* all within ulp */
+        {"exact,fraction=0.07", 7, 7, true},   /* 0.07*100 = 7.000...1 */
+        {"exact,fraction=0.07", 8, 7, false},
+    };
+    for (size_t k = 0; k < sizeof v / sizeof v[0]; k++) {
+        bp_buf_t a = mk(BP_F32, 100), b = mk(BP_F32, 100);
+        fill(&a, 0x3f800000);
+        fill(&b, 0x3f800000);
+        for (size_t i = 0; i < v[k].n; i++)
+            put(&b, 99 - i, 0x3f800001);
+        bp_cmp_t c = cmp_pol(&a, &b, v[k].pol, NULL);
+        ck_assert_msg(c.allowed == v[k].allowed && c.pass == v[k].pass,
+                      "%s with %zu off: allowed %zu pass %d", v[k].pol,
+                      v[k].n, c.allowed, c.pass);
+        bp_cmp_free(&c);
+        bp_buf_free(&a);
+        bp_buf_free(&b);
+    }
+}
+END_TEST
+
+START_TEST(t_percentile)
+{
+    /* 10 elements: 5 equal, 3 at 1 ulp, 1 at 3 ulp, 1 class change. */
+    bp_buf_t a = mk(BP_F32, 10), b = mk(BP_F32, 10);
+    fill(&a, 0x3f800000);
+    fill(&b, 0x3f800000);
+    put(&b, 5, 0x3f800001);
+    put(&b, 6, 0x3f7fffff);
+    put(&b, 7, 0x3f800001);
+    put(&b, 8, 0x3f800003);
+    put(&b, 9, 0x7fc00000);
+    bp_cmp_t c = cmp_pol(&a, &b, "exact", NULL);
+    ck_assert(bp_cmp_percentile_ulp(&c, 0) == 0);
+    ck_assert(bp_cmp_percentile_ulp(&c, 50) == 0);
+    ck_assert(bp_cmp_percentile_ulp(&c, 51) == 1);
+    ck_assert(bp_cmp_percentile_ulp(&c, 80) == 1);
+    ck_assert(bp_cmp_percentile_ulp(&c, 81) == 4);
+    ck_assert(bp_cmp_percentile_ulp(&c, 90) == 4);
+    ck_assert(isinf(bp_cmp_percentile_ulp(&c, 99)));
+    ck_assert(isinf(bp_cmp_percentile_ulp(&c, 100)));
+    bp_cmp_free(&c);
+    put(&b, 9, 0x3f800000);
+    c = cmp_pol(&a, &b, "exact", NULL);
+    ck_assert(bp_cmp_percentile_ulp(&c, 100) == 4);
+    bp_cmp_free(&c);
+    bp_buf_free(&a);
+    bp_buf_free(&b);
+}
+END_TEST
+
+START_TEST(t_index_format_and_empty)
+{
+    bp_buf_t a, b;
+    bp_error_t e;
+    int64_t s[3] = {2, 3, 4};
+    ck_assert_int_eq(bp_buf_alloc(&a, BP_F16, 3, s, &e), BP_OK);
+    ck_assert_int_eq(bp_buf_alloc(&b, BP_F16, 3, s, &e), BP_OK);
+    put(&b, 1 * 12 + 2 * 4 + 3, 0x3c00);
+    bp_cmp_t c;
+    ck_assert_int_eq(bp_compare(&a, &b, NULL, NULL, &c, &e), BP_OK);
+    char idx[64];
+    bp_cmp_index_format(&c, c.max_abs_idx, idx, sizeof idx);
+    ck_assert_str_eq(idx, "[1, 2, 3]");
+    ck_assert_int_eq(c.ndim, 3);
+    ck_assert_int_eq(c.shape[2], 4);
+    ck_assert(c.dtype == BP_F16);
+    bp_cmp_free(&c);
+    bp_buf_free(&a);
+    bp_buf_free(&b);
+
+    int64_t z[2] = {0, 5};
+    ck_assert_int_eq(bp_buf_alloc(&a, BP_F32, 2, z, &e), BP_OK);
+    ck_assert_int_eq(bp_buf_alloc(&b, BP_F32, 2, z, &e), BP_OK);
+    ck_assert_int_eq(bp_compare(&a, &b, NULL, NULL, &c, &e), BP_OK);
+    ck_assert(c.total == 0 && c.mismatched == 0 && c.pass);
+    ck_assert(hist_sum(&c) == 0);
+    ck_assert(bp_cmp_percentile_ulp(&c, 50) == 0);
+    bp_cmp_free(&c);
+    bp_buf_free(&a);
+    bp_buf_free(&b);
+}
+END_TEST
+
+/* Tensors read from a container may start at any byte. */
+START_TEST(t_unaligned)
+{
+    const size_t n = 40000;
+    unsigned char *ra = calloc(n * 4 + 1, 1), *rb = calloc(n * 4 + 1, 1);
+    bp_buf_t a = {.dtype = BP_F32, .ndim = 1, .shape = {(int64_t)n},
+                  .numel = n, .data = ra + 1};
+    bp_buf_t b = a;
+    b.data = rb + 1;
+    put(&b, 20000, 0x00000005);
+    put(&b, n - 1, 0x80000003);
+    bp_cmp_t c = cmp_pol(&a, &b, "exact", NULL);
+    ck_assert_uint_eq(c.mismatched, 2);
+    ck_assert_uint_eq(c.max_ulp, 5);
+    ck_assert_uint_eq(c.max_ulp_idx, 20000);
+    ck_assert_uint_eq(c.first[1].index, n - 1);
+    ck_assert_uint_eq(c.first[1].b, 0x80000003);
+    bp_cmp_free(&c);
+    free(ra);
+    free(rb);
+}
+END_TEST
+
+/* One difference at the last element of a block, the first of the next,
+ * and the very end, for 4-byte and 2-byte elements. */
+START_TEST(t_block_edges)
+{
+    static const struct {
+        bp_dtype_t dt;
+        size_t blk;
+        uint64_t one, next;
+    } v[] = {{BP_F32, BLK_F32, 0x3f800000, 0x3f800001},
+             {BP_BF16, BLK_B16, 0x3f80, 0x3f81},
+             {BP_F16, BLK_B16, 0x3c00, 0x3c01},
+             {BP_F64, BLK_F32 / 2, 0x3ff0000000000000ull,
+              0x3ff0000000000001ull},
+             {BP_I32, BLK_F32, 7, 8}};
+    for (size_t k = 0; k < sizeof v / sizeof v[0]; k++) {
+        const size_t blk = v[k].blk, n = 3 * blk + 17;
+        const size_t where[][3] = {{blk - 1, SIZE_MAX, SIZE_MAX},
+                                   {blk, SIZE_MAX, SIZE_MAX},
+                                   {n - 1, SIZE_MAX, SIZE_MAX},
+                                   {0, 2 * blk - 1, n - 1},
+                                   {SIZE_MAX, SIZE_MAX, SIZE_MAX}};
+        for (size_t w = 0; w < 5; w++) {
+            bp_buf_t a = mk(v[k].dt, n), b = mk(v[k].dt, n);
+            fill(&a, v[k].one);
+            fill(&b, v[k].one);
+            size_t nd = 0;
+            for (int j = 0; j < 3; j++)
+                if (where[w][j] != SIZE_MAX) {
+                    put(&b, where[w][j], v[k].next);
+                    nd++;
+                }
+            bp_cmp_t c = cmp_pol(&a, &b, "exact", NULL);
+            ck_assert_msg(c.mismatched == nd && c.hist[0] == n - nd &&
+                          c.hist[1] == nd,
+                          "%s case %zu: %zu mismatched, want %zu",
+                          bp_dtype_name(v[k].dt), w, c.mismatched, nd);
+            ck_assert_uint_eq(c.nfirst, nd);
+            for (size_t j = 0; j < nd; j++)
+                ck_assert_uint_eq(c.first[j].index, where[w][j]);
+            if (nd)
+                ck_assert_uint_eq(c.max_ulp_idx, where[w][0]);
+            ck_assert(c.pass == (nd == 0));
+            bp_cmp_free(&c);
+            bp_buf_free(&a);
+            bp_buf_free(&b);
+        }
+    }
+}
+END_TEST
+
+/* ---- The plain reimplementation for the randomised cross-check. ---- */
+
+typedef struct {
+    size_t mism, beyond, cls, zsd, npd;
+    double max_abs, max_rel;
+    uint64_t max_ulp;
+    size_t iabs, irel, iulp;
+    uint64_t hist[BP_HIST_BINS];
+} naive_t;
+
+static int naive_bin(uint64_t d)
+{
+    if (d <= 2)
+        return (int)d;
+    int k = 2;
+    uint64_t hi = 2;
+    while (d > hi) {
+        k++;
+        if (hi >= (1ull << 63))
+            break;
+        hi *= 2;
+    }
+    return k;
+}
+
+static void naive(const bp_buf_t *a, const bp_buf_t *b,
+                  const bp_policy_t *p, bool payload, naive_t *r,
+                  bp_mismatch_t *first, size_t k, size_t *nfirst)
+{
+    memset(r, 0, sizeof *r);
+    *nfirst = 0;
+    const bp_dtype_t dt = a->dtype;
+    const bool isf = bp_dtype_info(dt)->is_float;
+    for (size_t i = 0; i < a->numel; i++) {
+        uint64_t x = bp_buf_bits(a, i), y = bp_buf_bits(b, i);
+        double va = bp_dtype_bits_to_double(dt, x);
+        double vb = bp_dtype_bits_to_double(dt, y);
+        bool nx = bp_dtype_bits_isnan(dt, x), ny = bp_dtype_bits_isnan(dt, y);
+        bool fx = isf ? isfinite(va) : true, fy = isf ? isfinite(vb) : true;
+        if (x == y) {
+            r->hist[0]++;
+            continue;
+        }
+        if (nx && ny && !payload) {
+            r->npd++;
+            r->hist[0]++;
+            continue;
+        }
+        if (isf && va == 0 && vb == 0) {
+            r->zsd++;
+            r->hist[0]++;
+            continue;
+        }
+        uint64_t d;
+        double ab, rel;
+        bool within, cls = !(fx && fy);
+        if (cls) {
+            d = UINT64_MAX;
+            ab = rel = INFINITY;
+            within = false;
+            r->cls++;
+            r->hist[BP_HIST_CLASS]++;
+        } else {
+            d = bp_ulp_distance(dt, x, y);
+            ab = isf ? fabs(va - vb) : (double)d;
+            rel = ab / fabs(va);
+            within = (p->has_ulp && d <= p->max_ulp) ||
+                     (p->has_tol && ab <= p->abs + p->rel * fabs(va));
+            r->hist[naive_bin(d)]++;
+        }
+        r->mism++;
+        if (!within)
+            r->beyond++;
+        if (r->mism == 1 || ab > r->max_abs) {
+            r->max_abs = ab;
+            r->iabs = i;
+        }
+        if (r->mism == 1 || rel > r->max_rel) {
+            r->max_rel = rel;
+            r->irel = i;
+        }
+        if (r->mism == 1 || d > r->max_ulp) {
+            r->max_ulp = d;
+            r->iulp = i;
+        }
+        if (*nfirst < k)
+            first[(*nfirst)++] = (bp_mismatch_t){
+                .index = i, .a = x, .b = y, .ulp = d, .abs = ab, .rel = rel,
+                .class_change = cls, .beyond_policy = !within};
+    }
+}
+
+static uint64_t sm_state;
+static uint64_t rnd(void)
+{
+    uint64_t z = (sm_state += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+/* A value near x on the line, or a special, or random bits. */
+static uint64_t perturb(bp_dtype_t dt, uint64_t x)
+{
+    const bp_dtype_info_t *in = bp_dtype_info(dt);
+    unsigned w = (unsigned)in->size * 8;
+    uint64_t mask = w == 64 ? ~0ull : (1ull << w) - 1;
+    uint64_t sign = 1ull << (w - 1);
+    uint64_t infb = in->is_float ? ((1ull << in->exp_bits) - 1)
+                                       << in->man_bits
+                                 : 0;
+    switch (rnd() % 10) {
+    case 0: return rnd() & mask;                          /* anything */
+    case 1: return in->is_float ? (x ^ sign) & mask : (x + 1) & mask;
+    case 2: return in->is_float ? (infb | (rnd() & (sign - 1))) & mask
+                                : rnd() & mask;           /* inf/NaN */
+    case 3: return in->is_float ? (rnd() & 1 ? sign : 0) : 0; /* zeros */
+    default: {
+        uint64_t k = rnd() % (rnd() % 4 ? 5 : 100000);
+        return (rnd() & 1 ? x + k : x - k) & mask;        /* nearby */
+    }
+    }
+}
+
+START_TEST(t_random_vs_naive)
+{
+    const char *env = getenv("BP_SEED");
+    uint64_t seed = env ? strtoull(env, NULL, 0) : (uint64_t)time(NULL);
+    printf("check_compare: random cross-check seed %" PRIu64
+           " (BP_SEED=%" PRIu64 " to replay)\n", seed, seed);
+    fflush(stdout);
+    sm_state = seed;
+    static const bp_dtype_t dts[] = {BP_F32, BP_BF16, BP_F16, BP_F64,
+                                     BP_I32, BP_I64};
+    static const char *pols[] = {"exact", "ulp=2", "abs=1e-3,rel=1e-2",
+                                 "ulp=4,fraction=0.3", "rel=0.5"};
+    for (int round = 0; round < 60; round++) {
+        bp_dtype_t dt = dts[rnd() % 6];
+        size_t n = 1 + rnd() % 70000;
+        unsigned density = (unsigned)(rnd() % 4); /* of mismatches */
+        bp_buf_t a = mk(dt, n), b = mk(dt, n);
+        unsigned w = (unsigned)bp_dtype_info(dt)->size * 8;
+        uint64_t mask = w == 64 ? ~0ull : (1ull << w) - 1;
+        for (size_t i = 0; i < n; i++) {
+            uint64_t x = rnd() & mask;
+            if (rnd() % 3 == 0) /* moderate magnitudes too */
+                x = bp_dtype_bits_from_double(dt, (double)(rnd() % 2000) /
+                                                      64.0 - 15.0);
+            put(&a, i, x);
+            bool diff = density == 0   ? rnd() % 20000 == 0
+                        : density == 1 ? rnd() % 50 == 0
+                        : density == 2 ? rnd() % 2 == 0
+                                       : true;
+            put(&b, i, diff ? perturb(dt, x) : x);
+        }
+        bp_policy_t p;
+        bp_error_t e;
+        const char *ps = pols[rnd() % 5];
+        ck_assert_int_eq(bp_policy_parse(ps, &p, &e), BP_OK);
+        bp_cmp_opts_t o;
+        bp_cmp_opts_init(&o);
+        o.nan_payload = rnd() % 2;
+        o.first_k = rnd() % 3 == 0 ? 0 : rnd() % 40;
+        bp_cmp_t c;
+        ck_assert_int_eq(bp_compare(&a, &b, &p, &o, &c, &e), BP_OK);
+        naive_t r;
+        bp_mismatch_t *first = calloc(o.first_k + 1, sizeof *first);
+        size_t nfirst;
+        naive(&a, &b, &p, o.nan_payload, &r, first, o.first_k, &nfirst);
+        const char *dn = bp_dtype_name(dt);
+        ck_assert_msg(c.mismatched == r.mism && c.beyond_policy == r.beyond &&
+                      c.class_changes == r.cls && c.zero_sign_diffs == r.zsd &&
+                      c.nan_payload_diffs == r.npd,
+                      "seed %" PRIu64 " round %d %s n=%zu: counts %zu/%zu/%zu/"
+                      "%zu/%zu, naive %zu/%zu/%zu/%zu/%zu", seed, round, dn, n,
+                      c.mismatched, c.beyond_policy, c.class_changes,
+                      c.zero_sign_diffs, c.nan_payload_diffs, r.mism,
+                      r.beyond, r.cls, r.zsd, r.npd);
+        for (int k = 0; k < BP_HIST_BINS; k++)
+            ck_assert_msg(c.hist[k] == r.hist[k],
+                          "seed %" PRIu64 " round %d %s: bin %s %" PRIu64
+                          ", naive %" PRIu64, seed, round, dn,
+                          bp_hist_label(k), c.hist[k], r.hist[k]);
+        if (r.mism) {
+            ck_assert_msg(c.max_abs == r.max_abs && c.max_abs_idx == r.iabs &&
+                          c.max_rel == r.max_rel && c.max_rel_idx == r.irel &&
+                          c.max_ulp == r.max_ulp && c.max_ulp_idx == r.iulp,
+                          "seed %" PRIu64 " round %d %s: maxima abs %a@%zu "
+                          "rel %a@%zu ulp %" PRIu64 "@%zu, naive %a@%zu "
+                          "%a@%zu %" PRIu64 "@%zu", seed, round, dn,
+                          c.max_abs, c.max_abs_idx, c.max_rel, c.max_rel_idx,
+                          c.max_ulp, c.max_ulp_idx, r.max_abs, r.iabs,
+                          r.max_rel, r.irel, r.max_ulp, r.iulp);
+        }
+        size_t allowed = 0;
+        while (allowed < n &&
+               (double)(allowed + 1) / (double)n <= p.max_mismatch_fraction)
+            allowed++;
+        ck_assert_uint_eq(c.allowed, allowed);
+        ck_assert(c.pass == (r.beyond <= allowed));
+        ck_assert_uint_eq(c.nfirst, nfirst);
+        for (size_t k = 0; k < nfirst; k++) {
+            const bp_mismatch_t *m = &c.first[k], *q = &first[k];
+            ck_assert_msg(m->index == q->index && m->a == q->a &&
+                          m->b == q->b && m->ulp == q->ulp &&
+                          m->abs == q->abs && m->rel == q->rel &&
+                          m->class_change == q->class_change &&
+                          m->beyond_policy == q->beyond_policy,
+                          "seed %" PRIu64 " round %d %s: first[%zu] at %zu "
+                          "0x%" PRIx64 " vs 0x%" PRIx64 " ulp %" PRIu64
+                          " abs %a; naive at %zu ulp %" PRIu64 " abs %a",
+                          seed, round, dn, k, m->index, m->a, m->b, m->ulp,
+                          m->abs, q->index, q->ulp, q->abs);
+        }
+        free(first);
+        bp_cmp_free(&c);
+        bp_buf_free(&a);
+        bp_buf_free(&b);
+    }
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("compare");
+    TCase *tc = tcase_create("core");
+    tcase_set_timeout(tc, 60);
+    tcase_add_test(tc, t_hist_bins);
+    tcase_add_test(tc, t_f32_distances);
+    tcase_add_test(tc, t_maxima_indices);
+    tcase_add_test(tc, t_first_k);
+    tcase_add_test(tc, t_nan_class);
+    tcase_add_test(tc, t_signed_zero);
+    tcase_add_test(tc, t_nonfinite);
+    tcase_add_test(tc, t_f16_bf16_f64_values);
+    tcase_add_test(tc, t_integers);
+    tcase_add_test(tc, t_shape_dtype_errors);
+    tcase_add_test(tc, t_policy_ulp);
+    tcase_add_test(tc, t_policy_tol);
+    tcase_add_test(tc, t_policy_fraction);
+    tcase_add_test(tc, t_percentile);
+    tcase_add_test(tc, t_index_format_and_empty);
+    tcase_add_test(tc, t_unaligned);
+    tcase_add_test(tc, t_block_edges);
+    tcase_add_test(tc, t_random_vs_naive);
+    suite_add_tcase(s, tc);
+    SRunner *r = srunner_create(s);
+    srunner_run_all(r, CK_NORMAL);
+    int f = srunner_ntests_failed(r);
+    srunner_free(r);
+    return f ? EXIT_FAILURE : EXIT_SUCCESS;
+}
