@@ -1,8 +1,161 @@
-/* PLACEHOLDER: replaced by the numeric-core work. */
+/* Bit formatting for reports (see bitfmt.h).
+ *
+ * Contract: every function writes a NUL-terminated string of at most n bytes
+ * (truncated like snprintf; nothing is written when n is 0), ignores bits
+ * above the dtype's width, and writes "?" for an unknown dtype.  Floats are
+ * shown through the double that holds them exactly.  NaN prints as "nan"
+ * whatever its sign and payload (the hex and field forms show those),
+ * infinities as "inf" and "-inf".  Integers print in decimal in the three
+ * decimal-ish forms (shortest, exact, hexfloat), and as their two's
+ * complement bits in the field form.
+ *
+ * "Shortest" means the fewest significant digits d (1..17) for which %.{d}g
+ * reads back to the same bits: f64 through strtod, f32 through strtof, and
+ * bf16/f16 through strtof followed by the round-to-nearest-even conversion
+ * of dtype.c, which is how a value typed by a user becomes that dtype.  The
+ * printf rounding of the d-digit candidate is the nearest one, which is
+ * enough for round-tripping though not always the shortest possible string
+ * at a binade boundary. */
 #include "bitfmt.h"
+
+#include <inttypes.h>
+#include <math.h>
+#include <stdbool.h>
 #include <stdio.h>
-void bp_fmt_shortest(bp_dtype_t dt, uint64_t bits, char *out, size_t n) { snprintf(out, n, "%.9g", bp_dtype_bits_to_double(dt, bits)); }
-void bp_fmt_exact(bp_dtype_t dt, uint64_t bits, char *out, size_t n) { snprintf(out, n, "%.20g", bp_dtype_bits_to_double(dt, bits)); }
-void bp_fmt_hex(bp_dtype_t dt, uint64_t bits, char *out, size_t n) { snprintf(out, n, "0x%0*llx", (int)bp_dtype_info(dt)->size * 2, (unsigned long long)bits); }
-void bp_fmt_hexfloat(bp_dtype_t dt, uint64_t bits, char *out, size_t n) { snprintf(out, n, "%a", bp_dtype_bits_to_double(dt, bits)); }
-void bp_fmt_fields(bp_dtype_t dt, uint64_t bits, char *out, size_t n) { bp_fmt_hex(dt, bits, out, n); }
+#include <stdlib.h>
+
+static bool dtype_ok(bp_dtype_t dt)
+{
+    return bp_dtype_info(dt) != NULL;
+}
+
+static unsigned width_of(bp_dtype_t dt)
+{
+    return (unsigned)bp_dtype_info(dt)->size * 8u;
+}
+
+static uint64_t masked(bp_dtype_t dt, uint64_t bits)
+{
+    unsigned w = width_of(dt);
+    return w >= 64 ? bits : bits & ((1ull << w) - 1);
+}
+
+static int64_t as_int(bp_dtype_t dt, uint64_t bits)
+{
+    return dt == BP_I32 ? (int64_t)(int32_t)(uint32_t)bits : (int64_t)bits;
+}
+
+static void put(char *out, size_t n, const char *s)
+{
+    if (n > 0)
+        snprintf(out, n, "%s", s);
+}
+
+/* Writes "nan", "inf" or "-inf" and returns true when the value is one. */
+static bool put_special(bp_dtype_t dt, uint64_t bits, char *out, size_t n)
+{
+    if (bp_dtype_bits_isnan(dt, bits)) {
+        put(out, n, "nan");
+        return true;
+    }
+    if (bp_dtype_bits_isinf(dt, bits)) {
+        put(out, n, bits >> (width_of(dt) - 1) ? "-inf" : "inf");
+        return true;
+    }
+    return false;
+}
+
+/* Integers, unknown dtypes and float specials: true when handled. */
+static bool put_common(bp_dtype_t dt, uint64_t bits, char *out, size_t n)
+{
+    if (!dtype_ok(dt)) {
+        put(out, n, "?");
+        return true;
+    }
+    bits = masked(dt, bits);
+    if (!bp_dtype_info(dt)->is_float) {
+        if (n > 0)
+            snprintf(out, n, "%" PRId64, as_int(dt, bits));
+        return true;
+    }
+    return put_special(dt, bits, out, n);
+}
+
+static bool reads_back(bp_dtype_t dt, uint64_t bits, const char *s)
+{
+    switch (dt) {
+    case BP_F64: return bp_f64_bits(strtod(s, NULL)) == bits;
+    case BP_F32: return bp_f32_bits(strtof(s, NULL)) == bits;
+    case BP_BF16: return bp_f32_to_bf16(strtof(s, NULL)) == bits;
+    case BP_F16: return bp_f32_to_f16(strtof(s, NULL)) == bits;
+    default: return false;
+    }
+}
+
+void bp_fmt_shortest(bp_dtype_t dt, uint64_t bits, char *out, size_t n)
+{
+    if (put_common(dt, bits, out, n))
+        return;
+    bits = masked(dt, bits);
+    double v = bp_dtype_bits_to_double(dt, bits);
+    char buf[BP_FMT_MAX];
+    for (int d = 1; d <= 17; d++) {
+        snprintf(buf, sizeof buf, "%.*g", d, v);
+        if (reads_back(dt, bits, buf))
+            break;
+    }
+    /* %.17g always reads back (it does for every double), so buf holds an
+     * answer when the loop ends. */
+    put(out, n, buf);
+}
+
+void bp_fmt_exact(bp_dtype_t dt, uint64_t bits, char *out, size_t n)
+{
+    if (put_common(dt, bits, out, n))
+        return;
+    if (n > 0)
+        snprintf(out, n, "%.20g", bp_dtype_bits_to_double(dt, masked(dt, bits)));
+}
+
+void bp_fmt_hex(bp_dtype_t dt, uint64_t bits, char *out, size_t n)
+{
+    if (!dtype_ok(dt)) {
+        put(out, n, "?");
+        return;
+    }
+    if (n > 0)
+        snprintf(out, n, "0x%0*" PRIx64, (int)(width_of(dt) / 4),
+                 masked(dt, bits));
+}
+
+void bp_fmt_hexfloat(bp_dtype_t dt, uint64_t bits, char *out, size_t n)
+{
+    if (put_common(dt, bits, out, n))
+        return;
+    if (n > 0)
+        snprintf(out, n, "%a", bp_dtype_bits_to_double(dt, masked(dt, bits)));
+}
+
+void bp_fmt_fields(bp_dtype_t dt, uint64_t bits, char *out, size_t n)
+{
+    if (!dtype_ok(dt)) {
+        put(out, n, "?");
+        return;
+    }
+    const bp_dtype_info_t *in = bp_dtype_info(dt);
+    unsigned w = width_of(dt);
+    /* Field boundaries counted from the most significant bit: a space
+     * after the sign and after the exponent; none for integers. */
+    unsigned cut1 = in->is_float ? 1u : w, cut2 = in->is_float
+        ? 1u + (unsigned)in->exp_bits : w;
+    char buf[BP_FMT_MAX];
+    size_t k = 0;
+    bits = masked(dt, bits);
+    for (unsigned i = 0; i < w; i++) {
+        if (i == cut1 || i == cut2)
+            buf[k++] = ' ';
+        buf[k++] = (char)('0' + ((bits >> (w - 1 - i)) & 1u));
+    }
+    buf[k] = '\0';
+    put(out, n, buf);
+}

@@ -26,6 +26,8 @@ const char *bp_dtype_name(bp_dtype_t dt)
 
 bool bp_dtype_parse(const char *s, bp_dtype_t *out)
 {
+    if (!s)
+        return false;
     static const struct {
         const char *alias;
         bp_dtype_t dt;
@@ -48,6 +50,8 @@ bool bp_dtype_parse(const char *s, bp_dtype_t *out)
 
 bool bp_dtype_from_st(const char *s, bp_dtype_t *out)
 {
+    if (!s)
+        return false;
     for (int i = 0; i < BP_NDTYPES; i++)
         if (strcmp(s, infos[i].st_name) == 0) {
             *out = (bp_dtype_t)i;
@@ -143,6 +147,8 @@ float bp_f16_to_f32(uint16_t h)
 
 uint64_t bp_dtype_load_bits(bp_dtype_t dt, const void *data, size_t i)
 {
+    if ((unsigned)dt >= BP_NDTYPES)
+        return 0;
     const unsigned char *p = (const unsigned char *)data + i * infos[dt].size;
     uint64_t v = 0;
     for (size_t k = 0; k < infos[dt].size; k++)
@@ -152,6 +158,8 @@ uint64_t bp_dtype_load_bits(bp_dtype_t dt, const void *data, size_t i)
 
 void bp_dtype_store_bits(bp_dtype_t dt, void *data, size_t i, uint64_t bits)
 {
+    if ((unsigned)dt >= BP_NDTYPES)
+        return;
     unsigned char *p = (unsigned char *)data + i * infos[dt].size;
     for (size_t k = 0; k < infos[dt].size; k++)
         p[k] = (unsigned char)(bits >> (8 * k));
@@ -170,6 +178,20 @@ double bp_dtype_bits_to_double(bp_dtype_t dt, uint64_t bits)
     }
 }
 
+/* Nearest integer (ties to even) in [-lim, lim - 1], saturating, NaN -> 0:
+ * a plain C cast is undefined outside the integer's range. */
+static int64_t round_to_int(double v, double lim)
+{
+    if (isnan(v))
+        return 0;
+    double r = nearbyint(v);
+    if (r >= lim)
+        return lim == 0x1p63 ? INT64_MAX : INT32_MAX;
+    if (r < -lim)
+        return lim == 0x1p63 ? INT64_MIN : INT32_MIN;
+    return (int64_t)r;
+}
+
 uint64_t bp_dtype_bits_from_double(bp_dtype_t dt, double v)
 {
     switch (dt) {
@@ -177,8 +199,8 @@ uint64_t bp_dtype_bits_from_double(bp_dtype_t dt, double v)
     case BP_F32: return bp_f32_bits((float)v);
     case BP_BF16: return bp_f32_to_bf16((float)v);
     case BP_F16: return bp_f32_to_f16((float)v);
-    case BP_I64: return (uint64_t)(int64_t)v;
-    case BP_I32: return (uint32_t)(int32_t)v;
+    case BP_I64: return (uint64_t)round_to_int(v, 0x1p63);
+    case BP_I32: return (uint32_t)(int32_t)round_to_int(v, 0x1p31);
     default: return 0;
     }
 }
@@ -190,7 +212,7 @@ static unsigned width_bits(bp_dtype_t dt)
 
 bool bp_dtype_bits_isnan(bp_dtype_t dt, uint64_t bits)
 {
-    if (!infos[dt].is_float)
+    if ((unsigned)dt >= BP_NDTYPES || !infos[dt].is_float)
         return false;
     unsigned w = width_bits(dt), man = (unsigned)infos[dt].man_bits;
     uint64_t mag = bits & ((w == 64 ? ~0ull : ((1ull << w) - 1)) >> 1);
@@ -200,7 +222,7 @@ bool bp_dtype_bits_isnan(bp_dtype_t dt, uint64_t bits)
 
 bool bp_dtype_bits_isinf(bp_dtype_t dt, uint64_t bits)
 {
-    if (!infos[dt].is_float)
+    if ((unsigned)dt >= BP_NDTYPES || !infos[dt].is_float)
         return false;
     unsigned w = width_bits(dt), man = (unsigned)infos[dt].man_bits;
     uint64_t mag = bits & ((w == 64 ? ~0ull : ((1ull << w) - 1)) >> 1);
@@ -219,6 +241,8 @@ static void line_pos(bp_dtype_t dt, uint64_t bits, bool *neg, uint64_t *mag)
 
 uint64_t bp_ulp_distance(bp_dtype_t dt, uint64_t a, uint64_t b)
 {
+    if ((unsigned)dt >= BP_NDTYPES)
+        return UINT64_MAX;
     if (!infos[dt].is_float) {
         int64_t x, y;
         if (dt == BP_I32) {

@@ -56,7 +56,8 @@ uint64_t bp_dtype_load_bits(bp_dtype_t dt, const void *data, size_t i);
 void bp_dtype_store_bits(bp_dtype_t dt, void *data, size_t i, uint64_t bits);
 double bp_dtype_bits_to_double(bp_dtype_t dt, uint64_t bits);
 /* Rounds v to dt (nearest even; through f32 for bf16/f16, which is exact
- * for values that are already f32) and returns the bits. */
+ * for values that are already f32) and returns the bits.  Integer dtypes
+ * saturate at their range and give 0 for NaN. */
 uint64_t bp_dtype_bits_from_double(bp_dtype_t dt, double v);
 
 bool bp_dtype_bits_isnan(bp_dtype_t dt, uint64_t bits);
