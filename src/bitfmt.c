@@ -15,7 +15,8 @@
  * of dtype.c, which is how a value typed by a user becomes that dtype.  The
  * printf rounding of the d-digit candidate is the nearest one, which is
  * enough for round-tripping though not always the shortest possible string
- * at a binade boundary. */
+ * at a binade boundary.  Below 10^16 the result is positional ("100", not
+ * "1e+02"). */
 #include "bitfmt.h"
 
 #include <inttypes.h>
@@ -23,6 +24,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 static bool dtype_ok(bp_dtype_t dt)
 {
@@ -92,6 +94,28 @@ static bool reads_back(bp_dtype_t dt, uint64_t bits, const char *s)
     }
 }
 
+/* %g writes 100 as "1e+02" when one digit is enough; below 10^16 the
+ * positional form of the same decimal reads better ("100"), as in Python's
+ * repr. */
+static void unplain(char *s, size_t size)
+{
+    char *e = strchr(s, 'e');
+    if (!e)
+        return;
+    int x = atoi(e + 1);
+    if (x < 0 || x >= 16)
+        return;
+    char digits[32];
+    size_t k = 0;
+    for (const char *p = s; p < e; p++)
+        if (*p >= '0' && *p <= '9')
+            digits[k++] = *p;
+    while (k < (size_t)x + 1)
+        digits[k++] = '0';
+    digits[k] = '\0';
+    snprintf(s, size, "%s%s", s[0] == '-' ? "-" : "", digits);
+}
+
 void bp_fmt_shortest(bp_dtype_t dt, uint64_t bits, char *out, size_t n)
 {
     if (put_common(dt, bits, out, n))
@@ -106,6 +130,7 @@ void bp_fmt_shortest(bp_dtype_t dt, uint64_t bits, char *out, size_t n)
     }
     /* %.17g always reads back (it does for every double), so buf holds an
      * answer when the loop ends. */
+    unplain(buf, sizeof buf);
     put(out, n, buf);
 }
 
