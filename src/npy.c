@@ -340,16 +340,22 @@ bp_status bp_npy_read(const char *path, bool as_bf16, bp_buf_t *out,
                             strerror(errno));
     struct stat sb;
     unsigned char pre[12], *hd = NULL;
+    char *label = malloc(strlen(path) + 16);
     size_t hs, hl;
     npy_info_t info;
     bp_status st;
+    if (!label) {
+        st = bp_error_set(err, BP_ENOMEM, "out of memory");
+        goto done;
+    }
+    sprintf(label, "cannot read '%s'", path);
     ssize_t r = read_full(fd, pre, sizeof pre);
     if (r < 0 || fstat(fd, &sb) < 0) {
-        st = bp_error_set(err, BP_EIO, "cannot read '%s': %s", path,
+        st = bp_error_set(err, BP_EIO, "%s: %s", label,
                           strerror(errno));
         goto done;
     }
-    if ((st = prelude(pre, (size_t)r, path, err, &hs, &hl)))
+    if ((st = prelude(pre, (size_t)r, label, err, &hs, &hl)))
         goto done;
     if (!(hd = malloc(hs + hl + 1))) {
         st = bp_error_set(err, BP_ENOMEM, "out of memory");
@@ -359,12 +365,12 @@ bp_status bp_npy_read(const char *path, bool as_bf16, bp_buf_t *out,
     ssize_t r2 = (size_t)r < hs + hl
                ? read_full(fd, hd + r, hs + hl - (size_t)r) : 0;
     if (r2 < 0) {
-        st = bp_error_set(err, BP_EIO, "cannot read '%s': %s", path,
+        st = bp_error_set(err, BP_EIO, "%s: %s", label,
                           strerror(errno));
         goto done;
     }
     size_t got = (size_t)r + (size_t)r2; /* may exceed hs + hl by a few */
-    if ((st = header_info(hd, got < hs + hl ? got : hs + hl, path, as_bf16,
+    if ((st = header_info(hd, got < hs + hl ? got : hs + hl, label, as_bf16,
                           &info, err)))
         goto done;
     size_t extra = got - (hs + hl); /* data bytes already in hd */
@@ -376,30 +382,31 @@ bp_status bp_npy_read(const char *path, bool as_bf16, bp_buf_t *out,
             goto done;
         have = bp_buf_nbytes(&tmp);
     }
-    if ((st = shape_data(&info, have, path, out, err)))
+    if ((st = shape_data(&info, have, label, out, err)))
         goto done;
     size_t need = bp_buf_nbytes(out);
     memcpy(out->data, hd + hs + hl, extra < need ? extra : need);
     if (extra < need) {
         r = read_full(fd, (char *)out->data + extra, need - extra);
         if (r < 0) {
-            st = bp_error_set(err, BP_EIO, "cannot read '%s': %s", path,
+            st = bp_error_set(err, BP_EIO, "%s: %s", label,
                               strerror(errno));
             goto done;
         }
         if ((size_t)r < need - extra) {
-            st = fail(path, err, hs + hl + extra + (size_t)r, "file ends "
+            st = fail(label, err, hs + hl + extra + (size_t)r, "file ends "
                       "inside the data");
             goto done;
         }
     }
     unsigned char one;
     if (extra > need || read_full(fd, &one, 1) == 1)
-        st = fail(path, err, hs + hl + need, "trailing bytes after the data");
+        st = fail(label, err, hs + hl + need, "trailing bytes after the data");
 done:
     if (st)
         bp_buf_free(out);
     free(hd);
+    free(label);
     close(fd);
     return st;
 }

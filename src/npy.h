@@ -24,7 +24,8 @@
 /* Headers above this are refused before anything is allocated. */
 #define BP_NPY_MAX_HEADER (1u << 20)
 
-/* Reads path into out (which need not be initialised). */
+/* Reads path into out (which need not be initialised; on failure it holds
+ * no data); messages start "cannot read '<path>': ". */
 bp_status bp_npy_read(const char *path, bool as_bf16, bp_buf_t *out,
                       bp_error_t *err);
 /* The same from memory; label names the input in messages. */

@@ -76,7 +76,8 @@ typedef struct {
 /* An empty file (no tensors, no metadata); equivalent to zeroing it. */
 void bp_st_init(bp_st_file_t *f);
 
-/* Reads a plain or gzip'd safetensors file; labels messages with path. */
+/* Reads a plain or gzip'd safetensors file; messages start "cannot read
+ * '<path>': ".  out need not be initialised; on failure it is empty. */
 bp_status bp_st_read(const char *path, bp_st_file_t *out, bp_error_t *err);
 /* The same from memory (plain or gzip, by magic); label names the input
  * in messages. */

@@ -164,11 +164,12 @@ static void check_bad(const bad_t *c, const char *label, bp_status st,
 START_TEST(t_bad_file)
 {
     const bad_t *c = &bads[_i];
-    char p[4096];
+    char p[4096], label[4200];
     bp_buf_t b;
     bp_error_t e = {0};
     path_of(c->file, p, sizeof p);
-    check_bad(c, p, bp_npy_read(p, c->as_bf16, &b, &e), &e);
+    snprintf(label, sizeof label, "cannot read '%s'", p);
+    check_bad(c, label, bp_npy_read(p, c->as_bf16, &b, &e), &e);
     ck_assert(b.data == NULL);
 }
 END_TEST

@@ -283,11 +283,12 @@ static void check_bad(const bad_t *c, const char *label, bp_status st,
 START_TEST(t_bad_file)
 {
     const bad_t *c = &bads[_i];
-    char p[4096];
+    char p[4096], label[4200];
     bp_st_file_t f;
     bp_error_t e = {0};
     path_of("st-bad", c->file, p, sizeof p);
-    check_bad(c, p, bp_st_read(p, &f, &e), &e);
+    snprintf(label, sizeof label, "cannot read '%s'", p);
+    check_bad(c, label, bp_st_read(p, &f, &e), &e);
     ck_assert(f.n == 0 && f.t == NULL && f.meta == NULL);
 }
 END_TEST
