@@ -54,6 +54,8 @@ typedef struct {
     bp_arg_kind_t kind;
     int buf;      /* index of the op producing it, for BP_ARG_BUF */
     double value; /* for BP_ARG_SCALAR (a Python number: double) */
+    bool is_int;  /* BP_ARG_SCALAR written as an integer (a Python int):
+                     decides type promotion with integer tensors */
 } bp_arg_t;
 
 typedef struct bp_op {
@@ -94,12 +96,33 @@ const char *bp_form_name(bp_form_t f);
  * (metas[j] for j < its index) and the dtype the probe runs in.  Type
  * promotion follows PyTorch: float tensors beat scalars; bf16 with f16 gives
  * f32; an integer tensor with a float scalar, or in a true division or a
- * float function, gives f32 (the default dtype). */
+ * float function, gives f32 (the default dtype)..
+ * Two integer tensors give i64 (i32 with i32 stays i32); an integer tensor
+ * with an integer scalar keeps its dtype; sum of integers gives i64; matmul
+ * does not promote (one float dtype for both operands, as torch.matmul).
+ * Without dtype, arange and tensor give i64 when every number is integral,
+ * else f32 (the loader decides from how the numbers are written, as Python
+ * does, and sets dtype); uniform gives f32.  An explicit dtype (dtype_is_run:
+ * the run dtype) replaces the result dtype; div and the float functions
+ * (reciprocal exp log sin cos tanh sqrt rsqrt) and uniform refuse integer
+ * ones.
+ * Shapes: elementwise ops take two tensors of exactly one shape or a tensor
+ * and a scalar ("shape mismatch" otherwise: no broadcasting); outer [n],[m]
+ * -> [n,m]; concat joins along axis (others equal); slice as Python's
+ * a[start:end:step] along axis; matmul [m,k]x[k,n] -> [m,n]; sum drops axis,
+ * or gives a 0-D result without one; arange has bp_arange_length elements;
+ * rotate_half needs an even last dimension. */
 bp_status bp_op_infer(const bp_op_t *op, const bp_meta_t *metas,
                       bp_dtype_t run_dtype, bp_meta_t *out, bp_error_t *err);
 
 /* PyTorch's arange length: ceil((end - start) / step) computed in double. */
 bp_status bp_arange_length(double start, double end, double step,
                            int64_t *n, bp_error_t *err);
+
+/* A slice's first index and length along a dimension of size dim, with
+ * Python's rules: negative start/end count from the end, both are clamped
+ * to [0, dim], step > 0 (INT64_MAX as end: to the end). */
+void bp_slice_resolve(const bp_op_t *op, int64_t dim, int64_t *first,
+                      int64_t *len);
 
 #endif

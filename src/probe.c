@@ -1,7 +1,283 @@
-/* PLACEHOLDER: replaced by the probe-format work. */
+/* Probes once loaded: freeing, lookup, per-dtype inference, directory
+ * loading and the definition hash (see probe.h; the YAML reader is
+ * probe_yaml.c).
+ *
+ * The hash identifies what a golden was computed from.  It covers every
+ * field that can change a result or its verdict (params, dtypes, ops,
+ * outputs and policies) through a canonical text in which numbers are
+ * written in %a (exact) and buffers by index, so that reformatting, comments,
+ * key order and the description leave it alone. */
 #include "probe.h"
-void bp_probe_free(bp_probe_t *p) { (void)p; }
-void bp_probe_free_all(bp_probe_t **ps, size_t n) { (void)ps; (void)n; }
-int bp_probe_find_buf(const bp_probe_t *p, const char *name) { (void)p; (void)name; return -1; }
-bp_status bp_probe_infer(const bp_probe_t *p, bp_dtype_t run_dtype, bp_meta_t *metas, bp_error_t *err) { (void)p; (void)run_dtype; (void)metas; return bp_error_set(err, BP_EINTERNAL, "not built yet"); }
-bp_status bp_probe_load_dir(const char *dir, bp_probe_t ***out, size_t *n, bp_error_t *err) { (void)dir; (void)out; (void)n; return bp_error_set(err, BP_EINTERNAL, "not built yet"); }
+
+#include <dirent.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void bp_probe_free(bp_probe_t *p)
+{
+    if (!p)
+        return;
+    free(p->name);
+    free(p->description);
+    free(p->path);
+    for (size_t i = 0; i < p->nparams; i++)
+        free(p->params[i].name);
+    free(p->params);
+    for (size_t i = 0; i < p->nops; i++) {
+        free(p->ops[i].out);
+        free(p->ops[i].inputs);
+        free(p->ops[i].values);
+    }
+    free(p->ops);
+    for (size_t i = 0; i < p->noutputs; i++)
+        free(p->outputs[i].name);
+    free(p->outputs);
+    free(p);
+}
+
+void bp_probe_free_all(bp_probe_t **ps, size_t n)
+{
+    if (!ps)
+        return;
+    for (size_t i = 0; i < n; i++)
+        bp_probe_free(ps[i]);
+    free(ps);
+}
+
+int bp_probe_find_buf(const bp_probe_t *p, const char *name)
+{
+    for (size_t i = 0; i < p->nops; i++)
+        if (p->ops[i].out && strcmp(p->ops[i].out, name) == 0)
+            return (int)i;
+    return -1;
+}
+
+static bool ref_ok(const bp_arg_t *a, size_t i)
+{
+    return a->kind != BP_ARG_BUF || (a->buf >= 0 && (size_t)a->buf < i);
+}
+
+bp_status bp_probe_infer(const bp_probe_t *p, bp_dtype_t run_dtype,
+                         bp_meta_t *metas, bp_error_t *err)
+{
+    if ((unsigned)run_dtype >= BP_NDTYPES || !(p->dtypes & (1u << run_dtype)))
+        return bp_error_set(err, BP_EINPUT,
+                            "probe '%s' does not run in %s (%s)", p->name,
+                            bp_dtype_name(run_dtype), p->path);
+    for (size_t i = 0; i < p->nops; i++) {
+        const bp_op_t *op = &p->ops[i];
+        bool ok = ref_ok(&op->a, i) && ref_ok(&op->b, i);
+        for (int k = 0; ok && k < op->ninputs; k++)
+            ok = op->inputs[k] >= 0 && (size_t)op->inputs[k] < i;
+        bp_status st = ok ? bp_op_infer(op, metas, run_dtype, &metas[i], err)
+                          : bp_error_set(err, BP_EINPUT,
+                                         "cycle: op reads a buffer that is "
+                                         "not defined before it");
+        if (st) {
+            char msg[sizeof err->msg];
+            snprintf(msg, sizeof msg, "%s", err->msg);
+            return bp_error_set(err, st, "%s:%d:%d: %s (op '%s', %s, in %s)",
+                                p->path, op->line, op->col, msg, op->out,
+                                bp_op_name(op->kind), bp_dtype_name(run_dtype));
+        }
+    }
+    return BP_OK;
+}
+
+/* ---- hash ---------------------------------------------------------------- */
+
+typedef struct {
+    uint64_t h;
+} fnv_t;
+
+static void fnv_bytes(fnv_t *f, const void *data, size_t n)
+{
+    const unsigned char *s = data;
+    for (size_t i = 0; i < n; i++) {
+        f->h ^= s[i];
+        f->h *= 0x100000001b3ULL;
+    }
+}
+
+static void fnv_printf(fnv_t *f, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+static void fnv_printf(fnv_t *f, const char *fmt, ...)
+{
+    char buf[256];
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    if (n > 0)
+        fnv_bytes(f, buf, (size_t)n < sizeof buf ? (size_t)n : sizeof buf - 1);
+}
+
+/* Strings are length-prefixed so that no two field lists collide. */
+static void fnv_str(fnv_t *f, const char *s)
+{
+    size_t n = s ? strlen(s) : 0;
+    fnv_printf(f, "%zu:", n);
+    fnv_bytes(f, s ? s : "", n);
+}
+
+static void fnv_arg(fnv_t *f, const bp_arg_t *a)
+{
+    if (a->kind == BP_ARG_BUF)
+        fnv_printf(f, "B%d;", a->buf);
+    else if (a->kind == BP_ARG_SCALAR)
+        fnv_printf(f, "S%a%c;", a->value, a->is_int ? 'i' : 'f');
+    else
+        fnv_printf(f, "N;");
+}
+
+static void hash_op(fnv_t *f, const bp_op_t *op)
+{
+    fnv_printf(f, "op%d", (int)op->kind);
+    fnv_str(f, op->out);
+    fnv_arg(f, &op->a);
+    fnv_arg(f, &op->b);
+    fnv_printf(f, "in%d:", op->ninputs);
+    for (int k = 0; k < op->ninputs; k++)
+        fnv_printf(f, "%d,", op->inputs[k]);
+    fnv_printf(f, "dt%d%d%d;form%d;", op->has_dtype, op->dtype_is_run,
+               op->has_dtype && !op->dtype_is_run ? (int)op->dtype : -1,
+               (int)op->form);
+    fnv_printf(f, "r%a,%a,%a;", op->start, op->end, op->step);
+    fnv_printf(f, "ax%d,%d;", op->has_axis, op->has_axis ? op->axis : 0);
+    fnv_printf(f, "sl%" PRId64 ",%" PRId64 ",%" PRId64 ";", op->s_start,
+               op->s_end, op->s_step);
+    fnv_printf(f, "sh%d:", op->ndim);
+    for (int d = 0; d < op->ndim && d < BP_MAXDIM; d++)
+        fnv_printf(f, "%" PRId64 ",", op->shape[d]);
+    fnv_printf(f, "v%zu:", op->nvalues);
+    for (size_t k = 0; k < op->nvalues; k++)
+        fnv_printf(f, "%a,", op->values[k]);
+    fnv_printf(f, "u%" PRIu64 ",%" PRIu64 ",%a,%a;", op->seed, op->stream,
+               op->low, op->high);
+}
+
+static int param_cmp(const void *a, const void *b)
+{
+    const bp_param_t *const *x = a, *const *y = b;
+    return strcmp((*x)->name, (*y)->name);
+}
+
+void bp_probe_hash(const bp_probe_t *p, char out[17])
+{
+    fnv_t f = {0xcbf29ce484222325ULL};
+    fnv_printf(&f, "bitprobe-probe-1;");
+    fnv_str(&f, p->name);
+    /* Params by name: their order in the file means nothing. */
+    const bp_param_t **sorted = malloc((p->nparams ? p->nparams : 1) *
+                                       sizeof *sorted);
+    if (sorted) {
+        for (size_t i = 0; i < p->nparams; i++)
+            sorted[i] = &p->params[i];
+        qsort(sorted, p->nparams, sizeof *sorted, param_cmp);
+        fnv_printf(&f, "params%zu:", p->nparams);
+        for (size_t i = 0; i < p->nparams; i++) {
+            fnv_str(&f, sorted[i]->name);
+            fnv_printf(&f, "=%a;", sorted[i]->value);
+        }
+        free(sorted);
+    }
+    fnv_printf(&f, "dtypes%" PRIu32 ";ops%zu:", p->dtypes, p->nops);
+    for (size_t i = 0; i < p->nops; i++)
+        hash_op(&f, &p->ops[i]);
+    fnv_printf(&f, "outputs%zu:", p->noutputs);
+    for (size_t i = 0; i < p->noutputs; i++) {
+        const bp_output_t *o = &p->outputs[i];
+        const bp_policy_t *pol = &o->policy;
+        fnv_str(&f, o->name);
+        fnv_printf(&f, "b%d;u%d,%" PRIu64 ";t%d,%a,%a;m%a;", o->buf,
+                   pol->has_ulp, pol->has_ulp ? pol->max_ulp : 0, pol->has_tol,
+                   pol->has_tol ? pol->abs : 0.0, pol->has_tol ? pol->rel : 0.0,
+                   pol->max_mismatch_fraction);
+    }
+    snprintf(out, 17, "%016" PRIx64, f.h);
+}
+
+/* ---- directories ----------------------------------------------------------- */
+
+static int str_cmp(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static int probe_cmp(const void *a, const void *b)
+{
+    const bp_probe_t *const *x = a, *const *y = b;
+    return strcmp((*x)->name, (*y)->name);
+}
+
+static bool is_yaml_name(const char *s)
+{
+    size_t n = strlen(s);
+    return n > 5 && s[0] != '.' && strcmp(s + n - 5, ".yaml") == 0;
+}
+
+bp_status bp_probe_load_dir(const char *dir, bp_probe_t ***out, size_t *n,
+                            bp_error_t *err)
+{
+    *out = NULL;
+    *n = 0;
+    DIR *d = opendir(dir);
+    if (!d)
+        return bp_error_set(err, BP_EIO, "cannot open probe directory '%s': %s",
+                            dir, strerror(errno));
+    char **names = NULL;
+    size_t nn = 0, cap = 0;
+    bp_status st = BP_OK;
+    struct dirent *e;
+    while (!st && (e = readdir(d))) {
+        if (!is_yaml_name(e->d_name))
+            continue;
+        if (nn == cap) {
+            size_t nc = cap ? cap * 2 : 16;
+            char **t = realloc(names, nc * sizeof *t);
+            if (!t) {
+                st = bp_error_set(err, BP_ENOMEM, "out of memory");
+                break;
+            }
+            names = t;
+            cap = nc;
+        }
+        size_t len = strlen(dir) + strlen(e->d_name) + 2;
+        if (!(names[nn] = malloc(len))) {
+            st = bp_error_set(err, BP_ENOMEM, "out of memory");
+            break;
+        }
+        snprintf(names[nn++], len, "%s/%s", dir, e->d_name);
+    }
+    closedir(d);
+    if (nn)
+        qsort(names, nn, sizeof *names, str_cmp);
+    bp_probe_t **ps = st ? NULL : calloc(nn ? nn : 1, sizeof *ps);
+    if (!st && !ps)
+        st = bp_error_set(err, BP_ENOMEM, "out of memory");
+    size_t np = 0;
+    for (size_t i = 0; !st && i < nn; i++)
+        if (!(st = bp_probe_load(names[i], &ps[np], err)))
+            np++;
+    if (!st && np)
+        qsort(ps, np, sizeof *ps, probe_cmp);
+    for (size_t i = 1; !st && i < np; i++)
+        if (strcmp(ps[i - 1]->name, ps[i]->name) == 0)
+            st = bp_error_set(err, BP_EINPUT,
+                              "%s:1:1: probe '%s' is also defined by '%s'",
+                              ps[i]->path, ps[i]->name, ps[i - 1]->path);
+    for (size_t i = 0; i < nn; i++)
+        free(names[i]);
+    free(names);
+    if (st) {
+        bp_probe_free_all(ps, np);
+        return st;
+    }
+    *out = ps;
+    *n = np;
+    return BP_OK;
+}

@@ -46,6 +46,10 @@ void bp_probe_free(bp_probe_t *p);
 void bp_probe_free_all(bp_probe_t **ps, size_t n);
 /* Index of the op producing the named buffer, or -1. */
 int bp_probe_find_buf(const bp_probe_t *p, const char *name);
+/* The 16-hex-digit FNV-1a 64 hash of p's canonical definition: params,
+ * dtypes, every op field and the outputs with their policies; not the
+ * description, the path or source positions. */
+void bp_probe_hash(const bp_probe_t *p, char out[17]);
 /* Metas of every buffer for one dtype (array of p->nops). */
 bp_status bp_probe_infer(const bp_probe_t *p, bp_dtype_t run_dtype,
                          bp_meta_t *metas, bp_error_t *err);
