@@ -275,11 +275,6 @@ static bp_status op_elementwise(bp_backend_t *be, const bp_exec_t *x,
     c.binary = op->kind == BP_OP_ADD || op->kind == BP_OP_SUB ||
                op->kind == BP_OP_MUL || op->kind == BP_OP_DIV ||
                op->kind == BP_OP_POW || op->kind == BP_OP_OUTER;
-    bp_status st = operand_setup(&c.a, x->a, &op->a, x->out, "a", err);
-    if (!st && c.binary)
-        st = operand_setup(&c.b, x->b, &op->b, x->out, "b", err);
-    if (st)
-        return st;
     if (op->kind == BP_OP_OUTER) {
         if (!x->a || !x->b || x->a->ndim != 1 || x->b->ndim != 1 ||
             x->out->ndim != 2 || x->out->shape[0] != x->a->shape[0] ||
@@ -287,9 +282,15 @@ static bp_status op_elementwise(bp_backend_t *be, const bp_exec_t *x,
             return bp_error_set(err, BP_EINPUT,
                                 "outer needs two 1-D tensors [n] and [m] and "
                                 "an output [n, m]");
-        c.a.mode = OPD_ROW;
-        c.b.mode = OPD_COL;
+        c.a = (operand_t){.mode = OPD_ROW, .buf = x->a};
+        c.b = (operand_t){.mode = OPD_COL, .buf = x->b};
         c.a.cols = c.b.cols = (size_t)x->out->shape[1];
+    } else {
+        bp_status st = operand_setup(&c.a, x->a, &op->a, x->out, "a", err);
+        if (!st && c.binary)
+            st = operand_setup(&c.b, x->b, &op->b, x->out, "b", err);
+        if (st)
+            return st;
     }
     return bp_oracle_map(nthreads(be), BP_ORACLE_GRAIN, x->out->dtype,
                          x->out->numel, elem_kernel, &c, err);
