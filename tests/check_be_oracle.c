@@ -1,0 +1,1334 @@
+/* Tests of the oracle backend (be_oracle.c, oracle_mpfr.c, oracle_tensor.c).
+ *
+ * Expected values come from outside the code under test:
+ * - hand-derived bit patterns; the transcendental ones (exp(1), sin(1e22),
+ *   10**0.9) were derived with mpmath at 200 bits and rounded with Python
+ *   fractions, and agree with MPFR at 200 bits;
+ * - ref_bits(): MPFR at 256 bits, then rounded to the format by integer
+ *   arithmetic written here (no mpfr_subnormalize, no emin/emax);
+ * - exact integer arithmetic for sums, matmuls and integer ops;
+ * - dtype.c's bit-twiddling conversions for casts.
+ * Randomised tests print their seed (BP_SEED=n repeats a run). */
+#include <check.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <gmp.h>
+#include <mpfr.h>
+
+#include "backend.h"
+#include "rng.h"
+
+/* ---- helpers ---- */
+
+static uint64_t seed_state;
+
+static uint64_t rnd64(void)
+{
+    uint64_t x = seed_state;
+    x ^= x >> 12;
+    x ^= x << 25;
+    x ^= x >> 27;
+    seed_state = x;
+    return x * 0x2545f4914f6cdd1dull;
+}
+
+static void seed_init(const char *what)
+{
+    const char *s = getenv("BP_SEED");
+    uint64_t seed = s ? strtoull(s, NULL, 0) : (uint64_t)time(NULL);
+    seed_state = seed ? seed : 1;
+    fprintf(stderr, "%s: seed %" PRIu64 " (BP_SEED to repeat)\n", what, seed);
+}
+
+static double rnd_unit(void)
+{
+    return (double)(rnd64() >> 11) * 0x1p-53;
+}
+
+static bp_backend_t *open_oracle(int threads)
+{
+    bp_backend_opts_t o;
+    bp_backend_opts_default(&o);
+    o.threads = threads;
+    bp_backend_t *be = NULL;
+    bp_error_t err = {0};
+    ck_assert_msg(bp_be_oracle_open(&o, &be, &err) == BP_OK, "%s", err.msg);
+    return be;
+}
+
+static bp_buf_t mkbuf(bp_dtype_t dt, int ndim, const int64_t *shape)
+{
+    bp_buf_t b;
+    bp_error_t err = {0};
+    ck_assert_msg(bp_buf_alloc(&b, dt, ndim, shape, &err) == BP_OK, "%s",
+                  err.msg);
+    return b;
+}
+
+static bp_buf_t vec_bits(bp_dtype_t dt, size_t n, const uint64_t *bits)
+{
+    int64_t shape[1] = {(int64_t)n};
+    bp_buf_t b = mkbuf(dt, 1, shape);
+    for (size_t i = 0; i < n; i++)
+        bp_dtype_store_bits(dt, b.data, i, bits[i]);
+    return b;
+}
+
+/* Values that the dtype holds exactly. */
+static bp_buf_t vec_vals(bp_dtype_t dt, size_t n, const double *v)
+{
+    int64_t shape[1] = {(int64_t)n};
+    bp_buf_t b = mkbuf(dt, 1, shape);
+    for (size_t i = 0; i < n; i++) {
+        bp_buf_set(&b, i, v[i]);
+        ck_assert_msg(dt == BP_I64 || bp_buf_get(&b, i) == v[i],
+                      "test value %a is not exact in %s", v[i],
+                      bp_dtype_name(dt));
+    }
+    return b;
+}
+
+static bp_op_t mkop(bp_op_kind_t k)
+{
+    bp_op_t op;
+    memset(&op, 0, sizeof op);
+    op.kind = k;
+    op.out = (char *)"t";
+    op.a.kind = BP_ARG_BUF;
+    op.b.kind = BP_ARG_NONE;
+    return op;
+}
+
+static bp_status exec(bp_backend_t *be, const bp_op_t *op, const bp_buf_t *a,
+                      const bp_buf_t *b, bp_buf_t *out, bp_error_t *err)
+{
+    bp_exec_t x = {.op = op, .a = a, .b = b, .out = out};
+    return be->op[op->kind](be, &x, err);
+}
+
+static void exec_ok(bp_backend_t *be, const bp_op_t *op, const bp_buf_t *a,
+                    const bp_buf_t *b, bp_buf_t *out)
+{
+    bp_error_t err = {0};
+    ck_assert_msg(exec(be, op, a, b, out, &err) == BP_OK, "%s", err.msg);
+}
+
+static bool bits_match(bp_dtype_t dt, uint64_t got, uint64_t want)
+{
+    if (bp_dtype_bits_isnan(dt, want))
+        return bp_dtype_bits_isnan(dt, got);
+    return got == want;
+}
+
+#define CK_BITS(dt, got, want, ...)                                         \
+    do {                                                                    \
+        uint64_t g_ = (got), w_ = (want);                                   \
+        char what_[256];                                                    \
+        snprintf(what_, sizeof what_, __VA_ARGS__);                         \
+        ck_assert_msg(bits_match((dt), g_, w_),                             \
+                      "%s (%s): got 0x%" PRIx64 " (%a), want 0x%" PRIx64    \
+                      " (%a)", what_, bp_dtype_name(dt), g_,                \
+                      bp_dtype_bits_to_double((dt), g_), w_,                \
+                      bp_dtype_bits_to_double((dt), w_));                   \
+    } while (0)
+
+/* Unary op on one element given by its bits; returns the result's bits. */
+static uint64_t unary1(bp_backend_t *be, bp_op_kind_t k, bp_dtype_t in,
+                       uint64_t xbits, bp_dtype_t out_dt)
+{
+    bp_buf_t a = vec_bits(in, 1, &xbits);
+    int64_t shape[1] = {1};
+    bp_buf_t out = mkbuf(out_dt, 1, shape);
+    bp_op_t op = mkop(k);
+    exec_ok(be, &op, &a, NULL, &out);
+    uint64_t r = bp_buf_bits(&out, 0);
+    bp_buf_free(&a);
+    bp_buf_free(&out);
+    return r;
+}
+
+/* Binary op, tensor op tensor; either side may be a scalar instead (the
+ * buffer pointer NULL and the value in sa/sb). */
+static uint64_t binary1(bp_backend_t *be, bp_op_kind_t k, bp_dtype_t in,
+                        const uint64_t *abits, double sa, const uint64_t *bbits,
+                        double sb, bp_dtype_t out_dt)
+{
+    bp_buf_t a = {0}, b = {0};
+    bp_op_t op = mkop(k);
+    if (abits)
+        a = vec_bits(in, 1, abits);
+    else
+        op.a = (bp_arg_t){BP_ARG_SCALAR, -1, sa};
+    if (bbits)
+        b = vec_bits(in, 1, bbits);
+    else
+        op.b = (bp_arg_t){BP_ARG_SCALAR, -1, sb};
+    if (bbits)
+        op.b.kind = BP_ARG_BUF;
+    int64_t shape[1] = {1};
+    bp_buf_t out = mkbuf(out_dt, 1, shape);
+    exec_ok(be, &op, abits ? &a : NULL, bbits ? &b : NULL, &out);
+    uint64_t r = bp_buf_bits(&out, 0);
+    bp_buf_free(&a);
+    bp_buf_free(&b);
+    bp_buf_free(&out);
+    return r;
+}
+
+/* The independent reference rounding: v (any precision, default exponent
+ * range) to the nearest value of dt, ties to even, by scaling to an integer
+ * significand at the format's quantum and rounding that integer here. */
+static uint64_t ref_bits(mpfr_srcptr v, bp_dtype_t dt)
+{
+    const bp_dtype_info_t *in = bp_dtype_info(dt);
+    long p = in->man_bits + 1, bias = (1L << (in->exp_bits - 1)) - 1;
+    long qmin = 2 - bias - p; /* exponent of the least subnormal */
+    unsigned w = (unsigned)in->size * 8;
+    uint64_t sign = mpfr_signbit(v) ? 1ull << (w - 1) : 0;
+    uint64_t inf = ((1ull << in->exp_bits) - 1) << in->man_bits;
+    if (mpfr_nan_p(v))
+        return inf | 1; /* some NaN: compared by class */
+    if (mpfr_inf_p(v))
+        return sign | inf;
+    if (mpfr_zero_p(v))
+        return sign;
+    long e = (long)mpfr_get_exp(v); /* 2^(e-1) <= |v| < 2^e */
+    if (e > bias + 1)
+        return sign | inf;
+    long q = e - p < qmin ? qmin : e - p;
+    mpfr_t s;
+    mpz_t n;
+    mpfr_init2(s, mpfr_get_prec(v));
+    mpz_init(n);
+    mpfr_abs(s, v, MPFR_RNDN);
+    mpfr_mul_2si(s, s, -q, MPFR_RNDN); /* exact: a power of two */
+    mpfr_get_z(n, s, MPFR_RNDD);
+    mpfr_sub_z(s, s, n, MPFR_RNDN);    /* the fraction, exact */
+    int c = mpfr_cmp_d(s, 0.5);
+    if (c > 0 || (c == 0 && mpz_odd_p(n)))
+        mpz_add_ui(n, n, 1);
+    uint64_t m = mpz_get_ui(n);
+    mpfr_clear(s);
+    mpz_clear(n);
+    uint64_t bits = ((uint64_t)(q - qmin) << (p - 1)) + m;
+    return sign | (bits >= inf ? inf : bits);
+}
+
+/* An exact rational n * 2^s rounded by ref_bits. */
+static uint64_t ref_scaled(int64_t n, long s, bp_dtype_t dt)
+{
+    mpfr_t v;
+    mpfr_init2(v, 64);
+    mpfr_set_sj(v, n, MPFR_RNDN);
+    mpfr_mul_2si(v, v, s, MPFR_RNDN);
+    uint64_t r = ref_bits(v, dt);
+    mpfr_clear(v);
+    return r;
+}
+
+static const bp_dtype_t FLOATS[] = {BP_F32, BP_BF16, BP_F16, BP_F64};
+#define NFLOATS 4
+
+/* ---- hand-derived values ---- */
+
+START_TEST(t_div_nine_tenths)
+{
+    bp_backend_t *be = open_oracle(1);
+    uint64_t nine = 0x41100000; /* 9.0f */
+    /* Either formulation: the oracle gives the true quotient. */
+    for (int f = 0; f < 3; f++) {
+        bp_buf_t a = vec_bits(BP_F32, 1, &nine);
+        int64_t shape[1] = {1};
+        bp_buf_t out = mkbuf(BP_F32, 1, shape);
+        bp_op_t op = mkop(BP_OP_DIV);
+        op.b = (bp_arg_t){BP_ARG_SCALAR, -1, 10.0};
+        op.form = f == 0 ? BP_FORM_DEFAULT : f == 1 ? BP_FORM_TRUE
+                                                    : BP_FORM_RECIPROCAL;
+        exec_ok(be, &op, &a, NULL, &out);
+        CK_BITS(BP_F32, bp_buf_bits(&out, 0), 0x3f666666, "9/10 form %d", f);
+        bp_buf_free(&a);
+        bp_buf_free(&out);
+    }
+    bp_backend_close(be);
+}
+END_TEST
+
+START_TEST(t_one_third)
+{
+    bp_backend_t *be = open_oracle(1);
+    static const struct { bp_dtype_t dt; uint64_t three, want; } c[] = {
+        {BP_F32, 0x40400000, 0x3eaaaaab},
+        {BP_BF16, 0x4040, 0x3eab},
+        {BP_F16, 0x4200, 0x3555},
+        {BP_F64, 0x4008000000000000ull, 0x3fd5555555555555ull},
+    };
+    for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
+        CK_BITS(c[i].dt, unary1(be, BP_OP_RECIPROCAL, c[i].dt, c[i].three,
+                                c[i].dt), c[i].want, "reciprocal(3)");
+        CK_BITS(c[i].dt, binary1(be, BP_OP_DIV, c[i].dt, NULL, 1.0,
+                                 &c[i].three, 0, c[i].dt), c[i].want, "1/3");
+    }
+    /* Computed from an f32 operand straight into bf16/f16: one rounding. */
+    CK_BITS(BP_BF16, unary1(be, BP_OP_RECIPROCAL, BP_F32, 0x40400000, BP_BF16),
+            0x3eab, "reciprocal(3.0f) to bf16");
+    bp_backend_close(be);
+}
+END_TEST
+
+START_TEST(t_sqrt_exp)
+{
+    bp_backend_t *be = open_oracle(1);
+    CK_BITS(BP_F32, unary1(be, BP_OP_SQRT, BP_F32, 0x40000000, BP_F32),
+            0x3fb504f3, "sqrt(2)");
+    CK_BITS(BP_F32, unary1(be, BP_OP_EXP, BP_F32, 0x3f800000, BP_F32),
+            0x402df854, "exp(1)");
+    CK_BITS(BP_F32, unary1(be, BP_OP_RSQRT, BP_F32, 0x40800000, BP_F32),
+            0x3f000000, "rsqrt(4)");
+    /* IEEE special cases */
+    CK_BITS(BP_F32, unary1(be, BP_OP_RSQRT, BP_F32, 0x80000000, BP_F32),
+            0xff800000, "rsqrt(-0)");
+    CK_BITS(BP_F32, unary1(be, BP_OP_RSQRT, BP_F32, 0x00000000, BP_F32),
+            0x7f800000, "rsqrt(+0)");
+    CK_BITS(BP_F32, unary1(be, BP_OP_RSQRT, BP_F32, 0xbf800000, BP_F32),
+            0x7fc00000, "rsqrt(-1)");
+    CK_BITS(BP_F32, unary1(be, BP_OP_SQRT, BP_F32, 0x80000000, BP_F32),
+            0x80000000, "sqrt(-0)");
+    CK_BITS(BP_F32, unary1(be, BP_OP_LOG, BP_F32, 0x00000000, BP_F32),
+            0xff800000, "log(0)");
+    CK_BITS(BP_F32, unary1(be, BP_OP_LOG, BP_F32, 0xbf800000, BP_F32),
+            0x7fc00000, "log(-1)");
+    CK_BITS(BP_F16, unary1(be, BP_OP_LOG, BP_F16, 0xbc00, BP_F16), 0x7fff,
+            "log(-1) in f16 is the canonical NaN");
+    CK_BITS(BP_F32, unary1(be, BP_OP_RECIPROCAL, BP_F32, 0x80000000, BP_F32),
+            0xff800000, "1/-0");
+    CK_BITS(BP_F32, unary1(be, BP_OP_NEG, BP_F32, 0x00000000, BP_F32),
+            0x80000000, "-(+0)");
+    CK_BITS(BP_F32, unary1(be, BP_OP_TANH, BP_F32, 0x7f800000, BP_F32),
+            0x3f800000, "tanh(inf)");
+    CK_BITS(BP_F32, unary1(be, BP_OP_SIN, BP_F32, 0x7f800000, BP_F32),
+            0x7fc00000, "sin(inf)");
+    bp_backend_close(be);
+}
+END_TEST
+
+START_TEST(t_sin_1e22)
+{
+    /* 1e22 is exact in f64: sin(1e22) = -0.852200849767188801772705893753...
+     * f32(1e22) = 9999999778196308361216 = 0x1.0f0cfp+73:
+     * sin = -0.734081535296101525955768907692...  (mpmath, 200 bits). */
+    bp_backend_t *be = open_oracle(1);
+    uint64_t x64 = bp_f64_bits(1e22), x32 = bp_f32_bits(1e22f);
+    CK_BITS(BP_F64, unary1(be, BP_OP_SIN, BP_F64, x64, BP_F64),
+            0xbfeb453ab76bf397ull, "sin(1e22)");
+    CK_BITS(BP_F32, unary1(be, BP_OP_SIN, BP_F64, x64, BP_F32), 0xbf5a29d6,
+            "sin(1e22) into f32");
+    CK_BITS(BP_F32, unary1(be, BP_OP_SIN, BP_F32, x32, BP_F32), 0xbf3becc4,
+            "sin(1e22f)");
+    bp_backend_close(be);
+}
+END_TEST
+
+START_TEST(t_pow_ten)
+{
+    /* 10 ** f32(0.9) = 7.943281911173254489... -> 0x40fe2f5e
+     * (7.94328212738037109375); 10 ** f32(0.4) = 2.5118864659839... ->
+     * 0x4020c2bf (mpmath, 200 bits). */
+    bp_backend_t *be = open_oracle(1);
+    uint64_t x9 = 0x3f666666, x4 = 0x3ecccccd;
+    CK_BITS(BP_F32, binary1(be, BP_OP_POW, BP_F32, NULL, 10.0, &x9, 0, BP_F32),
+            0x40fe2f5e, "10**0.9");
+    CK_BITS(BP_F32, binary1(be, BP_OP_POW, BP_F32, NULL, 10.0, &x4, 0, BP_F32),
+            0x4020c2bf, "10**0.4");
+    /* The seed chain: 10 ** (arange(0, 10) / 10). */
+    int64_t shape[1] = {10};
+    bp_buf_t t = mkbuf(BP_F32, 1, shape), q = mkbuf(BP_F32, 1, shape),
+             r = mkbuf(BP_F32, 1, shape);
+    bp_op_t ar = mkop(BP_OP_ARANGE), dv = mkop(BP_OP_DIV), pw = mkop(BP_OP_POW);
+    ar.a.kind = BP_ARG_NONE;
+    ar.start = 0;
+    ar.end = 10;
+    ar.step = 1;
+    dv.b = (bp_arg_t){BP_ARG_SCALAR, -1, 10.0};
+    pw.a = (bp_arg_t){BP_ARG_SCALAR, -1, 10.0};
+    pw.b = (bp_arg_t){BP_ARG_BUF, 1, 0};
+    exec_ok(be, &ar, NULL, NULL, &t);
+    exec_ok(be, &dv, &t, NULL, &q);
+    exec_ok(be, &pw, NULL, &q, &r);
+    CK_BITS(BP_F32, bp_buf_bits(&q, 9), 0x3f666666, "arange/10 [9]");
+    CK_BITS(BP_F32, bp_buf_bits(&r, 9), 0x40fe2f5e, "inv freq [9]");
+    CK_BITS(BP_F32, bp_buf_bits(&r, 4), 0x4020c2bf, "inv freq [4]");
+    CK_BITS(BP_F32, bp_buf_bits(&r, 0), 0x3f800000, "inv freq [0]");
+    bp_buf_free(&t);
+    bp_buf_free(&q);
+    bp_buf_free(&r);
+    bp_backend_close(be);
+}
+END_TEST
+
+START_TEST(t_f16_subnormals)
+{
+    bp_backend_t *be = open_oracle(1);
+    static const struct { double x; uint64_t want; } c[] = {
+        {0x1.8p-24, 0x0002},               /* tie 1.5 ulp: to even 2 */
+        {0x1p-25, 0x0000},                 /* tie 0.5 ulp: to even 0 */
+        {0x1.0000000001p-25, 0x0001},      /* just above the tie */
+        {0x1.7ffp-24, 0x0001},             /* rounds to 1.5 at 11 bits, but is
+                                              below the tie: 1 (no double
+                                              rounding) */
+        {0x1.4p-24, 0x0001},
+        {-0x1.8p-24, 0x8002},
+        {0x1.ffcp-15, 0x0400},             /* rounds up to the least normal */
+        {0x1p-14, 0x0400},
+        {0x1.ff4p-15, 0x03fe},             /* tie between 0x3fe and 0x3ff */
+        {0x1p-30, 0x0000},
+        {-0x1p-30, 0x8000},
+    };
+    for (size_t i = 0; i < sizeof c / sizeof c[0]; i++)
+        CK_BITS(BP_F16, unary1(be, BP_OP_CAST, BP_F64, bp_f64_bits(c[i].x),
+                               BP_F16), c[i].want, "f16(%a)", c[i].x);
+    /* 1.5 * 2^-13 / (2048 * (1 + 2^-20)) lies just below the tie 1.5 * 2^-24:
+     * rounding to 11 bits first would land on the tie and give 0x0002. */
+    uint64_t a = 0x0a00; /* 1.5 * 2^-13 */
+    CK_BITS(BP_F16, binary1(be, BP_OP_DIV, BP_F16, &a, 0, NULL,
+                            2048.0 * (1.0 + 0x1p-20), BP_F16),
+            0x0001, "f16 subnormal quotient");
+    uint64_t m1 = 0x0c00, m2 = 0x0e00; /* 2^-12 * 1.5 * 2^-12 */
+    CK_BITS(BP_F16, binary1(be, BP_OP_MUL, BP_F16, &m1, 0, &m2, 0, BP_F16),
+            0x0002, "f16 subnormal product");
+    /* f32: 2^-149 * 0.75 rounds up to the least subnormal. */
+    CK_BITS(BP_F32, unary1(be, BP_OP_CAST, BP_F64, bp_f64_bits(0x1.8p-150),
+                           BP_F32), 0x00000001, "f32(0.75 * 2^-149)");
+    CK_BITS(BP_BF16, unary1(be, BP_OP_CAST, BP_F64, bp_f64_bits(0x1.8p-134),
+                            BP_BF16), 0x0001, "bf16(1.5 * 2^-134)");
+    CK_BITS(BP_BF16, unary1(be, BP_OP_CAST, BP_F64, bp_f64_bits(0x1.8p-133),
+                            BP_BF16), 0x0002, "bf16(1.5 * 2^-133)");
+    bp_backend_close(be);
+}
+END_TEST
+
+START_TEST(t_overflow)
+{
+    bp_backend_t *be = open_oracle(1);
+    CK_BITS(BP_F16, unary1(be, BP_OP_CAST, BP_F32, bp_f32_bits(65520.0f),
+                           BP_F16), 0x7c00, "f16(65520)");
+    CK_BITS(BP_F16, unary1(be, BP_OP_CAST, BP_F32,
+                           bp_f32_bits(65519.99609375f), BP_F16),
+            0x7bff, "f16(65519.996)");
+    CK_BITS(BP_F16, unary1(be, BP_OP_CAST, BP_F32, bp_f32_bits(-1e10f),
+                           BP_F16), 0xfc00, "f16(-1e10)");
+    uint64_t mx = 0x7bff; /* 65504 */
+    CK_BITS(BP_F16, binary1(be, BP_OP_ADD, BP_F16, &mx, 0, NULL, 16.0, BP_F16),
+            0x7c00, "65504 + 16");
+    CK_BITS(BP_F16, binary1(be, BP_OP_ADD, BP_F16, &mx, 0, NULL, 15.9, BP_F16),
+            0x7bff, "65504 + 15.9");
+    CK_BITS(BP_F16, binary1(be, BP_OP_SUB, BP_F16, NULL, -16.0, &mx, 0, BP_F16),
+            0xfc00, "-16 - 65504");
+    CK_BITS(BP_BF16, unary1(be, BP_OP_CAST, BP_F32, 0x7f7fffff, BP_BF16),
+            0x7f80, "bf16(FLT_MAX)");
+    uint64_t big = 0x7f000000; /* 2^127 */
+    CK_BITS(BP_F32, binary1(be, BP_OP_MUL, BP_F32, &big, 0, NULL, 2.0, BP_F32),
+            0x7f800000, "2^127 * 2");
+    CK_BITS(BP_F32, unary1(be, BP_OP_EXP, BP_F32, bp_f32_bits(89.0f), BP_F32),
+            0x7f800000, "exp(89)");
+    CK_BITS(BP_F16, unary1(be, BP_OP_EXP, BP_F16, 0x4a00 /* 12 */, BP_F16),
+            0x7c00, "exp(12) in f16");
+    bp_backend_close(be);
+}
+END_TEST
+
+START_TEST(t_rounded_once)
+{
+    bp_backend_t *be = open_oracle(1);
+    /* (1 + 2^-24 - 2^-30)(1 + 2^-30) = 1 + 2^-24 + 2^-54 - 2^-60: through
+     * f64 it would be the f32 tie 1 + 2^-24 and go to 1.0. */
+    double a = 1.0 + 0x1p-24 - 0x1p-30, b = 1.0 + 0x1p-30;
+    uint64_t ab = bp_f64_bits(a), bb = bp_f64_bits(b);
+    CK_BITS(BP_F32, binary1(be, BP_OP_MUL, BP_F64, &ab, 0, &bb, 0, BP_F32),
+            0x3f800001, "f64 product into f32");
+    /* A literal 1 + 2^-8 + 2^-30 in bf16: through f32 it is the tie 1+2^-8. */
+    int64_t shape[1] = {2};
+    double vals[2] = {1.0 + 0x1p-8 + 0x1p-30, 0.1};
+    bp_op_t op = mkop(BP_OP_TENSOR);
+    op.a.kind = BP_ARG_NONE;
+    op.values = vals;
+    op.nvalues = 2;
+    bp_buf_t out = mkbuf(BP_BF16, 1, shape);
+    exec_ok(be, &op, NULL, NULL, &out);
+    CK_BITS(BP_BF16, bp_buf_bits(&out, 0), 0x3f81, "bf16 literal");
+    CK_BITS(BP_BF16, bp_buf_bits(&out, 1), 0x3dcd, "bf16(0.1)");
+    bp_buf_free(&out);
+    bp_backend_close(be);
+}
+END_TEST
+
+START_TEST(t_integers)
+{
+    bp_backend_t *be = open_oracle(1);
+    uint64_t imax = 0x7fffffff, imin = 0x80000000, one = 1;
+    CK_BITS(BP_I32, binary1(be, BP_OP_ADD, BP_I32, &imax, 0, &one, 0, BP_I32),
+            0x80000000, "INT_MAX + 1 wraps");
+    CK_BITS(BP_I32, unary1(be, BP_OP_NEG, BP_I32, imin, BP_I32), 0x80000000,
+            "-INT_MIN wraps");
+    uint64_t p62 = 1ull << 62, four = 4;
+    CK_BITS(BP_I64, binary1(be, BP_OP_MUL, BP_I64, &p62, 0, &four, 0, BP_I64),
+            0, "2^62 * 4 wraps");
+    CK_BITS(BP_I32, unary1(be, BP_OP_CAST, BP_F32, bp_f32_bits(-2.7f), BP_I32),
+            (uint32_t)-2, "i32(-2.7)");
+    CK_BITS(BP_I32, unary1(be, BP_OP_CAST, BP_F32, bp_f32_bits(3.99f), BP_I32),
+            3, "i32(3.99)");
+    CK_BITS(BP_I32, unary1(be, BP_OP_CAST, BP_F32, 0x7fc00000, BP_I32),
+            0x80000000, "i32(NaN)");
+    /* Exact integer inputs: 2^53+1 and 2^53+3 are not doubles. */
+    CK_BITS(BP_F64, unary1(be, BP_OP_CAST, BP_I64, (1ull << 53) + 1, BP_F64),
+            bp_f64_bits(0x1p53), "f64(2^53+1)");
+    CK_BITS(BP_F64, unary1(be, BP_OP_CAST, BP_I64, (1ull << 53) + 3, BP_F64),
+            bp_f64_bits(0x1p53 + 4), "f64(2^53+3)");
+    CK_BITS(BP_F32, unary1(be, BP_OP_CAST, BP_I64, (1ull << 62) + 1, BP_F32),
+            0x5e800000, "f32(2^62+1)");
+    CK_BITS(BP_F32, unary1(be, BP_OP_CAST, BP_I64, (1ull << 24) + 1, BP_F32),
+            0x4b800000, "f32(2^24+1)");
+    CK_BITS(BP_F32, unary1(be, BP_OP_CAST, BP_I64, (1ull << 24) + 3, BP_F32),
+            0x4b800002, "f32(2^24+3)");
+    /* Integer pow: 3^40 wraps to 12157665459056928801 - 2^64. */
+    uint64_t three = 3, forty = 40, m1 = (uint64_t)-1, m3 = (uint64_t)-3,
+             two = 2, zero = 0;
+    CK_BITS(BP_I64, binary1(be, BP_OP_POW, BP_I64, &three, 0, &forty, 0,
+                            BP_I64), (uint64_t)-6289078614652622815ll,
+            "3^40 wraps");
+    CK_BITS(BP_I64, binary1(be, BP_OP_POW, BP_I64, &m1, 0, &m3, 0, BP_I64),
+            (uint64_t)-1, "(-1)^-3");
+    CK_BITS(BP_I64, binary1(be, BP_OP_POW, BP_I64, &two, 0, &m1, 0, BP_I64),
+            0, "2^-1 truncates");
+    CK_BITS(BP_I64, binary1(be, BP_OP_POW, BP_I64, &zero, 0, &zero, 0, BP_I64),
+            1, "0^0");
+    bp_buf_t a = vec_bits(BP_I64, 1, &zero), b = vec_bits(BP_I64, 1, &m1);
+    int64_t shape[1] = {1};
+    bp_buf_t out = mkbuf(BP_I64, 1, shape);
+    bp_op_t op = mkop(BP_OP_POW);
+    op.b.kind = BP_ARG_BUF;
+    bp_error_t err = {0};
+    ck_assert_int_eq(exec(be, &op, &a, &b, &out, &err), BP_EINPUT);
+    ck_assert_msg(strstr(err.msg, "negative power") != NULL, "%s", err.msg);
+    bp_buf_free(&a);
+    bp_buf_free(&b);
+    bp_buf_free(&out);
+    bp_backend_close(be);
+}
+END_TEST
+
+/* ---- random inputs against MPFR at 256 bits, rounded by ref_bits ---- */
+
+/* Half the time any bit pattern (NaN, inf, subnormals), else a moderate
+ * value +-(1+u) * 2^e with e in [lo, hi], rounded into dt. */
+static uint64_t rnd_input(bp_dtype_t dt, int lo, int hi)
+{
+    unsigned w = (unsigned)bp_dtype_info(dt)->size * 8;
+    if ((rnd64() & 3) == 0)
+        return w == 64 ? rnd64() : rnd64() & ((1ull << w) - 1);
+    double v = ldexp(1.0 + rnd_unit(), lo + (int)(rnd64() % (unsigned)(hi - lo + 1)));
+    return bp_dtype_bits_from_double(dt, rnd64() & 1 ? -v : v);
+}
+
+static int ref_apply(bp_op_kind_t k, mpfr_t r, mpfr_t x, mpfr_t y)
+{
+    switch (k) {
+    case BP_OP_ADD: return mpfr_add(r, x, y, MPFR_RNDN);
+    case BP_OP_SUB: return mpfr_sub(r, x, y, MPFR_RNDN);
+    case BP_OP_MUL: return mpfr_mul(r, x, y, MPFR_RNDN);
+    case BP_OP_DIV: return mpfr_div(r, x, y, MPFR_RNDN);
+    case BP_OP_POW: return mpfr_pow(r, x, y, MPFR_RNDN);
+    case BP_OP_RECIPROCAL: return mpfr_d_div(r, 1.0, x, MPFR_RNDN);
+    case BP_OP_EXP: return mpfr_exp(r, x, MPFR_RNDN);
+    case BP_OP_LOG: return mpfr_log(r, x, MPFR_RNDN);
+    case BP_OP_SIN: return mpfr_sin(r, x, MPFR_RNDN);
+    case BP_OP_COS: return mpfr_cos(r, x, MPFR_RNDN);
+    case BP_OP_TANH: return mpfr_tanh(r, x, MPFR_RNDN);
+    case BP_OP_SQRT: return mpfr_sqrt(r, x, MPFR_RNDN);
+    case BP_OP_RSQRT: /* 1/sqrt: IEEE's rSqrt(-0) = -inf on the way */
+        mpfr_sqrt(r, x, MPFR_RNDN);
+        return mpfr_d_div(r, 1.0, r, MPFR_RNDN);
+    case BP_OP_NEG: return mpfr_neg(r, x, MPFR_RNDN);
+    default: return mpfr_set(r, x, MPFR_RNDN);
+    }
+}
+
+typedef struct {
+    bp_op_kind_t kind;
+    bool binary;
+    int lo, hi;   /* exponent range of moderate inputs; hi 0: the dtype's */
+    int blo, bhi; /* for b */
+} rcase_t;
+
+static const rcase_t RCASES[] = {
+    {BP_OP_ADD, true, 0, 0, 0, 0},     {BP_OP_SUB, true, 0, 0, 0, 0},
+    {BP_OP_MUL, true, 0, 0, 0, 0},     {BP_OP_DIV, true, 0, 0, 0, 0},
+    {BP_OP_POW, true, -3, 4, -4, 4},   {BP_OP_RECIPROCAL, false, 0, 0, 0, 0},
+    {BP_OP_EXP, false, -6, 8, 0, 0},   {BP_OP_LOG, false, 0, 0, 0, 0},
+    {BP_OP_SIN, false, -12, 40, 0, 0}, {BP_OP_COS, false, -12, 40, 0, 0},
+    {BP_OP_TANH, false, -14, 4, 0, 0}, {BP_OP_SQRT, false, 0, 0, 0, 0},
+    {BP_OP_RSQRT, false, 0, 0, 0, 0},  {BP_OP_NEG, false, 0, 0, 0, 0},
+    {BP_OP_CAST, false, 0, 0, 0, 0},
+};
+
+static void random_case(bp_backend_t *be, const rcase_t *rc, bp_dtype_t dt,
+                        size_t n)
+{
+    int bias = (1 << (bp_dtype_info(dt)->exp_bits - 1)) - 1;
+    int lo = rc->hi ? rc->lo : -bias - 8, hi = rc->hi ? rc->hi : bias;
+    int blo = rc->bhi ? rc->blo : lo, bhi = rc->bhi ? rc->bhi : hi;
+    int64_t shape[1] = {(int64_t)n};
+    bp_buf_t a = mkbuf(dt, 1, shape), b = mkbuf(dt, 1, shape);
+    for (size_t i = 0; i < n; i++) {
+        bp_dtype_store_bits(dt, a.data, i, rnd_input(dt, lo, hi));
+        bp_dtype_store_bits(dt, b.data, i, rnd_input(dt, blo, bhi));
+    }
+    /* Casts go from the widest dtype into dt. */
+    bp_buf_t wide = mkbuf(BP_F64, 1, shape);
+    for (size_t i = 0; i < n; i++)
+        bp_dtype_store_bits(BP_F64, wide.data, i,
+                            rnd_input(BP_F64, lo - 20, hi + 2));
+    const bp_buf_t *src = rc->kind == BP_OP_CAST ? &wide : &a;
+    bp_buf_t out = mkbuf(dt, 1, shape);
+    bp_op_t op = mkop(rc->kind);
+    if (rc->binary)
+        op.b.kind = BP_ARG_BUF;
+    exec_ok(be, &op, src, rc->binary ? &b : NULL, &out);
+    mpfr_t x, y, r;
+    mpfr_inits2(256, x, y, r, (mpfr_ptr)0);
+    for (size_t i = 0; i < n; i++) {
+        mpfr_set_d(x, bp_buf_get(src, i), MPFR_RNDN);
+        mpfr_set_d(y, bp_buf_get(&b, i), MPFR_RNDN);
+        ref_apply(rc->kind, r, x, y);
+        uint64_t want = ref_bits(r, dt), got = bp_buf_bits(&out, i);
+        if (!bits_match(dt, got, want))
+            CK_BITS(dt, got, want, "%s(%a, %a) element %zu",
+                    bp_op_name(rc->kind), bp_buf_get(src, i),
+                    bp_buf_get(&b, i), i);
+    }
+    mpfr_clears(x, y, r, (mpfr_ptr)0);
+    bp_buf_free(&a);
+    bp_buf_free(&b);
+    bp_buf_free(&wide);
+    bp_buf_free(&out);
+}
+
+START_TEST(t_random_vs_mpfr256)
+{
+    seed_init("random_vs_mpfr256");
+    bp_backend_t *be = open_oracle(2);
+    for (size_t c = 0; c < sizeof RCASES / sizeof RCASES[0]; c++)
+        for (int d = 0; d < NFLOATS; d++)
+            random_case(be, &RCASES[c], FLOATS[d], 1500);
+    bp_backend_close(be);
+}
+END_TEST
+
+/* Scalar operands are doubles: tensor / scalar and scalar ** tensor. */
+START_TEST(t_random_scalar_operands)
+{
+    seed_init("random_scalar_operands");
+    bp_backend_t *be = open_oracle(1);
+    mpfr_t x, y, r;
+    mpfr_inits2(256, x, y, r, (mpfr_ptr)0);
+    for (int d = 0; d < NFLOATS; d++) {
+        bp_dtype_t dt = FLOATS[d];
+        for (int it = 0; it < 300; it++) {
+            uint64_t t = rnd_input(dt, -6, 6);
+            double s = ldexp(1.0 + rnd_unit(), (int)(rnd64() % 8)) + 1.0;
+            mpfr_set_d(x, bp_dtype_bits_to_double(dt, t), MPFR_RNDN);
+            mpfr_set_d(y, s, MPFR_RNDN);
+            mpfr_div(r, x, y, MPFR_RNDN);
+            CK_BITS(dt, binary1(be, BP_OP_DIV, dt, &t, 0, NULL, s, dt),
+                    ref_bits(r, dt), "%a / %a", mpfr_get_d(x, MPFR_RNDN), s);
+            mpfr_pow(r, y, x, MPFR_RNDN);
+            CK_BITS(dt, binary1(be, BP_OP_POW, dt, NULL, s, &t, 0, dt),
+                    ref_bits(r, dt), "%a ** %a", s, mpfr_get_d(x, MPFR_RNDN));
+        }
+    }
+    mpfr_clears(x, y, r, (mpfr_ptr)0);
+    bp_backend_close(be);
+}
+END_TEST
+
+/* Casts against dtype.c's bit-level conversions and the FPU's f64->f32. */
+START_TEST(t_cast_vs_dtype)
+{
+    seed_init("cast_vs_dtype");
+    bp_backend_t *be = open_oracle(2);
+    size_t n = 200000;
+    int64_t shape[1] = {(int64_t)n};
+    bp_buf_t a = mkbuf(BP_F32, 1, shape), d = mkbuf(BP_F64, 1, shape);
+    for (size_t i = 0; i < n; i++) {
+        bp_dtype_store_bits(BP_F32, a.data, i, (uint32_t)rnd64());
+        bp_dtype_store_bits(BP_F64, d.data, i, rnd_input(BP_F64, -160, 130));
+    }
+    bp_buf_t h = mkbuf(BP_F16, 1, shape), bf = mkbuf(BP_BF16, 1, shape),
+             f = mkbuf(BP_F32, 1, shape);
+    bp_op_t op = mkop(BP_OP_CAST);
+    exec_ok(be, &op, &a, NULL, &h);
+    exec_ok(be, &op, &a, NULL, &bf);
+    exec_ok(be, &op, &d, NULL, &f);
+    for (size_t i = 0; i < n; i++) {
+        float x = bp_f32_from_bits((uint32_t)bp_buf_bits(&a, i));
+        CK_BITS(BP_F16, bp_buf_bits(&h, i), bp_f32_to_f16(x), "f16(%a)",
+                (double)x);
+        CK_BITS(BP_BF16, bp_buf_bits(&bf, i), bp_f32_to_bf16(x), "bf16(%a)",
+                (double)x);
+        double y = bp_buf_get(&d, i);
+        CK_BITS(BP_F32, bp_buf_bits(&f, i), bp_f32_bits((float)y), "f32(%a)",
+                y);
+    }
+    bp_buf_free(&a);
+    bp_buf_free(&d);
+    bp_buf_free(&h);
+    bp_buf_free(&bf);
+    bp_buf_free(&f);
+    bp_backend_close(be);
+}
+END_TEST
+
+/* ---- generators ---- */
+
+static void check_arange(bp_backend_t *be, double start, double end,
+                         double step, size_t n, bp_dtype_t dt)
+{
+    int64_t shape[1] = {(int64_t)n};
+    bp_buf_t out = mkbuf(dt, 1, shape);
+    bp_op_t op = mkop(BP_OP_ARANGE);
+    op.a.kind = BP_ARG_NONE;
+    op.start = start;
+    op.end = end;
+    op.step = step;
+    exec_ok(be, &op, NULL, NULL, &out);
+    mpfr_t v, t;
+    mpfr_inits2(256, v, t, (mpfr_ptr)0);
+    for (size_t i = 0; i < n; i++) {
+        mpfr_set_d(t, step, MPFR_RNDN);
+        mpfr_mul_ui(t, t, (unsigned long)i, MPFR_RNDN);
+        mpfr_set_d(v, start, MPFR_RNDN);
+        mpfr_add(v, v, t, MPFR_RNDN); /* exact at 256 bits here */
+        uint64_t want;
+        if (bp_dtype_info(dt)->is_float) {
+            want = ref_bits(v, dt);
+        } else {
+            want = (uint64_t)mpfr_get_sj(v, MPFR_RNDZ);
+            if (dt == BP_I32)
+                want &= 0xffffffffu;
+        }
+        CK_BITS(dt, bp_buf_bits(&out, i), want, "arange(%g, %g, %g)[%zu]",
+                start, end, step, i);
+    }
+    mpfr_clears(v, t, (mpfr_ptr)0);
+    bp_buf_free(&out);
+}
+
+START_TEST(t_arange)
+{
+    bp_backend_t *be = open_oracle(2);
+    check_arange(be, 0, 100, 0.3, 334, BP_F32);
+    check_arange(be, 0, 100, 0.3, 334, BP_BF16);
+    check_arange(be, 1, -1, -0.1, 20, BP_F16);
+    check_arange(be, 0, 4096, 1, 4096, BP_BF16);
+    check_arange(be, 0, 4096, 1, 4096, BP_F16);
+    check_arange(be, -5, 5, 2, 5, BP_I64);
+    check_arange(be, 0.5, 3, 0.5, 5, BP_I32);
+    /* The odd positions above 256 that bf16 loses. */
+    int64_t shape[1] = {300};
+    bp_buf_t out = mkbuf(BP_BF16, 1, shape);
+    bp_op_t op = mkop(BP_OP_ARANGE);
+    op.a.kind = BP_ARG_NONE;
+    op.end = 300;
+    op.step = 1;
+    exec_ok(be, &op, NULL, NULL, &out);
+    CK_BITS(BP_BF16, bp_buf_bits(&out, 257), 0x4380, "bf16 arange [257]");
+    CK_BITS(BP_BF16, bp_buf_bits(&out, 259), 0x4382, "bf16 arange [259]");
+    CK_BITS(BP_BF16, bp_buf_bits(&out, 255), 0x437f, "bf16 arange [255]");
+    op.step = 0;
+    bp_error_t err = {0};
+    ck_assert_int_eq(exec(be, &op, NULL, NULL, &out, &err), BP_EINPUT);
+    bp_buf_free(&out);
+    bp_backend_close(be);
+}
+END_TEST
+
+START_TEST(t_uniform)
+{
+    bp_backend_t *be = open_oracle(2);
+    size_t n = 5000;
+    int64_t shape[1] = {(int64_t)n};
+    bp_op_t op = mkop(BP_OP_UNIFORM);
+    op.a.kind = BP_ARG_NONE;
+    op.seed = 1234;
+    op.stream = 7;
+    op.low = -2;
+    op.high = 3;
+    mpfr_t v;
+    mpfr_init2(v, 64);
+    for (int d = 0; d < NFLOATS; d++) {
+        bp_dtype_t dt = FLOATS[d];
+        bp_buf_t out = mkbuf(dt, 1, shape);
+        exec_ok(be, &op, NULL, NULL, &out);
+        for (size_t i = 0; i < n; i++) {
+            float u = bp_rng_uniform(1234, 7, i, -2.0f, 3.0f);
+            mpfr_set_d(v, (double)u, MPFR_RNDN);
+            CK_BITS(dt, bp_buf_bits(&out, i), ref_bits(v, dt), "uniform[%zu]",
+                    i);
+        }
+        bp_buf_free(&out);
+    }
+    mpfr_clear(v);
+    bp_backend_close(be);
+}
+END_TEST
+
+/* ---- copies ---- */
+
+static bp_buf_t mat_vals(bp_dtype_t dt, int64_t r, int64_t c, const double *v)
+{
+    int64_t shape[2] = {r, c};
+    bp_buf_t b = mkbuf(dt, 2, shape);
+    for (size_t i = 0; i < b.numel; i++)
+        bp_buf_set(&b, i, v[i]);
+    return b;
+}
+
+static void check_vals(const bp_buf_t *b, const double *want, const char *what)
+{
+    for (size_t i = 0; i < b->numel; i++) {
+        uint64_t w = bp_dtype_bits_from_double(b->dtype, want[i]);
+        CK_BITS(b->dtype, bp_buf_bits(b, i), w, "%s[%zu]", what, i);
+    }
+}
+
+START_TEST(t_concat)
+{
+    bp_backend_t *be = open_oracle(2);
+    double av[] = {1, 2, 3, 4, 5, 6}, bv[] = {-1, -2};
+    bp_buf_t a = mat_vals(BP_F32, 2, 3, av), b = mat_vals(BP_BF16, 2, 1, bv);
+    const bp_buf_t *ins[2] = {&a, &b};
+    int64_t shape[2] = {2, 4};
+    bp_buf_t out = mkbuf(BP_F32, 2, shape);
+    bp_op_t op = mkop(BP_OP_CONCAT);
+    op.a.kind = BP_ARG_NONE;
+    op.has_axis = true;
+    op.axis = -1;
+    bp_exec_t x = {.op = &op, .inputs = ins, .ninputs = 2, .out = &out};
+    bp_error_t err = {0};
+    ck_assert_msg(be->op[BP_OP_CONCAT](be, &x, &err) == BP_OK, "%s", err.msg);
+    double want[] = {1, 2, 3, -1, 4, 5, 6, -2};
+    check_vals(&out, want, "concat axis -1");
+    bp_buf_free(&out);
+    /* Axis 0 into bf16: 257 rounds (one rounding from f32). */
+    double cv[] = {257, 1, 2}, dv[] = {3, 4, 5, 6, 7, 8};
+    bp_buf_t c = mat_vals(BP_F32, 1, 3, cv), d = mat_vals(BP_F32, 2, 3, dv);
+    const bp_buf_t *ins2[2] = {&c, &d};
+    int64_t s3[2] = {3, 3};
+    out = mkbuf(BP_BF16, 2, s3);
+    op.axis = 0;
+    x.inputs = ins2;
+    ck_assert_msg(be->op[BP_OP_CONCAT](be, &x, &err) == BP_OK, "%s", err.msg);
+    double want2[] = {256, 1, 2, 3, 4, 5, 6, 7, 8};
+    check_vals(&out, want2, "concat axis 0");
+    /* A misfit is an error, not a crash. */
+    x.inputs = ins;
+    ck_assert_int_eq(be->op[BP_OP_CONCAT](be, &x, &err), BP_EINPUT);
+    ck_assert_msg(strstr(err.msg, "does not fit") != NULL, "%s", err.msg);
+    bp_buf_free(&a);
+    bp_buf_free(&b);
+    bp_buf_free(&c);
+    bp_buf_free(&d);
+    bp_buf_free(&out);
+    bp_backend_close(be);
+}
+END_TEST
+
+START_TEST(t_slice)
+{
+    bp_backend_t *be = open_oracle(1);
+    double v[] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9};
+    bp_buf_t a = vec_vals(BP_F32, 10, v);
+    bp_op_t op = mkop(BP_OP_SLICE);
+    op.s_start = 2;
+    op.s_step = 3;
+    int64_t s3[1] = {3}, s4[1] = {4};
+    bp_buf_t out = mkbuf(BP_F32, 1, s3);
+    exec_ok(be, &op, &a, NULL, &out);
+    double w1[] = {2, 5, 8};
+    check_vals(&out, w1, "slice 2::3");
+    bp_buf_free(&out);
+    op.s_start = -4;
+    op.s_step = 1;
+    out = mkbuf(BP_F32, 1, s4);
+    exec_ok(be, &op, &a, NULL, &out);
+    double w2[] = {6, 7, 8, 9};
+    check_vals(&out, w2, "slice -4:");
+    op.s_start = 7;
+    bp_error_t err = {0};
+    ck_assert_int_eq(exec(be, &op, &a, NULL, &out, &err), BP_EINPUT);
+    ck_assert_msg(strstr(err.msg, "runs past") != NULL, "%s", err.msg);
+    bp_buf_free(&out);
+    /* 2-D, along axis 1. */
+    double m[] = {0, 1, 2, 3, 10, 11, 12, 13};
+    bp_buf_t b = mat_vals(BP_F16, 2, 4, m);
+    int64_t s22[2] = {2, 2};
+    out = mkbuf(BP_F16, 2, s22);
+    op.s_start = 1;
+    op.s_step = 2;
+    op.has_axis = true;
+    op.axis = 1;
+    exec_ok(be, &op, &b, NULL, &out);
+    double w3[] = {1, 3, 11, 13};
+    check_vals(&out, w3, "slice axis 1");
+    bp_buf_free(&a);
+    bp_buf_free(&b);
+    bp_buf_free(&out);
+    bp_backend_close(be);
+}
+END_TEST
+
+START_TEST(t_rotate_half)
+{
+    bp_backend_t *be = open_oracle(1);
+    double v[] = {1, 2, 3, 4, 5, 6, 7, 8};
+    bp_buf_t a = mat_vals(BP_BF16, 2, 4, v);
+    int64_t s[2] = {2, 4};
+    bp_buf_t out = mkbuf(BP_BF16, 2, s);
+    bp_op_t op = mkop(BP_OP_ROTATE_HALF);
+    exec_ok(be, &op, &a, NULL, &out);
+    double want[] = {-3, -4, 1, 2, -7, -8, 5, 6};
+    check_vals(&out, want, "rotate_half");
+    /* Negation is exact: a NaN keeps its payload with the sign flipped, an
+     * integer wraps. */
+    uint64_t nb[2] = {0x7fc00123, 0x7fc00456};
+    bp_buf_t n = vec_bits(BP_F32, 2, nb);
+    int64_t s2[1] = {2};
+    bp_buf_t no = mkbuf(BP_F32, 1, s2);
+    exec_ok(be, &op, &n, NULL, &no);
+    CK_BITS(BP_F32, bp_buf_bits(&no, 0), 0xffc00456, "rotate_half NaN");
+    ck_assert_uint_eq(bp_buf_bits(&no, 0), 0xffc00456);
+    uint64_t ib[2] = {5, 0x80000000};
+    bp_buf_t ia = vec_bits(BP_I32, 2, ib), io = mkbuf(BP_I32, 1, s2);
+    exec_ok(be, &op, &ia, NULL, &io);
+    CK_BITS(BP_I32, bp_buf_bits(&io, 0), 0x80000000, "rotate_half INT_MIN");
+    CK_BITS(BP_I32, bp_buf_bits(&io, 1), 5, "rotate_half int");
+    bp_buf_t odd = mkbuf(BP_BF16, 1, (int64_t[1]){3});
+    bp_error_t err = {0};
+    ck_assert_int_eq(exec(be, &op, &odd, NULL, &odd, &err), BP_EINPUT);
+    bp_buf_free(&a);
+    bp_buf_free(&out);
+    bp_buf_free(&n);
+    bp_buf_free(&no);
+    bp_buf_free(&ia);
+    bp_buf_free(&io);
+    bp_buf_free(&odd);
+    bp_backend_close(be);
+}
+END_TEST
+
+/* ---- reductions against exact integer arithmetic ---- */
+
+static uint64_t sum1(bp_backend_t *be, bp_dtype_t in, size_t n,
+                     const double *v, bp_dtype_t out_dt)
+{
+    bp_buf_t a = vec_vals(in, n, v);
+    int64_t shape[1] = {1};
+    bp_buf_t out = mkbuf(out_dt, 0, shape);
+    bp_op_t op = mkop(BP_OP_SUM);
+    op.form = BP_FORM_SEQUENTIAL;
+    exec_ok(be, &op, &a, NULL, &out);
+    uint64_t r = bp_buf_bits(&out, 0);
+    bp_buf_free(&a);
+    bp_buf_free(&out);
+    return r;
+}
+
+START_TEST(t_sum_small)
+{
+    bp_backend_t *be = open_oracle(1);
+    double c1[] = {0x1p30, 1, -0x1p30};
+    CK_BITS(BP_F32, sum1(be, BP_F32, 3, c1, BP_F32), 0x3f800000, "cancel");
+    double c2[] = {1, 0x1p-24, 0x1p-24};
+    CK_BITS(BP_F32, sum1(be, BP_F32, 3, c2, BP_F32), 0x3f800001,
+            "1 + 2^-24 + 2^-24");
+    double c3[] = {65504, 65504, -65504};
+    CK_BITS(BP_F16, sum1(be, BP_F16, 3, c3, BP_F16), 0x7bff,
+            "no intermediate overflow");
+    double c4[] = {1e300, 1e-300, -1e300};
+    CK_BITS(BP_F64, sum1(be, BP_F64, 3, c4, BP_F64), bp_f64_bits(1e-300),
+            "f64 span");
+    double c5[] = {-0.0, -0.0};
+    CK_BITS(BP_F32, sum1(be, BP_F32, 2, c5, BP_F32), 0x80000000, "-0 + -0");
+    CK_BITS(BP_F32, sum1(be, BP_F32, 0, c5, BP_F32), 0, "empty sum");
+    double c6[] = {2147483647, 1};
+    CK_BITS(BP_I32, sum1(be, BP_I32, 2, c6, BP_I32), 0x80000000, "i32 wraps");
+    double c7[] = {1, 0x1p-8, 0x1p-30};
+    CK_BITS(BP_BF16, sum1(be, BP_F64, 3, c7, BP_BF16), 0x3f81,
+            "rounded once into bf16");
+    double c8[] = {INFINITY, -INFINITY};
+    ck_assert(bp_dtype_bits_isnan(BP_F32, sum1(be, BP_F32, 2, c8, BP_F32)));
+    bp_backend_close(be);
+}
+END_TEST
+
+/* Small integers times 2^-12: every partial sum is exact in int64. */
+START_TEST(t_sum_exact)
+{
+    seed_init("sum_exact");
+    bp_backend_t *be = open_oracle(2);
+    int64_t R = 3, C = 5000; /* rows longer than one mpfr_sum block */
+    int64_t shape[2] = {R, C};
+    bp_buf_t a = mkbuf(BP_F32, 2, shape);
+    int64_t *iv = malloc((size_t)(R * C) * sizeof *iv);
+    for (int64_t i = 0; i < R * C; i++) {
+        iv[i] = (int64_t)(rnd64() % (1u << 21)) - (1 << 20);
+        bp_buf_set(&a, (size_t)i, ldexp((double)iv[i], -12));
+    }
+    for (int d = 0; d < 3; d++) {
+        bp_dtype_t dt = FLOATS[d];
+        bp_op_t op = mkop(BP_OP_SUM);
+        /* all elements */
+        int64_t one[1] = {1};
+        bp_buf_t out = mkbuf(dt, 0, one);
+        exec_ok(be, &op, &a, NULL, &out);
+        int64_t s = 0;
+        for (int64_t i = 0; i < R * C; i++)
+            s += iv[i];
+        CK_BITS(dt, bp_buf_bits(&out, 0), ref_scaled(s, -12, dt), "sum all");
+        bp_buf_free(&out);
+        /* along axis 1 and axis 0 */
+        op.has_axis = true;
+        op.axis = 1;
+        int64_t sr[1] = {R}, sc[1] = {C};
+        out = mkbuf(dt, 1, sr);
+        exec_ok(be, &op, &a, NULL, &out);
+        for (int64_t r = 0; r < R; r++) {
+            s = 0;
+            for (int64_t c = 0; c < C; c++)
+                s += iv[r * C + c];
+            CK_BITS(dt, bp_buf_bits(&out, (size_t)r), ref_scaled(s, -12, dt),
+                    "sum row %lld", (long long)r);
+        }
+        bp_buf_free(&out);
+        op.axis = -2;
+        out = mkbuf(dt, 1, sc);
+        exec_ok(be, &op, &a, NULL, &out);
+        for (int64_t c = 0; c < C; c++) {
+            s = 0;
+            for (int64_t r = 0; r < R; r++)
+                s += iv[r * C + c];
+            CK_BITS(dt, bp_buf_bits(&out, (size_t)c), ref_scaled(s, -12, dt),
+                    "sum column %lld", (long long)c);
+        }
+        bp_buf_free(&out);
+    }
+    /* f64 operands spanning the whole range, in the blocked path. */
+    size_t n = 9000;
+    double *v = calloc(n, sizeof *v);
+    for (size_t i = 0; i < n; i++)
+        v[i] = 0x1p-1074;
+    v[0] = 0x1p1023;
+    v[n - 1] = -0x1p1023;
+    CK_BITS(BP_F64, sum1(be, BP_F64, n, v, BP_F64),
+            bp_f64_bits((double)(n - 2) * 0x1p-1074), "f64 span, blocked");
+    free(v);
+    free(iv);
+    bp_buf_free(&a);
+    bp_backend_close(be);
+}
+END_TEST
+
+START_TEST(t_matmul_exact)
+{
+    seed_init("matmul_exact");
+    bp_backend_t *be = open_oracle(2);
+    int64_t M = 7, K = 64, N = 9;
+    int64_t sa[2] = {M, K}, sb[2] = {K, N}, so[2] = {M, N};
+    bp_buf_t a = mkbuf(BP_F32, 2, sa), b = mkbuf(BP_F32, 2, sb);
+    int64_t *ia = malloc((size_t)(M * K) * sizeof *ia),
+            *ib = malloc((size_t)(K * N) * sizeof *ib);
+    for (int64_t i = 0; i < M * K; i++) {
+        ia[i] = (int64_t)(rnd64() % 4097) - 2048;
+        bp_buf_set(&a, (size_t)i, ldexp((double)ia[i], -3));
+    }
+    for (int64_t i = 0; i < K * N; i++) {
+        ib[i] = (int64_t)(rnd64() % 4097) - 2048;
+        bp_buf_set(&b, (size_t)i, ldexp((double)ib[i], -5));
+    }
+    bp_op_t op = mkop(BP_OP_MATMUL);
+    op.b.kind = BP_ARG_BUF;
+    for (int d = 0; d < NFLOATS; d++) {
+        bp_dtype_t dt = FLOATS[d];
+        bp_buf_t out = mkbuf(dt, 2, so);
+        exec_ok(be, &op, &a, &b, &out);
+        for (int64_t i = 0; i < M; i++)
+            for (int64_t j = 0; j < N; j++) {
+                int64_t s = 0;
+                for (int64_t l = 0; l < K; l++)
+                    s += ia[i * K + l] * ib[l * N + j];
+                CK_BITS(dt, bp_buf_bits(&out, (size_t)(i * N + j)),
+                        ref_scaled(s, -8, dt), "matmul [%lld, %lld]",
+                        (long long)i, (long long)j);
+            }
+        bp_buf_free(&out);
+    }
+    /* [k] @ [k, n] */
+    int64_t sv[1] = {K}, sn[1] = {N};
+    bp_buf_t row = mkbuf(BP_F32, 1, sv), out = mkbuf(BP_F32, 1, sn);
+    memcpy(row.data, a.data, (size_t)K * 4);
+    exec_ok(be, &op, &row, &b, &out);
+    for (int64_t j = 0; j < N; j++) {
+        int64_t s = 0;
+        for (int64_t l = 0; l < K; l++)
+            s += ia[l] * ib[l * N + j];
+        CK_BITS(BP_F32, bp_buf_bits(&out, (size_t)j), ref_scaled(s, -8, BP_F32),
+                "vector-matrix [%lld]", (long long)j);
+    }
+    /* A shape mismatch is an error. */
+    bp_error_t err = {0};
+    ck_assert_int_eq(exec(be, &op, &a, &a, &out, &err), BP_EINPUT);
+    ck_assert_msg(strstr(err.msg, "do not match") != NULL, "%s", err.msg);
+    /* Integer matmul wraps: 2^30*2 + 2^30*2 = 2^32 = 0 in i32. */
+    uint64_t x2[2] = {1u << 30, 1u << 30}, y2[2] = {2, 2};
+    bp_buf_t ix = vec_bits(BP_I32, 2, x2), iy = vec_bits(BP_I32, 2, y2);
+    int64_t s1[1] = {1};
+    bp_buf_t io = mkbuf(BP_I32, 0, s1);
+    exec_ok(be, &op, &ix, &iy, &io);
+    CK_BITS(BP_I32, bp_buf_bits(&io, 0), 0, "i32 dot wraps");
+    bp_buf_free(&ix);
+    bp_buf_free(&iy);
+    bp_buf_free(&io);
+    bp_buf_free(&row);
+    bp_buf_free(&out);
+    bp_buf_free(&a);
+    bp_buf_free(&b);
+    free(ia);
+    free(ib);
+    bp_backend_close(be);
+}
+END_TEST
+
+/* ---- broadcasting and outer ---- */
+
+START_TEST(t_broadcast_outer)
+{
+    bp_backend_t *be = open_oracle(1);
+    double av[] = {1, 2, 3, 4, 5, 6}, bv[] = {10, 20, 30}, cv[] = {100, 200};
+    bp_buf_t a = mat_vals(BP_F32, 2, 3, av), b = vec_vals(BP_F32, 3, bv),
+             c = mat_vals(BP_F32, 2, 1, cv), d = mat_vals(BP_F32, 1, 3, bv);
+    int64_t s23[2] = {2, 3};
+    bp_buf_t out = mkbuf(BP_F32, 2, s23);
+    bp_op_t op = mkop(BP_OP_ADD);
+    op.b.kind = BP_ARG_BUF;
+    exec_ok(be, &op, &a, &b, &out);
+    double w1[] = {11, 22, 33, 14, 25, 36};
+    check_vals(&out, w1, "[2,3] + [3]");
+    exec_ok(be, &op, &c, &d, &out);
+    double w2[] = {110, 120, 130, 210, 220, 230};
+    check_vals(&out, w2, "[2,1] + [1,3]");
+    bp_error_t err = {0};
+    bp_buf_t e = vec_vals(BP_F32, 2, cv);
+    ck_assert_int_eq(exec(be, &op, &a, &e, &out, &err), BP_EINPUT);
+    ck_assert_msg(strstr(err.msg, "broadcast") != NULL, "%s", err.msg);
+    /* outer: products rounded once, here into f16 */
+    double xv[] = {3, 0x1.004p0, -7}, yv[] = {0x1.002p0, 1000, 0x1p-20, 5};
+    bp_buf_t x = vec_vals(BP_F32, 3, xv), y = vec_vals(BP_F32, 4, yv);
+    int64_t s34[2] = {3, 4};
+    bp_buf_t o = mkbuf(BP_F16, 2, s34);
+    bp_op_t oo = mkop(BP_OP_OUTER);
+    oo.b.kind = BP_ARG_BUF;
+    exec_ok(be, &oo, &x, &y, &o);
+    mpfr_t p;
+    mpfr_init2(p, 64);
+    for (int i = 0; i < 3; i++)
+        for (int j = 0; j < 4; j++) {
+            mpfr_set_d(p, xv[i] * yv[j], MPFR_RNDN); /* exact in double */
+            CK_BITS(BP_F16, bp_buf_bits(&o, (size_t)(i * 4 + j)),
+                    ref_bits(p, BP_F16), "outer [%d, %d]", i, j);
+        }
+    mpfr_clear(p);
+    ck_assert_int_eq(exec(be, &oo, &a, &y, &o, &err), BP_EINPUT);
+    bp_buf_free(&a);
+    bp_buf_free(&b);
+    bp_buf_free(&c);
+    bp_buf_free(&d);
+    bp_buf_free(&e);
+    bp_buf_free(&x);
+    bp_buf_free(&y);
+    bp_buf_free(&o);
+    bp_buf_free(&out);
+    bp_backend_close(be);
+}
+END_TEST
+
+/* ---- thread-count independence ---- */
+
+START_TEST(t_threads_identical)
+{
+    seed_init("threads_identical");
+    size_t n = 100000;
+    int64_t shape[1] = {(int64_t)n};
+    bp_buf_t a = mkbuf(BP_F32, 1, shape);
+    for (size_t i = 0; i < n; i++)
+        bp_dtype_store_bits(BP_F32, a.data, i, rnd_input(BP_F32, -10, 30));
+    bp_buf_t out[3];
+    static const bp_op_kind_t kinds[] = {BP_OP_SIN, BP_OP_EXP};
+    for (size_t k = 0; k < 2; k++) {
+        bp_op_t op = mkop(kinds[k]);
+        for (int t = 0; t < 3; t++) {
+            bp_backend_t *be = open_oracle(t + 1);
+            out[t] = mkbuf(k ? BP_F16 : BP_F32, 1, shape);
+            exec_ok(be, &op, &a, NULL, &out[t]);
+            bp_backend_close(be);
+        }
+        for (int t = 1; t < 3; t++) {
+            for (size_t i = 0; i < n; i++)
+                CK_BITS(out[0].dtype, bp_buf_bits(&out[t], i),
+                        bp_buf_bits(&out[0], i), "%s on %d threads [%zu]",
+                        bp_op_name(kinds[k]), t + 1, i);
+            ck_assert(memcmp(out[0].data, out[t].data, bp_buf_nbytes(&out[0]))
+                      == 0);
+        }
+        for (int t = 0; t < 3; t++)
+            bp_buf_free(&out[t]);
+    }
+    /* A matmul and a sum whose rows straddle the chunk boundaries. */
+    int64_t sa[2] = {37, 50}, sb[2] = {50, 29}, so[2] = {37, 29}, ss[1] = {37};
+    bp_buf_t m = mkbuf(BP_F32, 2, sa), w = mkbuf(BP_F32, 2, sb);
+    for (size_t i = 0; i < m.numel; i++)
+        bp_dtype_store_bits(BP_F32, m.data, i, rnd_input(BP_F32, -10, 10));
+    for (size_t i = 0; i < w.numel; i++)
+        bp_dtype_store_bits(BP_F32, w.data, i, rnd_input(BP_F32, -10, 10));
+    bp_buf_t mo[3], so3[3];
+    bp_op_t mm = mkop(BP_OP_MATMUL), sm = mkop(BP_OP_SUM);
+    mm.b.kind = BP_ARG_BUF;
+    sm.has_axis = true;
+    sm.axis = 1;
+    for (int t = 0; t < 3; t++) {
+        bp_backend_t *be = open_oracle(t + 1);
+        mo[t] = mkbuf(BP_BF16, 2, so);
+        so3[t] = mkbuf(BP_F32, 1, ss);
+        exec_ok(be, &mm, &m, &w, &mo[t]);
+        exec_ok(be, &sm, &m, NULL, &so3[t]);
+        bp_backend_close(be);
+    }
+    for (int t = 1; t < 3; t++) {
+        ck_assert(memcmp(mo[0].data, mo[t].data, bp_buf_nbytes(&mo[0])) == 0);
+        ck_assert(memcmp(so3[0].data, so3[t].data, bp_buf_nbytes(&so3[0])) ==
+                  0);
+    }
+    for (int t = 0; t < 3; t++) {
+        bp_buf_free(&mo[t]);
+        bp_buf_free(&so3[t]);
+    }
+    bp_buf_free(&m);
+    bp_buf_free(&w);
+    bp_buf_free(&a);
+}
+END_TEST
+
+/* ---- the backend record and bad input ---- */
+
+START_TEST(t_backend_record)
+{
+    bp_backend_t *be = open_oracle(0);
+    ck_assert_str_eq(be->name, "oracle");
+    ck_assert_str_eq(be->key, "oracle");
+    ck_assert(!be->device);
+    for (int k = 0; k < BP_OP_COUNT; k++)
+        ck_assert_msg(be->op[k] != NULL, "op %d missing", k);
+    json_t *fp = be->fingerprint;
+    ck_assert_ptr_nonnull(fp);
+    ck_assert_str_eq(json_string_value(json_object_get(fp, "mpfr")),
+                     mpfr_get_version());
+    ck_assert_str_eq(json_string_value(json_object_get(fp, "gmp")),
+                     gmp_version);
+    ck_assert_int_eq(json_integer_value(json_object_get(
+                         json_object_get(fp, "precision"), "bf16")), 8);
+    ck_assert_int_ge(json_integer_value(json_object_get(fp, "threads")), 1);
+    bp_backend_close(be);
+    /* Through the registry too. */
+    bp_error_t err = {0};
+    ck_assert_int_eq(bp_backend_open("oracle", NULL, &be, &err), BP_OK);
+    bp_backend_close(be);
+}
+END_TEST
+
+START_TEST(t_bad_input)
+{
+    bp_backend_t *be = open_oracle(2);
+    bp_error_t err = {0};
+    uint64_t one = 0x3f800000;
+    bp_buf_t a = vec_bits(BP_F32, 1, &one);
+    int64_t s1[1] = {1};
+    bp_buf_t io = mkbuf(BP_I32, 1, s1);
+    bp_op_t op = mkop(BP_OP_SIN);
+    ck_assert_int_eq(exec(be, &op, &a, NULL, &io, &err), BP_EINPUT);
+    ck_assert_msg(strstr(err.msg, "float dtype") != NULL, "%s", err.msg);
+    op = mkop(BP_OP_ADD); /* b missing */
+    bp_buf_t fo = mkbuf(BP_F32, 1, s1);
+    ck_assert_int_eq(exec(be, &op, &a, NULL, &fo, &err), BP_EINPUT);
+    ck_assert_msg(strstr(err.msg, "missing") != NULL, "%s", err.msg);
+    op = mkop(BP_OP_TENSOR);
+    double vals[3] = {1, 2, 3};
+    op.values = vals;
+    op.nvalues = 3;
+    ck_assert_int_eq(exec(be, &op, NULL, NULL, &fo, &err), BP_EINPUT);
+    op = mkop(BP_OP_SUM);
+    op.has_axis = true;
+    op.axis = 3;
+    ck_assert_int_eq(exec(be, &op, &a, NULL, &fo, &err), BP_EINPUT);
+    ck_assert_msg(strstr(err.msg, "axis 3") != NULL, "%s", err.msg);
+    bp_buf_free(&a);
+    bp_buf_free(&io);
+    bp_buf_free(&fo);
+    bp_backend_close(be);
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("be_oracle");
+    TCase *hand = tcase_create("hand-derived");
+    tcase_add_test(hand, t_div_nine_tenths);
+    tcase_add_test(hand, t_one_third);
+    tcase_add_test(hand, t_sqrt_exp);
+    tcase_add_test(hand, t_sin_1e22);
+    tcase_add_test(hand, t_pow_ten);
+    tcase_add_test(hand, t_f16_subnormals);
+    tcase_add_test(hand, t_overflow);
+    tcase_add_test(hand, t_rounded_once);
+    tcase_add_test(hand, t_integers);
+    suite_add_tcase(s, hand);
+    TCase *ref = tcase_create("reference");
+    tcase_set_timeout(ref, 300);
+    tcase_add_test(ref, t_random_vs_mpfr256);
+    tcase_add_test(ref, t_random_scalar_operands);
+    tcase_add_test(ref, t_cast_vs_dtype);
+    tcase_add_test(ref, t_arange);
+    tcase_add_test(ref, t_uniform);
+    suite_add_tcase(s, ref);
+    TCase *tens = tcase_create("tensor ops");
+    tcase_set_timeout(tens, 300);
+    tcase_add_test(tens, t_concat);
+    tcase_add_test(tens, t_slice);
+    tcase_add_test(tens, t_rotate_half);
+    tcase_add_test(tens, t_sum_small);
+    tcase_add_test(tens, t_sum_exact);
+    tcase_add_test(tens, t_matmul_exact);
+    tcase_add_test(tens, t_broadcast_outer);
+    tcase_add_test(tens, t_threads_identical);
+    tcase_add_test(tens, t_backend_record);
+    tcase_add_test(tens, t_bad_input);
+    suite_add_tcase(s, tens);
+    SRunner *r = srunner_create(s);
+    srunner_run_all(r, CK_NORMAL);
+    int f = srunner_ntests_failed(r);
+    srunner_free(r);
+    return f ? EXIT_FAILURE : EXIT_SUCCESS;
+}
