@@ -1,5 +1,5 @@
 /* Build facts of the kernel library. */
-#include "bpk.h"
+#include "bpk_common.cuh"
 
 extern "C" int bpk_nvcc_version(void)
 {

@@ -1,4 +1,486 @@
-/* PLACEHOLDER: replaced by the CUDA-backend work. */
-#include "backend.h"
-bp_status bp_be_cuda_open(const bp_backend_opts_t *o, bp_backend_t **out, bp_error_t *err) { (void)o; *out = NULL; return bp_error_set(err, BP_EUNAVAIL, "backend 'cuda' not built yet"); }
-json_t *bp_be_cuda_env(bp_error_t *err) { bp_error_set(err, BP_EUNAVAIL, "not built yet"); return NULL; }
+/* CUDA backend, host half: device selection and the availability probe,
+ * one stream, device memory (a size-bucketed pool reused across ops,
+ * dtypes and probes), transfers, cuBLAS with pinned numerics, and the
+ * environment fingerprint.  The only C file that includes CUDA headers;
+ * what each op computes is in be_cuda_ops.c.
+ *
+ * Every CUDA and cuBLAS call is checked, and a failure names the call and
+ * CUDA's error string.  Ops run synchronously: each kernel is followed by
+ * a stream synchronisation, so that a fault is reported against the kernel
+ * that caused it.
+ *
+ * Environment: BP_CUDA_DEBUG=1 disables the pool (each buffer is a fresh
+ * cudaMalloc, freed at once) and the 0xFF poisoning of new buffers, so
+ * that compute-sanitizer's initcheck sees every allocation as it is. */
+#include "be_cuda.h"
+
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bpk.h"
+#include "config.h"
+
+/* cuBLAS workspace, fixed so that algorithm choice cannot depend on what
+ * happens to be free; 32 MiB is what PyTorch reserves on Hopper. */
+#define WORKSPACE_BYTES ((size_t)32 << 20)
+#define POOL_MIN_BYTES ((size_t)256)
+
+typedef struct {
+    void *ptr;
+    size_t size;
+    int used;
+} pool_ent_t;
+
+typedef struct {
+    int device;
+    cudaStream_t stream;
+    cublasHandle_t blas;
+    void *workspace;
+    int debug;
+    pool_ent_t *pool;
+    size_t npool, cap;
+} cuda_state_t;
+
+static cuda_state_t *state(bp_backend_t *be)
+{
+    return (cuda_state_t *)be->state;
+}
+
+static bp_status cuda_fail(bp_error_t *err, bp_status code, const char *call,
+                           cudaError_t e)
+{
+    if (e == cudaErrorMemoryAllocation)
+        code = BP_ENOMEM;
+    return bp_error_set(err, code, "%s failed: %s (%s)", call,
+                        cudaGetErrorString(e), cudaGetErrorName(e));
+}
+
+static bp_status blas_fail(bp_error_t *err, bp_status code, const char *call,
+                           cublasStatus_t s)
+{
+    if (s == CUBLAS_STATUS_ALLOC_FAILED)
+        code = BP_ENOMEM;
+    return bp_error_set(err, code, "%s failed: %s (%s)", call,
+                        cublasGetStatusString(s), cublasGetStatusName(s));
+}
+
+/* Checked calls; `code` is the status a failure maps to. */
+#define CUDA_TRY(call, code)                                                 \
+    do {                                                                     \
+        cudaError_t e_ = (call);                                             \
+        if (e_ != cudaSuccess)                                               \
+            return cuda_fail(err, (code), #call, e_);                        \
+    } while (0)
+#define BLAS_TRY(call, code)                                                 \
+    do {                                                                     \
+        cublasStatus_t s_ = (call);                                          \
+        if (s_ != CUBLAS_STATUS_SUCCESS)                                     \
+            return blas_fail(err, (code), #call, s_);                        \
+    } while (0)
+
+static void version_str(int v, char *out, size_t n)
+{
+    snprintf(out, n, "%d.%d", v / 1000, (v % 1000) / 10);
+}
+
+static void blas_version_str(char *out, size_t n)
+{
+    int ma = 0, mi = 0, pa = 0;
+    if (cublasGetProperty(MAJOR_VERSION, &ma) != CUBLAS_STATUS_SUCCESS ||
+        cublasGetProperty(MINOR_VERSION, &mi) != CUBLAS_STATUS_SUCCESS ||
+        cublasGetProperty(PATCH_LEVEL, &pa) != CUBLAS_STATUS_SUCCESS)
+        snprintf(out, n, "unknown");
+    else
+        snprintf(out, n, "%d.%d.%d", ma, mi, pa);
+}
+
+/* How many devices there are, or why none can be used. */
+static bp_status device_count(int *count, bp_error_t *err)
+{
+    int drv = 0, rt = 0;
+    char dv[32], rv[32];
+    *count = 0;
+    if (cudaDriverGetVersion(&drv) != cudaSuccess || drv == 0)
+        return bp_error_set(err, BP_EUNAVAIL,
+                            "no CUDA driver (libcuda.so could not be loaded)");
+    cudaRuntimeGetVersion(&rt);
+    version_str(drv, dv, sizeof dv);
+    version_str(rt, rv, sizeof rv);
+    cudaError_t e = cudaGetDeviceCount(count);
+    cudaGetLastError();
+    if (e == cudaErrorNoDevice || (e == cudaSuccess && *count == 0))
+        return bp_error_set(err, BP_EUNAVAIL, "no CUDA device");
+    if (e == cudaErrorInsufficientDriver)
+        return bp_error_set(err, BP_EUNAVAIL,
+                            "CUDA driver %s is older than the CUDA runtime %s "
+                            "bitprobe was built with", dv, rv);
+    if (e != cudaSuccess)
+        return cuda_fail(err, BP_EUNAVAIL, "cudaGetDeviceCount", e);
+    return BP_OK;
+}
+
+json_t *bp_be_cuda_env(bp_error_t *err)
+{
+    int count, drv = 0, rt = 0;
+    if (device_count(&count, err))
+        return NULL;
+    char dv[32], rv[32], bv[32];
+    cudaDriverGetVersion(&drv);
+    cudaRuntimeGetVersion(&rt);
+    version_str(drv, dv, sizeof dv);
+    version_str(rt, rv, sizeof rv);
+    blas_version_str(bv, sizeof bv);
+    json_t *devs = json_array();
+    for (int i = 0; devs && i < count; i++) {
+        struct cudaDeviceProp p;
+        cudaError_t e = cudaGetDeviceProperties(&p, i);
+        if (e != cudaSuccess) {
+            json_decref(devs);
+            cuda_fail(err, BP_EUNAVAIL, "cudaGetDeviceProperties", e);
+            return NULL;
+        }
+        char cc[16];
+        snprintf(cc, sizeof cc, "%d.%d", p.major, p.minor);
+        json_array_append_new(
+            devs, json_pack("{s:s, s:s, s:i, s:I}", "name", p.name, "cc", cc,
+                            "sms", p.multiProcessorCount, "mem_mib",
+                            (json_int_t)(p.totalGlobalMem >> 20)));
+    }
+    json_t *env = devs ? json_pack("{s:s, s:s, s:s, s:o}", "driver", dv,
+                                   "runtime", rv, "cublas", bv, "devices", devs)
+                       : NULL;
+    if (!env)
+        bp_error_set(err, BP_ENOMEM, "out of memory");
+    return env;
+}
+
+void *bp_cuda_stream(bp_backend_t *be)
+{
+    return (void *)state(be)->stream;
+}
+
+bp_status bp_cuda_use(bp_backend_t *be, bp_error_t *err)
+{
+    CUDA_TRY(cudaSetDevice(state(be)->device), BP_EINTERNAL);
+    return BP_OK;
+}
+
+bp_status bp_cuda_finish(bp_backend_t *be, const char *kernel, int rc,
+                         bp_error_t *err)
+{
+    if (rc != 0) {
+        cudaError_t e = (cudaError_t)rc;
+        return bp_error_set(err, e == cudaErrorMemoryAllocation
+                                     ? BP_ENOMEM : BP_EINTERNAL,
+                            "CUDA kernel %s: launch failed: %s (%s)", kernel,
+                            cudaGetErrorString(e), cudaGetErrorName(e));
+    }
+    cudaError_t e = cudaStreamSynchronize(state(be)->stream);
+    if (e != cudaSuccess)
+        return bp_error_set(err, BP_EINTERNAL,
+                            "CUDA kernel %s failed while running: %s (%s)",
+                            kernel, cudaGetErrorString(e), cudaGetErrorName(e));
+    return BP_OK;
+}
+
+/* Row-major C = A B is column-major C^T = B^T A^T: cuBLAS gets b first. */
+bp_status bp_cuda_gemm(bp_backend_t *be, bp_dtype_t dt, int64_t m, int64_t n,
+                       int64_t k, const void *a, const void *b, void *c,
+                       bp_error_t *err)
+{
+    cuda_state_t *s = state(be);
+    cudaDataType_t type;
+    cublasComputeType_t compute = CUBLAS_COMPUTE_32F_PEDANTIC;
+    float alpha32 = 1.0f, beta32 = 0.0f;
+    double alpha64 = 1.0, beta64 = 0.0;
+    const void *alpha = &alpha32, *beta = &beta32;
+    switch (dt) {
+    case BP_F32: type = CUDA_R_32F; break;
+    case BP_BF16: type = CUDA_R_16BF; break;
+    case BP_F16: type = CUDA_R_16F; break;
+    case BP_F64:
+        type = CUDA_R_64F;
+        compute = CUBLAS_COMPUTE_64F_PEDANTIC;
+        alpha = &alpha64;
+        beta = &beta64;
+        break;
+    default:
+        return bp_error_set(err, BP_EINPUT, "matmul of %s is not supported "
+                            "on CUDA", bp_dtype_name(dt));
+    }
+    if (m > 0x7fffffff || n > 0x7fffffff || k > 0x7fffffff)
+        return bp_error_set(err, BP_EINPUT,
+                            "matmul dimensions %lld x %lld x %lld exceed "
+                            "cuBLAS's int range", (long long)m, (long long)n,
+                            (long long)k);
+    if (m == 0 || n == 0)
+        return BP_OK;
+    if (k == 0) /* an empty sum: zeros, without asking cuBLAS */
+        return bp_cuda_finish(be, "bpk_fill",
+                              bpk_fill(s->stream, c, (int)dt, 0.0, m * n),
+                              err);
+    BLAS_TRY(cublasGemmEx(s->blas, CUBLAS_OP_N, CUBLAS_OP_N, (int)n, (int)m,
+                          (int)k, alpha, b, type, (int)n, a, type, (int)k,
+                          beta, c, type, (int)n, compute, CUBLAS_GEMM_DEFAULT),
+             BP_EINTERNAL);
+    CUDA_TRY(cudaStreamSynchronize(s->stream), BP_EINTERNAL);
+    return BP_OK;
+}
+
+static size_t bucket(size_t n)
+{
+    size_t b = POOL_MIN_BYTES;
+    while (b < n && b < ((size_t)1 << 62))
+        b <<= 1;
+    return b;
+}
+
+/* A free pooled buffer of exactly this bucket size, marked used. */
+static void *pool_take(cuda_state_t *s, size_t size)
+{
+    for (size_t i = 0; !s->debug && i < s->npool; i++)
+        if (!s->pool[i].used && s->pool[i].size == size) {
+            s->pool[i].used = 1;
+            return s->pool[i].ptr;
+        }
+    return NULL;
+}
+
+static bp_status pool_new(cuda_state_t *s, size_t size, void **out,
+                          bp_error_t *err)
+{
+    if (s->npool == s->cap) {
+        size_t cap = s->cap ? 2 * s->cap : 64;
+        pool_ent_t *p = realloc(s->pool, cap * sizeof *p);
+        if (!p)
+            return bp_error_set(err, BP_ENOMEM, "out of memory");
+        s->pool = p;
+        s->cap = cap;
+    }
+    void *ptr = NULL;
+    cudaError_t e = cudaMalloc(&ptr, size);
+    if (e != cudaSuccess) {
+        cudaGetLastError();
+        return bp_error_set(err, BP_ENOMEM,
+                            "cannot allocate %zu bytes of device memory: %s "
+                            "(%s)", size, cudaGetErrorString(e),
+                            cudaGetErrorName(e));
+    }
+    s->pool[s->npool++] = (pool_ent_t){ptr, size, 1};
+    *out = ptr;
+    return BP_OK;
+}
+
+static bp_status cuda_dev_alloc(bp_backend_t *be, bp_buf_t *buf,
+                                bp_error_t *err)
+{
+    cuda_state_t *s = state(be);
+    size_t need = bp_buf_nbytes(buf), size = s->debug ? need : bucket(need);
+    if (size == 0)
+        size = POOL_MIN_BYTES;
+    bp_status st = bp_cuda_use(be, err);
+    if (st)
+        return st;
+    buf->dev = pool_take(s, size);
+    if (!buf->dev && (st = pool_new(s, size, &buf->dev, err)))
+        return st;
+    /* Anything a kernel fails to write reads back as NaN (or -1). */
+    if (!s->debug && need)
+        CUDA_TRY(cudaMemsetAsync(buf->dev, 0xff, need, s->stream),
+                 BP_EINTERNAL);
+    return BP_OK;
+}
+
+static void cuda_dev_free(bp_backend_t *be, bp_buf_t *buf)
+{
+    cuda_state_t *s = state(be);
+    for (size_t i = 0; buf->dev && i < s->npool; i++)
+        if (s->pool[i].ptr == buf->dev) {
+            if (s->debug) {
+                cudaFree(s->pool[i].ptr);
+                s->pool[i] = s->pool[--s->npool];
+            } else {
+                s->pool[i].used = 0;
+            }
+            break;
+        }
+    buf->dev = NULL;
+}
+
+static bp_status cuda_upload(bp_backend_t *be, bp_buf_t *b, bp_error_t *err)
+{
+    cuda_state_t *s = state(be);
+    size_t n = bp_buf_nbytes(b);
+    if (!n)
+        return BP_OK;
+    if (!b->dev || !b->data)
+        return bp_error_set(err, BP_EINTERNAL,
+                            "upload of a buffer without host or device copy");
+    bp_status st = bp_cuda_use(be, err);
+    if (st)
+        return st;
+    CUDA_TRY(cudaMemcpyAsync(b->dev, b->data, n, cudaMemcpyHostToDevice,
+                             s->stream), BP_EINTERNAL);
+    CUDA_TRY(cudaStreamSynchronize(s->stream), BP_EINTERNAL);
+    return BP_OK;
+}
+
+static bp_status cuda_download(bp_backend_t *be, bp_buf_t *b, bp_error_t *err)
+{
+    cuda_state_t *s = state(be);
+    size_t n = bp_buf_nbytes(b);
+    if (!n)
+        return BP_OK;
+    if (!b->dev || !b->data)
+        return bp_error_set(err, BP_EINTERNAL,
+                            "download of a buffer without host or device copy");
+    bp_status st = bp_cuda_use(be, err);
+    if (st)
+        return st;
+    CUDA_TRY(cudaMemcpyAsync(b->data, b->dev, n, cudaMemcpyDeviceToHost,
+                             s->stream), BP_EINTERNAL);
+    CUDA_TRY(cudaStreamSynchronize(s->stream), BP_EINTERNAL);
+    return BP_OK;
+}
+
+static void cuda_destroy(bp_backend_t *be)
+{
+    cuda_state_t *s = be ? state(be) : NULL;
+    if (s) {
+        cudaSetDevice(s->device);
+        if (s->stream)
+            cudaStreamSynchronize(s->stream);
+        for (size_t i = 0; i < s->npool; i++)
+            cudaFree(s->pool[i].ptr);
+        free(s->pool);
+        if (s->blas)
+            cublasDestroy(s->blas);
+        if (s->workspace)
+            cudaFree(s->workspace);
+        if (s->stream)
+            cudaStreamDestroy(s->stream);
+        free(s);
+    }
+    if (be) {
+        json_decref(be->fingerprint);
+        free(be);
+    }
+}
+
+/* Stream, cuBLAS handle with pinned numerics, and a trial launch so that a
+ * device the kernels were not built for is refused here, by name. */
+static bp_status setup(bp_backend_t *be, const struct cudaDeviceProp *p,
+                       bp_error_t *err)
+{
+    cuda_state_t *s = state(be);
+    CUDA_TRY(cudaSetDevice(s->device), BP_EUNAVAIL);
+    CUDA_TRY(cudaStreamCreate(&s->stream), BP_EUNAVAIL);
+    CUDA_TRY(cudaMalloc(&s->workspace, WORKSPACE_BYTES), BP_EUNAVAIL);
+    int rc = bpk_fill(s->stream, s->workspace, BPK_F32, 0.0, 1);
+    if (rc == 0)
+        rc = (int)cudaStreamSynchronize(s->stream);
+    if (rc != 0) {
+        cudaGetLastError();
+        return bp_error_set(err, BP_EUNAVAIL,
+                            "device %d (%s, compute capability %d.%d) cannot "
+                            "run bitprobe's kernels (built with '%s'): %s",
+                            s->device, p->name, p->major, p->minor,
+                            BP_NVCCFLAGS,
+                            cudaGetErrorString((cudaError_t)rc));
+    }
+    BLAS_TRY(cublasCreate(&s->blas), BP_EUNAVAIL);
+    /* cublasSetStream resets the workspace: the stream goes first. */
+    BLAS_TRY(cublasSetStream(s->blas, s->stream), BP_EUNAVAIL);
+    BLAS_TRY(cublasSetWorkspace(s->blas, s->workspace, WORKSPACE_BYTES),
+             BP_EUNAVAIL);
+    BLAS_TRY(cublasSetMathMode(s->blas, CUBLAS_PEDANTIC_MATH), BP_EUNAVAIL);
+    BLAS_TRY(cublasSetAtomicsMode(s->blas, CUBLAS_ATOMICS_NOT_ALLOWED),
+             BP_EUNAVAIL);
+    BLAS_TRY(cublasSetPointerMode(s->blas, CUBLAS_POINTER_MODE_HOST),
+             BP_EUNAVAIL);
+    return BP_OK;
+}
+
+static bp_status fingerprint(bp_backend_t *be, const struct cudaDeviceProp *p,
+                             bp_error_t *err)
+{
+    cuda_state_t *s = state(be);
+    int drv = 0, rt = 0, bl = 0;
+    CUDA_TRY(cudaDriverGetVersion(&drv), BP_EUNAVAIL);
+    CUDA_TRY(cudaRuntimeGetVersion(&rt), BP_EUNAVAIL);
+    BLAS_TRY(cublasGetVersion(s->blas, &bl), BP_EUNAVAIL);
+    char cc[16], dv[32], rv[32], bv[32], nv[32];
+    snprintf(cc, sizeof cc, "%d.%d", p->major, p->minor);
+    version_str(drv, dv, sizeof dv);
+    version_str(rt, rv, sizeof rv);
+    blas_version_str(bv, sizeof bv);
+    version_str(bpk_nvcc_version(), nv, sizeof nv);
+    be->fingerprint = json_pack(
+        "{s:s, s:s, s:s, s:i, s:I, s:s, s:s, s:s, s:i, s:s, s:s, s:s, s:b,"
+        " s:s, s:s, s:s, s:s, s:I}",
+        "backend", "cuda", "gpu", p->name, "cc", cc, "sms",
+        p->multiProcessorCount, "mem_mib",
+        (json_int_t)(p->totalGlobalMem >> 20), "driver", dv, "runtime", rv,
+        "cublas", bv, "cublas_version", bl, "nvcc", nv, "nvccflags",
+        BP_NVCCFLAGS, "math_mode", "CUBLAS_PEDANTIC_MATH", "tf32", 0,
+        "gemm_compute", "CUBLAS_COMPUTE_32F_PEDANTIC (fp64: 64F_PEDANTIC)",
+        "gemm_algo", "CUBLAS_GEMM_DEFAULT", "atomics",
+        "CUBLAS_ATOMICS_NOT_ALLOWED", "stream", "one stream, synchronised "
+        "after every op", "workspace_bytes", (json_int_t)WORKSPACE_BYTES);
+    if (!be->fingerprint)
+        return bp_error_set(err, BP_ENOMEM, "out of memory");
+    return BP_OK;
+}
+
+bp_status bp_be_cuda_open(const bp_backend_opts_t *o, bp_backend_t **out,
+                          bp_error_t *err)
+{
+    *out = NULL;
+    int count, gpu = o ? o->gpu : 0;
+    bp_status st = device_count(&count, err);
+    if (st)
+        return st;
+    if (gpu < 0 || gpu >= count)
+        return bp_error_set(err, BP_EUNAVAIL,
+                            "device %d: there %s %d CUDA device%s (0..%d)",
+                            gpu, count == 1 ? "is" : "are", count,
+                            count == 1 ? "" : "s", count - 1);
+    struct cudaDeviceProp p;
+    CUDA_TRY(cudaGetDeviceProperties(&p, gpu), BP_EUNAVAIL);
+    if (p.major < 8)
+        return bp_error_set(err, BP_EUNAVAIL,
+                            "device %d (%s): compute capability %d.%d is "
+                            "older than 8.0", gpu, p.name, p.major, p.minor);
+    bp_backend_t *be = calloc(1, sizeof *be);
+    cuda_state_t *s = calloc(1, sizeof *s);
+    if (!be || !s) {
+        free(be);
+        free(s);
+        return bp_error_set(err, BP_ENOMEM, "out of memory");
+    }
+    be->state = s;
+    s->device = gpu;
+    const char *dbg = getenv("BP_CUDA_DEBUG");
+    s->debug = dbg && *dbg && strcmp(dbg, "0") != 0;
+    be->name = "cuda";
+    snprintf(be->key, sizeof be->key, "cuda-sm%d%d", p.major, p.minor);
+    be->device = true;
+    be->dev_alloc = cuda_dev_alloc;
+    be->dev_free = cuda_dev_free;
+    be->upload = cuda_upload;
+    be->download = cuda_download;
+    be->destroy = cuda_destroy;
+    bp_cuda_ops_install(be);
+    st = setup(be, &p, err);
+    if (!st)
+        st = fingerprint(be, &p, err);
+    if (st) {
+        cuda_destroy(be);
+        return st;
+    }
+    *out = be;
+    return BP_OK;
+}

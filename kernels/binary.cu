@@ -1,0 +1,144 @@
+/* add, sub, mul, div on the GPU, with broadcasting and scalar operands.
+ *
+ * PyTorch computes these in opmath_t (float for f32/bf16/f16) and rounds
+ * once to the result dtype:
+ *  - add/sub: the ufunc `self + alpha * other` (ufunc/add.h) run through
+ *    opmath_symmetric_gpu_kernel_with_scalars; with alpha = +-1 the product
+ *    is exact, so the result is x + y or x - y rounded once, contracted to
+ *    an fma or not.
+ *  - mul: MulFunctor<opmath_t> (BinaryMulKernel.cu), scalars converted to
+ *    opmath_t (iter.scalar_value<opmath_t>).
+ *  - div, tensor / tensor: DivFunctor<scalar_t> (BinaryDivTrueKernel.cu),
+ *    float(a) / float(b) with nvcc's default -prec-div=true (IEEE).
+ *  - div, tensor / CPU scalar: `a * inv_b` with inv_b = opmath_t(1.0) /
+ *    scalar computed on the host; be_cuda.c computes inv_b and passes
+ *    BPK_MUL.  BPK_DIV_RCP is the same formulation with a tensor divisor
+ *    (the reciprocal in opmath, not rounded to the dtype).
+ * Scalars arrive already converted by the caller. */
+#include "bpk_common.cuh"
+
+template <typename T, int OP>
+__device__ __forceinline__ T bpk_binary_apply(T x, T y)
+{
+    if constexpr (OP == BPK_ADD)
+        return x + y;
+    else if constexpr (OP == BPK_SUB)
+        return x - y;
+    else if constexpr (OP == BPK_MUL)
+        return x * y;
+    else if constexpr (OP == BPK_DIV)
+        return x / y;
+    else
+        return x * (T(1) / y);
+}
+
+/* Integers: wrap-around add/sub/mul (what int64 arithmetic does on the
+ * GPU), without signed-overflow undefined behaviour.  Division never
+ * reaches here: true division promotes integers to float. */
+template <>
+__device__ __forceinline__ long long bpk_binary_apply<long long, BPK_ADD>(
+    long long x, long long y)
+{
+    return (long long)((unsigned long long)x + (unsigned long long)y);
+}
+template <>
+__device__ __forceinline__ long long bpk_binary_apply<long long, BPK_SUB>(
+    long long x, long long y)
+{
+    return (long long)((unsigned long long)x - (unsigned long long)y);
+}
+template <>
+__device__ __forceinline__ long long bpk_binary_apply<long long, BPK_MUL>(
+    long long x, long long y)
+{
+    return (long long)((unsigned long long)x * (unsigned long long)y);
+}
+
+template <typename T, int OP>
+__global__ void bpk_binary_kernel(void *out, int out_dt, bpk_arg_t a,
+                                  bpk_arg_t b, bpk_bcast_t bc, int64_t n)
+{
+    BPK_FOR(i, n)
+    {
+        int64_t ia, ib;
+        bpk_bcast_offsets(bc, i, &ia, &ib);
+        T x = bpk_operand<T>(a, ia, out_dt);
+        T y = bpk_operand<T>(b, ib, out_dt);
+        bpk_num<T>::store(out, out_dt, i, bpk_binary_apply<T, OP>(x, y));
+    }
+}
+
+template <typename T>
+static int bpk_binary_launch(cudaStream_t s, int op, void *out, int out_dt,
+                             bpk_arg_t a, bpk_arg_t b, const bpk_bcast_t &bc,
+                             int64_t n)
+{
+    unsigned g = bpk_blocks(n);
+    switch (op) {
+    case BPK_ADD:
+        bpk_binary_kernel<T, BPK_ADD><<<g, BPK_THREADS, 0, s>>>(out, out_dt, a,
+                                                                b, bc, n);
+        break;
+    case BPK_SUB:
+        bpk_binary_kernel<T, BPK_SUB><<<g, BPK_THREADS, 0, s>>>(out, out_dt, a,
+                                                                b, bc, n);
+        break;
+    case BPK_MUL:
+        bpk_binary_kernel<T, BPK_MUL><<<g, BPK_THREADS, 0, s>>>(out, out_dt, a,
+                                                                b, bc, n);
+        break;
+    case BPK_DIV:
+        bpk_binary_kernel<T, BPK_DIV><<<g, BPK_THREADS, 0, s>>>(out, out_dt, a,
+                                                                b, bc, n);
+        break;
+    case BPK_DIV_RCP:
+        bpk_binary_kernel<T, BPK_DIV_RCP><<<g, BPK_THREADS, 0, s>>>(
+            out, out_dt, a, b, bc, n);
+        break;
+    default: return (int)cudaErrorInvalidValue;
+    }
+    return bpk_launched();
+}
+
+static int bpk_binary_launch_int(cudaStream_t s, int op, void *out,
+                                 int out_dt, bpk_arg_t a, bpk_arg_t b,
+                                 const bpk_bcast_t &bc, int64_t n)
+{
+    unsigned g = bpk_blocks(n);
+    switch (op) {
+    case BPK_ADD:
+        bpk_binary_kernel<long long, BPK_ADD><<<g, BPK_THREADS, 0, s>>>(
+            out, out_dt, a, b, bc, n);
+        break;
+    case BPK_SUB:
+        bpk_binary_kernel<long long, BPK_SUB><<<g, BPK_THREADS, 0, s>>>(
+            out, out_dt, a, b, bc, n);
+        break;
+    case BPK_MUL:
+        bpk_binary_kernel<long long, BPK_MUL><<<g, BPK_THREADS, 0, s>>>(
+            out, out_dt, a, b, bc, n);
+        break;
+    default: return (int)cudaErrorInvalidValue;
+    }
+    return bpk_launched();
+}
+
+extern "C" int bpk_binary(void *stream, int op, void *out, int out_dt,
+                          bpk_arg_t a, bpk_arg_t b, const bpk_bcast_t *bc,
+                          int64_t n)
+{
+    if (!bpk_dtype_ok(out_dt) || (a.ptr && !bpk_dtype_ok(a.dtype)) ||
+        (b.ptr && !bpk_dtype_ok(b.dtype)) || !bc || bc->ndim < 0 ||
+        bc->ndim > BPK_MAXDIM)
+        return (int)cudaErrorInvalidValue;
+    if (n <= 0)
+        return 0;
+    cudaStream_t s = (cudaStream_t)stream;
+    switch (bpk_compute_type(out_dt)) {
+    case BPK_CT_F32:
+        return bpk_binary_launch<float>(s, op, out, out_dt, a, b, *bc, n);
+    case BPK_CT_F64:
+        return bpk_binary_launch<double>(s, op, out, out_dt, a, b, *bc, n);
+    default: return bpk_binary_launch_int(s, op, out, out_dt, a, b, *bc, n);
+    }
+}

@@ -1,0 +1,295 @@
+/* Device helpers shared by the kernels: element loads and stores by dtype
+ * code, the compute types, rounding to bf16/f16, broadcasting offsets and
+ * the launch geometry.
+ *
+ * Conversions are the ones PyTorch's c10 types perform on the device:
+ * BFloat16(float) is __float2bfloat16 and Half(float) is __float2half, both
+ * round to nearest even (identical to the _rn forms used here); a double
+ * reaches bf16/f16 through float (c10 has no direct constructor); an
+ * integer reaches a float type with cvt.rn (static_cast); a float reaches
+ * an integer by truncation (cvt.rzi, NaN -> 0). */
+#ifndef BPK_COMMON_CUH
+#define BPK_COMMON_CUH
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+#include <stdint.h>
+
+#include "bpk.h"
+
+#define BPK_THREADS 256
+
+/* Grid for a grid-stride loop over n elements. */
+static inline unsigned bpk_blocks(int64_t n)
+{
+    int64_t b = (n + BPK_THREADS - 1) / BPK_THREADS;
+    return (unsigned)(b < 65536 ? (b > 0 ? b : 1) : 65536);
+}
+
+#define BPK_FOR(i, n)                                                        \
+    for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < (n); \
+         i += (int64_t)gridDim.x * blockDim.x)
+
+__host__ __device__ static inline bool bpk_dtype_ok(int dt)
+{
+    return dt >= 0 && dt < BPK_NDTYPES;
+}
+
+__host__ __device__ static inline bool bpk_is_int(int dt)
+{
+    return dt == BPK_I64 || dt == BPK_I32;
+}
+
+/* A NaN that no valid path produces, returned for impossible dtype codes
+ * so that a caller's bug shows in the output instead of a plausible 0. */
+#define BPK_BAD_F32 __int_as_float(0x7fbadbad)
+#define BPK_BAD_F64 __longlong_as_double(0x7ff0badbadbadbadll)
+
+__device__ __forceinline__ float bpk_bf16_to_f32(uint16_t h)
+{
+    return __uint_as_float((uint32_t)h << 16);
+}
+
+__device__ __forceinline__ float bpk_f16_to_f32(uint16_t h)
+{
+    return __half2float(__ushort_as_half(h));
+}
+
+__device__ __forceinline__ uint16_t bpk_f32_to_bf16(float f)
+{
+    return __bfloat16_as_ushort(__float2bfloat16_rn(f));
+}
+
+__device__ __forceinline__ uint16_t bpk_f32_to_f16(float f)
+{
+    return __half_as_ushort(__float2half_rn(f));
+}
+
+__device__ __forceinline__ float bpk_load_f32(const void *p, int dt, int64_t i)
+{
+    switch (dt) {
+    case BPK_F32: return ((const float *)p)[i];
+    case BPK_BF16: return bpk_bf16_to_f32(((const uint16_t *)p)[i]);
+    case BPK_F16: return bpk_f16_to_f32(((const uint16_t *)p)[i]);
+    case BPK_F64: return (float)((const double *)p)[i];
+    case BPK_I64: return (float)((const long long *)p)[i];
+    case BPK_I32: return (float)((const int *)p)[i];
+    }
+    return BPK_BAD_F32;
+}
+
+__device__ __forceinline__ double bpk_load_f64(const void *p, int dt, int64_t i)
+{
+    switch (dt) {
+    case BPK_F64: return ((const double *)p)[i];
+    case BPK_I64: return (double)((const long long *)p)[i];
+    case BPK_I32: return (double)((const int *)p)[i];
+    case BPK_F32:
+    case BPK_BF16:
+    case BPK_F16: return (double)bpk_load_f32(p, dt, i);
+    }
+    return BPK_BAD_F64;
+}
+
+__device__ __forceinline__ long long bpk_load_i64(const void *p, int dt,
+                                                  int64_t i)
+{
+    switch (dt) {
+    case BPK_I64: return ((const long long *)p)[i];
+    case BPK_I32: return ((const int *)p)[i];
+    case BPK_F64: return (long long)((const double *)p)[i];
+    case BPK_F32:
+    case BPK_BF16:
+    case BPK_F16: return (long long)bpk_load_f32(p, dt, i);
+    }
+    return 0;
+}
+
+__device__ __forceinline__ void bpk_store_f32(void *p, int dt, int64_t i,
+                                              float v)
+{
+    switch (dt) {
+    case BPK_F32: ((float *)p)[i] = v; break;
+    case BPK_BF16: ((uint16_t *)p)[i] = bpk_f32_to_bf16(v); break;
+    case BPK_F16: ((uint16_t *)p)[i] = bpk_f32_to_f16(v); break;
+    case BPK_F64: ((double *)p)[i] = (double)v; break;
+    case BPK_I64: ((long long *)p)[i] = (long long)v; break;
+    case BPK_I32: ((int *)p)[i] = (int)v; break;
+    }
+}
+
+__device__ __forceinline__ void bpk_store_f64(void *p, int dt, int64_t i,
+                                              double v)
+{
+    switch (dt) {
+    case BPK_F64: ((double *)p)[i] = v; break;
+    case BPK_I64: ((long long *)p)[i] = (long long)v; break;
+    case BPK_I32: ((int *)p)[i] = (int)v; break;
+    case BPK_F32:
+    case BPK_BF16:
+    case BPK_F16: bpk_store_f32(p, dt, i, (float)v); break;
+    }
+}
+
+__device__ __forceinline__ void bpk_store_i64(void *p, int dt, int64_t i,
+                                              long long v)
+{
+    switch (dt) {
+    case BPK_I64: ((long long *)p)[i] = v; break;
+    case BPK_I32: ((int *)p)[i] = (int)v; break;
+    case BPK_F64: ((double *)p)[i] = (double)v; break;
+    case BPK_F32:
+    case BPK_BF16:
+    case BPK_F16: bpk_store_f32(p, dt, i, (float)v); break;
+    }
+}
+
+/* Compute types: float (opmath of f32, bf16, f16), double, long long. */
+template <typename T> struct bpk_num;
+
+template <> struct bpk_num<float> {
+    static __device__ __forceinline__ float load(const void *p, int dt,
+                                                 int64_t i)
+    {
+        return bpk_load_f32(p, dt, i);
+    }
+    static __device__ __forceinline__ void store(void *p, int dt, int64_t i,
+                                                 float v)
+    {
+        bpk_store_f32(p, dt, i, v);
+    }
+    /* v rounded to dt and widened back: what a scalar_t intermediate of
+     * PyTorch's kernels holds. */
+    static __device__ __forceinline__ float round(int dt, float v)
+    {
+        if (dt == BPK_BF16)
+            return bpk_bf16_to_f32(bpk_f32_to_bf16(v));
+        if (dt == BPK_F16)
+            return bpk_f16_to_f32(bpk_f32_to_f16(v));
+        return v;
+    }
+};
+
+template <> struct bpk_num<double> {
+    static __device__ __forceinline__ double load(const void *p, int dt,
+                                                  int64_t i)
+    {
+        return bpk_load_f64(p, dt, i);
+    }
+    static __device__ __forceinline__ void store(void *p, int dt, int64_t i,
+                                                 double v)
+    {
+        bpk_store_f64(p, dt, i, v);
+    }
+    static __device__ __forceinline__ double round(int, double v) { return v; }
+};
+
+template <> struct bpk_num<long long> {
+    static __device__ __forceinline__ long long load(const void *p, int dt,
+                                                     int64_t i)
+    {
+        return bpk_load_i64(p, dt, i);
+    }
+    static __device__ __forceinline__ void store(void *p, int dt, int64_t i,
+                                                 long long v)
+    {
+        bpk_store_i64(p, dt, i, v);
+    }
+    static __device__ __forceinline__ long long round(int, long long v)
+    {
+        return v;
+    }
+};
+
+/* An input as TensorIterator delivers it to a kernel: converted first to
+ * the common dtype (the result dtype here), then widened to the compute
+ * type.  The first step rounds only when an integer or f64 tensor meets a
+ * bf16/f16 result. */
+template <typename T>
+__device__ __forceinline__ T bpk_load_common(const void *p, int dt, int64_t i,
+                                             int out_dt)
+{
+    T v = bpk_num<T>::load(p, dt, i);
+    return dt == out_dt ? v : bpk_num<T>::round(out_dt, v);
+}
+
+/* Operand value for output element i (tensor or scalar). */
+template <typename T>
+__device__ __forceinline__ T bpk_operand(const bpk_arg_t &a, int64_t off,
+                                         int out_dt)
+{
+    return a.ptr ? bpk_load_common<T>(a.ptr, a.dtype, off, out_dt)
+                 : (T)a.value;
+}
+
+/* Element offsets of both operands for output element i. */
+__device__ __forceinline__ void bpk_bcast_offsets(const bpk_bcast_t &bc,
+                                                  int64_t i, int64_t *oa,
+                                                  int64_t *ob)
+{
+    if (bc.ndim == 0) {
+        *oa = i;
+        *ob = i;
+        return;
+    }
+    int64_t a = 0, b = 0;
+    for (int d = bc.ndim - 1; d >= 0; d--) {
+        int64_t s = bc.shape[d], k = i % s;
+        i /= s;
+        a += k * bc.stride_a[d];
+        b += k * bc.stride_b[d];
+    }
+    *oa = a;
+    *ob = b;
+}
+
+/* Element conversion with PyTorch's copy_ semantics; identical dtypes copy
+ * the bits (NaN payloads included). */
+__device__ __forceinline__ void bpk_convert(void *dst, int ddt, int64_t j,
+                                            const void *src, int sdt,
+                                            int64_t i)
+{
+    if (sdt == ddt) {
+        switch (sdt) {
+        case BPK_F64:
+        case BPK_I64:
+            ((uint64_t *)dst)[j] = ((const uint64_t *)src)[i];
+            break;
+        case BPK_F32:
+        case BPK_I32:
+            ((uint32_t *)dst)[j] = ((const uint32_t *)src)[i];
+            break;
+        case BPK_BF16:
+        case BPK_F16:
+            ((uint16_t *)dst)[j] = ((const uint16_t *)src)[i];
+            break;
+        }
+        return;
+    }
+    if (bpk_is_int(sdt) && bpk_is_int(ddt))
+        bpk_store_i64(dst, ddt, j, bpk_load_i64(src, sdt, i));
+    else if (sdt == BPK_F64 || ddt == BPK_F64)
+        bpk_store_f64(dst, ddt, j, bpk_load_f64(src, sdt, i));
+    else
+        bpk_store_f32(dst, ddt, j, bpk_load_f32(src, sdt, i));
+}
+
+/* Which compute type a result dtype uses. */
+enum { BPK_CT_F32, BPK_CT_F64, BPK_CT_I64 };
+
+static inline int bpk_compute_type(int out_dt)
+{
+    if (out_dt == BPK_F64)
+        return BPK_CT_F64;
+    if (bpk_is_int(out_dt))
+        return BPK_CT_I64;
+    return BPK_CT_F32;
+}
+
+static inline int bpk_launched(void)
+{
+    return (int)cudaGetLastError();
+}
+
+#endif

@@ -1,0 +1,114 @@
+/* sum on the GPU in a fixed, documented order, one thread per output
+ * element, so that the result does not depend on the launch geometry:
+ *
+ *  - sequential: acc = 0; acc = acc + x[k] for k = 0, 1, ..., len-1;
+ *  - pairwise:   S(x[0:n]) = S(x[0:n/2]) + S(x[n/2:n]) with n/2 rounded
+ *                down, S of one element the element, S of none 0.
+ *
+ * The accumulator is the compute type (float for f32/bf16/f16 results,
+ * as PyTorch's acc_type, double for f64, int64 for integers) and the
+ * result is rounded once to the output dtype.  The pairwise recursion
+ * runs on an explicit stack (no device recursion, so ptxas can size the
+ * frame); 64 levels cover any length that fits in int64. */
+#include "bpk_common.cuh"
+
+#define BPK_PAIRWISE_DEPTH 64
+
+template <typename T>
+__device__ T bpk_sum_sequential(const void *p, int dt, int64_t base,
+                                int64_t stride, int64_t len)
+{
+    T acc = T(0);
+    for (int64_t k = 0; k < len; k++)
+        acc = acc + bpk_num<T>::load(p, dt, base + k * stride);
+    return acc;
+}
+
+template <typename T>
+__device__ T bpk_sum_pairwise(const void *p, int dt, int64_t base,
+                              int64_t stride, int64_t len)
+{
+    if (len <= 0)
+        return T(0);
+    /* Frame f covers elements [start[f], start[f] + count[f]); stage 0:
+     * not begun, 1: left half summed into left[f], 2: right half begun. */
+    int64_t start[BPK_PAIRWISE_DEPTH], count[BPK_PAIRWISE_DEPTH];
+    T left[BPK_PAIRWISE_DEPTH];
+    unsigned char stage[BPK_PAIRWISE_DEPTH];
+    int sp = 0;
+    start[0] = 0;
+    count[0] = len;
+    stage[0] = 0;
+    T ret = T(0);
+    for (;;) {
+        int64_t s = start[sp], c = count[sp];
+        if (stage[sp] == 0 && c > 1) {
+            stage[sp] = 1;
+            sp++;
+            start[sp] = s;
+            count[sp] = c / 2;
+            stage[sp] = 0;
+            continue;
+        }
+        if (stage[sp] == 0) {
+            ret = bpk_num<T>::load(p, dt, base + s * stride);
+        } else if (stage[sp] == 1) {
+            left[sp] = ret;
+            stage[sp] = 2;
+            sp++;
+            start[sp] = s + c / 2;
+            count[sp] = c - c / 2;
+            stage[sp] = 0;
+            continue;
+        } else {
+            ret = left[sp] + ret;
+        }
+        if (sp == 0)
+            return ret;
+        sp--;
+    }
+}
+
+template <typename T>
+__global__ void bpk_sum_kernel(int pairwise, void *out, int out_dt,
+                               const void *in, int in_dt, int64_t len,
+                               int64_t inner, int64_t n)
+{
+    BPK_FOR(e, n)
+    {
+        int64_t i = e % inner, o = e / inner;
+        int64_t base = o * len * inner + i;
+        T r = pairwise ? bpk_sum_pairwise<T>(in, in_dt, base, inner, len)
+                       : bpk_sum_sequential<T>(in, in_dt, base, inner, len);
+        bpk_num<T>::store(out, out_dt, e, r);
+    }
+}
+
+extern "C" int bpk_sum(void *stream, int pairwise, void *out, int out_dt,
+                       const void *in, int in_dt, int64_t outer, int64_t len,
+                       int64_t inner)
+{
+    if (!bpk_dtype_ok(out_dt) || !bpk_dtype_ok(in_dt) || outer < 0 ||
+        len < 0 || inner < 0 || (pairwise != 0 && pairwise != 1))
+        return (int)cudaErrorInvalidValue;
+    int64_t n = outer * inner;
+    if (n <= 0)
+        return 0;
+    cudaStream_t s = (cudaStream_t)stream;
+    unsigned g = bpk_blocks(n);
+    switch (bpk_compute_type(out_dt)) {
+    case BPK_CT_F32:
+        bpk_sum_kernel<float><<<g, BPK_THREADS, 0, s>>>(
+            pairwise, out, out_dt, in, in_dt, len, inner, n);
+        break;
+    case BPK_CT_F64:
+        bpk_sum_kernel<double><<<g, BPK_THREADS, 0, s>>>(
+            pairwise, out, out_dt, in, in_dt, len, inner, n);
+        break;
+    default:
+        bpk_sum_kernel<long long><<<g, BPK_THREADS, 0, s>>>(
+            pairwise, out, out_dt, in, in_dt, len, inner, n);
+        break;
+    }
+    return bpk_launched();
+}

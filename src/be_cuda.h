@@ -1,0 +1,32 @@
+/* Private interface of the CUDA backend, between be_cuda.c (device
+ * selection, memory, streams, cuBLAS, fingerprint: the only C file that
+ * includes CUDA headers) and be_cuda_ops.c (what each op computes and how
+ * PyTorch converts its scalars).  Plain C: no CUDA types cross it. */
+#ifndef BP_BE_CUDA_H
+#define BP_BE_CUDA_H
+
+#include "backend.h"
+
+/* The backend's cudaStream_t, for the kernel launchers (bpk.h). */
+void *bp_cuda_stream(bp_backend_t *be);
+
+/* Makes the backend's device current for this thread. */
+bp_status bp_cuda_use(bp_backend_t *be, bp_error_t *err);
+
+/* Completes a launch: rc is the launcher's return value; then waits for
+ * the stream so that a fault is reported against the kernel that caused
+ * it.  Messages name the kernel and CUDA's error string. */
+bp_status bp_cuda_finish(bp_backend_t *be, const char *kernel, int rc,
+                         bp_error_t *err);
+
+/* Row-major c[m, n] = a[m, k] @ b[k, n] with cuBLAS, all of dtype dt
+ * (fp32, bf16, fp16: fp32 compute; fp64: fp64 compute), pedantic math,
+ * synchronously. */
+bp_status bp_cuda_gemm(bp_backend_t *be, bp_dtype_t dt, int64_t m, int64_t n,
+                       int64_t k, const void *a, const void *b, void *c,
+                       bp_error_t *err);
+
+/* Fills be->op[] (be_cuda_ops.c). */
+void bp_cuda_ops_install(bp_backend_t *be);
+
+#endif

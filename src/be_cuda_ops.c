@@ -1,0 +1,739 @@
+/* CUDA backend, op semantics: checks each op's operands, converts scalars
+ * the way PyTorch does on the host, picks the kernel formulation PyTorch's
+ * CUDA code uses, and launches it (kernels/bpk.h).
+ *
+ * Scalars (Python numbers) reach PyTorch's kernels in one of two forms,
+ * and which one is part of the formulation:
+ *  - opmath: iter.scalar_value<opmath_t>(), float for f32/bf16/f16
+ *    results (add, sub, mul; the divisor of tensor / scalar, whose
+ *    reciprocal 1.0f / b is then taken on the host);
+ *  - storage: converted to scalar_t, the result dtype (the base of
+ *    scalar ** tensor, wrapped into a device tensor by pow_Scalar_out; the
+ *    exponent of tensor ** scalar, exp_scalar.to<scalar_t>()).
+ * `scalar / tensor` is Python's Tensor.__rtruediv__, which PyTorch defines
+ * as `tensor.reciprocal() * scalar`: the reciprocal is rounded to the
+ * result dtype, then multiplied by the scalar in opmath. */
+#include "be_cuda.h"
+
+#include <math.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "bpk.h"
+
+_Static_assert(BPK_F64 == (int)BP_F64 && BPK_F32 == (int)BP_F32 &&
+                   BPK_BF16 == (int)BP_BF16 && BPK_F16 == (int)BP_F16 &&
+                   BPK_I64 == (int)BP_I64 && BPK_I32 == (int)BP_I32 &&
+                   BPK_NDTYPES == (int)BP_NDTYPES,
+               "kernel dtype codes must equal bp_dtype_t");
+_Static_assert(BPK_MAXDIM == BP_MAXDIM, "kernel and buffer rank limits");
+
+static bool is_int(bp_dtype_t dt)
+{
+    return dt == BP_I64 || dt == BP_I32;
+}
+
+static const char *dname(bp_dtype_t dt)
+{
+    return bp_dtype_name(dt);
+}
+
+/* An integer scalar for an integer result: integral and within int64. */
+static bp_status int_scalar(double v, double *res, bp_error_t *err)
+{
+    if (v != trunc(v) || !(fabs(v) < 0x1p63))
+        return bp_error_set(err, BP_EINPUT,
+                            "scalar %.17g is not an integer, but the result "
+                            "dtype is an integer type", v);
+    *res = v;
+    return BP_OK;
+}
+
+/* The scalar as opmath_t holds it (iter.scalar_value<opmath_t>). */
+static bp_status scalar_opmath(double v, bp_dtype_t out, double *res,
+                               bp_error_t *err)
+{
+    if (is_int(out))
+        return int_scalar(v, res, err);
+    *res = out == BP_F64 ? v : (double)(float)v;
+    return BP_OK;
+}
+
+/* The scalar converted to the result dtype (scalar_t), widened back. */
+static bp_status scalar_storage(double v, bp_dtype_t out, double *res,
+                                bp_error_t *err)
+{
+    switch (out) {
+    case BP_F64: *res = v; return BP_OK;
+    case BP_F32: *res = (double)(float)v; return BP_OK;
+    case BP_BF16: *res = bp_bf16_to_f32(bp_f32_to_bf16((float)v)); return BP_OK;
+    case BP_F16: *res = bp_f16_to_f32(bp_f32_to_f16((float)v)); return BP_OK;
+    default: return int_scalar(v, res, err);
+    }
+}
+
+static bp_status dev_of(const bp_buf_t *t, const char *which, bp_error_t *err)
+{
+    if (!t)
+        return bp_error_set(err, BP_EINPUT, "operand %s is missing", which);
+    if (!t->dev)
+        return bp_error_set(err, BP_EINTERNAL,
+                            "operand %s has no device copy", which);
+    if ((unsigned)t->dtype >= BP_NDTYPES)
+        return bp_error_set(err, BP_EINTERNAL,
+                            "operand %s has dtype code %d", which, t->dtype);
+    return BP_OK;
+}
+
+static bpk_arg_t tensor_arg(const bp_buf_t *t)
+{
+    bpk_arg_t a = {t->dev, (int)t->dtype, 0.0};
+    return a;
+}
+
+static bpk_arg_t scalar_arg(double v)
+{
+    bpk_arg_t a = {NULL, 0, v};
+    return a;
+}
+
+static bool same_shape(const bp_buf_t *a, const bp_buf_t *b)
+{
+    if (a->ndim != b->ndim)
+        return false;
+    for (int d = 0; d < a->ndim; d++)
+        if (a->shape[d] != b->shape[d])
+            return false;
+    return true;
+}
+
+static bp_status shape_error(bp_error_t *err, const char *what,
+                             const bp_buf_t *t, const bp_buf_t *out)
+{
+    char ts[160], os[160];
+    bp_shape_format(t->ndim, t->shape, ts, sizeof ts);
+    bp_shape_format(out->ndim, out->shape, os, sizeof os);
+    return bp_error_set(err, BP_EINPUT, "%s of shape %s does not fit the "
+                        "result shape %s", what, ts, os);
+}
+
+/* Strides of t's elements along each dimension of out, right-aligned as
+ * in NumPy broadcasting; 0 where t broadcasts. */
+static bp_status strides_for(const bp_buf_t *t, const bp_buf_t *out,
+                             int64_t *stride, const char *which,
+                             bp_error_t *err)
+{
+    if (!t)
+        return BP_OK;
+    if (t->ndim > out->ndim)
+        return shape_error(err, which, t, out);
+    int off = out->ndim - t->ndim;
+    int64_t s = 1;
+    for (int d = out->ndim - 1; d >= 0; d--) {
+        int td = d - off;
+        if (td < 0) {
+            stride[d] = 0;
+            continue;
+        }
+        if (t->shape[td] == out->shape[d])
+            stride[d] = t->shape[td] == 1 ? 0 : s;
+        else if (t->shape[td] == 1)
+            stride[d] = 0;
+        else
+            return shape_error(err, which, t, out);
+        s *= t->shape[td];
+    }
+    return BP_OK;
+}
+
+static bp_status make_bcast(const bp_buf_t *out, const bp_buf_t *a,
+                            const bp_buf_t *b, bpk_bcast_t *bc,
+                            bp_error_t *err)
+{
+    memset(bc, 0, sizeof *bc);
+    if ((!a || same_shape(a, out)) && (!b || same_shape(b, out)))
+        return BP_OK;
+    bc->ndim = out->ndim;
+    for (int d = 0; d < out->ndim; d++)
+        bc->shape[d] = out->shape[d];
+    bp_status st = strides_for(a, out, bc->stride_a, "operand a", err);
+    if (!st)
+        st = strides_for(b, out, bc->stride_b, "operand b", err);
+    return st;
+}
+
+/* Reads op->a / op->b: the tensor operand (checked) or the scalar. */
+static bp_status operands(const bp_exec_t *x, bp_error_t *err)
+{
+    const bp_op_t *op = x->op;
+    if (op->a.kind == BP_ARG_BUF) {
+        bp_status st = dev_of(x->a, "a", err);
+        if (st)
+            return st;
+    }
+    if (op->b.kind == BP_ARG_BUF) {
+        bp_status st = dev_of(x->b, "b", err);
+        if (st)
+            return st;
+    }
+    if (op->a.kind != BP_ARG_BUF && op->b.kind != BP_ARG_BUF)
+        return bp_error_set(err, BP_EINPUT,
+                            "needs at least one tensor operand");
+    if (op->a.kind == BP_ARG_NONE || op->b.kind == BP_ARG_NONE)
+        return bp_error_set(err, BP_EINPUT, "needs two operands, a and b");
+    return dev_of(x->out, "out", err);
+}
+
+static int64_t numel(const bp_buf_t *t)
+{
+    return (int64_t)t->numel;
+}
+
+static bp_status op_tensor(bp_backend_t *be, const bp_exec_t *x,
+                           bp_error_t *err)
+{
+    const bp_op_t *op = x->op;
+    bp_buf_t *out = x->out;
+    if (op->nvalues != out->numel && op->nvalues != 1)
+        return bp_error_set(err, BP_EINPUT,
+                            "%zu literal values for %zu elements",
+                            op->nvalues, out->numel);
+    if (out->numel && !out->data)
+        return bp_error_set(err, BP_EINTERNAL, "result has no host buffer");
+    for (size_t i = 0; i < out->numel; i++)
+        bp_buf_set(out, i, op->values[op->nvalues == 1 ? 0 : i]);
+    return be->upload(be, out, err);
+}
+
+static bp_status op_arange(bp_backend_t *be, const bp_exec_t *x,
+                           bp_error_t *err)
+{
+    const bp_op_t *op = x->op;
+    bp_status st = dev_of(x->out, "out", err);
+    if (st)
+        return st;
+    if (is_int(x->out->dtype) &&
+        !(fabs(op->start) < 0x1p63 && fabs(op->step) < 0x1p63))
+        return bp_error_set(err, BP_EINPUT,
+                            "arange start %.17g or step %.17g outside int64",
+                            op->start, op->step);
+    int rc = bpk_arange(bp_cuda_stream(be), x->out->dev, (int)x->out->dtype,
+                        numel(x->out), op->start, op->step);
+    return bp_cuda_finish(be, "bpk_arange", rc, err);
+}
+
+static bp_status op_uniform(bp_backend_t *be, const bp_exec_t *x,
+                            bp_error_t *err)
+{
+    const bp_op_t *op = x->op;
+    bp_status st = dev_of(x->out, "out", err);
+    if (st)
+        return st;
+    if (!bp_dtype_info(x->out->dtype)->is_float)
+        return bp_error_set(err, BP_EINPUT,
+                            "uniform needs a float dtype, not %s",
+                            dname(x->out->dtype));
+    int rc = bpk_uniform(bp_cuda_stream(be), x->out->dev, (int)x->out->dtype,
+                         numel(x->out), op->seed, op->stream,
+                         (float)op->low, (float)op->high);
+    return bp_cuda_finish(be, "bpk_uniform", rc, err);
+}
+
+/* Copies (or converts) a into out, shapes permitting. */
+static bp_status copy_into(bp_backend_t *be, const bp_buf_t *a, bp_buf_t *out,
+                           bp_error_t *err)
+{
+    if (a->numel != out->numel)
+        return shape_error(err, "operand a", a, out);
+    int rc = bpk_cast(bp_cuda_stream(be), out->dev, (int)out->dtype, a->dev,
+                      (int)a->dtype, numel(out));
+    return bp_cuda_finish(be, "bpk_cast", rc, err);
+}
+
+static bp_status op_cast(bp_backend_t *be, const bp_exec_t *x,
+                         bp_error_t *err)
+{
+    bp_status st = dev_of(x->a, "a", err);
+    if (!st)
+        st = dev_of(x->out, "out", err);
+    return st ? st : copy_into(be, x->a, x->out, err);
+}
+
+static bp_status fill(bp_backend_t *be, bp_buf_t *out, double v,
+                      bp_error_t *err)
+{
+    int rc = bpk_fill(bp_cuda_stream(be), out->dev, (int)out->dtype, v,
+                      numel(out));
+    return bp_cuda_finish(be, "bpk_fill", rc, err);
+}
+
+static bp_status unary(bp_backend_t *be, int code, const char *name,
+                       const bp_buf_t *a, bp_buf_t *out, bp_error_t *err)
+{
+    if (!same_shape(a, out))
+        return shape_error(err, "operand a", a, out);
+    if (is_int(out->dtype) && code != BPK_NEG)
+        return bp_error_set(err, BP_EINPUT,
+                            "%s with integer result dtype %s", name,
+                            dname(out->dtype));
+    int rc = bpk_unary(bp_cuda_stream(be), code, out->dev, (int)out->dtype,
+                       a->dev, (int)a->dtype, numel(out));
+    char kernel[64];
+    snprintf(kernel, sizeof kernel, "bpk_unary(%s)", name);
+    return bp_cuda_finish(be, kernel, rc, err);
+}
+
+static bp_status binary(bp_backend_t *be, int code, const char *name,
+                        bpk_arg_t a, const bp_buf_t *ta, bpk_arg_t b,
+                        const bp_buf_t *tb, bp_buf_t *out, bp_error_t *err)
+{
+    bpk_bcast_t bc;
+    bp_status st = make_bcast(out, ta, tb, &bc, err);
+    if (st)
+        return st;
+    int rc = bpk_binary(bp_cuda_stream(be), code, out->dev, (int)out->dtype,
+                        a, b, &bc, numel(out));
+    char kernel[64];
+    snprintf(kernel, sizeof kernel, "bpk_binary(%s)", name);
+    return bp_cuda_finish(be, kernel, rc, err);
+}
+
+/* tensor / scalar, scalar / tensor, tensor / tensor (see the top). */
+static bp_status div_op(bp_backend_t *be, const bp_exec_t *x, bp_error_t *err)
+{
+    const bp_op_t *op = x->op;
+    bp_buf_t *out = x->out;
+    bp_dtype_t dt = out->dtype;
+    if (is_int(dt))
+        return bp_error_set(err, BP_EINPUT,
+                            "true division with integer result dtype %s",
+                            dname(dt));
+    bp_form_t form = op->form;
+    if (form != BP_FORM_DEFAULT && form != BP_FORM_TRUE &&
+        form != BP_FORM_RECIPROCAL)
+        return bp_error_set(err, BP_EINPUT, "div has no formulation '%s'",
+                            bp_form_name(form));
+    double s = 0.0;
+    bp_status st;
+    if (!x->b) { /* tensor / scalar */
+        if ((st = scalar_opmath(op->b.value, dt, &s, err)))
+            return st;
+        if (form == BP_FORM_TRUE)
+            return binary(be, BPK_DIV, "div", tensor_arg(x->a), x->a,
+                          scalar_arg(s), NULL, out, err);
+        /* BinaryDivTrueKernel.cu: inv_b = opmath_t(1.0) / b, on the host. */
+        double inv = dt == BP_F64 ? 1.0 / s : (double)(1.0f / (float)s);
+        return binary(be, BPK_MUL, "div-reciprocal", tensor_arg(x->a), x->a,
+                      scalar_arg(inv), NULL, out, err);
+    }
+    if (!x->a) { /* scalar / tensor */
+        if ((st = scalar_opmath(op->a.value, dt, &s, err)))
+            return st;
+        if (form == BP_FORM_TRUE)
+            return binary(be, BPK_DIV, "div", scalar_arg(s), NULL,
+                          tensor_arg(x->b), x->b, out, err);
+        if (form == BP_FORM_RECIPROCAL)
+            return binary(be, BPK_DIV_RCP, "div-reciprocal", scalar_arg(s),
+                          NULL, tensor_arg(x->b), x->b, out, err);
+        /* Tensor.__rtruediv__: b.reciprocal() * a. */
+        if ((st = unary(be, BPK_RECIPROCAL, "reciprocal", x->b, out, err)))
+            return st;
+        return binary(be, BPK_MUL, "mul", tensor_arg(out), out,
+                      scalar_arg(s), NULL, out, err);
+    }
+    if (form == BP_FORM_RECIPROCAL)
+        return binary(be, BPK_DIV_RCP, "div-reciprocal", tensor_arg(x->a),
+                      x->a, tensor_arg(x->b), x->b, out, err);
+    return binary(be, BPK_DIV, "div", tensor_arg(x->a), x->a,
+                  tensor_arg(x->b), x->b, out, err);
+}
+
+static bp_status op_arith(bp_backend_t *be, const bp_exec_t *x,
+                          bp_error_t *err)
+{
+    bp_status st = operands(x, err);
+    if (st)
+        return st;
+    const bp_op_t *op = x->op;
+    int code;
+    const char *name;
+    switch (op->kind) {
+    case BP_OP_ADD: code = BPK_ADD, name = "add"; break;
+    case BP_OP_SUB: code = BPK_SUB, name = "sub"; break;
+    case BP_OP_MUL: code = BPK_MUL, name = "mul"; break;
+    case BP_OP_DIV: return div_op(be, x, err);
+    default:
+        return bp_error_set(err, BP_EINTERNAL, "op kind %d is not arithmetic",
+                            (int)op->kind);
+    }
+    bpk_arg_t a, b;
+    double s = 0.0;
+    if (x->a) {
+        a = tensor_arg(x->a);
+    } else {
+        if ((st = scalar_opmath(op->a.value, x->out->dtype, &s, err)))
+            return st;
+        a = scalar_arg(s);
+    }
+    if (x->b) {
+        b = tensor_arg(x->b);
+    } else {
+        if ((st = scalar_opmath(op->b.value, x->out->dtype, &s, err)))
+            return st;
+        b = scalar_arg(s);
+    }
+    return binary(be, code, name, a, x->a, b, x->b, x->out, err);
+}
+
+static bp_status pow_launch(bp_backend_t *be, int mode, bpk_arg_t a,
+                            const bp_buf_t *ta, bpk_arg_t b,
+                            const bp_buf_t *tb, bp_buf_t *out, bp_error_t *err)
+{
+    bpk_bcast_t bc;
+    bp_status st = make_bcast(out, ta, tb, &bc, err);
+    if (st)
+        return st;
+    int rc = bpk_pow(bp_cuda_stream(be), mode, out->dev, (int)out->dtype, a,
+                     b, &bc, numel(out));
+    return bp_cuda_finish(be, "bpk_pow", rc, err);
+}
+
+/* PowKernel.cu's pow_tensor_scalar_kernel, after pow_Tensor_Scalar_out's
+ * exponents 0 (fill 1) and 1 (copy). */
+static bp_status pow_tensor_scalar(bp_backend_t *be, const bp_buf_t *a,
+                                   double e, bp_buf_t *out, bp_error_t *err)
+{
+    bp_dtype_t dt = out->dtype;
+    if (e == 0.0)
+        return same_shape(a, out) ? fill(be, out, 1.0, err)
+                                  : shape_error(err, "operand a", a, out);
+    if (e == 1.0)
+        return copy_into(be, a, out, err);
+    if (is_int(dt) && e < 0)
+        return bp_error_set(err, BP_EINPUT, "Integers to negative integer "
+                            "powers are not allowed (exponent %.17g)", e);
+    if (e == 0.5)
+        return unary(be, BPK_SQRT, "sqrt", a, out, err);
+    if (e == -0.5)
+        return unary(be, BPK_RSQRT, "rsqrt", a, out, err);
+    if (e == -1.0)
+        return unary(be, BPK_RECIPROCAL, "reciprocal", a, out, err);
+    double es;
+    bp_status st = scalar_storage(e, dt, &es, err);
+    if (st)
+        return st;
+    int mode = es == 2.0    ? BPK_POW_SQUARE
+               : es == 3.0  ? BPK_POW_CUBE
+               : es == -2.0 ? BPK_POW_INV_SQUARE
+                            : BPK_POW_GENERIC;
+    return pow_launch(be, mode, tensor_arg(a), a, scalar_arg(es), NULL, out,
+                      err);
+}
+
+static bp_status op_pow(bp_backend_t *be, const bp_exec_t *x, bp_error_t *err)
+{
+    bp_status st = operands(x, err);
+    if (st)
+        return st;
+    const bp_op_t *op = x->op;
+    bp_buf_t *out = x->out;
+    if (!x->b)
+        return pow_tensor_scalar(be, x->a, op->b.value, out, err);
+    if (!x->a) {
+        /* pow_Scalar_out: a base of 1 fills ones; any other base becomes
+         * a device tensor cast to the result dtype. */
+        if (op->a.value == 1.0)
+            return same_shape(x->b, out)
+                       ? fill(be, out, 1.0, err)
+                       : shape_error(err, "operand b", x->b, out);
+        double base;
+        if ((st = scalar_storage(op->a.value, out->dtype, &base, err)))
+            return st;
+        return pow_launch(be, BPK_POW_GENERIC, scalar_arg(base), NULL,
+                          tensor_arg(x->b), x->b, out, err);
+    }
+    return pow_launch(be, BPK_POW_GENERIC, tensor_arg(x->a), x->a,
+                      tensor_arg(x->b), x->b, out, err);
+}
+
+static bp_status op_unary(bp_backend_t *be, const bp_exec_t *x,
+                          bp_error_t *err)
+{
+    static const struct {
+        bp_op_kind_t kind;
+        int code;
+        const char *name;
+    } map[] = {
+        {BP_OP_RECIPROCAL, BPK_RECIPROCAL, "reciprocal"},
+        {BP_OP_EXP, BPK_EXP, "exp"},
+        {BP_OP_LOG, BPK_LOG, "log"},
+        {BP_OP_SIN, BPK_SIN, "sin"},
+        {BP_OP_COS, BPK_COS, "cos"},
+        {BP_OP_TANH, BPK_TANH, "tanh"},
+        {BP_OP_SQRT, BPK_SQRT, "sqrt"},
+        {BP_OP_RSQRT, BPK_RSQRT, "rsqrt"},
+        {BP_OP_NEG, BPK_NEG, "neg"},
+    };
+    bp_status st = dev_of(x->a, "a", err);
+    if (!st)
+        st = dev_of(x->out, "out", err);
+    if (st)
+        return st;
+    for (size_t i = 0; i < sizeof map / sizeof map[0]; i++)
+        if (map[i].kind == x->op->kind)
+            return unary(be, map[i].code, map[i].name, x->a, x->out, err);
+    return bp_error_set(err, BP_EINTERNAL, "op kind %d is not unary",
+                        (int)x->op->kind);
+}
+
+/* torch.outer(a, b) = a.reshape(-1, 1) * b: the mul kernel, broadcast. */
+static bp_status op_outer(bp_backend_t *be, const bp_exec_t *x,
+                          bp_error_t *err)
+{
+    bp_status st = operands(x, err);
+    if (st)
+        return st;
+    const bp_buf_t *a = x->a, *b = x->b;
+    bp_buf_t *out = x->out;
+    if (!a || !b || a->ndim != 1 || b->ndim != 1 || out->ndim != 2 ||
+        out->shape[0] != a->shape[0] || out->shape[1] != b->shape[0])
+        return bp_error_set(err, BP_EINPUT,
+                            "outer needs two 1-D tensors and an [m, n] result");
+    bpk_bcast_t bc;
+    memset(&bc, 0, sizeof bc);
+    bc.ndim = 2;
+    bc.shape[0] = out->shape[0];
+    bc.shape[1] = out->shape[1];
+    bc.stride_a[0] = 1;
+    bc.stride_b[1] = 1;
+    int rc = bpk_binary(bp_cuda_stream(be), BPK_MUL, out->dev,
+                        (int)out->dtype, tensor_arg(a), tensor_arg(b), &bc,
+                        numel(out));
+    return bp_cuda_finish(be, "bpk_binary(outer)", rc, err);
+}
+
+static bp_status norm_axis(int axis, int ndim, int *res, bp_error_t *err)
+{
+    int a = axis < 0 ? axis + ndim : axis;
+    if (a < 0 || a >= ndim)
+        return bp_error_set(err, BP_EINPUT,
+                            "axis %d is out of range for %d dimensions", axis,
+                            ndim);
+    *res = a;
+    return BP_OK;
+}
+
+/* Products of the dimensions before and after axis. */
+static void split_at(const bp_buf_t *t, int axis, int64_t *outer,
+                     int64_t *inner)
+{
+    *outer = 1;
+    *inner = 1;
+    for (int d = 0; d < axis; d++)
+        *outer *= t->shape[d];
+    for (int d = axis + 1; d < t->ndim; d++)
+        *inner *= t->shape[d];
+}
+
+/* t has out's shape except, possibly, along axis. */
+static bool same_but(const bp_buf_t *t, const bp_buf_t *out, int axis)
+{
+    if (t->ndim != out->ndim)
+        return false;
+    for (int d = 0; d < t->ndim; d++)
+        if (d != axis && t->shape[d] != out->shape[d])
+            return false;
+    return true;
+}
+
+static bp_status op_concat(bp_backend_t *be, const bp_exec_t *x,
+                           bp_error_t *err)
+{
+    bp_buf_t *out = x->out;
+    int axis = 0;
+    bp_status st = dev_of(out, "out", err);
+    if (!st)
+        st = norm_axis(x->op->has_axis ? x->op->axis : 0, out->ndim, &axis,
+                       err);
+    if (st)
+        return st;
+    if (x->ninputs < 1)
+        return bp_error_set(err, BP_EINPUT, "concat needs inputs");
+    int64_t outer, inner, offset = 0;
+    split_at(out, axis, &outer, &inner);
+    for (int k = 0; k < x->ninputs; k++) {
+        const bp_buf_t *in = x->inputs[k];
+        char which[32];
+        snprintf(which, sizeof which, "input %d", k);
+        if ((st = dev_of(in, which, err)))
+            return st;
+        if (!same_but(in, out, axis) ||
+            offset + in->shape[axis] > out->shape[axis])
+            return shape_error(err, which, in, out);
+        int rc = bpk_concat_part(bp_cuda_stream(be), out->dev, (int)out->dtype,
+                                 out->shape[axis], offset, in->dev,
+                                 (int)in->dtype, in->shape[axis], outer,
+                                 inner);
+        if ((st = bp_cuda_finish(be, "bpk_concat_part", rc, err)))
+            return st;
+        offset += in->shape[axis];
+    }
+    if (offset != out->shape[axis])
+        return bp_error_set(err, BP_EINPUT,
+                            "concat inputs cover %lld of %lld positions",
+                            (long long)offset, (long long)out->shape[axis]);
+    return BP_OK;
+}
+
+static bp_status op_slice(bp_backend_t *be, const bp_exec_t *x,
+                          bp_error_t *err)
+{
+    const bp_op_t *op = x->op;
+    const bp_buf_t *a = x->a;
+    bp_buf_t *out = x->out;
+    int axis = 0;
+    bp_status st = dev_of(a, "a", err);
+    if (!st)
+        st = dev_of(out, "out", err);
+    if (!st)
+        st = norm_axis(op->has_axis ? op->axis : 0, a->ndim, &axis, err);
+    if (st)
+        return st;
+    if (!same_but(a, out, axis))
+        return shape_error(err, "operand a", a, out);
+    if (op->s_step <= 0)
+        return bp_error_set(err, BP_EINPUT, "slice step %lld is not positive",
+                            (long long)op->s_step);
+    /* Python's rule for the start: negative counts from the end, then
+     * clamped to [0, dim]. */
+    int64_t dim = a->shape[axis], start = op->s_start;
+    if (start < 0)
+        start += dim;
+    start = start < 0 ? 0 : start > dim ? dim : start;
+    int64_t len = out->shape[axis];
+    if (len > 0 && (len - 1 > (dim - 1 - start) / op->s_step || start >= dim))
+        return bp_error_set(err, BP_EINPUT,
+                            "slice of %lld elements from %lld step %lld "
+                            "exceeds dimension %lld", (long long)len,
+                            (long long)start, (long long)op->s_step,
+                            (long long)dim);
+    if (a->dtype != out->dtype)
+        return bp_error_set(err, BP_EINTERNAL, "slice changes dtype %s to %s",
+                            dname(a->dtype), dname(out->dtype));
+    int64_t outer, inner;
+    split_at(a, axis, &outer, &inner);
+    int rc = bpk_slice(bp_cuda_stream(be), out->dev, a->dev, (int)a->dtype,
+                       outer, dim, len, start, op->s_step, inner);
+    return bp_cuda_finish(be, "bpk_slice", rc, err);
+}
+
+static bp_status op_rotate_half(bp_backend_t *be, const bp_exec_t *x,
+                                bp_error_t *err)
+{
+    const bp_buf_t *a = x->a;
+    bp_buf_t *out = x->out;
+    bp_status st = dev_of(a, "a", err);
+    if (!st)
+        st = dev_of(out, "out", err);
+    if (st)
+        return st;
+    if (!same_shape(a, out) || a->dtype != out->dtype || a->ndim < 1)
+        return shape_error(err, "operand a", a, out);
+    int64_t d = a->shape[a->ndim - 1];
+    if (d % 2)
+        return bp_error_set(err, BP_EINPUT,
+                            "rotate_half needs an even last dimension, not "
+                            "%lld", (long long)d);
+    int64_t rows = d ? numel(a) / d : 0;
+    int rc = bpk_rotate_half(bp_cuda_stream(be), out->dev, a->dev,
+                             (int)a->dtype, rows, d);
+    return bp_cuda_finish(be, "bpk_rotate_half", rc, err);
+}
+
+static bp_status op_sum(bp_backend_t *be, const bp_exec_t *x, bp_error_t *err)
+{
+    const bp_op_t *op = x->op;
+    const bp_buf_t *a = x->a;
+    bp_buf_t *out = x->out;
+    bp_status st = dev_of(a, "a", err);
+    if (!st)
+        st = dev_of(out, "out", err);
+    if (st)
+        return st;
+    int64_t outer = 1, len = numel(a), inner = 1;
+    if (op->has_axis) {
+        int axis = 0;
+        if ((st = norm_axis(op->axis, a->ndim, &axis, err)))
+            return st;
+        split_at(a, axis, &outer, &inner);
+        len = a->shape[axis];
+    }
+    if (numel(out) != outer * inner)
+        return shape_error(err, "operand a", a, out);
+    int pairwise;
+    switch (op->form) {
+    case BP_FORM_DEFAULT:
+    case BP_FORM_SEQUENTIAL: pairwise = 0; break;
+    case BP_FORM_PAIRWISE: pairwise = 1; break;
+    default:
+        return bp_error_set(err, BP_EINPUT, "sum has no formulation '%s'",
+                            bp_form_name(op->form));
+    }
+    int rc = bpk_sum(bp_cuda_stream(be), pairwise, out->dev, (int)out->dtype,
+                     a->dev, (int)a->dtype, outer, len, inner);
+    return bp_cuda_finish(be, pairwise ? "bpk_sum(pairwise)"
+                                       : "bpk_sum(sequential)", rc, err);
+}
+
+static bp_status op_matmul(bp_backend_t *be, const bp_exec_t *x,
+                           bp_error_t *err)
+{
+    bp_status st = operands(x, err);
+    if (st)
+        return st;
+    const bp_buf_t *a = x->a, *b = x->b;
+    bp_buf_t *out = x->out;
+    if (!a || !b || a->ndim != 2 || b->ndim != 2 || out->ndim != 2 ||
+        a->shape[1] != b->shape[0] || out->shape[0] != a->shape[0] ||
+        out->shape[1] != b->shape[1])
+        return bp_error_set(err, BP_EINPUT,
+                            "matmul needs a [m, k], b [k, n] and an [m, n] "
+                            "result");
+    if (a->dtype != out->dtype || b->dtype != out->dtype)
+        return bp_error_set(err, BP_EINPUT,
+                            "matmul of %s and %s into %s: operands must have "
+                            "the result dtype", dname(a->dtype),
+                            dname(b->dtype), dname(out->dtype));
+    return bp_cuda_gemm(be, out->dtype, a->shape[0], b->shape[1], a->shape[1],
+                        a->dev, b->dev, out->dev, err);
+}
+
+void bp_cuda_ops_install(bp_backend_t *be)
+{
+    be->op[BP_OP_TENSOR] = op_tensor;
+    be->op[BP_OP_ARANGE] = op_arange;
+    be->op[BP_OP_UNIFORM] = op_uniform;
+    be->op[BP_OP_CAST] = op_cast;
+    be->op[BP_OP_ADD] = op_arith;
+    be->op[BP_OP_SUB] = op_arith;
+    be->op[BP_OP_MUL] = op_arith;
+    be->op[BP_OP_DIV] = op_arith;
+    be->op[BP_OP_POW] = op_pow;
+    be->op[BP_OP_RECIPROCAL] = op_unary;
+    be->op[BP_OP_EXP] = op_unary;
+    be->op[BP_OP_LOG] = op_unary;
+    be->op[BP_OP_SIN] = op_unary;
+    be->op[BP_OP_COS] = op_unary;
+    be->op[BP_OP_TANH] = op_unary;
+    be->op[BP_OP_SQRT] = op_unary;
+    be->op[BP_OP_RSQRT] = op_unary;
+    be->op[BP_OP_NEG] = op_unary;
+    be->op[BP_OP_OUTER] = op_outer;
+    be->op[BP_OP_CONCAT] = op_concat;
+    be->op[BP_OP_SLICE] = op_slice;
+    be->op[BP_OP_MATMUL] = op_matmul;
+    be->op[BP_OP_SUM] = op_sum;
+    be->op[BP_OP_ROTATE_HALF] = op_rotate_half;
+}
