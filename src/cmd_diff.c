@@ -85,7 +85,7 @@ int cmd_diff(int argc, char **argv)
     bp_error_t err = {0};
     opterr = 0;
     optind = 1;
-    while ((c = getopt_long(argc, argv, "+q", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "q", opts, NULL)) != -1) {
         switch (c) {
         case O_MAP: {
             char *eq = strchr(optarg, '=');

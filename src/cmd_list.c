@@ -58,7 +58,7 @@ int cmd_list(int argc, char **argv)
     int c;
     opterr = 0;
     optind = 1;
-    while ((c = getopt_long(argc, argv, "+", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
         if (c == 'p')
             dir_opt = optarg;
         else if (c == 'j')

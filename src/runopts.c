@@ -87,7 +87,7 @@ int bp_run_opts_parse(const char *cmd, int argc, char **argv, bp_run_opts_t *o)
     long v;
     opterr = 0;
     optind = 1;
-    while ((c = getopt_long(argc, argv, "+q", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "q", opts, NULL)) != -1) {
         switch (c) {
         case O_PROBES: o->probes_dir = optarg; break;
         case O_GOLDEN: o->golden_dir = optarg; break;
