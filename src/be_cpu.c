@@ -1,3 +1,570 @@
-/* PLACEHOLDER: replaced by the backend work. */
-#include "backend.h"
-bp_status bp_be_cpu_open(const bp_backend_opts_t *o, bp_backend_t **out, bp_error_t *err) { (void)o; *out = NULL; return bp_error_set(err, BP_EUNAVAIL, "backend 'cpu' not built yet"); }
+/* The CPU backend: PyTorch's CPU ATen kernels, bit for bit (see be_cpu.h
+ * for the lane model; be_cpu_math.c for the transcendental functions and
+ * pow; be_cpu_arith.c for arithmetic, arange, matmul and sum).
+ *
+ * This file holds the backend object, the helpers every op uses (operand
+ * broadcasting and conversion, TensorIterator's inner-loop layout,
+ * rounding and stores) and the ops that only move or convert values:
+ * tensor literals, the counter-based generator, casts, neg, concat, slice
+ * and rotate_half.  Conversions follow c10: float -> bf16/f16 rounds to
+ * nearest even (dtype.h), double -> bf16/f16 goes through float (c10's
+ * BFloat16 and Half are built from a float), int -> float rounds once,
+ * float -> int truncates and gives x86's "integer indefinite" 0x80..0 for
+ * NaN and out-of-range values, as cvttss2si/cvttsd2si do. */
+#include "be_cpu.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <sleef.h>
+
+#include "rng.h"
+
+size_t bp_cpu_lanes(bp_dtype_t dt, int bytes)
+{
+    return (size_t)bytes / bp_dtype_info(dt)->size;
+}
+
+bool bp_cpu_opmath_f32(bp_dtype_t dt)
+{
+    return dt != BP_F64;
+}
+
+static bool is_int(bp_dtype_t dt)
+{
+    return dt == BP_I64 || dt == BP_I32;
+}
+
+static int64_t to_i64(double v)
+{
+    if (isnan(v) || v >= 0x1p63 || v < -0x1p63)
+        return INT64_MIN;
+    return (int64_t)v;
+}
+
+static int32_t to_i32(double v)
+{
+    if (isnan(v) || v >= 0x1p31 || v <= -0x1p31 - 1.0)
+        return INT32_MIN;
+    return (int32_t)v;
+}
+
+double bp_cpu_round(bp_dtype_t dt, double v)
+{
+    switch (dt) {
+    case BP_F64: return v;
+    case BP_F32: return (float)v;
+    case BP_BF16: return bp_bf16_to_f32(bp_f32_to_bf16((float)v));
+    case BP_F16: return bp_f16_to_f32(bp_f32_to_f16((float)v));
+    case BP_I64: return (double)to_i64(v);
+    case BP_I32: return (double)to_i32(v);
+    default: return v;
+    }
+}
+
+void bp_cpu_store(bp_buf_t *out, size_t i, double v)
+{
+    uint64_t bits;
+    switch (out->dtype) {
+    case BP_I64: bits = (uint64_t)to_i64(v); break;
+    case BP_I32: bits = (uint32_t)to_i32(v); break;
+    default: bits = bp_dtype_bits_from_double(out->dtype, v); break;
+    }
+    bp_dtype_store_bits(out->dtype, out->data, i, bits);
+}
+
+void bp_cpu_store_i64(bp_buf_t *out, size_t i, int64_t v)
+{
+    switch (out->dtype) {
+    case BP_I64:
+    case BP_I32: /* wraps: the store keeps the low 32 bits */
+        bp_dtype_store_bits(out->dtype, out->data, i, (uint64_t)v);
+        break;
+    case BP_F32:
+        bp_dtype_store_bits(out->dtype, out->data, i, bp_f32_bits((float)v));
+        break;
+    case BP_BF16:
+        bp_dtype_store_bits(out->dtype, out->data, i,
+                            bp_f32_to_bf16((float)v));
+        break;
+    case BP_F16:
+        bp_dtype_store_bits(out->dtype, out->data, i, bp_f32_to_f16((float)v));
+        break;
+    default:
+        bp_dtype_store_bits(out->dtype, out->data, i, bp_f64_bits((double)v));
+        break;
+    }
+}
+
+static int64_t load_i64(const bp_buf_t *b, size_t i)
+{
+    uint64_t bits = bp_dtype_load_bits(b->dtype, b->data, i);
+    if (b->dtype == BP_I32)
+        return (int32_t)(uint32_t)bits;
+    return (int64_t)bits;
+}
+
+/* Element i of b converted to dtype `as`, as a double. */
+static double load_as(const bp_buf_t *b, size_t i, bp_dtype_t as)
+{
+    if (is_int(b->dtype)) {
+        int64_t x = load_i64(b, i);
+        switch (as) {
+        case BP_F32: return (float)x;
+        case BP_BF16: return bp_bf16_to_f32(bp_f32_to_bf16((float)x));
+        case BP_F16: return bp_f16_to_f32(bp_f32_to_f16((float)x));
+        case BP_I32: return (double)(int32_t)(uint32_t)(uint64_t)x;
+        default: return (double)x;
+        }
+    }
+    double v = bp_buf_get(b, i);
+    return b->dtype == as ? v : bp_cpu_round(as, v);
+}
+
+/* Strides (in elements) of src broadcast over out's dimensions: 0 where
+ * src has no such dimension or has size 1 there. */
+static bp_status bcast_strides(const bp_buf_t *src, const bp_buf_t *out,
+                               int64_t *st, bp_error_t *err)
+{
+    int off = out->ndim - src->ndim;
+    int64_t s = 1;
+    if (off < 0)
+        goto bad;
+    for (int d = out->ndim - 1; d >= 0; d--) {
+        int sd = d - off;
+        if (sd < 0) {
+            st[d] = 0;
+            continue;
+        }
+        if (src->shape[sd] == out->shape[d])
+            st[d] = src->shape[sd] == 1 ? 0 : s;
+        else if (src->shape[sd] == 1)
+            st[d] = 0;
+        else
+            goto bad;
+        s *= src->shape[sd];
+    }
+    return BP_OK;
+bad:;
+    char a[96], b[96];
+    bp_shape_format(src->ndim, src->shape, a, sizeof a);
+    bp_shape_format(out->ndim, out->shape, b, sizeof b);
+    return bp_error_set(err, BP_EINPUT,
+                        "operand of shape %s does not broadcast to %s", a, b);
+}
+
+/* Visits out's elements in order, giving each one's offset into src. */
+static bp_status src_offsets(const bp_buf_t *src, const bp_buf_t *out,
+                             size_t **offs, bp_error_t *err)
+{
+    int64_t st[BP_MAXDIM], idx[BP_MAXDIM] = {0};
+    bp_status s = bcast_strides(src, out, st, err);
+    if (s)
+        return s;
+    size_t *o = malloc((out->numel ? out->numel : 1) * sizeof *o);
+    if (!o)
+        return bp_error_set(err, BP_ENOMEM, "out of memory");
+    int64_t pos = 0;
+    for (size_t i = 0; i < out->numel; i++) {
+        o[i] = (size_t)pos;
+        for (int d = out->ndim - 1; d >= 0; d--) {
+            idx[d]++;
+            pos += st[d];
+            if (idx[d] < out->shape[d])
+                break;
+            pos -= st[d] * idx[d];
+            idx[d] = 0;
+        }
+    }
+    *offs = o;
+    return BP_OK;
+}
+
+bp_status bp_cpu_expand(const bp_buf_t *src, const bp_buf_t *out,
+                        bp_dtype_t as, double **vals, bp_error_t *err)
+{
+    size_t *offs;
+    bp_status s = src_offsets(src, out, &offs, err);
+    if (s)
+        return s;
+    double *v = malloc((out->numel ? out->numel : 1) * sizeof *v);
+    if (!v) {
+        free(offs);
+        return bp_error_set(err, BP_ENOMEM, "out of memory");
+    }
+    for (size_t i = 0; i < out->numel; i++)
+        v[i] = load_as(src, offs[i], as);
+    free(offs);
+    *vals = v;
+    return BP_OK;
+}
+
+bp_status bp_cpu_expand_i64(const bp_buf_t *src, const bp_buf_t *out,
+                            int64_t **vals, bp_error_t *err)
+{
+    size_t *offs;
+    bp_status s = src_offsets(src, out, &offs, err);
+    if (s)
+        return s;
+    int64_t *v = malloc((out->numel ? out->numel : 1) * sizeof *v);
+    if (!v) {
+        free(offs);
+        return bp_error_set(err, BP_ENOMEM, "out of memory");
+    }
+    for (size_t i = 0; i < out->numel; i++)
+        v[i] = load_i64(src, offs[i]);
+    free(offs);
+    *vals = v;
+    return BP_OK;
+}
+
+bp_cpu_loop_t bp_cpu_loop(const bp_buf_t *out, const bp_buf_t *a,
+                          const bp_buf_t *b)
+{
+    bp_cpu_loop_t l = {1, true};
+    const bp_buf_t *ins[2] = {a, b};
+    int64_t st[2][BP_MAXDIM];
+    int nin = 0;
+    for (int k = 0; k < 2; k++)
+        if (ins[k] && bcast_strides(ins[k], out, st[nin], NULL) == BP_OK)
+            nin++;
+    if (out->ndim == 0)
+        return l;
+    /* TensorIterator's coalesce_dimensions, innermost first: (n, s) is the
+     * merged inner dimension, extended while every operand's strides line
+     * up; the output is contiguous. */
+    int d = out->ndim - 1;
+    size_t n = (size_t)out->shape[d];
+    int64_t s[2] = {nin > 0 ? st[0][d] : 0, nin > 1 ? st[1][d] : 0};
+    for (d--; d >= 0; d--) {
+        size_t m = (size_t)out->shape[d];
+        int64_t t[2] = {nin > 0 ? st[0][d] : 0, nin > 1 ? st[1][d] : 0};
+        if (m == 1)
+            continue;
+        if (n == 1) {
+            n = m;
+            s[0] = t[0];
+            s[1] = t[1];
+            continue;
+        }
+        bool ok = true;
+        for (int k = 0; k < nin; k++)
+            ok = ok && s[k] * (int64_t)n == t[k];
+        if (!ok)
+            break;
+        n *= m;
+    }
+    l.row = n;
+    /* vectorized_loop runs when every input is contiguous along the inner
+     * dimension, or exactly one of them is a broadcast scalar there. */
+    int zero = 0, one = 0;
+    for (int k = 0; k < nin; k++) {
+        zero += s[k] == 0;
+        one += s[k] == 1;
+    }
+    l.vec = one == nin || (zero == 1 && one == nin - 1) || n == 1;
+    return l;
+}
+
+static bp_status need_tensor(const bp_buf_t *b, const char *what,
+                             bp_error_t *err)
+{
+    if (!b || !b->data)
+        return bp_error_set(err, BP_EINPUT, "%s must be a tensor", what);
+    return BP_OK;
+}
+
+bp_status bp_cpu_op_tensor(bp_backend_t *be, const bp_exec_t *x,
+                           bp_error_t *err)
+{
+    (void)be;
+    const bp_op_t *op = x->op;
+    if (op->nvalues != x->out->numel && op->nvalues != 1)
+        return bp_error_set(err, BP_EINPUT,
+                            "%zu values for a tensor of %zu elements",
+                            op->nvalues, x->out->numel);
+    for (size_t i = 0; i < x->out->numel; i++)
+        bp_cpu_store(x->out, i, op->values[op->nvalues == 1 ? 0 : i]);
+    return BP_OK;
+}
+
+bp_status bp_cpu_op_uniform(bp_backend_t *be, const bp_exec_t *x,
+                            bp_error_t *err)
+{
+    (void)be;
+    (void)err;
+    const bp_op_t *op = x->op;
+    for (size_t i = 0; i < x->out->numel; i++)
+        bp_cpu_store(x->out, i,
+                     bp_rng_uniform(op->seed, op->stream, (uint64_t)i,
+                                    (float)op->low, (float)op->high));
+    return BP_OK;
+}
+
+/* Element i of src converted to out's dtype and stored at j. */
+static void convert_one(const bp_buf_t *src, size_t i, bp_buf_t *out, size_t j)
+{
+    if (src->dtype == out->dtype) {
+        bp_dtype_store_bits(out->dtype, out->data, j,
+                            bp_dtype_load_bits(src->dtype, src->data, i));
+        return;
+    }
+    if (is_int(src->dtype))
+        bp_cpu_store_i64(out, j, load_i64(src, i));
+    else
+        bp_cpu_store(out, j, bp_buf_get(src, i));
+}
+
+bp_status bp_cpu_op_cast(bp_backend_t *be, const bp_exec_t *x,
+                         bp_error_t *err)
+{
+    (void)be;
+    bp_status s = need_tensor(x->a, "cast's input", err);
+    if (s)
+        return s;
+    if (x->a->numel != x->out->numel)
+        return bp_error_set(err, BP_EINTERNAL, "cast changes the size");
+    for (size_t i = 0; i < x->out->numel; i++)
+        convert_one(x->a, i, x->out, i);
+    return BP_OK;
+}
+
+/* -v in out's dtype: a sign flip for floats (exact, NaN and zero included,
+ * like ATen's xor with -0.0), wrapping negation for integers. */
+static void store_neg(const bp_buf_t *src, size_t i, bp_buf_t *out, size_t j)
+{
+    if (is_int(out->dtype)) {
+        int64_t v = is_int(src->dtype) ? load_i64(src, i)
+                                       : to_i64(bp_buf_get(src, i));
+        bp_cpu_store_i64(out, j, (int64_t)(0 - (uint64_t)v));
+        return;
+    }
+    convert_one(src, i, out, j);
+    unsigned w = (unsigned)bp_dtype_info(out->dtype)->size * 8u;
+    uint64_t bits = bp_dtype_load_bits(out->dtype, out->data, j);
+    bp_dtype_store_bits(out->dtype, out->data, j, bits ^ (1ull << (w - 1)));
+}
+
+bp_status bp_cpu_op_neg(bp_backend_t *be, const bp_exec_t *x, bp_error_t *err)
+{
+    (void)be;
+    bp_status s = need_tensor(x->a, "neg's input", err);
+    if (s)
+        return s;
+    size_t *offs;
+    if ((s = src_offsets(x->a, x->out, &offs, err)))
+        return s;
+    for (size_t i = 0; i < x->out->numel; i++)
+        store_neg(x->a, offs[i], x->out, i);
+    free(offs);
+    return BP_OK;
+}
+
+static int norm_axis(int axis, int ndim)
+{
+    return axis < 0 ? axis + ndim : axis;
+}
+
+static size_t span(const int64_t *shape, int from, int to)
+{
+    size_t n = 1;
+    for (int d = from; d < to; d++)
+        n *= (size_t)shape[d];
+    return n;
+}
+
+bp_status bp_cpu_op_concat(bp_backend_t *be, const bp_exec_t *x,
+                           bp_error_t *err)
+{
+    (void)be;
+    bp_buf_t *out = x->out;
+    int ax = norm_axis(x->op->has_axis ? x->op->axis : 0, out->ndim);
+    if (ax < 0 || ax >= out->ndim || x->ninputs < 1)
+        return bp_error_set(err, BP_EINPUT, "concat axis %d out of range",
+                            x->op->axis);
+    size_t outer = span(out->shape, 0, ax);
+    size_t inner = span(out->shape, ax + 1, out->ndim);
+    int64_t total = 0;
+    for (int k = 0; k < x->ninputs; k++) {
+        const bp_buf_t *in = x->inputs[k];
+        if (in->ndim != out->ndim)
+            return bp_error_set(err, BP_EINPUT,
+                                "concat input %d has %d dimensions, not %d", k,
+                                in->ndim, out->ndim);
+        total += in->shape[ax];
+    }
+    if (total != out->shape[ax])
+        return bp_error_set(err, BP_EINTERNAL, "concat sizes do not add up");
+    size_t j = 0;
+    for (size_t o = 0; o < outer; o++)
+        for (int k = 0; k < x->ninputs; k++) {
+            const bp_buf_t *in = x->inputs[k];
+            size_t chunk = (size_t)in->shape[ax] * inner;
+            for (size_t e = 0; e < chunk; e++)
+                convert_one(in, o * chunk + e, out, j++);
+        }
+    return BP_OK;
+}
+
+bp_status bp_cpu_op_slice(bp_backend_t *be, const bp_exec_t *x,
+                          bp_error_t *err)
+{
+    (void)be;
+    bp_status s = need_tensor(x->a, "slice's input", err);
+    if (s)
+        return s;
+    const bp_buf_t *in = x->a;
+    bp_buf_t *out = x->out;
+    int ax = norm_axis(x->op->has_axis ? x->op->axis : 0, in->ndim);
+    if (ax < 0 || ax >= in->ndim || out->ndim != in->ndim)
+        return bp_error_set(err, BP_EINPUT, "slice axis %d out of range",
+                            x->op->axis);
+    int64_t dim = in->shape[ax], step = x->op->s_step, start = x->op->s_start;
+    int64_t count = out->shape[ax];
+    if (step < 1)
+        return bp_error_set(err, BP_EINPUT, "slice step %lld is not positive",
+                            (long long)step);
+    if (start < 0)
+        start = start + dim < 0 ? 0 : start + dim;
+    if (start > dim)
+        start = dim;
+    if (count > 0 && start + (count - 1) * step >= dim)
+        return bp_error_set(err, BP_EINTERNAL, "slice runs past the end");
+    size_t outer = span(in->shape, 0, ax), inner = span(in->shape, ax + 1,
+                                                        in->ndim);
+    size_t j = 0;
+    for (size_t o = 0; o < outer; o++)
+        for (int64_t c = 0; c < count; c++) {
+            size_t base = (o * (size_t)dim + (size_t)(start + c * step)) * inner;
+            for (size_t e = 0; e < inner; e++)
+                convert_one(in, base + e, out, j++);
+        }
+    return BP_OK;
+}
+
+bp_status bp_cpu_op_rotate_half(bp_backend_t *be, const bp_exec_t *x,
+                                bp_error_t *err)
+{
+    (void)be;
+    bp_status s = need_tensor(x->a, "rotate_half's input", err);
+    if (s)
+        return s;
+    const bp_buf_t *in = x->a;
+    bp_buf_t *out = x->out;
+    if (in->numel != out->numel || in->ndim < 1 || out->ndim != in->ndim ||
+        in->shape[in->ndim - 1] % 2)
+        return bp_error_set(err, BP_EINPUT,
+                            "rotate_half needs an even last dimension");
+    size_t d = (size_t)in->shape[in->ndim - 1], h = d / 2;
+    for (size_t r = 0; d && r < in->numel / d; r++)
+        for (size_t j = 0; j < d; j++) {
+            if (j < h)
+                store_neg(in, r * d + j + h, out, r * d + j);
+            else
+                convert_one(in, r * d + j - h, out, r * d + j);
+        }
+    return BP_OK;
+}
+
+const char *bp_cpu_simd_name(const bp_cpu_t *c)
+{
+    if (c->math == BP_CPU_MATH_LIBM)
+        return "none (libm)";
+    return c->simd ? "avx2" : "none (scalar SLEEF: bits can differ from "
+                              "ATen's AVX2 kernels)";
+}
+
+static void cpu_destroy(bp_backend_t *be)
+{
+    if (!be)
+        return;
+    json_decref(be->fingerprint);
+    free(be->state);
+    free(be);
+}
+
+static json_t *fingerprint(const bp_cpu_t *c)
+{
+    char sleef[32];
+    snprintf(sleef, sizeof sleef, "%d.%d.%d", SLEEF_VERSION_MAJOR,
+             SLEEF_VERSION_MINOR, SLEEF_VERSION_PATCHLEVEL);
+#ifdef __VERSION__
+    const char *cc = __VERSION__;
+#else
+    const char *cc = "unknown";
+#endif
+    return json_pack(
+        "{s:s, s:s, s:s, s:s, s:i, s:i, s:i, s:s, s:s, s:s}", "cpu_math",
+        bp_cpu_math_name(c->math), "sleef", sleef, "simd",
+        bp_cpu_simd_name(c), "aten_cpu_capability",
+        c->vec_bytes == 64 ? "avx512" : "avx2", "vector_bytes", c->vec_bytes,
+        "vector_width_f32", (int)bp_cpu_lanes(BP_F32, c->vec_bytes),
+        "aten_threads", BP_CPU_THREADS, "compiler", cc, "matmul",
+        "fp32 accumulator, k ascending, one fmaf per product, start +0",
+        "transcendentals",
+        "SLEEF's AVX2 entry points (PyTorch's non-MKL path; x86 wheels use "
+        "MKL VML for fp32 sin/cos/exp/log/tanh)");
+}
+
+bp_status bp_be_cpu_open(const bp_backend_opts_t *o, bp_backend_t **out,
+                         bp_error_t *err)
+{
+    *out = NULL;
+    if (o->cpu_math < BP_CPU_MATH_SLEEF_U10 || o->cpu_math > BP_CPU_MATH_LIBM)
+        return bp_error_set(err, BP_EINPUT, "unknown CPU math library %d",
+                            (int)o->cpu_math);
+    bp_backend_t *be = calloc(1, sizeof *be);
+    bp_cpu_t *c = calloc(1, sizeof *c);
+    if (!be || !c) {
+        free(be);
+        free(c);
+        return bp_error_set(err, BP_ENOMEM, "out of memory");
+    }
+    c->math = o->cpu_math;
+    __builtin_cpu_init();
+    c->simd = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+    c->vec_bytes = BP_CPU_VEC_BYTES;
+    be->name = "cpu";
+    be->device = false;
+    be->state = c;
+    be->destroy = cpu_destroy;
+    const char *key = c->math == BP_CPU_MATH_SLEEF_U10   ? "cpu-sleef"
+                      : c->math == BP_CPU_MATH_SLEEF_U35 ? "cpu-sleef-u35"
+                                                         : "cpu-libm";
+    /* Scalar SLEEF gives other bits than its AVX2 build: other goldens. */
+    snprintf(be->key, sizeof be->key, "%s%s", key,
+             c->simd || c->math == BP_CPU_MATH_LIBM ? "" : "-scalar");
+    be->fingerprint = fingerprint(c);
+    if (!be->fingerprint) {
+        cpu_destroy(be);
+        return bp_error_set(err, BP_ENOMEM, "out of memory");
+    }
+    be->op[BP_OP_TENSOR] = bp_cpu_op_tensor;
+    be->op[BP_OP_ARANGE] = bp_cpu_op_arange;
+    be->op[BP_OP_UNIFORM] = bp_cpu_op_uniform;
+    be->op[BP_OP_CAST] = bp_cpu_op_cast;
+    be->op[BP_OP_ADD] = bp_cpu_op_binary;
+    be->op[BP_OP_SUB] = bp_cpu_op_binary;
+    be->op[BP_OP_MUL] = bp_cpu_op_binary;
+    be->op[BP_OP_DIV] = bp_cpu_op_binary;
+    be->op[BP_OP_POW] = bp_cpu_op_pow;
+    be->op[BP_OP_RECIPROCAL] = bp_cpu_op_unary;
+    be->op[BP_OP_EXP] = bp_cpu_op_unary;
+    be->op[BP_OP_LOG] = bp_cpu_op_unary;
+    be->op[BP_OP_SIN] = bp_cpu_op_unary;
+    be->op[BP_OP_COS] = bp_cpu_op_unary;
+    be->op[BP_OP_TANH] = bp_cpu_op_unary;
+    be->op[BP_OP_SQRT] = bp_cpu_op_unary;
+    be->op[BP_OP_RSQRT] = bp_cpu_op_unary;
+    be->op[BP_OP_NEG] = bp_cpu_op_neg;
+    be->op[BP_OP_OUTER] = bp_cpu_op_outer;
+    be->op[BP_OP_CONCAT] = bp_cpu_op_concat;
+    be->op[BP_OP_SLICE] = bp_cpu_op_slice;
+    be->op[BP_OP_MATMUL] = bp_cpu_op_matmul;
+    be->op[BP_OP_SUM] = bp_cpu_op_sum;
+    be->op[BP_OP_ROTATE_HALF] = bp_cpu_op_rotate_half;
+    *out = be;
+    return BP_OK;
+}

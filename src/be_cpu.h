@@ -1,0 +1,133 @@
+/* Internals shared by the CPU backend's files (be_cpu.c, be_cpu_math.c,
+ * be_cpu_arith.c); nothing outside the backend includes this.
+ *
+ * The backend mirrors PyTorch's CPU ATen kernels bit for bit, including
+ * where a kernel computes some elements one way and the rest another.
+ * ATen's cpu_kernel_vec runs each inner loop of n elements as
+ * vectorized_loop does (aten/src/ATen/native/cpu/Loops.h): two vector
+ * registers per step while at least 2*V elements remain, then the last
+ * n % (2*V) elements through the scalar lambda.  Where the two lambdas
+ * differ (pow's tail calls libm, bf16 rsqrt's tail rounds twice, arange's
+ * lanes are built from a per-register base) the lane model below decides
+ * which formula an element gets.
+ *
+ * V is the number of lanes of one ATen vector register for the element
+ * type: 32 bytes on AVX2, 64 on AVX-512.  ATen picks AVX-512 on CPUs with
+ * AVX512 VL/BW/DQ, but only for kernels registered with
+ * ALSO_REGISTER_AVX512_DISPATCH (pow, exp, log, tanh, reciprocal); arange,
+ * sin, cos, sqrt and rsqrt always run their AVX2 build.  BP_CPU_VEC_BYTES
+ * is the default for the former and the only width of the latter. */
+#ifndef BP_BE_CPU_H
+#define BP_BE_CPU_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "backend.h"
+
+/* ATen's vector register width (bytes) for the AVX2 capability. */
+#define BP_CPU_VEC_BYTES 32
+/* ATen's at::internal::GRAIN_SIZE: ranges up to this size are one chunk. */
+#define BP_CPU_GRAIN 32768
+/* Threads ATen is modelled with (torch.set_num_threads(1)).  With T > 1
+ * threads, parallel_for cuts ranges above BP_CPU_GRAIN into chunks whose
+ * boundaries move the scalar tails, so PyTorch's own results depend on T. */
+#define BP_CPU_THREADS 1
+
+typedef struct {
+    bp_cpu_math_t math;
+    bool simd;      /* AVX2 and FMA present: SLEEF's AVX2 entry points run */
+    int vec_bytes;  /* register width for kernels with an AVX-512 build */
+} bp_cpu_t;
+
+/* Lanes of one ATen register of dt for a register of `bytes` bytes. */
+size_t bp_cpu_lanes(bp_dtype_t dt, int bytes);
+
+/* How TensorIterator lays an elementwise op over the output: `row` is the
+ * length of one inner loop after dimensions are coalesced, `vec` whether
+ * vectorized_loop runs at all (inputs contiguous, or one of them a
+ * broadcast scalar, along the inner dimension). */
+typedef struct {
+    size_t row;
+    bool vec;
+} bp_cpu_loop_t;
+
+/* True when element i takes the vector formulation with V lanes. */
+static inline bool bp_cpu_in_vector(const bp_cpu_loop_t *l, size_t i,
+                                    size_t lanes)
+{
+    if (!l->vec || l->row == 0)
+        return false;
+    size_t j = i % l->row;
+    return j < l->row - l->row % (2 * lanes);
+}
+
+/* Inner-loop layout of an op writing `out` from inputs a and b (either may
+ * be NULL: a scalar argument). */
+bp_cpu_loop_t bp_cpu_loop(const bp_buf_t *out, const bp_buf_t *a,
+                          const bp_buf_t *b);
+
+/* The operand as doubles, broadcast to out's shape, each element first
+ * converted to dtype `as` the way ATen's TensorIterator casts inputs to the
+ * common dtype (int -> float rounds once, to bf16/f16 through float).
+ * Integers above 2^53 lose bits: integer ops use bp_cpu_expand_i64. */
+bp_status bp_cpu_expand(const bp_buf_t *src, const bp_buf_t *out,
+                        bp_dtype_t as, double **vals, bp_error_t *err);
+bp_status bp_cpu_expand_i64(const bp_buf_t *src, const bp_buf_t *out,
+                            int64_t **vals, bp_error_t *err);
+
+/* v rounded to dt as a double (floats: nearest even, bf16/f16 through f32
+ * as c10 converts; integers: truncation toward zero, x86's 0x80..0 for NaN
+ * and out of range). */
+double bp_cpu_round(bp_dtype_t dt, double v);
+/* Stores v, already a value of out's compute type, rounded to out->dtype. */
+void bp_cpu_store(bp_buf_t *out, size_t i, double v);
+void bp_cpu_store_i64(bp_buf_t *out, size_t i, int64_t v);
+/* out's element type computes in float unless it is f64 (ATen's opmath). */
+bool bp_cpu_opmath_f32(bp_dtype_t dt);
+
+/* Elementwise math through the configured library (SLEEF AVX2 u10 / u35 or
+ * libm), float and double arrays; every element takes the vector entry
+ * point, as ATen's vml-based kernels do (vec::map pads the last register
+ * with zeros). */
+typedef enum {
+    BP_CPU_SIN,
+    BP_CPU_COS,
+    BP_CPU_EXP,
+    BP_CPU_LOG,
+    BP_CPU_TANH
+} bp_cpu_fn_t;
+void bp_cpu_map_f32(const bp_cpu_t *c, bp_cpu_fn_t fn, float *x, size_t n);
+void bp_cpu_map_f64(const bp_cpu_t *c, bp_cpu_fn_t fn, double *x, size_t n);
+/* Vector-lane pow: SLEEF powf_u10 / pow_u10 (libm in libm mode). */
+float bp_cpu_vpowf(const bp_cpu_t *c, float x, float y);
+double bp_cpu_vpow(const bp_cpu_t *c, double x, double y);
+/* Names for the fingerprint. */
+const char *bp_cpu_simd_name(const bp_cpu_t *c);
+
+/* Op entries, one per file group. */
+bp_status bp_cpu_op_tensor(bp_backend_t *, const bp_exec_t *, bp_error_t *);
+bp_status bp_cpu_op_uniform(bp_backend_t *, const bp_exec_t *, bp_error_t *);
+bp_status bp_cpu_op_cast(bp_backend_t *, const bp_exec_t *, bp_error_t *);
+bp_status bp_cpu_op_neg(bp_backend_t *, const bp_exec_t *, bp_error_t *);
+bp_status bp_cpu_op_concat(bp_backend_t *, const bp_exec_t *, bp_error_t *);
+bp_status bp_cpu_op_slice(bp_backend_t *, const bp_exec_t *, bp_error_t *);
+bp_status bp_cpu_op_rotate_half(bp_backend_t *, const bp_exec_t *,
+                                bp_error_t *);
+
+bp_status bp_cpu_op_unary(bp_backend_t *, const bp_exec_t *, bp_error_t *);
+bp_status bp_cpu_op_pow(bp_backend_t *, const bp_exec_t *, bp_error_t *);
+
+bp_status bp_cpu_op_binary(bp_backend_t *, const bp_exec_t *, bp_error_t *);
+bp_status bp_cpu_op_outer(bp_backend_t *, const bp_exec_t *, bp_error_t *);
+bp_status bp_cpu_op_arange(bp_backend_t *, const bp_exec_t *, bp_error_t *);
+bp_status bp_cpu_op_matmul(bp_backend_t *, const bp_exec_t *, bp_error_t *);
+bp_status bp_cpu_op_sum(bp_backend_t *, const bp_exec_t *, bp_error_t *);
+
+/* arange over [0, n) as ATen's arange_kernel with `threads` threads
+ * (exposed for tests of the chunking). */
+bp_status bp_cpu_arange_fill(bp_buf_t *out, double start, double step,
+                             int threads, bp_error_t *err);
+
+#endif

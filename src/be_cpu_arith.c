@@ -1,0 +1,426 @@
+/* Arithmetic on the CPU: add, sub, mul, div, outer, arange, matmul, sum.
+ *
+ * add/sub (ufunc add, alpha +-1): a Python scalar operand is first cast to
+ *   the result dtype by TensorIterator (bf16 + 0.3 adds bf16(0.3)); the sum
+ *   is computed in float for f32/bf16/f16 and rounded once.
+ * mul, div by a scalar (BinaryOpsKernel.cpp mul_kernel, div_true_kernel):
+ *   for bf16/f16 the scalar is taken in float (original_scalar_value), not
+ *   rounded to the dtype; for f32 it is rounded to float; one rounding of
+ *   the result.  div formulation `true` (the CPU default) divides;
+ *   `reciprocal` multiplies by 1/b rounded in float (f64: double).
+ * scalar / tensor (Tensor.__rtruediv__): reciprocal(b) rounded to the
+ *   dtype, then times the scalar as mul does; `true` divides the scalar,
+ *   cast to the dtype, by b; `reciprocal` is s * (1/b in float).
+ * outer(a, b): a[i] * b[j], one rounding (torch.outer is a broadcast mul).
+ * arange (RangeFactoriesKernel.cpp arange_kernel): accscalar_t is double for
+ *   f32/f64 and float for bf16/f16 (acc_type<T, false>), start and step
+ *   converted to it.  at::parallel_for(0, n, GRAIN_SIZE) splits the range
+ *   over the threads; each chunk runs cpu_serial_kernel_vec, whose
+ *   vectorized_loop fills two registers per step while 2*V elements remain,
+ *   each from Vectorized<T>::arange(base, step): base = T(start + step*idx)
+ *   once per register, lane k = T(base + k*step) computed in accscalar_t
+ *   (lane 0 is base itself); the last n % (2*V) elements of a chunk are
+ *   T(start + step*idx).  Each a + b*c there is one fused multiply-add, as
+ *   PyTorch's compiler emits it (see arange_chunk).  The kernel is registered for AVX2 only, so V is 8
+ *   for f32, 16 for bf16/f16, 4 for f64 on every x86 host.  Integer
+ *   dtypes: exact, start and step truncated to int64.
+ * matmul: not what PyTorch does (MKL/oneDNN blocking varies by build): a
+ *   fixed order instead.  For out[i][j] the accumulator starts at +0 and
+ *   takes acc = fma(a[i][k], b[k][j], acc) for k ascending, in float for
+ *   f32/bf16/f16 (inputs widened exactly, one rounding to the dtype at the
+ *   end) and in double for f64; integers wrap in int64.
+ * sum: sequential (left to right) or pairwise (sum(x[0:n/2]) +
+ *   sum(x[n/2:n]), one element as the base case), accumulating in float for
+ *   f32/bf16/f16, double for f64, int64 for integers; the result rounds to
+ *   the dtype once; optional axis. */
+#include "be_cpu.h"
+
+#include <math.h>
+#include <stdlib.h>
+
+static bool is_int(bp_dtype_t dt)
+{
+    return dt == BP_I64 || dt == BP_I32;
+}
+
+static bp_status binary_int(const bp_exec_t *x, bp_error_t *err)
+{
+    bp_buf_t *out = x->out;
+    bp_op_kind_t k = x->op->kind;
+    if (k == BP_OP_DIV)
+        return bp_error_set(err, BP_EINTERNAL,
+                            "true division gives a float, not %s",
+                            bp_dtype_name(out->dtype));
+    int64_t *as = NULL, *bs = NULL;
+    bp_status s = BP_OK;
+    if (x->a)
+        s = bp_cpu_expand_i64(x->a, out, &as, err);
+    if (!s && x->b)
+        s = bp_cpu_expand_i64(x->b, out, &bs, err);
+    for (size_t i = 0; !s && i < out->numel; i++) {
+        uint64_t a = (uint64_t)(as ? as[i] : (int64_t)x->op->a.value);
+        uint64_t b = (uint64_t)(bs ? bs[i] : (int64_t)x->op->b.value);
+        uint64_t r = k == BP_OP_ADD ? a + b : k == BP_OP_SUB ? a - b : a * b;
+        bp_cpu_store_i64(out, i, (int64_t)r);
+    }
+    free(as);
+    free(bs);
+    return s;
+}
+
+/* A scalar operand as the kernel sees it. */
+static double scalar_as(bp_op_kind_t k, bp_dtype_t dt, double v, bool is_a,
+                        bp_form_t form)
+{
+    bool f32 = bp_cpu_opmath_f32(dt);
+    if (k == BP_OP_ADD || k == BP_OP_SUB ||
+        (k == BP_OP_DIV && is_a && form == BP_FORM_TRUE))
+        return bp_cpu_round(dt, v); /* cast to the common dtype */
+    return f32 ? (double)(float)v : v; /* opmath: original_scalar_value */
+}
+
+static double compute_f32(bp_op_kind_t k, bp_form_t form, bool scalar_a,
+                          bp_dtype_t dt, float a, float b)
+{
+    switch (k) {
+    case BP_OP_ADD: return a + b;
+    case BP_OP_SUB: return a - b;
+    case BP_OP_MUL: return a * b;
+    default: break;
+    }
+    if (form == BP_FORM_RECIPROCAL)
+        return a * (1.0f / b);
+    if (scalar_a && form != BP_FORM_TRUE)
+        return (float)bp_cpu_round(dt, 1.0f / b) * a;
+    return a / b;
+}
+
+static double compute_f64(bp_op_kind_t k, bp_form_t form, bool scalar_a,
+                          double a, double b)
+{
+    switch (k) {
+    case BP_OP_ADD: return a + b;
+    case BP_OP_SUB: return a - b;
+    case BP_OP_MUL: return a * b;
+    default: break;
+    }
+    if (form == BP_FORM_RECIPROCAL)
+        return a * (1.0 / b);
+    if (scalar_a && form != BP_FORM_TRUE)
+        return (1.0 / b) * a;
+    return a / b;
+}
+
+bp_status bp_cpu_op_binary(bp_backend_t *be, const bp_exec_t *x,
+                           bp_error_t *err)
+{
+    (void)be;
+    bp_buf_t *out = x->out;
+    bp_dtype_t dt = out->dtype;
+    bp_op_kind_t k = x->op->kind;
+    bp_form_t form = x->op->form;
+    if (!x->a && !x->b)
+        return bp_error_set(err, BP_EINPUT, "%s needs a tensor operand",
+                            bp_op_name(k));
+    if (form != BP_FORM_DEFAULT &&
+        (k != BP_OP_DIV || (form != BP_FORM_TRUE && form != BP_FORM_RECIPROCAL)))
+        return bp_error_set(err, BP_EINPUT, "%s has no formulation '%s'",
+                            bp_op_name(k), bp_form_name(form));
+    if (is_int(dt))
+        return binary_int(x, err);
+    double *as = NULL, *bs = NULL;
+    bp_status s = BP_OK;
+    if (x->a)
+        s = bp_cpu_expand(x->a, out, dt, &as, err);
+    if (!s && x->b)
+        s = bp_cpu_expand(x->b, out, dt, &bs, err);
+    if (s)
+        goto done;
+    bool sa = !x->a;
+    double av = sa ? scalar_as(k, dt, x->op->a.value, true, form) : 0.0;
+    double bv = x->b ? 0.0 : scalar_as(k, dt, x->op->b.value, false, form);
+    for (size_t i = 0; i < out->numel; i++) {
+        double a = as ? as[i] : av, b = bs ? bs[i] : bv;
+        double r = bp_cpu_opmath_f32(dt)
+                       ? compute_f32(k, form, sa, dt, (float)a, (float)b)
+                       : compute_f64(k, form, sa, a, b);
+        bp_cpu_store(out, i, r);
+    }
+done:
+    free(as);
+    free(bs);
+    return s;
+}
+
+bp_status bp_cpu_op_outer(bp_backend_t *be, const bp_exec_t *x,
+                          bp_error_t *err)
+{
+    (void)be;
+    bp_buf_t *out = x->out;
+    const bp_buf_t *a = x->a, *b = x->b;
+    if (!a || !b || a->ndim != 1 || b->ndim != 1 || out->ndim != 2 ||
+        out->shape[0] != a->shape[0] || out->shape[1] != b->shape[0])
+        return bp_error_set(err, BP_EINPUT, "outer needs two 1-D tensors");
+    bp_buf_t col = *a, row = *b;
+    col.ndim = 2;
+    col.shape[1] = 1;
+    row.ndim = 2;
+    row.shape[0] = 1;
+    row.shape[1] = b->shape[0];
+    x = &(bp_exec_t){.op = &(bp_op_t){.kind = BP_OP_MUL}, .a = &col, .b = &row,
+                     .out = out};
+    return bp_cpu_op_binary(be, x, err);
+}
+
+/* One chunk [p, e) of ATen's arange_kernel.  PyTorch's x86 builds compile
+ * the kernel with g++ -O3 -mavx2 -mfma, whose default -ffp-contract=fast
+ * fuses start + step*idx and base + k*step into FMAs; f64 arange from
+ * PyTorch 2.11 shows it (lane 3 of arange(0, 100, 0.3) is 2.1, not
+ * 2.0999999999999996). */
+static void arange_chunk(bp_buf_t *out, double start, double step, size_t p,
+                         size_t e)
+{
+    bp_dtype_t dt = out->dtype;
+    size_t n = e - p, v = bp_cpu_lanes(dt, BP_CPU_VEC_BYTES), i = 0;
+    if (dt == BP_F32 || dt == BP_F64) {
+        for (; i + 2 * v <= n; i += 2 * v)
+            for (size_t r = i; r < i + 2 * v; r += v) {
+                double base =
+                    bp_cpu_round(dt, fma(step, (double)(p + r), start));
+                for (size_t k = 0; k < v; k++)
+                    bp_cpu_store(out, p + r + k,
+                                 k ? fma((double)k, step, base) : base);
+            }
+        for (; i < n; i++)
+            bp_cpu_store(out, p + i, fma(step, (double)(p + i), start));
+        return;
+    }
+    float fs = (float)start, fd = (float)step;
+    for (; i + 2 * v <= n; i += 2 * v)
+        for (size_t r = i; r < i + 2 * v; r += v) {
+            float base =
+                (float)bp_cpu_round(dt, fmaf(fd, (float)(p + r), fs));
+            for (size_t k = 0; k < v; k++)
+                bp_cpu_store(out, p + r + k,
+                             k ? fmaf((float)k, fd, base) : base);
+        }
+    for (; i < n; i++)
+        bp_cpu_store(out, p + i, fmaf(fd, (float)(p + i), fs));
+}
+
+bp_status bp_cpu_arange_fill(bp_buf_t *out, double start, double step,
+                             int threads, bp_error_t *err)
+{
+    size_t n = out->numel;
+    if (is_int(out->dtype)) {
+        if (!(fabs(start) < 0x1p63 && fabs(step) < 0x1p63))
+            return bp_error_set(err, BP_EINPUT,
+                                "arange start or step out of int64 range");
+        int64_t s0 = (int64_t)start, d = (int64_t)step;
+        if (d == 0)
+            return bp_error_set(err, BP_EINPUT, "arange step must be nonzero");
+        for (size_t i = 0; i < n; i++)
+            bp_cpu_store_i64(out, i,
+                             (int64_t)((uint64_t)s0 + (uint64_t)d * i));
+        return BP_OK;
+    }
+    if (!bp_dtype_info(out->dtype)->is_float)
+        return bp_error_set(err, BP_EINTERNAL, "arange of dtype %s",
+                            bp_dtype_name(out->dtype));
+    /* at::parallel_for: one chunk per thread, never below the grain. */
+    size_t nt = threads > 1 ? (size_t)threads : 1;
+    size_t most = (n + BP_CPU_GRAIN - 1) / BP_CPU_GRAIN;
+    if (nt > most)
+        nt = most ? most : 1;
+    size_t chunk = (n + nt - 1) / nt;
+    for (size_t p = 0; p < n; p += chunk)
+        arange_chunk(out, start, step, p, p + chunk < n ? p + chunk : n);
+    return BP_OK;
+}
+
+bp_status bp_cpu_op_arange(bp_backend_t *be, const bp_exec_t *x,
+                           bp_error_t *err)
+{
+    (void)be;
+    if (x->out->ndim != 1)
+        return bp_error_set(err, BP_EINTERNAL, "arange output is not 1-D");
+    return bp_cpu_arange_fill(x->out, x->op->start, x->op->step,
+                              BP_CPU_THREADS, err);
+}
+
+bp_status bp_cpu_op_matmul(bp_backend_t *be, const bp_exec_t *x,
+                           bp_error_t *err)
+{
+    (void)be;
+    bp_buf_t *out = x->out;
+    const bp_buf_t *a = x->a, *b = x->b;
+    if (!a || !b || a->ndim != 2 || b->ndim != 2 || out->ndim != 2 ||
+        a->shape[1] != b->shape[0] || out->shape[0] != a->shape[0] ||
+        out->shape[1] != b->shape[1])
+        return bp_error_set(err, BP_EINPUT,
+                            "matmul needs [m, k] and [k, n] tensors");
+    size_t m = (size_t)a->shape[0], kk = (size_t)a->shape[1],
+           n = (size_t)b->shape[1];
+    bp_dtype_t dt = out->dtype;
+    bp_status s;
+    if (is_int(dt)) {
+        int64_t *av, *bv;
+        if ((s = bp_cpu_expand_i64(a, a, &av, err)))
+            return s;
+        if ((s = bp_cpu_expand_i64(b, b, &bv, err))) {
+            free(av);
+            return s;
+        }
+        for (size_t i = 0; i < m; i++)
+            for (size_t j = 0; j < n; j++) {
+                uint64_t acc = 0;
+                for (size_t p = 0; p < kk; p++)
+                    acc += (uint64_t)av[i * kk + p] * (uint64_t)bv[p * n + j];
+                bp_cpu_store_i64(out, i * n + j, (int64_t)acc);
+            }
+        free(av);
+        free(bv);
+        return BP_OK;
+    }
+    double *av, *bv;
+    if ((s = bp_cpu_expand(a, a, dt, &av, err)))
+        return s;
+    if ((s = bp_cpu_expand(b, b, dt, &bv, err))) {
+        free(av);
+        return s;
+    }
+    bool f32 = bp_cpu_opmath_f32(dt);
+    for (size_t i = 0; i < m; i++)
+        for (size_t j = 0; j < n; j++) {
+            double r;
+            if (f32) {
+                float acc = 0.0f;
+                for (size_t p = 0; p < kk; p++)
+                    acc = fmaf((float)av[i * kk + p], (float)bv[p * n + j],
+                               acc);
+                r = acc;
+            } else {
+                double acc = 0.0;
+                for (size_t p = 0; p < kk; p++)
+                    acc = fma(av[i * kk + p], bv[p * n + j], acc);
+                r = acc;
+            }
+            bp_cpu_store(out, i * n + j, r);
+        }
+    free(av);
+    free(bv);
+    return BP_OK;
+}
+
+static float pairwise_f(const double *v, size_t n)
+{
+    if (n == 0)
+        return 0.0f;
+    if (n == 1)
+        return (float)v[0];
+    size_t h = n / 2;
+    return pairwise_f(v, h) + pairwise_f(v + h, n - h);
+}
+
+static double pairwise_d(const double *v, size_t n)
+{
+    if (n == 0)
+        return 0.0;
+    if (n == 1)
+        return v[0];
+    size_t h = n / 2;
+    return pairwise_d(v, h) + pairwise_d(v + h, n - h);
+}
+
+static int64_t sum_i64(const int64_t *v, size_t n, bool pairwise)
+{
+    uint64_t acc = 0; /* wrapping: the order cannot matter */
+    (void)pairwise;
+    for (size_t i = 0; i < n; i++)
+        acc += (uint64_t)v[i];
+    return (int64_t)acc;
+}
+
+bp_status bp_cpu_op_sum(bp_backend_t *be, const bp_exec_t *x, bp_error_t *err)
+{
+    (void)be;
+    const bp_buf_t *a = x->a;
+    bp_buf_t *out = x->out;
+    bp_form_t form = x->op->form;
+    if (!a)
+        return bp_error_set(err, BP_EINPUT, "sum needs a tensor operand");
+    if (form != BP_FORM_DEFAULT && form != BP_FORM_SEQUENTIAL &&
+        form != BP_FORM_PAIRWISE)
+        return bp_error_set(err, BP_EINPUT, "sum has no formulation '%s'",
+                            bp_form_name(form));
+    bool pairwise = form == BP_FORM_PAIRWISE;
+    size_t outer = 1, len = a->numel, inner = 1;
+    if (x->op->has_axis) {
+        int ax = x->op->axis < 0 ? x->op->axis + a->ndim : x->op->axis;
+        if (ax < 0 || ax >= a->ndim)
+            return bp_error_set(err, BP_EINPUT, "sum axis %d out of range",
+                                x->op->axis);
+        outer = 1;
+        for (int d = 0; d < ax; d++)
+            outer *= (size_t)a->shape[d];
+        len = (size_t)a->shape[ax];
+        for (int d = ax + 1; d < a->ndim; d++)
+            inner *= (size_t)a->shape[d];
+    }
+    if (out->numel != outer * inner)
+        return bp_error_set(err, BP_EINTERNAL,
+                            "sum output has %zu elements, not %zu", out->numel,
+                            outer * inner);
+    bp_dtype_t dt = out->dtype;
+    bool isint = is_int(dt);
+    double *v = NULL, *seq = NULL;
+    int64_t *iv = NULL, *iseq = NULL;
+    bp_status s = isint ? bp_cpu_expand_i64(a, a, &iv, err)
+                        : bp_cpu_expand(a, a, dt, &v, err);
+    if (s)
+        return s;
+    if (isint)
+        iseq = malloc((len ? len : 1) * sizeof *iseq);
+    else
+        seq = malloc((len ? len : 1) * sizeof *seq);
+    if (!iseq && !seq) {
+        s = bp_error_set(err, BP_ENOMEM, "out of memory");
+        goto done;
+    }
+    for (size_t o = 0; o < outer; o++)
+        for (size_t in = 0; in < inner; in++) {
+            size_t j = o * inner + in;
+            for (size_t t = 0; t < len; t++) {
+                size_t src = (o * len + t) * inner + in;
+                if (isint)
+                    iseq[t] = iv[src];
+                else
+                    seq[t] = v[src];
+            }
+            if (isint) {
+                bp_cpu_store_i64(out, j, sum_i64(iseq, len, pairwise));
+            } else if (bp_cpu_opmath_f32(dt)) {
+                float acc = 0.0f;
+                if (pairwise)
+                    acc = pairwise_f(seq, len);
+                else
+                    for (size_t t = 0; t < len; t++)
+                        acc += (float)seq[t];
+                bp_cpu_store(out, j, acc);
+            } else {
+                double acc = 0.0;
+                if (pairwise)
+                    acc = pairwise_d(seq, len);
+                else
+                    for (size_t t = 0; t < len; t++)
+                        acc += seq[t];
+                bp_cpu_store(out, j, acc);
+            }
+        }
+done:
+    free(v);
+    free(seq);
+    free(iv);
+    free(iseq);
+    return s;
+}

@@ -1,0 +1,418 @@
+/* Transcendental functions, sqrt, rsqrt, reciprocal and pow on the CPU, as
+ * PyTorch's ATen computes them (UnaryOpsKernel.cpp, PowKernel.cpp,
+ * vec256_float.h, vec256_bfloat16.h, functional_bfloat16.h).
+ *
+ * sin, cos, exp, log, tanh: ATen's vml path (vml::v<op> -> vec::map) sends
+ * every element, the last partial register included, through
+ * Vectorized<float>::<op>, i.e. Sleef_<op>f8_u10; bf16 and f16 are widened
+ * to float, computed, and rounded once.  SLEEF's scalar entry points
+ * (Sleef_sinf_u10) are a different build and differ in the last bit on
+ * about 0.5% of inputs, so the AVX2 entry points are called directly
+ * (Sleef_sinf8_u10avx2), whatever the host offers beyond AVX2: ATen runs
+ * sin and cos from its AVX2 build even on AVX-512 hosts, and for exp, log,
+ * tanh and pow SLEEF's AVX-512 build gave the same bits as its AVX2 build
+ * on 2^24 sampled inputs (SLEEF 3.5.1).  u35 selects Sleef_<op>f8_u35avx2
+ * where SLEEF has one (not for exp and pow); libm selects glibc.
+ *
+ * sqrt: IEEE (one rounding in float, then one to bf16/f16).
+ * reciprocal: 1/x in float, rounded once.
+ * rsqrt: 1/sqrt(x), two roundings in float; for bf16/f16 the scalar tail
+ *   of cpu_kernel_vec computes (T)1 / std::sqrt(T x), rounding sqrt to the
+ *   dtype first.
+ * pow: cpu_kernel_vec with Vectorized::pow (Sleef_powf8_u10) in the vector
+ *   part and std::pow in the tail (glibc: powf(float, float), and for an
+ *   fp32 tensor ** scalar pow(double, double) with the exponent kept in
+ *   double while the vector part rounds it to float).  tensor ** scalar
+ *   first dispatches 0.5 -> sqrt, -0.5 -> rsqrt, -1 -> reciprocal (f32,
+ *   f64, bf16), then 2 -> x*x, 3 -> x*x*x, -2 -> 1/(x*x) (f32, f64, and
+ *   bf16 after rounding the exponent to bf16); f16 takes the generic path
+ *   with the exponent rounded to f16.  scalar ** tensor converts the base
+ *   to the tensor's dtype (TensorIterator) and runs the tensor ** tensor
+ *   kernel; a base of exactly 1 fills ones. */
+#include "be_cpu.h"
+
+#include <immintrin.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <sleef.h>
+
+/* SLEEF's AVX2 entry points, declared here because sleef.h shows them only
+ * to translation units compiled with -mavx; they are called from the
+ * functions below, which alone are compiled for AVX2 and FMA. */
+#pragma GCC push_options
+#pragma GCC target("avx2,fma")
+typedef __m256 (*v8_fn)(__m256);
+typedef __m256d (*v4_fn)(__m256d);
+__m256 Sleef_sinf8_u10avx2(__m256);
+__m256 Sleef_cosf8_u10avx2(__m256);
+__m256 Sleef_expf8_u10avx2(__m256);
+__m256 Sleef_logf8_u10avx2(__m256);
+__m256 Sleef_tanhf8_u10avx2(__m256);
+__m256 Sleef_sinf8_u35avx2(__m256);
+__m256 Sleef_cosf8_u35avx2(__m256);
+__m256 Sleef_logf8_u35avx2(__m256);
+__m256 Sleef_tanhf8_u35avx2(__m256);
+__m256 Sleef_powf8_u10avx2(__m256, __m256);
+__m256d Sleef_sind4_u10avx2(__m256d);
+__m256d Sleef_cosd4_u10avx2(__m256d);
+__m256d Sleef_expd4_u10avx2(__m256d);
+__m256d Sleef_logd4_u10avx2(__m256d);
+__m256d Sleef_tanhd4_u10avx2(__m256d);
+__m256d Sleef_sind4_u35avx2(__m256d);
+__m256d Sleef_cosd4_u35avx2(__m256d);
+__m256d Sleef_logd4_u35avx2(__m256d);
+__m256d Sleef_tanhd4_u35avx2(__m256d);
+__m256d Sleef_powd4_u10avx2(__m256d, __m256d);
+
+static const v8_fn v8_u10[] = {Sleef_sinf8_u10avx2, Sleef_cosf8_u10avx2,
+                               Sleef_expf8_u10avx2, Sleef_logf8_u10avx2,
+                               Sleef_tanhf8_u10avx2};
+static const v8_fn v8_u35[] = {Sleef_sinf8_u35avx2, Sleef_cosf8_u35avx2,
+                               Sleef_expf8_u10avx2, Sleef_logf8_u35avx2,
+                               Sleef_tanhf8_u35avx2};
+static const v4_fn v4_u10[] = {Sleef_sind4_u10avx2, Sleef_cosd4_u10avx2,
+                               Sleef_expd4_u10avx2, Sleef_logd4_u10avx2,
+                               Sleef_tanhd4_u10avx2};
+static const v4_fn v4_u35[] = {Sleef_sind4_u35avx2, Sleef_cosd4_u35avx2,
+                               Sleef_expd4_u10avx2, Sleef_logd4_u35avx2,
+                               Sleef_tanhd4_u35avx2};
+
+/* Whole registers, then the rest zero-padded as vec::map's partial load. */
+static void map8(v8_fn f, float *x, size_t n)
+{
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8)
+        _mm256_storeu_ps(x + i, f(_mm256_loadu_ps(x + i)));
+    if (i < n) {
+        float t[8] = {0};
+        memcpy(t, x + i, (n - i) * sizeof *t);
+        _mm256_storeu_ps(t, f(_mm256_loadu_ps(t)));
+        memcpy(x + i, t, (n - i) * sizeof *t);
+    }
+}
+
+static void map4(v4_fn f, double *x, size_t n)
+{
+    size_t i = 0;
+    for (; i + 4 <= n; i += 4)
+        _mm256_storeu_pd(x + i, f(_mm256_loadu_pd(x + i)));
+    if (i < n) {
+        double t[4] = {0};
+        memcpy(t, x + i, (n - i) * sizeof *t);
+        _mm256_storeu_pd(t, f(_mm256_loadu_pd(t)));
+        memcpy(x + i, t, (n - i) * sizeof *t);
+    }
+}
+
+static float pow8(float x, float y)
+{
+    float r[8];
+    _mm256_storeu_ps(r, Sleef_powf8_u10avx2(_mm256_set1_ps(x),
+                                            _mm256_set1_ps(y)));
+    return r[0];
+}
+
+static double pow4(double x, double y)
+{
+    double r[4];
+    _mm256_storeu_pd(r, Sleef_powd4_u10avx2(_mm256_set1_pd(x),
+                                            _mm256_set1_pd(y)));
+    return r[0];
+}
+#pragma GCC pop_options
+
+typedef float (*f1_fn)(float);
+typedef double (*d1_fn)(double);
+static const f1_fn s_u10[] = {Sleef_sinf_u10, Sleef_cosf_u10, Sleef_expf_u10,
+                              Sleef_logf_u10, Sleef_tanhf_u10};
+static const f1_fn s_u35[] = {Sleef_sinf_u35, Sleef_cosf_u35, Sleef_expf_u10,
+                              Sleef_logf_u35, Sleef_tanhf_u35};
+static const f1_fn s_libm[] = {sinf, cosf, expf, logf, tanhf};
+static const d1_fn d_u10[] = {Sleef_sin_u10, Sleef_cos_u10, Sleef_exp_u10,
+                              Sleef_log_u10, Sleef_tanh_u10};
+static const d1_fn d_u35[] = {Sleef_sin_u35, Sleef_cos_u35, Sleef_exp_u10,
+                              Sleef_log_u35, Sleef_tanh_u35};
+static const d1_fn d_libm[] = {sin, cos, exp, log, tanh};
+
+void bp_cpu_map_f32(const bp_cpu_t *c, bp_cpu_fn_t fn, float *x, size_t n)
+{
+    if (c->math != BP_CPU_MATH_LIBM && c->simd) {
+        map8(c->math == BP_CPU_MATH_SLEEF_U35 ? v8_u35[fn] : v8_u10[fn], x, n);
+        return;
+    }
+    f1_fn f = c->math == BP_CPU_MATH_LIBM        ? s_libm[fn]
+              : c->math == BP_CPU_MATH_SLEEF_U35 ? s_u35[fn]
+                                                 : s_u10[fn];
+    for (size_t i = 0; i < n; i++)
+        x[i] = f(x[i]);
+}
+
+void bp_cpu_map_f64(const bp_cpu_t *c, bp_cpu_fn_t fn, double *x, size_t n)
+{
+    if (c->math != BP_CPU_MATH_LIBM && c->simd) {
+        map4(c->math == BP_CPU_MATH_SLEEF_U35 ? v4_u35[fn] : v4_u10[fn], x, n);
+        return;
+    }
+    d1_fn f = c->math == BP_CPU_MATH_LIBM        ? d_libm[fn]
+              : c->math == BP_CPU_MATH_SLEEF_U35 ? d_u35[fn]
+                                                 : d_u10[fn];
+    for (size_t i = 0; i < n; i++)
+        x[i] = f(x[i]);
+}
+
+float bp_cpu_vpowf(const bp_cpu_t *c, float x, float y)
+{
+    if (c->math == BP_CPU_MATH_LIBM)
+        return powf(x, y);
+    return c->simd ? pow8(x, y) : Sleef_powf_u10(x, y);
+}
+
+double bp_cpu_vpow(const bp_cpu_t *c, double x, double y)
+{
+    if (c->math == BP_CPU_MATH_LIBM)
+        return pow(x, y);
+    return c->simd ? pow4(x, y) : Sleef_pow_u10(x, y);
+}
+
+static bp_status need_float_out(const bp_exec_t *x, bp_error_t *err)
+{
+    if (!bp_dtype_info(x->out->dtype)->is_float)
+        return bp_error_set(err, BP_EINTERNAL, "%s gives %s, not a float",
+                            bp_op_name(x->op->kind),
+                            bp_dtype_name(x->out->dtype));
+    return BP_OK;
+}
+
+static void fill_sqrt(bp_buf_t *out, const double *v)
+{
+    bool f = bp_cpu_opmath_f32(out->dtype);
+    for (size_t i = 0; i < out->numel; i++)
+        bp_cpu_store(out, i, f ? (double)sqrtf((float)v[i]) : sqrt(v[i]));
+}
+
+static void fill_reciprocal(bp_buf_t *out, const double *v)
+{
+    bool f = bp_cpu_opmath_f32(out->dtype);
+    for (size_t i = 0; i < out->numel; i++)
+        bp_cpu_store(out, i, f ? (double)(1.0f / (float)v[i]) : 1.0 / v[i]);
+}
+
+/* rsqrt_kernel with `lanes` per register: vector lanes and fp32/fp64 tails
+ * round sqrt and the division in the compute type; bf16/f16 tails round
+ * the sqrt to the dtype before dividing. */
+static void fill_rsqrt(bp_buf_t *out, const double *v, const bp_cpu_loop_t *l,
+                       size_t lanes)
+{
+    bp_dtype_t dt = out->dtype;
+    for (size_t i = 0; i < out->numel; i++) {
+        if (dt == BP_F64) {
+            bp_cpu_store(out, i, 1.0 / sqrt(v[i]));
+            continue;
+        }
+        float s = sqrtf((float)v[i]);
+        if ((dt == BP_BF16 || dt == BP_F16) && !bp_cpu_in_vector(l, i, lanes))
+            s = (float)bp_cpu_round(dt, s);
+        bp_cpu_store(out, i, 1.0f / s);
+    }
+}
+
+bp_status bp_cpu_op_unary(bp_backend_t *be, const bp_exec_t *x,
+                          bp_error_t *err)
+{
+    const bp_cpu_t *c = be->state;
+    bp_buf_t *out = x->out;
+    double *v;
+    bp_status s = need_float_out(x, err);
+    if (!s && !x->a)
+        s = bp_error_set(err, BP_EINPUT, "%s needs a tensor operand",
+                         bp_op_name(x->op->kind));
+    if (s || (s = bp_cpu_expand(x->a, out, out->dtype, &v, err)))
+        return s;
+    bp_cpu_fn_t fn;
+    switch (x->op->kind) {
+    case BP_OP_SQRT: fill_sqrt(out, v); goto done;
+    case BP_OP_RECIPROCAL: fill_reciprocal(out, v); goto done;
+    case BP_OP_RSQRT: {
+        bp_cpu_loop_t l = bp_cpu_loop(out, x->a, NULL);
+        fill_rsqrt(out, v, &l, bp_cpu_lanes(out->dtype, BP_CPU_VEC_BYTES));
+        goto done;
+    }
+    case BP_OP_SIN: fn = BP_CPU_SIN; break;
+    case BP_OP_COS: fn = BP_CPU_COS; break;
+    case BP_OP_EXP: fn = BP_CPU_EXP; break;
+    case BP_OP_LOG: fn = BP_CPU_LOG; break;
+    case BP_OP_TANH: fn = BP_CPU_TANH; break;
+    default:
+        free(v);
+        return bp_error_set(err, BP_EINTERNAL, "op %s is not unary",
+                            bp_op_name(x->op->kind));
+    }
+    if (bp_cpu_opmath_f32(out->dtype)) {
+        float *f = malloc((out->numel ? out->numel : 1) * sizeof *f);
+        if (!f) {
+            free(v);
+            return bp_error_set(err, BP_ENOMEM, "out of memory");
+        }
+        for (size_t i = 0; i < out->numel; i++)
+            f[i] = (float)v[i];
+        bp_cpu_map_f32(c, fn, f, out->numel);
+        for (size_t i = 0; i < out->numel; i++)
+            bp_cpu_store(out, i, f[i]);
+        free(f);
+    } else {
+        bp_cpu_map_f64(c, fn, v, out->numel);
+        for (size_t i = 0; i < out->numel; i++)
+            bp_cpu_store(out, i, v[i]);
+    }
+done:
+    free(v);
+    return BP_OK;
+}
+
+/* The tensor ** tensor kernel over expanded operands (xs or ys NULL: that
+ * side is the scalar xv / yv, already in the dtype). */
+static void pow_tt(const bp_cpu_t *c, bp_buf_t *out, const double *xs,
+                   double xv, const double *ys, double yv,
+                   const bp_cpu_loop_t *l)
+{
+    bp_dtype_t dt = out->dtype;
+    size_t lanes = bp_cpu_lanes(dt, c->vec_bytes);
+    for (size_t i = 0; i < out->numel; i++) {
+        double xb = xs ? xs[i] : xv, yb = ys ? ys[i] : yv;
+        bool vec = bp_cpu_in_vector(l, i, lanes);
+        double r;
+        if (dt == BP_F64)
+            r = vec ? bp_cpu_vpow(c, xb, yb) : pow(xb, yb);
+        else
+            r = vec ? bp_cpu_vpowf(c, (float)xb, (float)yb)
+                    : powf((float)xb, (float)yb);
+        bp_cpu_store(out, i, r);
+    }
+}
+
+/* pow_tensor_scalar_kernel for float dtypes. */
+static void pow_ts(const bp_cpu_t *c, bp_buf_t *out, const double *xs,
+                   double e, const bp_cpu_loop_t *l)
+{
+    bp_dtype_t dt = out->dtype;
+    size_t lanes = bp_cpu_lanes(dt, c->vec_bytes);
+    if (dt == BP_F32 || dt == BP_F64 || dt == BP_BF16) {
+        if (e == 0.5) {
+            fill_sqrt(out, xs);
+            return;
+        }
+        if (e == -0.5) {
+            fill_rsqrt(out, xs, l, lanes);
+            return;
+        }
+        if (e == -1.0) {
+            fill_reciprocal(out, xs);
+            return;
+        }
+    }
+    /* bf16 and f16 take the exponent in their own dtype (Scalar::to<T>). */
+    double ex = dt == BP_F32 || dt == BP_F64 ? e : bp_cpu_round(dt, e);
+    bool special = dt != BP_F16 && (ex == 2.0 || ex == 3.0 || ex == -2.0);
+    for (size_t i = 0; i < out->numel; i++) {
+        bool vec = bp_cpu_in_vector(l, i, lanes);
+        double r;
+        if (dt == BP_F64) {
+            double v = xs[i];
+            if (special)
+                r = ex == 2.0 ? v * v : ex == 3.0 ? v * v * v : 1.0 / (v * v);
+            else
+                r = vec ? bp_cpu_vpow(c, v, ex) : pow(v, ex);
+        } else if (special) {
+            /* Each product and the division round to the dtype: for bf16
+             * both the Vectorized<BFloat16> operators and c10's scalar
+             * BFloat16 operators do; -2's fp32 tail divides in double,
+             * which rounds the same (53 >= 2*24 + 2). */
+            float v = (float)xs[i];
+            float sq = (float)bp_cpu_round(dt, v * v);
+            if (ex == 2.0)
+                r = sq;
+            else if (ex == 3.0)
+                r = (float)bp_cpu_round(dt, sq * v);
+            else if (dt == BP_F32 && !vec)
+                r = (float)(1.0 / (double)sq);
+            else
+                r = 1.0f / sq;
+        } else if (vec) {
+            r = bp_cpu_vpowf(c, (float)xs[i], (float)ex);
+        } else if (dt == BP_F32) {
+            r = (float)pow((double)(float)xs[i], ex);
+        } else {
+            r = powf((float)xs[i], (float)ex);
+        }
+        bp_cpu_store(out, i, r);
+    }
+}
+
+static int64_t powi(int64_t b, int64_t e)
+{
+    if (e < 0)
+        return b == 1 ? 1 : b == -1 ? (e % 2 ? -1 : 1) : 0;
+    uint64_t r = 1, ub = (uint64_t)b;
+    while (e) {
+        if (e & 1)
+            r *= ub;
+        ub *= ub;
+        e >>= 1;
+    }
+    return (int64_t)r;
+}
+
+static bp_status pow_int(bp_buf_t *out, const bp_exec_t *x, bp_error_t *err)
+{
+    int64_t *xs = NULL, *ys = NULL;
+    bp_status s = BP_OK;
+    if (x->a)
+        s = bp_cpu_expand_i64(x->a, out, &xs, err);
+    if (!s && x->b)
+        s = bp_cpu_expand_i64(x->b, out, &ys, err);
+    if (!s && !x->b && x->op->b.value < 0)
+        s = bp_error_set(err, BP_EINPUT, "integers to negative integer "
+                                         "powers are not allowed");
+    for (size_t i = 0; !s && i < out->numel; i++)
+        bp_cpu_store_i64(out, i,
+                         powi(xs ? xs[i] : (int64_t)x->op->a.value,
+                              ys ? ys[i] : (int64_t)x->op->b.value));
+    free(xs);
+    free(ys);
+    return s;
+}
+
+bp_status bp_cpu_op_pow(bp_backend_t *be, const bp_exec_t *x, bp_error_t *err)
+{
+    const bp_cpu_t *c = be->state;
+    bp_buf_t *out = x->out;
+    bp_dtype_t dt = out->dtype;
+    if (!x->a && !x->b)
+        return bp_error_set(err, BP_EINPUT, "pow needs a tensor operand");
+    if (!bp_dtype_info(dt)->is_float)
+        return pow_int(out, x, err);
+    double *xs = NULL, *ys = NULL;
+    bp_status s = BP_OK;
+    if (x->a)
+        s = bp_cpu_expand(x->a, out, dt, &xs, err);
+    if (!s && x->b)
+        s = bp_cpu_expand(x->b, out, dt, &ys, err);
+    if (s)
+        goto done;
+    bp_cpu_loop_t l = bp_cpu_loop(out, x->a, x->b);
+    if (!x->b) {
+        pow_ts(c, out, xs, x->op->b.value, &l);
+    } else if (!x->a && x->op->a.value == 1.0) {
+        for (size_t i = 0; i < out->numel; i++)
+            bp_cpu_store(out, i, 1.0);
+    } else {
+        double base = x->a ? 0.0 : bp_cpu_round(dt, x->op->a.value);
+        pow_tt(c, out, xs, base, ys, 0.0, &l);
+    }
+done:
+    free(xs);
+    free(ys);
+    return s;
+}
