@@ -201,10 +201,12 @@ static int apply(bp_oracle_ws_t *ws, bp_op_kind_t k)
 static bp_status int_pow(bp_oracle_ws_t *ws, mpz_t base, mpz_t mod, size_t i,
                          bp_error_t *err)
 {
-    if (!mpfr_integer_p(ws->y))
+    if (!mpfr_integer_p(ws->x) || !mpfr_integer_p(ws->y))
         return bp_error_set(err, BP_EINPUT,
-                            "integer pow with the non-integer exponent %.17g "
-                            "at element %zu", mpfr_get_d(ws->y, MPFR_RNDN), i);
+                            "integer pow of %.17g and %.17g at element %zu: "
+                            "both must be integers",
+                            mpfr_get_d(ws->x, MPFR_RNDN),
+                            mpfr_get_d(ws->y, MPFR_RNDN), i);
     mpfr_get_z(base, ws->x, MPFR_RNDN);
     mpfr_get_z(ws->z, ws->y, MPFR_RNDN);
     if (mpz_sgn(ws->z) >= 0) {
