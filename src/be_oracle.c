@@ -40,15 +40,9 @@ typedef struct {
     int threads;
 } oracle_state_t;
 
-
 static int nthreads(const bp_backend_t *be)
 {
     return ((const oracle_state_t *)be->state)->threads;
-}
-
-static const char *dt_name(bp_dtype_t dt)
-{
-    return bp_dtype_name(dt);
 }
 
 static bool is_int(bp_dtype_t dt)
@@ -273,7 +267,7 @@ static bp_status op_elementwise(bp_backend_t *be, const bp_exec_t *x,
     if (is_int(x->out->dtype) && !int_capable(op->kind))
         return bp_error_set(err, BP_EINPUT,
                             "the oracle computes this op only in a float "
-                            "dtype, not %s", dt_name(x->out->dtype));
+                            "dtype, not %s", bp_dtype_name(x->out->dtype));
     c.binary = op->kind == BP_OP_ADD || op->kind == BP_OP_SUB ||
                op->kind == BP_OP_MUL || op->kind == BP_OP_DIV ||
                op->kind == BP_OP_POW || op->kind == BP_OP_OUTER;
