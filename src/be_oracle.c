@@ -40,15 +40,9 @@ typedef struct {
     int threads;
 } oracle_state_t;
 
-
 static int nthreads(const bp_backend_t *be)
 {
     return ((const oracle_state_t *)be->state)->threads;
-}
-
-static const char *dt_name(bp_dtype_t dt)
-{
-    return bp_dtype_name(dt);
 }
 
 static bool is_int(bp_dtype_t dt)
@@ -201,10 +195,12 @@ static int apply(bp_oracle_ws_t *ws, bp_op_kind_t k)
 static bp_status int_pow(bp_oracle_ws_t *ws, mpz_t base, mpz_t mod, size_t i,
                          bp_error_t *err)
 {
-    if (!mpfr_integer_p(ws->y))
+    if (!mpfr_integer_p(ws->x) || !mpfr_integer_p(ws->y))
         return bp_error_set(err, BP_EINPUT,
-                            "integer pow with the non-integer exponent %.17g "
-                            "at element %zu", mpfr_get_d(ws->y, MPFR_RNDN), i);
+                            "integer pow of %.17g and %.17g at element %zu: "
+                            "both must be integers",
+                            mpfr_get_d(ws->x, MPFR_RNDN),
+                            mpfr_get_d(ws->y, MPFR_RNDN), i);
     mpfr_get_z(base, ws->x, MPFR_RNDN);
     mpfr_get_z(ws->z, ws->y, MPFR_RNDN);
     if (mpz_sgn(ws->z) >= 0) {
@@ -271,7 +267,7 @@ static bp_status op_elementwise(bp_backend_t *be, const bp_exec_t *x,
     if (is_int(x->out->dtype) && !int_capable(op->kind))
         return bp_error_set(err, BP_EINPUT,
                             "the oracle computes this op only in a float "
-                            "dtype, not %s", dt_name(x->out->dtype));
+                            "dtype, not %s", bp_dtype_name(x->out->dtype));
     c.binary = op->kind == BP_OP_ADD || op->kind == BP_OP_SUB ||
                op->kind == BP_OP_MUL || op->kind == BP_OP_DIV ||
                op->kind == BP_OP_POW || op->kind == BP_OP_OUTER;

@@ -66,13 +66,18 @@ uint64_t bp_oracle_round(bp_oracle_ws_t *ws, int inex)
      * finite value is below 2^(bias+1) and its least subnormal is
      * 2^(2-bias-p) = 1/2 * 2^(3-bias-p). */
     long p = in->man_bits + 1, bias = (1L << (in->exp_bits - 1)) - 1;
-    mpfr_exp_t emin = mpfr_get_emin(), emax = mpfr_get_emax();
-    mpfr_set_emin(3 - bias - p);
-    mpfr_set_emax(bias + 1);
-    inex = mpfr_check_range(ws->r, inex, MPFR_RNDN);
-    mpfr_subnormalize(ws->r, inex, MPFR_RNDN);
-    mpfr_set_emin(emin);
-    mpfr_set_emax(emax);
+    /* Zeros, infinities and normal values (2^(1-bias) <= |r| < 2^(bias+1))
+     * are final already; only the rest needs the format's range. */
+    if (mpfr_regular_p(ws->r) && (mpfr_get_exp(ws->r) < 2 - bias ||
+                                  mpfr_get_exp(ws->r) > bias + 1)) {
+        mpfr_exp_t emin = mpfr_get_emin(), emax = mpfr_get_emax();
+        mpfr_set_emin(3 - bias - p);
+        mpfr_set_emax(bias + 1);
+        inex = mpfr_check_range(ws->r, inex, MPFR_RNDN);
+        mpfr_subnormalize(ws->r, inex, MPFR_RNDN);
+        mpfr_set_emin(emin);
+        mpfr_set_emax(emax);
+    }
     /* r is now a value of the format, so these conversions are exact. */
     switch (ws->out_dt) {
     case BP_F64: return bp_f64_bits(mpfr_get_d(ws->r, MPFR_RNDN));
