@@ -3,12 +3,20 @@
  * Speed matters: CI compares every golden on every run, and the stack
  * compares whole activations.  Equal data is skipped a block at a time with
  * memcmp (bin 0 is total - mismatched, so equal elements are never
- * touched); a block that differs is scanned by a loop specialised per dtype
- * (the dtype is a constant in each always-inline instance), with the rare
- * cases (NaN, inf, signed zeros, recording the first K) off the hot path. */
+ * touched).  A block that differs goes, 1024 elements at a time, through a
+ * vector kernel (compare_vec.c: f32, bf16, f16) that computes distances,
+ * differences and counts for all lanes at once; compare.c then locates the
+ * maxima and fills the histogram.  Chunks the kernel does not take (an inf
+ * or NaN inside, a short tail, the first K mismatches still being recorded,
+ * f64, integers) go through a scalar loop specialised per dtype (the dtype
+ * is a constant in each always-inline instance), with the rare cases off
+ * the hot path.  Both paths perform the same IEEE operations, so they agree
+ * bit for bit (the tests run each). */
 #include "compare.h"
+#include "compare_vec.h"
 
 #include <math.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -105,6 +113,12 @@ typedef struct {
     uint64_t ulp_lim; /* 0 when no ulp policy: every mismatch is >= 1 */
     double tol_abs, tol_rel; /* -1, 0 when no tolerance policy */
     uint64_t hist[BP_HIST_BINS];
+    bp_vkern_fn vk;
+    /* Histogram of the vector path, four copies so that runs of one bin do
+     * not serialise on one counter; bin 64 collects the equal elements
+     * (distances there are below 2^32, so it is never a real bin). */
+    uint64_t vh[4][65];
+    bp_vchunk_t ch;
 } scan_t;
 
 static void __attribute__((noinline))
@@ -148,35 +162,38 @@ INLINE uint64_t load(size_t size, const unsigned char *p, size_t i)
     return v;
 }
 
-/* Finite values only: inf and NaN never reach the conversions. */
+/* Finite values only: inf and NaN never reach the conversions.  Unions,
+ * not memcpy through a stack slot, keep the bits in registers. */
 INLINE double to_double(bp_dtype_t dt, uint64_t x)
 {
-    float f;
-    double d;
-    uint32_t u;
+    union {
+        uint32_t u;
+        float f;
+    } f;
+    union {
+        uint64_t u;
+        double d;
+    } d;
     switch (dt) {
     case BP_F32:
-        u = (uint32_t)x;
-        memcpy(&f, &u, 4);
-        return f;
+        f.u = (uint32_t)x;
+        return f.f;
     case BP_BF16:
-        u = (uint32_t)x << 16;
-        memcpy(&f, &u, 4);
-        return f;
+        f.u = (uint32_t)x << 16;
+        return f.f;
     case BP_F16:
         /* Rebias the exponent by scaling: exact for normals; subnormals
          * (exponent field 0) are m * 2^-24. */
         if (UNLIKELY((x & 0x7c00u) == 0))
-            d = (double)(x & 0x3ffu) * 0x1p-24;
+            d.d = (double)(x & 0x3ffu) * 0x1p-24;
         else {
-            u = (uint32_t)(x & 0x7fffu) << 13;
-            memcpy(&f, &u, 4);
-            d = (double)(f * 0x1p112f);
+            f.u = (uint32_t)(x & 0x7fffu) << 13;
+            d.d = (double)(f.f * 0x1p112f);
         }
-        return (x & 0x8000u) ? -d : d;
+        return (x & 0x8000u) ? -d.d : d.d;
     default:
-        memcpy(&d, &x, 8);
-        return d;
+        d.u = x;
+        return d.d;
     }
 }
 
@@ -312,16 +329,109 @@ static void scan_int(scan_t *s, bp_dtype_t dt, const unsigned char *pa,
     }
 }
 
+/* Takes a chunk the vector kernel computed: totals, maxima (the first
+ * index holding the chunk's maximum, when it beats the running one) and
+ * the histogram. */
+static void absorb(scan_t *s, size_t base)
+{
+    bp_cmp_t *c = s->c;
+    const bp_vchunk_t *ch = &s->ch;
+    if (ch->mism == 0) {
+        c->zero_sign_diffs += ch->zsd;
+        return;
+    }
+    c->mismatched += ch->mism;
+    c->beyond_policy += ch->beyond;
+    c->zero_sign_diffs += ch->zsd;
+    if (ch->max_ab > c->max_abs) {
+        size_t j = 0;
+        while (ch->ab[j] != ch->max_ab)
+            j++;
+        c->max_abs = ch->max_ab;
+        c->max_abs_idx = base + j;
+    }
+    if (ch->max_rel > c->max_rel) {
+        size_t j = 0;
+        while (ch->rel[j] != ch->max_rel)
+            j++;
+        c->max_rel = ch->max_rel;
+        c->max_rel_idx = base + j;
+    }
+    if (ch->max_d > c->max_ulp) {
+        size_t j = 0;
+        while (ch->d[j] != ch->max_d)
+            j++;
+        c->max_ulp = ch->max_d;
+        c->max_ulp_idx = base + j;
+    }
+    /* bin(d) = 1 + floor(log2(2(d-1) | 1)) for d >= 1; d = 0 wraps to 64. */
+    for (size_t j = 0; j < BP_VEC_CHUNK; j += 4)
+        for (int l = 0; l < 4; l++) {
+            uint64_t t = (((uint64_t)ch->d[j + l] - 1) << 1) | 1;
+            s->vh[l][64 - __builtin_clzll(t)]++;
+        }
+}
+
 static void scan(scan_t *s, bp_dtype_t dt, const unsigned char *pa,
                  const unsigned char *pb, size_t i0, size_t i1)
 {
     switch (dt) {
-    case BP_F32: scan_float(s, BP_F32, pa, pb, i0, i1); break;
-    case BP_BF16: scan_float(s, BP_BF16, pa, pb, i0, i1); break;
-    case BP_F16: scan_float(s, BP_F16, pa, pb, i0, i1); break;
-    case BP_F64: scan_float(s, BP_F64, pa, pb, i0, i1); break;
-    default: scan_int(s, dt, pa, pb, i0, i1); break;
+    case BP_F32:
+    case BP_BF16:
+    case BP_F16:
+        break;
+    case BP_F64:
+        scan_float(s, BP_F64, pa, pb, i0, i1);
+        return;
+    default:
+        scan_int(s, dt, pa, pb, i0, i1);
+        return;
     }
+    const size_t size = bp_dtype_info(dt)->size;
+    for (size_t i = i0; i < i1; i += BP_VEC_CHUNK) {
+        size_t e = i1 - i < BP_VEC_CHUNK ? i1 : i + BP_VEC_CHUNK;
+        if (s->vk && e - i == BP_VEC_CHUNK && s->c->nfirst >= s->first_k &&
+            s->vk(&s->ch, pa + i * size, pb + i * size)) {
+            absorb(s, i);
+            continue;
+        }
+        switch (dt) {
+        case BP_F32: scan_float(s, BP_F32, pa, pb, i, e); break;
+        case BP_BF16: scan_float(s, BP_BF16, pa, pb, i, e); break;
+        default: scan_float(s, BP_F16, pa, pb, i, e); break;
+        }
+    }
+}
+
+/* Kernel level: -1 not chosen yet, 0 scalar only, 1 portable vector,
+ * 2 AVX2.  Chosen once; the tests switch it. */
+static int kernel_level = -1;
+
+static int kernel_auto(void)
+{
+    return bp_vkern(BP_F32, 1) ? 2 : 1;
+}
+
+const char *bp_cmp_kernel(void)
+{
+    static const char *const names[] = {"scalar", "generic", "avx2"};
+    int l = kernel_level < 0 ? kernel_auto() : kernel_level;
+    return names[l];
+}
+
+bool bp_cmp_set_kernel(const char *name)
+{
+    if (strcmp(name, "auto") == 0)
+        kernel_level = kernel_auto();
+    else if (strcmp(name, "scalar") == 0)
+        kernel_level = 0;
+    else if (strcmp(name, "generic") == 0)
+        kernel_level = 1;
+    else if (strcmp(name, "avx2") == 0 && bp_vkern(BP_F32, 1))
+        kernel_level = 2;
+    else
+        return false;
+    return true;
 }
 
 static bool same_shape(const bp_buf_t *a, const bp_buf_t *b)
@@ -396,25 +506,44 @@ bp_status bp_compare(const bp_buf_t *a, const bp_buf_t *b,
     memcpy(out->shape, a->shape, sizeof out->shape);
     out->total = a->numel;
 
-    scan_t s = {.c = out, .nan_payload = opts->nan_payload,
-                .first_k = opts->first_k,
-                .ulp_lim = pol->has_ulp ? pol->max_ulp : 0,
-                .tol_abs = pol->has_tol ? pol->abs : -1.0,
-                .tol_rel = pol->has_tol ? pol->rel : 0.0};
+    /* About 40 KiB with the chunk buffers: on the heap. */
+    scan_t *s = malloc(sizeof *s);
+    if (!s)
+        return bp_error_set(err, BP_ENOMEM, "cannot compare: out of memory");
+    memset(s, 0, offsetof(scan_t, ch));
+    s->c = out;
+    s->nan_payload = opts->nan_payload;
+    s->first_k = opts->first_k;
+    s->ulp_lim = pol->has_ulp ? pol->max_ulp : 0;
+    s->tol_abs = pol->has_tol ? pol->abs : -1.0;
+    s->tol_rel = pol->has_tol ? pol->rel : 0.0;
+    s->ch.ulp_lim = s->ulp_lim > UINT32_MAX ? UINT32_MAX
+                                            : (uint32_t)s->ulp_lim;
+    s->ch.tol_abs = s->tol_abs;
+    s->ch.tol_rel = s->tol_rel;
+    if (kernel_level < 0)
+        kernel_level = kernel_auto();
+    s->vk = kernel_level ? bp_vkern(a->dtype, kernel_level - 1) : NULL;
+
     const size_t size = ia->size, per = BLOCK_BYTES / size;
     const unsigned char *pa = a->data, *pb = b->data;
     for (size_t i0 = 0; i0 < a->numel; i0 += per) {
         size_t n = a->numel - i0 < per ? a->numel - i0 : per;
         if (memcmp(pa + i0 * size, pb + i0 * size, n * size) != 0)
-            scan(&s, a->dtype, pa, pb, i0, i0 + n);
+            scan(s, a->dtype, pa, pb, i0, i0 + n);
     }
-    if (s.nomem) {
+    bool nomem = s->nomem;
+    memcpy(out->hist, s->hist, sizeof out->hist);
+    for (int l = 0; l < 4; l++)
+        for (int k = 1; k < 64; k++)
+            out->hist[k] += s->vh[l][k];
+    free(s);
+    if (nomem) {
         bp_cmp_free(out);
         return bp_error_set(err, BP_ENOMEM,
                             "cannot compare: out of memory keeping the "
                             "first %zu mismatches", opts->first_k);
     }
-    memcpy(out->hist, s.hist, sizeof out->hist);
     out->hist[0] = out->total - out->mismatched;
     out->allowed = allowed_mismatches(pol->max_mismatch_fraction, out->total);
     out->pass = out->beyond_policy <= out->allowed;
