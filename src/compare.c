@@ -4,9 +4,9 @@
  * compares whole activations.  Equal data is skipped a block at a time with
  * memcmp (bin 0 is total - mismatched, so equal elements are never
  * touched).  A block that differs goes, 1024 elements at a time, through a
- * vector kernel (compare_vec.c: f32, bf16, f16) that computes distances,
- * differences and counts for all lanes at once; compare.c then locates the
- * maxima and fills the histogram.  Chunks the kernel does not take (an inf
+ * vector kernel (compare_vec.c: f32, bf16, f16 with AVX2) that computes
+ * distances, differences and counts for all lanes at once; compare.c then
+ * fills the histogram and locates a new maximum.  Chunks the kernel does not take (an inf
  * or NaN inside, a short tail, the first K mismatches still being recorded,
  * f64, integers) go through a scalar loop specialised per dtype (the dtype
  * is a constant in each always-inline instance), with the rare cases off
@@ -329,47 +329,77 @@ static void scan_int(scan_t *s, bp_dtype_t dt, const unsigned char *pa,
     }
 }
 
-/* Takes a chunk the vector kernel computed: totals, maxima (the first
- * index holding the chunk's maximum, when it beats the running one) and
- * the histogram. */
-static void absorb(scan_t *s, size_t base)
+/* Index of the first element of chunk [base, base + BP_VEC_CHUNK) whose
+ * figure (0 abs, 1 rel, 2 ulp) equals the kernel's maximum m: the same
+ * operations as the kernel, so the same doubles. */
+static size_t find_max(bp_dtype_t dt, const unsigned char *pa,
+                       const unsigned char *pb, size_t base, int what,
+                       double m)
+{
+    const size_t size = bp_dtype_info(dt)->size;
+    for (size_t i = base; i < base + BP_VEC_CHUNK; i++) {
+        uint64_t x = load(size, pa, i), y = load(size, pb, i);
+        double v;
+        if (what == 2) {
+            v = (double)bp_ulp_distance(dt, x, y);
+        } else {
+            double da = to_double(dt, x), db = to_double(dt, y);
+            v = fabs(da - db);
+            if (what == 1)
+                v /= fabs(da);
+        }
+        if (v == m)
+            return i;
+    }
+    return base; /* unreachable: the kernel saw m in this chunk */
+}
+
+/* Takes a chunk the vector kernel computed: totals, maxima and the
+ * histogram. */
+static void absorb(scan_t *s, bp_dtype_t dt, const unsigned char *pa,
+                   const unsigned char *pb, size_t base)
 {
     bp_cmp_t *c = s->c;
     const bp_vchunk_t *ch = &s->ch;
-    if (ch->mism == 0) {
-        c->zero_sign_diffs += ch->zsd;
+    c->zero_sign_diffs += ch->zsd;
+    if (ch->mism == 0)
         return;
-    }
     c->mismatched += ch->mism;
     c->beyond_policy += ch->beyond;
-    c->zero_sign_diffs += ch->zsd;
-    if (ch->max_ab > c->max_abs) {
-        size_t j = 0;
-        while (ch->ab[j] != ch->max_ab)
-            j++;
+    if (UNLIKELY(ch->max_ab > c->max_abs)) {
         c->max_abs = ch->max_ab;
-        c->max_abs_idx = base + j;
+        c->max_abs_idx = find_max(dt, pa, pb, base, 0, ch->max_ab);
     }
-    if (ch->max_rel > c->max_rel) {
-        size_t j = 0;
-        while (ch->rel[j] != ch->max_rel)
-            j++;
+    if (UNLIKELY(ch->max_rel > c->max_rel)) {
         c->max_rel = ch->max_rel;
-        c->max_rel_idx = base + j;
+        c->max_rel_idx = find_max(dt, pa, pb, base, 1, ch->max_rel);
     }
-    if (ch->max_d > c->max_ulp) {
+    if (UNLIKELY(ch->max_d > c->max_ulp)) {
         size_t j = 0;
         while (ch->d[j] != ch->max_d)
             j++;
         c->max_ulp = ch->max_d;
         c->max_ulp_idx = base + j;
     }
+    if (ch->max_d <= 8) { /* the common case: drift of a few ulp */
+        s->vh[0][1] += ch->mism - ch->gt[0];
+        s->vh[0][2] += ch->gt[0] - ch->gt[1];
+        s->vh[0][3] += ch->gt[1] - ch->gt[2];
+        s->vh[0][4] += ch->gt[2];
+        return;
+    }
     /* bin(d) = 1 + floor(log2(2(d-1) | 1)) for d >= 1; d = 0 wraps to 64. */
-    for (size_t j = 0; j < BP_VEC_CHUNK; j += 4)
-        for (int l = 0; l < 4; l++) {
-            uint64_t t = (((uint64_t)ch->d[j + l] - 1) << 1) | 1;
-            s->vh[l][64 - __builtin_clzll(t)]++;
-        }
+#define HBIN(d) (64 - __builtin_clzll((((uint64_t)(d) - 1) << 1) | 1))
+    uint64_t(*vh)[65] = s->vh;
+    for (size_t j = 0; j < BP_VEC_CHUNK; j += 4) {
+        int b0 = HBIN(ch->d[j]), b1 = HBIN(ch->d[j + 1]);
+        int b2 = HBIN(ch->d[j + 2]), b3 = HBIN(ch->d[j + 3]);
+        vh[0][b0]++;
+        vh[1][b1]++;
+        vh[2][b2]++;
+        vh[3][b3]++;
+    }
+#undef HBIN
 }
 
 static void scan(scan_t *s, bp_dtype_t dt, const unsigned char *pa,
@@ -390,9 +420,10 @@ static void scan(scan_t *s, bp_dtype_t dt, const unsigned char *pa,
     const size_t size = bp_dtype_info(dt)->size;
     for (size_t i = i0; i < i1; i += BP_VEC_CHUNK) {
         size_t e = i1 - i < BP_VEC_CHUNK ? i1 : i + BP_VEC_CHUNK;
+        s->ch.max_rel = s->c->max_rel;
         if (s->vk && e - i == BP_VEC_CHUNK && s->c->nfirst >= s->first_k &&
             s->vk(&s->ch, pa + i * size, pb + i * size)) {
-            absorb(s, i);
+            absorb(s, dt, pa, pb, i);
             continue;
         }
         switch (dt) {
@@ -403,20 +434,19 @@ static void scan(scan_t *s, bp_dtype_t dt, const unsigned char *pa,
     }
 }
 
-/* Kernel level: -1 not chosen yet, 0 scalar only, 1 portable vector,
- * 2 AVX2.  Chosen once; the tests switch it. */
+/* Kernel level: -1 not chosen yet, 0 scalar only, 1 AVX2.  Chosen once;
+ * the tests switch it. */
 static int kernel_level = -1;
 
 static int kernel_auto(void)
 {
-    return bp_vkern(BP_F32, 1) ? 2 : 1;
+    return bp_vkern(BP_F32) ? 1 : 0;
 }
 
 const char *bp_cmp_kernel(void)
 {
-    static const char *const names[] = {"scalar", "generic", "avx2"};
     int l = kernel_level < 0 ? kernel_auto() : kernel_level;
-    return names[l];
+    return l ? "avx2" : "scalar";
 }
 
 bool bp_cmp_set_kernel(const char *name)
@@ -425,10 +455,8 @@ bool bp_cmp_set_kernel(const char *name)
         kernel_level = kernel_auto();
     else if (strcmp(name, "scalar") == 0)
         kernel_level = 0;
-    else if (strcmp(name, "generic") == 0)
+    else if (strcmp(name, "avx2") == 0 && bp_vkern(BP_F32))
         kernel_level = 1;
-    else if (strcmp(name, "avx2") == 0 && bp_vkern(BP_F32, 1))
-        kernel_level = 2;
     else
         return false;
     return true;
@@ -506,7 +534,7 @@ bp_status bp_compare(const bp_buf_t *a, const bp_buf_t *b,
     memcpy(out->shape, a->shape, sizeof out->shape);
     out->total = a->numel;
 
-    /* About 40 KiB with the chunk buffers: on the heap. */
+    /* Some 6 KiB with the chunk buffer: on the heap. */
     scan_t *s = malloc(sizeof *s);
     if (!s)
         return bp_error_set(err, BP_ENOMEM, "cannot compare: out of memory");
@@ -523,7 +551,7 @@ bp_status bp_compare(const bp_buf_t *a, const bp_buf_t *b,
     s->ch.tol_rel = s->tol_rel;
     if (kernel_level < 0)
         kernel_level = kernel_auto();
-    s->vk = kernel_level ? bp_vkern(a->dtype, kernel_level - 1) : NULL;
+    s->vk = kernel_level ? bp_vkern(a->dtype) : NULL;
 
     const size_t size = ia->size, per = BLOCK_BYTES / size;
     const unsigned char *pa = a->data, *pb = b->data;

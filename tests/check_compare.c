@@ -16,7 +16,18 @@
 #include "policy.h"
 
 /* Every inner loop the engine has; the tests run each. */
-static const char *const kernels[] = {"scalar", "generic", "avx2"};
+static const char *const kernels[] = {"scalar", "avx2"};
+#define NKERNELS 2
+
+/* splitmix64: the tests' own generator. */
+static uint64_t sm_state;
+static uint64_t rnd(void)
+{
+    uint64_t z = (sm_state += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
 
 /* The engine's memcmp block, 64 KiB, in elements of each size. */
 #define BLK_F32 16384
@@ -659,7 +670,7 @@ START_TEST(t_block_edges)
                                    {n - 1, SIZE_MAX, SIZE_MAX},
                                    {0, 2 * blk - 1, n - 1},
                                    {SIZE_MAX, SIZE_MAX, SIZE_MAX}};
-        for (size_t w = 0; w < 5 * 3; w++) {
+        for (size_t w = 0; w < 5 * NKERNELS; w++) {
             if (!bp_cmp_set_kernel(kernels[w / 5]))
                 continue;
             bp_buf_t a = mk(v[k].dt, n), b = mk(v[k].dt, n);
@@ -721,7 +732,7 @@ START_TEST(t_kernel_specials)
     };
     const size_t ch = 1024, n = 8 * ch;
     for (size_t k = 0; k < 3; k++)
-        for (int kn = 0; kn < 3; kn++) {
+        for (int kn = 0; kn < NKERNELS; kn++) {
             if (!bp_cmp_set_kernel(kernels[kn]))
                 continue;
             bp_buf_t a = mk(v[k].dt, n), b = mk(v[k].dt, n);
@@ -766,6 +777,57 @@ START_TEST(t_kernel_specials)
             bp_buf_free(&a);
             bp_buf_free(&b);
         }
+    ck_assert(bp_cmp_set_kernel("auto"));
+}
+END_TEST
+
+/* Chunks whose distances are all small (0-8 ulp, the common drift) and
+ * chunks with one larger one, every kernel: bins against the distances
+ * the test put there. */
+START_TEST(t_small_distances)
+{
+    static const struct {
+        bp_dtype_t dt;
+        uint64_t base; /* a normal value with room above and below */
+    } v[] = {{BP_F32, 0x3f800000 + 1000}, {BP_BF16, 0x3f80 + 40},
+             {BP_F16, 0x3c00 + 100}};
+    static const int bin_of[] = {0, 1, 2, 3, 3, 4, 4, 4, 4, 5, 5};
+    const size_t n = 6 * 1024 + 37;
+    sm_state = 99;
+    for (size_t k = 0; k < 3; k++) {
+        bp_buf_t a = mk(v[k].dt, n), b = mk(v[k].dt, n);
+        uint64_t want[BP_HIST_BINS] = {0};
+        for (size_t i = 0; i < n; i++) {
+            uint64_t x = v[k].base + rnd() % 16, dist = rnd() % 9;
+            /* chunk 3 also holds one distance of 10 */
+            if (i == 3 * 1024 + 500)
+                dist = 10;
+            if (i / 1024 == 1) /* chunk 1: equal */
+                dist = 0;
+            put(&a, i, x);
+            put(&b, i, rnd() % 2 ? x + dist : x - dist);
+            want[bin_of[dist]]++;
+        }
+        for (int kn = 0; kn < NKERNELS; kn++) {
+            if (!bp_cmp_set_kernel(kernels[kn]))
+                continue;
+            bp_cmp_opts_t o;
+            bp_cmp_opts_init(&o);
+            o.first_k = 0;
+            bp_cmp_t c = cmp_pol(&a, &b, "exact", &o);
+            for (int j = 0; j < BP_HIST_BINS; j++)
+                ck_assert_msg(c.hist[j] == want[j],
+                              "%s, %s kernel: bin %s holds %" PRIu64
+                              ", want %" PRIu64, bp_dtype_name(v[k].dt),
+                              kernels[kn], bp_hist_label(j), c.hist[j],
+                              want[j]);
+            ck_assert_uint_eq(c.max_ulp, 10);
+            ck_assert_uint_eq(c.max_ulp_idx, 3 * 1024 + 500);
+            bp_cmp_free(&c);
+        }
+        bp_buf_free(&a);
+        bp_buf_free(&b);
+    }
     ck_assert(bp_cmp_set_kernel("auto"));
 }
 END_TEST
@@ -862,14 +924,6 @@ static void naive(const bp_buf_t *a, const bp_buf_t *b,
     }
 }
 
-static uint64_t sm_state;
-static uint64_t rnd(void)
-{
-    uint64_t z = (sm_state += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-}
 
 static bool is_special(bp_dtype_t dt, uint64_t x)
 {
@@ -957,7 +1011,7 @@ START_TEST(t_random_vs_naive)
         bp_mismatch_t *first = calloc(o.first_k + 1, sizeof *first);
         size_t nfirst;
         naive(&a, &b, &p, o.nan_payload, &r, first, o.first_k, &nfirst);
-        for (int kn = 0; kn < 3; kn++) {
+        for (int kn = 0; kn < NKERNELS; kn++) {
             if (!bp_cmp_set_kernel(kernels[kn]))
                 continue;
             bp_cmp_t c;
@@ -1028,13 +1082,12 @@ START_TEST(t_kernel_names)
 {
     ck_assert(bp_cmp_set_kernel("auto"));
     const char *k = bp_cmp_kernel();
-    ck_assert(strcmp(k, "avx2") == 0 || strcmp(k, "generic") == 0);
+    ck_assert(strcmp(k, "avx2") == 0 || strcmp(k, "scalar") == 0);
     ck_assert(bp_cmp_set_kernel("scalar"));
     ck_assert_str_eq(bp_cmp_kernel(), "scalar");
-    ck_assert(bp_cmp_set_kernel("generic"));
-    ck_assert_str_eq(bp_cmp_kernel(), "generic");
     ck_assert(!bp_cmp_set_kernel("sse9"));
-    ck_assert_str_eq(bp_cmp_kernel(), "generic");
+    ck_assert_str_eq(bp_cmp_kernel(), "scalar");
+    ck_assert(!bp_cmp_set_kernel("generic"));
     ck_assert(bp_cmp_set_kernel("auto"));
 }
 END_TEST
@@ -1064,6 +1117,7 @@ int main(void)
     tcase_add_test(tc, t_random_vs_naive);
     tcase_add_test(tc, t_kernel_names);
     tcase_add_test(tc, t_kernel_specials);
+    tcase_add_test(tc, t_small_distances);
     suite_add_tcase(s, tc);
     SRunner *r = srunner_create(s);
     srunner_run_all(r, CK_NORMAL);
