@@ -3,12 +3,20 @@
  * Speed matters: CI compares every golden on every run, and the stack
  * compares whole activations.  Equal data is skipped a block at a time with
  * memcmp (bin 0 is total - mismatched, so equal elements are never
- * touched); a block that differs is scanned by a loop specialised per dtype
- * (the dtype is a constant in each always-inline instance), with the rare
- * cases (NaN, inf, signed zeros, recording the first K) off the hot path. */
+ * touched).  A block that differs goes, 1024 elements at a time, through a
+ * vector kernel (compare_vec.c: f32, bf16, f16 with AVX2) that computes
+ * distances, differences and counts for all lanes at once; compare.c then
+ * fills the histogram and locates a new maximum.  Chunks the kernel does not take (an inf
+ * or NaN inside, a short tail, the first K mismatches still being recorded,
+ * f64, integers) go through a scalar loop specialised per dtype (the dtype
+ * is a constant in each always-inline instance), with the rare cases off
+ * the hot path.  Both paths perform the same IEEE operations, so they agree
+ * bit for bit (the tests run each). */
 #include "compare.h"
+#include "compare_vec.h"
 
 #include <math.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -105,6 +113,12 @@ typedef struct {
     uint64_t ulp_lim; /* 0 when no ulp policy: every mismatch is >= 1 */
     double tol_abs, tol_rel; /* -1, 0 when no tolerance policy */
     uint64_t hist[BP_HIST_BINS];
+    bp_vkern_fn vk;
+    /* Histogram of the vector path, four copies so that runs of one bin do
+     * not serialise on one counter; bin 64 collects the equal elements
+     * (distances there are below 2^32, so it is never a real bin). */
+    uint64_t vh[4][65];
+    bp_vchunk_t ch;
 } scan_t;
 
 static void __attribute__((noinline))
@@ -148,35 +162,38 @@ INLINE uint64_t load(size_t size, const unsigned char *p, size_t i)
     return v;
 }
 
-/* Finite values only: inf and NaN never reach the conversions. */
+/* Finite values only: inf and NaN never reach the conversions.  Unions,
+ * not memcpy through a stack slot, keep the bits in registers. */
 INLINE double to_double(bp_dtype_t dt, uint64_t x)
 {
-    float f;
-    double d;
-    uint32_t u;
+    union {
+        uint32_t u;
+        float f;
+    } f;
+    union {
+        uint64_t u;
+        double d;
+    } d;
     switch (dt) {
     case BP_F32:
-        u = (uint32_t)x;
-        memcpy(&f, &u, 4);
-        return f;
+        f.u = (uint32_t)x;
+        return f.f;
     case BP_BF16:
-        u = (uint32_t)x << 16;
-        memcpy(&f, &u, 4);
-        return f;
+        f.u = (uint32_t)x << 16;
+        return f.f;
     case BP_F16:
         /* Rebias the exponent by scaling: exact for normals; subnormals
          * (exponent field 0) are m * 2^-24. */
         if (UNLIKELY((x & 0x7c00u) == 0))
-            d = (double)(x & 0x3ffu) * 0x1p-24;
+            d.d = (double)(x & 0x3ffu) * 0x1p-24;
         else {
-            u = (uint32_t)(x & 0x7fffu) << 13;
-            memcpy(&f, &u, 4);
-            d = (double)(f * 0x1p112f);
+            f.u = (uint32_t)(x & 0x7fffu) << 13;
+            d.d = (double)(f.f * 0x1p112f);
         }
-        return (x & 0x8000u) ? -d : d;
+        return (x & 0x8000u) ? -d.d : d.d;
     default:
-        memcpy(&d, &x, 8);
-        return d;
+        d.u = x;
+        return d.d;
     }
 }
 
@@ -312,16 +329,137 @@ static void scan_int(scan_t *s, bp_dtype_t dt, const unsigned char *pa,
     }
 }
 
+/* Index of the first element of chunk [base, base + BP_VEC_CHUNK) whose
+ * figure (0 abs, 1 rel, 2 ulp) equals the kernel's maximum m: the same
+ * operations as the kernel, so the same doubles. */
+static size_t find_max(bp_dtype_t dt, const unsigned char *pa,
+                       const unsigned char *pb, size_t base, int what,
+                       double m)
+{
+    const size_t size = bp_dtype_info(dt)->size;
+    for (size_t i = base; i < base + BP_VEC_CHUNK; i++) {
+        uint64_t x = load(size, pa, i), y = load(size, pb, i);
+        double v;
+        if (what == 2) {
+            v = (double)bp_ulp_distance(dt, x, y);
+        } else {
+            double da = to_double(dt, x), db = to_double(dt, y);
+            v = fabs(da - db);
+            if (what == 1)
+                v /= fabs(da);
+        }
+        if (v == m)
+            return i;
+    }
+    return base; /* unreachable: the kernel saw m in this chunk */
+}
+
+/* Takes a chunk the vector kernel computed: totals, maxima and the
+ * histogram. */
+static void absorb(scan_t *s, bp_dtype_t dt, const unsigned char *pa,
+                   const unsigned char *pb, size_t base)
+{
+    bp_cmp_t *c = s->c;
+    const bp_vchunk_t *ch = &s->ch;
+    c->zero_sign_diffs += ch->zsd;
+    if (ch->mism == 0)
+        return;
+    c->mismatched += ch->mism;
+    c->beyond_policy += ch->beyond;
+    if (UNLIKELY(ch->max_ab > c->max_abs)) {
+        c->max_abs = ch->max_ab;
+        c->max_abs_idx = find_max(dt, pa, pb, base, 0, ch->max_ab);
+    }
+    if (UNLIKELY(ch->max_rel > c->max_rel)) {
+        c->max_rel = ch->max_rel;
+        c->max_rel_idx = find_max(dt, pa, pb, base, 1, ch->max_rel);
+    }
+    if (UNLIKELY(ch->max_d > c->max_ulp)) {
+        size_t j = 0;
+        while (ch->d[j] != ch->max_d)
+            j++;
+        c->max_ulp = ch->max_d;
+        c->max_ulp_idx = base + j;
+    }
+    if (ch->max_d <= 8) { /* the common case: drift of a few ulp */
+        s->vh[0][1] += ch->mism - ch->gt[0];
+        s->vh[0][2] += ch->gt[0] - ch->gt[1];
+        s->vh[0][3] += ch->gt[1] - ch->gt[2];
+        s->vh[0][4] += ch->gt[2];
+        return;
+    }
+    /* bin(d) = 1 + floor(log2(2(d-1) | 1)) for d >= 1; d = 0 wraps to 64. */
+#define HBIN(d) (64 - __builtin_clzll((((uint64_t)(d) - 1) << 1) | 1))
+    uint64_t(*vh)[65] = s->vh;
+    for (size_t j = 0; j < BP_VEC_CHUNK; j += 4) {
+        int b0 = HBIN(ch->d[j]), b1 = HBIN(ch->d[j + 1]);
+        int b2 = HBIN(ch->d[j + 2]), b3 = HBIN(ch->d[j + 3]);
+        vh[0][b0]++;
+        vh[1][b1]++;
+        vh[2][b2]++;
+        vh[3][b3]++;
+    }
+#undef HBIN
+}
+
 static void scan(scan_t *s, bp_dtype_t dt, const unsigned char *pa,
                  const unsigned char *pb, size_t i0, size_t i1)
 {
     switch (dt) {
-    case BP_F32: scan_float(s, BP_F32, pa, pb, i0, i1); break;
-    case BP_BF16: scan_float(s, BP_BF16, pa, pb, i0, i1); break;
-    case BP_F16: scan_float(s, BP_F16, pa, pb, i0, i1); break;
-    case BP_F64: scan_float(s, BP_F64, pa, pb, i0, i1); break;
-    default: scan_int(s, dt, pa, pb, i0, i1); break;
+    case BP_F32:
+    case BP_BF16:
+    case BP_F16:
+        break;
+    case BP_F64:
+        scan_float(s, BP_F64, pa, pb, i0, i1);
+        return;
+    default:
+        scan_int(s, dt, pa, pb, i0, i1);
+        return;
     }
+    const size_t size = bp_dtype_info(dt)->size;
+    for (size_t i = i0; i < i1; i += BP_VEC_CHUNK) {
+        size_t e = i1 - i < BP_VEC_CHUNK ? i1 : i + BP_VEC_CHUNK;
+        s->ch.max_rel = s->c->max_rel;
+        if (s->vk && e - i == BP_VEC_CHUNK && s->c->nfirst >= s->first_k &&
+            s->vk(&s->ch, pa + i * size, pb + i * size)) {
+            absorb(s, dt, pa, pb, i);
+            continue;
+        }
+        switch (dt) {
+        case BP_F32: scan_float(s, BP_F32, pa, pb, i, e); break;
+        case BP_BF16: scan_float(s, BP_BF16, pa, pb, i, e); break;
+        default: scan_float(s, BP_F16, pa, pb, i, e); break;
+        }
+    }
+}
+
+/* Kernel level: -1 not chosen yet, 0 scalar only, 1 AVX2.  Chosen once;
+ * the tests switch it. */
+static int kernel_level = -1;
+
+static int kernel_auto(void)
+{
+    return bp_vkern(BP_F32) ? 1 : 0;
+}
+
+const char *bp_cmp_kernel(void)
+{
+    int l = kernel_level < 0 ? kernel_auto() : kernel_level;
+    return l ? "avx2" : "scalar";
+}
+
+bool bp_cmp_set_kernel(const char *name)
+{
+    if (strcmp(name, "auto") == 0)
+        kernel_level = kernel_auto();
+    else if (strcmp(name, "scalar") == 0)
+        kernel_level = 0;
+    else if (strcmp(name, "avx2") == 0 && bp_vkern(BP_F32))
+        kernel_level = 1;
+    else
+        return false;
+    return true;
 }
 
 static bool same_shape(const bp_buf_t *a, const bp_buf_t *b)
@@ -396,25 +534,44 @@ bp_status bp_compare(const bp_buf_t *a, const bp_buf_t *b,
     memcpy(out->shape, a->shape, sizeof out->shape);
     out->total = a->numel;
 
-    scan_t s = {.c = out, .nan_payload = opts->nan_payload,
-                .first_k = opts->first_k,
-                .ulp_lim = pol->has_ulp ? pol->max_ulp : 0,
-                .tol_abs = pol->has_tol ? pol->abs : -1.0,
-                .tol_rel = pol->has_tol ? pol->rel : 0.0};
+    /* Some 6 KiB with the chunk buffer: on the heap. */
+    scan_t *s = malloc(sizeof *s);
+    if (!s)
+        return bp_error_set(err, BP_ENOMEM, "cannot compare: out of memory");
+    memset(s, 0, offsetof(scan_t, ch));
+    s->c = out;
+    s->nan_payload = opts->nan_payload;
+    s->first_k = opts->first_k;
+    s->ulp_lim = pol->has_ulp ? pol->max_ulp : 0;
+    s->tol_abs = pol->has_tol ? pol->abs : -1.0;
+    s->tol_rel = pol->has_tol ? pol->rel : 0.0;
+    s->ch.ulp_lim = s->ulp_lim > UINT32_MAX ? UINT32_MAX
+                                            : (uint32_t)s->ulp_lim;
+    s->ch.tol_abs = s->tol_abs;
+    s->ch.tol_rel = s->tol_rel;
+    if (kernel_level < 0)
+        kernel_level = kernel_auto();
+    s->vk = kernel_level ? bp_vkern(a->dtype) : NULL;
+
     const size_t size = ia->size, per = BLOCK_BYTES / size;
     const unsigned char *pa = a->data, *pb = b->data;
     for (size_t i0 = 0; i0 < a->numel; i0 += per) {
         size_t n = a->numel - i0 < per ? a->numel - i0 : per;
         if (memcmp(pa + i0 * size, pb + i0 * size, n * size) != 0)
-            scan(&s, a->dtype, pa, pb, i0, i0 + n);
+            scan(s, a->dtype, pa, pb, i0, i0 + n);
     }
-    if (s.nomem) {
+    bool nomem = s->nomem;
+    memcpy(out->hist, s->hist, sizeof out->hist);
+    for (int l = 0; l < 4; l++)
+        for (int k = 1; k < 64; k++)
+            out->hist[k] += s->vh[l][k];
+    free(s);
+    if (nomem) {
         bp_cmp_free(out);
         return bp_error_set(err, BP_ENOMEM,
                             "cannot compare: out of memory keeping the "
                             "first %zu mismatches", opts->first_k);
     }
-    memcpy(out->hist, s.hist, sizeof out->hist);
     out->hist[0] = out->total - out->mismatched;
     out->allowed = allowed_mismatches(pol->max_mismatch_fraction, out->total);
     out->pass = out->beyond_policy <= out->allowed;

@@ -15,6 +15,20 @@
 #include "compare.h"
 #include "policy.h"
 
+/* Every inner loop the engine has; the tests run each. */
+static const char *const kernels[] = {"scalar", "avx2"};
+#define NKERNELS 2
+
+/* splitmix64: the tests' own generator. */
+static uint64_t sm_state;
+static uint64_t rnd(void)
+{
+    uint64_t z = (sm_state += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
 /* The engine's memcmp block, 64 KiB, in elements of each size. */
 #define BLK_F32 16384
 #define BLK_B16 32768
@@ -656,32 +670,165 @@ START_TEST(t_block_edges)
                                    {n - 1, SIZE_MAX, SIZE_MAX},
                                    {0, 2 * blk - 1, n - 1},
                                    {SIZE_MAX, SIZE_MAX, SIZE_MAX}};
-        for (size_t w = 0; w < 5; w++) {
+        for (size_t w = 0; w < 5 * NKERNELS; w++) {
+            if (!bp_cmp_set_kernel(kernels[w / 5]))
+                continue;
             bp_buf_t a = mk(v[k].dt, n), b = mk(v[k].dt, n);
             fill(&a, v[k].one);
             fill(&b, v[k].one);
             size_t nd = 0;
             for (int j = 0; j < 3; j++)
-                if (where[w][j] != SIZE_MAX) {
-                    put(&b, where[w][j], v[k].next);
+                if (where[w % 5][j] != SIZE_MAX) {
+                    put(&b, where[w % 5][j], v[k].next);
                     nd++;
                 }
-            bp_cmp_t c = cmp_pol(&a, &b, "exact", NULL);
+            /* first_k 0: the vector kernels take every chunk at once. */
+            bp_cmp_opts_t o;
+            bp_cmp_opts_init(&o);
+            o.first_k = 0;
+            bp_cmp_t c = cmp_pol(&a, &b, "exact", &o);
+            ck_assert_msg(c.mismatched == nd && c.hist[0] == n - nd &&
+                          c.hist[1] == nd && c.nfirst == 0 &&
+                          (nd == 0 || c.max_ulp_idx == where[w % 5][0]),
+                          "%s case %zu, %s kernel, first_k 0",
+                          bp_dtype_name(v[k].dt), w % 5, kernels[w / 5]);
+            bp_cmp_free(&c);
+            c = cmp_pol(&a, &b, "exact", NULL);
             ck_assert_msg(c.mismatched == nd && c.hist[0] == n - nd &&
                           c.hist[1] == nd,
-                          "%s case %zu: %zu mismatched, want %zu",
-                          bp_dtype_name(v[k].dt), w, c.mismatched, nd);
+                          "%s case %zu, %s kernel: %zu mismatched, want %zu",
+                          bp_dtype_name(v[k].dt), w % 5, kernels[w / 5],
+                          c.mismatched, nd);
             ck_assert_uint_eq(c.nfirst, nd);
             for (size_t j = 0; j < nd; j++)
-                ck_assert_uint_eq(c.first[j].index, where[w][j]);
+                ck_assert_uint_eq(c.first[j].index, where[w % 5][j]);
             if (nd)
-                ck_assert_uint_eq(c.max_ulp_idx, where[w][0]);
+                ck_assert_uint_eq(c.max_ulp_idx, where[w % 5][0]);
             ck_assert(c.pass == (nd == 0));
             bp_cmp_free(&c);
             bp_buf_free(&a);
             bp_buf_free(&b);
         }
     }
+    ck_assert(bp_cmp_set_kernel("auto"));
+}
+END_TEST
+
+/* Chunks of 1024 finite elements but one special each, with nothing to
+ * record (first_k 0), so that every special meets every kernel's refusal
+ * rule; expectations as in t_nonfinite and t_signed_zero. */
+START_TEST(t_kernel_specials)
+{
+    static const struct {
+        bp_dtype_t dt;
+        uint64_t one, one1, maxf, inf, ninf, qnan, qnan2, nzero;
+    } v[] = {
+        {BP_F32, 0x3f800000, 0x3f800001, 0x7f7fffff, 0x7f800000, 0xff800000,
+         0x7fc00000, 0xffc00001, 0x80000000},
+        {BP_BF16, 0x3f80, 0x3f81, 0x7f7f, 0x7f80, 0xff80, 0x7fff, 0xffff,
+         0x8000},
+        {BP_F16, 0x3c00, 0x3c01, 0x7bff, 0x7c00, 0xfc00, 0x7e00, 0xfe01,
+         0x8000},
+    };
+    const size_t ch = 1024, n = 8 * ch;
+    for (size_t k = 0; k < 3; k++)
+        for (int kn = 0; kn < NKERNELS; kn++) {
+            if (!bp_cmp_set_kernel(kernels[kn]))
+                continue;
+            bp_buf_t a = mk(v[k].dt, n), b = mk(v[k].dt, n);
+            fill(&a, v[k].one);
+            fill(&b, v[k].one);
+            put(&b, 1 * ch + 5, v[k].one1);                  /* 1 ulp */
+            put(&a, 2 * ch + 7, v[k].maxf);                  /* overflow */
+            put(&b, 2 * ch + 7, v[k].inf);
+            put(&a, 3 * ch, v[k].inf);                       /* +inf/-inf */
+            put(&b, 3 * ch, v[k].ninf);
+            put(&a, 4 * ch + 9, v[k].qnan);                  /* NaN payloads */
+            put(&b, 4 * ch + 9, v[k].qnan2);
+            put(&a, 5 * ch + 1, v[k].inf);                   /* inf == inf */
+            put(&b, 5 * ch + 1, v[k].inf);
+            put(&a, 6 * ch + 2, 0);                          /* +0/-0 */
+            put(&b, 6 * ch + 2, v[k].nzero);
+            put(&a, 7 * ch + 1023, v[k].one);                /* 1 -> NaN */
+            put(&b, 7 * ch + 1023, v[k].qnan);
+            bp_cmp_opts_t o;
+            bp_cmp_opts_init(&o);
+            o.first_k = 0;
+            for (int payload = 0; payload < 2; payload++) {
+                o.nan_payload = payload;
+                bp_cmp_t c = cmp_pol(&a, &b, "ulp=1", &o);
+                size_t cls = 3 + (size_t)payload;
+                ck_assert_msg(c.mismatched == 1 + cls &&
+                              c.class_changes == cls &&
+                              c.hist[BP_HIST_CLASS] == cls &&
+                              c.hist[1] == 1 && c.beyond_policy == cls &&
+                              c.zero_sign_diffs == 1 &&
+                              c.nan_payload_diffs == (size_t)!payload &&
+                              c.max_ulp == UINT64_MAX &&
+                              c.max_ulp_idx == 2 * ch + 7 &&
+                              isinf(c.max_abs) && c.max_abs_idx == 2 * ch + 7,
+                              "%s, %s kernel, nan_payload %d: %zu mismatched, "
+                              "%zu class, %zu zero, max ulp at %zu",
+                              bp_dtype_name(v[k].dt), kernels[kn], payload,
+                              c.mismatched, c.class_changes,
+                              c.zero_sign_diffs, c.max_ulp_idx);
+                bp_cmp_free(&c);
+            }
+            bp_buf_free(&a);
+            bp_buf_free(&b);
+        }
+    ck_assert(bp_cmp_set_kernel("auto"));
+}
+END_TEST
+
+/* Chunks whose distances are all small (0-8 ulp, the common drift) and
+ * chunks with one larger one, every kernel: bins against the distances
+ * the test put there. */
+START_TEST(t_small_distances)
+{
+    static const struct {
+        bp_dtype_t dt;
+        uint64_t base; /* a normal value with room above and below */
+    } v[] = {{BP_F32, 0x3f800000 + 1000}, {BP_BF16, 0x3f80 + 40},
+             {BP_F16, 0x3c00 + 100}};
+    static const int bin_of[] = {0, 1, 2, 3, 3, 4, 4, 4, 4, 5, 5};
+    const size_t n = 6 * 1024 + 37;
+    sm_state = 99;
+    for (size_t k = 0; k < 3; k++) {
+        bp_buf_t a = mk(v[k].dt, n), b = mk(v[k].dt, n);
+        uint64_t want[BP_HIST_BINS] = {0};
+        for (size_t i = 0; i < n; i++) {
+            uint64_t x = v[k].base + rnd() % 16, dist = rnd() % 9;
+            /* chunk 3 also holds one distance of 10 */
+            if (i == 3 * 1024 + 500)
+                dist = 10;
+            if (i / 1024 == 1) /* chunk 1: equal */
+                dist = 0;
+            put(&a, i, x);
+            put(&b, i, rnd() % 2 ? x + dist : x - dist);
+            want[bin_of[dist]]++;
+        }
+        for (int kn = 0; kn < NKERNELS; kn++) {
+            if (!bp_cmp_set_kernel(kernels[kn]))
+                continue;
+            bp_cmp_opts_t o;
+            bp_cmp_opts_init(&o);
+            o.first_k = 0;
+            bp_cmp_t c = cmp_pol(&a, &b, "exact", &o);
+            for (int j = 0; j < BP_HIST_BINS; j++)
+                ck_assert_msg(c.hist[j] == want[j],
+                              "%s, %s kernel: bin %s holds %" PRIu64
+                              ", want %" PRIu64, bp_dtype_name(v[k].dt),
+                              kernels[kn], bp_hist_label(j), c.hist[j],
+                              want[j]);
+            ck_assert_uint_eq(c.max_ulp, 10);
+            ck_assert_uint_eq(c.max_ulp_idx, 3 * 1024 + 500);
+            bp_cmp_free(&c);
+        }
+        bp_buf_free(&a);
+        bp_buf_free(&b);
+    }
+    ck_assert(bp_cmp_set_kernel("auto"));
 }
 END_TEST
 
@@ -777,17 +924,14 @@ static void naive(const bp_buf_t *a, const bp_buf_t *b,
     }
 }
 
-static uint64_t sm_state;
-static uint64_t rnd(void)
+
+static bool is_special(bp_dtype_t dt, uint64_t x)
 {
-    uint64_t z = (sm_state += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
+    return bp_dtype_bits_isnan(dt, x) || bp_dtype_bits_isinf(dt, x);
 }
 
 /* A value near x on the line, or a special, or random bits. */
-static uint64_t perturb(bp_dtype_t dt, uint64_t x)
+static uint64_t perturb1(bp_dtype_t dt, uint64_t x)
 {
     const bp_dtype_info_t *in = bp_dtype_info(dt);
     unsigned w = (unsigned)in->size * 8;
@@ -809,6 +953,16 @@ static uint64_t perturb(bp_dtype_t dt, uint64_t x)
     }
 }
 
+/* Without specials, chunks reach the vector kernels. */
+static uint64_t perturb(bp_dtype_t dt, uint64_t x, bool finite)
+{
+    uint64_t y;
+    do
+        y = perturb1(dt, x);
+    while (finite && is_special(dt, y));
+    return y;
+}
+
 START_TEST(t_random_vs_naive)
 {
     const char *env = getenv("BP_SEED");
@@ -820,16 +974,21 @@ START_TEST(t_random_vs_naive)
     static const bp_dtype_t dts[] = {BP_F32, BP_BF16, BP_F16, BP_F64,
                                      BP_I32, BP_I64};
     static const char *pols[] = {"exact", "ulp=2", "abs=1e-3,rel=1e-2",
-                                 "ulp=4,fraction=0.3", "rel=0.5"};
+                                 "ulp=4,fraction=0.3", "rel=0.5",
+                                 "ulp=5000000000"};
     for (int round = 0; round < 60; round++) {
         bp_dtype_t dt = dts[rnd() % 6];
         size_t n = 1 + rnd() % 70000;
         unsigned density = (unsigned)(rnd() % 4); /* of mismatches */
+        bool finite = rnd() % 2;
         bp_buf_t a = mk(dt, n), b = mk(dt, n);
         unsigned w = (unsigned)bp_dtype_info(dt)->size * 8;
         uint64_t mask = w == 64 ? ~0ull : (1ull << w) - 1;
         for (size_t i = 0; i < n; i++) {
-            uint64_t x = rnd() & mask;
+            uint64_t x;
+            do
+                x = rnd() & mask;
+            while (finite && is_special(dt, x));
             if (rnd() % 3 == 0) /* moderate magnitudes too */
                 x = bp_dtype_bits_from_double(dt, (double)(rnd() % 2000) /
                                                       64.0 - 15.0);
@@ -838,72 +997,98 @@ START_TEST(t_random_vs_naive)
                         : density == 1 ? rnd() % 50 == 0
                         : density == 2 ? rnd() % 2 == 0
                                        : true;
-            put(&b, i, diff ? perturb(dt, x) : x);
+            put(&b, i, diff ? perturb(dt, x, finite) : x);
         }
         bp_policy_t p;
         bp_error_t e;
-        const char *ps = pols[rnd() % 5];
+        const char *ps = pols[rnd() % 6];
         ck_assert_int_eq(bp_policy_parse(ps, &p, &e), BP_OK);
         bp_cmp_opts_t o;
         bp_cmp_opts_init(&o);
         o.nan_payload = rnd() % 2;
         o.first_k = rnd() % 3 == 0 ? 0 : rnd() % 40;
-        bp_cmp_t c;
-        ck_assert_int_eq(bp_compare(&a, &b, &p, &o, &c, &e), BP_OK);
         naive_t r;
         bp_mismatch_t *first = calloc(o.first_k + 1, sizeof *first);
         size_t nfirst;
         naive(&a, &b, &p, o.nan_payload, &r, first, o.first_k, &nfirst);
-        const char *dn = bp_dtype_name(dt);
-        ck_assert_msg(c.mismatched == r.mism && c.beyond_policy == r.beyond &&
-                      c.class_changes == r.cls && c.zero_sign_diffs == r.zsd &&
-                      c.nan_payload_diffs == r.npd,
-                      "seed %" PRIu64 " round %d %s n=%zu: counts %zu/%zu/%zu/"
-                      "%zu/%zu, naive %zu/%zu/%zu/%zu/%zu", seed, round, dn, n,
-                      c.mismatched, c.beyond_policy, c.class_changes,
-                      c.zero_sign_diffs, c.nan_payload_diffs, r.mism,
-                      r.beyond, r.cls, r.zsd, r.npd);
-        for (int k = 0; k < BP_HIST_BINS; k++)
-            ck_assert_msg(c.hist[k] == r.hist[k],
-                          "seed %" PRIu64 " round %d %s: bin %s %" PRIu64
-                          ", naive %" PRIu64, seed, round, dn,
-                          bp_hist_label(k), c.hist[k], r.hist[k]);
-        if (r.mism) {
-            ck_assert_msg(c.max_abs == r.max_abs && c.max_abs_idx == r.iabs &&
-                          c.max_rel == r.max_rel && c.max_rel_idx == r.irel &&
-                          c.max_ulp == r.max_ulp && c.max_ulp_idx == r.iulp,
-                          "seed %" PRIu64 " round %d %s: maxima abs %a@%zu "
-                          "rel %a@%zu ulp %" PRIu64 "@%zu, naive %a@%zu "
-                          "%a@%zu %" PRIu64 "@%zu", seed, round, dn,
-                          c.max_abs, c.max_abs_idx, c.max_rel, c.max_rel_idx,
-                          c.max_ulp, c.max_ulp_idx, r.max_abs, r.iabs,
-                          r.max_rel, r.irel, r.max_ulp, r.iulp);
+        for (int kn = 0; kn < NKERNELS; kn++) {
+            if (!bp_cmp_set_kernel(kernels[kn]))
+                continue;
+            bp_cmp_t c;
+            ck_assert_int_eq(bp_compare(&a, &b, &p, &o, &c, &e), BP_OK);
+            char dn[64];
+            snprintf(dn, sizeof dn, "%s n=%zu %s %s kernel", bp_dtype_name(dt),
+                     n, ps, kernels[kn]);
+            ck_assert_msg(c.mismatched == r.mism &&
+                          c.beyond_policy == r.beyond &&
+                          c.class_changes == r.cls &&
+                          c.zero_sign_diffs == r.zsd &&
+                          c.nan_payload_diffs == r.npd,
+                          "seed %" PRIu64 " round %d %s: counts %zu/%zu/%zu/"
+                          "%zu/%zu, naive %zu/%zu/%zu/%zu/%zu", seed, round,
+                          dn, c.mismatched, c.beyond_policy, c.class_changes,
+                          c.zero_sign_diffs, c.nan_payload_diffs, r.mism,
+                          r.beyond, r.cls, r.zsd, r.npd);
+            for (int k = 0; k < BP_HIST_BINS; k++)
+                ck_assert_msg(c.hist[k] == r.hist[k],
+                              "seed %" PRIu64 " round %d %s: bin %s %" PRIu64
+                              ", naive %" PRIu64, seed, round, dn,
+                              bp_hist_label(k), c.hist[k], r.hist[k]);
+            if (r.mism)
+                ck_assert_msg(c.max_abs == r.max_abs &&
+                              c.max_abs_idx == r.iabs &&
+                              c.max_rel == r.max_rel &&
+                              c.max_rel_idx == r.irel &&
+                              c.max_ulp == r.max_ulp &&
+                              c.max_ulp_idx == r.iulp,
+                              "seed %" PRIu64 " round %d %s: maxima abs %a@%zu"
+                              " rel %a@%zu ulp %" PRIu64 "@%zu, naive %a@%zu "
+                              "%a@%zu %" PRIu64 "@%zu", seed, round, dn,
+                              c.max_abs, c.max_abs_idx, c.max_rel,
+                              c.max_rel_idx, c.max_ulp, c.max_ulp_idx,
+                              r.max_abs, r.iabs, r.max_rel, r.irel, r.max_ulp,
+                              r.iulp);
+            size_t allowed = 0;
+            while (allowed < n && (double)(allowed + 1) / (double)n <=
+                                      p.max_mismatch_fraction)
+                allowed++;
+            ck_assert_uint_eq(c.allowed, allowed);
+            ck_assert(c.pass == (r.beyond <= allowed));
+            ck_assert_uint_eq(c.nfirst, nfirst);
+            for (size_t k = 0; k < nfirst; k++) {
+                const bp_mismatch_t *m = &c.first[k], *q = &first[k];
+                ck_assert_msg(m->index == q->index && m->a == q->a &&
+                              m->b == q->b && m->ulp == q->ulp &&
+                              m->abs == q->abs && m->rel == q->rel &&
+                              m->class_change == q->class_change &&
+                              m->beyond_policy == q->beyond_policy,
+                              "seed %" PRIu64 " round %d %s: first[%zu] at "
+                              "%zu 0x%" PRIx64 " vs 0x%" PRIx64 " ulp %" PRIu64
+                              " abs %a; naive at %zu ulp %" PRIu64 " abs %a",
+                              seed, round, dn, k, m->index, m->a, m->b, m->ulp,
+                              m->abs, q->index, q->ulp, q->abs);
+            }
+            bp_cmp_free(&c);
         }
-        size_t allowed = 0;
-        while (allowed < n &&
-               (double)(allowed + 1) / (double)n <= p.max_mismatch_fraction)
-            allowed++;
-        ck_assert_uint_eq(c.allowed, allowed);
-        ck_assert(c.pass == (r.beyond <= allowed));
-        ck_assert_uint_eq(c.nfirst, nfirst);
-        for (size_t k = 0; k < nfirst; k++) {
-            const bp_mismatch_t *m = &c.first[k], *q = &first[k];
-            ck_assert_msg(m->index == q->index && m->a == q->a &&
-                          m->b == q->b && m->ulp == q->ulp &&
-                          m->abs == q->abs && m->rel == q->rel &&
-                          m->class_change == q->class_change &&
-                          m->beyond_policy == q->beyond_policy,
-                          "seed %" PRIu64 " round %d %s: first[%zu] at %zu "
-                          "0x%" PRIx64 " vs 0x%" PRIx64 " ulp %" PRIu64
-                          " abs %a; naive at %zu ulp %" PRIu64 " abs %a",
-                          seed, round, dn, k, m->index, m->a, m->b, m->ulp,
-                          m->abs, q->index, q->ulp, q->abs);
-        }
+        ck_assert(bp_cmp_set_kernel("auto"));
         free(first);
-        bp_cmp_free(&c);
         bp_buf_free(&a);
         bp_buf_free(&b);
     }
+}
+END_TEST
+
+START_TEST(t_kernel_names)
+{
+    ck_assert(bp_cmp_set_kernel("auto"));
+    const char *k = bp_cmp_kernel();
+    ck_assert(strcmp(k, "avx2") == 0 || strcmp(k, "scalar") == 0);
+    ck_assert(bp_cmp_set_kernel("scalar"));
+    ck_assert_str_eq(bp_cmp_kernel(), "scalar");
+    ck_assert(!bp_cmp_set_kernel("sse9"));
+    ck_assert_str_eq(bp_cmp_kernel(), "scalar");
+    ck_assert(!bp_cmp_set_kernel("generic"));
+    ck_assert(bp_cmp_set_kernel("auto"));
 }
 END_TEST
 
@@ -930,6 +1115,9 @@ int main(void)
     tcase_add_test(tc, t_unaligned);
     tcase_add_test(tc, t_block_edges);
     tcase_add_test(tc, t_random_vs_naive);
+    tcase_add_test(tc, t_kernel_names);
+    tcase_add_test(tc, t_kernel_specials);
+    tcase_add_test(tc, t_small_distances);
     suite_add_tcase(s, tc);
     SRunner *r = srunner_create(s);
     srunner_run_all(r, CK_NORMAL);
