@@ -48,11 +48,17 @@ static int bless_one(const bp_run_opts_t *o, bp_backend_t *be, const bp_probe_t 
     bp_st_file_t old, nf;
     bool missing = false, have_old;
     bp_st_init(&nf);
-    have_old = bp_golden_load(root, p, be->key, &old, &missing, &err) == BP_OK;
+    have_old = bp_golden_read(root, p, be->key, &old, &missing, &err) == BP_OK;
     if (!have_old && !missing)
         printf("%s: replacing an unusable golden (%s)\n", path, err.msg);
     int rc = BP_EXIT_OK;
     bool changed = !have_old;
+    if (have_old && !bp_golden_same_definition(&old, p)) {
+        printf("%s: the probe's definition changed (hash %.16s -> %s)\n", path,
+               bp_st_get_meta(&old, "probe_hash") ? bp_st_get_meta(&old, "probe_hash") : "none",
+               p->hash);
+        changed = true;
+    }
     for (int d = 0; d < BP_NDTYPES && !rc; d++) {
         if (!(p->dtypes & (1u << d)))
             continue;

@@ -23,7 +23,7 @@ void bp_golden_tensor_name(const char *output, bp_dtype_t dt, char *out, size_t 
     snprintf(out, n, "%s.%s", output, bp_dtype_name(dt));
 }
 
-bp_status bp_golden_load(const char *root, const bp_probe_t *p, const char *key,
+bp_status bp_golden_read(const char *root, const bp_probe_t *p, const char *key,
                          bp_st_file_t *out, bool *missing, bp_error_t *err)
 {
     char path[4096];
@@ -44,21 +44,37 @@ bp_status bp_golden_load(const char *root, const bp_probe_t *p, const char *key,
     if (st)
         return bp_error_prefix(err, "golden of probe '%s' is unusable: ", p->name);
     const char *name = bp_st_get_meta(out, "probe");
-    const char *hash = bp_st_get_meta(out, "probe_hash");
     if (!name || strcmp(name, p->name) != 0) {
+        bp_error_set(err, BP_EINPUT, "golden '%s' belongs to probe '%s', not '%s'", path,
+                     name ? name : "(none)", p->name);
         bp_st_free(out);
-        return bp_error_set(err, BP_EINPUT, "golden '%s' belongs to probe '%s', not '%s'",
-                            path, name ? name : "(none)", p->name);
-    }
-    if (!hash || strcmp(hash, p->hash) != 0) {
-        bp_st_free(out);
-        return bp_error_set(err, BP_EINPUT,
-                            "golden '%s' was blessed from a different definition of probe "
-                            "'%s' (hash %s, the probe now hashes to %s): re-bless it with "
-                            "'bitprobe bless %s'",
-                            path, p->name, hash ? hash : "(none)", p->hash, p->name);
+        return BP_EINPUT;
     }
     return BP_OK;
+}
+
+bool bp_golden_same_definition(const bp_st_file_t *f, const bp_probe_t *p)
+{
+    const char *hash = bp_st_get_meta(f, "probe_hash");
+    return hash && strcmp(hash, p->hash) == 0;
+}
+
+bp_status bp_golden_load(const char *root, const bp_probe_t *p, const char *key,
+                         bp_st_file_t *out, bool *missing, bp_error_t *err)
+{
+    bp_status st = bp_golden_read(root, p, key, out, missing, err);
+    if (st || bp_golden_same_definition(out, p))
+        return st;
+    char path[4096];
+    const char *hash = bp_st_get_meta(out, "probe_hash");
+    bp_golden_path(root, p->name, key, path, sizeof path, NULL);
+    bp_error_set(err, BP_EINPUT,
+                 "golden '%s' was blessed from a different definition of probe '%s' "
+                 "(hash %.16s, the probe now hashes to %s): re-bless it with "
+                 "'bitprobe bless %s'",
+                 path, p->name, hash ? hash : "(none)", p->hash, p->name);
+    bp_st_free(out);
+    return BP_EINPUT;
 }
 
 bp_status bp_golden_set_meta(bp_st_file_t *f, const bp_probe_t *p, const char *key,

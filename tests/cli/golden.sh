@@ -1,0 +1,78 @@
+# Goldens: bless writes them atomically and says what changed; run compares
+# with them (exit 0), detects drift (exit 1), a corrupted golden (exit 2,
+# CRC) and a golden blessed from another probe definition (exit 2, named).
+. "$top_srcdir/tests/cli/lib.sh"
+P="$TMP/probes" G="$TMP/golden"
+mkdir -p "$P"
+cp "$top_srcdir/probes/seed-div.yaml" "$top_srcdir/probes/unary-sweep.yaml" "$P/"
+opts="--probes $P --golden $G"
+
+run 2 run seed-div $opts --device cpu
+err_has "no golden for probe 'seed-div' on backend 'cpu-sleef'"
+run 0 run seed-div $opts --device cpu --missing=skip
+out_has "not compared"
+
+run 0 bless $opts --device cpu,oracle
+out_has "seed-div cpu-sleef y.fp32: new"
+out_has "seed-div oracle y.bf16: new"
+out_has "$G/seed-div/cpu-sleef.safetensors.gz: written"
+[ -f "$G/unary-sweep/oracle.safetensors.gz" ] || fail "no oracle golden for unary-sweep"
+cp "$G/seed-div/cpu-sleef.safetensors.gz" "$TMP/before.gz"
+run 0 bless seed-div $opts --device cpu
+out_has "seed-div cpu-sleef y.fp16: unchanged"
+out_has "cpu-sleef.safetensors.gz: unchanged"
+cmp -s "$TMP/before.gz" "$G/seed-div/cpu-sleef.safetensors.gz" || fail "unchanged golden rewritten"
+
+run 0 run $opts --device cpu,oracle
+out_has "y fp32"
+out_has "cpu vs golden cpu-sleef: bit-identical"
+out_has "0 drift beyond policy"
+
+# Drift: the oracle's results stand in for the CPU's golden.  SLEEF's exp,
+# log and tanh are within 1 ulp of correctly rounded, not equal to it.
+cp "$G/unary-sweep/oracle.safetensors.gz" "$G/unary-sweep/cpu-sleef.safetensors.gz"
+run 1 run unary-sweep $opts --device cpu --dtype fp32
+out_has "DRIFT"
+cp "$G/unary-sweep/oracle.safetensors.gz" "$G/unary-sweep/cpu-sleef.safetensors.gz"
+
+# A bit flipped in tensor data (inside the compressed stream): CRC mismatch.
+gunzip -c "$G/seed-div/cpu-sleef.safetensors.gz" >"$TMP/plain"
+size=$(wc -c <"$TMP/plain")
+"${PYTHON3:-python3}" - "$TMP/plain" <<'PY'
+import sys
+p = sys.argv[1]; b = bytearray(open(p, "rb").read()); b[-1] ^= 0x01; open(p, "wb").write(b)
+PY
+gzip -n -c "$TMP/plain" >"$G/seed-div/cpu-sleef.safetensors.gz"
+run 2 run seed-div $opts --device cpu
+err_has "CRC mismatch"
+err_has "seed-div"
+# A bit flipped in the compressed file itself: refused, never a pass.
+cp "$TMP/before.gz" "$G/seed-div/cpu-sleef.safetensors.gz"
+"${PYTHON3:-python3}" - "$G/seed-div/cpu-sleef.safetensors.gz" <<'PY'
+import sys
+p = sys.argv[1]; b = bytearray(open(p, "rb").read()); b[len(b) // 2] ^= 0x10; open(p, "wb").write(b)
+PY
+run 2 run seed-div $opts --device cpu
+err_has "cannot read"
+cp "$TMP/before.gz" "$G/seed-div/cpu-sleef.safetensors.gz"
+run 0 run seed-div $opts --device cpu
+
+# Another definition of the probe: exit 2 naming it; --dry-run shows what a
+# bless would change and writes nothing.
+sed -i 's/values: \[9.0\]/values: [8.0]/' "$P/seed-div.yaml"
+grep -q 'values: \[8.0\]' "$P/seed-div.yaml" || fail "could not edit the probe"
+run 2 run seed-div $opts --device cpu
+err_has "different definition of probe 'seed-div'"
+run 0 bless seed-div $opts --device cpu --dry-run
+out_has "changed: 1 of 1 elements"
+out_has "would be written"
+cmp -s "$TMP/before.gz" "$G/seed-div/cpu-sleef.safetensors.gz" || fail "--dry-run wrote"
+run 0 bless seed-div $opts --device cpu
+run 0 run seed-div $opts --device cpu
+ls "$G/seed-div" | grep -q tmp && fail "temporary file left behind"
+
+run 2 run nonexistent-probe $opts
+err_has "unknown probe 'nonexistent-probe'"
+run 2 bless nonexistent-probe $opts
+err_has "unknown probe 'nonexistent-probe'"
+done_ok
