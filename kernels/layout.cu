@@ -6,8 +6,8 @@
  * __float2half on the device, round to nearest even).  torch.cat converts
  * each input to the result dtype the same way.  rotate_half is
  * transformers' `torch.cat((-x2, x1), dim=-1)` with x1, x2 the two halves
- * of the last dimension; its negation is ATen's neg (unary.cu): a sign
- * flip for f16 (__hneg), float negation rounded back for bf16. */
+ * of the last dimension; its negation is ATen's neg (unary.cu): __hneg
+ * for f16, float negation rounded back for bf16, a sign flip otherwise. */
 #include "bpk_common.cuh"
 
 __global__ void bpk_cast_kernel(void *out, int out_dt, const void *a, int a_dt,

@@ -15,8 +15,8 @@
  * function and round once on return.  Built with nvcc's defaults
  * (-fmad=true, no --use_fast_math), as PyTorch is.  Integer inputs were
  * promoted by PyTorch to the float result dtype before the call, which the
- * load reproduces.  neg of f16 is __hneg (c10's operator- on the device),
- * a sign flip that keeps NaN payloads; neg of bf16 goes through float. */
+ * load reproduces.  neg of f16 is __hneg (neg.f16: c10's operator- on
+ * the device); neg of bf16 goes through float and rounds back. */
 #include "bpk_common.cuh"
 
 template <int OP> __device__ __forceinline__ float bpk_unary_f32(float x)

@@ -116,9 +116,11 @@ kernel(bp_vchunk_t *ch, const void *pa, const void *pb, bp_dtype_t dt)
             /* The greatest rel needs no division in most lanes: when
              * fl(ab/ref) beats the lane's maximum M, ab/ref > M exactly
              * (rounding is monotonic), so ab > M*ref > fl(fl(M*ref) *
-             * (1 - 2^-50)), the two roundings costing under 2^-52.  Lanes
-             * failing that test cannot win; the others are divided.  Equal
-             * lanes (ab = 0) never pass; M = inf passes nothing. */
+             * (1 - 2^-50)), the two roundings costing under 2^-52 (M*ref
+             * stays normal: for these dtypes ab/ref >= 2^-25 and ref >=
+             * 2^-149 when not 0).  Lanes failing that test cannot win; the
+             * others are divided.  Equal lanes (ab = 0) never pass; M = inf
+             * passes nothing; ref = 0 makes t 0 (ab/0 = inf may win). */
             v4d t = maxrel * ref * shrink;
             v4l cand = (v4l)(ab > t);
             if (_mm256_movemask_pd((__m256d)cand)) {

@@ -48,8 +48,10 @@ START_TEST(t_fingerprint_env)
     const char *cc =
         json_string_value(json_object_get(tb_be->fingerprint, "cc"));
     ck_assert_ptr_nonnull(cc);
-    char key[64];
-    snprintf(key, sizeof key, "cuda-sm%c%s", cc[0], cc + 2);
+    char key[64] = "cuda-sm";
+    for (size_t i = 0, k = strlen(key); cc[i] && k + 1 < sizeof key; i++)
+        if (cc[i] != '.')
+            key[k++] = cc[i], key[k] = '\0';
     ck_assert_str_eq(tb_be->key, key);
     bp_error_t err = {0};
     json_t *env = bp_be_cuda_env(&err);
@@ -405,8 +407,9 @@ START_TEST(t_slice)
 }
 END_TEST
 
-/* cat(-x2, x1): the negation flips the sign bit (f16 keeps NaN payloads,
- * __hneg) or goes through float (bf16). */
+/* cat(-x2, x1): the negation flips the sign bit (f32; f16 through __hneg,
+ * neg.f16) or goes through float (bf16).  A NaN stays a NaN; PTX leaves
+ * its payload after neg.f16 unspecified, so only its class is checked. */
 START_TEST(t_rotate_half)
 {
     int64_t s[2] = {3, 8};
@@ -427,8 +430,9 @@ START_TEST(t_rotate_half)
             for (size_t j = 0; j < 8; j++) {
                 uint64_t src = j < 4 ? bp_buf_bits(&a, r * 8 + j + 4)
                                      : bp_buf_bits(&a, r * 8 + j - 4);
-                tb_expect_bits(&out, r * 8 + j, j < 4 ? src ^ sign : src,
-                               "rotate_half");
+                uint64_t want = j < 4 ? src ^ sign : src;
+                if (!same_or_both_nan(dt, bp_buf_bits(&out, r * 8 + j), want))
+                    tb_expect_bits(&out, r * 8 + j, want, "rotate_half");
             }
         tb_drop(&a);
         tb_drop(&out);
