@@ -39,6 +39,73 @@ static int keep(const bp_run_opts_t *o, const bp_probe_t *p, bp_dtype_t dt,
     return BP_EXIT_OK;
 }
 
+/* --repeat N: runs the probe N-1 more times on be and reports every output
+ * whose bits change from the first run (run-to-run nondeterminism). */
+static int repeat_runs(const bp_run_opts_t *o, bp_backend_t *be, const bp_probe_t *p,
+                       bp_dtype_t dt, const bp_buf_t *first, bp_report_t *rep)
+{
+    bp_error_t err = {0};
+    bp_buf_t *again = calloc(p->nops ? p->nops : 1, sizeof *again);
+    int rc = again ? BP_EXIT_OK : BP_EXIT_TROUBLE;
+    char label[64];
+    size_t *changed = calloc(p->noutputs ? p->noutputs : 1, sizeof *changed);
+    bp_cmp_t *worst = calloc(p->noutputs ? p->noutputs : 1, sizeof *worst);
+    if (!changed || !worst)
+        rc = BP_EXIT_TROUBLE;
+    for (int r = 1; r < o->repeat && !rc; r++) {
+        if (bp_backend_run(be, p, dt, again, &err))
+            rc = bp_cli_fail(&err);
+        for (size_t oi = 0; oi < p->noutputs && !rc; oi++) {
+            const bp_output_t *out = &p->outputs[oi];
+            bp_cmp_t c;
+            if (bp_compare(&first[out->buf], &again[out->buf], NULL, &o->cmp, &c, &err)) {
+                rc = bp_cli_fail(&err);
+                break;
+            }
+            /* Keep the first run that changed, or the last one. */
+            if (c.mismatched && !changed[oi]) {
+                bp_cmp_free(&worst[oi]);
+                worst[oi] = c;
+                changed[oi] = (size_t)r + 1;
+            } else if (!changed[oi]) {
+                bp_cmp_free(&worst[oi]);
+                worst[oi] = c;
+            } else {
+                bp_cmp_free(&c);
+            }
+        }
+        bp_backend_bufs_free(again, p->nops);
+        memset(again, 0, p->nops * sizeof *again);
+    }
+    for (size_t oi = 0; oi < p->noutputs && o->repeat > 1 && again && changed && worst; oi++) {
+        if (!rc) {
+            const bp_output_t *out = &p->outputs[oi];
+            if (changed[oi])
+                snprintf(label, sizeof label, "%s run %zu", be->name, changed[oi]);
+            else
+                snprintf(label, sizeof label, "%s runs 2-%d", be->name, o->repeat);
+            bp_policy_t exact;
+            bp_policy_exact(&exact);
+            bp_result_t res = {
+                .probe = p->name, .file = p->path, .line = out->line, .output = out->name,
+                .dtype = first[out->buf].dtype, .kind = BP_RES_REPEAT,
+                .a = (char *)be->name, .b = label, .policy = exact, .compared = true,
+                .counts = true, .cmp = worst[oi],
+            };
+            if (bp_report_add(rep, &res)) {
+                memset(&worst[oi], 0, sizeof worst[oi]);
+                continue;
+            }
+            rc = BP_EXIT_TROUBLE;
+        }
+        bp_cmp_free(&worst[oi]);
+    }
+    free(changed);
+    free(worst);
+    free(again);
+    return rc;
+}
+
 static int run_one(const bp_run_opts_t *o, backends_t *bs, const bp_probe_t *p,
                    bp_dtype_t dt, bp_report_t *rep, bp_st_file_t *save)
 {
@@ -55,6 +122,8 @@ static int run_one(const bp_run_opts_t *o, backends_t *bs, const bp_probe_t *p,
             rc = bp_cli_fail(&err);
         }
     }
+    for (int k = 0; k < bs->n && !rc; k++)
+        rc = repeat_runs(o, bs->be[k], p, dt, bufs[k], rep);
     for (int k = 0; save && k < bs->n && !rc; k++)
         rc = keep(o, p, dt, bufs[k], &save[k]);
     for (size_t oi = 0; oi < p->noutputs && !rc; oi++) {

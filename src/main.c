@@ -29,6 +29,8 @@ const bp_cmd_t bp_commands[] = {
      "  --cpu-math M      sleef-u10 (default), sleef-u35 or libm for CPU transcendentals\n"
      "  --gpu N           CUDA device index (default 0)\n"
      "  --threads N       oracle worker threads (default: one per core)\n"
+     "  --repeat N        run each probe N times per backend; any bit that changes\n"
+     "                    between runs is drift (run-to-run nondeterminism)\n"
      "  --first K         show the first K mismatches per comparison (default 10)\n"
      "  --nan-payload     NaN payload bits count (default: NaNs equal by class)\n"
      "  --quiet           print only differences and the summary"},
