@@ -6,12 +6,13 @@
  * touched).  A block that differs goes, 1024 elements at a time, through a
  * vector kernel (compare_vec.c: f32, bf16, f16 with AVX2) that computes
  * distances, differences and counts for all lanes at once; compare.c then
- * fills the histogram and locates a new maximum.  Chunks the kernel does not take (an inf
- * or NaN inside, a short tail, the first K mismatches still being recorded,
- * f64, integers) go through a scalar loop specialised per dtype (the dtype
- * is a constant in each always-inline instance), with the rare cases off
- * the hot path.  Both paths perform the same IEEE operations, so they agree
- * bit for bit (the tests run each). */
+ * fills the histogram and locates a new maximum.  Chunks the kernel does
+ * not take (an inf or NaN inside, a short tail, the first K mismatches
+ * still being recorded, f64, integers, CPUs without AVX2) go through a
+ * scalar loop specialised per dtype (the dtype is a constant in each
+ * always-inline instance), with the rare cases off the hot path.  Both
+ * paths perform the same IEEE operations, so they agree bit for bit (the
+ * tests run each). */
 #include "compare.h"
 #include "compare_vec.h"
 

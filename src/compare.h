@@ -16,13 +16,15 @@
  *    such an element gets ulp = UINT64_MAX and abs = rel = inf, lands in
  *    the "inf/nan" bin, counts in class_changes and is outside every policy.
  *  - Finite mismatch: ulp = bp_ulp_distance (>= 1), abs = |a - b| in
- *    double, rel = abs / |a| (inf when a is 0).
+ *    double (inf only for f64 beyond DBL_MAX, e.g. DBL_MAX vs -DBL_MAX;
+ *    still a finite mismatch), rel = abs / |a| (inf when a is 0).
  * Integers: ulp = |a - b| (exact), abs the same as a double, rel = abs/|a|.
  *
  * Maxima (abs, rel, ulp) run over all mismatched elements, non-finite ones
  * included, so they never understate a drift; the lowest index wins ties.
  * An element is within the policy when it is equal, or finite and within
- * max_ulp (ulp policy) or within abs + rel*|a| (tolerance policy).  The
+ * max_ulp (ulp policy) or within abs + rel*|a| (tolerance policy, as
+ * torch.isclose; the product rounded on its own, never fused).  The
  * tensor passes when beyond_policy <= allowed, the largest n for which
  * n / total (a correctly rounded double) <= max_mismatch_fraction, so
  * "fraction=0.29" admits 29 of 100 as written. */
@@ -96,9 +98,10 @@ const char *bp_hist_label(int bin);
 /* Inclusive distance range of a bin (the class bin: UINT64_MAX, both). */
 uint64_t bp_hist_lo(int bin);
 uint64_t bp_hist_hi(int bin);
-/* Smallest bin upper edge below which at least p percent (0..100) of all
- * elements lie: 50 gives the median's bin edge, 100 the maximum's.
- * INFINITY when that falls in the class bin; 0 for an empty tensor. */
+/* Upper edge of the bin holding the element of rank ceil(p/100 * total)
+ * (at least 1) in distance order, p in 0..100: 50 bounds the median, 100
+ * the maximum (exact for bins 0, 1 and 2).  INFINITY when that element is
+ * a non-finite mismatch; 0 for an empty tensor. */
 double bp_cmp_percentile_ulp(const bp_cmp_t *c, double p);
 /* Multi-dimensional index of flat position i in the compared shape. */
 void bp_cmp_index_format(const bp_cmp_t *c, size_t i, char *out, size_t n);
