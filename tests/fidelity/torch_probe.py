@@ -96,7 +96,9 @@ def run_op(op, params, bufs, saved, dt_out):
         if k == "div":
             form = op.get("formulation", "default")
             if form == "true" and not torch.is_tensor(b):
-                b = torch.tensor(b, device=DEV)  # a device tensor: true division
+                # A divisor tensor of a's shape reaches DivFunctor (true
+                # division), not the CPU-scalar reciprocal path.
+                b = torch.full_like(a, b, dtype=torch.result_type(a, b))
             elif form == "reciprocal" and not torch.is_tensor(b):
                 b32 = torch.tensor(b, dtype=torch.float32)
                 return a * (1.0 / b32).item(), True
