@@ -66,8 +66,8 @@ static bp_status syntax_error(const char *path, const yaml_parser_t *ps,
             if (text[i] == '\n') {
                 line++;
                 col = 1;
-            } else {
-                col++;
+            } else if (((unsigned char)text[i] & 0xc0) != 0x80) {
+                col++; /* characters, as libyaml's marks count them */
             }
         }
         if (ps->problem_value != -1)
