@@ -296,7 +296,7 @@ static bp_status get_form(ld_t *L, bp_op_t *op, const yn_t *n)
                                      : "sequential, pairwise or default");
 }
 
-/* Keys each op kind takes besides out, op and dtype. */
+/* The keys each op kind takes (out, op and dtype for all). */
 static const char *const *op_keys(bp_op_kind_t k)
 {
     static const char *const tensor[] = {"out", "op", "dtype", "values", "shape", NULL};
