@@ -72,7 +72,7 @@ typedef struct bp_op {
     double start, end, step;     /* arange */
     bool has_axis;
     int axis;                    /* concat, slice, sum (negative: from the end) */
-    int64_t s_start, s_end, s_step; /* slice */
+    int64_t s_start, s_end, s_step; /* slice; s_end INT64_MAX: to the end */
     int ndim;                    /* tensor, uniform */
     int64_t shape[BP_MAXDIM];
     double *values;              /* tensor */
@@ -96,7 +96,7 @@ const char *bp_form_name(bp_form_t f);
  * (metas[j] for j < its index) and the dtype the probe runs in.  Type
  * promotion follows PyTorch: float tensors beat scalars; bf16 with f16 gives
  * f32; an integer tensor with a float scalar, or in a true division or a
- * float function, gives f32 (the default dtype)..
+ * float function, gives f32 (the default dtype).
  * Two integer tensors give i64 (i32 with i32 stays i32); an integer tensor
  * with an integer scalar keeps its dtype; sum of integers gives i64; matmul
  * does not promote (one float dtype for both operands, as torch.matmul).

@@ -80,7 +80,7 @@ bp_status bp_probe_infer(const bp_probe_t *p, bp_dtype_t run_dtype,
         if (st) {
             char msg[sizeof err->msg];
             snprintf(msg, sizeof msg, "%s", err->msg);
-            return bp_error_set(err, st, "%s:%d:%d: %s (op '%s', %s, in %s)",
+            return bp_error_set(err, st, "%s:%d:%d: %s in op '%s' (%s, %s)",
                                 p->path, op->line, op->col, msg, op->out,
                                 bp_op_name(op->kind), bp_dtype_name(run_dtype));
         }

@@ -296,7 +296,7 @@ static bp_status get_form(ld_t *L, bp_op_t *op, const yn_t *n)
                                      : "sequential, pairwise or default");
 }
 
-/* Keys each op kind takes besides out, op and dtype. */
+/* The keys each op kind takes (out, op and dtype for all). */
 static const char *const *op_keys(bp_op_kind_t k)
 {
     static const char *const tensor[] = {"out", "op", "dtype", "values", "shape", NULL};
@@ -477,7 +477,11 @@ static bp_status parse_op(ld_t *L, size_t i, const yn_t *n)
         return st;
     if (!bp_op_lookup(s, &op->kind))
         return bad(L, x, "unknown op '%.80s'", s);
-    snprintf(where, sizeof where, "op #%zu (%s)", i + 1, s);
+    const yn_t *o = bp_yaml_get(n, "out");
+    if (o && o->kind == BP_YN_SCALAR && is_ident(o->str))
+        snprintf(where, sizeof where, "op '%s' (%s)", o->str, s);
+    else
+        snprintf(where, sizeof where, "op #%zu (%s)", i + 1, s);
     if ((st = map_check(L, n, op_keys(op->kind), where)) ||
         (st = map_need(L, n, "out", where, &x)) ||
         (st = get_str(L, x, "out", &s)))
@@ -491,7 +495,6 @@ static bp_status parse_op(ld_t *L, size_t i, const yn_t *n)
                          "column %d)", s, L->defs[j]->line, L->defs[j]->col);
     if (!(op->out = strdup(s)))
         return oom(L);
-    snprintf(where, sizeof where, "op '%s' (%s)", s, bp_op_name(op->kind));
     if ((x = bp_yaml_get(n, "dtype"))) {
         if ((st = get_dtype(L, x, true, &op->dtype_is_run, &op->dtype)))
             return st;

@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <locale.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,7 +35,7 @@ void bp_yaml_free(bp_ynode_t *y)
 }
 
 bp_status bp_yaml_errorv(bp_error_t *err, const char *path, int line, int col,
-                     const char *fmt, va_list ap)
+                         const char *fmt, va_list ap)
 {
     char msg[768];
     vsnprintf(msg, sizeof msg, fmt, ap);
@@ -66,8 +67,8 @@ static bp_status syntax_error(const char *path, const yaml_parser_t *ps,
             if (text[i] == '\n') {
                 line++;
                 col = 1;
-            } else {
-                col++;
+            } else if (((unsigned char)text[i] & 0xc0) != 0x80) {
+                col++; /* characters, as libyaml's marks count them */
             }
         }
         if (ps->problem_value != -1)
@@ -303,12 +304,18 @@ static bool in_list(const char *s, const char *const *list)
     return false;
 }
 
+static locale_t c_loc;
+
+static void c_locale_init(void)
+{
+    c_loc = newlocale(LC_NUMERIC_MASK, "C", (locale_t)0);
+}
+
 static locale_t c_locale(void)
 {
-    static locale_t loc;
-    if (!loc)
-        loc = newlocale(LC_NUMERIC_MASK, "C", (locale_t)0);
-    return loc;
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
+    pthread_once(&once, c_locale_init);
+    return c_loc;
 }
 
 static size_t span(const char *s, const char *set)
@@ -376,8 +383,8 @@ int bp_yaml_number(const char *s, double *v, bool *is_int)
     if (*q)
         return 0;
     char *end;
-    errno = 0;
-    *v = strtod_l(s, &end, c_locale());
+    locale_t loc = c_locale();
+    *v = loc ? strtod_l(s, &end, loc) : strtod(s, &end);
     if (*end)
         return 0;
     if (isinf(*v))
