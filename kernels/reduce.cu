@@ -9,10 +9,12 @@
  * as PyTorch's acc_type, double for f64, int64 for integers) and the
  * result is rounded once to the output dtype.  The pairwise recursion
  * runs on an explicit stack (no device recursion, so ptxas can size the
- * frame); 64 levels cover any length that fits in int64. */
+ * frame); 40 levels cover lengths below 2^39, far beyond the largest
+ * tensor bitprobe allocates (BP_BUF_MAX_BYTES), and keep the frame under
+ * the default 1 KiB stack of a thread. */
 #include "bpk_common.cuh"
 
-#define BPK_PAIRWISE_DEPTH 64
+#define BPK_PAIRWISE_DEPTH 40
 
 template <typename T>
 __device__ T bpk_sum_sequential(const void *p, int dt, int64_t base,
@@ -89,7 +91,8 @@ extern "C" int bpk_sum(void *stream, int pairwise, void *out, int out_dt,
                        int64_t inner)
 {
     if (!bpk_dtype_ok(out_dt) || !bpk_dtype_ok(in_dt) || outer < 0 ||
-        len < 0 || inner < 0 || (pairwise != 0 && pairwise != 1))
+        len < 0 || inner < 0 || (pairwise != 0 && pairwise != 1) ||
+        len >= ((int64_t)1 << (BPK_PAIRWISE_DEPTH - 1)))
         return (int)cudaErrorInvalidValue;
     int64_t n = outer * inner;
     if (n <= 0)

@@ -40,6 +40,7 @@ typedef struct {
     cublasHandle_t blas;
     void *workspace;
     int debug;
+    bp_op_fn ops[BP_OP_COUNT]; /* be_cuda_ops.c's entries */
     pool_ent_t *pool;
     size_t npool, cap;
 } cuda_state_t;
@@ -370,6 +371,13 @@ static void cuda_destroy(bp_backend_t *be)
     }
 }
 
+/* Every op runs with the backend's device current. */
+static bp_status cuda_op(bp_backend_t *be, const bp_exec_t *x, bp_error_t *err)
+{
+    bp_status st = bp_cuda_use(be, err);
+    return st ? st : state(be)->ops[x->op->kind](be, x, err);
+}
+
 /* Stream, cuBLAS handle with pinned numerics, and a trial launch so that a
  * device the kernels were not built for is refused here, by name. */
 static bp_status setup(bp_backend_t *be, const struct cudaDeviceProp *p,
@@ -474,6 +482,11 @@ bp_status bp_be_cuda_open(const bp_backend_opts_t *o, bp_backend_t **out,
     be->download = cuda_download;
     be->destroy = cuda_destroy;
     bp_cuda_ops_install(be);
+    for (int k = 0; k < BP_OP_COUNT; k++) {
+        s->ops[k] = be->op[k];
+        if (be->op[k])
+            be->op[k] = cuda_op;
+    }
     st = setup(be, &p, err);
     if (!st)
         st = fingerprint(be, &p, err);

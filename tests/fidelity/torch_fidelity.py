@@ -31,7 +31,7 @@ SKIP = 77
 
 try:
     import torch
-except ImportError as e:  # pragma: no cover - depends on the machine
+except (ImportError, OSError) as e:  # a missing or broken install
     print(f"SKIP: torch is not importable ({e})")
     sys.exit(SKIP)
 
