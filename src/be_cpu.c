@@ -317,8 +317,7 @@ static void convert_one(const bp_buf_t *src, size_t i, bp_buf_t *out, size_t j)
         bp_cpu_store(out, j, bp_buf_get(src, i));
 }
 
-bp_status bp_cpu_op_cast(bp_backend_t *be, const bp_exec_t *x,
-                         bp_error_t *err)
+bp_status bp_cpu_op_cast(bp_backend_t *be, const bp_exec_t *x, bp_error_t *err)
 {
     (void)be;
     bp_status s = need_tensor(x->a, "cast's input", err);
@@ -336,8 +335,8 @@ bp_status bp_cpu_op_cast(bp_backend_t *be, const bp_exec_t *x,
 static void store_neg(const bp_buf_t *src, size_t i, bp_buf_t *out, size_t j)
 {
     if (is_int(out->dtype)) {
-        int64_t v = is_int(src->dtype) ? load_i64(src, i)
-                                       : to_i64(bp_buf_get(src, i));
+        int64_t v =
+            is_int(src->dtype) ? load_i64(src, i) : to_i64(bp_buf_get(src, i));
         bp_cpu_store_i64(out, j, (int64_t)(0 - (uint64_t)v));
         return;
     }
@@ -432,12 +431,13 @@ bp_status bp_cpu_op_slice(bp_backend_t *be, const bp_exec_t *x,
         start = dim;
     if (count > 0 && start + (count - 1) * step >= dim)
         return bp_error_set(err, BP_EINTERNAL, "slice runs past the end");
-    size_t outer = span(in->shape, 0, ax), inner = span(in->shape, ax + 1,
-                                                        in->ndim);
+    size_t outer = span(in->shape, 0, ax),
+           inner = span(in->shape, ax + 1, in->ndim);
     size_t j = 0;
     for (size_t o = 0; o < outer; o++)
         for (int64_t c = 0; c < count; c++) {
-            size_t base = (o * (size_t)dim + (size_t)(start + c * step)) * inner;
+            size_t base =
+                (o * (size_t)dim + (size_t)(start + c * step)) * inner;
             for (size_t e = 0; e < inner; e++)
                 convert_one(in, base + e, out, j++);
         }
@@ -472,8 +472,9 @@ const char *bp_cpu_simd_name(const bp_cpu_t *c)
 {
     if (c->math == BP_CPU_MATH_LIBM)
         return "none (libm)";
-    return c->simd ? "avx2" : "none (scalar SLEEF: bits can differ from "
-                              "ATen's AVX2 kernels)";
+    return c->simd ? "avx2"
+                   : "none (scalar SLEEF: bits can differ from "
+                     "ATen's AVX2 kernels)";
 }
 
 static void cpu_destroy(bp_backend_t *be)
@@ -497,11 +498,11 @@ static json_t *fingerprint(const bp_cpu_t *c)
 #endif
     return json_pack(
         "{s:s, s:s, s:s, s:s, s:i, s:i, s:i, s:s, s:s, s:s}", "cpu_math",
-        bp_cpu_math_name(c->math), "sleef", sleef, "simd",
-        bp_cpu_simd_name(c), "aten_cpu_capability",
-        c->vec_bytes == 64 ? "avx512" : "avx2", "vector_bytes", c->vec_bytes,
-        "vector_width_f32", (int)bp_cpu_lanes(BP_F32, c->vec_bytes),
-        "aten_threads", BP_CPU_THREADS, "compiler", cc, "matmul",
+        bp_cpu_math_name(c->math), "sleef", sleef, "simd", bp_cpu_simd_name(c),
+        "aten_cpu_capability", c->vec_bytes == 64 ? "avx512" : "avx2",
+        "vector_bytes", c->vec_bytes, "vector_width_f32",
+        (int)bp_cpu_lanes(BP_F32, c->vec_bytes), "aten_threads",
+        BP_CPU_THREADS, "compiler", cc, "matmul",
         "fp32 accumulator, k ascending, one fmaf per product, start +0",
         "transcendentals",
         "SLEEF's AVX2 entry points (PyTorch's non-MKL path; x86 wheels use "

@@ -37,8 +37,8 @@
 
 typedef struct {
     bp_cpu_math_t math;
-    bool simd;      /* AVX2 and FMA present: SLEEF's AVX2 entry points run */
-    int vec_bytes;  /* register width for kernels with an AVX-512 build */
+    bool simd;     /* AVX2 and FMA present: SLEEF's AVX2 entry points run */
+    int vec_bytes; /* register width for kernels with an AVX-512 build */
 } bp_cpu_t;
 
 /* Lanes of one ATen register of dt for a register of `bytes` bytes. */

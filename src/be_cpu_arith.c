@@ -21,9 +21,10 @@
  *   once per register, lane k = T(base + k*step) computed in accscalar_t
  *   (lane 0 is base itself); the last n % (2*V) elements of a chunk are
  *   T(start + step*idx).  Each a + b*c there is one fused multiply-add, as
- *   PyTorch's compiler emits it (see arange_chunk).  The kernel is registered for AVX2 only, so V is 8
- *   for f32, 16 for bf16/f16, 4 for f64 on every x86 host.  Integer
- *   dtypes: exact, start and step truncated to int64.
+ *   PyTorch's compiler emits it (see arange_chunk).  The kernel is
+ *   registered for AVX2 only, so V is 8 for f32, 16 for bf16/f16, 4 for
+ *   f64 on every x86 host.  Integer dtypes: exact, start and step
+ *   truncated to int64.
  * matmul: not what PyTorch does (MKL/oneDNN blocking varies by build): a
  *   fixed order instead.  For out[i][j] the accumulator starts at +0 and
  *   takes acc = fma(a[i][k], b[k][j], acc) for k ascending, in float for
@@ -75,7 +76,7 @@ static double scalar_as(bp_op_kind_t k, bp_dtype_t dt, double v, bool is_a,
     bool f32 = bp_cpu_opmath_f32(dt);
     if (k == BP_OP_ADD || k == BP_OP_SUB ||
         (k == BP_OP_DIV && is_a && form == BP_FORM_TRUE))
-        return bp_cpu_round(dt, v); /* cast to the common dtype */
+        return bp_cpu_round(dt, v);    /* cast to the common dtype */
     return f32 ? (double)(float)v : v; /* opmath: original_scalar_value */
 }
 
@@ -123,7 +124,8 @@ bp_status bp_cpu_op_binary(bp_backend_t *be, const bp_exec_t *x,
         return bp_error_set(err, BP_EINPUT, "%s needs a tensor operand",
                             bp_op_name(k));
     if (form != BP_FORM_DEFAULT &&
-        (k != BP_OP_DIV || (form != BP_FORM_TRUE && form != BP_FORM_RECIPROCAL)))
+        (k != BP_OP_DIV ||
+         (form != BP_FORM_TRUE && form != BP_FORM_RECIPROCAL)))
         return bp_error_set(err, BP_EINPUT, "%s has no formulation '%s'",
                             bp_op_name(k), bp_form_name(form));
     if (is_int(dt))
@@ -167,8 +169,8 @@ bp_status bp_cpu_op_outer(bp_backend_t *be, const bp_exec_t *x,
     row.ndim = 2;
     row.shape[0] = 1;
     row.shape[1] = b->shape[0];
-    x = &(bp_exec_t){.op = &(bp_op_t){.kind = BP_OP_MUL}, .a = &col, .b = &row,
-                     .out = out};
+    x = &(bp_exec_t){
+        .op = &(bp_op_t){.kind = BP_OP_MUL}, .a = &col, .b = &row, .out = out};
     return bp_cpu_op_binary(be, x, err);
 }
 
@@ -198,8 +200,7 @@ static void arange_chunk(bp_buf_t *out, double start, double step, size_t p,
     float fs = (float)start, fd = (float)step;
     for (; i + 2 * v <= n; i += 2 * v)
         for (size_t r = i; r < i + 2 * v; r += v) {
-            float base =
-                (float)bp_cpu_round(dt, fmaf(fd, (float)(p + r), fs));
+            float base = (float)bp_cpu_round(dt, fmaf(fd, (float)(p + r), fs));
             for (size_t k = 0; k < v; k++)
                 bp_cpu_store(out, p + r + k,
                              k ? fmaf((float)k, fd, base) : base);
@@ -296,8 +297,8 @@ bp_status bp_cpu_op_matmul(bp_backend_t *be, const bp_exec_t *x,
             if (f32) {
                 float acc = 0.0f;
                 for (size_t p = 0; p < kk; p++)
-                    acc = fmaf((float)av[i * kk + p], (float)bv[p * n + j],
-                               acc);
+                    acc =
+                        fmaf((float)av[i * kk + p], (float)bv[p * n + j], acc);
                 r = acc;
             } else {
                 double acc = 0.0;

@@ -109,16 +109,16 @@ static void map4(v4_fn f, double *x, size_t n)
 static float pow8(float x, float y)
 {
     float r[8];
-    _mm256_storeu_ps(r, Sleef_powf8_u10avx2(_mm256_set1_ps(x),
-                                            _mm256_set1_ps(y)));
+    _mm256_storeu_ps(
+        r, Sleef_powf8_u10avx2(_mm256_set1_ps(x), _mm256_set1_ps(y)));
     return r[0];
 }
 
 static double pow4(double x, double y)
 {
     double r[4];
-    _mm256_storeu_pd(r, Sleef_powd4_u10avx2(_mm256_set1_pd(x),
-                                            _mm256_set1_pd(y)));
+    _mm256_storeu_pd(
+        r, Sleef_powd4_u10avx2(_mm256_set1_pd(x), _mm256_set1_pd(y)));
     return r[0];
 }
 #pragma GCC pop_options
@@ -373,8 +373,9 @@ static bp_status pow_int(bp_buf_t *out, const bp_exec_t *x, bp_error_t *err)
     if (!s && x->b)
         s = bp_cpu_expand_i64(x->b, out, &ys, err);
     if (!s && !x->b && x->op->b.value < 0)
-        s = bp_error_set(err, BP_EINPUT, "integers to negative integer "
-                                         "powers are not allowed");
+        s = bp_error_set(err, BP_EINPUT,
+                         "integers to negative integer "
+                         "powers are not allowed");
     for (size_t i = 0; !s && i < out->numel; i++)
         bp_cpu_store_i64(out, i,
                          powi(xs ? xs[i] : (int64_t)x->op->a.value,

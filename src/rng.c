@@ -52,8 +52,8 @@ void bp_philox4x32_10(const uint32_t ctr[4], const uint32_t key[2],
         out[i] = c[i];
 }
 
-float bp_rng_uniform(uint64_t seed, uint64_t stream, uint64_t index,
-                     float low, float high)
+float bp_rng_uniform(uint64_t seed, uint64_t stream, uint64_t index, float low,
+                     float high)
 {
     const uint32_t ctr[4] = {(uint32_t)index, (uint32_t)(index >> 32),
                              (uint32_t)stream, (uint32_t)(stream >> 32)};

@@ -56,8 +56,8 @@ START_TEST(t_uniform_from_kat)
          0xd16cfe09},
     };
     for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
-        float got = bp_rng_uniform(c[i].seed, c[i].stream, c[i].index, 0.0f,
-                                   1.0f);
+        float got =
+            bp_rng_uniform(c[i].seed, c[i].stream, c[i].index, 0.0f, 1.0f);
         float want = (float)ldexp((double)(c[i].word0 >> 8), -24);
         ck_assert_msg(fbits(got) == fbits(want),
                       "case %zu: got %a (0x%08x), want %a (0x%08x)", i,
@@ -124,14 +124,14 @@ START_TEST(t_uniform_counter_words)
     float c = bp_rng_uniform(7, 1ull << 32, 0, 0.0f, 1.0f);
     float d = bp_rng_uniform(7ull << 32, 0, 0, 0.0f, 1.0f);
     uint32_t w[4];
-    bp_philox4x32_10((const uint32_t[4]){0, 1, 0, 0}, (const uint32_t[2]){7, 0},
-                     w);
+    bp_philox4x32_10((const uint32_t[4]){0, 1, 0, 0},
+                     (const uint32_t[2]){7, 0}, w);
     ck_assert_uint_eq(fbits(b), fbits((float)ldexp((double)(w[0] >> 8), -24)));
-    bp_philox4x32_10((const uint32_t[4]){0, 0, 0, 1}, (const uint32_t[2]){7, 0},
-                     w);
+    bp_philox4x32_10((const uint32_t[4]){0, 0, 0, 1},
+                     (const uint32_t[2]){7, 0}, w);
     ck_assert_uint_eq(fbits(c), fbits((float)ldexp((double)(w[0] >> 8), -24)));
-    bp_philox4x32_10((const uint32_t[4]){0, 0, 0, 0}, (const uint32_t[2]){0, 7},
-                     w);
+    bp_philox4x32_10((const uint32_t[4]){0, 0, 0, 0},
+                     (const uint32_t[2]){0, 7}, w);
     ck_assert_uint_eq(fbits(d), fbits((float)ldexp((double)(w[0] >> 8), -24)));
     ck_assert(fbits(a) != fbits(b) && fbits(a) != fbits(c) &&
               fbits(a) != fbits(d));
@@ -142,7 +142,8 @@ int main(void)
 {
     Suite *s = suite_create("rng");
     TCase *tc = tcase_create("philox");
-    tcase_add_loop_test(tc, t_philox_kat, 0, (int)(sizeof kat / sizeof kat[0]));
+    tcase_add_loop_test(tc, t_philox_kat, 0,
+                        (int)(sizeof kat / sizeof kat[0]));
     tcase_add_test(tc, t_uniform_from_kat);
     tcase_add_test(tc, t_uniform_scaled_hand);
     tcase_add_test(tc, t_uniform_separate_roundings);
