@@ -30,7 +30,7 @@ typedef struct {
     int ninputs;
     const bp_buf_t *a;
     size_t outer, inner, dim;      /* dim: the output's extent on the axis */
-    int64_t offs[65];              /* concat: first output position of input k */
+    int64_t offs[65];              /* concat: where input k starts */
     size_t src_dim, start, step;   /* slice */
 } copy_ctx_t;
 
