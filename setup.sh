@@ -28,4 +28,4 @@ fi
     autoreconf -fi
 [ -f Makefile ] && [ Makefile -nt configure ] || ./configure ${BITPROBE_CONFIGURE:-}
 make -j"$(nproc)"
-./src/bitprobe env
+./src/bitprobe run --quiet

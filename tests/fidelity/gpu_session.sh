@@ -21,12 +21,22 @@ log acceptance
 $B run seed-div --device cpu,cuda --no-golden --dtype fp32
 $B run seed-inv-freq --device cpu,cuda --no-golden --dtype fp32
 $B run rope-llama2 --dtype fp32 --device cpu,cuda --no-golden --first 8 | grep -A20 'inv_freq'
+log div true vs reciprocal: cpu, cuda, oracle
+$B run div-by-3-and-7 --device oracle,cpu,cuda --no-golden --dtype fp32 --quiet --first 2
 log fidelity
 rm -rf "$OUT/bundle"
 $B run --device cuda --no-golden --save /tmp/bundle --intermediates --quiet >/dev/null
 python3 tests/fidelity/torch_probe.py /tmp/bundle --probes probes; echo "fidelity: exit $?"
 log repeat
 $B run --device cuda --no-golden --repeat 10 --quiet; echo "repeat: exit $?"
+if [ "${SANITIZE:-0}" = 1 ]; then
+  log compute-sanitizer
+  make check-sanitizer 2>&1 | grep -E "ERROR SUMMARY|RACECHECK SUMMARY|exit|Error" ; echo "check-sanitizer: exit $?"
+  for tool in memcheck initcheck racecheck; do
+    compute-sanitizer --tool $tool --error-exitcode 9 $B run --device cuda --no-golden --quiet >/dev/null 2>"$OUT/san-$tool.txt"
+    echo "bitprobe run under $tool: exit $?"; grep -E "SUMMARY" "$OUT/san-$tool.txt"
+  done
+fi
 if [ "${BLESS:-0}" = 1 ]; then
   log bless
   $B bless --device cuda | grep -v unchanged
