@@ -31,9 +31,9 @@ log repeat
 $B run --device cuda --no-golden --repeat 10 --quiet; echo "repeat: exit $?"
 if [ "${SANITIZE:-0}" = 1 ]; then
   log compute-sanitizer
-  make check-sanitizer 2>&1 | grep -E "ERROR SUMMARY|RACECHECK SUMMARY|exit|Error" ; echo "check-sanitizer: exit $?"
+  timeout 200 make check-sanitizer 2>&1 | grep -E "ERROR SUMMARY|RACECHECK SUMMARY|exit|Error" ; echo "check-sanitizer: exit $?"
   for tool in memcheck initcheck racecheck; do
-    compute-sanitizer --tool $tool --error-exitcode 9 $B run --device cuda --no-golden --quiet >/dev/null 2>"$OUT/san-$tool.txt"
+    timeout 150 compute-sanitizer --tool $tool --error-exitcode 9 $B run --device cuda --no-golden --quiet >/dev/null 2>"$OUT/san-$tool.txt"
     echo "bitprobe run under $tool: exit $?"; grep -E "SUMMARY" "$OUT/san-$tool.txt"
   done
 fi
