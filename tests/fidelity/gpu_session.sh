@@ -31,7 +31,11 @@ log repeat
 $B run --device cuda --no-golden --repeat 10 --quiet; echo "repeat: exit $?"
 if [ "${SANITIZE:-0}" = 1 ]; then
   log compute-sanitizer
-  timeout 200 make check-sanitizer 2>&1 | grep -E "ERROR SUMMARY|RACECHECK SUMMARY|exit|Error" ; echo "check-sanitizer: exit $?"
+  make tests/check_be_cuda >/dev/null 2>&1
+  for tool in memcheck initcheck racecheck; do
+    BP_CUDA_DEBUG=1 timeout 200 compute-sanitizer --tool $tool --error-exitcode 9 ./tests/check_be_cuda >"$OUT/san-unit-$tool.txt" 2>&1
+    echo "check_be_cuda under $tool: exit $?"; grep -E "SUMMARY|Checks:" "$OUT/san-unit-$tool.txt"
+  done
   for tool in memcheck initcheck racecheck; do
     timeout 150 compute-sanitizer --tool $tool --error-exitcode 9 $B run --device cuda --no-golden --quiet >/dev/null 2>"$OUT/san-$tool.txt"
     echo "bitprobe run under $tool: exit $?"; grep -E "SUMMARY" "$OUT/san-$tool.txt"

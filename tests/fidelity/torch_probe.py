@@ -95,6 +95,8 @@ def run_op(op, params, bufs, saved, dt_out):
         b = operand(op["b"], params, bufs)
         if k == "div":
             form = op.get("formulation", "default")
+            if form is True:  # YAML 1.1 reads a bare `true` as a boolean
+                form = "true"
             if form == "true" and not torch.is_tensor(b):
                 # A divisor tensor of a's shape reaches DivFunctor (true
                 # division), not the CPU-scalar reciprocal path.
