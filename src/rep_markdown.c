@@ -155,14 +155,24 @@ static void title(FILE *f, const bp_report_t *rep)
     fprintf(f, "Sides: *a* is the expected or reference side, *b* the actual one.\n\n");
     if (!rep->n)
         return;
-    fputs("| probe | output | dtype | b vs a | mismatched | % | max ulp | verdict |\n"
-          "|---|---|---|---|---:|---:|---:|---|\n", f);
+    /* diff compares tensors: no output column unless --map renamed one. */
+    bool outputs = false, tensors = true;
+    for (size_t i = 0; i < rep->n; i++) {
+        outputs |= rep->r[i].output && *rep->r[i].output;
+        tensors &= rep->r[i].kind == BP_RES_DIFF;
+    }
+    fprintf(f, "| %s |%s dtype | b vs a | mismatched | %% | max ulp | verdict |\n"
+               "|---|%s---|---|---:|---:|---:|---|\n",
+            tensors ? "tensor" : "probe", outputs ? (tensors ? " in b |" : " output |") : "",
+            outputs ? "---|" : "");
     for (size_t i = 0; i < rep->n; i++) {
         const bp_result_t *r = &rep->r[i];
         fputs("| ", f);
         bp_md_code(f, r->probe);
-        fputs(" | ", f);
-        bp_md_code(f, r->output);
+        if (outputs) {
+            fputs(" | ", f);
+            bp_md_code(f, r->output);
+        }
         fprintf(f, " | %s | ", bp_dtype_name(r->dtype));
         bp_md_code(f, r->b);
         fputs(" vs ", f);
