@@ -48,7 +48,9 @@ void bp_md_text(FILE *f, const char *s)
     }
 }
 
-void bp_md_code(FILE *f, const char *s)
+/* A code span; in a table cell '|' must be escaped (GFM splits cells
+ * before it parses spans), elsewhere the backslash would show. */
+static void code_span(FILE *f, const char *s, bool cell)
 {
     s = s ? s : "";
     if (!*s)
@@ -67,7 +69,7 @@ void bp_md_code(FILE *f, const char *s)
     for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
         if (is_ctl(*p))
             fputc(' ', f);
-        else if (*p == '|')
+        else if (*p == '|' && cell)
             fputs("\\|", f);
         else
             fputc(*p, f);
@@ -75,6 +77,16 @@ void bp_md_code(FILE *f, const char *s)
     if (pad)
         fputc(' ', f);
     backticks(f, longest + 1);
+}
+
+void bp_md_code(FILE *f, const char *s)
+{
+    code_span(f, s, true);
+}
+
+static void code(FILE *f, const char *s)
+{
+    code_span(f, s, false);
 }
 
 /* A fenced block: the fence is longer than any backtick run in text. */
@@ -318,7 +330,7 @@ static void environment(FILE *f, const bp_report_t *rep)
     fputc('\n', f);
     for (int c = 0; c < nc; c++)
         if (!json_is_object(cols[c].env) || !json_object_size(cols[c].env)) {
-            bp_md_code(f, cols[c].label ? cols[c].label : "?");
+            code(f, cols[c].label ? cols[c].label : "?");
             fputs(" carries no environment metadata.\n\n", f);
         }
 }
@@ -328,7 +340,7 @@ static void environment(FILE *f, const bp_report_t *rep)
 static void probe_file(FILE *f, const char *path)
 {
     fputs("### ", f);
-    bp_md_code(f, path);
+    code(f, path);
     fputs("\n\n", f);
     FILE *in = fopen(path, "rb");
     if (!in) {
@@ -517,15 +529,15 @@ static void group(FILE *f, const bp_report_t *rep, size_t i, size_t j)
             break;
         }
     fputs("### ", f);
-    bp_md_code(f, g->probe);
+    code(f, g->probe);
     if (g->output && *g->output) {
         fputs(" ", f);
-        bp_md_code(f, g->output);
+        code(f, g->output);
     }
     fprintf(f, " %s%s%s\n\n", bp_dtype_name(g->dtype), *shape ? " " : "", shape);
     if (g->file) {
         fputs("Defined in ", f);
-        bp_md_code(f, g->file);
+        code(f, g->file);
         if (g->line > 0)
             fprintf(f, ", line %d", g->line);
         fputs(".\n\n", f);
@@ -541,18 +553,18 @@ static void group(FILE *f, const bp_report_t *rep, size_t i, size_t j)
         if (!r->compared || !r->cmp.mismatched)
             continue;
         fputs("#### ", f);
-        bp_md_code(f, r->b);
+        code(f, r->b);
         fputs(" vs ", f);
-        bp_md_code(f, r->a);
+        code(f, r->a);
         fputs("\n\nulp histogram:\n\n", f);
         histogram(f, &r->cmp);
         if (r->cmp.nfirst == 1)
             fputs("First mismatch (a = ", f);
         else
             fprintf(f, "First %zu mismatches (a = ", r->cmp.nfirst);
-        bp_md_code(f, r->a);
+        code(f, r->a);
         fputs(", b = ", f);
-        bp_md_code(f, r->b);
+        code(f, r->b);
         fputs("):\n\n", f);
         mismatches(f, r);
     }
@@ -573,9 +585,9 @@ static void lone_values(FILE *f, const bp_report_t *rep)
         if (i == 0)
             fputs("## Values\n\n", f);
         fputs("### ", f);
-        bp_md_code(f, v->probe);
+        code(f, v->probe);
         fputc(' ', f);
-        bp_md_code(f, v->output);
+        code(f, v->output);
         fprintf(f, " %s\n\n", bp_dtype_name(v->dtype));
         bp_result_t g = {.probe = v->probe, .output = v->output, .dtype = v->dtype};
         values(f, rep, &g);
@@ -607,10 +619,10 @@ int bp_rep_markdown(FILE *f, const bp_report_t *rep)
                 group(f, rep, i, j);
             } else if (identical && pass == 1) {
                 fputs(same++ ? ", " : "Bit-identical in every comparison: ", f);
-                bp_md_code(f, rep->r[i].probe);
+                code(f, rep->r[i].probe);
                 if (rep->r[i].output && *rep->r[i].output) {
                     fputc(' ', f);
-                    bp_md_code(f, rep->r[i].output);
+                    code(f, rep->r[i].output);
                 }
                 fprintf(f, " %s", bp_dtype_name(rep->r[i].dtype));
             }
