@@ -67,36 +67,62 @@ static int compare_sets(const bp_st_file_t *a, const bp_st_file_t *b, const map_
     return rc;
 }
 
+/* Keys of a side's environment laid out as the host's ("cpu", "libs.mpfr")
+ * so that the Markdown table puts equal things on one row, with each
+ * backend's fingerprint under "backend.<key>". */
+static void put_backend(json_t *env, const char *key, json_t *fingerprint)
+{
+    json_t *b = json_object_get(env, "backend");
+    if (!json_is_object(b)) {
+        b = json_object();
+        json_object_set_new(env, "backend", b);
+    }
+    if (key && fingerprint)
+        json_object_set(b, key, fingerprint);
+}
+
 /* What a side says about where it was made: a bundle's manifest
- * environment, or a file's metadata (its fingerprint decoded, CRCs left
- * out); {} when it has none. */
+ * environment and backends, or a file's metadata (its fingerprint decoded,
+ * CRCs left out); {} when it has none. */
 static json_t *side_env(const char *path, const bp_st_file_t *f)
 {
-    json_t *env = NULL;
+    json_t *env = json_object();
     struct stat sb;
     if (stat(path, &sb) == 0 && S_ISDIR(sb.st_mode)) {
-        json_t *m;
+        json_t *m, *b;
         bp_error_t err = {0};
+        size_t i;
         if (bp_bundle_read_manifest(path, &m, &err) == BP_OK) {
-            env = json_deep_copy(json_object_get(m, "env"));
-            json_t *backs = json_object_get(m, "backends");
-            if (env && backs)
-                json_object_set(env, "backends", backs);
+            json_t *host = json_object_get(m, "env");
+            if (json_is_object(host))
+                json_object_update(env, host);
+            json_object_del(env, "backends");
+            json_array_foreach(json_object_get(m, "backends"), i, b)
+                put_backend(env, json_string_value(json_object_get(b, "key")),
+                            json_object_get(b, "fingerprint"));
             json_decref(m);
         }
     } else if (f->meta) {
         const char *k;
         json_t *v;
-        env = json_object();
         json_object_foreach(f->meta, k, v) {
             if (strncmp(k, BP_ST_CRC_PREFIX, strlen(BP_ST_CRC_PREFIX)) == 0)
                 continue;
             const char *s = json_string_value(v);
-            json_t *parsed = s && s[0] == '{' ? json_loads(s, 0, NULL) : NULL;
-            json_object_set_new(env, k, parsed ? parsed : json_incref(v));
+            json_t *fp = s && s[0] == '{' ? json_loads(s, 0, NULL) : NULL;
+            if (strcmp(k, "fingerprint") == 0 && json_is_object(fp)) {
+                json_t *host = json_object_get(fp, "host");
+                if (json_is_object(host))
+                    json_object_update_missing(env, host);
+                put_backend(env, json_string_value(json_object_get(f->meta, "backend_key")),
+                            json_object_get(fp, "backend"));
+                json_decref(fp);
+            } else {
+                json_object_set_new(env, k, fp ? fp : json_incref(v));
+            }
         }
     }
-    return json_pack("{s:s, s:o}", "label", path, "env", env ? env : json_object());
+    return json_pack("{s:s, s:o}", "label", path, "env", env);
 }
 
 int cmd_diff(int argc, char **argv)

@@ -158,6 +158,8 @@ static void title(FILE *f, const bp_report_t *rep)
     if (drift)
         fprintf(f, "# bitprobe: drift beyond policy in %zu of %zu comparisons\n\n", drift,
                 compared);
+    else if (!compared)
+        fprintf(f, "# bitprobe: nothing compared\n\n");
     else if (differ)
         fprintf(f, "# bitprobe: %zu of %zu comparisons differ, none beyond policy\n\n",
                 differ, compared);
