@@ -142,6 +142,19 @@ void bp_fmt_exact(bp_dtype_t dt, uint64_t bits, char *out, size_t n)
         snprintf(out, n, "%.20g", bp_dtype_bits_to_double(dt, masked(dt, bits)));
 }
 
+void bp_fmt_decimal(bp_dtype_t dt, uint64_t bits, char *out, size_t n)
+{
+    if (put_common(dt, bits, out, n))
+        return;
+    /* A double is m * 2^e with m < 2^53: its exact expansion ends after at
+     * most 1074 fractional digits and has at most 767 significant ones, so
+     * %.767g prints it whole (glibc converts exactly at any precision) and
+     * %g drops the trailing zeros. */
+    char buf[BP_FMT_DECIMAL_MAX];
+    snprintf(buf, sizeof buf, "%.767g", bp_dtype_bits_to_double(dt, masked(dt, bits)));
+    put(out, n, buf);
+}
+
 void bp_fmt_hex(bp_dtype_t dt, uint64_t bits, char *out, size_t n)
 {
     if (!dtype_ok(dt)) {

@@ -2,6 +2,7 @@
  * tensor by tensor.  Exit 0 identical (or within --policy), 1 different,
  * 2 trouble, as diff(1) and cmp(1). */
 #include <getopt.h>
+#include <sys/stat.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -66,18 +67,80 @@ static int compare_sets(const bp_st_file_t *a, const bp_st_file_t *b, const map_
     return rc;
 }
 
+/* Keys of a side's environment laid out as the host's ("cpu", "libs.mpfr")
+ * so that the Markdown table puts equal things on one row, with each
+ * backend's fingerprint under "backend.<key>". */
+static void put_backend(json_t *env, const char *key, json_t *fingerprint)
+{
+    json_t *b = json_object_get(env, "backend");
+    if (!json_is_object(b)) {
+        b = json_object();
+        json_object_set_new(env, "backend", b);
+    }
+    if (key && fingerprint)
+        json_object_set(b, key, fingerprint);
+}
+
+/* What a side says about where it was made: a bundle's manifest
+ * environment and backends, or a file's metadata (its fingerprint decoded,
+ * CRCs left out); {} when it has none. */
+static json_t *side_env(const char *path, const bp_st_file_t *f)
+{
+    json_t *env = json_object();
+    struct stat sb;
+    if (stat(path, &sb) == 0 && S_ISDIR(sb.st_mode)) {
+        json_t *m, *b;
+        bp_error_t err = {0};
+        size_t i;
+        if (bp_bundle_read_manifest(path, &m, &err) == BP_OK) {
+            json_t *host = json_object_get(m, "env");
+            if (json_is_object(host))
+                json_object_update(env, host);
+            json_object_del(env, "backends");
+            json_array_foreach(json_object_get(m, "backends"), i, b)
+                put_backend(env, json_string_value(json_object_get(b, "key")),
+                            json_object_get(b, "fingerprint"));
+            json_decref(m);
+        }
+    } else if (f->meta) {
+        const char *k;
+        json_t *v;
+        json_object_foreach(f->meta, k, v) {
+            if (strncmp(k, BP_ST_CRC_PREFIX, strlen(BP_ST_CRC_PREFIX)) == 0)
+                continue;
+            const char *s = json_string_value(v);
+            json_t *fp = s && s[0] == '{' ? json_loads(s, 0, NULL) : NULL;
+            if (strcmp(k, "fingerprint") == 0 && json_is_object(fp)) {
+                json_t *host = json_object_get(fp, "host");
+                if (json_is_object(host))
+                    json_object_update_missing(env, host);
+                put_backend(env, json_string_value(json_object_get(f->meta, "backend_key")),
+                            json_object_get(fp, "backend"));
+                json_decref(fp);
+            } else {
+                json_object_set_new(env, k, fp ? fp : json_incref(v));
+            }
+        }
+    }
+    return json_pack("{s:s, s:o}", "label", path, "env", env);
+}
+
 int cmd_diff(int argc, char **argv)
 {
-    enum { O_MAP = 256, O_POLICY, O_AS, O_FIRST, O_NANP, O_JSON, O_QUIET };
+    enum { O_MAP = 256, O_POLICY, O_AS, O_FIRST, O_NANP, O_JSON, O_JUNIT, O_MARKDOWN,
+           O_GITHUB, O_QUIET };
     static const struct option opts[] = {
         {"map", required_argument, 0, O_MAP},     {"policy", required_argument, 0, O_POLICY},
         {"as", required_argument, 0, O_AS},       {"first", required_argument, 0, O_FIRST},
         {"nan-payload", no_argument, 0, O_NANP},  {"json", required_argument, 0, O_JSON},
-        {"quiet", no_argument, 0, O_QUIET},       {0, 0, 0, 0}};
+        {"junit", required_argument, 0, O_JUNIT}, {"markdown", required_argument, 0, O_MARKDOWN},
+        {"github", no_argument, 0, O_GITHUB},     {"quiet", no_argument, 0, O_QUIET},
+        {0, 0, 0, 0}};
     map_t maps[MAX_MAPS];
     int nmaps = 0, c;
     bool as_bf16 = false;
-    const char *json = NULL;
+    const char *gh = getenv("GITHUB_ACTIONS");
+    bp_rep_targets_t t = {.github = gh && strcmp(gh, "true") == 0};
     bp_policy_t pol;
     bp_policy_exact(&pol);
     bp_cmp_opts_t co;
@@ -114,7 +177,10 @@ int cmd_diff(int argc, char **argv)
             break;
         }
         case O_NANP: co.nan_payload = true; break;
-        case O_JSON: json = optarg; break;
+        case O_JSON: t.json = optarg; break;
+        case O_JUNIT: t.junit = optarg; break;
+        case O_MARKDOWN: t.markdown = optarg; break;
+        case O_GITHUB: t.github = true; break;
         case 'q':
         case O_QUIET: bp_cli_quiet = true; break;
         default:
@@ -123,6 +189,9 @@ int cmd_diff(int argc, char **argv)
     }
     if (argc - optind != 2)
         return bp_cli_usage_error("diff", "needs two paths (A and B), got %d", argc - optind);
+    int urc = bp_rep_targets_check("diff", &t);
+    if (urc >= 0)
+        return urc;
     const char *pa = argv[optind], *pb = argv[optind + 1];
     bp_st_file_t a, b;
     if (bp_tset_load(pa, as_bf16, &a, &err))
@@ -137,11 +206,13 @@ int cmd_diff(int argc, char **argv)
     size_t only = 0;
     int rc = compare_sets(&a, &b, maps, nmaps, &pol, &co, pa, pb, &rep, &only);
     if (!rc) {
-        bp_rep_opts_t ro = {.quiet = bp_cli_quiet, .color = bp_cli_color(),
-                            .first = co.first_k};
-        rc = bp_rep_text(stdout, &rep, &ro);
-        if (!rc && json)
-            rc = bp_rep_write(json, bp_rep_json, &rep);
+        t.text = (bp_rep_opts_t){.quiet = bp_cli_quiet, .color = bp_cli_color(),
+                                 .first = co.first_k};
+        json_t *sides = json_array();
+        json_array_append_new(sides, side_env(pa, &a));
+        json_array_append_new(sides, side_env(pb, &b));
+        json_object_set_new(rep.env, "sides", sides);
+        rc = bp_rep_emit(&t, &rep);
         if (!rc)
             rc = bp_report_failures(&rep) || only ? BP_EXIT_DRIFT : BP_EXIT_OK;
     }

@@ -14,7 +14,7 @@ const bp_cmd_t bp_commands[] = {
      "  --probes DIR   read probes from DIR (default: ./probes, then the installed set)\n"
      "  --json         machine-readable listing"},
     {"run", cmd_run, "Run probes on backends, compare with goldens and across backends",
-     "bitprobe run [PROBE...] [--device LIST] [--dtype LIST] [--probes DIR] [--golden DIR] [--save DIR] [--json FILE] [--quiet]\n"
+     "bitprobe run [PROBE...] [--device LIST] [--dtype LIST] [--probes DIR] [--golden DIR] [--save DIR] [--json FILE] [--junit FILE] [--markdown FILE] [--github] [--quiet]\n"
      "  --device LIST     comma-separated backends: cpu, oracle, cuda, auto (default: auto,\n"
      "                    every backend available here; a missing GPU is skipped and said)\n"
      "  --dtype LIST      comma-separated dtypes among fp32, bf16, fp16 (default: the probe's)\n"
@@ -26,6 +26,10 @@ const bp_cmd_t bp_commands[] = {
      "  --save DIR        write the run as a bundle (containers + manifest.json) for diff\n"
      "  --intermediates   with --save, keep every buffer, not only the outputs\n"
      "  --json FILE       the full report as JSON ('-': stdout instead of the text)\n"
+     "  --junit FILE      JUnit XML, one testcase per output, dtype and backend pair\n"
+     "  --markdown FILE   a self-contained bug-ticket report in Markdown\n"
+     "  --github          GitHub annotations and step summary (default when\n"
+     "                    GITHUB_ACTIONS=true)\n"
      "  --cpu-math M      sleef-u10 (default), sleef-u35 or libm for CPU transcendentals\n"
      "  --gpu N           CUDA device index (default 0)\n"
      "  --threads N       oracle worker threads (default: one per core)\n"
@@ -41,14 +45,19 @@ const bp_cmd_t bp_commands[] = {
      "  --dry-run         print what would change, write nothing\n"
      "  Prints per tensor: new, unchanged, or changed: N of M elements."},
     {"diff", cmd_diff, "Compare two saved runs, safetensors files or .npy files tensor by tensor",
-     "bitprobe diff A B [--map A=B] [--policy P] [--as bf16] [--first K] [--json FILE] [--quiet]\n"
+     "bitprobe diff A B [--map A=B] [--policy P] [--as bf16] [--first K] [--json FILE] [--junit FILE] [--markdown FILE] [--github] [--quiet]\n"
      "  A, B              bundle directories (run --save), .safetensors[.gz] or .npy files\n"
      "  --map A=B         tensor A of the first side is tensor B of the second\n"
      "  --policy P        exact (default), ulp=N, abs=X, rel=X, fraction=F, comma-separated\n"
      "  --as bf16         read 16-bit integer .npy arrays as bf16\n"
      "  --first K         show the first K mismatches per tensor (default 10)\n"
      "  --nan-payload     NaN payload bits count (default: NaNs equal by class)\n"
-     "  --json FILE       the full report as JSON\n"
+     "  --json FILE       the full report as JSON ('-': stdout instead of the text)\n"
+     "  --junit FILE      JUnit XML, one testcase per tensor\n"
+     "  --markdown FILE   a self-contained bug-ticket report in Markdown\n"
+     "  --github          GitHub annotations and step summary (default when\n"
+     "                    GITHUB_ACTIONS=true)\n"
+     "  --quiet           print only differences and the summary\n"
      "  Exit status: 0 identical or within policy, 1 different, 2 trouble."},
     {"env", cmd_env, "Print the tool version, build options, library versions and GPUs",
      "bitprobe env [--json]\n"

@@ -1,5 +1,6 @@
-/* Report writers, one per format (rep_*.c).  Each renders a bp_report_t and
- * returns 0, or 2 when the destination cannot be written. */
+/* Report writers, one per format (rep_*.c), and their dispatch (rep.c).
+ * Each renders a bp_report_t and returns 0, or 2 when the destination
+ * cannot be written. */
 #ifndef BP_REP_H
 #define BP_REP_H
 
@@ -16,6 +17,32 @@ typedef struct bp_rep_opts {
 
 int bp_rep_text(FILE *f, const bp_report_t *rep, const bp_rep_opts_t *o);
 int bp_rep_json(FILE *f, const bp_report_t *rep);
+int bp_rep_junit(FILE *f, const bp_report_t *rep);
+int bp_rep_markdown(FILE *f, const bp_report_t *rep);
+/* GitHub: annotations on f, and the step summary appended to
+ * $GITHUB_STEP_SUMMARY when set (a failure to write it: message, 2). */
+int bp_rep_github(FILE *f, const bp_report_t *rep);
+int bp_rep_github_annotations(FILE *f, const bp_report_t *rep);
+int bp_rep_github_summary(FILE *f, const bp_report_t *rep);
+/* Markdown pieces shared by the Markdown and GitHub writers: s as escaped
+ * text, and as a code span (also safe inside a table cell). */
+void bp_md_text(FILE *f, const char *s);
+void bp_md_code(FILE *f, const char *s);
+
+/* Where a command's reports go: text on stdout unless another report is
+ * written there ("-"); files for the others; GitHub annotations on stdout
+ * (stderr when a report takes stdout). */
+typedef struct bp_rep_targets {
+    const char *json, *junit, *markdown; /* NULL: not written */
+    bool github;
+    bp_rep_opts_t text;
+} bp_rep_targets_t;
+
+/* Usage check: at most one report on stdout.  Returns -1 when fine, else
+ * the usage error's exit status. */
+int bp_rep_targets_check(const char *cmd, const bp_rep_targets_t *t);
+/* Writes every requested report; 0, or 2 when one cannot be written. */
+int bp_rep_emit(const bp_rep_targets_t *t, const bp_report_t *rep);
 /* Writes rep with fn to path ("-" is stdout); 2 with a message when the
  * file cannot be written. */
 int bp_rep_write(const char *path, int (*fn)(FILE *, const bp_report_t *),

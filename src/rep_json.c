@@ -1,12 +1,19 @@
 /* The JSON report: everything the comparison engine computed, with the
- * environment fingerprint.  Schema (documented in the man page):
- *   {tool, version, command, env, notes[], values[], summary{...},
+ * environment fingerprint.  Schema (documented in the man page, REPORTS):
+ *   {tool, version, command, env{..., backends[{name, key, fingerprint}]},
+ *    notes[], values[{probe, output, side, dtype, values[VALUE]}],
+ *    summary{comparisons, identical, differ, drift},
  *    results[{probe, output, dtype, kind, a, b, policy, compared, counts,
- *             pass, note, shape[], total, mismatched, beyond_policy,
- *             max_abs{value,index[]}, max_rel{...}, max_ulp{...},
- *             histogram{label: count}, class_changes, zero_sign_diffs,
- *             first[{index[], ulp, a{hex,exact,fields}, b{...}}]}]}
- * Non-finite numbers are written as the strings "inf", "-inf", "nan". */
+ *             note?, file?, line?,   (the rest only when compared:)
+ *             pass, shape[], total, mismatched, mismatched_percent,
+ *             beyond_policy, class_changes, zero_sign_diffs,
+ *             max_abs{value,index[]}, max_rel{...}, max_ulp{...} (when
+ *             mismatched), histogram{label: count},
+ *             first[{index[], flat, ulp, a VALUE, b VALUE}]}]}
+ *   VALUE = {hex, decimal (exact expansion), g20 (%.20g), shortest (round
+ *            trip), fields (sign exponent mantissa bits)}
+ * Non-finite numbers are written as the strings "inf", "-inf", "nan"; a
+ * non-finite mismatch's ulp as "class change". */
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -42,13 +49,15 @@ static json_t *index_json(const bp_cmp_t *c, size_t flat)
 
 static json_t *value_json(bp_dtype_t dt, uint64_t bits)
 {
-    char hx[BP_FMT_MAX], ex[BP_FMT_MAX], fl[BP_FMT_MAX], sh[BP_FMT_MAX];
+    char hx[BP_FMT_MAX], g20[BP_FMT_MAX], fl[BP_FMT_MAX], sh[BP_FMT_MAX];
+    char dec[BP_FMT_DECIMAL_MAX];
     bp_fmt_hex(dt, bits, hx, sizeof hx);
-    bp_fmt_exact(dt, bits, ex, sizeof ex);
+    bp_fmt_decimal(dt, bits, dec, sizeof dec);
+    bp_fmt_exact(dt, bits, g20, sizeof g20);
     bp_fmt_fields(dt, bits, fl, sizeof fl);
     bp_fmt_shortest(dt, bits, sh, sizeof sh);
-    return json_pack("{s:s, s:s, s:s, s:s}", "hex", hx, "exact", ex, "shortest", sh,
-                     "fields", fl);
+    return json_pack("{s:s, s:s, s:s, s:s, s:s}", "hex", hx, "decimal", dec, "g20", g20,
+                     "shortest", sh, "fields", fl);
 }
 
 static json_t *ulp_json(uint64_t u)

@@ -1,5 +1,6 @@
 /* The text report: one block per (probe, output, dtype), compact, with ulp
- * figures and the bits of the first mismatches. */
+ * figures and the first mismatches as exact decimal, hex and
+ * sign|exponent|mantissa bits. */
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
@@ -11,13 +12,23 @@ static const char *red(const bp_rep_opts_t *o) { return o->color ? "\033[31m" : 
 static const char *green(const bp_rep_opts_t *o) { return o->color ? "\033[32m" : ""; }
 static const char *off(const bp_rep_opts_t *o) { return o->color ? "\033[0m" : ""; }
 
-static void value_line(FILE *f, bp_dtype_t dt, uint64_t bits, const char *side, int width)
+/* Columns: side, exact decimal (dwidth wide, so the two sides of a pair
+ * line up), hex, sign|exponent|mantissa. */
+static void value_line(FILE *f, bp_dtype_t dt, uint64_t bits, const char *side, int width,
+                       int dwidth)
 {
-    char ex[BP_FMT_MAX], hx[BP_FMT_MAX], fl[BP_FMT_MAX];
-    bp_fmt_exact(dt, bits, ex, sizeof ex);
+    char dec[BP_FMT_DECIMAL_MAX], hx[BP_FMT_MAX], fl[BP_FMT_MAX];
+    bp_fmt_decimal(dt, bits, dec, sizeof dec);
     bp_fmt_hex(dt, bits, hx, sizeof hx);
     bp_fmt_fields(dt, bits, fl, sizeof fl);
-    fprintf(f, "%-*s %-26s %-18s %s", width, side, ex, hx, fl);
+    fprintf(f, "%-*s %-*s %s %s", width, side, dwidth, dec, hx, fl);
+}
+
+static int decimal_width(bp_dtype_t dt, uint64_t bits)
+{
+    char dec[BP_FMT_DECIMAL_MAX];
+    bp_fmt_decimal(dt, bits, dec, sizeof dec);
+    return (int)strlen(dec);
 }
 
 static bool same_group(const bp_result_t *a, const bp_result_t *b)
@@ -41,6 +52,12 @@ static void values_block(FILE *f, const bp_report_t *rep, const bp_result_t *g)
     }
     if (!nv)
         return;
+    int dwidth = 1;
+    for (int s = 0; s < nv; s++)
+        for (size_t k = 0; k < vs[s]->n; k++) {
+            int w = decimal_width(g->dtype, vs[s]->bits[k]);
+            dwidth = w > dwidth ? w : dwidth;
+        }
     for (size_t k = 0; k < vs[0]->n; k++) {
         for (int s = 0; s < nv; s++) {
             if (k >= vs[s]->n)
@@ -49,7 +66,7 @@ static void values_block(FILE *f, const bp_report_t *rep, const bp_result_t *g)
                 fprintf(f, "  [%3zu] ", k);
             else
                 fprintf(f, "        ");
-            value_line(f, g->dtype, vs[s]->bits[k], vs[s]->side, width);
+            value_line(f, g->dtype, vs[s]->bits[k], vs[s]->side, width, dwidth);
             fputc('\n', f);
         }
     }
@@ -81,10 +98,15 @@ static void result_block(FILE *f, const bp_result_t *r, const bp_rep_opts_t *o)
     }
     bp_policy_format(&r->policy, pol, sizeof pol);
     bp_cmp_index_format(c, c->max_abs_idx, idx, sizeof idx);
-    fprintf(f, "  %s vs %s: %s%zu of %zu differ (%.4g%%)%s%s, max %" PRIu64 " ulp, max abs %.6g at %s",
+    char ulp[32];
+    if (c->max_ulp == UINT64_MAX)
+        snprintf(ulp, sizeof ulp, "class change");
+    else
+        snprintf(ulp, sizeof ulp, "%" PRIu64 " ulp", c->max_ulp);
+    fprintf(f, "  %s vs %s: %s%zu of %zu differ (%.4g%%)%s%s, max %s, max abs %.6g at %s",
             r->b, r->a, c->pass ? "" : red(o), c->mismatched, c->total,
             100.0 * (double)c->mismatched / (double)(c->total ? c->total : 1), verdict,
-            c->pass ? "" : off(o), c->max_ulp, c->max_abs, idx);
+            c->pass ? "" : off(o), ulp, c->max_abs, idx);
     bp_cmp_index_format(c, c->max_rel_idx, idx, sizeof idx);
     fprintf(f, ", max rel %.6g at %s; policy %s%s\n", c->max_rel, idx, pol,
             c->pass ? " (within)" : "");
@@ -93,13 +115,19 @@ static void result_block(FILE *f, const bp_result_t *r, const bp_rep_opts_t *o)
     hist_line(f, c);
     size_t shown = c->nfirst < o->first ? c->nfirst : o->first;
     int width = (int)(strlen(r->a) > strlen(r->b) ? strlen(r->a) : strlen(r->b));
+    int dwidth = 1;
+    for (size_t k = 0; k < shown; k++) {
+        int wa = decimal_width(r->dtype, c->first[k].a), wb = decimal_width(r->dtype, c->first[k].b);
+        dwidth = wa > dwidth ? wa : dwidth;
+        dwidth = wb > dwidth ? wb : dwidth;
+    }
     for (size_t k = 0; k < shown; k++) {
         const bp_mismatch_t *m = &c->first[k];
         bp_cmp_index_format(c, m->index, idx, sizeof idx);
         fprintf(f, "    %-10s ", idx);
-        value_line(f, r->dtype, m->a, r->a, width);
+        value_line(f, r->dtype, m->a, r->a, width, dwidth);
         fprintf(f, "\n    %-10s ", "");
-        value_line(f, r->dtype, m->b, r->b, width);
+        value_line(f, r->dtype, m->b, r->b, width, dwidth);
         if (m->ulp == UINT64_MAX)
             fprintf(f, "  (class change)\n");
         else
@@ -141,9 +169,14 @@ int bp_rep_text(FILE *f, const bp_report_t *rep, const bp_rep_opts_t *o)
             if (k == 0 || strcmp(v->probe, rep->v[k - 1].probe) ||
                 strcmp(v->output, rep->v[k - 1].output) || v->dtype != rep->v[k - 1].dtype)
                 fprintf(f, "%s %s %s\n", v->probe, v->output, bp_dtype_name(v->dtype));
+            int dwidth = 1;
+            for (size_t e = 0; e < v->n; e++) {
+                int w = decimal_width(v->dtype, v->bits[e]);
+                dwidth = w > dwidth ? w : dwidth;
+            }
             for (size_t e = 0; e < v->n; e++) {
                 fprintf(f, "  [%3zu] ", e);
-                value_line(f, v->dtype, v->bits[e], v->side, 6);
+                value_line(f, v->dtype, v->bits[e], v->side, 6, dwidth);
                 fputc('\n', f);
             }
         }

@@ -1,6 +1,7 @@
 /* The report model (see report.h). */
 #include "report.h"
 
+#include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -162,4 +163,53 @@ const char *bp_res_kind_name(bp_res_kind_t k)
     case BP_RES_DIFF: return "diff";
     }
     return "?";
+}
+
+void bp_result_title(const bp_result_t *r, char *out, size_t n)
+{
+    const char *output = r->output && *r->output ? r->output : NULL;
+    snprintf(out, n, "%s%s%s %s: %s vs %s", r->probe, output ? " " : "",
+             output ? output : "", bp_dtype_name(r->dtype), r->b, r->a);
+}
+
+void bp_result_summary(const bp_result_t *r, char *out, size_t n)
+{
+    const bp_cmp_t *c = &r->cmp;
+    if (!r->compared) {
+        snprintf(out, n, "not compared: %s", r->note ? r->note : "no data");
+        return;
+    }
+    if (!c->mismatched) {
+        snprintf(out, n, "bit-identical (%zu elements)", c->total);
+        return;
+    }
+    char iu[96], ia[96], ir[96], pol[128], ulp[32];
+    bp_cmp_index_format(c, c->max_ulp_idx, iu, sizeof iu);
+    bp_cmp_index_format(c, c->max_abs_idx, ia, sizeof ia);
+    bp_cmp_index_format(c, c->max_rel_idx, ir, sizeof ir);
+    bp_policy_format(&r->policy, pol, sizeof pol);
+    if (c->max_ulp == UINT64_MAX)
+        snprintf(ulp, sizeof ulp, "class change");
+    else
+        snprintf(ulp, sizeof ulp, "%" PRIu64 " ulp", c->max_ulp);
+    char tail[256];
+    if (c->beyond_policy == 0)
+        snprintf(tail, sizeof tail, "within policy %s", pol);
+    else if (c->allowed)
+        snprintf(tail, sizeof tail, "%zu beyond policy %s, %zu allowed", c->beyond_policy,
+                 pol, c->allowed);
+    else
+        snprintf(tail, sizeof tail, "%zu beyond policy %s", c->beyond_policy, pol);
+    snprintf(out, n,
+             "%zu of %zu elements differ (%.4g%%), max %s at %s, max abs %.6g at %s, "
+             "max rel %.6g at %s; %s%s",
+             c->mismatched, c->total, 100.0 * bp_result_fraction(r), ulp, iu, c->max_abs, ia,
+             c->max_rel, ir, tail, !c->pass && !r->counts ? " (informational)" : "");
+}
+
+double bp_result_fraction(const bp_result_t *r)
+{
+    if (!r->compared || !r->cmp.total)
+        return 0;
+    return (double)r->cmp.mismatched / (double)r->cmp.total;
 }

@@ -69,5 +69,14 @@ bool bp_report_note(bp_report_t *rep, const char *fmt, ...)
 /* Results that count and did not pass. */
 size_t bp_report_failures(const bp_report_t *rep);
 const char *bp_res_kind_name(bp_res_kind_t k);
+/* "seed-div y fp32: cuda vs cpu" (diff: "cos bf16: B vs A"). */
+void bp_result_title(const bp_result_t *r, char *out, size_t n);
+/* One line for CI messages: "329332 of 524288 elements differ (62.82%),
+ * max 32512 ulp at [2235, 3], max abs 2 at [2235, 3], max rel 204099 at
+ * [3416, 30]; 329332 beyond policy exact", "bit-identical (10 elements)",
+ * or "not compared: <note>". */
+void bp_result_summary(const bp_result_t *r, char *out, size_t n);
+/* Mismatched fraction (0 when nothing was compared), for ranking. */
+double bp_result_fraction(const bp_result_t *r);
 
 #endif

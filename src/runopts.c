@@ -48,6 +48,13 @@ static int parse_dtypes(const char *cmd, const char *arg, uint32_t *mask)
     return -1;
 }
 
+static bp_rep_targets_t targets(const bp_run_opts_t *o)
+{
+    return (bp_rep_targets_t){
+        .json = o->json, .junit = o->junit, .markdown = o->markdown, .github = o->github,
+        .text = {.quiet = bp_cli_quiet, .color = bp_cli_color(), .first = o->cmp.first_k}};
+}
+
 int bp_run_opts_parse(const char *cmd, int argc, char **argv, bp_run_opts_t *o)
 {
     static const struct option opts[] = {
@@ -150,7 +157,8 @@ int bp_run_opts_parse(const char *cmd, int argc, char **argv, bp_run_opts_t *o)
     }
     o->nnames = argc - optind;
     o->names = argv + optind;
-    return -1;
+    bp_rep_targets_t t = targets(o);
+    return bp_rep_targets_check(cmd, &t);
 }
 
 void bp_run_opts_free(bp_run_opts_t *o)
@@ -206,14 +214,10 @@ int bp_run_save_manifest(const bp_run_opts_t *o, bp_backend_t *const *bes, int n
 
 int bp_run_report(const bp_run_opts_t *o, bp_backend_t *const *bes, int n, bp_report_t *rep)
 {
-    bp_rep_opts_t ro = {.quiet = bp_cli_quiet, .color = bp_cli_color(),
-                        .first = o->cmp.first_k};
     json_t *backs = backends_json(bes, n);
     json_object_set_new(rep->env, "backends", backs);
-    bool json_to_stdout = o->json && strcmp(o->json, "-") == 0;
-    if (!json_to_stdout && bp_rep_text(stdout, rep, &ro))
-        return BP_EXIT_TROUBLE;
-    if (o->json && bp_rep_write(o->json, bp_rep_json, rep))
+    bp_rep_targets_t t = targets(o);
+    if (bp_rep_emit(&t, rep))
         return BP_EXIT_TROUBLE;
     return bp_report_failures(rep) ? BP_EXIT_DRIFT : BP_EXIT_OK;
 }

@@ -1,6 +1,7 @@
 /* Tests of bitfmt.c.  Expected strings were worked out by hand from the bit
  * patterns (fields split by hand, %a digits from the mantissa, decimal
- * expansions of the exact binary values); the round-trip tests read every
+ * expansions of the exact binary values, and for the exact decimal form an
+ * independent bignum expansion of m * 2^e); the round-trip tests read every
  * shortest string back with strtof/strtod, and check that one digit fewer
  * would not have read back.  Random inputs come from a seed printed at
  * start (BP_SEED=n repeats it). */
@@ -266,6 +267,248 @@ START_TEST(t_fields_parse)
 }
 END_TEST
 
+/* Exact expansions worked out by hand from m * 2^e (long multiplication
+ * of m by 5^-e): the decimal column of the reports must show these digits
+ * and no others. */
+static const struct {
+    bp_dtype_t dt;
+    uint64_t bits;
+    const char *decimal;
+} decimals[] = {
+    {BP_F32, 0x40fe2f5e, "7.94328212738037109375"},        /* 10^0.9, CPU */
+    {BP_F32, 0x40fe2f60, "7.9432830810546875"},            /* 10^0.9, CUDA */
+    {BP_F32, 0x3f666666, "0.89999997615814208984375"},     /* 9/10, CPU */
+    {BP_F32, 0x3f666667, "0.900000035762786865234375"},    /* 9*(1/10), CUDA */
+    {BP_F32, 0x3d2cba15, "0.0421696491539478302001953125"},
+    {BP_F32, 0x3f800000, "1"},
+    {BP_F32, 0x42c80000, "100"},
+    {BP_F32, 0xc0400000, "-3"},
+    {BP_F32, 0x80000000, "-0"},
+    {BP_F32, 0x7f7fffff, "340282346638528859811704183484516925440"},
+    /* 2^-149: 105 significant digits. */
+    {BP_F32, 0x00000001,
+     "1.40129846432481707092372958328991613128026194187651577175706828388979108268586"
+     "060148663818836212158203125e-45"},
+    /* The largest subnormal, (2^23 - 1) * 2^-149: 112 digits. */
+    {BP_F32, 0x007fffff,
+     "1.17549421069244107548702944484928734882705242874589333385717453057158887047561"
+     "8904265502351336181163787841796875e-38"},
+    {BP_F32, 0x38d1b717, "9.99999974737875163555145263671875e-05"}, /* 1e-4f */
+    {BP_F32, 0x38d1b718, "0.0001000000047497451305389404296875"},   /* next up */
+    {BP_BF16, 0x3f66, "0.8984375"},
+    {BP_BF16, 0x0001, "9.18354961579912115600575419704879435795832466228193376178712270530013483"
+                      "949005603790283203125e-41"},
+    {BP_BF16, 0x38c1, "9.2029571533203125e-05"},
+    {BP_F16, 0x0001, "5.9604644775390625e-08"},
+    {BP_F16, 0x7bff, "65504"},
+    {BP_F16, 0x3555, "0.333251953125"},
+    {BP_F64, 0x3fb999999999999aull,
+     "0.1000000000000000055511151231257827021181583404541015625"},
+    {BP_F64, 0x7ff0000000000000ull, "inf"},
+    {BP_F64, 0xfff8000000000000ull, "nan"},
+    {BP_I32, 0xffffffffu, "-1"},
+    {BP_I64, 0x8000000000000000ull, "-9223372036854775808"},
+};
+
+START_TEST(t_decimal_cases)
+{
+    char out[BP_FMT_DECIMAL_MAX];
+    bp_fmt_decimal(decimals[_i].dt, decimals[_i].bits, out, sizeof out);
+    ck_assert_msg(strcmp(out, decimals[_i].decimal) == 0,
+                  "decimal of %s 0x%" PRIx64 ": '%s', want '%s'",
+                  bp_dtype_name(decimals[_i].dt), decimals[_i].bits, out,
+                  decimals[_i].decimal);
+}
+END_TEST
+
+/* An independent exact decimal: a little bignum in base 10^9 computes
+ * m * 2^e (e >= 0) or m * 5^-e (e < 0, then the point moves -e places),
+ * and both it and the formatted string are reduced to (significant
+ * digits, exponent of the first one) for the comparison. */
+typedef struct {
+    uint32_t limb[120]; /* 1080 digits: 5^1074 * 2^53 has 767 */
+    int n;
+} big_t;
+
+static void big_set(big_t *b, uint64_t v)
+{
+    b->n = 0;
+    do {
+        b->limb[b->n++] = (uint32_t)(v % 1000000000u);
+        v /= 1000000000u;
+    } while (v);
+}
+
+static void big_mul(big_t *b, uint32_t f)
+{
+    uint64_t carry = 0;
+    for (int i = 0; i < b->n; i++) {
+        uint64_t t = (uint64_t)b->limb[i] * f + carry;
+        b->limb[i] = (uint32_t)(t % 1000000000u);
+        carry = t / 1000000000u;
+    }
+    while (carry) {
+        b->limb[b->n++] = (uint32_t)(carry % 1000000000u);
+        carry /= 1000000000u;
+    }
+}
+
+/* Digits without leading zeros into d; returns their count. */
+static int big_digits(const big_t *b, char *d)
+{
+    int k = sprintf(d, "%" PRIu32, b->limb[b->n - 1]);
+    for (int i = b->n - 2; i >= 0; i--)
+        k += sprintf(d + k, "%09" PRIu32, b->limb[i]);
+    return k;
+}
+
+/* Strips zeros: d holds the significant digits, *exp10 the power of ten of
+ * the first.  A zero value gives "" and exponent 0. */
+static void canon(char *d, int len, int point, int *exp10)
+{
+    int lo = 0;
+    while (lo < len && d[lo] == '0')
+        lo++;
+    while (len > lo && d[len - 1] == '0')
+        len--;
+    memmove(d, d + lo, (size_t)(len - lo));
+    d[len - lo] = '\0';
+    *exp10 = len > lo ? point - lo - 1 : 0;
+}
+
+static void reference(uint64_t m, int e, char *d, int *exp10)
+{
+    big_t b;
+    big_set(&b, m);
+    int shift = 0;
+    for (; e > 0; e -= e > 31 ? 31 : e)
+        big_mul(&b, 1u << (e > 31 ? 31 : e));
+    for (; e < 0; e += e < -13 ? 13 : -e) {
+        int k = e < -13 ? 13 : -e;
+        uint32_t p = 1;
+        for (int i = 0; i < k; i++)
+            p *= 5;
+        big_mul(&b, p);
+        shift += k;
+    }
+    int len = big_digits(&b, d);
+    canon(d, len, len - shift, exp10);
+}
+
+/* Parses [-]digits[.digits][e[+-]NN]. */
+static bool parse_decimal(const char *s, bool *neg, char *d, int *exp10)
+{
+    int len = 0, point = -1;
+    *neg = *s == '-';
+    s += *neg;
+    for (; (*s >= '0' && *s <= '9') || *s == '.'; s++) {
+        if (*s == '.') {
+            if (point >= 0)
+                return false;
+            point = len;
+        } else {
+            d[len++] = *s;
+        }
+    }
+    if (point < 0)
+        point = len;
+    if (*s == 'e') {
+        char *end;
+        point += (int)strtol(s + 1, &end, 10);
+        s = end;
+    }
+    if (*s || !len)
+        return false;
+    canon(d, len, point, exp10);
+    return true;
+}
+
+/* m * 2^e of a finite float, read from its fields by hand. */
+static void split(bp_dtype_t dt, uint64_t u, bool *neg, uint64_t *m, int *e)
+{
+    int mant, ebits, w;
+    switch (dt) {
+    case BP_F64: mant = 52; ebits = 11; w = 64; break;
+    case BP_F32: mant = 23; ebits = 8; w = 32; break;
+    case BP_BF16: mant = 7; ebits = 8; w = 16; break;
+    default: mant = 10; ebits = 5; w = 16; break;
+    }
+    int bias = (1 << (ebits - 1)) - 1;
+    uint64_t frac = u & ((1ull << mant) - 1);
+    int ex = (int)((u >> mant) & ((1u << ebits) - 1));
+    *neg = (u >> (w - 1)) & 1;
+    *m = ex ? frac | 1ull << mant : frac;
+    *e = (ex ? ex : 1) - bias - mant;
+}
+
+static void check_exact(bp_dtype_t dt, uint64_t u)
+{
+    static char want[1200], got[1200];
+    char out[BP_FMT_DECIMAL_MAX];
+    bool neg, gneg;
+    uint64_t m;
+    int e, x, gx;
+    split(dt, u, &neg, &m, &e);
+    reference(m, e, want, &x);
+    bp_fmt_decimal(dt, u, out, sizeof out);
+    EXPECT(parse_decimal(out, &gneg, got, &gx), "%s 0x%" PRIx64 ": '%s' is not a decimal",
+           bp_dtype_name(dt), u, out);
+    EXPECT(gneg == neg && gx == x && strcmp(got, want) == 0,
+           "%s 0x%" PRIx64 ": '%s', want %s%.60s... e%d (seed %" PRIu64 ")",
+           bp_dtype_name(dt), u, out, neg ? "-" : "", want, x, seed);
+}
+
+START_TEST(t_decimal_exhaustive16)
+{
+    for (uint32_t h = 0; h <= 0xffff; h++) {
+        if (!bp_dtype_bits_isnan(BP_BF16, h) && !bp_dtype_bits_isinf(BP_BF16, h))
+            check_exact(BP_BF16, h);
+        if (!bp_dtype_bits_isnan(BP_F16, h) && !bp_dtype_bits_isinf(BP_F16, h))
+            check_exact(BP_F16, h);
+    }
+}
+END_TEST
+
+START_TEST(t_decimal_wide)
+{
+    uint64_t s = seed ^ 0xb17f0003u;
+    /* The extremes: 2^-1074 (751 digits), the largest subnormal (767),
+     * DBL_MAX, and the f32 subnormal range. */
+    static const uint64_t f64s[] = {1, 0x000fffffffffffffull, 0x0010000000000000ull,
+                                    0x7fefffffffffffffull, 0x8000000000000001ull};
+    for (size_t i = 0; i < sizeof f64s / sizeof *f64s; i++)
+        check_exact(BP_F64, f64s[i]);
+    char out[BP_FMT_DECIMAL_MAX];
+    bp_fmt_decimal(BP_F64, 0x000fffffffffffffull, out, sizeof out);
+    EXPECT(strlen(out) == 773, "f64 largest subnormal: %zu characters", strlen(out));
+    for (uint32_t u = 0; u < 4096; u++)
+        check_exact(BP_F32, u);
+    for (int i = 0; i < 20000; i++) {
+        uint32_t u = (uint32_t)rnd(&s);
+        if (!bp_dtype_bits_isnan(BP_F32, u) && !bp_dtype_bits_isinf(BP_F32, u))
+            check_exact(BP_F32, u);
+    }
+    for (int i = 0; i < 300; i++) {
+        uint64_t u = rnd(&s);
+        if (!bp_dtype_bits_isnan(BP_F64, u) && !bp_dtype_bits_isinf(BP_F64, u))
+            check_exact(BP_F64, u);
+    }
+}
+END_TEST
+
+START_TEST(t_decimal_truncation)
+{
+    char out[8];
+    bp_fmt_decimal(BP_F32, 0x3f666666, out, sizeof out);
+    ck_assert_str_eq(out, "0.89999");
+    bp_fmt_decimal(BP_NDTYPES, 0, out, sizeof out);
+    ck_assert_str_eq(out, "?");
+    memcpy(out, "zzzzzzz", 8);
+    bp_fmt_decimal(BP_F32, 0x3f666666, out, 0);
+    ck_assert_str_eq(out, "zzzzzzz");
+}
+END_TEST
+
 int main(void)
 {
     const char *e = getenv("BP_SEED");
@@ -277,6 +520,8 @@ int main(void)
     TCase *tc = tcase_create("cases");
     tcase_add_loop_test(tc, t_cases, 0, (int)(sizeof cases / sizeof *cases));
     tcase_add_test(tc, t_truncation);
+    tcase_add_loop_test(tc, t_decimal_cases, 0, (int)(sizeof decimals / sizeof *decimals));
+    tcase_add_test(tc, t_decimal_truncation);
     suite_add_tcase(s, tc);
     tc = tcase_create("roundtrip");
     tcase_set_timeout(tc, 60);
@@ -284,6 +529,8 @@ int main(void)
     tcase_add_test(tc, t_roundtrip_f16);
     tcase_add_test(tc, t_roundtrip_wide);
     tcase_add_test(tc, t_fields_parse);
+    tcase_add_test(tc, t_decimal_exhaustive16);
+    tcase_add_test(tc, t_decimal_wide);
     suite_add_tcase(s, tc);
     SRunner *r = srunner_create(s);
     srunner_run_all(r, CK_NORMAL);

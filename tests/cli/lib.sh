@@ -3,6 +3,8 @@
 set -u
 : "${BITPROBE:?BITPROBE must point at the built binary}"
 : "${top_srcdir:?}"
+# Tests decide for themselves whether they run as a GitHub Actions step.
+unset GITHUB_ACTIONS GITHUB_STEP_SUMMARY GITHUB_WORKSPACE
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/bitprobe-test.XXXXXX")
 trap 'rm -rf "$TMP"' EXIT
 ntests=0

@@ -1,0 +1,232 @@
+/* The JUnit XML report, for CI test viewers.
+ *
+ *   <testsuites name="bitprobe" tests= failures= errors="0" skipped=>
+ *     <testsuite name="bitprobe.<probe>" ...>      one per probe, in order
+ *       <properties><property name="command" value="bitprobe run ..."/>
+ *       <testcase classname="bitprobe.<probe>"
+ *                 name="<output>.<dtype>.<b> vs <a>" [file= line=]>
+ *         <failure message="SUMMARY" type="drift">SUMMARY
+ *           first mismatches, with both sides' bits</failure>  (drift)
+ *         <skipped message="NOTE"/>                            (not compared)
+ *         <system-out>SUMMARY ...</system-out>  (differs, does not count)
+ *
+ * One testcase per result (probe, output, dtype, backend pair); diff
+ * results are named after the tensor ("<tensor>.<dtype>.<b> vs <a>").
+ * Every string is escaped: & < > " ' as entities, tab, newline and carriage
+ * return as character references inside attributes (so that attribute
+ * normalisation keeps them), other C0 controls and anything that is not
+ * well-formed UTF-8 or not an XML 1.0 character (surrogates, U+FFFE,
+ * U+FFFF) dropped, DEL and C1 controls written as character references. */
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "bitfmt.h"
+#include "rep.h"
+
+/* Length of the well-formed UTF-8 sequence at s and its code point; 0 when
+ * the bytes there are not one. */
+static int utf8_seq(const unsigned char *s, uint32_t *cp)
+{
+    int len;
+    uint32_t c = s[0], min;
+    if (c < 0x80) {
+        *cp = c;
+        return 1;
+    } else if ((c & 0xe0) == 0xc0) {
+        len = 2, c &= 0x1f, min = 0x80;
+    } else if ((c & 0xf0) == 0xe0) {
+        len = 3, c &= 0x0f, min = 0x800;
+    } else if ((c & 0xf8) == 0xf0) {
+        len = 4, c &= 0x07, min = 0x10000;
+    } else {
+        return 0;
+    }
+    for (int i = 1; i < len; i++) {
+        if ((s[i] & 0xc0) != 0x80)
+            return 0;
+        c = c << 6 | (s[i] & 0x3f);
+    }
+    if (c < min || c > 0x10ffff || (c >= 0xd800 && c <= 0xdfff))
+        return 0;
+    *cp = c;
+    return len;
+}
+
+/* Writes s escaped for element content (attr false) or a quoted attribute
+ * value (attr true). */
+static void xml_put(FILE *f, const char *str, bool attr)
+{
+    const unsigned char *s = (const unsigned char *)(str ? str : "");
+    while (*s) {
+        uint32_t cp;
+        int len = utf8_seq(s, &cp);
+        if (len == 0) { /* stray byte: drop it and resynchronise */
+            s++;
+            continue;
+        }
+        switch (cp) {
+        case '&': fputs("&amp;", f); break;
+        case '<': fputs("&lt;", f); break;
+        case '>': fputs("&gt;", f); break;
+        case '"': fputs("&quot;", f); break;
+        case '\'': fputs("&apos;", f); break;
+        case '\t':
+        case '\n':
+            if (attr)
+                fprintf(f, "&#%u;", (unsigned)cp);
+            else
+                fputc((int)cp, f);
+            break;
+        case '\r': fputs("&#13;", f); break;
+        default:
+            if (cp < 0x20 || cp == 0xfffe || cp == 0xffff)
+                break; /* not an XML 1.0 character: no way to write it */
+            if (cp == 0x7f || (cp >= 0x80 && cp <= 0x9f))
+                fprintf(f, "&#%u;", (unsigned)cp);
+            else
+                fwrite(s, 1, (size_t)len, f);
+        }
+        s += len;
+    }
+}
+
+static void attr(FILE *f, const char *name, const char *value)
+{
+    fprintf(f, " %s=\"", name);
+    xml_put(f, value, true);
+    fputc('"', f);
+}
+
+typedef struct {
+    size_t tests, failures, skipped;
+} counts_t;
+
+static void count(const bp_result_t *r, counts_t *c)
+{
+    c->tests++;
+    if (!r->compared)
+        c->skipped++;
+    else if (r->counts && !r->cmp.pass)
+        c->failures++;
+}
+
+static void value_text(FILE *f, bp_dtype_t dt, const char *side, uint64_t bits)
+{
+    char dec[BP_FMT_DECIMAL_MAX], hx[BP_FMT_MAX], fl[BP_FMT_MAX], line[BP_FMT_DECIMAL_MAX + 512];
+    bp_fmt_decimal(dt, bits, dec, sizeof dec);
+    bp_fmt_hex(dt, bits, hx, sizeof hx);
+    bp_fmt_fields(dt, bits, fl, sizeof fl);
+    snprintf(line, sizeof line, "\n  %s: %s %s %s", side, dec, hx, fl);
+    xml_put(f, line, false);
+}
+
+/* The summary line, then the first mismatches with both sides. */
+static void details(FILE *f, const bp_result_t *r, const char *summary)
+{
+    const bp_cmp_t *c = &r->cmp;
+    char idx[96], head[160];
+    xml_put(f, summary, false);
+    if (c->nfirst)
+        fputs("\nfirst mismatches:", f);
+    for (size_t k = 0; k < c->nfirst; k++) {
+        const bp_mismatch_t *m = &c->first[k];
+        bp_cmp_index_format(c, m->index, idx, sizeof idx);
+        if (m->ulp == UINT64_MAX)
+            snprintf(head, sizeof head, "\n%s class change", idx);
+        else
+            snprintf(head, sizeof head, "\n%s %" PRIu64 " ulp", idx, m->ulp);
+        xml_put(f, head, false);
+        value_text(f, r->dtype, r->a, m->a);
+        value_text(f, r->dtype, r->b, m->b);
+    }
+    if (c->mismatched > c->nfirst)
+        fprintf(f, "\n... %zu more", c->mismatched - c->nfirst);
+}
+
+static void testcase(FILE *f, const bp_result_t *r)
+{
+    char cls[512], name[768], line[32], summary[1024];
+    snprintf(cls, sizeof cls, "bitprobe.%s", r->probe);
+    snprintf(name, sizeof name, "%s.%s.%s vs %s",
+             r->output && *r->output ? r->output : r->probe, bp_dtype_name(r->dtype), r->b,
+             r->a);
+    bp_result_summary(r, summary, sizeof summary);
+    fputs("    <testcase", f);
+    attr(f, "classname", cls);
+    attr(f, "name", name);
+    if (r->file) {
+        attr(f, "file", r->file);
+        if (r->line > 0) {
+            snprintf(line, sizeof line, "%d", r->line);
+            attr(f, "line", line);
+        }
+    }
+    if (!r->compared) {
+        fputs(">\n      <skipped", f);
+        attr(f, "message", r->note ? r->note : "not compared");
+        fputs("/>\n    </testcase>\n", f);
+    } else if (r->counts && !r->cmp.pass) {
+        fputs(">\n      <failure", f);
+        attr(f, "message", summary);
+        attr(f, "type", "drift");
+        fputc('>', f);
+        details(f, r, summary);
+        fputs("</failure>\n    </testcase>\n", f);
+    } else if (r->cmp.mismatched) {
+        fputs(">\n      <system-out>", f);
+        details(f, r, summary);
+        fputs("</system-out>\n    </testcase>\n", f);
+    } else {
+        fputs("/>\n", f);
+    }
+}
+
+static bool seen_before(const bp_report_t *rep, size_t i)
+{
+    for (size_t k = 0; k < i; k++)
+        if (strcmp(rep->r[k].probe, rep->r[i].probe) == 0)
+            return true;
+    return false;
+}
+
+static void counts_attrs(FILE *f, const counts_t *c)
+{
+    fprintf(f, " tests=\"%zu\" failures=\"%zu\" errors=\"0\" skipped=\"%zu\"", c->tests,
+            c->failures, c->skipped);
+}
+
+int bp_rep_junit(FILE *f, const bp_report_t *rep)
+{
+    counts_t all = {0};
+    for (size_t i = 0; i < rep->n; i++)
+        count(&rep->r[i], &all);
+    fputs("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"bitprobe\"", f);
+    counts_attrs(f, &all);
+    fputs(">\n", f);
+    /* One suite per probe, in the order probes first appear; results of a
+     * probe are usually adjacent, but nothing relies on it. */
+    for (size_t i = 0; i < rep->n; i++) {
+        if (seen_before(rep, i))
+            continue;
+        const char *probe = rep->r[i].probe;
+        counts_t c = {0};
+        for (size_t k = i; k < rep->n; k++)
+            if (strcmp(rep->r[k].probe, probe) == 0)
+                count(&rep->r[k], &c);
+        char name[512];
+        snprintf(name, sizeof name, "bitprobe.%s", probe);
+        fputs("  <testsuite", f);
+        attr(f, "name", name);
+        counts_attrs(f, &c);
+        fputs(">\n    <properties>\n      <property name=\"command\"", f);
+        attr(f, "value", rep->command);
+        fputs("/>\n    </properties>\n", f);
+        for (size_t k = i; k < rep->n; k++)
+            if (strcmp(rep->r[k].probe, probe) == 0)
+                testcase(f, &rep->r[k]);
+        fputs("  </testsuite>\n", f);
+    }
+    fputs("</testsuites>\n", f);
+    return ferror(f) ? 2 : 0;
+}

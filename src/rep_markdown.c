@@ -1,0 +1,648 @@
+/* The Markdown report: a self-contained bug ticket (GitHub-flavoured
+ * Markdown, no HTML, no external files).  Sections, in order: title and
+ * summary table; the command to reproduce; the environment of this host
+ * and the fingerprint of each backend (run) or each side (diff) as one
+ * table; the definition of every probe involved, read from its YAML file;
+ * per output a table of its comparisons, its values when small, and per
+ * differing comparison the ulp histogram and the first mismatches with
+ * index, exact decimal, hex and sign|exponent|mantissa bits; notes.
+ *
+ * Names, paths and values go in code spans, other text is backslash-
+ * escaped, and '|' is escaped inside table cells, so nothing a probe or a
+ * file name holds can break the layout. */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bitfmt.h"
+#include "config.h"
+#include "rep.h"
+
+/* Probe files embedded beyond this size are cut (a probe is a few KB). */
+#define MAX_PROBE_FILE (256u << 10)
+
+static bool is_ctl(unsigned char c)
+{
+    return c < 0x20 || c == 0x7f;
+}
+
+static void backticks(FILE *f, int n)
+{
+    for (int i = 0; i < n; i++)
+        fputc('`', f);
+}
+
+void bp_md_text(FILE *f, const char *s)
+{
+    for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p; p++) {
+        if (is_ctl(*p))
+            fputc(' ', f);
+        else if (*p == '&')
+            fputs("&amp;", f);
+        else if (strchr("\\`*_[]<>|#~", *p))
+            fprintf(f, "\\%c", *p);
+        else
+            fputc(*p, f);
+    }
+}
+
+/* A code span; in a table cell '|' must be escaped (GFM splits cells
+ * before it parses spans), elsewhere the backslash would show. */
+static void code_span(FILE *f, const char *s, bool cell)
+{
+    s = s ? s : "";
+    if (!*s)
+        return;
+    int run = 0, longest = 0;
+    for (const char *p = s; *p; p++) {
+        run = *p == '`' ? run + 1 : 0;
+        longest = run > longest ? run : longest;
+    }
+    /* A span is opened and closed by a backtick run longer than any inside
+     * it; a space pads a content that starts or ends with a backtick. */
+    bool pad = s[0] == '`' || s[strlen(s) - 1] == '`';
+    backticks(f, longest + 1);
+    if (pad)
+        fputc(' ', f);
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+        if (is_ctl(*p))
+            fputc(' ', f);
+        else if (*p == '|' && cell)
+            fputs("\\|", f);
+        else
+            fputc(*p, f);
+    }
+    if (pad)
+        fputc(' ', f);
+    backticks(f, longest + 1);
+}
+
+void bp_md_code(FILE *f, const char *s)
+{
+    code_span(f, s, true);
+}
+
+static void code(FILE *f, const char *s)
+{
+    code_span(f, s, false);
+}
+
+/* A fenced block: the fence is longer than any backtick run in text. */
+static void fenced(FILE *f, const char *lang, const char *text, size_t len)
+{
+    int run = 0, longest = 0;
+    for (size_t i = 0; i < len; i++) {
+        run = text[i] == '`' ? run + 1 : 0;
+        longest = run > longest ? run : longest;
+    }
+    int fence = longest >= 3 ? longest + 1 : 3;
+    backticks(f, fence);
+    fprintf(f, "%s\n", lang);
+    for (size_t i = 0; i < len; i++)
+        if (text[i] != '\r' && text[i] != '\0')
+            fputc(text[i], f);
+    if (len && text[len - 1] != '\n')
+        fputc('\n', f);
+    backticks(f, fence);
+    fputs("\n\n", f);
+}
+
+static double pct(size_t part, size_t whole)
+{
+    return whole ? 100.0 * (double)part / (double)whole : 0;
+}
+
+static const char *verdict(const bp_result_t *r)
+{
+    if (!r->compared)
+        return "skipped";
+    if (!r->cmp.mismatched)
+        return "identical";
+    if (r->cmp.pass)
+        return "within policy";
+    return r->counts ? "**DRIFT**" : "differs (informational)";
+}
+
+/* A double as the shortest decimal that reads back. */
+static void dbl(FILE *f, double v)
+{
+    char s[BP_FMT_MAX];
+    bp_fmt_shortest(BP_F64, bp_f64_bits(v), s, sizeof s);
+    fputs(s, f);
+}
+
+static void at(FILE *f, const bp_cmp_t *c, size_t i)
+{
+    char idx[96];
+    bp_cmp_index_format(c, i, idx, sizeof idx);
+    fprintf(f, " at %s", idx);
+}
+
+static void ulp_cell(FILE *f, uint64_t u)
+{
+    if (u == UINT64_MAX)
+        fputs("class change", f);
+    else
+        fprintf(f, "%" PRIu64, u);
+}
+
+static void title(FILE *f, const bp_report_t *rep)
+{
+    size_t compared = 0, differ = 0, drift = bp_report_failures(rep);
+    for (size_t i = 0; i < rep->n; i++) {
+        compared += rep->r[i].compared;
+        differ += rep->r[i].compared && rep->r[i].cmp.mismatched;
+    }
+    if (drift)
+        fprintf(f, "# bitprobe: drift beyond policy in %zu of %zu comparisons\n\n", drift,
+                compared);
+    else if (!compared)
+        fprintf(f, "# bitprobe: nothing compared\n\n");
+    else if (differ)
+        fprintf(f, "# bitprobe: %zu of %zu comparisons differ, none beyond policy\n\n",
+                differ, compared);
+    else
+        fprintf(f, "# bitprobe: %zu comparisons, all bit-identical\n\n", compared);
+    fprintf(f, "Generated by bitprobe %s. ", PACKAGE_VERSION);
+    fprintf(f, "Sides: *a* is the expected or reference side, *b* the actual one.\n\n");
+    if (!rep->n)
+        return;
+    /* diff compares tensors: no output column unless --map renamed one. */
+    bool outputs = false, tensors = true;
+    for (size_t i = 0; i < rep->n; i++) {
+        outputs |= rep->r[i].output && *rep->r[i].output;
+        tensors &= rep->r[i].kind == BP_RES_DIFF;
+    }
+    fprintf(f, "| %s |%s dtype | b vs a | mismatched | %% | max ulp | verdict |\n"
+               "|---|%s---|---|---:|---:|---:|---|\n",
+            tensors ? "tensor" : "probe", outputs ? (tensors ? " in b |" : " output |") : "",
+            outputs ? "---|" : "");
+    for (size_t i = 0; i < rep->n; i++) {
+        const bp_result_t *r = &rep->r[i];
+        fputs("| ", f);
+        bp_md_code(f, r->probe);
+        if (outputs) {
+            fputs(" | ", f);
+            bp_md_code(f, r->output);
+        }
+        fprintf(f, " | %s | ", bp_dtype_name(r->dtype));
+        bp_md_code(f, r->b);
+        fputs(" vs ", f);
+        bp_md_code(f, r->a);
+        if (r->compared) {
+            fprintf(f, " | %zu / %zu | %.4g | ", r->cmp.mismatched, r->cmp.total,
+                    pct(r->cmp.mismatched, r->cmp.total));
+            ulp_cell(f, r->cmp.max_ulp);
+        } else {
+            fputs(" | | | ", f);
+        }
+        fprintf(f, " | %s |\n", verdict(r));
+    }
+    fputc('\n', f);
+}
+
+/* ---- environment: JSON objects flattened to "a.b.c" rows ---- */
+
+typedef struct {
+    char **keys;
+    size_t n, cap;
+} keys_t;
+
+static void keys_add(keys_t *k, const char *key)
+{
+    for (size_t i = 0; i < k->n; i++)
+        if (strcmp(k->keys[i], key) == 0)
+            return;
+    if (k->n == k->cap) {
+        size_t nc = k->cap ? k->cap * 2 : 32;
+        char **nk = realloc(k->keys, nc * sizeof *nk);
+        if (!nk)
+            return;
+        k->keys = nk;
+        k->cap = nc;
+    }
+    char *d = strdup(key);
+    if (d)
+        k->keys[k->n++] = d;
+}
+
+static bool skip_key(const char *key)
+{
+    /* Shown as columns of their own, or not at all. */
+    return strcmp(key, "backends") == 0 || strcmp(key, "sides") == 0;
+}
+
+static void collect(const json_t *j, const char *prefix, keys_t *k, bool top)
+{
+    const char *key;
+    json_t *v;
+    char path[512];
+    if (!json_is_object(j)) {
+        if (*prefix)
+            keys_add(k, prefix);
+        return;
+    }
+    json_object_foreach((json_t *)j, key, v) {
+        if (top && skip_key(key))
+            continue;
+        snprintf(path, sizeof path, "%s%s%s", prefix, *prefix ? "." : "", key);
+        collect(v, path, k, false);
+    }
+}
+
+static const json_t *lookup(const json_t *j, const char *path)
+{
+    char buf[512], *save, *part;
+    snprintf(buf, sizeof buf, "%s", path);
+    for (part = strtok_r(buf, ".", &save); part && j; part = strtok_r(NULL, ".", &save))
+        j = json_is_object(j) ? json_object_get(j, part) : NULL;
+    return j;
+}
+
+static void json_cell(FILE *f, const json_t *v)
+{
+    if (!v || json_is_null(v))
+        return;
+    if (json_is_string(v)) {
+        bp_md_code(f, json_string_value(v));
+        return;
+    }
+    char *s = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
+    if (s)
+        bp_md_code(f, s);
+    free(s);
+}
+
+typedef struct {
+    const char *label;
+    const json_t *env;
+} column_t;
+
+static void environment(FILE *f, const bp_report_t *rep)
+{
+    column_t cols[34];
+    int nc = 0;
+    if (rep->env)
+        cols[nc++] = (column_t){"this host", rep->env};
+    const json_t *arr = rep->env ? json_object_get(rep->env, "backends") : NULL;
+    for (size_t i = 0; i < json_array_size(arr) && nc < 17; i++) {
+        const json_t *b = json_array_get(arr, i);
+        cols[nc++] = (column_t){json_string_value(json_object_get(b, "name")),
+                                json_object_get(b, "fingerprint")};
+    }
+    arr = rep->env ? json_object_get(rep->env, "sides") : NULL;
+    for (size_t i = 0; i < json_array_size(arr) && nc < 34; i++) {
+        const json_t *s = json_array_get(arr, i);
+        cols[nc++] = (column_t){json_string_value(json_object_get(s, "label")),
+                                json_object_get(s, "env")};
+    }
+    fputs("## Environment\n\n", f);
+    if (!nc) {
+        fputs("No environment was recorded.\n\n", f);
+        return;
+    }
+    keys_t k = {0};
+    for (int c = 0; c < nc; c++)
+        collect(cols[c].env, "", &k, c == 0);
+    fputs("| |", f);
+    for (int c = 0; c < nc; c++) {
+        fputc(' ', f);
+        bp_md_code(f, cols[c].label ? cols[c].label : "?");
+        fputs(" |", f);
+    }
+    fputs("\n|---|", f);
+    for (int c = 0; c < nc; c++)
+        fputs("---|", f);
+    fputc('\n', f);
+    for (size_t i = 0; i < k.n; i++) {
+        fputs("| ", f);
+        bp_md_text(f, k.keys[i]);
+        fputs(" |", f);
+        for (int c = 0; c < nc; c++) {
+            fputc(' ', f);
+            json_cell(f, lookup(cols[c].env, k.keys[i]));
+            fputs(" |", f);
+        }
+        fputc('\n', f);
+        free(k.keys[i]);
+    }
+    free(k.keys);
+    fputc('\n', f);
+    for (int c = 0; c < nc; c++)
+        if (!json_is_object(cols[c].env) || !json_object_size(cols[c].env)) {
+            code(f, cols[c].label ? cols[c].label : "?");
+            fputs(" carries no environment metadata.\n\n", f);
+        }
+}
+
+/* ---- probe definitions ---- */
+
+static void probe_file(FILE *f, const char *path)
+{
+    fputs("### ", f);
+    code(f, path);
+    fputs("\n\n", f);
+    FILE *in = fopen(path, "rb");
+    if (!in) {
+        fputs("Cannot read it: ", f);
+        bp_md_text(f, strerror(errno));
+        fputs(".\n\n", f);
+        return;
+    }
+    char *buf = malloc(MAX_PROBE_FILE);
+    size_t n = buf ? fread(buf, 1, MAX_PROBE_FILE, in) : 0;
+    bool more = buf && fgetc(in) != EOF;
+    fclose(in);
+    if (buf)
+        fenced(f, "yaml", buf, n);
+    if (more)
+        fprintf(f, "(cut after %u bytes)\n\n", MAX_PROBE_FILE);
+    free(buf);
+}
+
+static void probes(FILE *f, const bp_report_t *rep)
+{
+    bool any = false;
+    for (size_t i = 0; i < rep->n; i++) {
+        const char *p = rep->r[i].file;
+        bool seen = !p;
+        for (size_t k = 0; k < i && !seen; k++)
+            seen = rep->r[k].file && strcmp(rep->r[k].file, p) == 0;
+        if (seen)
+            continue;
+        if (!any)
+            fputs("## Probe definitions\n\n", f);
+        any = true;
+        probe_file(f, p);
+    }
+}
+
+/* ---- per output ---- */
+
+static bool same_group(const bp_result_t *a, const bp_result_t *b)
+{
+    return strcmp(a->probe, b->probe) == 0 && strcmp(a->output ? a->output : "",
+                                                     b->output ? b->output : "") == 0 &&
+           a->dtype == b->dtype;
+}
+
+static void value_cell(FILE *f, bp_dtype_t dt, uint64_t bits)
+{
+    char dec[BP_FMT_DECIMAL_MAX], hx[BP_FMT_MAX];
+    bp_fmt_decimal(dt, bits, dec, sizeof dec);
+    bp_fmt_hex(dt, bits, hx, sizeof hx);
+    bp_md_code(f, dec);
+    fputs(" ", f);
+    bp_md_code(f, hx);
+}
+
+static void values(FILE *f, const bp_report_t *rep, const bp_result_t *g)
+{
+    const bp_values_t *vs[16];
+    int nv = 0;
+    for (size_t i = 0; i < rep->nv && nv < 16; i++) {
+        const bp_values_t *v = &rep->v[i];
+        if (strcmp(v->probe, g->probe) == 0 && g->output &&
+            strcmp(v->output, g->output) == 0 && v->dtype == g->dtype)
+            vs[nv++] = v;
+    }
+    if (!nv)
+        return;
+    fputs("Values:\n\n| index |", f);
+    for (int s = 0; s < nv; s++) {
+        fputc(' ', f);
+        bp_md_code(f, vs[s]->side);
+        fputs(" |", f);
+    }
+    fputs("\n|---:|", f);
+    for (int s = 0; s < nv; s++)
+        fputs("---|", f);
+    fputc('\n', f);
+    for (size_t k = 0; k < vs[0]->n; k++) {
+        fprintf(f, "| %zu |", k);
+        for (int s = 0; s < nv; s++) {
+            fputc(' ', f);
+            if (k < vs[s]->n)
+                value_cell(f, g->dtype, vs[s]->bits[k]);
+            fputs(" |", f);
+        }
+        fputc('\n', f);
+    }
+    fputc('\n', f);
+}
+
+static void result_row(FILE *f, const bp_result_t *r)
+{
+    const bp_cmp_t *c = &r->cmp;
+    char pol[128];
+    bp_policy_format(&r->policy, pol, sizeof pol);
+    fputs("| ", f);
+    bp_md_code(f, r->a);
+    fputs(" | ", f);
+    bp_md_code(f, r->b);
+    if (!r->compared) {
+        fputs(" | | | | | | ", f);
+        bp_md_code(f, pol);
+        fputs(" | skipped: ", f);
+        bp_md_text(f, r->note);
+        fputs(" |\n", f);
+        return;
+    }
+    fprintf(f, " | %zu / %zu | %.4g | ", c->mismatched, c->total, pct(c->mismatched, c->total));
+    if (c->mismatched) {
+        dbl(f, c->max_abs);
+        at(f, c, c->max_abs_idx);
+        fputs(" | ", f);
+        dbl(f, c->max_rel);
+        at(f, c, c->max_rel_idx);
+        fputs(" | ", f);
+        ulp_cell(f, c->max_ulp);
+        at(f, c, c->max_ulp_idx);
+    } else {
+        fputs("0 | 0 | 0", f);
+    }
+    fputs(" | ", f);
+    bp_md_code(f, pol);
+    fprintf(f, " | %s |\n", verdict(r));
+}
+
+static void histogram(FILE *f, const bp_cmp_t *c)
+{
+    fputs("| ulp | elements | % |\n|---|---:|---:|\n", f);
+    for (int b = 0; b < BP_HIST_BINS; b++)
+        if (c->hist[b])
+            fprintf(f, "| %s | %" PRIu64 " | %.4g |\n", bp_hist_label(b), c->hist[b],
+                    pct((size_t)c->hist[b], c->total));
+    fputc('\n', f);
+    if (c->zero_sign_diffs)
+        fprintf(f, "%zu elements are +0 against -0 (counted equal).\n\n", c->zero_sign_diffs);
+    if (c->nan_payload_diffs)
+        fprintf(f, "%zu elements are NaNs with other payloads (counted equal).\n\n",
+                c->nan_payload_diffs);
+}
+
+static void side_row(FILE *f, const char *idx, const char *side, bp_dtype_t dt, uint64_t bits,
+                     const char *ulp)
+{
+    char dec[BP_FMT_DECIMAL_MAX], hx[BP_FMT_MAX], fl[BP_FMT_MAX];
+    bp_fmt_decimal(dt, bits, dec, sizeof dec);
+    bp_fmt_hex(dt, bits, hx, sizeof hx);
+    bp_fmt_fields(dt, bits, fl, sizeof fl);
+    fprintf(f, "| %s | %s | ", idx, side);
+    bp_md_code(f, dec);
+    fputs(" | ", f);
+    bp_md_code(f, hx);
+    fputs(" | ", f);
+    bp_md_code(f, fl);
+    fprintf(f, " | %s |\n", ulp);
+}
+
+static void mismatches(FILE *f, const bp_result_t *r)
+{
+    const bp_cmp_t *c = &r->cmp;
+    char idx[96], ulp[32];
+    fputs("| index | side | decimal (exact) | hex | sign exponent mantissa | ulp |\n"
+          "|---|---|---|---|---|---:|\n", f);
+    for (size_t k = 0; k < c->nfirst; k++) {
+        const bp_mismatch_t *m = &c->first[k];
+        bp_cmp_index_format(c, m->index, idx, sizeof idx);
+        if (m->ulp == UINT64_MAX)
+            snprintf(ulp, sizeof ulp, "class change");
+        else
+            snprintf(ulp, sizeof ulp, "%" PRIu64, m->ulp);
+        side_row(f, idx, "a", r->dtype, m->a, ulp);
+        side_row(f, "", "b", r->dtype, m->b, "");
+    }
+    fputc('\n', f);
+    if (c->mismatched > c->nfirst)
+        fprintf(f, "%zu more mismatch%s not shown.\n\n", c->mismatched - c->nfirst,
+                c->mismatched - c->nfirst == 1 ? "" : "es");
+}
+
+static void group(FILE *f, const bp_report_t *rep, size_t i, size_t j)
+{
+    const bp_result_t *g = &rep->r[i];
+    char shape[96] = "";
+    for (size_t k = i; k < j; k++)
+        if (rep->r[k].compared) {
+            bp_shape_format(rep->r[k].cmp.ndim, rep->r[k].cmp.shape, shape, sizeof shape);
+            break;
+        }
+    fputs("### ", f);
+    code(f, g->probe);
+    if (g->output && *g->output) {
+        fputs(" ", f);
+        code(f, g->output);
+    }
+    fprintf(f, " %s%s%s\n\n", bp_dtype_name(g->dtype), *shape ? " " : "", shape);
+    if (g->file) {
+        fputs("Defined in ", f);
+        code(f, g->file);
+        if (g->line > 0)
+            fprintf(f, ", line %d", g->line);
+        fputs(".\n\n", f);
+    }
+    fputs("| a | b | mismatched / total | % | max abs | max rel | max ulp | policy | verdict |\n"
+          "|---|---|---:|---:|---|---|---|---|---|\n", f);
+    for (size_t k = i; k < j; k++)
+        result_row(f, &rep->r[k]);
+    fputc('\n', f);
+    values(f, rep, g);
+    for (size_t k = i; k < j; k++) {
+        const bp_result_t *r = &rep->r[k];
+        if (!r->compared || !r->cmp.mismatched)
+            continue;
+        fputs("#### ", f);
+        code(f, r->b);
+        fputs(" vs ", f);
+        code(f, r->a);
+        fputs("\n\nulp histogram:\n\n", f);
+        histogram(f, &r->cmp);
+        if (r->cmp.nfirst == 1)
+            fputs("First mismatch (a = ", f);
+        else
+            fprintf(f, "First %zu mismatches (a = ", r->cmp.nfirst);
+        code(f, r->a);
+        fputs(", b = ", f);
+        code(f, r->b);
+        fputs("):\n\n", f);
+        mismatches(f, r);
+    }
+}
+
+/* A run that compared nothing (one backend, no goldens) still shows the
+ * values of its small outputs. */
+static void lone_values(FILE *f, const bp_report_t *rep)
+{
+    for (size_t i = 0; i < rep->nv; i++) {
+        const bp_values_t *v = &rep->v[i];
+        bool seen = false;
+        for (size_t k = 0; k < i && !seen; k++)
+            seen = strcmp(rep->v[k].probe, v->probe) == 0 &&
+                   strcmp(rep->v[k].output, v->output) == 0 && rep->v[k].dtype == v->dtype;
+        if (seen)
+            continue;
+        if (i == 0)
+            fputs("## Values\n\n", f);
+        fputs("### ", f);
+        code(f, v->probe);
+        fputc(' ', f);
+        code(f, v->output);
+        fprintf(f, " %s\n\n", bp_dtype_name(v->dtype));
+        bp_result_t g = {.probe = v->probe, .output = v->output, .dtype = v->dtype};
+        values(f, rep, &g);
+    }
+}
+
+int bp_rep_markdown(FILE *f, const bp_report_t *rep)
+{
+    title(f, rep);
+    fputs("## Reproduce\n\n", f);
+    const char *cmd = rep->command ? rep->command : "";
+    fenced(f, "sh", cmd, strlen(cmd));
+    environment(f, rep);
+    probes(f, rep);
+    if (rep->n)
+        fputs("## Results\n\n", f);
+    /* Outputs whose comparisons are all bit-identical get one line at the
+     * end: the ticket is about the others. */
+    size_t same = 0;
+    for (int pass = 0; pass < 2; pass++) {
+        for (size_t i = 0; i < rep->n;) {
+            size_t j = i + 1;
+            while (j < rep->n && same_group(&rep->r[i], &rep->r[j]))
+                j++;
+            bool identical = true;
+            for (size_t k = i; k < j; k++)
+                identical &= rep->r[k].compared && !rep->r[k].cmp.mismatched;
+            if (!identical && pass == 0) {
+                group(f, rep, i, j);
+            } else if (identical && pass == 1) {
+                fputs(same++ ? ", " : "Bit-identical in every comparison: ", f);
+                code(f, rep->r[i].probe);
+                if (rep->r[i].output && *rep->r[i].output) {
+                    fputc(' ', f);
+                    code(f, rep->r[i].output);
+                }
+                fprintf(f, " %s", bp_dtype_name(rep->r[i].dtype));
+            }
+            i = j;
+        }
+    }
+    if (same)
+        fputs(".\n\n", f);
+    if (!rep->n)
+        lone_values(f, rep);
+    if (rep->nnotes) {
+        fputs("## Notes\n\n", f);
+        for (size_t k = 0; k < rep->nnotes; k++) {
+            fputs("- ", f);
+            bp_md_text(f, rep->notes[k]);
+            fputc('\n', f);
+        }
+        fputc('\n', f);
+    }
+    return ferror(f) ? 2 : 0;
+}
