@@ -6,9 +6,7 @@
  * and, for the transcendental functions CUDA does not round correctly,
  * double-precision libm with CUDA's documented ulp bounds.
  *
- * Environment: BP_GPU=N picks the device; BP_SEED=N the random seed;
- * BP_FIDELITY_DIR=DIR also writes the seed formulations' outputs there
- * for tests/fidelity/torch_fidelity.py. */
+ * Environment: BP_GPU=N picks the device; BP_SEED=N the random seed. */
 #include <check.h>
 #include <inttypes.h>
 #include <math.h>

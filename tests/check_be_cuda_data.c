@@ -1,7 +1,7 @@
 /* CUDA backend tests: the backend itself (open, errors, pool,
  * fingerprint), conversions, arange, data movement, sums, the Philox
- * generator and cuBLAS matmul; and, when BP_FIDELITY_DIR is set, the dump
- * of the seed formulations for tests/fidelity/torch_fidelity.py. */
+ * generator and cuBLAS matmul.  Fidelity to PyTorch is checked end to end
+ * by tests/fidelity/torch_probe.py on a saved run. */
 #include <inttypes.h>
 #include <jansson.h>
 #include <math.h>
@@ -674,88 +674,6 @@ START_TEST(t_matmul)
 }
 END_TEST
 
-/* ---- the fidelity dump ---- */
-
-static int dump(const char *dir, json_t *entries, const char *probe,
-                const char *output, bp_dtype_t run, const bp_buf_t *b)
-{
-    char name[256], path[1024];
-    snprintf(name, sizeof name, "%s.%s.%s.bin", probe, output,
-             bp_dtype_name(run));
-    snprintf(path, sizeof path, "%s/%s", dir, name);
-    FILE *f = fopen(path, "wb");
-    size_t nb = bp_buf_nbytes(b);
-    if (!f || fwrite(b->data, 1, nb, f) != nb || fclose(f) != 0) {
-        fprintf(stderr, "cannot write '%s'\n", path);
-        return 1;
-    }
-    json_t *shape = json_array();
-    for (int d = 0; d < b->ndim; d++)
-        json_array_append_new(shape, json_integer(b->shape[d]));
-    json_array_append_new(
-        entries, json_pack("{s:s, s:s, s:s, s:s, s:o, s:s}", "probe", probe,
-                           "output", output, "dtype", bp_dtype_name(run),
-                           "tensor_dtype", bp_dtype_name(b->dtype), "shape",
-                           shape, "file", name));
-    return 0;
-}
-
-static void cast_to(const bp_buf_t *src, bp_dtype_t dt, bp_buf_t *out)
-{
-    tb_make(out, dt, src->ndim, src->shape);
-    bp_op_t cast = tb_op(BP_OP_CAST);
-    tb_exec(&cast, src, NULL, out);
-}
-
-/* The formulations of tests/fidelity/torch_fidelity.py's table. */
-START_TEST(t_fidelity_dump)
-{
-    const char *dir = getenv("BP_FIDELITY_DIR");
-    if (!dir)
-        return;
-    json_t *entries = json_array();
-    int bad = 0;
-    bp_buf_t inv, emb, cosb, sinb;
-    tb_rope(128, 4096, 10000.0, &inv, &emb, &cosb, &sinb);
-    for (int d = 0; d < NFLOATS; d++) {
-        bp_dtype_t dt = floats[d];
-        bp_buf_t o, e, p, ci, cc, cs;
-        tb_seed_div(dt, BP_FORM_DEFAULT, &o);
-        bad |= dump(dir, entries, "seed-div", "out", dt, &o);
-        tb_drop(&o);
-        tb_seed_inv_freq(dt, &e, &p);
-        bad |= dump(dir, entries, "seed-inv-freq", "out", dt, &p);
-        tb_drop(&e);
-        tb_drop(&p);
-        tb_arange(dt, 0, 100, 0.3, &o);
-        bad |= dump(dir, entries, "arange-step", "out", dt, &o);
-        tb_drop(&o);
-        cast_to(&inv, dt, &ci);
-        cast_to(&cosb, dt, &cc);
-        cast_to(&sinb, dt, &cs);
-        bad |= dump(dir, entries, "rope-llama2", "inv_freq", dt, &ci);
-        bad |= dump(dir, entries, "rope-llama2", "cos", dt, &cc);
-        bad |= dump(dir, entries, "rope-llama2", "sin", dt, &cs);
-        tb_drop(&ci);
-        tb_drop(&cc);
-        tb_drop(&cs);
-    }
-    tb_drop(&inv);
-    tb_drop(&emb);
-    tb_drop(&cosb);
-    tb_drop(&sinb);
-    json_t *index = json_pack("{s:i, s:s, s:O, s:o}", "format", 1, "backend",
-                              tb_be->key, "fingerprint", tb_be->fingerprint,
-                              "entries", entries);
-    char path[1024];
-    snprintf(path, sizeof path, "%s/index.json", dir);
-    if (!bad && json_dump_file(index, path, JSON_INDENT(2) | JSON_SORT_KEYS))
-        bad = 1;
-    json_decref(index);
-    ck_assert_msg(!bad, "could not write the fidelity dump under '%s'", dir);
-    printf("fidelity dump written to %s\n", dir);
-}
-END_TEST
 
 TCase *tb_tcase_data(void)
 {
@@ -772,6 +690,5 @@ TCase *tb_tcase_data(void)
     tcase_add_test(tc, t_philox_kat);
     tcase_add_test(tc, t_uniform);
     tcase_add_test(tc, t_matmul);
-    tcase_add_test(tc, t_fidelity_dump);
     return tc;
 }

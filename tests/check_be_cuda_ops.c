@@ -11,7 +11,7 @@
 static const bp_dtype_t floats[] = {BP_F32, BP_BF16, BP_F16};
 #define NFLOATS 3
 
-/* ---- builders, shared with the fidelity dump ---- */
+/* ---- builders ---- */
 
 void tb_arange(bp_dtype_t dt, double start, double end, double step,
                bp_buf_t *out)
