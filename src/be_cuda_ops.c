@@ -563,6 +563,8 @@ static bp_status op_concat(bp_backend_t *be, const bp_exec_t *x,
         return bp_error_set(err, BP_EINPUT, "concat needs inputs");
     int64_t outer, inner, offset = 0;
     split_at(out, axis, &outer, &inner);
+    /* Every input is checked before anything is launched, so a bad shape
+     * never leaves a half-written output behind. */
     for (int k = 0; k < x->ninputs; k++) {
         const bp_buf_t *in = x->inputs[k];
         char which[32];
@@ -572,6 +574,15 @@ static bp_status op_concat(bp_backend_t *be, const bp_exec_t *x,
         if (!same_but(in, out, axis) ||
             offset + in->shape[axis] > out->shape[axis])
             return shape_error(err, which, in, out);
+        offset += in->shape[axis];
+    }
+    if (offset != out->shape[axis])
+        return bp_error_set(err, BP_EINPUT,
+                            "concat inputs cover %lld of %lld positions",
+                            (long long)offset, (long long)out->shape[axis]);
+    offset = 0;
+    for (int k = 0; k < x->ninputs; k++) {
+        const bp_buf_t *in = x->inputs[k];
         int rc = bpk_concat_part(bp_cuda_stream(be), out->dev, (int)out->dtype,
                                  out->shape[axis], offset, in->dev,
                                  (int)in->dtype, in->shape[axis], outer,
@@ -580,10 +591,6 @@ static bp_status op_concat(bp_backend_t *be, const bp_exec_t *x,
             return st;
         offset += in->shape[axis];
     }
-    if (offset != out->shape[axis])
-        return bp_error_set(err, BP_EINPUT,
-                            "concat inputs cover %lld of %lld positions",
-                            (long long)offset, (long long)out->shape[axis]);
     return BP_OK;
 }
 
