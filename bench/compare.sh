@@ -1,5 +1,5 @@
 #!/bin/sh
-# Comparison engine throughput (issue: compare throughput targets): equal
+# Comparison engine throughput (targets: equal buffers within 2x of memcmp, different ones at 1 GB/s or more): equal
 # 1 GiB f32 tensors against memcmp on the same buffers, then fully
 # different ones with full statistics.  Run by `make bench`; by hand:
 #   BENCHDIR=bench BITPROBE=src/bitprobe sh bench/compare.sh [MiB]
