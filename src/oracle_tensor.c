@@ -286,7 +286,7 @@ bp_status bp_oracle_sum(int threads, const bp_exec_t *x, bp_error_t *err)
     if (!x->a)
         return bp_error_set(err, BP_EINPUT, "sum needs a tensor operand");
     if (op->has_axis && x->a->ndim > 0) {
-        int axis;
+        int axis = 0;
         bp_status st = norm_axis(op->axis, x->a->ndim, &axis, err);
         if (st)
             return st;

@@ -14,7 +14,7 @@ START_TEST(t_div_nine_tenths)
         int64_t shape[1] = {1};
         bp_buf_t out = mkbuf(BP_F32, 1, shape);
         bp_op_t op = mkop(BP_OP_DIV);
-        op.b = (bp_arg_t){BP_ARG_SCALAR, -1, 10.0};
+        op.b = (bp_arg_t){.kind = BP_ARG_SCALAR, .buf = -1, .value = 10.0};
         op.form = f == 0 ? BP_FORM_DEFAULT : f == 1 ? BP_FORM_TRUE
                                                     : BP_FORM_RECIPROCAL;
         exec_ok(be, &op, &a, NULL, &out);
@@ -122,9 +122,9 @@ START_TEST(t_pow_ten)
     ar.start = 0;
     ar.end = 10;
     ar.step = 1;
-    dv.b = (bp_arg_t){BP_ARG_SCALAR, -1, 10.0};
-    pw.a = (bp_arg_t){BP_ARG_SCALAR, -1, 10.0};
-    pw.b = (bp_arg_t){BP_ARG_BUF, 1, 0};
+    dv.b = (bp_arg_t){.kind = BP_ARG_SCALAR, .buf = -1, .value = 10.0};
+    pw.a = (bp_arg_t){.kind = BP_ARG_SCALAR, .buf = -1, .value = 10.0};
+    pw.b = (bp_arg_t){.kind = BP_ARG_BUF, .buf = 1, .value = 0};
     exec_ok(be, &ar, NULL, NULL, &t);
     exec_ok(be, &dv, &t, NULL, &q);
     exec_ok(be, &pw, NULL, &q, &r);

@@ -169,11 +169,11 @@ static inline uint64_t binary1(bp_backend_t *be, bp_op_kind_t k, bp_dtype_t in,
     if (abits)
         a = vec_bits(in, 1, abits);
     else
-        op.a = (bp_arg_t){BP_ARG_SCALAR, -1, sa};
+        op.a = (bp_arg_t){.kind = BP_ARG_SCALAR, .buf = -1, .value = sa};
     if (bbits)
         b = vec_bits(in, 1, bbits);
     else
-        op.b = (bp_arg_t){BP_ARG_SCALAR, -1, sb};
+        op.b = (bp_arg_t){.kind = BP_ARG_SCALAR, .buf = -1, .value = sb};
     if (bbits)
         op.b.kind = BP_ARG_BUF;
     int64_t shape[1] = {1};
