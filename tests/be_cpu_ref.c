@@ -42,12 +42,39 @@ bp_status run_op(bp_backend_t *be, bp_op_t *op, const bp_buf_t *a, double av,
     return be->op[op->kind](be, &x, &err);
 }
 
+/* Buffers made by alloc(), released after each test by ref_release(). */
+static void **owned;
+static size_t nowned, capowned;
+
 bp_buf_t alloc(bp_dtype_t dt, int ndim, const int64_t *shape)
 {
     bp_buf_t b;
     ck_assert_msg(bp_buf_alloc(&b, dt, ndim, shape, &err) == BP_OK, "%s",
                   err.msg);
+    if (nowned == capowned) {
+        capowned = capowned ? 2 * capowned : 64;
+        owned = realloc(owned, capowned * sizeof *owned);
+        ck_assert_ptr_nonnull(owned);
+    }
+    owned[nowned++] = b.data;
     return b;
+}
+
+void ref_free(bp_buf_t *b)
+{
+    for (size_t i = 0; i < nowned; i++)
+        if (owned[i] == b->data)
+            owned[i] = NULL;
+    bp_buf_free(b);
+}
+
+void ref_release(void)
+{
+    for (size_t i = 0; i < nowned; i++)
+        free(owned[i]);
+    free(owned);
+    owned = NULL;
+    nowned = capowned = 0;
 }
 
 bp_buf_t vec_of(bp_dtype_t dt, size_t n)
@@ -241,7 +268,7 @@ bp_buf_t t50(bp_backend_t *be, bp_dtype_t dt)
     bp_buf_t a = arange(be, BP_F32, 1, 1, 50);
     bp_buf_t q = op2(be, BP_OP_DIV, &a, NAN, NULL, 7, BP_F32);
     bp_buf_t t = op2(be, BP_OP_CAST, &q, NAN, NULL, NAN, dt);
-    bp_buf_free(&a);
-    bp_buf_free(&q);
+    ref_free(&a);
+    ref_free(&q);
     return t;
 }

@@ -36,7 +36,11 @@ void set_vec_bytes(bp_backend_t *be, int bytes);
  * no argument). */
 bp_status run_op(bp_backend_t *be, bp_op_t *op, const bp_buf_t *a, double av,
                  const bp_buf_t *b, double bv, bp_buf_t *out);
+/* A zeroed buffer owned by the test: released by ref_release() (a
+ * teardown fixture) or earlier by ref_free(). */
 bp_buf_t alloc(bp_dtype_t dt, int ndim, const int64_t *shape);
+void ref_free(bp_buf_t *b);
+void ref_release(void);
 bp_buf_t vec_of(bp_dtype_t dt, size_t n);
 /* A new buffer holding the op's result; the test fails on error. */
 bp_buf_t op2f(bp_backend_t *be, bp_op_kind_t k, bp_form_t form,

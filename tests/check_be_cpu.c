@@ -145,7 +145,7 @@ START_TEST(t_ieee_binary)
                           bp_buf_get(&b, i), (unsigned long long)bits(&r, i),
                           (unsigned long long)want);
         }
-        bp_buf_free(&r);
+        ref_free(&r);
     }
     bp_backend_close(be);
 }
@@ -240,7 +240,7 @@ START_TEST(t_cast_float)
                           (unsigned long long)bits(&c, i),
                           (unsigned long long)want);
         }
-        bp_buf_free(&c);
+        ref_free(&c);
     }
     /* double -> bf16/f16 goes through float, as c10 does (PyTorch 2.11:
      * tensor([1 + 2^-8 + 2^-30], float64).to(bfloat16) is 0x3f80) */
@@ -584,6 +584,7 @@ int main(void)
 {
     Suite *s = suite_create("be_cpu");
     TCase *tc = tcase_create("ops");
+    tcase_add_checked_fixture(tc, NULL, ref_release);
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, t_open);
     tcase_add_test(tc, t_seed_div);
@@ -605,6 +606,7 @@ int main(void)
     tcase_add_test(tc, t_loop_layout);
     suite_add_tcase(s, tc);
     TCase *tt = tcase_create("pytorch");
+    tcase_add_checked_fixture(tt, NULL, ref_release);
     tcase_set_timeout(tt, 120);
     be_cpu_torch_tests(tt);
     suite_add_tcase(s, tt);

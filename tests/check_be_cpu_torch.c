@@ -153,7 +153,7 @@ START_TEST(t_arange_float)
                       bp_buf_get(&out, i), want[i]);
     free(want);
     ck_hash(&out, c->pytorch, "arange vs PyTorch");
-    bp_buf_free(&out);
+    ref_free(&out);
     bp_backend_close(be);
 }
 END_TEST
