@@ -66,6 +66,14 @@ const bp_cmd_t bp_commands[] = {
      "  --threads N       oracle worker threads (default: one per core)\n"
      "  --nan-payload     NaN payload bits count (default: NaNs equal by class)\n"
      "  Exit status: 0 the outputs agree end to end, 1 some differ, 2 trouble."},
+    {"fingerprint", cmd_fingerprint, "Show how each backend really computes: division, FMA, FTZ, TF32, NaNs, accuracy",
+     "bitprobe fingerprint [--device D] [--json]\n"
+     "  --device LIST     comma-separated backends: cpu, oracle, cuda, auto (default: auto)\n"
+     "  --json            the tables as JSON (the \"behaviour\" object bless and run --save\n"
+     "                    store with each backend's fingerprint)\n"
+     "  --cpu-math M      sleef-u10 (default), sleef-u35 or libm for CPU transcendentals\n"
+     "  --gpu N           CUDA device index (default 0)\n"
+     "  --threads N       oracle worker threads (default: one per core)"},
     {"env", cmd_env, "Print the tool version, build options, library versions and GPUs",
      "bitprobe env [--json]\n"
      "  --json         print the environment as JSON"},
