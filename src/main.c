@@ -59,6 +59,30 @@ const bp_cmd_t bp_commands[] = {
      "                    GITHUB_ACTIONS=true)\n"
      "  --quiet           print only differences and the summary\n"
      "  Exit status: 0 identical or within policy, 1 different, 2 trouble."},
+    {"explain", cmd_explain, "Find the op that introduced each difference between two sides, and who is right",
+     "bitprobe explain PROBE --a B1 --b B2 [--dtype D] [--probes DIR] [--json FILE] [--first K]\n"
+     "  --a B1, --b B2    backends (cpu, oracle, cuda) or saved runs (run --save DIR\n"
+     "                    --intermediates); each op runs alone on B2 with B1's buffers\n"
+     "                    as inputs (first-divergence attribution when B2 is a saved run)\n"
+     "  --a-key KEY       the backend key to read from saved run B1 (default: its only one)\n"
+     "  --b-key KEY       the same for B2\n"
+     "  --dtype D         fp32, bf16 or fp16 (default: fp32 where the probe runs in it)\n"
+     "  --probes DIR      read probes from DIR (default: ./probes, then the installed set)\n"
+     "  --first K         differing elements detailed per output (default 10)\n"
+     "  --json FILE       the report with its \"explain\" section as JSON ('-': stdout)\n"
+     "  --cpu-math M      sleef-u10 (default), sleef-u35 or libm for CPU transcendentals\n"
+     "  --gpu N           CUDA device index (default 0)\n"
+     "  --threads N       oracle worker threads (default: one per core)\n"
+     "  --nan-payload     NaN payload bits count (default: NaNs equal by class)\n"
+     "  Exit status: 0 the outputs agree end to end, 1 some differ, 2 trouble."},
+    {"fingerprint", cmd_fingerprint, "Show how each backend really computes: division, FMA, FTZ, TF32, NaNs, accuracy",
+     "bitprobe fingerprint [--device D] [--json]\n"
+     "  --device LIST     comma-separated backends: cpu, oracle, cuda, auto (default: auto)\n"
+     "  --json            the tables as JSON (the \"behaviour\" object bless and run --save\n"
+     "                    store with each backend's fingerprint)\n"
+     "  --cpu-math M      sleef-u10 (default), sleef-u35 or libm for CPU transcendentals\n"
+     "  --gpu N           CUDA device index (default 0)\n"
+     "  --threads N       oracle worker threads (default: one per core)"},
     {"env", cmd_env, "Print the tool version, build options, library versions and GPUs",
      "bitprobe env [--json]\n"
      "  --json         print the environment as JSON"},

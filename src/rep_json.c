@@ -149,6 +149,8 @@ json_t *bp_rep_json_build(const bp_report_t *rep)
         differ += rep->r[i].compared && rep->r[i].cmp.mismatched;
     }
     json_object_set_new(root, "results", res);
+    if (rep->explain)
+        json_object_set(root, "explain", rep->explain);
     json_object_set_new(root, "summary",
                         json_pack("{s:I, s:I, s:I, s:I}", "comparisons", (json_int_t)compared,
                                   "identical", (json_int_t)(compared - differ), "differ",

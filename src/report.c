@@ -82,6 +82,7 @@ void bp_report_free(bp_report_t *rep)
     free(rep->v);
     free(rep->command);
     json_decref(rep->env);
+    json_decref(rep->explain);
     memset(rep, 0, sizeof *rep);
 }
 

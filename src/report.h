@@ -55,6 +55,7 @@ typedef struct bp_report {
     size_t nv, capv;
     char **notes;   /* e.g. "cuda skipped: no CUDA device" */
     size_t nnotes;
+    json_t *explain; /* explain's result (explain.h), or NULL; owned */
 } bp_report_t;
 
 void bp_report_init(bp_report_t *rep, int argc, char **argv);

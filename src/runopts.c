@@ -10,6 +10,7 @@
 #include "bundle.h"
 #include "cli.h"
 #include "envinfo.h"
+#include "fingerprint.h"
 #include "golden.h"
 #include "rep.h"
 
@@ -222,6 +223,19 @@ int bp_run_report(const bp_run_opts_t *o, bp_backend_t *const *bes, int n, bp_re
     return bp_report_failures(rep) ? BP_EXIT_DRIFT : BP_EXIT_OK;
 }
 
+/* Goldens and saved runs record what each device does (fingerprint.h)
+ * next to its environment, under the fingerprint's "behaviour". */
+static void add_behaviour(bp_backend_t *be)
+{
+    json_t *b = NULL;
+    bp_error_t err = {0};
+    if (!be->fingerprint)
+        be->fingerprint = json_object();
+    if (bp_fingerprint_probe(be, &b, &err))
+        b = json_pack("{s:s}", "error", err.msg);
+    json_object_set_new(be->fingerprint, "behaviour", b);
+}
+
 int bp_run_open_backends(const char *cmd, const bp_run_opts_t *o, bp_backend_t **bes,
                          int *n, bp_report_t *rep)
 {
@@ -246,6 +260,8 @@ int bp_run_open_backends(const char *cmd, const bp_run_opts_t *o, bp_backend_t *
             bp_error_t err = {0};
             bp_status st = bp_backend_open(*want, &o->be, &bes[*n], &err);
             if (st == BP_OK) {
+                if (o->save_dir || strcmp(cmd, "bless") == 0)
+                    add_behaviour(bes[*n]);
                 (*n)++;
             } else if (is_auto && st == BP_EUNAVAIL) {
                 if (rep)

@@ -1,0 +1,282 @@
+/* bitprobe explain PROBE --a B1 --b B2: which op introduced each difference
+ * between two backends or saved runs, and which side the oracle says is
+ * right.  Exit 0 when the outputs agree end to end, 1 when some differ,
+ * 2 on trouble. */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "backend.h"
+#include "cli.h"
+#include "envinfo.h"
+#include "explain.h"
+#include "rep.h"
+#include "rep_explain.h"
+
+typedef struct {
+    const char *arg, *key, *opt;
+    char label[80];
+    bp_backend_t *be;
+    bp_buf_t *bufs;
+} side_t;
+
+static bool is_backend_name(const char *s)
+{
+    if (strcmp(s, "cuda") == 0)
+        return true;
+    for (const char *const *n = bp_backend_names(); *n; n++)
+        if (strcmp(*n, s) == 0)
+            return true;
+    return false;
+}
+
+/* Opens a backend, or loads a saved run's buffers of p in dt. */
+static int side_open(side_t *s, const bp_probe_t *p, bp_dtype_t dt,
+                     const bp_backend_opts_t *bo)
+{
+    bp_error_t err = {0};
+    if (is_backend_name(s->arg)) {
+        if (s->key)
+            return bp_cli_usage_error("explain", "%s-key applies to a saved run, and '%s' is "
+                                      "a backend", s->opt, s->arg);
+        if (bp_backend_open(s->arg, bo, &s->be, &err))
+            return bp_cli_fail(&err);
+        snprintf(s->label, sizeof s->label, "%s", s->arg);
+        return BP_EXIT_OK;
+    }
+    struct stat sb;
+    int e = stat(s->arg, &sb) != 0 ? errno : 0;
+    if (e || !S_ISDIR(sb.st_mode)) {
+        fprintf(stderr, "bitprobe explain: %s '%s' is neither a backend (cpu, oracle, cuda) "
+                        "nor a saved run directory%s%s\n", s->opt, s->arg, e ? ": " : "",
+                e ? strerror(e) : "");
+        return BP_EXIT_TROUBLE;
+    }
+    char key[64];
+    s->bufs = calloc(p->nops ? p->nops : 1, sizeof *s->bufs);
+    if (!s->bufs)
+        return BP_EXIT_TROUBLE;
+    if (bp_explain_load_bundle(s->arg, p, dt, s->key, s->bufs, key, &err)) {
+        bool several = strstr(err.msg, "name one") != NULL;
+        fprintf(stderr, "bitprobe: %s%s%s\n", err.msg, several ? " with " : "",
+                several ? (s->opt[2] == 'a' ? "--a-key KEY" : "--b-key KEY") : "");
+        return BP_EXIT_TROUBLE;
+    }
+    snprintf(s->label, sizeof s->label, "%s", key);
+    return BP_EXIT_OK;
+}
+
+static void side_close(side_t *s, size_t nops)
+{
+    bp_backend_close(s->be);
+    bp_backend_bufs_free(s->bufs, s->bufs ? nops : 0);
+    free(s->bufs);
+}
+
+/* The probe's dtype: --dtype, else fp32 where it runs in fp32, else its
+ * first. */
+static int pick_dtype(const bp_probe_t *p, const char *arg, bp_dtype_t *dt)
+{
+    if (arg) {
+        if (!bp_dtype_parse(arg, dt) || !(p->dtypes & (1u << *dt)))
+            return bp_cli_usage_error("explain", "probe '%s' does not run in '%s'", p->name,
+                                      arg);
+        return BP_EXIT_OK;
+    }
+    for (int d = BP_F32; d < BP_NDTYPES; d++)
+        if (p->dtypes & (1u << d)) {
+            *dt = (bp_dtype_t)d;
+            return BP_EXIT_OK;
+        }
+    return bp_cli_usage_error("explain", "probe '%s' has no dtype", p->name);
+}
+
+static bp_probe_t *find_probe(bp_probe_t **all, size_t n, const char *name)
+{
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(all[i]->name, name) == 0)
+            return all[i];
+    return NULL;
+}
+
+static json_t *backends_json(const side_t *a, const side_t *b, bp_backend_t *oracle)
+{
+    json_t *arr = json_array();
+    const bp_backend_t *bes[3] = {a->be, b->be, oracle};
+    for (int k = 0; k < 3; k++) {
+        if (!bes[k] || (k == 2 && (oracle == a->be || oracle == b->be)))
+            continue;
+        json_array_append_new(arr, json_pack("{s:s, s:s, s:O}", "name", bes[k]->name, "key",
+                                             bes[k]->key, "fingerprint",
+                                             bes[k]->fingerprint ? bes[k]->fingerprint
+                                                                 : json_null()));
+    }
+    return arr;
+}
+
+/* Fills the report: the output comparisons and the explain section. */
+static int report(bp_explain_t *x, const side_t *a, const side_t *b, bp_backend_t *oracle,
+                  bp_report_t *rep)
+{
+    const bp_probe_t *p = x->p;
+    json_object_set_new(rep->env, "backends", backends_json(a, b, oracle));
+    for (size_t oi = 0; oi < p->noutputs; oi++) {
+        const bp_output_t *out = &p->outputs[oi];
+        bp_result_t r = {
+            .probe = p->name, .file = p->path, .line = out->line, .output = out->name,
+            .dtype = x->metas[out->buf].dtype, .kind = BP_RES_CROSS, .a = x->label_a,
+            .b = x->label_b, .policy = out->policy, .compared = true, .counts = false,
+            .cmp = x->outs[oi].cmp,
+        };
+        if (!bp_report_add(rep, &r))
+            return BP_EXIT_TROUBLE;
+        memset(&x->outs[oi].cmp, 0, sizeof x->outs[oi].cmp);
+    }
+    rep->explain = bp_explain_json(x);
+    return rep->explain ? BP_EXIT_OK : BP_EXIT_TROUBLE;
+}
+
+static int explain(const bp_probe_t *p, bp_dtype_t dt, side_t *a, side_t *b,
+                   const bp_backend_opts_t *bo, size_t first, bool nanp, const char *json,
+                   bp_report_t *rep)
+{
+    bp_error_t err = {0};
+    bp_backend_t *oracle = NULL, *own = NULL;
+    int rc = side_open(a, p, dt, bo);
+    if (!rc)
+        rc = side_open(b, p, dt, bo);
+    if (rc)
+        return rc;
+    if (strcmp(a->label, b->label) == 0) { /* cpu vs cpu, two runs of one key */
+        char l[sizeof a->label];
+        snprintf(l, sizeof l, "%s", a->label);
+        snprintf(a->label, sizeof a->label, "a:%.64s", l);
+        snprintf(b->label, sizeof b->label, "b:%.64s", l);
+    }
+    if (b->be && strcmp(b->be->name, "oracle") == 0)
+        oracle = b->be;
+    else if (a->be && strcmp(a->be->name, "oracle") == 0)
+        oracle = a->be;
+    else if (bp_backend_open("oracle", bo, &own, &err) == BP_OK)
+        oracle = own;
+    else
+        bp_report_note(rep, "no oracle: %s", err.msg);
+    bp_explain_side_t sa = {.label = a->label, .source = a->be ? NULL : a->arg, .be = a->be,
+                            .bufs = a->be ? NULL : a->bufs};
+    bp_explain_side_t sb = {.label = b->label, .source = b->be ? NULL : b->arg, .be = b->be,
+                            .bufs = b->be ? NULL : b->bufs};
+    bp_explain_opts_t eo = {.first_k = first, .nan_payload = nanp, .oracle = oracle};
+    bp_explain_t x;
+    bp_cli_progress("explaining %s (%s): %s vs %s\n", p->name, bp_dtype_name(dt), a->label,
+                    b->label);
+    if (bp_explain_run(p, dt, &sa, &sb, &eo, &x, &err)) {
+        bp_backend_close(own);
+        return bp_cli_fail(&err);
+    }
+    size_t differ = 0;
+    for (size_t oi = 0; oi < p->noutputs; oi++)
+        differ += x.outs[oi].e2e;
+    bool json_stdout = json && strcmp(json, "-") == 0;
+    if (!json_stdout)
+        rc = bp_rep_explain_text(stdout, &x);
+    if (!rc && json) {
+        rc = report(&x, a, b, oracle, rep);
+        if (!rc)
+            rc = bp_rep_write(json, bp_rep_json, rep);
+    }
+    bp_explain_free(&x);
+    bp_backend_close(own);
+    return rc ? rc : differ ? BP_EXIT_DRIFT : BP_EXIT_OK;
+}
+
+int cmd_explain(int argc, char **argv)
+{
+    enum { O_A = 256, O_B, O_AKEY, O_BKEY, O_DTYPE, O_PROBES, O_JSON, O_FIRST, O_NANP,
+           O_CPU_MATH, O_GPU, O_THREADS, O_QUIET };
+    static const struct option opts[] = {
+        {"a", required_argument, 0, O_A},           {"b", required_argument, 0, O_B},
+        {"a-key", required_argument, 0, O_AKEY},    {"b-key", required_argument, 0, O_BKEY},
+        {"dtype", required_argument, 0, O_DTYPE},   {"probes", required_argument, 0, O_PROBES},
+        {"json", required_argument, 0, O_JSON},     {"first", required_argument, 0, O_FIRST},
+        {"nan-payload", no_argument, 0, O_NANP},    {"cpu-math", required_argument, 0, O_CPU_MATH},
+        {"gpu", required_argument, 0, O_GPU},       {"threads", required_argument, 0, O_THREADS},
+        {"quiet", no_argument, 0, O_QUIET},         {0, 0, 0, 0}};
+    side_t a = {.opt = "--a"}, b = {.opt = "--b"};
+    const char *dtype = NULL, *probes = NULL, *json = NULL;
+    size_t first = 10;
+    bool nanp = false;
+    bp_backend_opts_t bo;
+    bp_backend_opts_default(&bo);
+    int c;
+    char *end;
+    long v;
+    opterr = 0;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "q", opts, NULL)) != -1) {
+        switch (c) {
+        case O_A: a.arg = optarg; break;
+        case O_B: b.arg = optarg; break;
+        case O_AKEY: a.key = optarg; break;
+        case O_BKEY: b.key = optarg; break;
+        case O_DTYPE: dtype = optarg; break;
+        case O_PROBES: probes = optarg; break;
+        case O_JSON: json = optarg; break;
+        case O_NANP: nanp = true; break;
+        case 'q':
+        case O_QUIET: bp_cli_quiet = true; break;
+        case O_CPU_MATH:
+            if (!bp_cpu_math_parse(optarg, &bo.cpu_math))
+                return bp_cli_usage_error("explain", "unknown --cpu-math '%s' (sleef-u10, "
+                                          "sleef-u35, libm)", optarg);
+            break;
+        case O_FIRST:
+        case O_GPU:
+        case O_THREADS:
+            v = strtol(optarg, &end, 10);
+            if (*optarg == '\0' || *end || v < 0 || v > 1000000)
+                return bp_cli_usage_error("explain", "%s needs a count, not '%s'",
+                                          argv[optind - 1], optarg);
+            if (c == O_FIRST)
+                first = (size_t)v;
+            else if (c == O_GPU)
+                bo.gpu = (int)v;
+            else
+                bo.threads = (int)v;
+            break;
+        default:
+            return bp_cli_usage_error("explain", "unknown option '%s'", argv[optind - 1]);
+        }
+    }
+    if (argc - optind != 1)
+        return bp_cli_usage_error("explain", "needs one probe, got %d", argc - optind);
+    if (!a.arg || !b.arg)
+        return bp_cli_usage_error("explain", "needs both --a and --b");
+    bp_probe_t **all = NULL;
+    size_t nall = 0;
+    bp_error_t err = {0};
+    if (bp_probe_load_dir(bp_cli_probes_dir(probes), &all, &nall, &err))
+        return bp_cli_fail(&err);
+    const bp_probe_t *p = find_probe(all, nall, argv[optind]);
+    bp_dtype_t dt = BP_F32;
+    int rc = BP_EXIT_OK;
+    if (!p) {
+        fprintf(stderr, "bitprobe explain: unknown probe '%s' (see 'bitprobe list')\n",
+                argv[optind]);
+        rc = BP_EXIT_TROUBLE;
+    }
+    if (!rc)
+        rc = pick_dtype(p, dtype, &dt);
+    bp_report_t rep;
+    bp_report_init(&rep, argc, argv);
+    rep.env = bp_envinfo_host();
+    if (!rc)
+        rc = explain(p, dt, &a, &b, &bo, first, nanp, json, &rep);
+    side_close(&a, p ? p->nops : 0);
+    side_close(&b, p ? p->nops : 0);
+    bp_report_free(&rep);
+    bp_probe_free_all(all, nall);
+    return rc;
+}

@@ -1,0 +1,146 @@
+/* explain's element maps: which input elements one output element reads
+ * (see explain.h), and distances in fractional ulps. */
+#include "explain.h"
+
+#include <math.h>
+
+bool bp_explain_is_reduction(bp_op_kind_t k)
+{
+    return k == BP_OP_MATMUL || k == BP_OP_SUM;
+}
+
+static size_t prod(const bp_meta_t *m, int from, int to)
+{
+    size_t n = 1;
+    for (int d = from; d < to; d++)
+        n *= (size_t)m->shape[d];
+    return n;
+}
+
+static int norm_axis(int axis, int ndim)
+{
+    return axis < 0 ? axis + ndim : axis;
+}
+
+static void concat_dep(const bp_probe_t *p, const bp_meta_t *metas, size_t i, size_t e,
+                       bp_explain_dep_fn fn, void *ctx)
+{
+    const bp_op_t *op = &p->ops[i];
+    const bp_meta_t *out = &metas[i];
+    int ax = norm_axis(op->has_axis ? op->axis : 0, out->ndim);
+    size_t inner = prod(out, ax + 1, out->ndim), len = (size_t)out->shape[ax];
+    size_t o = e / (len * inner), c = (e / inner) % len, r = e % inner, off = 0;
+    for (int k = 0; k < op->ninputs; k++) {
+        size_t s = (size_t)metas[op->inputs[k]].shape[ax];
+        if (c < off + s) {
+            fn(ctx, op->inputs[k], (o * s + (c - off)) * inner + r);
+            return;
+        }
+        off += s;
+    }
+}
+
+static void slice_dep(const bp_probe_t *p, const bp_meta_t *metas, size_t i, size_t e,
+                      bp_explain_dep_fn fn, void *ctx)
+{
+    const bp_op_t *op = &p->ops[i];
+    const bp_meta_t *in = &metas[op->a.buf], *out = &metas[i];
+    int ax = norm_axis(op->has_axis ? op->axis : 0, in->ndim);
+    int64_t first, len;
+    bp_slice_resolve(op, in->shape[ax], &first, &len);
+    size_t inner = prod(out, ax + 1, out->ndim), olen = (size_t)out->shape[ax];
+    size_t ilen = (size_t)in->shape[ax];
+    size_t o = e / (olen * inner), c = (e / inner) % olen, r = e % inner;
+    size_t src = (size_t)first + c * (size_t)op->s_step;
+    fn(ctx, op->a.buf, (o * ilen + src) * inner + r);
+}
+
+static void matmul_deps(const bp_probe_t *p, const bp_meta_t *metas, size_t i, size_t e,
+                        bp_explain_dep_fn fn, void *ctx)
+{
+    const bp_op_t *op = &p->ops[i];
+    size_t k = (size_t)metas[op->a.buf].shape[1], n = (size_t)metas[i].shape[1];
+    size_t row = e / n, col = e % n;
+    for (size_t t = 0; t < k; t++)
+        if (!fn(ctx, op->a.buf, row * k + t) || !fn(ctx, op->b.buf, t * n + col))
+            return;
+}
+
+static void sum_deps(const bp_probe_t *p, const bp_meta_t *metas, size_t i, size_t e,
+                     bp_explain_dep_fn fn, void *ctx)
+{
+    const bp_op_t *op = &p->ops[i];
+    const bp_meta_t *in = &metas[op->a.buf];
+    if (!op->has_axis) {
+        size_t n = prod(in, 0, in->ndim);
+        for (size_t t = 0; t < n; t++)
+            if (!fn(ctx, op->a.buf, t))
+                return;
+        return;
+    }
+    int ax = norm_axis(op->axis, in->ndim);
+    size_t inner = prod(in, ax + 1, in->ndim), len = (size_t)in->shape[ax];
+    size_t o = e / inner, r = e % inner;
+    for (size_t t = 0; t < len; t++)
+        if (!fn(ctx, op->a.buf, (o * len + t) * inner + r))
+            return;
+}
+
+void bp_explain_deps(const bp_probe_t *p, const bp_meta_t *metas, size_t i, size_t e,
+                     bp_explain_dep_fn fn, void *ctx)
+{
+    const bp_op_t *op = &p->ops[i];
+    switch (op->kind) {
+    case BP_OP_TENSOR:
+    case BP_OP_ARANGE:
+    case BP_OP_UNIFORM:
+    case BP_OP_COUNT:
+        return;
+    case BP_OP_OUTER: {
+        size_t m = (size_t)metas[i].shape[1];
+        if (fn(ctx, op->a.buf, e / m))
+            fn(ctx, op->b.buf, e % m);
+        return;
+    }
+    case BP_OP_CONCAT:
+        concat_dep(p, metas, i, e, fn, ctx);
+        return;
+    case BP_OP_SLICE:
+        slice_dep(p, metas, i, e, fn, ctx);
+        return;
+    case BP_OP_ROTATE_HALF: {
+        const bp_meta_t *m = &metas[i];
+        size_t d = (size_t)m->shape[m->ndim - 1], h = d / 2, c = e % d;
+        fn(ctx, op->a.buf, c < h ? e + h : e - h);
+        return;
+    }
+    case BP_OP_MATMUL:
+        matmul_deps(p, metas, i, e, fn, ctx);
+        return;
+    case BP_OP_SUM:
+        sum_deps(p, metas, i, e, fn, ctx);
+        return;
+    default: /* elementwise: the same index of each tensor operand */
+        if (op->a.kind == BP_ARG_BUF && !fn(ctx, op->a.buf, e))
+            return;
+        if (op->b.kind == BP_ARG_BUF)
+            fn(ctx, op->b.buf, e);
+        return;
+    }
+}
+
+double bp_explain_frac_ulp(bp_dtype_t dt, double v, double ref)
+{
+    if (v == ref || (isnan(v) && isnan(ref)))
+        return 0.0;
+    if (!isfinite(v) || !isfinite(ref))
+        return INFINITY;
+    const bp_dtype_info_t *di = bp_dtype_info(dt);
+    if (!di->is_float)
+        return fabs(v - ref);
+    int emin = 2 - (1 << (di->exp_bits - 1)); /* f32: -126 */
+    int e = ref == 0 ? emin : ilogb(ref);
+    if (e < emin)
+        e = emin;
+    return fabs(v - ref) / ldexp(1.0, e - di->man_bits);
+}

@@ -1,0 +1,30 @@
+# bitprobe fingerprint on a GPU: PyTorch's CUDA kernels divide a tensor by
+# a number as x * (1/b) (BinaryDivTrueKernel.cu), by a tensor truly; nvcc
+# contracts arange's start + step*i into an fma (RangeFactories.cu,
+# -fmad=true) in float; no FTZ without --use_fast_math; cuBLAS is pinned to
+# CUBLAS_PEDANTIC_MATH (no TF32).  SKIP (77) without a CUDA device.
+. "$top_srcdir/tests/cli/lib.sh"
+PY="${PYTHON3:-python3}"
+"$BITPROBE" list --json >"$TMP/list.json" || fail "bitprobe list --json"
+"$PY" - "$TMP/list.json" <<'PY' || { echo "no CUDA device: SKIP"; exit 77; }
+import json, sys
+b = {x["name"]: x for x in json.load(open(sys.argv[1]))["backends"]}
+sys.exit(0 if b.get("cuda", {}).get("available") else 1)
+PY
+run 0 fingerprint --device cuda
+out_has "tensor / scalar            reciprocal         9 / 10 -> 0x3f666667"
+out_has "FMA contraction of a*b+c   on"
+out_has "flush to zero              kept"
+out_has "CUBLAS_PEDANTIC_MATH"
+run 0 fingerprint --device cuda --json
+cp "$TMP/out" "$TMP/fp.json"
+"$PY" - "$TMP/fp.json" <<'PY' || fail "CUDA fingerprint"
+import json, sys
+(b,) = json.load(open(sys.argv[1]))["backends"]
+v = {k: x["verdict"] for k, x in b["behaviour"].items()}
+assert v["div_scalar"] == "reciprocal" and v["div_tensor"] == "true", v
+assert v["fma"] == "on" and v["subnormals"] == "kept", v
+assert v["matmul_fp32"] == "fp32" and v["matmul_bf16"] == "fp32-accumulate", v
+assert v["nan_bf16"] == "canonical-7fff" and v["arange"] == "float", v
+PY
+done_ok
