@@ -21,5 +21,6 @@ int cmd_list(int argc, char **argv);
 int cmd_run(int argc, char **argv);
 int cmd_bless(int argc, char **argv);
 int cmd_diff(int argc, char **argv);
+int cmd_stack(int argc, char **argv);
 
 #endif
