@@ -139,12 +139,16 @@ static bp_status side_buffers(const bp_stack_opts_t *o, const devs_t *d,
         char nt[512];
         bp_status st = bp_stack_rope_load(o->from[s], &o->cfg, o->dtype, rope,
                                           nt, sizeof nt, err);
-        if (!st && nt[0])
+        if (st)
+            return bp_error_prefix(err, "--%s-from: ",
+                                   o->side[s] == BP_STACK_UNSHARDED
+                                       ? "unsharded" : "sharded");
+        if (nt[0])
             note(r, "%s", nt);
         snprintf(desc, dl, "%s (file '%s')",
                  o->side[s] == BP_STACK_UNSHARDED ? "unsharded" : "sharded",
                  o->from[s]);
-        return st;
+        return BP_OK;
     }
     if (o->side[s] == BP_STACK_UNSHARDED) {
         snprintf(desc, dl, "unsharded (cpu, fp32, cast to %s at the end)", dt);
