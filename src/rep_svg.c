@@ -117,7 +117,7 @@ static void axes(FILE *f, int L, int lo, int hi)
     }
     int step = tick_step(L);
     for (int l = 1; l <= L; l++) {
-        if (l != 1 && l != L && l % step)
+        if (l != 1 && l != L && (l % step || L - l < (step + 1) / 2))
             continue;
         double x = px(l, L);
         fprintf(f, "<line x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\" "
