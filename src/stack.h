@@ -18,15 +18,16 @@
  *   parameter P (kind k, layer l: 0 for the global ones) uses stream
  *   (k << 32) | l and element i of its row-major flattening is
  *   bp_rng_uniform(seed, stream, i, -b, b) rounded to the model dtype, with
- *     k = 1 embed_tokens [V, H]          b = sqrt(3) (unit variance)
- *     k = 2 input_layernorm [H]          uniform in [0.5, 1.5) instead
- *     k = 3..6 q, k, v, o_proj [H, H]    b = 1/sqrt(H)   (nn.Linear's
- *     k = 7 post_attention_layernorm [H] [0.5, 1.5)        default bound
- *     k = 8, 9 gate, up_proj [I, H]      b = 1/sqrt(H)     1/sqrt(fan_in))
- *     k = 10 down_proj [H, I]            b = 1/sqrt(I)
- *     k = 11 norm [H]                    [0.5, 1.5)
- *     k = 12 lm_head [V, H]              b = 1/sqrt(H)
- *   each b is computed in double and rounded to float once.  The token at
+ *     k = 1   embed_tokens [V, H]            b = sqrt(3) (unit variance)
+ *     k = 2   input_layernorm [H]            in [0.5, 1.5) instead
+ *     k = 3-6 q, k, v, o_proj [H, H]         b = 1/sqrt(H)
+ *     k = 7   post_attention_layernorm [H]   in [0.5, 1.5)
+ *     k = 8-9 gate, up_proj [I, H]           b = 1/sqrt(H)
+ *     k = 10  down_proj [H, I]               b = 1/sqrt(I)
+ *     k = 11  norm [H]                       in [0.5, 1.5)
+ *     k = 12  lm_head [V, H]                 b = 1/sqrt(H)
+ *   (1/sqrt(fan_in) is nn.Linear's default bound); each b is computed in
+ *   double and rounded to float once.  The token at
  *   absolute position p is (Philox(ctr = (p, 0, 13, 0), key = (seed lo,
  *   seed hi)) word 0 * V) >> 32, so a window of positions sees the same
  *   tokens wherever it starts.
