@@ -123,10 +123,39 @@ int bpk_sum(void *stream, int pairwise, void *out, int out_dt, const void *in,
  * rounded in float (see rng.h), then converted to dt. */
 int bpk_uniform(void *stream, void *out, int dt, int64_t n, uint64_t seed,
                 uint64_t rng_stream, float low, float high);
+/* rng.cu: out[i] = the same value for element first + i, i < n (a slice
+ * of a tensor from its own counters; float dtypes only). */
+int bpk_uniform_range(void *stream, void *out, int dt, int64_t n,
+                      uint64_t first, uint64_t seed, uint64_t rng_stream,
+                      float low, float high);
 /* One Philox-4x32-10 block computed on the device, synchronously, for
  * known-answer tests.  Returns a cudaError_t as an int. */
 int bpk_philox_block(const uint32_t ctr[4], const uint32_t key[2],
                      uint32_t out[4]);
+
+/* The layer stack's kernels (src/stack_ops.h gives their arithmetic);
+ * dt is the model dtype: fp32, bf16 or fp16.  Rows reduce in one block
+ * each, in a fixed order (bpk_rows.cuh), so results repeat bit for bit. */
+/* norm.cu: RMSNorm of x [rows, cols] with weight w [cols] */
+int bpk_rmsnorm(void *stream, void *out, const void *x, const void *w, int dt,
+                int64_t rows, int64_t cols, float eps);
+/* rope.cu: x [rows, heads*d]; cos, sin [positions, d] from row row0 */
+int bpk_rope(void *stream, void *out, const void *x, const void *cos,
+             const void *sin, int dt, int64_t rows, int64_t heads, int64_t d,
+             int64_t row0);
+/* softmax.cu: scores [batch, t, t] in place: scaled, causal, softmax */
+enum { BPK_SCALE_MUL, BPK_SCALE_DIV };
+int bpk_causal_softmax(void *stream, void *scores, int dt, int64_t batch,
+                       int64_t t, float scale, int mode);
+/* softmax.cu: out fp32 [rows, cols] = log_softmax of x [rows, cols] */
+int bpk_log_softmax(void *stream, float *out, const void *x, int dt,
+                    int64_t rows, int64_t cols);
+/* swiglu.cu: out = silu(gate) * up, n elements */
+int bpk_silu_mul(void *stream, void *out, const void *gate, const void *up,
+                 int dt, int64_t n);
+/* embed.cu: out [rows, cols] = table[ids[r], :] */
+int bpk_embedding(void *stream, void *out, const void *table,
+                  const int32_t *ids, int dt, int64_t rows, int64_t cols);
 
 #ifdef __cplusplus
 }

@@ -72,6 +72,40 @@ extern "C" int bpk_uniform(void *stream, void *out, int dt, int64_t n,
     return bpk_launched();
 }
 
+/* The same values for element indices first, first + 1, ...: a shard of a
+ * parameter generates its slice from the slice's own counters. */
+__global__ void bpk_uniform_range_kernel(void *out, int dt, int64_t n,
+                                         uint64_t first, uint64_t seed,
+                                         uint64_t rng_stream, float low,
+                                         float high)
+{
+    const uint32_t key[2] = {(uint32_t)seed, (uint32_t)(seed >> 32)};
+    float span = __fsub_rn(high, low);
+    BPK_FOR(i, n)
+    {
+        uint64_t idx = first + (uint64_t)i;
+        uint32_t c[4] = {(uint32_t)idx, (uint32_t)(idx >> 32),
+                         (uint32_t)rng_stream, (uint32_t)(rng_stream >> 32)};
+        bpk_philox4x32_10(c, key);
+        float u = __fmul_rn((float)(c[0] >> 8), 0x1p-24f);
+        bpk_store_f32(out, dt, i, __fadd_rn(low, __fmul_rn(span, u)));
+    }
+}
+
+extern "C" int bpk_uniform_range(void *stream, void *out, int dt, int64_t n,
+                                 uint64_t first, uint64_t seed,
+                                 uint64_t rng_stream, float low, float high)
+{
+    if (!bpk_dtype_ok(dt) || bpk_is_int(dt))
+        return (int)cudaErrorInvalidValue;
+    if (n <= 0)
+        return 0;
+    bpk_uniform_range_kernel<<<bpk_blocks(n), BPK_THREADS, 0,
+                               (cudaStream_t)stream>>>(out, dt, n, first, seed,
+                                                       rng_stream, low, high);
+    return bpk_launched();
+}
+
 __global__ void bpk_philox_block_kernel(uint32_t *io)
 {
     uint32_t c[4] = {io[0], io[1], io[2], io[3]};

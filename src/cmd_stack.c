@@ -1,0 +1,382 @@
+/* bitprobe stack: the reference layer stack run with two inits of its RoPE
+ * buffers on one device (stack.h), reported as text, JSON (the common
+ * report with a "stack" object) and an SVG plot.  Exit 0 ok, 1 when a
+ * sharded parameter or a repeated forward differs or the policy is
+ * exceeded, 2 trouble. */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "envinfo.h"
+#include "rep.h"
+#include "rep_stack.h"
+#include "stack.h"
+
+static bool parse_i64(const char *s, int64_t lo, int64_t hi, int64_t *out)
+{
+    char *end;
+    errno = 0;
+    long long v = strtoll(s, &end, 10);
+    if (!*s || *end || errno || v < lo || v > hi)
+        return false;
+    *out = v;
+    return true;
+}
+
+static bool parse_positions(const char *s, int64_t *a, int64_t *b)
+{
+    const char *colon = strchr(s, ':');
+    if (!colon || colon == s || !colon[1])
+        return false;
+    char first[32];
+    size_t n = (size_t)(colon - s);
+    if (n >= sizeof first)
+        return false;
+    memcpy(first, s, n);
+    first[n] = '\0';
+    return parse_i64(first, 0, INT64_MAX, a) &&
+           parse_i64(colon + 1, 0, INT64_MAX, b);
+}
+
+static bool parse_init(const char *s, bp_stack_init_t *out)
+{
+    if (strcmp(s, "unsharded") == 0)
+        *out = BP_STACK_UNSHARDED;
+    else if (strcmp(s, "sharded") == 0)
+        *out = BP_STACK_SHARDED;
+    else
+        return false;
+    return true;
+}
+
+static void progress(void *ctx, const char *msg)
+{
+    (void)ctx;
+    bp_cli_progress("stack: %s\n", msg);
+}
+
+static bp_mismatch_t *dup_first(const bp_cmp_t *c)
+{
+    if (!c->nfirst)
+        return NULL;
+    bp_mismatch_t *m = malloc(c->nfirst * sizeof *m);
+    if (m)
+        memcpy(m, c->first, c->nfirst * sizeof *m);
+    return m;
+}
+
+/* One comparison of the stack as a result of the common report. */
+static bool add(bp_report_t *rep, const char *probe, const char *output,
+                const char *a, const char *b, bool counts, const bp_cmp_t *c)
+{
+    bp_result_t res = {
+        .probe = (char *)probe, .output = (char *)output, .dtype = c->dtype,
+        .kind = BP_RES_CROSS, .a = (char *)a, .b = (char *)b,
+        .compared = true, .counts = counts, .cmp = *c,
+    };
+    bp_policy_exact(&res.policy);
+    res.cmp.first = dup_first(c);
+    if (c->nfirst && !res.cmp.first)
+        return false;
+    if (bp_report_add(rep, &res))
+        return true;
+    bp_cmp_free(&res.cmp);
+    return false;
+}
+
+static bool fill_report(bp_report_t *rep, const bp_stack_result_t *r)
+{
+    const char *a = r->side_desc[0], *b = r->side_desc[1];
+    bool ok = true;
+    for (int k = 0; ok && r->have_buffers && k < 3; k++)
+        ok = add(rep, "stack.buffers", bp_stack_buf_names[k], a, b, false,
+                 &r->buf[k]);
+    char lb[64];
+    snprintf(lb, sizeof lb, "sharded %d-way, gathered", r->opts.shards);
+    for (size_t i = 0; ok && i < r->params_checked; i++)
+        ok = add(rep, "stack.params", r->params[i].p.name, "unsharded", lb,
+                 true, &r->params[i].cmp);
+    for (int l = 0; ok && l < r->nlayers; l++) {
+        char name[32];
+        snprintf(name, sizeof name, "layer.%d", r->layers[l].layer);
+        ok = add(rep, "stack.layers", name, a, b, false, &r->layers[l].cmp);
+    }
+    if (ok && r->have_forward)
+        ok = add(rep, "stack.final", "logits", a, b, false, &r->logits) &&
+             add(rep, "stack.final", "logp", a, b, false, &r->logp);
+    for (int i = 0; ok && i < r->nnotes; i++)
+        ok = bp_report_note(rep, "%s", r->notes[i]);
+    return ok;
+}
+
+static int write_json(const char *path, const bp_stack_result_t *r, int argc,
+                      char **argv)
+{
+    bp_report_t rep;
+    bp_report_init(&rep, argc, argv);
+    rep.env = strcmp(r->opts.device, "cuda") == 0 ? bp_envinfo_collect()
+                                                  : bp_envinfo_host();
+    json_t *doc = NULL, *st = NULL;
+    int rc = BP_EXIT_TROUBLE;
+    if (fill_report(&rep, r) && (doc = bp_rep_json_build(&rep)) &&
+        (st = bp_rep_stack_json(r))) {
+        json_object_set_new(doc, "stack", st);
+        int flags = JSON_INDENT(1) | JSON_SORT_KEYS | JSON_REAL_PRECISION(17);
+        FILE *f = strcmp(path, "-") == 0 ? stdout : fopen(path, "w");
+        if (!f) {
+            fprintf(stderr, "bitprobe stack: cannot write '%s': %s\n", path,
+                    strerror(errno));
+        } else {
+            rc = json_dumpf(doc, f, flags) == 0 && fputc('\n', f) != EOF
+                     ? BP_EXIT_OK
+                     : BP_EXIT_TROUBLE;
+            if (f != stdout && fclose(f) != 0)
+                rc = BP_EXIT_TROUBLE;
+            if (rc)
+                fprintf(stderr, "bitprobe stack: cannot write '%s'\n", path);
+        }
+    } else {
+        fprintf(stderr, "bitprobe stack: out of memory building the JSON "
+                        "report\n");
+    }
+    json_decref(doc);
+    bp_report_free(&rep);
+    return rc;
+}
+
+static int write_svg(const char *path, const bp_stack_result_t *r)
+{
+    FILE *f = fopen(path, "w");
+    if (!f) {
+        fprintf(stderr, "bitprobe stack: cannot write '%s': %s\n", path,
+                strerror(errno));
+        return BP_EXIT_TROUBLE;
+    }
+    int rc = bp_rep_svg(f, r);
+    if (fclose(f) != 0 || rc) {
+        fprintf(stderr, "bitprobe stack: cannot write '%s'\n", path);
+        return BP_EXIT_TROUBLE;
+    }
+    return BP_EXIT_OK;
+}
+
+enum {
+    O_PRESET = 256, O_HIDDEN, O_HEADS, O_LAYERS, O_INTER, O_VOCAB, O_MAXPOS,
+    O_POS, O_DTYPE, O_INIT, O_DEVICE, O_GPU, O_SHARDS, O_SEED, O_UFROM,
+    O_SFROM, O_SIDES, O_BUFONLY, O_FWDONLY, O_GEMM, O_POLICY, O_PLOT, O_JSON,
+    O_REPEAT, O_QUIET
+};
+
+typedef struct {
+    const char *preset, *plot, *json, *ufrom, *sfrom;
+    int64_t field[6];
+    bool has_field[6], has_pos;
+} cli_t;
+
+static int parse_size(const char *opt, const char *v, int64_t *out)
+{
+    if (!parse_i64(v, 1, INT64_MAX, out))
+        return bp_cli_usage_error("stack", "--%s needs a positive integer, "
+                                  "not '%s'", opt, v);
+    return BP_EXIT_OK;
+}
+
+static int parse_args(int argc, char **argv, bp_stack_opts_t *o, cli_t *cl)
+{
+    static const struct option opts[] = {
+        {"preset", required_argument, 0, O_PRESET},
+        {"hidden", required_argument, 0, O_HIDDEN},
+        {"heads", required_argument, 0, O_HEADS},
+        {"layers", required_argument, 0, O_LAYERS},
+        {"intermediate", required_argument, 0, O_INTER},
+        {"vocab", required_argument, 0, O_VOCAB},
+        {"max-positions", required_argument, 0, O_MAXPOS},
+        {"positions", required_argument, 0, O_POS},
+        {"dtype", required_argument, 0, O_DTYPE},
+        {"init-dtype", required_argument, 0, O_INIT},
+        {"device", required_argument, 0, O_DEVICE},
+        {"gpu", required_argument, 0, O_GPU},
+        {"shards", required_argument, 0, O_SHARDS},
+        {"seed", required_argument, 0, O_SEED},
+        {"unsharded-from", required_argument, 0, O_UFROM},
+        {"sharded-from", required_argument, 0, O_SFROM},
+        {"sides", required_argument, 0, O_SIDES},
+        {"buffers-only", no_argument, 0, O_BUFONLY},
+        {"forward-only", no_argument, 0, O_FWDONLY},
+        {"gemm", required_argument, 0, O_GEMM},
+        {"policy", required_argument, 0, O_POLICY},
+        {"plot", required_argument, 0, O_PLOT},
+        {"json", required_argument, 0, O_JSON},
+        {"repeat", required_argument, 0, O_REPEAT},
+        {"quiet", no_argument, 0, O_QUIET},
+        {0, 0, 0, 0}};
+    static const char *const fields[6] = {"hidden", "heads", "layers",
+                                          "intermediate", "vocab",
+                                          "max-positions"};
+    bool has_init = false;
+    int c, rc;
+    int64_t v;
+    bp_error_t err = {0};
+    opterr = 0;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "q", opts, NULL)) != -1) {
+        switch (c) {
+        case O_PRESET: cl->preset = optarg; break;
+        case O_HIDDEN:
+        case O_HEADS:
+        case O_LAYERS:
+        case O_INTER:
+        case O_VOCAB:
+        case O_MAXPOS:
+            if ((rc = parse_size(fields[c - O_HIDDEN], optarg,
+                                 &cl->field[c - O_HIDDEN])))
+                return rc;
+            cl->has_field[c - O_HIDDEN] = true;
+            break;
+        case O_POS:
+            if (!parse_positions(optarg, &o->pos_begin, &o->pos_end))
+                return bp_cli_usage_error("stack", "--positions takes A:B "
+                                          "(two integers), not '%s'", optarg);
+            cl->has_pos = true;
+            break;
+        case O_DTYPE:
+        case O_INIT: {
+            bp_dtype_t dt;
+            if (!bp_dtype_parse(optarg, &dt) ||
+                (dt != BP_F32 && dt != BP_BF16 && dt != BP_F16))
+                return bp_cli_usage_error("stack", "--%s takes fp32, bf16 or "
+                                          "fp16, not '%s'", c == O_DTYPE
+                                          ? "dtype" : "init-dtype", optarg);
+            if (c == O_DTYPE)
+                o->dtype = dt;
+            else
+                o->init_dtype = dt, has_init = true;
+            break;
+        }
+        case O_DEVICE:
+            if (strcmp(optarg, "cpu") && strcmp(optarg, "cuda"))
+                return bp_cli_usage_error("stack", "--device takes cpu or "
+                                          "cuda, not '%s'", optarg);
+            o->device = optarg;
+            break;
+        case O_GPU:
+            if (!parse_i64(optarg, 0, 1024, &v))
+                return bp_cli_usage_error("stack", "--gpu needs a device "
+                                          "index, not '%s'", optarg);
+            o->gpu = (int)v;
+            break;
+        case O_SHARDS:
+            if (!parse_i64(optarg, 1, 65536, &v))
+                return bp_cli_usage_error("stack", "--shards takes 1 to "
+                                          "65536, not '%s'", optarg);
+            o->shards = (int)v;
+            break;
+        case O_SEED: {
+            char *end;
+            errno = 0;
+            unsigned long long s = strtoull(optarg, &end, 0);
+            if (!*optarg || *end || errno || *optarg == '-')
+                return bp_cli_usage_error("stack", "--seed needs an unsigned "
+                                          "integer, not '%s'", optarg);
+            o->seed = s;
+            break;
+        }
+        case O_UFROM: cl->ufrom = optarg; break;
+        case O_SFROM: cl->sfrom = optarg; break;
+        case O_SIDES: {
+            char buf[64], *comma;
+            snprintf(buf, sizeof buf, "%s", optarg);
+            if (!(comma = strchr(buf, ',')) ||
+                (*comma = '\0', !parse_init(buf, &o->side[0])) ||
+                !parse_init(comma + 1, &o->side[1]))
+                return bp_cli_usage_error("stack", "--sides takes A,B with "
+                                          "each unsharded or sharded, not "
+                                          "'%s'", optarg);
+            break;
+        }
+        case O_BUFONLY: o->buffers_only = true; break;
+        case O_FWDONLY: o->forward_only = true; break;
+        case O_GEMM:
+            if (strcmp(optarg, "pedantic") == 0)
+                o->gemm = BP_STACK_GEMM_PEDANTIC;
+            else if (strcmp(optarg, "default") == 0)
+                o->gemm = BP_STACK_GEMM_DEFAULT;
+            else
+                return bp_cli_usage_error("stack", "--gemm takes pedantic or "
+                                          "default, not '%s'", optarg);
+            break;
+        case O_POLICY:
+            if (bp_stack_policy_parse(optarg, &o->policy, &err))
+                return bp_cli_usage_error("stack", "--policy: %s", err.msg);
+            break;
+        case O_PLOT: cl->plot = optarg; break;
+        case O_JSON: cl->json = optarg; break;
+        case O_REPEAT:
+            if (!parse_i64(optarg, 1, 1000, &v))
+                return bp_cli_usage_error("stack", "--repeat takes 1 to 1000, "
+                                          "not '%s'", optarg);
+            o->repeat = (int)v;
+            break;
+        case 'q':
+        case O_QUIET: bp_cli_quiet = true; break;
+        default:
+            return bp_cli_usage_error("stack", "unknown option '%s'",
+                                      argv[optind - 1]);
+        }
+    }
+    if (optind < argc)
+        return bp_cli_usage_error("stack", "unexpected argument '%s'",
+                                  argv[optind]);
+    if (cl->preset && bp_stack_preset(cl->preset, &o->cfg, &err))
+        return bp_cli_usage_error("stack", "--preset: %s", err.msg);
+    int64_t *dst[6] = {&o->cfg.hidden, &o->cfg.heads, &o->cfg.layers,
+                       &o->cfg.intermediate, &o->cfg.vocab,
+                       &o->cfg.max_positions};
+    for (int k = 0; k < 6; k++)
+        if (cl->has_field[k])
+            *dst[k] = cl->field[k];
+    if (!cl->has_pos) {
+        o->pos_begin = 0;
+        o->pos_end = o->cfg.max_positions;
+    }
+    if (!has_init)
+        o->init_dtype = o->dtype;
+    for (int s = 0; s < 2; s++)
+        o->from[s] = o->side[s] == BP_STACK_UNSHARDED ? cl->ufrom : cl->sfrom;
+    if (cl->plot && (o->buffers_only || o->forward_only))
+        return bp_cli_usage_error("stack", "--plot needs the per-layer "
+                                  "comparison (not with --buffers-only or "
+                                  "--forward-only)");
+    return BP_EXIT_OK;
+}
+
+int cmd_stack(int argc, char **argv)
+{
+    bp_stack_opts_t o;
+    bp_stack_opts_init(&o);
+    o.progress = progress;
+    cli_t cl;
+    memset(&cl, 0, sizeof cl);
+    int rc = parse_args(argc, argv, &o, &cl);
+    if (rc)
+        return rc;
+    bp_stack_result_t r;
+    bp_error_t err = {0};
+    if (bp_stack_run(&o, &r, &err))
+        return bp_cli_fail(&err);
+    bool json_stdout = cl.json && strcmp(cl.json, "-") == 0;
+    if (!json_stdout)
+        rc = bp_rep_stack_text(stdout, &r, bp_cli_color());
+    if (!rc && cl.json)
+        rc = write_json(cl.json, &r, argc, argv);
+    if (!rc && cl.plot)
+        rc = write_svg(cl.plot, &r);
+    if (!rc)
+        rc = bp_stack_failed(&r) ? BP_EXIT_DRIFT : BP_EXIT_OK;
+    bp_stack_result_free(&r);
+    return rc;
+}

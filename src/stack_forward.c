@@ -1,0 +1,202 @@
+/* The stack's forward on a device (the model of stack.h, from the ops of
+ * stack_ops.h) and the figures computed from two forwards' outputs. */
+#include "stack_int.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+double bp_stack_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* The activation buffers, in the order they are allocated and freed. */
+#define NACT 15
+static bp_buf_t *act(bp_stack_model_t *m, int i)
+{
+    bp_buf_t *all[NACT] = {&m->h,  &m->x,  &m->q, &m->k, &m->v,
+                           &m->qr, &m->kr, &m->a, &m->o, &m->g,
+                           &m->u,  &m->m,  &m->lg, &m->lp, &m->sc};
+    return all[i];
+}
+
+void bp_stack_model_close(bp_stack_model_t *m)
+{
+    if (!m->ops)
+        return;
+    for (int i = 0; i < NACT; i++) {
+        bp_buf_t *b = act(m, i);
+        if (b->data || b->dev)
+            m->ops->release(m->ops, b);
+    }
+    if (m->ids.data || m->ids.dev)
+        m->ops->release(m->ops, &m->ids);
+    memset(m, 0, sizeof *m);
+}
+
+bp_status bp_stack_model_open(bp_stack_model_t *m, const bp_stack_cfg_t *c,
+                              bp_dtype_t dt, bp_sops_t *ops, bp_buf_t *w,
+                              uint64_t seed, int64_t p0, int64_t p1,
+                              bp_error_t *err)
+{
+    memset(m, 0, sizeof *m);
+    m->cfg = c;
+    m->dt = dt;
+    m->ops = ops;
+    m->w = w;
+    m->p0 = p0;
+    m->T = p1 - p0;
+    int64_t T = m->T, H = c->hidden, I = c->intermediate, V = c->vocab;
+    int64_t th[2] = {T, H}, ti[2] = {T, I}, tv[2] = {T, V},
+            sc[3] = {c->heads, T, T}, t1[1] = {T};
+    bp_status st = BP_OK;
+    for (int i = 0; !st && i < NACT; i++) {
+        bp_buf_t *b = act(m, i);
+        if (b == &m->g || b == &m->u || b == &m->m)
+            st = ops->alloc(ops, b, dt, 2, ti, err);
+        else if (b == &m->lg)
+            st = ops->alloc(ops, b, dt, 2, tv, err);
+        else if (b == &m->lp)
+            st = ops->alloc(ops, b, BP_F32, 2, tv, err);
+        else if (b == &m->sc)
+            st = ops->scratch_scores ? ops->alloc(ops, b, dt, 3, sc, err)
+                                     : BP_OK;
+        else
+            st = ops->alloc(ops, b, dt, 2, th, err);
+    }
+    int32_t *ids = malloc((size_t)(T ? T : 1) * sizeof *ids);
+    if (!st && !ids)
+        st = bp_error_set(err, BP_ENOMEM, "out of memory");
+    if (!st) {
+        bp_stack_tokens(c, seed, p0, T, ids);
+        st = ops->alloc(ops, &m->ids, BP_I32, 1, t1, err);
+    }
+    if (!st)
+        st = ops->put(ops, &m->ids, ids, err);
+    free(ids);
+    if (st) {
+        bp_error_prefix(err, "setting up the forward of %lld tokens: ",
+                        (long long)T);
+        bp_stack_model_close(m);
+    }
+    return st;
+}
+
+static bp_status layer(bp_stack_model_t *m, int l, const bp_buf_t *cos,
+                       const bp_buf_t *sin, bp_error_t *err)
+{
+    bp_sops_t *o = m->ops;
+    const bp_buf_t *w = m->w + 1 + 9 * (size_t)l;
+    float eps = (float)m->cfg->eps;
+    bp_status st;
+    if ((st = o->rmsnorm(o, &m->x, &m->h, &w[0], eps, err)) ||
+        (st = o->linear(o, &m->q, &m->x, &w[1], err)) ||
+        (st = o->linear(o, &m->k, &m->x, &w[2], err)) ||
+        (st = o->linear(o, &m->v, &m->x, &w[3], err)) ||
+        (st = o->rope(o, &m->qr, &m->q, cos, sin, m->p0, m->cfg->heads,
+                      err)) ||
+        (st = o->rope(o, &m->kr, &m->k, cos, sin, m->p0, m->cfg->heads,
+                      err)) ||
+        (st = o->attention(o, &m->a, &m->qr, &m->kr, &m->v, m->cfg->heads,
+                           &m->sc, err)) ||
+        (st = o->linear(o, &m->o, &m->a, &w[4], err)) ||
+        (st = o->add(o, &m->h, &m->h, &m->o, err)) ||
+        (st = o->rmsnorm(o, &m->x, &m->h, &w[5], eps, err)) ||
+        (st = o->linear(o, &m->g, &m->x, &w[6], err)) ||
+        (st = o->linear(o, &m->u, &m->x, &w[7], err)) ||
+        (st = o->silu_mul(o, &m->m, &m->g, &m->u, err)) ||
+        (st = o->linear(o, &m->o, &m->m, &w[8], err)) ||
+        (st = o->add(o, &m->h, &m->h, &m->o, err)))
+        return bp_error_prefix(err, "layer %d: ", l);
+    return BP_OK;
+}
+
+static bp_status fetch(bp_sops_t *o, const bp_buf_t *src, bp_buf_t *host,
+                       bp_error_t *err)
+{
+    if (!host->data) {
+        bp_status st =
+            bp_buf_alloc(host, src->dtype, src->ndim, src->shape, err);
+        if (st)
+            return st;
+    }
+    return o->get(o, src, host->data, err);
+}
+
+bp_status bp_stack_forward(bp_stack_model_t *m, const bp_buf_t *cos,
+                           const bp_buf_t *sin, bp_buf_t *hidden,
+                           bp_buf_t *logits, bp_buf_t *logp, double *seconds,
+                           bp_error_t *err)
+{
+    bp_sops_t *o = m->ops;
+    size_t L = (size_t)m->cfg->layers;
+    double t0 = bp_stack_now();
+    bp_status st = o->embed(o, &m->h, &m->w[0], &m->ids, err);
+    for (size_t l = 0; !st && l < L; l++) {
+        st = layer(m, (int)l, cos, sin, err);
+        if (!st && hidden)
+            st = fetch(o, &m->h, &hidden[l], err);
+    }
+    if (!st)
+        st = o->rmsnorm(o, &m->x, &m->h, &m->w[1 + 9 * L],
+                        (float)m->cfg->eps, err);
+    if (!st)
+        st = o->linear(o, &m->lg, &m->x, &m->w[2 + 9 * L], err);
+    if (!st)
+        st = o->log_softmax(o, &m->lp, &m->lg, err);
+    if (!st)
+        st = o->sync(o, err);
+    if (seconds)
+        *seconds = bp_stack_now() - t0;
+    if (!st && logits)
+        st = fetch(o, &m->lg, logits, err);
+    if (!st && logp)
+        st = fetch(o, &m->lp, logp, err);
+    return st;
+}
+
+void bp_stack_final_metrics(const bp_buf_t *la, const bp_buf_t *lb,
+                            const bp_buf_t *pa, const bp_buf_t *pb,
+                            size_t *agree, double *mean_kl, double *max_kl)
+{
+    size_t T = (size_t)la->shape[0], V = (size_t)la->shape[1];
+    const float *a = pa->data, *b = pb->data;
+    double sum = 0.0, most = 0.0;
+    *agree = 0;
+    for (size_t t = 0; t < T; t++) {
+        size_t ia = 0, ib = 0;
+        double ma = -INFINITY, mb = -INFINITY, kl = 0.0;
+        for (size_t j = 0; j < V; j++) {
+            double x = bp_buf_get(la, t * V + j), y = bp_buf_get(lb, t * V + j);
+            if (x > ma)
+                ma = x, ia = j;
+            if (y > mb)
+                mb = y, ib = j;
+            double lpa = a[t * V + j], lpb = b[t * V + j];
+            kl += exp(lpa) * (lpa - lpb);
+        }
+        *agree += ia == ib;
+        sum += kl;
+        most = kl > most ? kl : most;
+    }
+    *mean_kl = T ? sum / (double)T : 0.0;
+    *max_kl = most;
+}
+
+void bp_stack_rms(const bp_buf_t *a, const bp_buf_t *b, double *diff,
+                  double *ref)
+{
+    double sd = 0.0, sr = 0.0;
+    for (size_t i = 0; i < a->numel; i++) {
+        double x = bp_buf_get(a, i), y = bp_buf_get(b, i);
+        sd += (x - y) * (x - y);
+        sr += x * x;
+    }
+    double n = a->numel ? (double)a->numel : 1.0;
+    *diff = sqrt(sd / n);
+    *ref = sqrt(sr / n);
+}
