@@ -23,9 +23,10 @@ log "buffers: fp32 init, vs PyTorch's CPU caches (expect exactly 88 and 116, max
 $B stack --preset llama2-7b --device cuda --dtype bf16 --init-dtype fp32 --buffers-only \
     --unsharded-from $D/rope_cpu.safetensors.gz; echo "exit $?"
 log "llama2-7b forward, positions 600:900, with the plot"
-/usr/bin/time -v $B stack --preset llama2-7b --device cuda --dtype bf16 --positions 600:900 \
-    --plot "$OUT/drift.svg" --json "$OUT/stack-llama2.json" 2>"$OUT/stack-time.txt"
-echo "exit $?"; grep -E "Elapsed|Maximum resident" "$OUT/stack-time.txt"
+t0=$(date +%s.%N)
+$B stack --preset llama2-7b --device cuda --dtype bf16 --positions 600:900 \
+    --plot "$OUT/drift.svg" --json "$OUT/stack-llama2.json"
+echo "exit $?; wall $(echo "$(date +%s.%N) - $t0" | bc 2>/dev/null || echo '?') s"
 log "the same, --init-dtype fp32"
 $B stack --preset llama2-7b --device cuda --dtype bf16 --init-dtype fp32 --positions 600:900 \
     --plot "$OUT/drift-fp32-init.svg" | sed -n '/^per layer/,$p'; echo "exit $?"
@@ -36,6 +37,8 @@ $B stack --preset llama2-7b --device cuda --positions 600:900 --forward-only --r
     | grep -E "forward|repeat|summary"; echo "exit $?"
 $B stack --preset llama2-7b --device cuda --positions 600:900 --forward-only --repeat 3 --gemm default \
     | grep -E "forward|repeat|summary"; echo "exit $?"
-log "bench: forward vs PyTorch eager"
-BITPROBE=$B sh bench/stack_forward.sh; echo "bench: exit $?"
+if [ "${BENCH:-0}" = 1 ]; then
+  log "bench: forward vs PyTorch eager"
+  BITPROBE=$B sh bench/stack_forward.sh; echo "bench: exit $?"
+fi
 } 2>&1 | tee "$OUT/stack-session.txt"
