@@ -1,4 +1,5 @@
 /* Crash-safe file replacement under a lock (see atomicfile.h). */
+#define _GNU_SOURCE /* memfd_create */
 #include "atomicfile.h"
 
 #include <dirent.h>
@@ -10,7 +11,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 static void dir_of(const char *path, char *out, size_t n)
@@ -129,9 +132,58 @@ bp_status bp_atomic_replace(const char *target, const void *data, size_t len,
     return bp_atomic_write(target, fill_mem, &m, err);
 }
 
+/* ---- BP_TEST_SLOW_WRITE (see atomicfile.h) ------------------------------ */
+
+#define SLOW_CHUNK 1024
+
+static long slow_usec(void)
+{
+    const char *s = getenv("BP_TEST_SLOW_WRITE");
+    if (!s || !*s)
+        return 0;
+    char *end;
+    long v = strtol(s, &end, 10);
+    return *end || v <= 0 ? 0 : v > 1000000 ? 1000000 : v;
+}
+
+static void pause_usec(long usec)
+{
+    struct timespec ts = {usec / 1000000, (usec % 1000000) * 1000};
+    while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+        ;
+}
+
+/* The content is staged in a memory file, then copied into fd in chunks
+ * with a pause after each: the same bytes, written slowly. */
+static bp_status slow_fill(int fd, bp_atomic_fill_fn fill, void *ctx, long usec,
+                           bp_error_t *err)
+{
+    int mfd = memfd_create("bp-slow-write", MFD_CLOEXEC);
+    if (mfd < 0)
+        return bp_error_set(err, BP_EIO, "memfd_create: %s", strerror(errno));
+    bp_status st = fill(mfd, ctx, err);
+    off_t at = 0;
+    char buf[SLOW_CHUNK];
+    while (!st) {
+        ssize_t r = pread(mfd, buf, sizeof buf, at);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r < 0)
+            st = bp_error_set(err, BP_EIO, "memfd read: %s", strerror(errno));
+        if (r <= 0)
+            break;
+        st = write_all(fd, buf, (size_t)r, "temporary file", err);
+        at += r;
+        pause_usec(usec);
+    }
+    close(mfd);
+    return st;
+}
+
 bp_status bp_atomic_write(const char *target, bp_atomic_fill_fn fill, void *ctx,
                           bp_error_t *err)
 {
+    long slow = slow_usec();
     char tmp[PATH_MAX], dir[PATH_MAX];
     if (snprintf(tmp, sizeof tmp, "%s.tmp.XXXXXX", target) >= (int)sizeof tmp)
         return bp_error_set(err, BP_EINPUT, "path too long: '%s'", target);
@@ -140,13 +192,15 @@ bp_status bp_atomic_write(const char *target, bp_atomic_fill_fn fill, void *ctx,
     if (fd < 0)
         return bp_error_set(err, BP_EIO, "cannot create a temporary file next to '%s': %s",
                             target, strerror(errno));
-    bp_status st = fill(fd, ctx, err);
+    bp_status st = slow ? slow_fill(fd, fill, ctx, slow, err) : fill(fd, ctx, err);
     if (!st && fchmod(fd, 0644) != 0)
         st = bp_error_set(err, BP_EIO, "cannot chmod '%s': %s", tmp, strerror(errno));
     if (!st && fsync(fd) != 0)
         st = bp_error_set(err, BP_EIO, "cannot fsync '%s': %s", tmp, strerror(errno));
     if (close(fd) != 0 && !st)
         st = bp_error_set(err, BP_EIO, "cannot close '%s': %s", tmp, strerror(errno));
+    if (slow)
+        pause_usec(slow);
     if (!st && rename(tmp, target) != 0)
         st = bp_error_set(err, BP_EIO, "cannot rename '%s' to '%s': %s", tmp, target,
                           strerror(errno));
@@ -154,6 +208,8 @@ bp_status bp_atomic_write(const char *target, bp_atomic_fill_fn fill, void *ctx,
         unlink(tmp);
         return st;
     }
+    if (slow)
+        pause_usec(slow);
     dir_of(target, dir, sizeof dir);
     int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (dfd < 0)

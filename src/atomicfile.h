@@ -3,7 +3,15 @@
  * directory is fsync'd; all under an exclusive lock on "<target>.lock"
  * (flock: released by the kernel if the process dies).  Readers see the old
  * content or the new, never a mix or a truncated file; on any failure the
- * old file is untouched and the temporary removed. */
+ * old file is untouched and the temporary removed.
+ *
+ * For crash tests only: with BP_TEST_SLOW_WRITE=<usec> in the environment
+ * (1 to 1000000), bp_atomic_write stages the content in memory, copies it
+ * into the temporary file in 1 KiB chunks with a pause of usec after each,
+ * and pauses again before the rename and before the directory fsync, so
+ * that a test can kill the process at any step.  The bytes written and
+ * the steps taken are the same; unset (or 0, or not a number) changes
+ * nothing. */
 #ifndef BP_ATOMICFILE_H
 #define BP_ATOMICFILE_H
 

@@ -39,6 +39,10 @@ typedef struct bp_probe {
 
 /* Reads and validates one probe file.  Errors read "file:line:col: what". */
 bp_status bp_probe_load(const char *path, bp_probe_t **out, bp_error_t *err);
+/* The same from memory: label stands for the file name (in messages, and
+ * the probe's name must match its base name, as for a file). */
+bp_status bp_probe_parse(const char *text, size_t len, const char *label,
+                         bp_probe_t **out, bp_error_t *err);
 /* Every *.yaml in dir, sorted by probe name; names must be unique. */
 bp_status bp_probe_load_dir(const char *dir, bp_probe_t ***out, size_t *n,
                             bp_error_t *err);

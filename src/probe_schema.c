@@ -773,11 +773,11 @@ static bp_status parse_probe(ld_t *L, const yn_t *root)
     return st;
 }
 
-bp_status bp_probe_load(const char *path, bp_probe_t **out, bp_error_t *err)
+/* Reads the probe from its tree (root: NULL for an empty file); path is
+ * the file name messages give and the name is checked against. */
+static bp_status load_tree(const char *path, yn_t *root, bp_status st,
+                           bp_probe_t **out, bp_error_t *err)
 {
-    *out = NULL;
-    yn_t *root = NULL;
-    bp_status st = bp_yaml_read(path, &root, err);
     ld_t L = {.path = path, .err = err};
     const yn_t start = {.line = 1, .col = 1};
     if (!st && !root)
@@ -800,4 +800,21 @@ bp_status bp_probe_load(const char *path, bp_probe_t **out, bp_error_t *err)
     }
     *out = L.p;
     return BP_OK;
+}
+
+bp_status bp_probe_load(const char *path, bp_probe_t **out, bp_error_t *err)
+{
+    *out = NULL;
+    yn_t *root = NULL;
+    bp_status st = bp_yaml_read(path, &root, err);
+    return load_tree(path, root, st, out, err);
+}
+
+bp_status bp_probe_parse(const char *text, size_t len, const char *label,
+                         bp_probe_t **out, bp_error_t *err)
+{
+    *out = NULL;
+    yn_t *root = NULL;
+    bp_status st = bp_yaml_parse(text, len, label, &root, err);
+    return load_tree(label, root, st, out, err);
 }

@@ -273,6 +273,17 @@ static bp_status read_all(const char *path, char **text, size_t *len,
     return BP_OK;
 }
 
+bp_status bp_yaml_parse(const char *text, size_t len, const char *label,
+                        bp_ynode_t **root, bp_error_t *err)
+{
+    *root = NULL;
+    if (len > MAX_BYTES)
+        return bp_error_set(err, BP_EINPUT,
+                            "%s:1:1: file too large (more than %d bytes)", label,
+                            MAX_BYTES);
+    return parse_tree(label, text, len, root, err);
+}
+
 bp_status bp_yaml_read(const char *path, bp_ynode_t **root, bp_error_t *err)
 {
     char *text = NULL;

@@ -26,6 +26,9 @@ typedef struct bp_ynode {
 
 /* Reads path into *root (NULL for a file without a document). */
 bp_status bp_yaml_read(const char *path, bp_ynode_t **root, bp_error_t *err);
+/* The same from memory; label stands for the file name in messages. */
+bp_status bp_yaml_parse(const char *text, size_t len, const char *label,
+                        bp_ynode_t **root, bp_error_t *err);
 void bp_yaml_free(bp_ynode_t *y);
 /* The value of key in a mapping, or NULL. */
 const bp_ynode_t *bp_yaml_get(const bp_ynode_t *map, const char *key);

@@ -35,28 +35,54 @@ bp_status bp_st_fail(bp_st_parser_t *p, uint64_t off, const char *fmt, ...)
 
 /* ---- the byte pump -------------------------------------------------- */
 
-static void dest(bp_st_parser_t *p, unsigned char **ptr, size_t *room)
+/* Input of unknown length: the buffer *bufp, of which p->have bytes are
+ * allocated and all received, doubles (from 64 KiB, up to need). */
+static bp_status grow(bp_st_parser_t *p, void **bufp, uint64_t need)
 {
+    uint64_t cap = p->have ? 2 * p->have : (uint64_t)1 << 16;
+    if (cap > need)
+        cap = need;
+    void *b = realloc(*bufp, (size_t)cap + 1);
+    if (!b)
+        return bp_error_set(p->err, BP_ENOMEM,
+                            "%s: out of memory for %" PRIu64 " bytes",
+                            p->label, cap);
+    *bufp = b;
+    p->have = cap;
+    return BP_OK;
+}
+
+/* Where the next bytes go, and how many may go there. */
+static bp_status dest(bp_st_parser_t *p, unsigned char **ptr, size_t *room)
+{
+    bp_status st;
     switch (p->stage) {
     case ST_LEN:
         *ptr = p->lenbuf + p->pos;
         *room = (size_t)(8 - p->pos);
         break;
-    case ST_HDR:
-        *ptr = (unsigned char *)p->hdr + (p->pos - 8);
-        *room = (size_t)(8 + p->hlen - p->pos);
+    case ST_HDR: {
+        uint64_t at = p->pos - 8;
+        if (at == p->have && (st = grow(p, (void **)&p->hdr, p->hlen)))
+            return st;
+        *ptr = (unsigned char *)p->hdr + at;
+        *room = (size_t)(p->have - at);
         break;
+    }
     case ST_DATA: {
         bp_st_tensor_t *t = &p->out->t[p->cur];
+        uint64_t need = p->ents[p->cur].end - p->ents[p->cur].begin;
+        if (p->fill == p->have && (st = grow(p, &t->buf.data, need)))
+            return st;
         *ptr = (unsigned char *)t->buf.data + p->fill;
-        *room =
-            (size_t)(p->ents[p->cur].end - p->ents[p->cur].begin - p->fill);
+        *room = (size_t)(p->have - p->fill);
         break;
     }
     default:
         *ptr = p->trap;
         *room = sizeof p->trap;
     }
+    return BP_OK;
 }
 
 static bp_status tensor_done(bp_st_parser_t *p)
@@ -82,8 +108,10 @@ static bp_status tensor_done(bp_st_parser_t *p)
 static bp_status next_tensor(bp_st_parser_t *p)
 {
     for (; p->cur < p->nents; p->cur++) {
-        if (p->ents[p->cur].end > p->ents[p->cur].begin) {
+        uint64_t need = p->ents[p->cur].end - p->ents[p->cur].begin;
+        if (need) {
             p->fill = 0;
+            p->have = p->lazy ? 0 : need;
             return BP_OK;
         }
         bp_status st = tensor_done(p); /* an empty tensor's CRC is 0 */
@@ -117,12 +145,16 @@ static bp_status advance(bp_st_parser_t *p, size_t n)
                               "header length %" PRIu64 " runs past the end of "
                               "the %" PRIu64 "-byte file",
                               p->hlen, p->total);
-        p->hdr = malloc(p->hlen + 1);
-        if (!p->hdr)
-            return bp_error_set(p->err, BP_ENOMEM,
-                                "%s: out of memory for a %" PRIu64
-                                "-byte header",
-                                p->label, p->hlen);
+        p->have = 0;
+        if (!p->lazy) {
+            p->hdr = malloc(p->hlen + 1);
+            if (!p->hdr)
+                return bp_error_set(p->err, BP_ENOMEM,
+                                    "%s: out of memory for a %" PRIu64
+                                    "-byte header",
+                                    p->label, p->hlen);
+            p->have = p->hlen;
+        }
         p->stage = ST_HDR;
     }
     if (p->stage == ST_HDR && p->pos == 8 + p->hlen) {
@@ -170,6 +202,7 @@ static void parser_init(bp_st_parser_t *p, const char *label, uint64_t total,
     memset(p, 0, sizeof *p);
     p->label = label;
     p->total = total;
+    p->lazy = total == UINT64_MAX;
     p->out = out;
     p->err = err;
     bp_st_init(out);
@@ -190,10 +223,12 @@ static bp_status feed(bp_st_parser_t *p, const unsigned char *d, size_t n)
     while (n) {
         unsigned char *ptr;
         size_t room;
-        dest(p, &ptr, &room);
+        bp_status st = dest(p, &ptr, &room);
+        if (st)
+            return st;
         size_t k = n < room ? n : room;
         memcpy(ptr, d, k);
-        bp_status st = advance(p, k);
+        st = advance(p, k);
         if (st)
             return st;
         d += k;
@@ -250,6 +285,7 @@ static bp_status inflate_all(bp_st_parser_t *p, src_t *s,
                             p->label);
     p->inflated = true;
     p->total = UINT64_MAX;
+    p->lazy = true;
     z.next_in = (unsigned char *)pre;
     z.avail_in = (uInt)npre;
     bp_status st = BP_OK;
@@ -262,7 +298,8 @@ static bp_status inflate_all(bp_st_parser_t *p, src_t *s,
         }
         unsigned char *ptr;
         size_t room;
-        dest(p, &ptr, &room);
+        if ((st = dest(p, &ptr, &room)))
+            break;
         uInt give = room < (1u << 30) ? (uInt)room : (1u << 30);
         z.next_out = ptr;
         z.avail_out = give;
@@ -341,7 +378,8 @@ static bp_status read_plain(bp_st_parser_t *p, int fd,
     while (!st) {
         unsigned char *ptr;
         size_t room;
-        dest(p, &ptr, &room);
+        if ((st = dest(p, &ptr, &room)))
+            break;
         ssize_t r = read(fd, ptr, room < (1u << 30) ? room : (1u << 30));
         if (r < 0 && errno == EINTR)
             continue;

@@ -24,7 +24,15 @@
  *     the tensor's raw bytes, lower-case hex) matches the data; a CRC key
  *     naming no tensor is an error, and once one tensor carries a CRC every
  *     tensor must (a bit flip in a name cannot hide a tensor from the
- *     check).
+ *     check);
+ *   - the header's own CRC, "crc32.__header__" = "0x%08x": zlib CRC-32 of
+ *     the N header bytes (padding included) with that value's 8 hex digits
+ *     read as '0', written without escapes.  It is required once any
+ *     tensor carries a CRC, and then every tensor must carry one.  With
+ *     the tensor CRCs it makes every bit of a plain file count: a flipped
+ *     bit in the length field breaks the layout, one in the header breaks
+ *     its CRC (or, in that CRC's own key, the rule that CRC'd tensors need
+ *     it), one in the data breaks a tensor's CRC.
  * Offsets: header rules point into the header (8 + position of the
  * offending key or value), data rules into the data (8 + N + begin for a
  * CRC mismatch, the first missing or extra byte for a length mismatch).
@@ -35,17 +43,25 @@
  * Resource limits: the header is at most 100 MB; the inflated stream is at
  * most BP_ST_MAX_INFLATED and never more than the 8 + N + end bytes its own
  * header claims: inflation stops at the first byte beyond, so a gzip bomb
- * costs the time to inflate that many bytes and no more memory than the
- * tensors it declares.  Data is inflated or read straight into the tensor
- * buffers, without a second copy of the file.
+ * costs the time to inflate that many bytes.  Data is inflated or read
+ * straight into the tensor buffers, without a second copy of the file.
+ * Input of known length (memory, a regular file) gets its buffers at
+ * once, after the claimed sizes are checked against that length; input of
+ * unknown length (gzip, a pipe) gets them as its bytes arrive, so memory
+ * follows the bytes actually received, not the sizes a header claims.
  *
  * The writer is deterministic: the same tensors and metadata give the same
  * bytes.  Tensor data keeps insertion order; JSON keys are sorted; the
  * header is padded with spaces to a multiple of 8 bytes (as the reference
  * writer does, so the data stays aligned); "crc32.<tensor>" entries are
- * recomputed for every tensor and stale ones dropped.  Gzip output is
- * level 6 with a fixed gzip header (mtime 0, no name, OS 255) carrying a
- * header CRC, so that every byte of a compressed file is checked on read. */
+ * recomputed for every tensor, stale ones dropped, and the header CRC
+ * added (so "__header__" cannot name a tensor).  Gzip output is level 6
+ * with a fixed gzip header (mtime 0, no name, OS 255) carrying a header
+ * CRC, so that the gzip header is checked too.  A flipped bit in the
+ * compressed bytes then breaks inflation or the CRC-32 of the inflated
+ * bytes, or leaves the inflated bytes identical (deflate has many
+ * encodings of one content, and the final byte's padding bits are not
+ * read): the content, all that is ever used, cannot change unnoticed. */
 #ifndef BP_ST_H
 #define BP_ST_H
 
@@ -61,6 +77,8 @@
 #define BP_ST_MAX_HEADER 100000000u
 #define BP_ST_MAX_INFLATED ((uint64_t)8 << 30)
 #define BP_ST_CRC_PREFIX "crc32."
+/* The header's own CRC (see above); "__header__" names no tensor. */
+#define BP_ST_HEADER_CRC "crc32.__header__"
 
 typedef struct {
     char *name;

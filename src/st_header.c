@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <zlib.h>
 
 /* ---- header positions ---------------------------------------------- */
 
@@ -314,10 +315,43 @@ static bool parse_crc(const char *s, uint32_t *out)
     return true;
 }
 
+/* The header's CRC entry: checked against the raw header text, where the
+ * value must stand as it is (no escapes) for its digits to be found. */
+static bp_status header_crc(bp_st_parser_t *p, const char *val,
+                            const pos_t *sp)
+{
+    uint32_t want;
+    const char *h = p->hdr;
+    size_t n = (size_t)p->hlen, at = sp->val;
+    if (!parse_crc(val, &want) || at + 12 > n || h[at] != '"' ||
+        memcmp(h + at + 1, val, 10) != 0 || h[at + 11] != '"') {
+        char qv[64];
+        bp_st_quote(val, qv, sizeof qv);
+        return bp_st_fail(p, 8 + at,
+                          "malformed header CRC '%s' (not 0x and 8 "
+                          "lower-case hex digits, written without escapes)",
+                          qv);
+    }
+    static const unsigned char zeros[8] = "00000000";
+    size_t d = at + 3; /* the digits */
+    uLong c = crc32_z(0, (const unsigned char *)h, d);
+    c = crc32_z(c, zeros, 8);
+    c = crc32_z(c, (const unsigned char *)h + d + 8, n - d - 8);
+    if ((uint32_t)c != want)
+        return bp_st_fail(p, 8 + at,
+                          "header CRC mismatch (stored 0x%08" PRIx32
+                          ", computed 0x%08" PRIx32
+                          "): the header was altered",
+                          want, (uint32_t)c);
+    p->has_hcrc = true;
+    return BP_OK;
+}
+
 /* __metadata__: strings only; CRC entries attached to their tensors. */
 static bp_status parse_meta(bp_st_parser_t *p, json_t *v, const pos_t *ps,
                             bp_st_ent_t **byname)
 {
+    bp_status st;
     if (!json_is_object(v))
         return bp_st_fail(p, 8 + ps->val, "__metadata__ is not an object");
     const char *k;
@@ -335,6 +369,11 @@ static bp_status parse_meta(bp_st_parser_t *p, json_t *v, const pos_t *ps,
         size_t plen = strlen(BP_ST_CRC_PREFIX);
         if (strncmp(k, BP_ST_CRC_PREFIX, plen) != 0)
             continue;
+        if (strcmp(k, BP_ST_HEADER_CRC) == 0) {
+            if ((st = header_crc(p, json_string_value(mv), sp)))
+                return st;
+            continue;
+        }
         const char *tn = k + plen;
         bp_st_ent_t key = {.name = (char *)tn}, *kp = &key;
         bp_st_ent_t **hit =
@@ -403,14 +442,19 @@ static bp_status check_header(bp_st_parser_t *p, json_t *root, pos_t *ps)
     bool any_crc = false;
     for (i = 0; i < p->nents; i++)
         any_crc |= p->ents[i].has_crc;
-    for (i = 0; any_crc && i < p->nents; i++)
+    for (i = 0; (any_crc || p->has_hcrc) && i < p->nents; i++)
         if (!p->ents[i].has_crc) {
             char q[256];
             bp_st_quote(p->ents[i].name, q, sizeof q);
             return bp_st_fail(p, p->ents[i].kpos,
-                              "tensor '%s' has no CRC but other tensors do",
-                              q);
+                              "tensor '%s' has no CRC but %s", q,
+                              any_crc ? "other tensors do"
+                                      : "the header does");
         }
+    if (any_crc && !p->has_hcrc)
+        return bp_st_fail(p, meta ? 8 + ps[meta_i].val : 8,
+                          "tensors carry CRCs but the header has none "
+                          "('" BP_ST_HEADER_CRC "')");
 
     qsort(p->ents, p->nents, sizeof *p->ents, ent_cmp_off);
     uint64_t at = 0;
@@ -461,8 +505,12 @@ static bp_status check_header(bp_st_parser_t *p, json_t *root, pos_t *ps)
         f->t[i].name = e->name;
         e->name = NULL;
         f->n = i + 1;
-        if ((st =
-                 bp_buf_alloc(&f->t[i].buf, e->dt, e->ndim, e->shape, p->err)))
+        /* Streamed input: data buffers come as the bytes do (st.c). */
+        if (p->lazy && e->end > e->begin)
+            st = bp_buf_shape(&f->t[i].buf, e->dt, e->ndim, e->shape, p->err);
+        else
+            st = bp_buf_alloc(&f->t[i].buf, e->dt, e->ndim, e->shape, p->err);
+        if (st)
             return bp_error_prefix(p->err, "%s: ", p->label);
     }
     f->meta = meta ? json_incref(meta) : NULL;

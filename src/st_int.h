@@ -35,6 +35,9 @@ typedef struct {
     bp_st_ent_t *ents; /* sorted by offset once the header is parsed */
     size_t nents, cur;
     uint64_t fill;    /* bytes of ents[cur] received */
+    bool has_hcrc;    /* the header's CRC was present and matched */
+    bool lazy;        /* length unknown: buffers grow as bytes arrive */
+    uint64_t have;    /* bytes allocated for the current stage's buffer */
     bp_st_file_t *out;
     bp_error_t *err;
     unsigned char trap[64];

@@ -51,9 +51,9 @@ bp_status bp_st_add(bp_st_file_t *f, const char *name, const bp_buf_t *b,
         return bp_error_set(err, BP_EINPUT,
                             "tensor name is not valid UTF-8");
     json_decref(js);
-    if (strcmp(name, "__metadata__") == 0)
+    if (strcmp(name, "__metadata__") == 0 || strcmp(name, "__header__") == 0)
         return bp_error_set(err, BP_EINPUT,
-                            "'__metadata__' is reserved, not a tensor name");
+                            "'%s' is reserved, not a tensor name", name);
     if (bp_st_find(f, name))
         return bp_error_set(err, BP_EINPUT, "duplicate tensor name '%.200s'",
                             name);
@@ -130,6 +130,12 @@ static bp_status make_header(const bp_st_file_t *f, char **out, size_t *len,
     uint64_t off = 0;
     for (size_t i = 0; i < f->n; i++) {
         const bp_st_tensor_t *t = &f->t[i];
+        if (strcmp(t->name, "__header__") == 0) {
+            st = bp_error_set(err, BP_EINPUT, "'__header__' is reserved, "
+                              "not a tensor name (its CRC key is the "
+                              "header's)");
+            goto done;
+        }
         size_t nb = bp_buf_nbytes(&t->buf);
         char crc[16], *ck = malloc(plen + strlen(t->name) + 1);
         json_t *shape = json_array(), *e;
@@ -157,13 +163,21 @@ static bp_status make_header(const bp_st_file_t *f, char **out, size_t *len,
         }
         off += nb;
     }
-    if (json_object_size(meta))
-        json_object_set(root, "__metadata__", meta);
+    json_object_set_new(meta, BP_ST_HEADER_CRC, json_string("0x00000000"));
+    json_object_set(root, "__metadata__", meta);
     text = json_dumps(root, JSON_COMPACT | JSON_SORT_KEYS);
     if (!text) {
         st = bp_error_set(err, BP_ENOMEM, "out of memory");
         goto done;
     }
+    /* Unique: inside any other string the quotes would be escaped. */
+    static const char hkey[] = "\"" BP_ST_HEADER_CRC "\":\"0x";
+    char *hval = strstr(text, hkey);
+    if (!hval) {
+        st = bp_error_set(err, BP_EINTERNAL, "header CRC not found");
+        goto done;
+    }
+    hval += strlen(hkey);
     size_t n = strlen(text), padded = (n + 7) / 8 * 8;
     if (padded > BP_ST_MAX_HEADER) {
         st = bp_error_set(err, BP_EINPUT, "header of %zu bytes exceeds "
@@ -179,6 +193,11 @@ static bp_status make_header(const bp_st_file_t *f, char **out, size_t *len,
         h[i] = (char)((uint64_t)padded >> (8 * i));
     memcpy(h + 8, text, n);
     memset(h + 8 + n, ' ', padded - n);
+    /* The CRC of the header with its digits as '0' is what they become. */
+    char digits[9];
+    snprintf(digits, sizeof digits, "%08lx",
+             crc32_z(0, (const unsigned char *)h + 8, padded) & 0xffffffffUL);
+    memcpy(h + 8 + (hval - text), digits, 8);
     *out = h;
     *len = 8 + padded;
 done:

@@ -33,6 +33,24 @@ def at(text, needle, nth=0):
     return 8 + i
 
 
+HKEY = '"crc32.__header__":"0x'
+
+
+def with_hcrc(text):
+    """The header text, padded, with its CRC filled in (st.h): zlib CRC-32
+    of the padded header with the 8 digits as '0'."""
+    i = text.index(HKEY + "00000000") + len(HKEY)
+    raw = text.encode("utf-8")
+    raw += b" " * (-len(raw) % 8)
+    c = "%08x" % (zlib.crc32(raw) & 0xffffffff)
+    return raw[:i] + c.encode() + raw[i + 8:]
+
+
+def hval(text):
+    """8 + position of the header CRC's value (its opening quote)."""
+    return at(text, HKEY) + len(HKEY) - 3
+
+
 def case(name, data, msg, off):
     with open(os.path.join(HERE, name), "wb") as f:
         f.write(data)
@@ -161,9 +179,9 @@ case("meta-not-string.safetensors", st(h, F8), "__metadata__ value for 'k' "
 D2 = struct.pack("<2f", 3.25, 0.1)
 good = crc(D2)
 bad = "0x%08x" % (int(good, 16) ^ 0x00000100)
-h = ('{"__metadata__":{"crc32.t":"%s","crc32.u":"%s"},' % (crc(F8), bad)
-     + T + ',' + U % (8, 16) + '}')
-s = st(h, F8 + D2)
+h = ('{"__metadata__":{"crc32.__header__":"0x00000000","crc32.t":"%s",'
+     '"crc32.u":"%s"},' % (crc(F8), bad) + T + ',' + U % (8, 16) + '}')
+s = st(with_hcrc(h), F8 + D2)
 case("crc-mismatch.safetensors", s, "CRC mismatch for tensor 'u' (stored "
      "%s, computed %s)" % (bad, good), len(s) - 8)
 h = '{"__metadata__":{"crc32.t":"%s"},' % crc(F8).upper().replace("0X", "0x") + T + '}'
@@ -175,6 +193,39 @@ case("crc-orphan.safetensors", st(h, F8), "CRC for tensor 'v', which is not "
 h = '{"__metadata__":{"crc32.t":"%s"},' % crc(F8) + T + ',' + U % (8, 16) + '}'
 case("crc-missing.safetensors", st(h, F8 + D2), "tensor 'u' has no CRC but "
      "other tensors do", at(h, '"u"'))
+
+# The header's own CRC.
+h = ('{"__metadata__":{"crc32.__header__":"0x00000000","crc32.t":"%s",'
+     '"probe":"seed-div"},' % crc(F8) + T + '}')
+good_h = with_hcrc(h)
+stored = good_h[hval(h) - 8 + 3:hval(h) - 8 + 11].decode()
+altered = good_h.replace(b"seed-div", b"seed-dix")
+computed = "%08x" % (zlib.crc32(altered[:hval(h) - 8 + 3] + b"0" * 8 +
+                                altered[hval(h) - 8 + 11:]) & 0xffffffff)
+case("header-crc-mismatch.safetensors", st(altered, F8), "header CRC mismatch "
+     "(stored 0x%s, computed 0x%s): the header was altered" % (stored, computed),
+     hval(h))
+h = '{"__metadata__":{"crc32.t":"%s","probe":"seed-div"},' % crc(F8) + T + '}'
+case("header-crc-missing.safetensors", st(h, F8), "tensors carry CRCs but the "
+     "header has none ('crc32.__header__')", at(h, '{"crc32'))
+h = '{"__metadata__":{"crc32.__header__":"0x00000000"},' + T + '}'
+case("header-crc-only.safetensors", st(with_hcrc(h), F8), "tensor 't' has no "
+     "CRC but the header does", at(h, '"t"'))
+h = ('{"__metadata__":{"crc32.__header__":"0x0000000G","crc32.t":"%s"},'
+     % crc(F8) + T + '}')
+case("header-crc-malformed.safetensors", st(h, F8), "malformed header CRC "
+     "'0x0000000G' (not 0x and 8 lower-case hex digits, written without "
+     "escapes)", hval(h))
+# The right value, but spelt with an escape: its digits are not in the text.
+h = ('{"__metadata__":{"crc32.__header__":"0x00000000","crc32.t":"%s"},'
+     % crc(F8) + T + '}')
+esc = with_hcrc(h).replace(b'"0x', b'"\\u0030x', 1)
+esc = esc.rstrip(b" ")
+esc += b" " * (-len(esc) % 8)
+digits = with_hcrc(h)[hval(h) - 8 + 3:hval(h) - 8 + 11].decode()
+case("header-crc-escaped.safetensors", st(esc, F8), "malformed header CRC "
+     "'0x%s' (not 0x and 8 lower-case hex digits, written without escapes)"
+     % digits, hval(h))
 
 # --- gzip ----------------------------------------------------------------
 good = st('{' + T + ',' + U % (8, 16) + '}', F8 + D2)

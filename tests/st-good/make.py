@@ -13,7 +13,8 @@ python.safetensors (+ .gz)
     with spaces to a multiple of 8; gzip'd by Python's gzip module.
 bitprobe.safetensors
     what bitprobe's writer must produce for the same tensors: insertion
-    order, sorted JSON keys, a "crc32.<name>" entry per tensor.
+    order, sorted JSON keys, a "crc32.<name>" entry per tensor and the
+    header's own "crc32.__header__".
 """
 import gzip
 import json
@@ -96,10 +97,16 @@ def bitprobe_writer(tensors, metadata):
                      "data_offsets": [off, off + len(raw)]}
         off += len(raw)
         data += raw
+    meta["crc32.__header__"] = "0x00000000"
     top["__metadata__"] = meta
     text = json.dumps(top, separators=(",", ":"), sort_keys=True,
                       ensure_ascii=False)
-    return pack_header(text) + data
+    # The header's CRC: over the padded header with its 8 digits as '0'.
+    head = pack_header(text)
+    key = b'"crc32.__header__":"0x'
+    i = head.index(key + b"00000000") + len(key)
+    c = b"%08x" % (zlib.crc32(head[8:]) & 0xffffffff)
+    return head[:i] + c + head[i + 8:] + data
 
 
 put("bitprobe.safetensors",

@@ -1,0 +1,111 @@
+# Crash safety of bless.  A bless is killed with SIGKILL at 100 points
+# spread over its run (BP_TEST_SLOW_WRITE stretches the write of the
+# golden, see src/atomicfile.h); after every kill the golden must hold the
+# old content or the new, byte for byte: never a mix, never a truncated
+# file.  A later bless tidies the temporaries the kills left.  Two bless
+# processes writing different contents to one golden at once both succeed
+# and leave one of the two contents (the lock serialises them: without it
+# each would delete the other's temporary file).
+. "$top_srcdir/tests/cli/lib.sh"
+P1="$TMP/p1" P2="$TMP/p2" G="$TMP/golden"
+mkdir -p "$P1" "$P2"
+cp "$top_srcdir/probes/rope-apply.yaml" "$P1/"
+sed 's/seed: 21,/seed: 22,/' "$P1/rope-apply.yaml" >"$P2/rope-apply.yaml"
+cmp -s "$P1/rope-apply.yaml" "$P2/rope-apply.yaml" && fail "could not edit the probe"
+gold="$G/rope-apply/cpu-sleef.safetensors.gz"
+opts="--golden $G --device cpu"
+slow=3000 # microseconds after each KiB written: ~90 ms for this golden
+
+# The two contents: old from the first definition, new from the second.
+run 0 bless rope-apply --probes "$P1" $opts
+cp "$gold" "$TMP/old.gz"
+run 0 bless rope-apply --probes "$P2" $opts
+cp "$gold" "$TMP/new.gz"
+cmp -s "$TMP/old.gz" "$TMP/new.gz" && fail "old and new goldens are the same"
+
+now_ms() { echo $(($(date +%s%N) / 1000000)); }
+
+# How long a slow bless takes from start to exit, to spread the kills.
+cp "$TMP/old.gz" "$gold"
+t0=$(now_ms)
+BP_TEST_SLOW_WRITE=$slow "$BITPROBE" bless rope-apply --probes "$P2" $opts >/dev/null 2>&1 ||
+    fail "slow bless failed"
+t1=$(now_ms)
+span=$((t1 - t0 + 20))
+cmp -s "$gold" "$TMP/new.gz" || fail "the slow bless wrote other bytes"
+
+nold=0 nnew=0 ntorn=0 torn_ms=
+i=1
+while [ $i -le 100 ]; do
+    cp "$TMP/old.gz" "$gold"
+    BP_TEST_SLOW_WRITE=$slow "$BITPROBE" bless rope-apply --probes "$P2" $opts \
+        >/dev/null 2>&1 &
+    pid=$!
+    ms=$((span * i / 100))
+    sleep "$((ms / 1000)).$(printf %03d $((ms % 1000)))"
+    kill -KILL $pid 2>/dev/null
+    wait $pid 2>/dev/null
+    if ls "$G/rope-apply" | grep -q '\.tmp\.'; then
+        ntorn=$((ntorn + 1)) # killed while writing its temporary file
+        torn_ms=$ms
+    fi
+    if cmp -s "$gold" "$TMP/old.gz"; then
+        nold=$((nold + 1))
+    elif cmp -s "$gold" "$TMP/new.gz"; then
+        nnew=$((nnew + 1))
+    else
+        cp "$gold" "$TMP/broken.gz"
+        fail "kill $i after $ms ms left a golden that is neither old nor new ($(wc -c <"$gold") bytes)"
+    fi
+    i=$((i + 1))
+done
+ntests=$((ntests + 100))
+echo "kills over ${span} ms: $nold left the old golden, $nnew the new one;" \
+    "$ntorn were mid-write"
+[ $nold -gt 0 ] && [ $nnew -gt 0 ] && [ $ntorn -gt 0 ] ||
+    fail "the kills did not straddle the write and the replacement"
+
+# The survivors verify: the old golden against the first definition, the
+# new one against the second.
+cp "$TMP/old.gz" "$gold"
+run 0 run rope-apply --probes "$P1" $opts
+cp "$TMP/new.gz" "$gold"
+run 0 run rope-apply --probes "$P2" $opts
+
+# Temporaries of killed writers are removed by the next bless (under the
+# lock nobody else can be writing one).
+tries=0
+while ! ls "$G/rope-apply" | grep -q '\.tmp\.'; do
+    [ $tries -lt 20 ] || fail "no kill left a temporary file to tidy"
+    BP_TEST_SLOW_WRITE=$slow "$BITPROBE" bless rope-apply --probes "$P2" $opts \
+        >/dev/null 2>&1 &
+    pid=$!
+    sleep "$((torn_ms / 1000)).$(printf %03d $((torn_ms % 1000)))"
+    kill -KILL $pid 2>/dev/null
+    wait $pid 2>/dev/null
+    tries=$((tries + 1))
+done
+cp "$TMP/old.gz" "$gold"
+run 0 bless rope-apply --probes "$P2" $opts
+ls "$G/rope-apply" | grep -q '\.tmp\.' && fail "temporary files survive a bless"
+cmp -s "$gold" "$TMP/new.gz" || fail "bless after the kills wrote other bytes"
+
+# Two writers at once, five times over, each with the other definition.
+k=1
+while [ $k -le 5 ]; do
+    cp "$TMP/old.gz" "$gold"
+    BP_TEST_SLOW_WRITE=$slow "$BITPROBE" bless rope-apply --probes "$P2" $opts \
+        >"$TMP/a.out" 2>&1 &
+    a=$!
+    BP_TEST_SLOW_WRITE=$slow "$BITPROBE" bless rope-apply --probes "$P1" $opts \
+        >"$TMP/b.out" 2>&1 &
+    b=$!
+    wait $a || { cat "$TMP/a.out" >&2; fail "concurrent bless (new) failed"; }
+    wait $b || { cat "$TMP/b.out" >&2; fail "concurrent bless (old) failed"; }
+    cmp -s "$gold" "$TMP/old.gz" || cmp -s "$gold" "$TMP/new.gz" ||
+        fail "concurrent blesses left a golden that is neither old nor new"
+    ls "$G/rope-apply" | grep -q '\.tmp\.' && fail "concurrent blesses left a temporary file"
+    ntests=$((ntests + 1))
+    k=$((k + 1))
+done
+done_ok

@@ -1,0 +1,120 @@
+# Hostile inputs are refused quickly and in bounded memory: each command
+# runs under a 1 GiB address-space limit (ulimit -v; a sanitizer build,
+# which reserves terabytes of shadow address space, gets its peak resident
+# memory checked instead) and a 20-second timeout, and must exit 2 with its
+# message.  The caps are those of the LIMITS section of bitprobe(1).
+. "$top_srcdir/tests/cli/lib.sh"
+PY=${PYTHON3:-python3}
+L="$top_srcdir/tests/limits"
+LIMIT_KB=1048576
+
+if (ulimit -v $LIMIT_KB && "$BITPROBE" --help) >/dev/null 2>&1; then
+    vlimit=$LIMIT_KB
+else
+    vlimit=
+    command -v "$PY" >/dev/null 2>&1 || { echo "SKIP: no ulimit -v, no python3"; exit 77; }
+    echo "bitprobe cannot start under ulimit -v (a sanitizer build): checking peak RSS"
+fi
+
+# bounded MESSAGE ARGS...: bitprobe ARGS must exit 2 saying MESSAGE, within
+# the time and memory bounds.
+bounded() {
+    msg=$1
+    shift
+    ntests=$((ntests + 1))
+    t0=$(date +%s%N)
+    if [ -n "$vlimit" ]; then
+        (ulimit -v $vlimit && exec timeout 20 "$BITPROBE" "$@") >"$TMP/out" 2>"$TMP/err"
+        got=$?
+        rss=
+    else
+        "$PY" - "$TMP/rss" timeout 20 "$BITPROBE" "$@" >"$TMP/out" 2>"$TMP/err" <<'PY'
+import resource, subprocess, sys
+r = subprocess.run(sys.argv[2:])
+open(sys.argv[1], "w").write("%d\n" % resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)
+sys.exit(r.returncode)
+PY
+        got=$?
+        rss=$(cat "$TMP/rss")
+        [ "$rss" -le $LIMIT_KB ] || fail "bitprobe $*: peak RSS $rss KiB"
+    fi
+    ms=$((($(date +%s%N) - t0) / 1000000))
+    [ $got -ne 124 ] || fail "bitprobe $*: still running after 20 s"
+    [ $got -eq 2 ] || fail "bitprobe $*: exit $got, expected 2"
+    err_has "$msg"
+    echo "refused in $ms ms${rss:+, peak RSS $rss KiB}: $msg"
+}
+
+good="$top_srcdir/tests/st-good/python.safetensors"
+
+# Containers claiming more than they hold.
+bounded "header length 9000000000000000000 exceeds 100 MB" \
+    diff "$top_srcdir/tests/st-bad/header-9e18.safetensors" "$good"
+bounded "the header claims 60000000000 data bytes" \
+    diff "$L/claims-60gb.safetensors" "$good"
+bounded "input ends inside the data: the header claims 7516192768 data bytes" \
+    diff "$L/claims-7gib.safetensors.gz" "$good"
+bounded "more than the limit of 8589934592 for streamed input" \
+    diff "$top_srcdir/tests/st-bad/gz-claims-9gib.safetensors.gz" "$good"
+bounded "more than the limit of 68719476736" \
+    diff "$top_srcdir/tests/st-bad/tensor-too-large.safetensors" "$good"
+bounded "file ends inside the data: 16 bytes present, 64000000000 needed" \
+    diff "$L/claims-64gb.npy" "$top_srcdir/tests/npy/good-f4.npy"
+bounded "header length 2097152 exceeds 1048576 bytes" \
+    diff "$top_srcdir/tests/npy/bad-header-huge.npy" "$top_srcdir/tests/npy/good-f4.npy"
+
+# Gzip bombs: 10 MB of zeros after 8 claimed data bytes stops at the first
+# byte beyond the claim; a stream that really inflates to the 1.5 GiB it
+# claims is bounded by memory (only where ulimit -v can hold it).
+bounded "trailing bytes after the 8 data bytes the header claims" \
+    diff "$top_srcdir/tests/st-bad/gz-bomb.safetensors.gz" "$good"
+if [ -n "$vlimit" ] && command -v "$PY" >/dev/null 2>&1; then
+    "$PY" - "$TMP/bomb.safetensors.gz" <<'PY' || fail "cannot write the bomb"
+import struct, sys, zlib
+n = 3 * 2 ** 28  # F32 elements: 1.5 GiB
+h = b'{"t":{"dtype":"F32","shape":[%d],"data_offsets":[0,%d]}}' % (n, 4 * n)
+h += b" " * (-len(h) % 8)
+z = zlib.compressobj(1, zlib.DEFLATED, 31)
+out = [z.compress(struct.pack("<Q", len(h)) + h)]
+zero = bytes(1 << 24)
+for _ in range(4 * n // len(zero)):
+    out.append(z.compress(zero))
+out.append(z.flush())
+open(sys.argv[1], "wb").write(b"".join(out))
+PY
+    bounded "out of memory" diff "$TMP/bomb.safetensors.gz" "$good"
+fi
+
+# Probes: an alias bomb, nesting 100000 deep, 2000 keys, 2 MB of YAML.
+P="$TMP/p"
+probe_case() { # NAME MESSAGE: the one probe in $P
+    bounded "$2" run --probes "$P" --device cpu --golden "$TMP/g"
+    rm -f "$P"/*.yaml
+}
+mkdir -p "$P"
+cp "$L/alias-bomb.yaml" "$P/"
+probe_case alias-bomb "alias-bomb.yaml:3:4: anchors are not allowed (&a)"
+awk 'BEGIN { printf "name: deep\ndescription: x\nops: "
+             for (i = 0; i < 100000; i++) printf "["
+             for (i = 0; i < 100000; i++) printf "]"
+             print "" }' >"$P/deep.yaml"
+probe_case deep "deep.yaml:3:69: nesting deeper than 64 levels"
+awk 'BEGIN { print "name: wide"; print "description: x"; print "params:"
+             for (i = 0; i < 2000; i++) printf "  p%d: %d\n", i, i }' >"$P/wide.yaml"
+probe_case wide "wide.yaml:1028:3: mapping has more than 1024 keys"
+awk 'BEGIN { print "name: large"
+             for (i = 0; i < 40000; i++) print "# padding padding padding padding padding padding" }' >"$P/large.yaml"
+probe_case large "large.yaml:1:1: file too large (more than 1048576 bytes)"
+
+# Saved runs: a manifest of 100001 files, and one of 65 MiB.
+B="$TMP/bundle"
+mkdir -p "$B"
+awk 'BEGIN { printf "{\"tool\": \"bitprobe\", \"files\": ["
+             for (i = 0; i <= 100000; i++) printf "%s\"p/f%d.safetensors.gz\"", i ? "," : "", i
+             print "]}" }' >"$B/manifest.json"
+bounded "\"files\" must be an array of at most 100000 paths" diff "$B" "$B"
+{ printf '{"tool": "bitprobe", "files": []'
+  head -c $((65 << 20)) /dev/zero | tr '\0' ' '
+  echo '}'; } >"$B/manifest.json"
+bounded "manifest larger than 67108864 bytes" diff "$B" "$B"
+done_ok

@@ -1,0 +1,19 @@
+# No GPU: --device cuda is an environment error (exit 2, saying why);
+# --device auto skips the GPU, says so, and runs the rest.  On a machine
+# with a usable GPU there is nothing to test here (SKIP).
+. "$top_srcdir/tests/cli/lib.sh"
+P="$TMP/probes"
+mkdir -p "$P"
+cp "$top_srcdir/probes/seed-div.yaml" "$P/"
+opts="--probes $P --golden $top_srcdir/golden"
+"$BITPROBE" run seed-div $opts --device cuda >/dev/null 2>&1 &&
+    { echo "a GPU is usable here: SKIP"; exit 77; }
+run 2 run seed-div $opts --device cuda
+err_has "bitprobe: "
+grep -qi "cuda" "$TMP/err" || fail "the message does not say CUDA is missing"
+run 0 run seed-div $opts --device auto
+err_has "cuda skipped"
+out_has "0 drift beyond policy"
+run 2 bless seed-div $opts --golden "$TMP/g" --device cuda
+[ -e "$TMP/g/seed-div/cuda-sm90.safetensors.gz" ] && fail "bless wrote a golden without a GPU"
+done_ok

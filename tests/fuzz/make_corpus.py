@@ -1,0 +1,126 @@
+#!/usr/bin/env python3
+"""Writes the fuzz seed corpora under tests/fuzz/corpus/<target>/ from the
+test inputs already in the tree: each file as it is ("seed-"), cut short
+("trunc-<n>-") and with single bits flipped ("flip-<byte>.<bit>-").  The
+choice of cuts and flips is a pure function of the file (seeded by its
+name), so running this again gives the same corpus.  Regression inputs
+(crashes found by fuzzing, "crash-*") are kept; everything else is
+rewritten.
+
+Usage: python3 tests/fuzz/make_corpus.py [SAVED_RUN_DIR]
+SAVED_RUN_DIR: a directory written by `bitprobe run --save` whose
+manifest.json seeds the manifest corpus (tests/fuzz/corpus/manifest keeps
+the last one written otherwise)."""
+import glob
+import gzip
+import json
+import os
+import random
+import sys
+import zlib
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+OUT = os.path.join(ROOT, "tests", "fuzz", "corpus")
+MAX_SEED = 64 << 10  # bytes: libFuzzer runs slowly on big inputs
+
+
+def variants(name, data, nflip=6, ntrunc=3):
+    rnd = random.Random(name)
+    yield "seed-" + name, data
+    n = len(data)
+    if n < 2:
+        return
+    cuts = {n // 2, n - 1} | {rnd.randrange(1, n) for _ in range(ntrunc)}
+    for c in sorted(cuts)[:ntrunc + 2]:
+        yield "trunc-%d-%s" % (c, name), data[:c]
+    for _ in range(nflip):
+        # Half the flips in the first 64 bytes (length, header start).
+        i = rnd.randrange(min(n, 64)) if rnd.random() < 0.5 else rnd.randrange(n)
+        b = rnd.randrange(8)
+        d = bytearray(data)
+        d[i] ^= 1 << b
+        yield "flip-%d.%d-%s" % (i, b, name), bytes(d)
+
+
+def write(target, items):
+    items = list(items)  # before the old files go: they may be its source
+    d = os.path.join(OUT, target)
+    os.makedirs(d, exist_ok=True)
+    for f in os.listdir(d):
+        if not f.startswith("crash-"):
+            os.unlink(os.path.join(d, f))
+    n = 0
+    for name, data in items:
+        with open(os.path.join(d, name), "wb") as f:
+            f.write(data)
+        n += 1
+    print("%s: %d inputs" % (target, n))
+
+
+def files(*patterns):
+    for pat in patterns:
+        for p in sorted(glob.glob(os.path.join(ROOT, pat))):
+            if os.path.getsize(p) <= MAX_SEED:
+                yield os.path.basename(p), open(p, "rb").read()
+
+
+def all_variants(items, **kw):
+    for name, data in items:
+        yield from variants(name, data, **kw)
+
+
+def small_goldens():
+    """Goldens of the small probes, gzip'd as stored and inflated."""
+    for p in sorted(glob.glob(os.path.join(ROOT, "golden", "*", "*.safetensors.gz"))):
+        if os.path.getsize(p) > 8 << 10:
+            continue
+        probe = os.path.basename(os.path.dirname(p))
+        key = os.path.basename(p).split(".")[0]
+        raw = open(p, "rb").read()
+        yield "golden-%s-%s.safetensors.gz" % (probe, key), raw
+        yield "golden-%s-%s.safetensors" % (probe, key), gzip.decompress(raw)
+
+
+def manifests(saved):
+    d = os.path.join(OUT, "manifest")
+    if saved:
+        m = open(os.path.join(saved, "manifest.json"), "rb").read()
+    else:
+        m = open(os.path.join(d, "seed-manifest.json"), "rb").read()
+    yield "manifest.json", m
+    j = json.loads(m)
+    hand = {
+        "minimal.json": {"tool": "bitprobe", "files": []},
+        "dotdot.json": {"tool": "bitprobe", "files": ["a/../../x.safetensors.gz"]},
+        "absolute.json": {"tool": "bitprobe", "files": ["/etc/passwd"]},
+        "not-tool.json": {"tool": "other", "files": []},
+        "files-object.json": {"tool": "bitprobe", "files": {"a": 1}},
+        "files-number.json": {"tool": "bitprobe", "files": [1]},
+        "empty-path.json": {"tool": "bitprobe", "files": [""]},
+        "dots-ok.json": {"tool": "bitprobe", "files": ["..a/b..", "a/..b"]},
+    }
+    for k, v in hand.items():
+        yield k, json.dumps(v).encode()
+    yield "array.json", b"[]"
+    yield "deep.json", b"[" * 3000 + b"]" * 3000
+    yield "dup-key.json", b'{"tool":"bitprobe","tool":"bitprobe","files":[]}'
+    yield "nul.json", b'{"tool":"bitprobe\\u0000","files":[]}'
+    j["files"] = j.get("files", [])[:4]
+    yield "compact.json", json.dumps(j, separators=(",", ":")).encode()
+
+
+def main():
+    saved = sys.argv[1] if len(sys.argv) > 1 else None
+    write("probe", all_variants(files("probes/*.yaml", "tests/probes-bad/*.yaml"),
+                                nflip=4))
+    write("npy", all_variants(files("tests/npy/*.npy")))
+    st = list(files("tests/st-good/*.safetensors*", "tests/st-bad/*.safetensors*"))
+    st += list(small_goldens())
+    write("st", all_variants(st))
+    good = list(files("tests/st-good/*.safetensors*")) + list(small_goldens())
+    write("st_roundtrip", all_variants(good, nflip=3, ntrunc=1))
+    write("manifest", all_variants(list(manifests(saved)), nflip=3, ntrunc=2))
+
+
+if __name__ == "__main__":
+    main()
