@@ -23,6 +23,7 @@
 #include "bitfmt.h"
 #include "config.h"
 #include "rep.h"
+#include "timing.h"
 
 static json_t *num(double v)
 {
@@ -154,6 +155,8 @@ json_t *bp_rep_json_build(const bp_report_t *rep)
                                   "identical", (json_int_t)(compared - differ), "differ",
                                   (json_int_t)differ, "drift",
                                   (json_int_t)bp_report_failures(rep)));
+    if (rep->timing)
+        json_object_set_new(root, "timing", bp_timing_json(rep->timing));
     return root;
 }
 

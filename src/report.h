@@ -55,6 +55,7 @@ typedef struct bp_report {
     size_t nv, capv;
     char **notes;   /* e.g. "cuda skipped: no CUDA device" */
     size_t nnotes;
+    struct bp_timing *timing; /* run --timing (timing.h), or NULL; not owned */
 } bp_report_t;
 
 void bp_report_init(bp_report_t *rep, int argc, char **argv);
