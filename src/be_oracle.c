@@ -22,7 +22,9 @@
  *   wrapped to the width; NaN and infinities become the most negative
  *   integer.  Integer pow with a negative exponent is the truncated exact
  *   value (0 unless the base is 1 or -1); 0 to a negative power is an error.
- * Results never depend on the thread count (see oracle_mpfr.h). */
+ * Results never depend on the thread count (see oracle_mpfr.h).  The costly
+ * unary functions are evaluated once per distinct operand value
+ * (oracle_unique.h), which changes no bit. */
 #include "backend.h"
 
 #include <gmp.h>
@@ -34,6 +36,7 @@
 
 #include "oracle_mpfr.h"
 #include "oracle_tensor.h"
+#include "oracle_unique.h"
 #include "rng.h"
 
 typedef struct {
@@ -259,6 +262,45 @@ static bool int_capable(bp_op_kind_t k)
     }
 }
 
+/* Unary ops whose MPFR evaluation costs far more than finding repeated
+ * operands (oracle_unique.h). */
+static bool costly(bp_op_kind_t k)
+{
+    switch (k) {
+    case BP_OP_EXP: case BP_OP_LOG: case BP_OP_SIN: case BP_OP_COS:
+    case BP_OP_TANH:
+        return true;
+    default:
+        return false;
+    }
+}
+
+/* A unary op evaluated once per distinct operand value, then copied to
+ * every element holding that value: the same bits, fewer evaluations. */
+static bp_status elementwise_unique(bp_backend_t *be, const elem_ctx_t *c,
+                                    bp_error_t *err)
+{
+    bp_oracle_unique_t u;
+    bp_status st = bp_oracle_unique_build(c->a.buf, &u, err);
+    if (st)
+        return st;
+    bp_buf_t res = {0};
+    int64_t n = (int64_t)u.vals.numel;
+    st = bp_buf_alloc(&res, c->out->dtype, 1, &n, err);
+    if (!st) {
+        elem_ctx_t d = *c;
+        d.out = &res;
+        d.a.buf = &u.vals;
+        st = bp_oracle_map(nthreads(be), BP_ORACLE_GRAIN, res.dtype, res.numel,
+                           elem_kernel, &d, err);
+    }
+    if (!st)
+        bp_oracle_unique_scatter(&u, &res, c->out);
+    bp_buf_free(&res);
+    bp_oracle_unique_free(&u);
+    return st;
+}
+
 static bp_status op_elementwise(bp_backend_t *be, const bp_exec_t *x,
                                 bp_error_t *err)
 {
@@ -288,6 +330,9 @@ static bp_status op_elementwise(bp_backend_t *be, const bp_exec_t *x,
         if (st)
             return st;
     }
+    if (!c.binary && costly(op->kind) && c.a.mode == OPD_SAME &&
+        x->out->numel >= BP_ORACLE_UNIQUE_MIN && x->out->numel < UINT32_MAX)
+        return elementwise_unique(be, &c, err);
     return bp_oracle_map(nthreads(be), BP_ORACLE_GRAIN, x->out->dtype,
                          x->out->numel, elem_kernel, &c, err);
 }

@@ -1,0 +1,95 @@
+/* Distinct values of a tensor (see oracle_unique.h). */
+#include "oracle_unique.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+void bp_oracle_unique_free(bp_oracle_unique_t *u)
+{
+    bp_buf_free(&u->vals);
+    free(u->slot);
+    u->slot = NULL;
+}
+
+/* Open addressing on the bit pattern: table[h] is 1 + the index of a
+ * distinct value, 0 for an empty place.  Two-byte dtypes index a direct
+ * table of all 65536 patterns instead. */
+bp_status bp_oracle_unique_build(const bp_buf_t *a, bp_oracle_unique_t *u,
+                                 bp_error_t *err)
+{
+    memset(u, 0, sizeof *u);
+    size_t n = a->numel;
+    if (n >= UINT32_MAX)
+        return bp_error_set(err, BP_EINPUT,
+                            "%zu elements: too many to deduplicate", n);
+    size_t esize = bp_dtype_info(a->dtype)->size;
+    int bits = 1;
+    size_t cap;
+    if (esize <= 2) {
+        cap = (size_t)1 << (8 * esize);
+    } else {
+        while (((size_t)1 << bits) < 2 * n)
+            bits++;
+        cap = (size_t)1 << bits;
+    }
+    uint32_t *table = calloc(cap, sizeof *table);
+    u->slot = malloc((n ? n : 1) * sizeof *u->slot);
+    int64_t one = (int64_t)n;
+    bp_status st = table && u->slot ? bp_buf_alloc(&u->vals, a->dtype, 1, &one, err)
+                                    : bp_error_set(err, BP_ENOMEM, "out of memory");
+    if (st) {
+        free(table);
+        bp_oracle_unique_free(u);
+        return st;
+    }
+    size_t nv = 0;
+    for (size_t i = 0; i < n; i++) {
+        uint64_t key = bp_dtype_load_bits(a->dtype, a->data, i);
+        size_t h = esize <= 2 ? (size_t)key
+                              : (size_t)((key * 0x9E3779B97F4A7C15ull) >> (64 - bits));
+        for (;;) {
+            uint32_t t = table[h];
+            if (t == 0) {
+                bp_dtype_store_bits(a->dtype, u->vals.data, nv, key);
+                table[h] = (uint32_t)++nv;
+                u->slot[i] = (uint32_t)(nv - 1);
+                break;
+            }
+            if (bp_dtype_load_bits(a->dtype, u->vals.data, t - 1) == key) {
+                u->slot[i] = t - 1;
+                break;
+            }
+            h = (h + 1) & (cap - 1); /* never for direct tables */
+        }
+    }
+    free(table);
+    u->vals.numel = nv;
+    u->vals.shape[0] = (int64_t)nv;
+    return BP_OK;
+}
+
+void bp_oracle_unique_scatter(const bp_oracle_unique_t *u, const bp_buf_t *res,
+                              bp_buf_t *out)
+{
+    size_t n = out->numel;
+    switch (bp_dtype_info(out->dtype)->size) {
+    case 2: {
+        const uint16_t *r = res->data;
+        uint16_t *o = out->data;
+        for (size_t i = 0; i < n; i++)
+            o[i] = r[u->slot[i]];
+        break;
+    }
+    case 4: {
+        const uint32_t *r = res->data;
+        uint32_t *o = out->data;
+        for (size_t i = 0; i < n; i++)
+            o[i] = r[u->slot[i]];
+        break;
+    }
+    default:
+        for (size_t i = 0; i < n; i++)
+            bp_dtype_store_bits(out->dtype, out->data, i,
+                                bp_dtype_load_bits(res->dtype, res->data, u->slot[i]));
+    }
+}
