@@ -12,6 +12,7 @@
  *             first[{index[], flat, ulp, a VALUE, b VALUE}]}]}
  *   VALUE = {hex, decimal (exact expansion), g20 (%.20g), shortest (round
  *            trip), fields (sign exponent mantissa bits)}
+ *   timing (run --timing): see timing.h, bp_timing_json.
  * Non-finite numbers are written as the strings "inf", "-inf", "nan"; a
  * non-finite mismatch's ulp as "class change". */
 #include <errno.h>
