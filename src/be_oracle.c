@@ -23,8 +23,9 @@
  *   integer.  Integer pow with a negative exponent is the truncated exact
  *   value (0 unless the base is 1 or -1); 0 to a negative power is an error.
  * Results never depend on the thread count (see oracle_mpfr.h).  The costly
- * unary functions are evaluated once per distinct operand value
- * (oracle_unique.h), which changes no bit. */
+ * unary functions are evaluated once per distinct operand value, once per
+ * backend (oracle_unique.h: results kept across ops), which changes no
+ * bit. */
 #include "backend.h"
 
 #include <gmp.h>
@@ -41,6 +42,7 @@
 
 typedef struct {
     int threads;
+    bp_oracle_cache_t *cache; /* results kept across ops; NULL: none */
 } oracle_state_t;
 
 static int nthreads(const bp_backend_t *be)
@@ -275,28 +277,58 @@ static bool costly(bp_op_kind_t k)
     }
 }
 
-/* A unary op evaluated once per distinct operand value, then copied to
- * every element holding that value: the same bits, fewer evaluations. */
+/* A unary op evaluated once per distinct operand value not already in the
+ * backend's cache, then copied to every element holding that value: the
+ * same bits, fewer evaluations (oracle_unique.h). */
 static bp_status elementwise_unique(bp_backend_t *be, const elem_ctx_t *c,
                                     bp_error_t *err)
 {
+    bp_oracle_cache_t *cache = ((oracle_state_t *)be->state)->cache;
+    bp_dtype_t in_dt = c->a.buf->dtype, out_dt = c->out->dtype;
+    int kind = (int)c->kind;
     bp_oracle_unique_t u;
     bp_status st = bp_oracle_unique_build(c->a.buf, &u, err);
     if (st)
         return st;
-    bp_buf_t res = {0};
-    int64_t n = (int64_t)u.vals.numel;
-    st = bp_buf_alloc(&res, c->out->dtype, 1, &n, err);
-    if (!st) {
+    bp_buf_t res = {0}, todo = {0}, got = {0};
+    int64_t n = (int64_t)u.vals.numel, nt = 0;
+    uint32_t *miss = malloc((size_t)(n ? n : 1) * sizeof *miss);
+    st = miss ? bp_buf_alloc(&res, out_dt, 1, &n, err)
+              : bp_error_set(err, BP_ENOMEM, "out of memory");
+    /* Kept results first; the rest gathered into todo. */
+    for (int64_t k = 0; !st && k < n; k++) {
+        uint64_t bits, in = bp_dtype_load_bits(in_dt, u.vals.data, (size_t)k);
+        if (bp_oracle_cache_get(cache, kind, in_dt, in, out_dt, &bits))
+            bp_dtype_store_bits(out_dt, res.data, (size_t)k, bits);
+        else
+            miss[nt++] = (uint32_t)k;
+    }
+    if (!st && nt)
+        st = bp_buf_alloc(&todo, in_dt, 1, &nt, err);
+    if (!st && nt)
+        st = bp_buf_alloc(&got, out_dt, 1, &nt, err);
+    if (!st && nt) {
+        for (int64_t m = 0; m < nt; m++)
+            bp_dtype_store_bits(in_dt, todo.data, (size_t)m,
+                                bp_dtype_load_bits(in_dt, u.vals.data, miss[m]));
         elem_ctx_t d = *c;
-        d.out = &res;
-        d.a.buf = &u.vals;
-        st = bp_oracle_map(nthreads(be), BP_ORACLE_GRAIN, res.dtype, res.numel,
+        d.out = &got;
+        d.a.buf = &todo;
+        st = bp_oracle_map(nthreads(be), BP_ORACLE_GRAIN, out_dt, (size_t)nt,
                            elem_kernel, &d, err);
+    }
+    for (int64_t m = 0; !st && m < nt; m++) {
+        uint64_t bits = bp_dtype_load_bits(out_dt, got.data, (size_t)m);
+        bp_dtype_store_bits(out_dt, res.data, miss[m], bits);
+        bp_oracle_cache_put(cache, kind, in_dt,
+                            bp_dtype_load_bits(in_dt, todo.data, (size_t)m), out_dt, bits);
     }
     if (!st)
         bp_oracle_unique_scatter(&u, &res, c->out);
+    free(miss);
     bp_buf_free(&res);
+    bp_buf_free(&todo);
+    bp_buf_free(&got);
     bp_oracle_unique_free(&u);
     return st;
 }
@@ -452,6 +484,8 @@ static void oracle_destroy(bp_backend_t *be)
     if (!be)
         return;
     json_decref(be->fingerprint);
+    if (be->state)
+        bp_oracle_cache_free(((oracle_state_t *)be->state)->cache);
     free(be->state);
     free(be);
     mpfr_free_cache2(MPFR_FREE_LOCAL_CACHE);
@@ -469,6 +503,7 @@ bp_status bp_be_oracle_open(const bp_backend_opts_t *o, bp_backend_t **out,
         return bp_error_set(err, BP_ENOMEM, "out of memory");
     }
     s->threads = bp_oracle_threads(o ? o->threads : 0);
+    s->cache = bp_oracle_cache_new(); /* none: every value evaluated */
     be->name = "oracle";
     snprintf(be->key, sizeof be->key, "oracle");
     be->device = false;

@@ -29,8 +29,12 @@ static bp_status timed_run(bp_report_t *rep, bp_backend_t *be, const bp_probe_t 
     uint64_t e0 = be->elems, r0 = be->elems_reused;
     double t0 = bp_timing_now();
     bp_status st = bp_backend_run(be, p, dt, bufs, err);
-    bp_timing_run(t, p->name, dt, bp_timing_backend(t, be->name), bp_timing_now() - t0,
-                  be->elems - e0, be->elems_reused - r0);
+    double s = bp_timing_now() - t0;
+    uint64_t bytes = 0;
+    for (size_t i = 0; i < p->nops; i++)
+        bytes += bp_buf_nbytes(&bufs[i]);
+    bp_timing_run(t, p->name, dt, bp_timing_backend(t, be->name), s, be->elems - e0,
+                  be->elems_reused - r0, bytes);
     return st;
 }
 

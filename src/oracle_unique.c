@@ -1,6 +1,7 @@
 /* Distinct values of a tensor (see oracle_unique.h). */
 #include "oracle_unique.h"
 
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -92,4 +93,111 @@ void bp_oracle_unique_scatter(const bp_oracle_unique_t *u, const bp_buf_t *res,
             bp_dtype_store_bits(out->dtype, out->data, i,
                                 bp_dtype_load_bits(res->dtype, res->data, u->slot[i]));
     }
+}
+
+/* ---- results kept across ops ---- */
+
+/* Open addressing on a 64-bit key: operand bits (32), kind, operand and
+ * output dtypes; all-ones marks an empty place (no key has it: kinds and
+ * dtypes are small). */
+#define EMPTY UINT64_MAX
+
+struct bp_oracle_cache {
+    uint64_t *keys;
+    uint32_t *vals;
+    size_t cap, n; /* cap: a power of two, or 0 */
+};
+
+bp_oracle_cache_t *bp_oracle_cache_new(void)
+{
+    return calloc(1, sizeof(bp_oracle_cache_t));
+}
+
+void bp_oracle_cache_free(bp_oracle_cache_t *c)
+{
+    if (!c)
+        return;
+    free(c->keys);
+    free(c->vals);
+    free(c);
+}
+
+size_t bp_oracle_cache_size(const bp_oracle_cache_t *c)
+{
+    return c ? c->n : 0;
+}
+
+bool bp_oracle_cache_fits(bp_dtype_t in_dt, bp_dtype_t out_dt)
+{
+    return bp_dtype_info(in_dt)->size <= 4 && bp_dtype_info(out_dt)->size <= 4;
+}
+
+static uint64_t cache_key(int kind, bp_dtype_t in_dt, uint64_t in, bp_dtype_t out_dt)
+{
+    return (in & 0xffffffffull) | ((uint64_t)(kind & 0xff) << 32) |
+           ((uint64_t)(in_dt & 0xff) << 40) | ((uint64_t)(out_dt & 0xff) << 48);
+}
+
+static size_t cache_place(const bp_oracle_cache_t *c, uint64_t key)
+{
+    size_t h = (size_t)((key * 0x9E3779B97F4A7C15ull) >> 32) & (c->cap - 1);
+    while (c->keys[h] != EMPTY && c->keys[h] != key)
+        h = (h + 1) & (c->cap - 1);
+    return h;
+}
+
+bool bp_oracle_cache_get(const bp_oracle_cache_t *c, int kind, bp_dtype_t in_dt,
+                         uint64_t in, bp_dtype_t out_dt, uint64_t *out)
+{
+    if (!c || !c->cap || !bp_oracle_cache_fits(in_dt, out_dt))
+        return false;
+    uint64_t key = cache_key(kind, in_dt, in, out_dt);
+    size_t h = cache_place(c, key);
+    if (c->keys[h] != key)
+        return false;
+    *out = c->vals[h];
+    return true;
+}
+
+static bool cache_grow(bp_oracle_cache_t *c)
+{
+    size_t cap = c->cap ? c->cap * 2 : 4096;
+    uint64_t *keys = malloc(cap * sizeof *keys);
+    uint32_t *vals = malloc(cap * sizeof *vals);
+    if (!keys || !vals) {
+        free(keys);
+        free(vals);
+        return false;
+    }
+    memset(keys, 0xff, cap * sizeof *keys);
+    bp_oracle_cache_t g = {keys, vals, cap, 0};
+    for (size_t i = 0; i < c->cap; i++)
+        if (c->keys[i] != EMPTY) {
+            size_t h = cache_place(&g, c->keys[i]);
+            g.keys[h] = c->keys[i];
+            g.vals[h] = c->vals[i];
+        }
+    free(c->keys);
+    free(c->vals);
+    c->keys = keys;
+    c->vals = vals;
+    c->cap = cap;
+    return true;
+}
+
+void bp_oracle_cache_put(bp_oracle_cache_t *c, int kind, bp_dtype_t in_dt, uint64_t in,
+                         bp_dtype_t out_dt, uint64_t out)
+{
+    if (!c || !bp_oracle_cache_fits(in_dt, out_dt) || c->n >= BP_ORACLE_CACHE_MAX)
+        return;
+    /* At most half full: probes stay short. */
+    if (2 * (c->n + 1) > c->cap && !cache_grow(c))
+        return;
+    uint64_t key = cache_key(kind, in_dt, in, out_dt);
+    size_t h = cache_place(c, key);
+    if (c->keys[h] != key) {
+        c->keys[h] = key;
+        c->n++;
+    }
+    c->vals[h] = (uint32_t)out;
 }

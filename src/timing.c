@@ -56,7 +56,7 @@ int bp_timing_backend(bp_timing_t *t, const char *name)
 }
 
 bool bp_timing_run(bp_timing_t *t, const char *probe, bp_dtype_t dt, int be,
-                   double s, uint64_t elems, uint64_t reused)
+                   double s, uint64_t elems, uint64_t reused, uint64_t bytes)
 {
     if (be < 0 || be >= t->nbe)
         return false;
@@ -74,7 +74,7 @@ bool bp_timing_run(bp_timing_t *t, const char *probe, bp_dtype_t dt, int be,
     char *name = strdup(probe);
     if (!name)
         return false;
-    t->runs[t->nruns++] = (bp_timing_run_t){name, dt, be, s, elems, reused};
+    t->runs[t->nruns++] = (bp_timing_run_t){name, dt, be, s, elems, reused, bytes};
     return true;
 }
 
@@ -106,11 +106,12 @@ json_t *bp_timing_json(const bp_timing_t *t)
     for (size_t i = 0; i < t->nruns; i++) {
         const bp_timing_run_t *r = &t->runs[i];
         json_array_append_new(
-            runs, json_pack("{s:s, s:s, s:s, s:f, s:I, s:I}", "probe", r->probe,
-                            "dtype", bp_dtype_name(r->dtype), "backend",
-                            t->be[r->be].name, "seconds", r->s, "elements",
-                            (json_int_t)r->elems, "reused",
-                            (json_int_t)r->reused));
+            runs, json_pack("{s:s, s:s, s:s, s:f, s:I, s:I, s:I}", "probe",
+                            r->probe, "dtype", bp_dtype_name(r->dtype),
+                            "backend", t->be[r->be].name, "seconds", r->s,
+                            "elements", (json_int_t)r->elems, "reused",
+                            (json_int_t)r->reused, "bytes",
+                            (json_int_t)r->bytes));
     }
     json_t *o = json_pack("{s:f, s:f, s:f, s:f, s:f, s:o, s:o}", "total",
                           t->total_s, "user", t->user_s, "sys", t->sys_s,

@@ -34,6 +34,7 @@ typedef struct {
     int be;                /* index into bp_timing_t.be */
     double s;
     uint64_t elems, reused;
+    uint64_t bytes;        /* the run's buffers, all ops */
 } bp_timing_run_t;
 
 typedef struct bp_timing {
@@ -61,13 +62,14 @@ void bp_timing_free(bp_timing_t *t);
 int bp_timing_backend(bp_timing_t *t, const char *name);
 /* Records one run of probe in dt on backend be. */
 bool bp_timing_run(bp_timing_t *t, const char *probe, bp_dtype_t dt, int be,
-                   double s, uint64_t elems, uint64_t reused);
+                   double s, uint64_t elems, uint64_t reused, uint64_t bytes);
 /* Sets total_s, user_s and sys_s to the time since bp_timing_init. */
 void bp_timing_stop(bp_timing_t *t);
 /* {total, user, sys, probes_load, cross_compare, report?,
  *  backends[{name, opened, open, context_start, run, golden_load,
  *            golden_compare, elements, reused, elements_per_second}],
- *  runs[{probe, dtype, backend, seconds, elements, reused}]}, seconds. */
+ *  runs[{probe, dtype, backend, seconds, elements, reused, bytes}]};
+ * times in seconds. */
 json_t *bp_timing_json(const bp_timing_t *t);
 
 #endif

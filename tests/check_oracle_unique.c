@@ -1,6 +1,7 @@
-/* Tests of the oracle's evaluation once per distinct operand value
- * (oracle_unique.c, used by be_oracle.c for exp, log, sin, cos and tanh
- * of tensors of BP_ORACLE_UNIQUE_MIN elements or more).
+/* Tests of the oracle's evaluation once per distinct operand value and of
+ * the results it keeps across ops (oracle_unique.c, used by be_oracle.c
+ * for exp, log, sin, cos and tanh of tensors of BP_ORACLE_UNIQUE_MIN
+ * elements or more).
  *
  * Expected values: the distinct values and their order are found here by
  * brute force (a quadratic scan over the bit patterns) and, for one small
@@ -179,6 +180,50 @@ START_TEST(t_threshold_and_threads)
 }
 END_TEST
 
+/* Results kept across ops: a second op on the same values, the other
+ * function on them, another output dtype, and the same bit patterns read
+ * as another dtype must each give the reference's bits, not a kept result
+ * of another key. */
+static void op_into(bp_backend_t *be, bp_op_kind_t k, const bp_buf_t *a, bp_dtype_t out_dt)
+{
+    bp_buf_t out = mkbuf(out_dt, a->ndim, a->shape);
+    bp_op_t op = mkop(k);
+    exec_ok(be, &op, a, NULL, &out);
+    mpfr_t x, r;
+    mpfr_inits2(256, x, r, (mpfr_ptr)0);
+    for (size_t i = 0; i < a->numel; i++) {
+        mpfr_set_d(x, bp_buf_get(a, i), MPFR_RNDN);
+        ref_fn(k, r, x);
+        uint64_t want = ref_bits(r, out_dt), got = bp_buf_bits(&out, i);
+        if (!bits_match(out_dt, got, want))
+            CK_BITS(out_dt, got, want, "%s(%a %s) element %zu", bp_op_name(k),
+                    bp_buf_get(a, i), bp_dtype_name(a->dtype), i);
+    }
+    mpfr_clears(x, r, (mpfr_ptr)0);
+    bp_buf_free(&out);
+}
+
+START_TEST(t_cache_across_ops)
+{
+    seed_init("cache_across_ops");
+    bp_backend_t *be = open_oracle(2);
+    bp_buf_t a = pooled(BP_BF16, 4096, 300, -6, 10);
+    /* The same bit patterns as fp16 values: other numbers. */
+    bp_buf_t h = a;
+    h.dtype = BP_F16;
+    for (int rep = 0; rep < 2; rep++) {
+        op_into(be, BP_OP_SIN, &a, BP_BF16);
+        op_into(be, BP_OP_COS, &a, BP_BF16);
+        op_into(be, BP_OP_SIN, &a, BP_F32);
+        op_into(be, BP_OP_SIN, &h, BP_F32);
+        op_into(be, BP_OP_SIN, &h, BP_F16);
+        op_into(be, BP_OP_EXP, &h, BP_F16);
+    }
+    bp_buf_free(&a);
+    bp_backend_close(be);
+}
+END_TEST
+
 Suite *oracle_unique_suite(void)
 {
     Suite *s = suite_create("oracle_unique");
@@ -188,6 +233,7 @@ Suite *oracle_unique_suite(void)
     tcase_add_test(tc, t_distinct_brute_force);
     tcase_add_test(tc, t_functions_vs_mpfr256);
     tcase_add_test(tc, t_threshold_and_threads);
+    tcase_add_test(tc, t_cache_across_ops);
     suite_add_tcase(s, tc);
     return s;
 }
