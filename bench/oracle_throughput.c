@@ -10,8 +10,10 @@
  *  2. rope-llama2's emb = concat(freqs, freqs), freqs = outer(arange(4096),
  *     inv_freq): every value twice, so the oracle's evaluation once per
  *     distinct value halves the work.
- * Prints wall and CPU time, elements/second, the speedup over one thread,
- * the hash, and the peak RSS with the size of the buffers.
+ * Each thread count gets a fresh oracle backend, so no result is kept from
+ * the run before.  Prints wall and CPU time, elements/second, the speedup
+ * over one thread, the hash, and the peak RSS with the size of the buffers
+ * (the oracle's own tables included).
  *   oracle_throughput [ELEMENTS] [MAX_THREADS]
  * Links no CUDA library: the peak RSS is the oracle's own. */
 #include <inttypes.h>
@@ -137,18 +139,20 @@ int main(int argc, char **argv)
     int rc2 = sweep("rope-llama2's emb (every value twice; evaluated once per distinct value):",
                     &in, &out, maxt);
     getrusage(RUSAGE_SELF, &ru);
-    /* The oracle's distinct-value evaluation holds, while it runs, a slot
-     * per element, the distinct values, their results (4 bytes each) and
-     * a hash table of 4-byte places, the next power of two >= 2n. */
-    size_t cap = 1;
+    /* The oracle's working memory, as oracle_unique.c and be_oracle.c size
+     * it for n distinct fp32 values: five tables of n 4-byte entries while
+     * an op runs (slots, distinct values, their results, misses, new
+     * results) and the results it keeps, 12 bytes a place, places the
+     * next power of two >= 2n. */
+    size_t cap = 4096;
     while (cap < 2 * n)
         cap *= 2;
     double mib = 1048576.0, bufs = 2.0 * (double)bp_buf_nbytes(&in) / mib,
-           tables = (12.0 * (double)n + 4.0 * (double)cap) / mib;
-    printf("peak RSS %.1f MiB: %.1f MiB at start (libraries), %.1f MiB more for buffers of "
-           "%.1f MiB (input and output %.1f, the oracle's distinct-value tables %.1f)\n",
+           tables = 20.0 * (double)n / mib, kept = 12.0 * (double)cap / mib;
+    printf("peak RSS %.1f MiB: %.1f MiB at start (libraries), %.1f MiB more for %.1f MiB of "
+           "buffers: input and output %.1f, the oracle's tables %.1f and kept results %.1f\n",
            (double)ru.ru_maxrss / 1024.0, rss0, (double)ru.ru_maxrss / 1024.0 - rss0,
-           bufs + tables, bufs, tables);
+           bufs + tables + kept, bufs, tables, kept);
     bp_buf_free(&in);
     bp_buf_free(&out);
     return rc ? rc : rc2;

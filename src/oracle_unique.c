@@ -159,9 +159,9 @@ bool bp_oracle_cache_get(const bp_oracle_cache_t *c, int kind, bp_dtype_t in_dt,
     return true;
 }
 
-static bool cache_grow(bp_oracle_cache_t *c)
+/* Rehashes into cap places (a power of two, more than twice c->n). */
+static bool cache_rehash(bp_oracle_cache_t *c, size_t cap)
 {
-    size_t cap = c->cap ? c->cap * 2 : 4096;
     uint64_t *keys = malloc(cap * sizeof *keys);
     uint32_t *vals = malloc(cap * sizeof *vals);
     if (!keys || !vals) {
@@ -191,7 +191,7 @@ void bp_oracle_cache_put(bp_oracle_cache_t *c, int kind, bp_dtype_t in_dt, uint6
     if (!c || !bp_oracle_cache_fits(in_dt, out_dt) || c->n >= BP_ORACLE_CACHE_MAX)
         return;
     /* At most half full: probes stay short. */
-    if (2 * (c->n + 1) > c->cap && !cache_grow(c))
+    if (2 * (c->n + 1) > c->cap && !cache_rehash(c, c->cap ? c->cap * 2 : 4096))
         return;
     uint64_t key = cache_key(kind, in_dt, in, out_dt);
     size_t h = cache_place(c, key);
@@ -200,4 +200,18 @@ void bp_oracle_cache_put(bp_oracle_cache_t *c, int kind, bp_dtype_t in_dt, uint6
         c->n++;
     }
     c->vals[h] = (uint32_t)out;
+}
+
+void bp_oracle_cache_reserve(bp_oracle_cache_t *c, size_t n)
+{
+    if (!c)
+        return;
+    size_t want = c->n + n;
+    if (want > BP_ORACLE_CACHE_MAX)
+        want = BP_ORACLE_CACHE_MAX;
+    size_t cap = c->cap ? c->cap : 4096;
+    while (2 * want > cap)
+        cap *= 2;
+    if (cap > c->cap)
+        cache_rehash(c, cap);
 }

@@ -56,6 +56,9 @@ bool bp_oracle_cache_fits(bp_dtype_t in_dt, bp_dtype_t out_dt);
  * out_dt into *out; false when there is none. */
 bool bp_oracle_cache_get(const bp_oracle_cache_t *c, int kind, bp_dtype_t in_dt,
                          uint64_t in, bp_dtype_t out_dt, uint64_t *out);
+/* Makes room for n more results at once (no growth while they are put;
+ * silently less when out of memory). */
+void bp_oracle_cache_reserve(bp_oracle_cache_t *c, size_t n);
 /* Keeps a result (silently not when full or out of memory). */
 void bp_oracle_cache_put(bp_oracle_cache_t *c, int kind, bp_dtype_t in_dt, uint64_t in,
                          bp_dtype_t out_dt, uint64_t out);
