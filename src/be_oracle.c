@@ -278,53 +278,41 @@ static bool costly(bp_op_kind_t k)
 }
 
 /* A unary op evaluated once per distinct operand value not already in the
- * backend's cache, then copied to every element holding that value: the
- * same bits, fewer evaluations (oracle_unique.h). */
+ * backend's kept results, then copied to every element holding that
+ * value: the same bits, fewer evaluations (oracle_unique.h). */
 static bp_status elementwise_unique(bp_backend_t *be, const elem_ctx_t *c,
                                     bp_error_t *err)
 {
     bp_oracle_cache_t *cache = ((oracle_state_t *)be->state)->cache;
-    bp_dtype_t in_dt = c->a.buf->dtype, out_dt = c->out->dtype;
-    int kind = (int)c->kind;
+    bp_dtype_t out_dt = c->out->dtype;
+    bool keep = bp_oracle_cache_fits(c->a.buf->dtype, out_dt);
     bp_oracle_unique_t u;
     bp_status st = bp_oracle_unique_build(c->a.buf, &u, err);
     if (st)
         return st;
     bp_buf_t res = {0}, got = {0};
-    int64_t n = (int64_t)u.vals.numel, nt = 0;
-    uint32_t *miss = malloc((size_t)(n ? n : 1) * sizeof *miss);
-    st = miss ? bp_buf_alloc(&res, out_dt, 1, &n, err)
-              : bp_error_set(err, BP_ENOMEM, "out of memory");
-    /* Kept results first; the other values move to the front of u.vals
-     * (miss[m] >= m: a forward copy in place). */
-    for (int64_t k = 0; !st && k < n; k++) {
-        uint64_t bits, in = bp_dtype_load_bits(in_dt, u.vals.data, (size_t)k);
-        if (bp_oracle_cache_get(cache, kind, in_dt, in, out_dt, &bits)) {
-            bp_dtype_store_bits(out_dt, res.data, (size_t)k, bits);
-        } else {
-            bp_dtype_store_bits(in_dt, u.vals.data, (size_t)nt, in);
-            miss[nt++] = (uint32_t)k;
-        }
-    }
-    if (!st && nt)
+    int64_t n = (int64_t)u.vals.numel;
+    uint32_t *miss = keep ? malloc((size_t)(n ? n : 1) * sizeof *miss) : NULL;
+    st = keep && !miss ? bp_error_set(err, BP_ENOMEM, "out of memory")
+                       : bp_buf_alloc(&res, out_dt, 1, &n, err);
+    /* Kept results into res; the values still to evaluate move to the
+     * front of u.vals (all of them where nothing can be kept). */
+    int64_t nt = n;
+    if (!st && keep)
+        nt = (int64_t)bp_oracle_cache_lookup(cache, (int)c->kind, &u.vals, &res, miss);
+    if (!st && nt && keep)
         st = bp_buf_alloc(&got, out_dt, 1, &nt, err);
     if (!st && nt) {
         bp_buf_t todo = u.vals;
         todo.numel = (size_t)nt;
         todo.shape[0] = nt;
         elem_ctx_t d = *c;
-        d.out = &got;
+        d.out = keep ? &got : &res;
         d.a.buf = &todo;
         st = bp_oracle_map(nthreads(be), BP_ORACLE_GRAIN, out_dt, (size_t)nt,
                            elem_kernel, &d, err);
-    }
-    if (!st && nt && bp_oracle_cache_fits(in_dt, out_dt))
-        bp_oracle_cache_reserve(cache, (size_t)nt);
-    for (int64_t m = 0; !st && m < nt; m++) {
-        uint64_t bits = bp_dtype_load_bits(out_dt, got.data, (size_t)m);
-        bp_dtype_store_bits(out_dt, res.data, miss[m], bits);
-        bp_oracle_cache_put(cache, kind, in_dt,
-                            bp_dtype_load_bits(in_dt, u.vals.data, (size_t)m), out_dt, bits);
+        if (!st && keep)
+            bp_oracle_cache_insert(cache, (int)c->kind, &todo, &got, miss, (size_t)nt, &res);
     }
     if (!st)
         bp_oracle_unique_scatter(&u, &res, c->out);

@@ -12,9 +12,101 @@ void bp_oracle_unique_free(bp_oracle_unique_t *u)
     u->slot = NULL;
 }
 
-/* Open addressing on the bit pattern: table[h] is 1 + the index of a
- * distinct value, 0 for an empty place.  Two-byte dtypes index a direct
- * table of all 65536 patterns instead. */
+static uint32_t load32(const void *data, size_t esize, size_t i)
+{
+    if (esize == 4)
+        return ((const uint32_t *)data)[i];
+    if (esize == 2)
+        return ((const uint16_t *)data)[i];
+    return ((const uint8_t *)data)[i];
+}
+
+static void store32(void *data, size_t esize, size_t i, uint32_t v)
+{
+    if (esize == 4)
+        ((uint32_t *)data)[i] = v;
+    else if (esize == 2)
+        ((uint16_t *)data)[i] = (uint16_t)v;
+    else
+        ((uint8_t *)data)[i] = (uint8_t)v;
+}
+
+/* Dtypes of one or two bytes: a direct table over every bit pattern,
+ * 1 + the index of the distinct value, 0 for none yet. */
+static size_t build_direct(const bp_buf_t *a, size_t esize, uint32_t *table,
+                           bp_oracle_unique_t *u)
+{
+    size_t nv = 0;
+    for (size_t i = 0; i < a->numel; i++) {
+        uint32_t key = load32(a->data, esize, i);
+        if (!table[key]) {
+            store32(u->vals.data, esize, nv, key);
+            table[key] = (uint32_t)++nv;
+        }
+        u->slot[i] = table[key] - 1;
+    }
+    return nv;
+}
+
+/* Four-byte dtypes: open addressing, a place holding the pattern in its
+ * high half and 1 + the index of the distinct value in its low half (0:
+ * empty). */
+static size_t build_hash32(const bp_buf_t *a, uint64_t *table, int bits,
+                           bp_oracle_unique_t *u)
+{
+    size_t nv = 0, mask = ((size_t)1 << bits) - 1;
+    const uint32_t *x = a->data;
+    uint32_t *vals = u->vals.data;
+    for (size_t i = 0; i < a->numel; i++) {
+        uint32_t key = x[i];
+        size_t h = (size_t)(((uint64_t)key * 0x9E3779B97F4A7C15ull) >> (64 - bits));
+        for (;;) {
+            uint64_t t = table[h];
+            if (t == 0) {
+                vals[nv] = key;
+                table[h] = ((uint64_t)key << 32) | (uint32_t)++nv;
+                u->slot[i] = (uint32_t)(nv - 1);
+                break;
+            }
+            if ((uint32_t)(t >> 32) == key) {
+                u->slot[i] = (uint32_t)t - 1;
+                break;
+            }
+            h = (h + 1) & mask;
+        }
+    }
+    return nv;
+}
+
+/* Eight-byte dtypes: open addressing on 1 + the index of the distinct
+ * value, compared through the values. */
+static size_t build_hash64(const bp_buf_t *a, uint32_t *table, int bits,
+                           bp_oracle_unique_t *u)
+{
+    size_t nv = 0, mask = ((size_t)1 << bits) - 1;
+    const uint64_t *x = a->data;
+    uint64_t *vals = u->vals.data;
+    for (size_t i = 0; i < a->numel; i++) {
+        uint64_t key = x[i];
+        size_t h = (size_t)((key * 0x9E3779B97F4A7C15ull) >> (64 - bits));
+        for (;;) {
+            uint32_t t = table[h];
+            if (t == 0) {
+                vals[nv] = key;
+                table[h] = (uint32_t)++nv;
+                u->slot[i] = (uint32_t)(nv - 1);
+                break;
+            }
+            if (vals[t - 1] == key) {
+                u->slot[i] = t - 1;
+                break;
+            }
+            h = (h + 1) & mask;
+        }
+    }
+    return nv;
+}
+
 bp_status bp_oracle_unique_build(const bp_buf_t *a, bp_oracle_unique_t *u,
                                  bp_error_t *err)
 {
@@ -25,44 +117,27 @@ bp_status bp_oracle_unique_build(const bp_buf_t *a, bp_oracle_unique_t *u,
                             "%zu elements: too many to deduplicate", n);
     size_t esize = bp_dtype_info(a->dtype)->size;
     int bits = 1;
-    size_t cap;
-    if (esize <= 2) {
-        cap = (size_t)1 << (8 * esize);
-    } else {
-        while (((size_t)1 << bits) < 2 * n)
-            bits++;
-        cap = (size_t)1 << bits;
-    }
-    uint32_t *table = calloc(cap, sizeof *table);
+    while (((size_t)1 << bits) < 2 * n)
+        bits++;
+    /* Places: every pattern (direct), or twice the elements at least. */
+    size_t cap = esize <= 2 ? (size_t)1 << (8 * esize) : (size_t)1 << bits;
+    size_t place = esize == 4 ? sizeof(uint64_t) : sizeof(uint32_t);
+    void *table = calloc(cap, place);
     u->slot = malloc((n ? n : 1) * sizeof *u->slot);
     int64_t one = (int64_t)n;
     bp_status st = table && u->slot ? bp_buf_alloc(&u->vals, a->dtype, 1, &one, err)
                                     : bp_error_set(err, BP_ENOMEM, "out of memory");
+    if (!st && esize != 1 && esize != 2 && esize != 4 && esize != 8)
+        st = bp_error_set(err, BP_EINTERNAL, "no distinct-value table for %zu-byte elements",
+                          esize);
     if (st) {
         free(table);
         bp_oracle_unique_free(u);
         return st;
     }
-    size_t nv = 0;
-    for (size_t i = 0; i < n; i++) {
-        uint64_t key = bp_dtype_load_bits(a->dtype, a->data, i);
-        size_t h = esize <= 2 ? (size_t)key
-                              : (size_t)((key * 0x9E3779B97F4A7C15ull) >> (64 - bits));
-        for (;;) {
-            uint32_t t = table[h];
-            if (t == 0) {
-                bp_dtype_store_bits(a->dtype, u->vals.data, nv, key);
-                table[h] = (uint32_t)++nv;
-                u->slot[i] = (uint32_t)(nv - 1);
-                break;
-            }
-            if (bp_dtype_load_bits(a->dtype, u->vals.data, t - 1) == key) {
-                u->slot[i] = t - 1;
-                break;
-            }
-            h = (h + 1) & (cap - 1); /* never for direct tables */
-        }
-    }
+    size_t nv = esize <= 2   ? build_direct(a, esize, table, u)
+                : esize == 4 ? build_hash32(a, table, bits, u)
+                             : build_hash64(a, table, bits, u);
     free(table);
     u->vals.numel = nv;
     u->vals.shape[0] = (int64_t)nv;
@@ -185,21 +260,26 @@ static bool cache_rehash(bp_oracle_cache_t *c, size_t cap)
     return true;
 }
 
-void bp_oracle_cache_put(bp_oracle_cache_t *c, int kind, bp_dtype_t in_dt, uint64_t in,
-                         bp_dtype_t out_dt, uint64_t out)
+static void cache_put_key(bp_oracle_cache_t *c, uint64_t key, uint32_t val)
 {
-    if (!c || !bp_oracle_cache_fits(in_dt, out_dt) || c->n >= BP_ORACLE_CACHE_MAX)
+    if (c->n >= BP_ORACLE_CACHE_MAX)
         return;
     /* At most half full: probes stay short. */
     if (2 * (c->n + 1) > c->cap && !cache_rehash(c, c->cap ? c->cap * 2 : 4096))
         return;
-    uint64_t key = cache_key(kind, in_dt, in, out_dt);
     size_t h = cache_place(c, key);
     if (c->keys[h] != key) {
         c->keys[h] = key;
         c->n++;
     }
-    c->vals[h] = (uint32_t)out;
+    c->vals[h] = val;
+}
+
+void bp_oracle_cache_put(bp_oracle_cache_t *c, int kind, bp_dtype_t in_dt, uint64_t in,
+                         bp_dtype_t out_dt, uint64_t out)
+{
+    if (c && bp_oracle_cache_fits(in_dt, out_dt))
+        cache_put_key(c, cache_key(kind, in_dt, in, out_dt), (uint32_t)out);
 }
 
 void bp_oracle_cache_reserve(bp_oracle_cache_t *c, size_t n)
@@ -214,4 +294,43 @@ void bp_oracle_cache_reserve(bp_oracle_cache_t *c, size_t n)
         cap *= 2;
     if (cap > c->cap)
         cache_rehash(c, cap);
+}
+
+size_t bp_oracle_cache_lookup(const bp_oracle_cache_t *c, int kind, bp_buf_t *vals,
+                              bp_buf_t *res, uint32_t *miss)
+{
+    size_t n = vals->numel, nt = 0;
+    size_t ie = bp_dtype_info(vals->dtype)->size, oe = bp_dtype_info(res->dtype)->size;
+    bool use = c && c->cap && bp_oracle_cache_fits(vals->dtype, res->dtype);
+    for (size_t k = 0; k < n; k++) {
+        uint32_t in = load32(vals->data, ie, k);
+        if (use) {
+            uint64_t key = cache_key(kind, vals->dtype, in, res->dtype);
+            size_t h = cache_place(c, key);
+            if (c->keys[h] == key) {
+                store32(res->data, oe, k, c->vals[h]);
+                continue;
+            }
+        }
+        store32(vals->data, ie, nt, in);
+        miss[nt++] = (uint32_t)k;
+    }
+    return nt;
+}
+
+void bp_oracle_cache_insert(bp_oracle_cache_t *c, int kind, const bp_buf_t *in,
+                            const bp_buf_t *got, const uint32_t *miss, size_t nt,
+                            bp_buf_t *res)
+{
+    size_t ie = bp_dtype_info(in->dtype)->size, oe = bp_dtype_info(got->dtype)->size;
+    bool use = c && bp_oracle_cache_fits(in->dtype, got->dtype);
+    if (use)
+        bp_oracle_cache_reserve(c, nt);
+    for (size_t m = 0; m < nt; m++) {
+        uint32_t r = load32(got->data, oe, m);
+        store32(res->data, oe, miss[m], r);
+        if (use)
+            cache_put_key(c, cache_key(kind, in->dtype, load32(in->data, ie, m), got->dtype),
+                          r);
+    }
 }

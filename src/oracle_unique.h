@@ -62,6 +62,18 @@ void bp_oracle_cache_reserve(bp_oracle_cache_t *c, size_t n);
 /* Keeps a result (silently not when full or out of memory). */
 void bp_oracle_cache_put(bp_oracle_cache_t *c, int kind, bp_dtype_t in_dt, uint64_t in,
                          bp_dtype_t out_dt, uint64_t out);
+/* For a unary op on u's distinct values: res[k] receives the kept result
+ * of value k where there is one; the others are moved to the front of vals
+ * (in place, order kept) and their indices k into miss.  Returns how many
+ * there are.  Without kept results possible (c NULL, wider dtypes) every
+ * value is a miss.  vals and res: dtypes of at most 4 bytes. */
+size_t bp_oracle_cache_lookup(const bp_oracle_cache_t *c, int kind, bp_buf_t *vals,
+                              bp_buf_t *res, uint32_t *miss);
+/* Then, with got[m] computed for in[m] (m < nt, the front of vals):
+ * res[miss[m]] = got[m], and the results are kept. */
+void bp_oracle_cache_insert(bp_oracle_cache_t *c, int kind, const bp_buf_t *in,
+                            const bp_buf_t *got, const uint32_t *miss, size_t nt,
+                            bp_buf_t *res);
 /* Results kept. */
 size_t bp_oracle_cache_size(const bp_oracle_cache_t *c);
 
