@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "config.h"
+#include "memo.h"
 
 typedef bp_status (*open_fn)(const bp_backend_opts_t *, bp_backend_t **,
                              bp_error_t *);
@@ -79,8 +80,23 @@ bp_status bp_backend_open(const char *name, const bp_backend_opts_t *opts,
 
 void bp_backend_close(bp_backend_t *be)
 {
-    if (be && be->destroy)
+    if (!be)
+        return;
+    bp_memo_free(be->memo);
+    be->memo = NULL;
+    if (be->destroy)
         be->destroy(be);
+}
+
+bp_status bp_backend_memo(bp_backend_t *be, bool on, bp_error_t *err)
+{
+    if (!on) {
+        bp_memo_free(be->memo);
+        be->memo = NULL;
+    } else if (!be->memo && !(be->memo = bp_memo_new())) {
+        return bp_error_set(err, BP_ENOMEM, "out of memory");
+    }
+    return BP_OK;
 }
 
 void bp_backend_bufs_free(bp_buf_t *bufs, size_t n)
@@ -135,24 +151,120 @@ static bp_status exec_one(bp_backend_t *be, const bp_probe_t *p, size_t i,
     return st;
 }
 
+/* Per-buffer state of a run on a device backend. */
+enum { B_REUSED = 1, B_HOST = 2 /* host copy current */ };
+
+/* Makes the host copy of computed buffer j current (device backends). */
+static bp_status host_copy(bp_backend_t *be, bp_buf_t *b, unsigned char *f,
+                           bp_error_t *err)
+{
+    if (!be->device || (*f & B_HOST) || !b->dev)
+        return BP_OK;
+    bp_status st = be->download(be, b, err);
+    if (!st)
+        *f |= B_HOST;
+    return st;
+}
+
+/* Whether op i can take the memo's result: see memo.h.  Inputs computed in
+ * this run are compared on the host (downloaded once, early). */
+static bp_status try_reuse(bp_backend_t *be, const bp_probe_t *p, size_t i,
+                           const bp_meta_t *meta, bp_buf_t *bufs,
+                           unsigned char *flags, bool *hit, bp_error_t *err)
+{
+    *hit = false;
+    const bp_buf_t *k = bp_memo_match(be->memo, i, meta);
+    if (!k)
+        return BP_OK;
+    int reads[66];
+    int n = bp_memo_reads(&p->ops[i], reads);
+    for (int r = 0; r < n; r++) {
+        int j = reads[r];
+        if (j < 0 || (size_t)j >= i)
+            return BP_OK;
+        if (flags[j] & B_REUSED)
+            continue; /* a copy of the kept buffer j itself */
+        bp_status st = host_copy(be, &bufs[j], &flags[j], err);
+        if (st)
+            return st;
+        if (!bp_memo_same(&bufs[j], bp_memo_kept(be->memo, (size_t)j)))
+            return BP_OK;
+    }
+    bp_status st = bp_buf_copy(&bufs[i], k, err);
+    if (!st) {
+        *hit = true;
+        flags[i] = B_REUSED | B_HOST;
+    }
+    return st;
+}
+
+/* A device op reads device copies: reused inputs get theirs on demand. */
+static bp_status upload_reused(bp_backend_t *be, const bp_op_t *op,
+                               bp_buf_t *bufs, bp_error_t *err)
+{
+    int reads[66];
+    int n = bp_memo_reads(op, reads);
+    for (int r = 0; r < n; r++) {
+        bp_buf_t *b = &bufs[reads[r]];
+        if (b->dev)
+            continue;
+        bp_status st = be->dev_alloc(be, b, err);
+        if (!st)
+            st = be->upload(be, b, err);
+        if (st)
+            return st;
+    }
+    return BP_OK;
+}
+
 bp_status bp_backend_run(bp_backend_t *be, const bp_probe_t *p, bp_dtype_t dt,
                          bp_buf_t *bufs, bp_error_t *err)
 {
-    bp_meta_t *metas = calloc(p->nops ? p->nops : 1, sizeof *metas);
-    if (!metas)
+    size_t n = p->nops ? p->nops : 1;
+    bp_meta_t *metas = calloc(n, sizeof *metas);
+    unsigned char *flags = calloc(n, 1);
+    bool *reused = calloc(n, sizeof *reused);
+    if (!metas || !flags || !reused) {
+        free(metas);
+        free(flags);
+        free(reused);
         return bp_error_set(err, BP_ENOMEM, "out of memory");
+    }
     bp_status st = bp_probe_infer(p, dt, metas, err);
+    bool memo = !st && bp_memo_begin(be->memo, p, dt);
     for (size_t i = 0; !st && i < p->nops; i++) {
+        bool hit = false;
+        if (memo)
+            st = try_reuse(be, p, i, &metas[i], bufs, flags, &hit, err);
+        if (st || hit) {
+            if (hit) {
+                reused[i] = true;
+                be->elems_reused += bufs[i].numel;
+            }
+            continue;
+        }
         st = place(be, &bufs[i], &metas[i], err);
+        if (!st && be->device && memo)
+            st = upload_reused(be, &p->ops[i], bufs, err);
         if (!st)
             st = exec_one(be, p, i, bufs, &bufs[i], err);
+        if (!st)
+            be->elems += bufs[i].numel;
     }
     for (size_t i = 0; be->device && i < p->nops; i++) {
-        if (!st && bufs[i].dev)
-            st = be->download(be, &bufs[i], err);
+        if (!st)
+            st = host_copy(be, &bufs[i], &flags[i], err);
         dev_release(be, &bufs[i]);
     }
+    if (be->memo) {
+        if (st)
+            bp_memo_clear(be->memo);
+        else
+            st = bp_memo_keep(be->memo, p, dt, bufs, reused, err);
+    }
     free(metas);
+    free(flags);
+    free(reused);
     return st;
 }
 

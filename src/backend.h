@@ -9,6 +9,7 @@
 
 #include <jansson.h>
 #include <stdbool.h>
+#include <stdint.h>
 
 #include "buf.h"
 #include "error.h"
@@ -37,6 +38,7 @@ typedef struct bp_exec {
 } bp_exec_t;
 
 typedef struct bp_backend bp_backend_t;
+typedef struct bp_memo bp_memo_t; /* memo.h */
 typedef bp_status (*bp_op_fn)(bp_backend_t *be, const bp_exec_t *x,
                               bp_error_t *err);
 
@@ -53,6 +55,11 @@ struct bp_backend {
     bp_status (*upload)(bp_backend_t *be, bp_buf_t *b, bp_error_t *err);
     bp_status (*download)(bp_backend_t *be, bp_buf_t *b, bp_error_t *err);
     void (*destroy)(bp_backend_t *be);
+    /* Zeroed by the constructors; kept by the executor, for --timing. */
+    double ctx_start_s;    /* device context start within open, seconds */
+    uint64_t elems;        /* output elements bp_backend_run computed */
+    uint64_t elems_reused; /* output elements it took from the memo */
+    bp_memo_t *memo;       /* bp_backend_memo; NULL: off */
 };
 
 /* Names of the backends compiled in, NULL-terminated. */
@@ -60,6 +67,9 @@ const char *const *bp_backend_names(void);
 bp_status bp_backend_open(const char *name, const bp_backend_opts_t *opts,
                           bp_backend_t **out, bp_error_t *err);
 void bp_backend_close(bp_backend_t *be);
+/* Lets bp_backend_run reuse, in a probe's next dtype, the results that do
+ * not depend on the dtype (memo.h says when that is); off by default. */
+bp_status bp_backend_memo(bp_backend_t *be, bool on, bp_error_t *err);
 void bp_backend_opts_default(bp_backend_opts_t *o);
 bool bp_cpu_math_parse(const char *s, bp_cpu_math_t *out);
 const char *bp_cpu_math_name(bp_cpu_math_t m);

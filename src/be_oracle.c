@@ -22,7 +22,10 @@
  *   wrapped to the width; NaN and infinities become the most negative
  *   integer.  Integer pow with a negative exponent is the truncated exact
  *   value (0 unless the base is 1 or -1); 0 to a negative power is an error.
- * Results never depend on the thread count (see oracle_mpfr.h). */
+ * Results never depend on the thread count (see oracle_mpfr.h).  The costly
+ * unary functions are evaluated once per distinct operand value, once per
+ * backend (oracle_unique.h: results kept across ops), which changes no
+ * bit. */
 #include "backend.h"
 
 #include <gmp.h>
@@ -34,10 +37,12 @@
 
 #include "oracle_mpfr.h"
 #include "oracle_tensor.h"
+#include "oracle_unique.h"
 #include "rng.h"
 
 typedef struct {
     int threads;
+    bp_oracle_cache_t *cache; /* results kept across ops; NULL: none */
 } oracle_state_t;
 
 static int nthreads(const bp_backend_t *be)
@@ -259,6 +264,65 @@ static bool int_capable(bp_op_kind_t k)
     }
 }
 
+/* Unary ops whose MPFR evaluation costs far more than finding repeated
+ * operands (oracle_unique.h). */
+static bool costly(bp_op_kind_t k)
+{
+    switch (k) {
+    case BP_OP_EXP: case BP_OP_LOG: case BP_OP_SIN: case BP_OP_COS:
+    case BP_OP_TANH:
+        return true;
+    default:
+        return false;
+    }
+}
+
+/* A unary op evaluated once per distinct operand value not already in the
+ * backend's kept results, then copied to every element holding that
+ * value: the same bits, fewer evaluations (oracle_unique.h). */
+static bp_status elementwise_unique(bp_backend_t *be, const elem_ctx_t *c,
+                                    bp_error_t *err)
+{
+    bp_oracle_cache_t *cache = ((oracle_state_t *)be->state)->cache;
+    bp_dtype_t out_dt = c->out->dtype;
+    bool keep = bp_oracle_cache_fits(c->a.buf->dtype, out_dt);
+    bp_oracle_unique_t u;
+    bp_status st = bp_oracle_unique_build(c->a.buf, &u, err);
+    if (st)
+        return st;
+    bp_buf_t res = {0}, got = {0};
+    int64_t n = (int64_t)u.vals.numel;
+    uint32_t *miss = keep ? malloc((size_t)(n ? n : 1) * sizeof *miss) : NULL;
+    st = keep && !miss ? bp_error_set(err, BP_ENOMEM, "out of memory")
+                       : bp_buf_alloc(&res, out_dt, 1, &n, err);
+    /* Kept results into res; the values still to evaluate move to the
+     * front of u.vals (all of them where nothing can be kept). */
+    int64_t nt = n;
+    if (!st && keep)
+        nt = (int64_t)bp_oracle_cache_lookup(cache, (int)c->kind, &u.vals, &res, miss);
+    if (!st && nt && keep)
+        st = bp_buf_alloc(&got, out_dt, 1, &nt, err);
+    if (!st && nt) {
+        bp_buf_t todo = u.vals;
+        todo.numel = (size_t)nt;
+        todo.shape[0] = nt;
+        elem_ctx_t d = *c;
+        d.out = keep ? &got : &res;
+        d.a.buf = &todo;
+        st = bp_oracle_map(nthreads(be), BP_ORACLE_GRAIN, out_dt, (size_t)nt,
+                           elem_kernel, &d, err);
+        if (!st && keep)
+            bp_oracle_cache_insert(cache, (int)c->kind, &todo, &got, miss, (size_t)nt, &res);
+    }
+    if (!st)
+        bp_oracle_unique_scatter(&u, &res, c->out);
+    free(miss);
+    bp_buf_free(&res);
+    bp_buf_free(&got);
+    bp_oracle_unique_free(&u);
+    return st;
+}
+
 static bp_status op_elementwise(bp_backend_t *be, const bp_exec_t *x,
                                 bp_error_t *err)
 {
@@ -288,6 +352,9 @@ static bp_status op_elementwise(bp_backend_t *be, const bp_exec_t *x,
         if (st)
             return st;
     }
+    if (!c.binary && costly(op->kind) && c.a.mode == OPD_SAME &&
+        x->out->numel >= BP_ORACLE_UNIQUE_MIN && x->out->numel < UINT32_MAX)
+        return elementwise_unique(be, &c, err);
     return bp_oracle_map(nthreads(be), BP_ORACLE_GRAIN, x->out->dtype,
                          x->out->numel, elem_kernel, &c, err);
 }
@@ -407,6 +474,8 @@ static void oracle_destroy(bp_backend_t *be)
     if (!be)
         return;
     json_decref(be->fingerprint);
+    if (be->state)
+        bp_oracle_cache_free(((oracle_state_t *)be->state)->cache);
     free(be->state);
     free(be);
     mpfr_free_cache2(MPFR_FREE_LOCAL_CACHE);
@@ -424,6 +493,7 @@ bp_status bp_be_oracle_open(const bp_backend_opts_t *o, bp_backend_t **out,
         return bp_error_set(err, BP_ENOMEM, "out of memory");
     }
     s->threads = bp_oracle_threads(o ? o->threads : 0);
+    s->cache = bp_oracle_cache_new(); /* none: every value evaluated */
     be->name = "oracle";
     snprintf(be->key, sizeof be->key, "oracle");
     be->device = false;

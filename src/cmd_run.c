@@ -12,13 +12,32 @@
 #include "rep.h"
 #include "runopts.h"
 #include "st.h"
+#include "timing.h"
 
 typedef struct {
     bp_backend_t *be[BP_RUN_MAX_BACKENDS];
     int n;
 } backends_t;
 
-/* One probe in one dtype on every backend; compare and report. */
+/* bp_backend_run, timed into rep->timing when --timing asks. */
+static bp_status timed_run(bp_report_t *rep, bp_backend_t *be, const bp_probe_t *p,
+                           bp_dtype_t dt, bp_buf_t *bufs, bp_error_t *err)
+{
+    bp_timing_t *t = rep->timing;
+    if (!t)
+        return bp_backend_run(be, p, dt, bufs, err);
+    uint64_t e0 = be->elems, r0 = be->elems_reused;
+    double t0 = bp_timing_now();
+    bp_status st = bp_backend_run(be, p, dt, bufs, err);
+    double s = bp_timing_now() - t0;
+    uint64_t bytes = 0;
+    for (size_t i = 0; i < p->nops; i++)
+        bytes += bp_buf_nbytes(&bufs[i]);
+    bp_timing_run(t, p->name, dt, bp_timing_backend(t, be->name), s, be->elems - e0,
+                  be->elems_reused - r0, bytes);
+    return st;
+}
+
 /* Adds the buffers a bundle keeps (outputs; every buffer with
  * --intermediates) as "<buffer>.<dtype>". */
 static int keep(const bp_run_opts_t *o, const bp_probe_t *p, bp_dtype_t dt,
@@ -53,7 +72,7 @@ static int repeat_runs(const bp_run_opts_t *o, bp_backend_t *be, const bp_probe_
     if (!changed || !worst)
         rc = BP_EXIT_TROUBLE;
     for (int r = 1; r < o->repeat && !rc; r++) {
-        if (bp_backend_run(be, p, dt, again, &err))
+        if (timed_run(rep, be, p, dt, again, &err))
             rc = bp_cli_fail(&err);
         for (size_t oi = 0; oi < p->noutputs && !rc; oi++) {
             const bp_output_t *out = &p->outputs[oi];
@@ -106,6 +125,7 @@ static int repeat_runs(const bp_run_opts_t *o, bp_backend_t *be, const bp_probe_
     return rc;
 }
 
+/* One probe in one dtype on every backend; compare and report. */
 static int run_one(const bp_run_opts_t *o, backends_t *bs, const bp_probe_t *p,
                    bp_dtype_t dt, bp_report_t *rep, bp_st_file_t *save)
 {
@@ -118,7 +138,7 @@ static int run_one(const bp_run_opts_t *o, backends_t *bs, const bp_probe_t *p,
         if (!bufs[k]) {
             bp_error_set(&err, BP_ENOMEM, "out of memory");
             rc = bp_cli_fail(&err);
-        } else if (bp_backend_run(bs->be[k], p, dt, bufs[k], &err)) {
+        } else if (timed_run(rep, bs->be[k], p, dt, bufs[k], &err)) {
             rc = bp_cli_fail(&err);
         }
     }
@@ -142,8 +162,12 @@ static int run_one(const bp_run_opts_t *o, backends_t *bs, const bp_probe_t *p,
                 .b = (char *)bs->be[k]->name, .policy = out->policy,
                 .compared = true, .counts = o->agree,
             };
-            if (bp_compare(&bufs[0][out->buf], &bufs[k][out->buf], &out->policy, &o->cmp,
-                           &r.cmp, &err)) {
+            double t0 = bp_timing_now();
+            bp_status st = bp_compare(&bufs[0][out->buf], &bufs[k][out->buf], &out->policy,
+                                      &o->cmp, &r.cmp, &err);
+            if (rep->timing)
+                rep->timing->cross_cmp_s += bp_timing_now() - t0;
+            if (st) {
                 rc = bp_cli_fail(&err);
                 break;
             }
@@ -163,22 +187,82 @@ static int run_one(const bp_run_opts_t *o, backends_t *bs, const bp_probe_t *p,
     return rc;
 }
 
+/* --timing on stderr: per backend, per probe and dtype, then the rest. */
+static void print_timing(const bp_timing_t *t)
+{
+    FILE *f = stderr;
+    fprintf(f, "timing (wall seconds, CLOCK_MONOTONIC):\n");
+    fprintf(f, "  %-8s %8s %8s %9s %8s %8s %11s %11s %11s\n", "backend", "open",
+            "context", "run", "g.load", "g.cmp", "elements", "reused", "elem/s");
+    for (int k = 0; k < t->nbe; k++) {
+        const bp_timing_be_t *b = &t->be[k];
+        char ctx[32] = "-", rate[32] = "-";
+        if (b->ctx_s > 0)
+            snprintf(ctx, sizeof ctx, "%.4f", b->ctx_s);
+        if (b->run_s > 0)
+            snprintf(rate, sizeof rate, "%.4g", (double)b->elems / b->run_s);
+        if (!b->opened) {
+            fprintf(f, "  %-8s %8.4f (not available)\n", b->name, b->open_s);
+            continue;
+        }
+        fprintf(f, "  %-8s %8.4f %8s %9.4f %8.4f %8.4f %11llu %11llu %11s\n", b->name,
+                b->open_s, ctx, b->run_s, b->golden_load_s, b->golden_cmp_s,
+                (unsigned long long)b->elems, (unsigned long long)b->reused, rate);
+    }
+    fprintf(f, "  %-24s %-5s", "probe", "dtype");
+    for (int k = 0; k < t->nbe; k++)
+        if (t->be[k].opened)
+            fprintf(f, " %9s", t->be[k].name);
+    fputc('\n', f);
+    /* One row per probe and dtype, in run order; repeats add up. */
+    for (size_t i = 0; i < t->nruns; i++) {
+        const bp_timing_run_t *r = &t->runs[i];
+        bool seen = false;
+        for (size_t j = 0; j < i && !seen; j++)
+            seen = t->runs[j].dtype == r->dtype && strcmp(t->runs[j].probe, r->probe) == 0;
+        if (seen)
+            continue;
+        fprintf(f, "  %-24s %-5s", r->probe, bp_dtype_name(r->dtype));
+        for (int k = 0; k < t->nbe; k++) {
+            if (!t->be[k].opened)
+                continue;
+            double s = 0;
+            for (size_t j = i; j < t->nruns; j++)
+                if (t->runs[j].be == k && t->runs[j].dtype == r->dtype &&
+                    strcmp(t->runs[j].probe, r->probe) == 0)
+                    s += t->runs[j].s;
+            fprintf(f, " %9.4f", s);
+        }
+        fputc('\n', f);
+    }
+    fprintf(f, "  probes load %.4f, cross-backend compare %.4f, report %.4f\n", t->load_s,
+            t->cross_cmp_s, t->report_s);
+    fprintf(f, "  total %.3f wall, %.3f CPU (user %.3f, sys %.3f)\n", t->total_s,
+            t->user_s + t->sys_s, t->user_s, t->sys_s);
+}
+
 int cmd_run(int argc, char **argv)
 {
+    bp_timing_t timing;
+    bp_timing_init(&timing);
     bp_run_opts_t o;
     int rc = bp_run_opts_parse("run", argc, argv, &o);
     if (rc >= 0)
         return rc;
     bp_report_t rep;
     bp_report_init(&rep, argc, argv);
+    if (o.timing)
+        rep.timing = &timing;
     rep.env = bp_envinfo_host();
     bp_probe_t **all = NULL, **sel = NULL;
     size_t nall = 0, nsel = 0;
     backends_t bs = {0};
     bp_error_t err = {0};
     rc = BP_EXIT_OK;
+    double t0 = bp_timing_now();
     if (bp_probe_load_dir(bp_cli_probes_dir(o.probes_dir), &all, &nall, &err))
         rc = bp_cli_fail(&err);
+    timing.load_s = bp_timing_now() - t0;
     if (!rc)
         rc = bp_run_select("run", all, nall, o.names, o.nnames, &sel, &nsel);
     if (!rc)
@@ -203,13 +287,23 @@ int cmd_run(int argc, char **argv)
     if (!rc && o.save_dir)
         rc = bp_run_save_manifest(&o, bs.be, bs.n, &rep, files);
     json_decref(files);
-    if (!rc)
+    if (!rc) {
+        /* The JSON report holds the figures up to here. */
+        bp_timing_stop(&timing);
+        t0 = bp_timing_now();
         rc = bp_run_report(&o, &bs.be[0], bs.n, &rep);
+        timing.report_s = bp_timing_now() - t0;
+    }
     bp_run_golden_release();
     for (int k = 0; k < bs.n; k++)
         bp_backend_close(bs.be[k]);
     free(sel);
     bp_probe_free_all(all, nall);
+    if (o.timing) {
+        bp_timing_stop(&timing);
+        print_timing(&timing);
+    }
+    bp_timing_free(&timing);
     bp_report_free(&rep);
     bp_run_opts_free(&o);
     return rc;

@@ -37,6 +37,8 @@ const bp_cmd_t bp_commands[] = {
      "                    between runs is drift (run-to-run nondeterminism)\n"
      "  --first K         show the first K mismatches per comparison (default 10)\n"
      "  --nan-payload     NaN payload bits count (default: NaNs equal by class)\n"
+     "  --timing          where the time went (per backend, probe and dtype) on stderr\n"
+     "                    and under \"timing\" in the JSON report\n"
      "  --quiet           print only differences and the summary"},
     {"bless", cmd_bless, "Run probes and replace their goldens atomically",
      "bitprobe bless [PROBE...] [--device LIST] [--dtype LIST] [--probes DIR] [--golden DIR] [--dry-run]\n"

@@ -12,6 +12,7 @@
  *             first[{index[], flat, ulp, a VALUE, b VALUE}]}]}
  *   VALUE = {hex, decimal (exact expansion), g20 (%.20g), shortest (round
  *            trip), fields (sign exponent mantissa bits)}
+ *   timing (run --timing): see timing.h, bp_timing_json.
  * Non-finite numbers are written as the strings "inf", "-inf", "nan"; a
  * non-finite mismatch's ulp as "class change". */
 #include <errno.h>
@@ -23,6 +24,7 @@
 #include "bitfmt.h"
 #include "config.h"
 #include "rep.h"
+#include "timing.h"
 
 static json_t *num(double v)
 {
@@ -156,6 +158,8 @@ json_t *bp_rep_json_build(const bp_report_t *rep)
                                   "identical", (json_int_t)(compared - differ), "differ",
                                   (json_int_t)differ, "drift",
                                   (json_int_t)bp_report_failures(rep)));
+    if (rep->timing)
+        json_object_set_new(root, "timing", bp_timing_json(rep->timing));
     return root;
 }
 

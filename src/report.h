@@ -56,6 +56,7 @@ typedef struct bp_report {
     char **notes;   /* e.g. "cuda skipped: no CUDA device" */
     size_t nnotes;
     json_t *explain; /* explain's result (explain.h), or NULL; owned */
+    struct bp_timing *timing; /* run --timing (timing.h), or NULL; not owned */
 } bp_report_t;
 
 void bp_report_init(bp_report_t *rep, int argc, char **argv);

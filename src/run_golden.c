@@ -7,6 +7,7 @@
 #include "cli.h"
 #include "golden.h"
 #include "runopts.h"
+#include "timing.h"
 
 #define MAX_CACHE 8
 
@@ -27,7 +28,10 @@ void bp_run_golden_release(void)
     }
 }
 
-static int slot_for(const bp_run_opts_t *o, const bp_probe_t *p, const char *key)
+/* The cache slot of p's golden for key, loaded (and timed into t) on first
+ * use. */
+static int slot_for(const bp_run_opts_t *o, const bp_probe_t *p, const char *key,
+                    bp_timing_t *t, const char *be_name)
 {
     int free_slot = -1;
     for (int i = 0; i < MAX_CACHE; i++) {
@@ -43,12 +47,18 @@ static int slot_for(const bp_run_opts_t *o, const bp_probe_t *p, const char *key
     if (free_slot < 0)
         return -1;
     bp_error_t err = {0};
+    double t0 = bp_timing_now();
     cache[free_slot].probe = p;
     snprintf(cache[free_slot].key, sizeof cache[free_slot].key, "%s", key);
     cache[free_slot].ok = bp_golden_load(bp_cli_golden_dir(o->golden_dir), p, key,
                                          &cache[free_slot].f, &cache[free_slot].missing,
                                          &err) == BP_OK;
     memcpy(cache[free_slot].msg, err.msg, sizeof err.msg);
+    if (t) {
+        int k = bp_timing_backend(t, be_name);
+        if (k >= 0)
+            t->be[k].golden_load_s += bp_timing_now() - t0;
+    }
     return free_slot;
 }
 
@@ -62,7 +72,7 @@ int bp_run_golden(const bp_run_opts_t *o, const bp_probe_t *p, size_t oi, bp_dty
     char tname[256], label[96];
     bp_golden_tensor_name(out->name, dt, tname, sizeof tname);
     for (int k = 0; k < n; k++) {
-        int s = slot_for(o, p, bes[k]->key);
+        int s = slot_for(o, p, bes[k]->key, rep->timing, bes[k]->name);
         if (s < 0)
             return BP_EXIT_TROUBLE;
         snprintf(label, sizeof label, "golden %s", bes[k]->key);
@@ -92,7 +102,15 @@ int bp_run_golden(const bp_run_opts_t *o, const bp_probe_t *p, size_t oi, bp_dty
             continue;
         }
         bp_error_t err = {0};
-        if (bp_compare(&g->buf, &bufs[k][out->buf], &out->policy, &o->cmp, &r.cmp, &err)) {
+        double t0 = bp_timing_now();
+        bp_status st = bp_compare(&g->buf, &bufs[k][out->buf], &out->policy, &o->cmp, &r.cmp,
+                                  &err);
+        if (rep->timing) {
+            int ti = bp_timing_backend(rep->timing, bes[k]->name);
+            if (ti >= 0)
+                rep->timing->be[ti].golden_cmp_s += bp_timing_now() - t0;
+        }
+        if (st) {
             bp_error_prefix(&err, "golden '%s' of probe '%s': ", tname, p->name);
             return bp_cli_fail(&err);
         }

@@ -13,11 +13,13 @@
 #include "fingerprint.h"
 #include "golden.h"
 #include "rep.h"
+#include "timing.h"
 
 enum {
     O_PROBES = 256, O_GOLDEN, O_DEVICE, O_DTYPE, O_CPU_MATH, O_GPU, O_THREADS,
     O_FIRST, O_QUIET, O_AGREE, O_MISSING, O_NO_GOLDEN, O_SAVE, O_NAN_PAYLOAD,
-    O_JSON, O_JUNIT, O_MARKDOWN, O_GITHUB, O_REPEAT, O_DRY_RUN, O_INTERMEDIATES
+    O_JSON, O_JUNIT, O_MARKDOWN, O_GITHUB, O_REPEAT, O_DRY_RUN, O_INTERMEDIATES,
+    O_TIMING
 };
 
 static bool parse_int(const char *s, long lo, long hi, long *out)
@@ -80,6 +82,7 @@ int bp_run_opts_parse(const char *cmd, int argc, char **argv, bp_run_opts_t *o)
         {"repeat", required_argument, 0, O_REPEAT},
         {"dry-run", no_argument, 0, O_DRY_RUN},
         {"intermediates", no_argument, 0, O_INTERMEDIATES},
+        {"timing", no_argument, 0, O_TIMING},
         {0, 0, 0, 0}};
     memset(o, 0, sizeof *o);
     o->devices = "auto";
@@ -147,6 +150,11 @@ int bp_run_opts_parse(const char *cmd, int argc, char **argv, bp_run_opts_t *o)
             o->repeat = (int)v;
             break;
         case O_INTERMEDIATES: o->intermediates = true; break;
+        case O_TIMING:
+            if (is_bless)
+                return bp_cli_usage_error(cmd, "unknown option '--timing'");
+            o->timing = true;
+            break;
         case O_DRY_RUN:
             if (!is_bless)
                 return bp_cli_usage_error(cmd, "unknown option '--dry-run'");
@@ -234,6 +242,10 @@ static void add_behaviour(bp_backend_t *be)
     if (bp_fingerprint_probe(be, &b, &err))
         b = json_pack("{s:s}", "error", err.msg);
     json_object_set_new(be->fingerprint, "behaviour", b);
+/* BP_NO_MEMO=1 (any value but empty or 0) turns the memo off. */
+static bool memo_wanted(void)
+    const char *e = getenv("BP_NO_MEMO");
+    return !e || !*e || strcmp(e, "0") == 0;
 }
 
 int bp_run_open_backends(const char *cmd, const bp_run_opts_t *o, bp_backend_t **bes,
@@ -258,7 +270,18 @@ int bp_run_open_backends(const char *cmd, const bp_run_opts_t *o, bp_backend_t *
             if (*n == BP_RUN_MAX_BACKENDS)
                 return bp_cli_usage_error(cmd, "too many backends");
             bp_error_t err = {0};
+            bp_timing_t *t = rep ? rep->timing : NULL;
+            double t0 = bp_timing_now();
             bp_status st = bp_backend_open(*want, &o->be, &bes[*n], &err);
+            int ti = t ? bp_timing_backend(t, *want) : -1;
+            if (ti >= 0) {
+                t->be[ti].open_s = bp_timing_now() - t0;
+                t->be[ti].opened = st == BP_OK;
+                t->be[ti].ctx_s = st == BP_OK ? bes[*n]->ctx_start_s : 0;
+            }
+            if (st == BP_OK && memo_wanted() &&
+                (st = bp_backend_memo(bes[*n], true, &err)) != BP_OK)
+                bp_backend_close(bes[*n]);
             if (st == BP_OK) {
                 if (o->save_dir || strcmp(cmd, "bless") == 0)
                     add_behaviour(bes[*n]);

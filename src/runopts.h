@@ -25,6 +25,7 @@ typedef struct bp_run_opts {
     bool dry_run;      /* bless: print only */
     bool intermediates; /* --save keeps every buffer, not only outputs */
     int repeat;
+    bool timing;       /* run --timing */
     const char *json, *junit, *markdown;
     bool github;
 } bp_run_opts_t;
@@ -38,7 +39,8 @@ void bp_run_opts_free(bp_run_opts_t *o);
 
 /* Opens the backends of --device: explicit names must be available; auto
  * adds every backend that opens here and notes (in rep, when given) those
- * that do not.  Returns the exit status (0: go on). */
+ * that do not.  Each gets the memo (backend.h) unless BP_NO_MEMO=1; with
+ * rep->timing, each open is timed.  Returns the exit status (0: go on). */
 int bp_run_open_backends(const char *cmd, const bp_run_opts_t *o, bp_backend_t **bes,
                          int *n, bp_report_t *rep);
 /* The probes named (all when none is): unknown names are an error. */

@@ -1,0 +1,145 @@
+#!/bin/sh
+# The whole suite as CI runs it, timed from outside (wall, CPU, peak RSS).
+#  CPU part (always): `bitprobe run --device cpu,oracle`, every shipped probe
+#    with golden comparison, SUITE_RUNS times (default 3); the same run with
+#    the memo off (BP_NO_MEMO=1) as the reference; the oracle's elements per
+#    second from --timing; peak RSS against the startup RSS and the buffers.
+#  GPU part (where `bitprobe env` shows a device and torch imports):
+#    `bitprobe run --device cpu,cuda,oracle`, every probe, goldens compared,
+#    one process, against bench/suite_torch.py (the same probes with PyTorch
+#    on CPU and CUDA, torch.equal per output; the whole Python process,
+#    `import torch` included), interleaved, SUITE_RUNS times each; the ratio
+#    of the best wall times (target: bitprobe at least 5x faster), each
+#    side's CUDA start, peak RSS, and what ran where.  Skipped (said, status
+#    77 in the last line) without a GPU or torch.
+# Run by `make bench`; on the GPU machine, from the built tree:
+#   sh bench/suite.sh        (PYTHON3=... picks the Python that has torch)
+set -u
+BITPROBE=${BITPROBE:-src/bitprobe}
+PY=${PYTHON3:-python3}
+RUNS=${SUITE_RUNS:-3}
+SRC=$(cd "$(dirname "$0")/.." && pwd)
+TMP=$(mktemp -d "${TMPDIR:-/tmp}/bp-suite.XXXXXX")
+trap 'rm -rf "$TMP"' EXIT
+RU="$PY $SRC/bench/rusage.py"
+opts="--probes $SRC/probes --golden $SRC/golden --quiet"
+unset BP_NO_MEMO
+
+echo "== bench/suite.sh: the whole suite, bitprobe against the PyTorch script"
+echo "date: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
+(cd "$SRC" && git rev-parse --short HEAD 2>/dev/null | sed 's/^/commit: /')
+echo "host: $(uname -n), $(nproc) online cores"
+"$BITPROBE" env
+
+# best FILE FIELD: the least value of FIELD=... over the lines of FILE.
+best() { sed -n "s/.* $2=\([0-9.]*\).*/\1/p" "$1" | sort -g | head -1; }
+most() { sed -n "s/.* $2=\([0-9.]*\).*/\1/p" "$1" | sort -g | tail -1; }
+
+# run_bp LABEL OUTFILE JSON ARGS...: one timed bitprobe run; drift (exit 1)
+# is a finding, anything else a failure of the bench.
+run_bp() {
+    label=$1 out=$2 json=$3
+    shift 3
+    $RU -l "$label" -o /dev/null -e "$TMP/err" "$BITPROBE" run "$@" --timing --json "$json" \
+        >>"$out"
+    rc=$(sed -n 's/.* rc=\([0-9]*\)$/\1/p' "$out" | tail -1)
+    tail -1 "$out"
+    if [ "$rc" != 0 ] && [ "$rc" != 1 ]; then
+        echo "bench/suite.sh: bitprobe run failed (exit $rc):"
+        cat "$TMP/err"
+        exit 2
+    fi
+}
+
+# timing JSON BACKEND: the backend's line from run --timing's JSON.
+timing() {
+    $PY - "$1" "$2" <<'PY'
+import json, sys
+t = json.load(open(sys.argv[1]))["timing"]
+for b in t["backends"]:
+    if b["name"] == sys.argv[2] and b["opened"]:
+        eps = b.get("elements_per_second", 0)
+        print(f"  {b['name']}: open {b['open']:.3f} s (context start {b['context_start']:.3f} s), "
+              f"runs {b['run']:.3f} s, golden load {b['golden_load']:.3f} s, "
+              f"golden compare {b['golden_compare']:.3f} s, {b['elements']} elements computed "
+              f"+ {b['reused']} reused, {eps:.4g} elements/s")
+PY
+}
+
+# buffers JSON: the most buffer bytes one probe and dtype holds at once
+# (every backend's buffers), in MiB.
+buffers() {
+    $PY - "$1" <<'PY'
+import json, sys
+from collections import defaultdict
+t = json.load(open(sys.argv[1]))["timing"]
+at_once = defaultdict(int)
+for r in t["runs"]:
+    at_once[(r["probe"], r["dtype"])] += r["bytes"]
+(p, d), b = max(at_once.items(), key=lambda kv: kv[1])
+print(f"{b / 2**20:.1f} {p} {d}")
+PY
+}
+
+echo
+echo "== CPU part: bitprobe run --device cpu,oracle, every shipped probe, goldens compared"
+$RU -l "startup (bitprobe help)" -o /dev/null "$BITPROBE" help >"$TMP/startup"
+cat "$TMP/startup"
+: >"$TMP/cpu"
+i=1
+while [ "$i" -le "$RUNS" ]; do
+    run_bp "bitprobe run cpu,oracle, run $i" "$TMP/cpu" "$TMP/cpu.json" --device cpu,oracle $opts
+    i=$((i + 1))
+done
+: >"$TMP/nomemo"
+export BP_NO_MEMO=1
+run_bp "reference: the same, memo off (BP_NO_MEMO=1)" "$TMP/nomemo" "$TMP/nomemo.json" \
+    --device cpu,oracle $opts
+unset BP_NO_MEMO
+w=$(best "$TMP/cpu" wall) c=$(best "$TMP/cpu" cpu) rss=$(most "$TMP/cpu" maxrss_mib)
+wn=$(best "$TMP/nomemo" wall) cn=$(best "$TMP/nomemo" cpu)
+rss0=$(best "$TMP/startup" maxrss_mib)
+echo "suite, cpu + oracle: best of $RUNS: wall $w s, CPU $c s; memo off: wall $wn s, CPU $cn s" \
+     "($(echo "$cn $c" | awk '{printf "%.2f", $1 / $2}')x the CPU time)"
+echo "bitprobe's own timing (last run):"
+timing "$TMP/cpu.json" cpu
+timing "$TMP/cpu.json" oracle
+set -- $(buffers "$TMP/cpu.json")
+echo "peak RSS $rss MiB; at startup (libraries, CUDA's included) $rss0 MiB; the rest" \
+     "$(echo "$rss $rss0" | awk '{printf "%.1f", $1 - $2}') MiB for at most $1 MiB of buffers" \
+     "at once ($2 $3, every backend) plus the memo's copy and the goldens"
+
+echo
+echo "== GPU part: bitprobe run --device cpu,cuda,oracle against bench/suite_torch.py"
+if ! "$BITPROBE" env 2>/dev/null | grep -q '^gpu [0-9]'; then
+    echo "SKIP (77): no CUDA device here (bitprobe env)"
+    exit 0
+fi
+if ! $PY -c 'import torch, yaml; assert torch.cuda.is_available()' >/dev/null 2>&1; then
+    echo "SKIP (77): $PY cannot import torch and yaml with CUDA available (set PYTHON3)"
+    exit 0
+fi
+$PY -c 'import torch; print(f"torch {torch.__version__}, CUDA {torch.version.cuda}, {torch.cuda.get_device_name(0)}")'
+: >"$TMP/bp" ; : >"$TMP/pt"
+i=1
+while [ "$i" -le "$RUNS" ]; do
+    run_bp "bitprobe run cpu,cuda,oracle, run $i" "$TMP/bp" "$TMP/gpu.json" \
+        --device cpu,cuda,oracle $opts
+    $RU -l "python3 suite_torch.py, run $i" -o "$TMP/pt.out" -e "$TMP/pt.err" \
+        $PY "$SRC/bench/suite_torch.py" --probes "$SRC/probes" >>"$TMP/pt"
+    tail -1 "$TMP/pt"
+    rc=$(sed -n 's/.* rc=\([0-9]*\)$/\1/p' "$TMP/pt" | tail -1)
+    [ "$rc" = 0 ] || { echo "suite_torch.py failed (exit $rc):"; cat "$TMP/pt.out" "$TMP/pt.err"; exit 2; }
+    i=$((i + 1))
+done
+tail -1 "$TMP/pt.out"
+cat "$TMP/pt.err"
+bw=$(best "$TMP/bp" wall) pw=$(best "$TMP/pt" wall)
+echo "bitprobe's own timing (last run):"
+timing "$TMP/gpu.json" cuda
+timing "$TMP/gpu.json" oracle
+timing "$TMP/gpu.json" cpu
+echo "peak RSS: bitprobe $(most "$TMP/bp" maxrss_mib) MiB, suite_torch.py $(most "$TMP/pt" maxrss_mib) MiB"
+echo "wall, best of $RUNS: bitprobe $bw s (CPU $(best "$TMP/bp" cpu) s), PyTorch script $pw s" \
+     "(CPU $(best "$TMP/pt" cpu) s): bitprobe $(echo "$pw $bw" | awk '{printf "%.1f", $1 / $2}')x" \
+     "faster (target: 5x)"

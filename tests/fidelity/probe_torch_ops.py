@@ -1,0 +1,135 @@
+"""The probe ops in PyTorch: each op of a probe's YAML executed the way
+PyTorch code states it (`a / 10`, `10 ** t`, `torch.arange(...)`,
+`torch.outer`, `x.to(dtype)`, ...).  Shared by tests/fidelity/torch_probe.py
+(bitprobe's CUDA buffers against PyTorch) and bench/suite_torch.py (the
+PyTorch script bitprobe's suite is timed against).  The importer checks
+that torch imports."""
+import torch
+
+DT = {"fp32": torch.float32, "bf16": torch.bfloat16, "fp16": torch.float16,
+      "fp64": torch.float64, "i64": torch.int64, "i32": torch.int32}
+UNARY = {"reciprocal": torch.reciprocal, "exp": torch.exp, "log": torch.log,
+         "sin": torch.sin, "cos": torch.cos, "tanh": torch.tanh, "sqrt": torch.sqrt,
+         "rsqrt": torch.rsqrt, "neg": torch.neg}
+
+
+def param(v, params):
+    if isinstance(v, str) and v.startswith("$"):
+        return params[v[1:]]
+    return v
+
+
+def operand(v, params, bufs):
+    v = param(v, params)
+    if isinstance(v, str):
+        return bufs[v]
+    return v
+
+
+def seq_sum(x, axis):
+    x = x.movedim(axis, -1) if axis is not None else x.reshape(-1)
+    acc_dt = torch.float64 if x.dtype == torch.float64 else torch.float32
+    xs = x.to(acc_dt)
+    acc = xs[..., 0].clone()
+    for i in range(1, xs.shape[-1]):
+        acc = acc + xs[..., i]
+    return acc.to(x.dtype)
+
+
+def pair_sum(x, axis):
+    x = x.movedim(axis, -1) if axis is not None else x.reshape(-1)
+    acc_dt = torch.float64 if x.dtype == torch.float64 else torch.float32
+
+    def rec(v):
+        n = v.shape[-1]
+        if n == 1:
+            return v[..., 0]
+        h = n // 2
+        return rec(v[..., :h]) + rec(v[..., h:])
+    return rec(x.to(acc_dt)).to(x.dtype)
+
+
+def run_op(op, params, bufs, dt_out, device, uniform):
+    """Computes op on device; returns (tensor, required).
+
+    dt_out is the output dtype of the ops that take one (tensor, arange,
+    cast; None: PyTorch's default), uniform(op) the tensor of a `uniform`
+    op (it has no PyTorch counterpart).  required is False where PyTorch's
+    kernel has no fixed order (matmul, the default-order sum)."""
+    k = op["op"]
+    P = lambda key, d=None: param(op.get(key, d), params)
+    if k == "tensor":
+        t = torch.tensor(op["values"], dtype=dt_out, device=device)
+        return t.reshape(op["shape"]) if "shape" in op else t, True
+    if k == "arange":
+        return torch.arange(P("start", 0), P("end"), P("step", 1), dtype=dt_out, device=device), True
+    if k == "uniform":
+        return uniform(op).to(device), True
+    if k == "cast":
+        return operand(op["a"], params, bufs).to(dt_out), True
+    if k in ("add", "sub", "mul", "div", "pow"):
+        a = operand(op["a"], params, bufs)
+        b = operand(op["b"], params, bufs)
+        if k == "div":
+            form = op.get("formulation", "default")
+            if form is True:  # YAML 1.1 reads a bare `true` as a boolean
+                form = "true"
+            if form == "true" and not torch.is_tensor(b):
+                # A divisor tensor of a's shape reaches DivFunctor (true
+                # division), not the CPU-scalar reciprocal path.
+                b = torch.full_like(a, b, dtype=torch.result_type(a, b))
+            elif form == "reciprocal" and not torch.is_tensor(b):
+                b32 = torch.tensor(b, dtype=torch.float32)
+                return a * (1.0 / b32).item(), True
+            elif form == "reciprocal":
+                return a * torch.reciprocal(b), True
+            return a / b, True
+        fn = {"add": torch.add, "sub": torch.sub, "mul": torch.mul, "pow": torch.pow}[k]
+        return fn(a, b), True
+    if k in UNARY:
+        return UNARY[k](operand(op["a"], params, bufs)), True
+    if k == "outer":
+        return torch.outer(operand(op["a"], params, bufs), operand(op["b"], params, bufs)), True
+    if k == "concat":
+        return torch.cat([bufs[n] for n in op["inputs"]], dim=P("axis", 0)), True
+    if k == "slice":
+        a = operand(op["a"], params, bufs)
+        ax = P("axis", 0) % a.dim()
+        idx = [slice(None)] * a.dim()
+        idx[ax] = slice(P("start", None), P("end", None), P("step", 1))
+        return a[tuple(idx)], True
+    if k == "rotate_half":
+        x = operand(op["a"], params, bufs)
+        h = x.shape[-1] // 2
+        return torch.cat((-x[..., h:], x[..., :h]), dim=-1), True
+    if k == "matmul":
+        return operand(op["a"], params, bufs) @ operand(op["b"], params, bufs), False
+    if k == "sum":
+        a = operand(op["a"], params, bufs)
+        ax = op.get("axis")
+        form = op.get("formulation", "default")
+        if form == "sequential":
+            return seq_sum(a, ax), True
+        if form == "pairwise":
+            return pair_sum(a, ax), True
+        return (a.sum() if ax is None else a.sum(ax)), False
+    raise ValueError(f"op '{k}' has no PyTorch counterpart here")
+
+
+def bits(t):
+    t = t.detach().cpu().contiguous()
+    if t.dtype in (torch.bfloat16, torch.float16):
+        return t.view(torch.int16), t.isnan()
+    if t.dtype == torch.float32:
+        return t.view(torch.int32), t.isnan()
+    if t.dtype == torch.float64:
+        return t.view(torch.int64), t.isnan()
+    return t, torch.zeros_like(t, dtype=torch.bool)
+
+
+def mismatches(a, b):
+    ab, an = bits(a)
+    bb, bn = bits(b)
+    if ab.shape != bb.shape:
+        return -1
+    return int(((ab != bb) & ~(an & bn)).sum())
