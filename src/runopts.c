@@ -242,8 +242,11 @@ static void add_behaviour(bp_backend_t *be)
     if (bp_fingerprint_probe(be, &b, &err))
         b = json_pack("{s:s}", "error", err.msg);
     json_object_set_new(be->fingerprint, "behaviour", b);
+}
+
 /* BP_NO_MEMO=1 (any value but empty or 0) turns the memo off. */
 static bool memo_wanted(void)
+{
     const char *e = getenv("BP_NO_MEMO");
     return !e || !*e || strcmp(e, "0") == 0;
 }

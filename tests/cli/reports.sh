@@ -117,8 +117,12 @@ size = {'F32': 4, 'BF16': 2, 'F16': 2}[t['dtype']]
 b0, e0 = t['data_offsets']
 data[b0 + index * size:b0 + (index + 1) * size] = bits.to_bytes(size, 'little')
 head['__metadata__']['crc32.' + name] = '0x%08x' % (zlib.crc32(bytes(data[b0:e0])) & 0xffffffff)
+# The header's own CRC is taken with its 8 hex digits read as '0'.
+head['__metadata__']['crc32.__header__'] = '0x00000000'
 h = json.dumps(head, separators=(',', ':')).encode()
 h += b' ' * (-len(h) % 8)
+crc = zlib.crc32(h) & 0xffffffff
+h = h.replace(b'"crc32.__header__":"0x00000000"', b'"crc32.__header__":"0x%08x"' % crc)
 with gzip.open(path, 'wb') as f:
     f.write(struct.pack('<Q', len(h)) + h + bytes(data))
 PY
