@@ -1,6 +1,7 @@
 /* bitprobe run: every selected probe on every selected backend and dtype;
  * outputs compared across backends (and with goldens), then reported. */
 #include <getopt.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +20,10 @@ typedef struct {
     int n;
 } backends_t;
 
+/* Host backends run in worker threads while the calling thread drives the
+ * device backends; the timing records are the only state they share. */
+static pthread_mutex_t timing_lock = PTHREAD_MUTEX_INITIALIZER;
+
 /* bp_backend_run, timed into rep->timing when --timing asks. */
 static bp_status timed_run(bp_report_t *rep, bp_backend_t *be, const bp_probe_t *p,
                            bp_dtype_t dt, bp_buf_t *bufs, bp_error_t *err)
@@ -33,9 +38,63 @@ static bp_status timed_run(bp_report_t *rep, bp_backend_t *be, const bp_probe_t 
     uint64_t bytes = 0;
     for (size_t i = 0; i < p->nops; i++)
         bytes += bp_buf_nbytes(&bufs[i]);
+    pthread_mutex_lock(&timing_lock);
     bp_timing_run(t, p->name, dt, bp_timing_backend(t, be->name), s, be->elems - e0,
                   be->elems_reused - r0, bytes);
+    pthread_mutex_unlock(&timing_lock);
     return st;
+}
+
+/* One backend's run of one probe and dtype, and the golden it is compared
+ * with, loaded ahead (backends are independent: each job touches only its
+ * own backend, buffers and golden slot). */
+typedef struct {
+    const bp_run_opts_t *o;
+    bp_report_t *rep;
+    bp_backend_t *be;
+    int slot;
+    const bp_probe_t *p;
+    bp_dtype_t dt;
+    bp_buf_t *bufs;
+    bp_status st;
+    bp_error_t err;
+} job_t;
+
+static void *job_main(void *arg)
+{
+    job_t *j = arg;
+    j->st = timed_run(j->rep, j->be, j->p, j->dt, j->bufs, &j->err);
+    if (!j->st)
+        bp_run_golden_prepare(j->o, j->p, j->slot, j->be->key, j->rep->timing, j->be->name);
+    return NULL;
+}
+
+/* Runs every backend: host ones in threads when there is more than one
+ * backend, device ones here.  Returns the first failure's exit status. */
+static int run_all(const bp_run_opts_t *o, backends_t *bs, const bp_probe_t *p,
+                   bp_dtype_t dt, bp_report_t *rep, bp_buf_t **bufs)
+{
+    job_t jobs[BP_RUN_MAX_BACKENDS];
+    pthread_t th[BP_RUN_MAX_BACKENDS];
+    bool threaded[BP_RUN_MAX_BACKENDS] = {0};
+    for (int k = 0; k < bs->n; k++) {
+        jobs[k] = (job_t){.o = o, .rep = rep, .be = bs->be[k], .slot = k, .p = p,
+                          .dt = dt, .bufs = bufs[k]};
+        bp_cli_progress("running %s (%s) on %s\n", p->name, bp_dtype_name(dt),
+                        bs->be[k]->name);
+        if (!bs->be[k]->device && bs->n > 1)
+            threaded[k] = pthread_create(&th[k], NULL, job_main, &jobs[k]) == 0;
+    }
+    for (int k = 0; k < bs->n; k++)
+        if (!threaded[k])
+            job_main(&jobs[k]);
+    for (int k = 0; k < bs->n; k++)
+        if (threaded[k])
+            pthread_join(th[k], NULL);
+    for (int k = 0; k < bs->n; k++)
+        if (jobs[k].st)
+            return bp_cli_fail(&jobs[k].err);
+    return BP_EXIT_OK;
 }
 
 /* Adds the buffers a bundle keeps (outputs; every buffer with
@@ -133,15 +192,14 @@ static int run_one(const bp_run_opts_t *o, backends_t *bs, const bp_probe_t *p,
     bp_error_t err = {0};
     int rc = BP_EXIT_OK;
     for (int k = 0; k < bs->n && !rc; k++) {
-        bp_cli_progress("running %s (%s) on %s\n", p->name, bp_dtype_name(dt), bs->be[k]->name);
         bufs[k] = calloc(p->nops ? p->nops : 1, sizeof *bufs[k]);
         if (!bufs[k]) {
             bp_error_set(&err, BP_ENOMEM, "out of memory");
             rc = bp_cli_fail(&err);
-        } else if (timed_run(rep, bs->be[k], p, dt, bufs[k], &err)) {
-            rc = bp_cli_fail(&err);
         }
     }
+    if (!rc)
+        rc = run_all(o, bs, p, dt, rep, bufs);
     for (int k = 0; k < bs->n && !rc; k++)
         rc = repeat_runs(o, bs->be[k], p, dt, bufs[k], rep);
     for (int k = 0; save && k < bs->n && !rc; k++)

@@ -28,38 +28,38 @@ void bp_run_golden_release(void)
     }
 }
 
-/* The cache slot of p's golden for key, loaded (and timed into t) on first
- * use. */
-static int slot_for(const bp_run_opts_t *o, const bp_probe_t *p, const char *key,
+/* Slot k holds backend k's golden of the probe being run, loaded (and
+ * timed into t) on first use; one slot per backend, so that backends
+ * running in parallel never share one. */
+static int slot_for(const bp_run_opts_t *o, const bp_probe_t *p, int k, const char *key,
                     bp_timing_t *t, const char *be_name)
 {
-    int free_slot = -1;
-    for (int i = 0; i < MAX_CACHE; i++) {
-        if (cache[i].probe == p && strcmp(cache[i].key, key) == 0)
-            return i;
-        if (cache[i].probe && cache[i].probe != p) {
-            bp_st_free(&cache[i].f);
-            cache[i].probe = NULL;
-        }
-        if (!cache[i].probe && free_slot < 0)
-            free_slot = i;
-    }
-    if (free_slot < 0)
+    if (k < 0 || k >= MAX_CACHE)
         return -1;
+    if (cache[k].probe == p && strcmp(cache[k].key, key) == 0)
+        return k;
+    if (cache[k].probe)
+        bp_st_free(&cache[k].f);
     bp_error_t err = {0};
     double t0 = bp_timing_now();
-    cache[free_slot].probe = p;
-    snprintf(cache[free_slot].key, sizeof cache[free_slot].key, "%s", key);
-    cache[free_slot].ok = bp_golden_load(bp_cli_golden_dir(o->golden_dir), p, key,
-                                         &cache[free_slot].f, &cache[free_slot].missing,
-                                         &err) == BP_OK;
-    memcpy(cache[free_slot].msg, err.msg, sizeof err.msg);
+    cache[k].probe = p;
+    snprintf(cache[k].key, sizeof cache[k].key, "%s", key);
+    cache[k].ok = bp_golden_load(bp_cli_golden_dir(o->golden_dir), p, key, &cache[k].f,
+                                 &cache[k].missing, &err) == BP_OK;
+    memcpy(cache[k].msg, err.msg, sizeof err.msg);
     if (t) {
-        int k = bp_timing_backend(t, be_name);
-        if (k >= 0)
-            t->be[k].golden_load_s += bp_timing_now() - t0;
+        int b = bp_timing_backend(t, be_name);
+        if (b >= 0)
+            t->be[b].golden_load_s += bp_timing_now() - t0;
     }
-    return free_slot;
+    return k;
+}
+
+void bp_run_golden_prepare(const bp_run_opts_t *o, const bp_probe_t *p, int k,
+                           const char *key, bp_timing_t *t, const char *be_name)
+{
+    if (o->golden)
+        slot_for(o, p, k, key, t, be_name);
 }
 
 int bp_run_golden(const bp_run_opts_t *o, const bp_probe_t *p, size_t oi, bp_dtype_t dt,
@@ -72,7 +72,7 @@ int bp_run_golden(const bp_run_opts_t *o, const bp_probe_t *p, size_t oi, bp_dty
     char tname[256], label[96];
     bp_golden_tensor_name(out->name, dt, tname, sizeof tname);
     for (int k = 0; k < n; k++) {
-        int s = slot_for(o, p, bes[k]->key, rep->timing, bes[k]->name);
+        int s = slot_for(o, p, k, bes[k]->key, rep->timing, bes[k]->name);
         if (s < 0)
             return BP_EXIT_TROUBLE;
         snprintf(label, sizeof label, "golden %s", bes[k]->key);

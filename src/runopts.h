@@ -51,6 +51,11 @@ int bp_run_select(const char *cmd, bp_probe_t **all, size_t nall, char **names,
 int bp_run_golden(const bp_run_opts_t *o, const bp_probe_t *p, size_t oi, bp_dtype_t dt,
                   bp_backend_t *const *bes, bp_buf_t *const *bufs, int n,
                   bp_report_t *rep);
+/* Loads backend k's golden of p ahead of bp_run_golden (safe to call from
+ * backend k's worker thread: each backend has its own slot). */
+struct bp_timing;
+void bp_run_golden_prepare(const bp_run_opts_t *o, const bp_probe_t *p, int k,
+                           const char *key, struct bp_timing *t, const char *be_name);
 /* Frees the goldens run kept loaded. */
 void bp_run_golden_release(void);
 /* --save: writes one probe's container for one backend; appends its
