@@ -76,7 +76,13 @@ run 0 run rope-apply --probes "$P2" $opts
 # lock nobody else can be writing one).
 tries=0
 while ! ls "$G/rope-apply" | grep -q '\.tmp\.'; do
-    [ $tries -lt 20 ] || fail "no kill left a temporary file to tidy"
+    if [ $tries -ge 20 ]; then
+        # Each killed bless tidies the temporaries before it, so on a fast
+        # machine none may be left: leave one as a killed writer would
+        # (mkstemp's name, a partial content).
+        head -c 1000 "$TMP/new.gz" >"$gold.tmp.Xq3zR9"
+        break
+    fi
     BP_TEST_SLOW_WRITE=$slow "$BITPROBE" bless rope-apply --probes "$P2" $opts \
         >/dev/null 2>&1 &
     pid=$!
