@@ -78,6 +78,11 @@ bp_status bp_backend_open(const char *name, const bp_backend_opts_t *opts,
                         "unknown backend '%s' (known: cpu, oracle, cuda)", name);
 }
 
+void bp_backend_thread_done(void)
+{
+    bp_be_oracle_thread_done();
+}
+
 void bp_backend_close(bp_backend_t *be)
 {
     if (!be)

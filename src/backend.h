@@ -86,6 +86,11 @@ bp_status bp_backend_run_op(bp_backend_t *be, const bp_probe_t *p, size_t i,
                             bp_buf_t *out, bp_error_t *err);
 void bp_backend_bufs_free(bp_buf_t *bufs, size_t n);
 
+/* To be called by a thread that ran backends, before it exits: releases
+ * what the backends keep per thread (MPFR's constant caches). */
+void bp_backend_thread_done(void);
+void bp_be_oracle_thread_done(void);
+
 /* Constructors, one per backend module. */
 bp_status bp_be_cpu_open(const bp_backend_opts_t *o, bp_backend_t **out,
                          bp_error_t *err);

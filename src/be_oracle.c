@@ -469,6 +469,11 @@ static bp_status op_matmul(bp_backend_t *be, const bp_exec_t *x,
 
 /* ---- the backend ---- */
 
+void bp_be_oracle_thread_done(void)
+{
+    mpfr_free_cache2(MPFR_FREE_LOCAL_CACHE);
+}
+
 static void oracle_destroy(bp_backend_t *be)
 {
     if (!be)

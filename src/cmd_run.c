@@ -60,12 +60,17 @@ typedef struct {
     bp_error_t err;
 } job_t;
 
-static void *job_main(void *arg)
+static void job_run(job_t *j)
 {
-    job_t *j = arg;
     j->st = timed_run(j->rep, j->be, j->p, j->dt, j->bufs, &j->err);
     if (!j->st)
         bp_run_golden_prepare(j->o, j->p, j->slot, j->be->key, j->rep->timing, j->be->name);
+}
+
+static void *job_thread(void *arg)
+{
+    job_run(arg);
+    bp_backend_thread_done();
     return NULL;
 }
 
@@ -83,11 +88,11 @@ static int run_all(const bp_run_opts_t *o, backends_t *bs, const bp_probe_t *p,
         bp_cli_progress("running %s (%s) on %s\n", p->name, bp_dtype_name(dt),
                         bs->be[k]->name);
         if (!bs->be[k]->device && bs->n > 1)
-            threaded[k] = pthread_create(&th[k], NULL, job_main, &jobs[k]) == 0;
+            threaded[k] = pthread_create(&th[k], NULL, job_thread, &jobs[k]) == 0;
     }
     for (int k = 0; k < bs->n; k++)
         if (!threaded[k])
-            job_main(&jobs[k]);
+            job_run(&jobs[k]);
     for (int k = 0; k < bs->n; k++)
         if (threaded[k])
             pthread_join(th[k], NULL);
