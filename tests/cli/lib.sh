@@ -3,6 +3,10 @@
 set -u
 : "${BITPROBE:?BITPROBE must point at the built binary}"
 : "${top_srcdir:?}"
+# The source tree's probes and goldens, wherever the build (and so the
+# working directory) is: an out-of-tree build has no ./probes.
+BITPROBE_PROBES="$top_srcdir/probes" BITPROBE_GOLDEN="$top_srcdir/golden"
+export BITPROBE_PROBES BITPROBE_GOLDEN
 # Tests decide for themselves whether they run as a GitHub Actions step.
 unset GITHUB_ACTIONS GITHUB_STEP_SUMMARY GITHUB_WORKSPACE
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/bitprobe-test.XXXXXX")
