@@ -263,7 +263,10 @@ int bp_run_open_backends(const char *cmd, const bp_run_opts_t *o, bp_backend_t *
     for (int i = 0; i < ni; i++) {
         bool is_auto = strcmp(items[i], "auto") == 0;
         const char *single[] = {items[i], NULL};
-        const char *const *want = is_auto ? bp_backend_names() : single;
+        /* auto tries every backend bitprobe knows, so that a build
+         * without CUDA says so as a machine without a GPU does. */
+        static const char *const all[] = {"cpu", "oracle", "cuda", NULL};
+        const char *const *want = is_auto ? all : single;
         for (; *want; want++) {
             bool dup = false;
             for (int k = 0; k < *n; k++)
