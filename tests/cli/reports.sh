@@ -173,7 +173,7 @@ PY
     grep -qF "9 comparisons: 6 bit-identical, 3 differ, 3 drift beyond policy; 3 not compared." "$TMP/summary.md" ||
         fail "step summary counts"
     # Markdown: the probe definition and the planted value with its bits.
-    grep -qF '### `probes/seed-inv-freq.yaml`' "$TMP/r.md" || fail "Markdown lacks the probe file"
+    grep -qE '^### `([^`]*/)?probes/seed-inv-freq.yaml`' "$TMP/r.md" || fail "Markdown lacks the probe file"
     grep -qF 'name: seed-inv-freq' "$TMP/r.md" || fail "Markdown lacks the probe text"
     grep -qF '| [9] | a | `7.9432830810546875` | `0x40fe2f60` | `0 10000001 11111100010111101100000` | 2 |' "$TMP/r.md" ||
         fail "Markdown lacks the mismatch row"
