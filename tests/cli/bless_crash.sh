@@ -34,7 +34,7 @@ t1=$(now_ms)
 span=$((t1 - t0 + 20))
 cmp -s "$gold" "$TMP/new.gz" || fail "the slow bless wrote other bytes"
 
-nold=0 nnew=0 ntorn=0 torn_ms=
+nold=0 nnew=0 ntorn=0
 i=1
 while [ $i -le 100 ]; do
     cp "$TMP/old.gz" "$gold"
@@ -47,7 +47,6 @@ while [ $i -le 100 ]; do
     wait $pid 2>/dev/null
     if ls "$G/rope-apply" | grep -q '\.tmp\.'; then
         ntorn=$((ntorn + 1)) # killed while writing its temporary file
-        torn_ms=$ms
     fi
     if cmp -s "$gold" "$TMP/old.gz"; then
         nold=$((nold + 1))
@@ -74,23 +73,22 @@ run 0 run rope-apply --probes "$P2" $opts
 
 # Temporaries of killed writers are removed by the next bless (under the
 # lock nobody else can be writing one).
-tries=0
-while ! ls "$G/rope-apply" | grep -q '\.tmp\.'; do
-    if [ $tries -ge 20 ]; then
-        # Each killed bless tidies the temporaries before it, so on a fast
-        # machine none may be left: leave one as a killed writer would
-        # (mkstemp's name, a partial content).
-        head -c 1000 "$TMP/new.gz" >"$gold.tmp.Xq3zR9"
-        break
-    fi
-    BP_TEST_SLOW_WRITE=$slow "$BITPROBE" bless rope-apply --probes "$P2" $opts \
-        >/dev/null 2>&1 &
-    pid=$!
-    sleep "$((torn_ms / 1000)).$(printf %03d $((torn_ms % 1000)))"
-    kill -KILL $pid 2>/dev/null
-    wait $pid 2>/dev/null
-    tries=$((tries + 1))
+# (One more kill, as soon as the temporary file shows, makes sure there is
+# one to tidy.)
+cp "$TMP/old.gz" "$gold"
+BP_TEST_SLOW_WRITE=$slow "$BITPROBE" bless rope-apply --probes "$P2" $opts \
+    >/dev/null 2>&1 &
+pid=$!
+polls=0
+until ls "$G/rope-apply" | grep -q '\.tmp\.'; do
+    polls=$((polls + 1))
+    [ $polls -lt 2000 ] && kill -0 $pid 2>/dev/null ||
+        fail "no temporary file appeared while a slow bless ran"
+    sleep 0.002
 done
+kill -KILL $pid 2>/dev/null
+wait $pid 2>/dev/null
+ls "$G/rope-apply" | grep -q '\.tmp\.' || fail "the killed bless left no temporary file"
 cp "$TMP/old.gz" "$gold"
 run 0 bless rope-apply --probes "$P2" $opts
 ls "$G/rope-apply" | grep -q '\.tmp\.' && fail "temporary files survive a bless"

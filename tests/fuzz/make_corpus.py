@@ -3,9 +3,10 @@
 test inputs already in the tree: each file as it is ("seed-"), cut short
 ("trunc-<n>-") and with single bits flipped ("flip-<byte>.<bit>-").  The
 choice of cuts and flips is a pure function of the file (seeded by its
-name), so running this again gives the same corpus.  Regression inputs
-(crashes found by fuzzing, "crash-*") are kept; everything else is
-rewritten.
+name), so running this again gives the same corpus.  Inputs found by
+fuzzing are kept: regressions ("crash-*": inputs that once broke a target)
+and new coverage merged in from fuzzing runs ("fuzz-<sha1>", with
+libFuzzer's -merge=1); everything else is rewritten.
 
 Usage: python3 tests/fuzz/make_corpus.py [SAVED_RUN_DIR]
 SAVED_RUN_DIR: a directory written by `bitprobe run --save` whose
@@ -47,7 +48,7 @@ def write(target, items):
     d = os.path.join(OUT, target)
     os.makedirs(d, exist_ok=True)
     for f in os.listdir(d):
-        if not f.startswith("crash-"):
+        if not f.startswith(("crash-", "fuzz-")):
             os.unlink(os.path.join(d, f))
     n = 0
     for name, data in items:
