@@ -24,6 +24,7 @@
 
 #include "bitfmt.h"
 #include "explain.h"
+#include "report.h"
 
 static json_t *num(double v)
 {
@@ -52,16 +53,7 @@ static json_t *value_json(bp_dtype_t dt, uint64_t bits)
 
 static json_t *index_json(const bp_meta_t *m, size_t flat)
 {
-    json_t *a = json_array();
-    int64_t idx[BP_MAXDIM];
-    for (int d = m->ndim - 1; d >= 0; d--) {
-        size_t s = m->shape[d] ? (size_t)m->shape[d] : 1;
-        idx[d] = (int64_t)(flat % s);
-        flat /= s;
-    }
-    for (int d = 0; d < m->ndim; d++)
-        json_array_append_new(a, json_integer(idx[d]));
-    return a;
+    return bp_report_index_json(m->ndim, m->shape, flat);
 }
 
 static const char *verdict_key(bp_verdict_t v)

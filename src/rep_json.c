@@ -37,16 +37,7 @@ static json_t *num(double v)
 
 static json_t *index_json(const bp_cmp_t *c, size_t flat)
 {
-    json_t *a = json_array();
-    int64_t idx[BP_MAXDIM];
-    for (int d = c->ndim - 1; d >= 0; d--) {
-        size_t s = c->shape[d] ? (size_t)c->shape[d] : 1;
-        idx[d] = (int64_t)(flat % s);
-        flat /= s;
-    }
-    for (int d = 0; d < c->ndim; d++)
-        json_array_append_new(a, json_integer(idx[d]));
-    return a;
+    return bp_report_index_json(c->ndim, c->shape, flat);
 }
 
 static json_t *value_json(bp_dtype_t dt, uint64_t bits)

@@ -214,3 +214,17 @@ double bp_result_fraction(const bp_result_t *r)
         return 0;
     return (double)r->cmp.mismatched / (double)r->cmp.total;
 }
+
+json_t *bp_report_index_json(int ndim, const int64_t *shape, size_t flat)
+{
+    json_t *a = json_array();
+    int64_t idx[BP_MAXDIM];
+    for (int d = ndim - 1; d >= 0; d--) {
+        size_t s = shape[d] ? (size_t)shape[d] : 1;
+        idx[d] = (int64_t)(flat % s);
+        flat /= s;
+    }
+    for (int d = 0; d < ndim; d++)
+        json_array_append_new(a, json_integer(idx[d]));
+    return a;
+}

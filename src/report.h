@@ -71,6 +71,9 @@ bool bp_report_note(bp_report_t *rep, const char *fmt, ...)
 /* Results that count and did not pass. */
 size_t bp_report_failures(const bp_report_t *rep);
 const char *bp_res_kind_name(bp_res_kind_t k);
+/* The multi-dimensional index of flat position `flat` in a row-major
+ * shape, as a JSON array of integers (new reference). */
+json_t *bp_report_index_json(int ndim, const int64_t *shape, size_t flat);
 /* "seed-div y fp32: cuda vs cpu" (diff: "cos bf16: B vs A"). */
 void bp_result_title(const bp_result_t *r, char *out, size_t n);
 /* One line for CI messages: "329332 of 524288 elements differ (62.82%),
