@@ -86,7 +86,7 @@ typedef struct {
 } bp_st_tensor_t;
 
 typedef struct {
-    bp_st_tensor_t *t; /* in data order */
+    bp_st_tensor_t *t; /* in data order (empty tensors at one offset: by name) */
     size_t n, cap;
     json_t *meta;      /* __metadata__: an object of strings, or NULL */
 } bp_st_file_t;

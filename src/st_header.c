@@ -160,6 +160,10 @@ void bp_st_quote(const char *name, char *out, size_t n)
 
 /* ---- the header ---------------------------------------------------- */
 
+/* Data order.  Only empty tensors can share a place; they go by name, not
+ * by their keys' order in the header, so that the order read depends on
+ * the file's content alone and a file read, written (keys sorted) and read
+ * again lists its tensors in the same order. */
 static int ent_cmp_off(const void *a, const void *b)
 {
     const bp_st_ent_t *x = a, *y = b;
@@ -167,7 +171,7 @@ static int ent_cmp_off(const void *a, const void *b)
         return x->begin < y->begin ? -1 : 1;
     if (x->end != y->end)
         return x->end < y->end ? -1 : 1;
-    return x->kpos < y->kpos ? -1 : x->kpos > y->kpos;
+    return strcmp(x->name, y->name);
 }
 
 static int ent_cmp_name(const void *a, const void *b)
