@@ -273,6 +273,18 @@ bp_status bp_backend_run(bp_backend_t *be, const bp_probe_t *p, bp_dtype_t dt,
     return st;
 }
 
+/* Whether op reads buffer j (only those need a device copy). */
+static bool op_reads(const bp_op_t *op, int j)
+{
+    if ((op->a.kind == BP_ARG_BUF && op->a.buf == j) ||
+        (op->b.kind == BP_ARG_BUF && op->b.buf == j))
+        return true;
+    for (int k = 0; k < op->ninputs; k++)
+        if (op->inputs[k] == j)
+            return true;
+    return false;
+}
+
 bp_status bp_backend_run_op(bp_backend_t *be, const bp_probe_t *p, size_t i,
                             bp_dtype_t dt, const bp_buf_t *given,
                             bp_buf_t *out, bp_error_t *err)
@@ -289,7 +301,7 @@ bp_status bp_backend_run_op(bp_backend_t *be, const bp_probe_t *p, size_t i,
     for (size_t j = 0; !st && j < i; j++) {
         view[j] = given[j];
         view[j].dev = NULL;
-        if (be->device) {
+        if (be->device && op_reads(&p->ops[i], (int)j)) {
             st = be->dev_alloc(be, &view[j], err);
             if (!st)
                 st = be->upload(be, &view[j], err);

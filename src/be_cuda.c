@@ -312,7 +312,9 @@ static void cuda_dev_free(bp_backend_t *be, bp_buf_t *buf)
     buf->dev = NULL;
 }
 
-static bp_status cuda_upload(bp_backend_t *be, bp_buf_t *b, bp_error_t *err)
+/* Host to device (upload) or back (download), synchronously on the
+ * backend's stream. */
+static bp_status copy(bp_backend_t *be, bp_buf_t *b, bool up, bp_error_t *err)
 {
     cuda_state_t *s = state(be);
     size_t n = bp_buf_nbytes(b);
@@ -320,32 +322,26 @@ static bp_status cuda_upload(bp_backend_t *be, bp_buf_t *b, bp_error_t *err)
         return BP_OK;
     if (!b->dev || !b->data)
         return bp_error_set(err, BP_EINTERNAL,
-                            "upload of a buffer without host or device copy");
+                            "%s of a buffer without host or device copy",
+                            up ? "upload" : "download");
     bp_status st = bp_cuda_use(be, err);
     if (st)
         return st;
-    CUDA_TRY(cudaMemcpyAsync(b->dev, b->data, n, cudaMemcpyHostToDevice,
+    CUDA_TRY(cudaMemcpyAsync(up ? b->dev : b->data, up ? b->data : b->dev, n,
+                             up ? cudaMemcpyHostToDevice : cudaMemcpyDeviceToHost,
                              s->stream), BP_EINTERNAL);
     CUDA_TRY(cudaStreamSynchronize(s->stream), BP_EINTERNAL);
     return BP_OK;
 }
 
+static bp_status cuda_upload(bp_backend_t *be, bp_buf_t *b, bp_error_t *err)
+{
+    return copy(be, b, true, err);
+}
+
 static bp_status cuda_download(bp_backend_t *be, bp_buf_t *b, bp_error_t *err)
 {
-    cuda_state_t *s = state(be);
-    size_t n = bp_buf_nbytes(b);
-    if (!n)
-        return BP_OK;
-    if (!b->dev || !b->data)
-        return bp_error_set(err, BP_EINTERNAL,
-                            "download of a buffer without host or device copy");
-    bp_status st = bp_cuda_use(be, err);
-    if (st)
-        return st;
-    CUDA_TRY(cudaMemcpyAsync(b->data, b->dev, n, cudaMemcpyDeviceToHost,
-                             s->stream), BP_EINTERNAL);
-    CUDA_TRY(cudaStreamSynchronize(s->stream), BP_EINTERNAL);
-    return BP_OK;
+    return copy(be, b, false, err);
 }
 
 static void cuda_destroy(bp_backend_t *be)
