@@ -9,6 +9,7 @@
 #include "backend.h"
 #include "cli.h"
 #include "envinfo.h"
+#include "lanes.h"
 #include "probe.h"
 #include "rep.h"
 #include "runopts.h"
@@ -20,8 +21,10 @@ typedef struct {
     int n;
 } backends_t;
 
-/* Host backends run in worker threads while the calling thread drives the
- * device backends; the timing records are the only state they share. */
+/* Each backend runs on its own lane (lanes.h), at most RUN_AHEAD jobs
+ * beyond the one being compared; the timing records are the only state
+ * the lanes share. */
+#define RUN_AHEAD 8
 static pthread_mutex_t timing_lock = PTHREAD_MUTEX_INITIALIZER;
 
 /* bp_backend_run, timed into rep->timing when --timing asks. */
@@ -45,63 +48,6 @@ static bp_status timed_run(bp_report_t *rep, bp_backend_t *be, const bp_probe_t 
     return st;
 }
 
-/* One backend's run of one probe and dtype, and the golden it is compared
- * with, loaded ahead (backends are independent: each job touches only its
- * own backend, buffers and golden slot). */
-typedef struct {
-    const bp_run_opts_t *o;
-    bp_report_t *rep;
-    bp_backend_t *be;
-    int slot;
-    const bp_probe_t *p;
-    bp_dtype_t dt;
-    bp_buf_t *bufs;
-    bp_status st;
-    bp_error_t err;
-} job_t;
-
-static void job_run(job_t *j)
-{
-    j->st = timed_run(j->rep, j->be, j->p, j->dt, j->bufs, &j->err);
-    if (!j->st)
-        bp_run_golden_prepare(j->o, j->p, j->slot, j->be->key, j->rep->timing, j->be->name);
-}
-
-static void *job_thread(void *arg)
-{
-    job_run(arg);
-    bp_backend_thread_done();
-    return NULL;
-}
-
-/* Runs every backend: host ones in threads when there is more than one
- * backend, device ones here.  Returns the first failure's exit status. */
-static int run_all(const bp_run_opts_t *o, backends_t *bs, const bp_probe_t *p,
-                   bp_dtype_t dt, bp_report_t *rep, bp_buf_t **bufs)
-{
-    job_t jobs[BP_RUN_MAX_BACKENDS];
-    pthread_t th[BP_RUN_MAX_BACKENDS];
-    bool threaded[BP_RUN_MAX_BACKENDS] = {0};
-    for (int k = 0; k < bs->n; k++) {
-        jobs[k] = (job_t){.o = o, .rep = rep, .be = bs->be[k], .slot = k, .p = p,
-                          .dt = dt, .bufs = bufs[k]};
-        bp_cli_progress("running %s (%s) on %s\n", p->name, bp_dtype_name(dt),
-                        bs->be[k]->name);
-        if (!bs->be[k]->device && bs->n > 1)
-            threaded[k] = pthread_create(&th[k], NULL, job_thread, &jobs[k]) == 0;
-    }
-    for (int k = 0; k < bs->n; k++)
-        if (!threaded[k])
-            job_run(&jobs[k]);
-    for (int k = 0; k < bs->n; k++)
-        if (threaded[k])
-            pthread_join(th[k], NULL);
-    for (int k = 0; k < bs->n; k++)
-        if (jobs[k].st)
-            return bp_cli_fail(&jobs[k].err);
-    return BP_EXIT_OK;
-}
-
 /* Adds the buffers a bundle keeps (outputs; every buffer with
  * --intermediates) as "<buffer>.<dtype>". */
 static int keep(const bp_run_opts_t *o, const bp_probe_t *p, bp_dtype_t dt,
@@ -122,37 +68,44 @@ static int keep(const bp_run_opts_t *o, const bp_probe_t *p, bp_dtype_t dt,
     return BP_EXIT_OK;
 }
 
-/* --repeat N: runs the probe N-1 more times on be and reports every output
- * whose bits change from the first run (run-to-run nondeterminism). */
-static int repeat_runs(const bp_run_opts_t *o, bp_backend_t *be, const bp_probe_t *p,
-                       bp_dtype_t dt, const bp_buf_t *first, bp_report_t *rep)
+/* What backend k made of job j (see run_ctx_t). */
+typedef struct {
+    bp_buf_t *bufs;   /* the job's buffers */
+    size_t *changed;  /* --repeat: per output, the first run that changed (0: none) */
+    bp_cmp_t *worst;  /* --repeat: per output, that run against the first */
+    bp_status st;
+    bp_error_t err;
+} slot_t;
+
+/* --repeat N: runs the probe N-1 more times on be and keeps, per output,
+ * the first run whose bits change from the first (run-to-run
+ * nondeterminism), or the last run. */
+static bp_status repeat_exec(const bp_run_opts_t *o, bp_report_t *rep, bp_backend_t *be,
+                             const bp_probe_t *p, bp_dtype_t dt, slot_t *s)
 {
-    bp_error_t err = {0};
+    size_t no = p->noutputs ? p->noutputs : 1;
     bp_buf_t *again = calloc(p->nops ? p->nops : 1, sizeof *again);
-    int rc = again ? BP_EXIT_OK : BP_EXIT_TROUBLE;
-    char label[64];
-    size_t *changed = calloc(p->noutputs ? p->noutputs : 1, sizeof *changed);
-    bp_cmp_t *worst = calloc(p->noutputs ? p->noutputs : 1, sizeof *worst);
-    if (!changed || !worst)
-        rc = BP_EXIT_TROUBLE;
-    for (int r = 1; r < o->repeat && !rc; r++) {
-        if (timed_run(rep, be, p, dt, again, &err))
-            rc = bp_cli_fail(&err);
-        for (size_t oi = 0; oi < p->noutputs && !rc; oi++) {
+    s->changed = calloc(no, sizeof *s->changed);
+    s->worst = calloc(no, sizeof *s->worst);
+    bp_status st = BP_OK;
+    if (!again || !s->changed || !s->worst)
+        st = bp_error_set(&s->err, BP_ENOMEM, "out of memory");
+    for (int r = 1; r < o->repeat && !st; r++) {
+        st = timed_run(rep, be, p, dt, again, &s->err);
+        for (size_t oi = 0; oi < p->noutputs && !st; oi++) {
             const bp_output_t *out = &p->outputs[oi];
             bp_cmp_t c;
-            if (bp_compare(&first[out->buf], &again[out->buf], NULL, &o->cmp, &c, &err)) {
-                rc = bp_cli_fail(&err);
+            st = bp_compare(&s->bufs[out->buf], &again[out->buf], NULL, &o->cmp, &c, &s->err);
+            if (st)
                 break;
-            }
             /* Keep the first run that changed, or the last one. */
-            if (c.mismatched && !changed[oi]) {
-                bp_cmp_free(&worst[oi]);
-                worst[oi] = c;
-                changed[oi] = (size_t)r + 1;
-            } else if (!changed[oi]) {
-                bp_cmp_free(&worst[oi]);
-                worst[oi] = c;
+            if (c.mismatched && !s->changed[oi]) {
+                bp_cmp_free(&s->worst[oi]);
+                s->worst[oi] = c;
+                s->changed[oi] = (size_t)r + 1;
+            } else if (!s->changed[oi]) {
+                bp_cmp_free(&s->worst[oi]);
+                s->worst[oi] = c;
             } else {
                 bp_cmp_free(&c);
             }
@@ -160,53 +113,124 @@ static int repeat_runs(const bp_run_opts_t *o, bp_backend_t *be, const bp_probe_
         bp_backend_bufs_free(again, p->nops);
         memset(again, 0, p->nops * sizeof *again);
     }
-    for (size_t oi = 0; oi < p->noutputs && o->repeat > 1 && again && changed && worst; oi++) {
-        if (!rc) {
-            const bp_output_t *out = &p->outputs[oi];
-            if (changed[oi])
-                snprintf(label, sizeof label, "%s run %zu", be->name, changed[oi]);
-            else
-                snprintf(label, sizeof label, "%s runs 2-%d", be->name, o->repeat);
-            bp_policy_t exact;
-            bp_policy_exact(&exact);
-            bp_result_t res = {
-                .probe = p->name, .file = p->path, .line = out->line, .output = out->name,
-                .dtype = first[out->buf].dtype, .kind = BP_RES_REPEAT,
-                .a = (char *)be->name, .b = label, .policy = exact, .compared = true,
-                .counts = true, .cmp = worst[oi],
-            };
-            if (bp_report_add(rep, &res)) {
-                memset(&worst[oi], 0, sizeof worst[oi]);
-                continue;
-            }
-            rc = BP_EXIT_TROUBLE;
-        }
-        bp_cmp_free(&worst[oi]);
-    }
-    free(changed);
-    free(worst);
     free(again);
-    return rc;
+    return st;
 }
 
-/* One probe in one dtype on every backend; compare and report. */
-static int run_one(const bp_run_opts_t *o, backends_t *bs, const bp_probe_t *p,
-                   bp_dtype_t dt, bp_report_t *rep, bp_st_file_t *save)
+/* Reports what repeat_exec found on be (hands the comparisons to rep). */
+static int repeat_report(const bp_run_opts_t *o, const bp_backend_t *be,
+                         const bp_probe_t *p, slot_t *s, bp_report_t *rep)
 {
+    char label[64];
+    for (size_t oi = 0; oi < p->noutputs && o->repeat > 1; oi++) {
+        const bp_output_t *out = &p->outputs[oi];
+        if (s->changed[oi])
+            snprintf(label, sizeof label, "%s run %zu", be->name, s->changed[oi]);
+        else
+            snprintf(label, sizeof label, "%s runs 2-%d", be->name, o->repeat);
+        bp_policy_t exact;
+        bp_policy_exact(&exact);
+        bp_result_t res = {
+            .probe = p->name, .file = p->path, .line = out->line, .output = out->name,
+            .dtype = s->bufs[out->buf].dtype, .kind = BP_RES_REPEAT,
+            .a = (char *)be->name, .b = label, .policy = exact, .compared = true,
+            .counts = true, .cmp = s->worst[oi],
+        };
+        if (!bp_report_add(rep, &res))
+            return BP_EXIT_TROUBLE;
+        memset(&s->worst[oi], 0, sizeof s->worst[oi]);
+    }
+    return BP_EXIT_OK;
+}
+
+static void slot_free(const bp_probe_t *p, slot_t *s)
+{
+    bp_backend_bufs_free(s->bufs, p->nops);
+    free(s->bufs);
+    for (size_t oi = 0; s->worst && oi < p->noutputs; oi++)
+        bp_cmp_free(&s->worst[oi]);
+    free(s->worst);
+    free(s->changed);
+    memset(s, 0, sizeof *s);
+}
+
+/* The run's jobs (each probe in each of its dtypes, in order), run by one
+ * lane per backend (lanes.h) and consumed here in order. */
+typedef struct {
+    const bp_probe_t *p;
+    bp_dtype_t dt;
+    bool first, last;  /* the probe's first and last dtype */
+} job_t;
+
+typedef struct {
+    const bp_run_opts_t *o;
+    bp_report_t *rep;
+    backends_t *bs;
+    /* Backends the lanes open themselves (none with --device auto). */
+    char names[BP_RUN_MAX_BACKENDS][BP_RUN_NAME_MAX];
+    bool lanes_open;
+    bp_error_t open_err[BP_RUN_MAX_BACKENDS];
+    job_t *jobs;
+    size_t *cost;   /* bytes of each job's buffers on one backend */
+    size_t njobs, budget;
+    slot_t *slots;  /* njobs x bs->n */
+} run_ctx_t;
+
+static slot_t *slot_at(run_ctx_t *c, size_t j, int k)
+{
+    return &c->slots[j * (size_t)c->bs->n + (size_t)k];
+}
+
+static bp_status lane_begin(void *arg, int k)
+{
+    run_ctx_t *c = arg;
+    if (!c->lanes_open)
+        return BP_OK;
+    return bp_run_open_one("run", c->o, c->names[k], c->rep->timing, &c->bs->be[k],
+                           &c->open_err[k]);
+}
+
+static bp_status lane_job(void *arg, int k, size_t j)
+{
+    run_ctx_t *c = arg;
+    const job_t *jb = &c->jobs[j];
+    bp_backend_t *be = c->bs->be[k];
+    slot_t *s = slot_at(c, j, k);
+    bp_cli_progress("running %s (%s) on %s\n", jb->p->name, bp_dtype_name(jb->dt), be->name);
+    s->bufs = calloc(jb->p->nops ? jb->p->nops : 1, sizeof *s->bufs);
+    if (!s->bufs)
+        return s->st = bp_error_set(&s->err, BP_ENOMEM, "out of memory");
+    s->st = timed_run(c->rep, be, jb->p, jb->dt, s->bufs, &s->err);
+    if (!s->st && c->o->repeat > 1)
+        s->st = repeat_exec(c->o, c->rep, be, jb->p, jb->dt, s);
+    if (!s->st && jb->first)
+        bp_run_golden_prepare(c->o, jb->p, k, be->key, c->rep->timing, be->name);
+    return s->st;
+}
+
+static void lane_end(void *arg, int k)
+{
+    (void)arg;
+    (void)k;
+    bp_backend_thread_done();
+}
+
+/* Job j, finished on every backend: repeats, bundles, cross-backend and
+ * golden comparisons into the report. */
+static int consume(run_ctx_t *c, size_t j, bp_st_file_t *save)
+{
+    const bp_run_opts_t *o = c->o;
+    const bp_probe_t *p = c->jobs[j].p;
+    bp_dtype_t dt = c->jobs[j].dt;
+    backends_t *bs = c->bs;
+    bp_report_t *rep = c->rep;
     bp_buf_t *bufs[BP_RUN_MAX_BACKENDS] = {0};
     bp_error_t err = {0};
     int rc = BP_EXIT_OK;
-    for (int k = 0; k < bs->n && !rc; k++) {
-        bufs[k] = calloc(p->nops ? p->nops : 1, sizeof *bufs[k]);
-        if (!bufs[k]) {
-            bp_error_set(&err, BP_ENOMEM, "out of memory");
-            rc = bp_cli_fail(&err);
-        }
-    }
-    if (!rc)
-        rc = run_all(o, bs, p, dt, rep, bufs);
-    for (int k = 0; k < bs->n && !rc; k++)
-        rc = repeat_runs(o, bs->be[k], p, dt, bufs[k], rep);
+    for (int k = 0; k < bs->n; k++)
+        bufs[k] = slot_at(c, j, k)->bufs;
+    for (int k = 0; k < bs->n && !rc && o->repeat > 1; k++)
+        rc = repeat_report(o, bs->be[k], p, slot_at(c, j, k), rep);
     for (int k = 0; save && k < bs->n && !rc; k++)
         rc = keep(o, p, dt, bufs[k], &save[k]);
     for (size_t oi = 0; oi < p->noutputs && !rc; oi++) {
@@ -243,11 +267,118 @@ static int run_one(const bp_run_opts_t *o, backends_t *bs, const bp_probe_t *p,
         if (!rc)
             rc = bp_run_golden(o, p, oi, dt, bs->be, bufs, bs->n, rep);
     }
-    for (int k = 0; k < bs->n; k++) {
-        bp_backend_bufs_free(bufs[k], p->nops);
-        free(bufs[k]);
-    }
     return rc;
+}
+
+/* Runs every job on every backend, each backend on its own lane, and
+ * consumes the jobs in order (saving each probe's bundle after its last
+ * dtype).  Returns the exit status. */
+static int run_jobs(run_ctx_t *c, json_t *files)
+{
+    const bp_run_opts_t *o = c->o;
+    backends_t *bs = c->bs;
+    bp_error_t err = {0};
+    int rc = BP_EXIT_OK;
+    c->slots = calloc(c->njobs * (size_t)bs->n + 1, sizeof *c->slots);
+    if (!c->slots) {
+        bp_error_set(&err, BP_ENOMEM, "out of memory");
+        return bp_cli_fail(&err);
+    }
+    bp_lane_fns_t fns = {.begin = lane_begin, .job = lane_job, .end = lane_end, .ctx = c};
+    bp_lanes_t *lanes =
+        bp_lanes_start(bs->n, c->njobs, RUN_AHEAD, c->cost, c->budget, &fns, &err);
+    if (!lanes)
+        rc = bp_cli_fail(&err);
+    if (!rc) {
+        int f = bp_lanes_wait_begun(lanes);
+        if (f >= 0)
+            rc = bp_cli_fail(&c->open_err[f]);
+    }
+    bp_st_file_t save[BP_RUN_MAX_BACKENDS];
+    for (int k = 0; k < bs->n; k++)
+        bp_st_init(&save[k]);
+    for (size_t j = 0; j < c->njobs && !rc; j++) {
+        const job_t *jb = &c->jobs[j];
+        int f = bp_lanes_wait(lanes, j);
+        if (f >= 0)
+            rc = bp_cli_fail(&slot_at(c, j, f)->err);
+        if (!rc)
+            rc = consume(c, j, o->save_dir ? save : NULL);
+        for (int k = 0; k < bs->n; k++)
+            slot_free(jb->p, slot_at(c, j, k));
+        if (jb->last) {
+            for (int k = 0; k < bs->n && o->save_dir && !rc; k++)
+                rc = bp_run_save_probe(o, jb->p, bs->be[k], &save[k], files);
+            for (int k = 0; k < bs->n; k++) {
+                bp_st_free(&save[k]);
+                bp_st_init(&save[k]);
+            }
+            bp_run_golden_done(jb->p);
+        }
+        bp_lanes_release(lanes, j);
+    }
+    bp_lanes_finish(lanes);
+    for (int k = 0; k < bs->n; k++)
+        bp_st_free(&save[k]);
+    /* What lanes ran ahead of a failure. */
+    for (size_t j = 0; j < c->njobs; j++)
+        for (int k = 0; k < bs->n; k++)
+            slot_free(c->jobs[j].p, slot_at(c, j, k));
+    free(c->slots);
+    c->slots = NULL;
+    return rc;
+}
+
+/* Bytes of p's buffers in dt (0 where inference fails: run reports it). */
+static size_t job_bytes(const bp_probe_t *p, bp_dtype_t dt)
+{
+    bp_meta_t *m = calloc(p->nops ? p->nops : 1, sizeof *m);
+    bp_error_t err = {0};
+    size_t bytes = 0;
+    if (m && !bp_probe_infer(p, dt, m, &err))
+        for (size_t i = 0; i < p->nops; i++) {
+            size_t n = bp_dtype_info(m[i].dtype)->size;
+            for (int d = 0; d < m[i].ndim; d++)
+                n *= (size_t)m[i].shape[d];
+            bytes += n;
+        }
+    free(m);
+    return bytes;
+}
+
+/* The jobs of the selected probes in the dtypes --dtype allows; notes
+ * those left with none. */
+static int plan_jobs(const bp_run_opts_t *o, bp_probe_t **sel, size_t nsel, bp_report_t *rep,
+                     run_ctx_t *c)
+{
+    c->jobs = calloc(nsel * BP_NDTYPES + 1, sizeof *c->jobs);
+    c->cost = calloc(nsel * BP_NDTYPES + 1, sizeof *c->cost);
+    c->njobs = c->budget = 0;
+    if (!c->jobs || !c->cost) {
+        fprintf(stderr, "bitprobe run: out of memory\n");
+        return BP_EXIT_TROUBLE;
+    }
+    for (size_t i = 0; i < nsel; i++) {
+        uint32_t mask = sel[i]->dtypes & o->dtypes;
+        if (!mask)
+            bp_report_note(rep, "%s: not run (its dtypes are not among --dtype)", sel[i]->name);
+        size_t first = c->njobs;
+        for (int d = 0; d < BP_NDTYPES; d++)
+            if (mask & (1u << d))
+                c->jobs[c->njobs++] = (job_t){.p = sel[i], .dt = (bp_dtype_t)d,
+                                              .first = c->njobs == first};
+        if (c->njobs > first)
+            c->jobs[c->njobs - 1].last = true;
+    }
+    /* A lane runs ahead while the buffers of the jobs it holds, from the
+     * one being compared on, add up to at most twice the largest job's. */
+    for (size_t j = 0; j < c->njobs; j++) {
+        c->cost[j] = job_bytes(c->jobs[j].p, c->jobs[j].dt);
+        if (c->cost[j] > c->budget)
+            c->budget = c->cost[j];
+    }
+    c->budget *= 2;
+    return BP_EXIT_OK;
 }
 
 /* --timing on stderr: per backend, per probe and dtype, then the rest. */
@@ -328,25 +459,27 @@ int cmd_run(int argc, char **argv)
     timing.load_s = bp_timing_now() - t0;
     if (!rc)
         rc = bp_run_select("run", all, nall, o.names, o.nnames, &sel, &nsel);
+    run_ctx_t ctx = {.o = &o, .rep = &rep, .bs = &bs};
     if (!rc)
-        rc = bp_run_open_backends("run", &o, bs.be, &bs.n, &rep);
-    json_t *files = json_array();
-    for (size_t i = 0; i < nsel && !rc; i++) {
-        uint32_t mask = sel[i]->dtypes & o.dtypes;
-        bp_st_file_t save[BP_RUN_MAX_BACKENDS];
-        for (int k = 0; k < bs.n; k++)
-            bp_st_init(&save[k]);
-        if (!mask)
-            bp_report_note(&rep, "%s: not run (its dtypes are not among --dtype)", sel[i]->name);
-        for (int d = 0; d < BP_NDTYPES && !rc; d++)
-            if (mask & (1u << d))
-                rc = run_one(&o, &bs, sel[i], (bp_dtype_t)d, &rep, o.save_dir ? save : NULL);
-        for (int k = 0; k < bs.n && o.save_dir && mask && !rc; k++) {
-            rc = bp_run_save_probe(&o, sel[i], bs.be[k], &save[k], files);
-        }
-        for (int k = 0; k < bs.n; k++)
-            bp_st_free(&save[k]);
+        rc = plan_jobs(&o, sel, nsel, &rep, &ctx);
+    if (!rc) {
+        /* Named backends open on their own lanes, a device's context start
+         * beside the host backends' first jobs; auto opens them here, as it
+         * has to know which exist. */
+        rc = bp_run_backend_names("run", &o, ctx.names, &bs.n);
+        ctx.lanes_open = rc < 0;
+        if (rc == 0)
+            rc = bp_run_open_backends("run", &o, bs.be, &bs.n, &rep);
+        else if (rc < 0)
+            rc = BP_EXIT_OK;
+        for (int k = 0; k < bs.n && ctx.lanes_open && rep.timing; k++)
+            bp_timing_backend(rep.timing, ctx.names[k]);
     }
+    json_t *files = json_array();
+    if (!rc)
+        rc = run_jobs(&ctx, files);
+    free(ctx.jobs);
+    free(ctx.cost);
     if (!rc && o.save_dir)
         rc = bp_run_save_manifest(&o, bs.be, bs.n, &rep, files);
     json_decref(files);

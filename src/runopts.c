@@ -251,8 +251,30 @@ static bool memo_wanted(void)
     return !e || !*e || strcmp(e, "0") == 0;
 }
 
-int bp_run_open_backends(const char *cmd, const bp_run_opts_t *o, bp_backend_t **bes,
-                         int *n, bp_report_t *rep)
+bp_status bp_run_open_one(const char *cmd, const bp_run_opts_t *o, const char *name,
+                          bp_timing_t *t, bp_backend_t **out, bp_error_t *err)
+{
+    double t0 = bp_timing_now();
+    bp_status st = bp_backend_open(name, &o->be, out, err);
+    int ti = t ? bp_timing_backend(t, name) : -1;
+    if (ti >= 0) {
+        t->be[ti].open_s = bp_timing_now() - t0;
+        t->be[ti].opened = st == BP_OK;
+        t->be[ti].ctx_s = st == BP_OK ? (*out)->ctx_start_s : 0;
+    }
+    if (st == BP_OK && memo_wanted() && (st = bp_backend_memo(*out, true, err)) != BP_OK) {
+        bp_backend_close(*out);
+        *out = NULL;
+    }
+    if (st == BP_OK && (o->save_dir || strcmp(cmd, "bless") == 0))
+        add_behaviour(*out);
+    return st;
+}
+
+/* --device's items in order, without duplicates (auto included); returns
+ * -1 to go on or the exit status of a usage error. */
+static int device_items(const char *cmd, const bp_run_opts_t *o,
+                        char names[][BP_RUN_NAME_MAX], int *n)
 {
     char list[256], *items[BP_RUN_MAX_BACKENDS];
     snprintf(list, sizeof list, "%s", o->devices);
@@ -260,6 +282,35 @@ int bp_run_open_backends(const char *cmd, const bp_run_opts_t *o, bp_backend_t *
     *n = 0;
     if (ni == 0)
         return bp_cli_usage_error(cmd, "--device needs at least one backend");
+    for (int i = 0; i < ni; i++) {
+        bool dup = false;
+        for (int k = 0; k < *n; k++)
+            dup |= strcmp(names[k], items[i]) == 0;
+        if (!dup)
+            snprintf(names[(*n)++], BP_RUN_NAME_MAX, "%s", items[i]);
+    }
+    return -1;
+}
+
+int bp_run_backend_names(const char *cmd, const bp_run_opts_t *o,
+                         char names[][BP_RUN_NAME_MAX], int *n)
+{
+    int rc = device_items(cmd, o, names, n);
+    for (int k = 0; k < *n && rc < 0; k++)
+        if (strcmp(names[k], "auto") == 0)
+            rc = 0;
+    return rc;
+}
+
+int bp_run_open_backends(const char *cmd, const bp_run_opts_t *o, bp_backend_t **bes,
+                         int *n, bp_report_t *rep)
+{
+    char items[BP_RUN_MAX_BACKENDS][BP_RUN_NAME_MAX];
+    int ni;
+    int rc = device_items(cmd, o, items, &ni);
+    *n = 0;
+    if (rc >= 0)
+        return rc;
     for (int i = 0; i < ni; i++) {
         bool is_auto = strcmp(items[i], "auto") == 0;
         const char *single[] = {items[i], NULL};
@@ -273,24 +324,12 @@ int bp_run_open_backends(const char *cmd, const bp_run_opts_t *o, bp_backend_t *
                 dup |= strcmp(bes[k]->name, *want) == 0;
             if (dup)
                 continue;
-            if (*n == BP_RUN_MAX_BACKENDS)
-                return bp_cli_usage_error(cmd, "too many backends");
             bp_error_t err = {0};
-            bp_timing_t *t = rep ? rep->timing : NULL;
-            double t0 = bp_timing_now();
-            bp_status st = bp_backend_open(*want, &o->be, &bes[*n], &err);
-            int ti = t ? bp_timing_backend(t, *want) : -1;
-            if (ti >= 0) {
-                t->be[ti].open_s = bp_timing_now() - t0;
-                t->be[ti].opened = st == BP_OK;
-                t->be[ti].ctx_s = st == BP_OK ? bes[*n]->ctx_start_s : 0;
-            }
-            if (st == BP_OK && memo_wanted() &&
-                (st = bp_backend_memo(bes[*n], true, &err)) != BP_OK)
-                bp_backend_close(bes[*n]);
+            bp_status st = *n == BP_RUN_MAX_BACKENDS
+                               ? bp_error_set(&err, BP_EINPUT, "too many backends")
+                               : bp_run_open_one(cmd, o, *want, rep ? rep->timing : NULL,
+                                                 &bes[*n], &err);
             if (st == BP_OK) {
-                if (o->save_dir || strcmp(cmd, "bless") == 0)
-                    add_behaviour(bes[*n]);
                 (*n)++;
             } else if (is_auto && st == BP_EUNAVAIL) {
                 if (rep)

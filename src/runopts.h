@@ -43,6 +43,18 @@ void bp_run_opts_free(bp_run_opts_t *o);
  * rep->timing, each open is timed.  Returns the exit status (0: go on). */
 int bp_run_open_backends(const char *cmd, const bp_run_opts_t *o, bp_backend_t **bes,
                          int *n, bp_report_t *rep);
+/* The backends --device names, without duplicates, for opening one by one
+ * with bp_run_open_one (on any thread).  Returns -1 to go on, 0 when the
+ * list holds auto (open with bp_run_open_backends), or an exit status after
+ * a usage error. */
+#define BP_RUN_NAME_MAX 32
+int bp_run_backend_names(const char *cmd, const bp_run_opts_t *o,
+                         char names[][BP_RUN_NAME_MAX], int *n);
+/* Opens backend name as bp_run_open_backends does (timing, memo,
+ * behaviour for saved runs).  With a timing record, name must already be
+ * in it (bp_timing_backend) when other threads use the record. */
+bp_status bp_run_open_one(const char *cmd, const bp_run_opts_t *o, const char *name,
+                          struct bp_timing *t, bp_backend_t **out, bp_error_t *err);
 /* The probes named (all when none is): unknown names are an error. */
 int bp_run_select(const char *cmd, bp_probe_t **all, size_t nall, char **names,
                   int nnames, bp_probe_t ***sel, size_t *nsel);
@@ -52,11 +64,13 @@ int bp_run_golden(const bp_run_opts_t *o, const bp_probe_t *p, size_t oi, bp_dty
                   bp_backend_t *const *bes, bp_buf_t *const *bufs, int n,
                   bp_report_t *rep);
 /* Loads backend k's golden of p ahead of bp_run_golden (safe to call from
- * backend k's worker thread: each backend has its own slot). */
+ * backend k's worker thread while other threads load or compare theirs). */
 struct bp_timing;
 void bp_run_golden_prepare(const bp_run_opts_t *o, const bp_probe_t *p, int k,
                            const char *key, struct bp_timing *t, const char *be_name);
-/* Frees the goldens run kept loaded. */
+/* Frees the goldens of p (run is done with it). */
+void bp_run_golden_done(const bp_probe_t *p);
+/* Frees every golden run kept loaded. */
 void bp_run_golden_release(void);
 /* --save: writes one probe's container for one backend; appends its
  * relative path to files. */

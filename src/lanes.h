@@ -1,0 +1,50 @@
+/* Lanes: one thread per backend, each working through the same ordered list
+ * of jobs, while the calling thread consumes job after job once every lane
+ * has finished it.  A lane never runs more than `ahead` jobs beyond the one
+ * being consumed, so the work held at once stays bounded.  A lane whose
+ * begin or job fails stops there; the consumer learns which lane failed
+ * when it waits for that job.  Results never depend on the timing: each
+ * lane runs its jobs in order and the consumer takes them in order.
+ *
+ * How far ahead: a lane may start job j when j is the job being consumed,
+ * or when j is less than `ahead` jobs beyond it and the costs of the jobs
+ * from the one being consumed to j add up to at most `budget` (cost NULL:
+ * the count alone decides). */
+#ifndef BP_LANES_H
+#define BP_LANES_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "error.h"
+
+typedef struct bp_lanes bp_lanes_t;
+
+typedef struct {
+    /* Runs once on the lane's thread before its first job (NULL: none). */
+    bp_status (*begin)(void *ctx, int lane);
+    /* Job j on lane; nonzero stops the lane. */
+    bp_status (*job)(void *ctx, int lane, size_t j);
+    /* Runs once on the lane's thread before it exits (NULL: none). */
+    void (*end)(void *ctx, int lane);
+    void *ctx;
+} bp_lane_fns_t;
+
+/* Starts nlanes threads over njobs jobs (cost: njobs entries or NULL; the
+ * lanes read it, the caller keeps it until bp_lanes_finish).  NULL with err
+ * set when a thread cannot be started (those already started are stopped
+ * and joined). */
+bp_lanes_t *bp_lanes_start(int nlanes, size_t njobs, size_t ahead, const size_t *cost,
+                           size_t budget, const bp_lane_fns_t *fns, bp_error_t *err);
+/* Waits until every lane's begin has returned; the first lane (in lane
+ * order) whose begin failed, or -1. */
+int bp_lanes_wait_begun(bp_lanes_t *l);
+/* Waits until every lane has finished job j or stopped; the first lane
+ * (in lane order) that stopped before finishing j, or -1. */
+int bp_lanes_wait(bp_lanes_t *l, size_t j);
+/* The consumer is done with job j: lanes may go up to j + ahead. */
+void bp_lanes_release(bp_lanes_t *l, size_t j);
+/* Stops the lanes after their current job, joins and frees them. */
+void bp_lanes_finish(bp_lanes_t *l);
+
+#endif

@@ -1,0 +1,257 @@
+/* Tests of the lanes (lanes.c) that run's backends work on: every lane runs
+ * every job once, in order; no lane starts a job beyond the bounds (count
+ * and cost budget) relative to the job being consumed; a failing begin or
+ * job is reported for the right lane and job; stopping early joins lanes
+ * that wait for the consumer.  Expected values are the bounds and job
+ * numbers themselves, checked inside the jobs under a lock by the test's
+ * own bookkeeping (which the lanes cannot see). */
+#include <check.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "lanes.h"
+
+#define NLANES 3
+#define NJOBS 40
+
+typedef struct {
+    pthread_mutex_t mu;
+    size_t consumed;            /* the test's copy of the consumer position */
+    int ran[NLANES][NJOBS];     /* times lane k ran job j */
+    size_t next[NLANES];        /* the job lane k must run next */
+    bool out_of_order;
+    size_t max_ahead;           /* most jobs a lane started beyond consumed */
+    size_t max_cost;            /* most cost held from consumed to a started job */
+    const size_t *cost;
+    int fail_lane, fail_job;    /* job that fails (-1: none) */
+    int fail_begin;             /* lane whose begin fails (-1: none) */
+    int began[NLANES], ended[NLANES];
+    bool slow_lane0;
+} ctx_t;
+
+static void ctx_init(ctx_t *c)
+{
+    memset(c, 0, sizeof *c);
+    pthread_mutex_init(&c->mu, NULL);
+    c->fail_lane = c->fail_job = c->fail_begin = -1;
+}
+
+static bp_status begin(void *arg, int k)
+{
+    ctx_t *c = arg;
+    pthread_mutex_lock(&c->mu);
+    c->began[k]++;
+    pthread_mutex_unlock(&c->mu);
+    return k == c->fail_begin ? BP_EUNAVAIL : BP_OK;
+}
+
+static bp_status job(void *arg, int k, size_t j)
+{
+    ctx_t *c = arg;
+    if (c->slow_lane0 && k == 0)
+        usleep(200);
+    pthread_mutex_lock(&c->mu);
+    c->ran[k][j]++;
+    if (c->next[k] != j)
+        c->out_of_order = true;
+    c->next[k] = j + 1;
+    size_t ahead = j >= c->consumed ? j - c->consumed : 0;
+    if (ahead > c->max_ahead)
+        c->max_ahead = ahead;
+    if (c->cost) {
+        size_t sum = 0;
+        for (size_t i = c->consumed; i <= j; i++)
+            sum += c->cost[i];
+        if (sum > c->max_cost)
+            c->max_cost = sum;
+    }
+    pthread_mutex_unlock(&c->mu);
+    return (int)j == c->fail_job && k == c->fail_lane ? BP_EINTERNAL : BP_OK;
+}
+
+static void end(void *arg, int k)
+{
+    ctx_t *c = arg;
+    pthread_mutex_lock(&c->mu);
+    c->ended[k]++;
+    pthread_mutex_unlock(&c->mu);
+}
+
+/* Consumes every job (the test's position moves before the lanes'), and
+ * returns the first job for which a wait reported a failure (-1: none);
+ * *lane gets the lane reported. */
+static int consume_all(ctx_t *c, bp_lanes_t *l, size_t njobs, int *lane)
+{
+    for (size_t j = 0; j < njobs; j++) {
+        int f = bp_lanes_wait(l, j);
+        if (f >= 0) {
+            *lane = f;
+            return (int)j;
+        }
+        for (int k = 0; k < NLANES; k++)
+            ck_assert_int_eq(c->ran[k][j], 1);
+        pthread_mutex_lock(&c->mu);
+        c->consumed = j + 1;
+        pthread_mutex_unlock(&c->mu);
+        bp_lanes_release(l, j);
+    }
+    return -1;
+}
+
+static const bp_lane_fns_t *fns_for(ctx_t *c)
+{
+    static bp_lane_fns_t f;
+    f = (bp_lane_fns_t){.begin = begin, .job = job, .end = end, .ctx = c};
+    return &f;
+}
+
+START_TEST(t_all_in_order)
+{
+    ctx_t c;
+    ctx_init(&c);
+    c.slow_lane0 = true;
+    bp_error_t err = {0};
+    bp_lanes_t *l = bp_lanes_start(NLANES, NJOBS, 4, NULL, 0, fns_for(&c), &err);
+    ck_assert_msg(l != NULL, "%s", err.msg);
+    ck_assert_int_eq(bp_lanes_wait_begun(l), -1);
+    int lane = -1;
+    ck_assert_int_eq(consume_all(&c, l, NJOBS, &lane), -1);
+    bp_lanes_finish(l);
+    ck_assert(!c.out_of_order);
+    for (int k = 0; k < NLANES; k++) {
+        ck_assert_int_eq(c.began[k], 1);
+        ck_assert_int_eq(c.ended[k], 1);
+        for (int j = 0; j < NJOBS; j++)
+            ck_assert_int_eq(c.ran[k][j], 1);
+    }
+    /* At most ahead - 1 jobs beyond the one being consumed. */
+    ck_assert_uint_le(c.max_ahead, 3);
+}
+END_TEST
+
+START_TEST(t_cost_budget)
+{
+    static size_t cost[NJOBS];
+    for (int j = 0; j < NJOBS; j++)
+        cost[j] = (j % 7 == 3) ? 50 : 1 + (size_t)j % 3;
+    ctx_t c;
+    ctx_init(&c);
+    c.cost = cost;
+    bp_error_t err = {0};
+    bp_lanes_t *l = bp_lanes_start(NLANES, NJOBS, NJOBS, cost, 100, fns_for(&c), &err);
+    ck_assert_msg(l != NULL, "%s", err.msg);
+    int lane = -1;
+    /* Let the lanes run as far as they may before consuming anything: wait
+     * (up to 10 s) until lane 1 stops moving for 50 ms. */
+    size_t ran0 = 0, before = (size_t)-1;
+    for (int t = 0; t < 200 && ran0 != before; t++) {
+        before = ran0;
+        usleep(50000);
+        pthread_mutex_lock(&c.mu);
+        ran0 = c.next[1];
+        pthread_mutex_unlock(&c.mu);
+    }
+    /* Jobs 0..3 cost 1+2+3+50 = 56, with 4..9: 56+2+3+1+2+3+1 = 68, job 10
+     * (50) would make 118 > 100: exactly jobs 0 to 9 may run. */
+    ck_assert_uint_eq(ran0, 10);
+    ck_assert_int_eq(consume_all(&c, l, NJOBS, &lane), -1);
+    bp_lanes_finish(l);
+    ck_assert_uint_le(c.max_cost, 100);
+    ck_assert(!c.out_of_order);
+}
+END_TEST
+
+START_TEST(t_job_fails)
+{
+    ctx_t c;
+    ctx_init(&c);
+    c.fail_lane = 1;
+    c.fail_job = 5;
+    bp_error_t err = {0};
+    bp_lanes_t *l = bp_lanes_start(NLANES, NJOBS, 3, NULL, 0, fns_for(&c), &err);
+    ck_assert_msg(l != NULL, "%s", err.msg);
+    ck_assert_int_eq(bp_lanes_wait_begun(l), -1);
+    int lane = -1;
+    ck_assert_int_eq(consume_all(&c, l, NJOBS, &lane), 5);
+    ck_assert_int_eq(lane, 1);
+    bp_lanes_finish(l);
+    /* The failing lane ran nothing after its failure. */
+    for (int j = 6; j < NJOBS; j++)
+        ck_assert_int_eq(c.ran[1][j], 0);
+    for (int k = 0; k < NLANES; k++)
+        ck_assert_int_eq(c.ended[k], 1);
+}
+END_TEST
+
+START_TEST(t_begin_fails)
+{
+    ctx_t c;
+    ctx_init(&c);
+    c.fail_begin = 2;
+    bp_error_t err = {0};
+    bp_lanes_t *l = bp_lanes_start(NLANES, NJOBS, 3, NULL, 0, fns_for(&c), &err);
+    ck_assert_msg(l != NULL, "%s", err.msg);
+    ck_assert_int_eq(bp_lanes_wait_begun(l), 2);
+    int lane = -1;
+    ck_assert_int_eq(consume_all(&c, l, NJOBS, &lane), 0);
+    ck_assert_int_eq(lane, 2);
+    bp_lanes_finish(l);
+    for (int j = 0; j < NJOBS; j++)
+        ck_assert_int_eq(c.ran[2][j], 0);
+}
+END_TEST
+
+START_TEST(t_stop_early)
+{
+    /* The consumer stops after 2 jobs; lanes waiting for it are joined. */
+    ctx_t c;
+    ctx_init(&c);
+    bp_error_t err = {0};
+    bp_lanes_t *l = bp_lanes_start(NLANES, NJOBS, 2, NULL, 0, fns_for(&c), &err);
+    ck_assert_msg(l != NULL, "%s", err.msg);
+    for (size_t j = 0; j < 2; j++) {
+        ck_assert_int_eq(bp_lanes_wait(l, j), -1);
+        bp_lanes_release(l, j);
+    }
+    usleep(10000);
+    bp_lanes_finish(l);
+    for (int k = 0; k < NLANES; k++) {
+        ck_assert_int_eq(c.ended[k], 1);
+        ck_assert_int_eq(c.ran[k][NJOBS - 1], 0);
+    }
+}
+END_TEST
+
+START_TEST(t_no_jobs)
+{
+    ctx_t c;
+    ctx_init(&c);
+    bp_error_t err = {0};
+    bp_lanes_t *l = bp_lanes_start(NLANES, 0, 2, NULL, 0, fns_for(&c), &err);
+    ck_assert_msg(l != NULL, "%s", err.msg);
+    ck_assert_int_eq(bp_lanes_wait_begun(l), -1);
+    bp_lanes_finish(l);
+    for (int k = 0; k < NLANES; k++)
+        ck_assert_int_eq(c.began[k] + c.ended[k], 2);
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("lanes");
+    TCase *tc = tcase_create("lanes");
+    tcase_add_test(tc, t_all_in_order);
+    tcase_add_test(tc, t_cost_budget);
+    tcase_add_test(tc, t_job_fails);
+    tcase_add_test(tc, t_begin_fails);
+    tcase_add_test(tc, t_stop_early);
+    tcase_add_test(tc, t_no_jobs);
+    suite_add_tcase(s, tc);
+    SRunner *sr = srunner_create(s);
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
