@@ -24,8 +24,8 @@
  *   value (0 unless the base is 1 or -1); 0 to a negative power is an error.
  * Results never depend on the thread count (see oracle_mpfr.h).  The costly
  * unary functions are evaluated once per distinct operand value, once per
- * backend (oracle_unique.h: results kept across ops), which changes no
- * bit. */
+ * backend (oracle_unique.h: results kept across ops), sin and cos of a value
+ * together (mpfr_sin_cos), which changes no bit. */
 #include "backend.h"
 
 #include <gmp.h>
@@ -253,6 +253,44 @@ static bp_status elem_kernel(bp_oracle_ws_t *ws, const void *vctx, size_t begin,
     return st;
 }
 
+/* sin and cos of the same values come together: mpfr_sin_cos rounds both
+ * correctly for little more than the price of one, and RoPE takes both of
+ * every angle.  The op's own results go to out, the other function's to
+ * other (same dtype), each through the one rounding of bp_oracle_round. */
+typedef struct {
+    elem_ctx_t e;
+    bp_buf_t *other;
+} pair_ctx_t;
+
+static int ternary(int t)
+{
+    return t == 0 ? 0 : t == 1 ? 1 : -1;
+}
+
+static bp_status sincos_kernel(bp_oracle_ws_t *ws, const void *vctx, size_t begin,
+                               size_t end, bp_error_t *err)
+{
+    (void)err;
+    const pair_ctx_t *c = vctx;
+    bp_dtype_t dt = c->e.out->dtype;
+    bool is_sin = c->e.kind == BP_OP_SIN;
+    mpfr_t o;
+    mpfr_init2(o, mpfr_get_prec(ws->r));
+    for (size_t i = begin; i < end; i++) {
+        operand_load(&c->e.a, ws->x, i);
+        /* s + 4c: the ternary values of sin (s) and cos (c), 1 above, 2 below */
+        int t = is_sin ? mpfr_sin_cos(ws->r, o, ws->x, ws->rnd)
+                       : mpfr_sin_cos(o, ws->r, ws->x, ws->rnd);
+        int ts = ternary(t & 3), tc = ternary((t >> 2) & 3);
+        bp_dtype_store_bits(dt, c->e.out->data, i, bp_oracle_round(ws, is_sin ? ts : tc));
+        mpfr_swap(ws->r, o);
+        bp_dtype_store_bits(dt, c->other->data, i, bp_oracle_round(ws, is_sin ? tc : ts));
+        mpfr_swap(ws->r, o);
+    }
+    mpfr_clear(o);
+    return BP_OK;
+}
+
 static bool int_capable(bp_op_kind_t k)
 {
     switch (k) {
@@ -309,10 +347,23 @@ static bp_status elementwise_unique(bp_backend_t *be, const elem_ctx_t *c,
         elem_ctx_t d = *c;
         d.out = keep ? &got : &res;
         d.a.buf = &todo;
-        st = bp_oracle_map(nthreads(be), BP_ORACLE_GRAIN, out_dt, (size_t)nt,
-                           elem_kernel, &d, err);
+        bool pair = keep && (c->kind == BP_OP_SIN || c->kind == BP_OP_COS);
+        bp_buf_t other = {0};
+        if (pair)
+            st = bp_buf_alloc(&other, out_dt, 1, &nt, err);
+        pair_ctx_t pc = {.e = d, .other = &other};
+        if (!st)
+            st = pair ? bp_oracle_map(nthreads(be), BP_ORACLE_GRAIN, out_dt, (size_t)nt,
+                                      sincos_kernel, &pc, err)
+                      : bp_oracle_map(nthreads(be), BP_ORACLE_GRAIN, out_dt, (size_t)nt,
+                                      elem_kernel, &d, err);
         if (!st && keep)
             bp_oracle_cache_insert(cache, (int)c->kind, &todo, &got, miss, (size_t)nt, &res);
+        /* The other function's results are only kept. */
+        if (!st && pair)
+            bp_oracle_cache_insert(cache, c->kind == BP_OP_SIN ? BP_OP_COS : BP_OP_SIN, &todo,
+                                   &other, NULL, (size_t)nt, NULL);
+        bp_buf_free(&other);
     }
     if (!st)
         bp_oracle_unique_scatter(&u, &res, c->out);

@@ -328,7 +328,8 @@ void bp_oracle_cache_insert(bp_oracle_cache_t *c, int kind, const bp_buf_t *in,
         bp_oracle_cache_reserve(c, nt);
     for (size_t m = 0; m < nt; m++) {
         uint32_t r = load32(got->data, oe, m);
-        store32(res->data, oe, miss[m], r);
+        if (res)
+            store32(res->data, oe, miss[m], r);
         if (use)
             cache_put_key(c, cache_key(kind, in->dtype, load32(in->data, ie, m), got->dtype),
                           r);

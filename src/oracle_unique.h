@@ -70,7 +70,8 @@ void bp_oracle_cache_put(bp_oracle_cache_t *c, int kind, bp_dtype_t in_dt, uint6
 size_t bp_oracle_cache_lookup(const bp_oracle_cache_t *c, int kind, bp_buf_t *vals,
                               bp_buf_t *res, uint32_t *miss);
 /* Then, with got[m] computed for in[m] (m < nt, the front of vals):
- * res[miss[m]] = got[m], and the results are kept. */
+ * res[miss[m]] = got[m], and the results are kept (res and miss NULL: only
+ * kept). */
 void bp_oracle_cache_insert(bp_oracle_cache_t *c, int kind, const bp_buf_t *in,
                             const bp_buf_t *got, const uint32_t *miss, size_t nt,
                             bp_buf_t *res);

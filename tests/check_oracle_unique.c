@@ -218,9 +218,34 @@ START_TEST(t_cache_across_ops)
         op_into(be, BP_OP_SIN, &h, BP_F32);
         op_into(be, BP_OP_SIN, &h, BP_F16);
         op_into(be, BP_OP_EXP, &h, BP_F16);
+        /* cos of values sin saw: kept from their evaluation together */
+        op_into(be, BP_OP_COS, &h, BP_F16);
     }
     bp_buf_free(&a);
     bp_backend_close(be);
+}
+END_TEST
+
+/* sin and cos evaluated together (mpfr_sin_cos, both kept): whichever
+ * comes first, the other's kept results are the reference's bits, with
+ * tiny arguments (subnormal results, where the ternary value decides the
+ * one rounding), huge ones and the specials among them. */
+START_TEST(t_sin_cos_together)
+{
+    seed_init("sin_cos_together");
+    const bp_dtype_t dts[] = {BP_F32, BP_F16, BP_BF16};
+    const int lo[] = {-149, -24, -133}, hi[] = {100, 15, 100};
+    for (int d = 0; d < 3; d++)
+        for (int first = 0; first < 2; first++) {
+            bp_backend_t *be = open_oracle(2);
+            bp_buf_t a = pooled(dts[d], 4096, 1500, lo[d], hi[d]);
+            bp_op_kind_t k1 = first ? BP_OP_COS : BP_OP_SIN;
+            bp_op_kind_t k2 = first ? BP_OP_SIN : BP_OP_COS;
+            op_into(be, k1, &a, dts[d]);
+            op_into(be, k2, &a, dts[d]);
+            bp_buf_free(&a);
+            bp_backend_close(be);
+        }
 }
 END_TEST
 
@@ -234,6 +259,7 @@ Suite *oracle_unique_suite(void)
     tcase_add_test(tc, t_functions_vs_mpfr256);
     tcase_add_test(tc, t_threshold_and_threads);
     tcase_add_test(tc, t_cache_across_ops);
+    tcase_add_test(tc, t_sin_cos_together);
     suite_add_tcase(s, tc);
     return s;
 }
