@@ -21,10 +21,12 @@ typedef struct {
     int n;
 } backends_t;
 
-/* Each backend runs on its own lane (lanes.h), at most RUN_AHEAD jobs
- * beyond the one being compared; the timing records are the only state
- * the lanes share. */
-#define RUN_AHEAD 8
+/* Each backend runs on its own lane (lanes.h), and so does the loading of
+ * its goldens; a lane runs ahead of the job being compared while the
+ * results it holds from that job on take at most RUN_BUDGET bytes (always
+ * at least that job).  The golden cache (run_golden.c) and the timing
+ * records are the only state the lanes share. */
+#define RUN_BUDGET ((size_t)64 << 20)
 static pthread_mutex_t timing_lock = PTHREAD_MUTEX_INITIALIZER;
 
 /* bp_backend_run, timed into rep->timing when --timing asks. */
@@ -48,6 +50,21 @@ static bp_status timed_run(bp_report_t *rep, bp_backend_t *be, const bp_probe_t 
     return st;
 }
 
+/* Whether buffer i of p is one of its outputs. */
+static bool is_output(const bp_probe_t *p, size_t i)
+{
+    for (size_t k = 0; k < p->noutputs; k++)
+        if (p->outputs[k].buf == (int)i)
+            return true;
+    return false;
+}
+
+/* Whether lanes keep every buffer (--save --intermediates) or outputs only. */
+static bool keeps_all(const bp_run_opts_t *o)
+{
+    return o->save_dir && o->intermediates;
+}
+
 /* Adds the buffers a bundle keeps (outputs; every buffer with
  * --intermediates) as "<buffer>.<dtype>". */
 static int keep(const bp_run_opts_t *o, const bp_probe_t *p, bp_dtype_t dt,
@@ -56,10 +73,7 @@ static int keep(const bp_run_opts_t *o, const bp_probe_t *p, bp_dtype_t dt,
     char name[256];
     bp_error_t err = {0};
     for (size_t i = 0; i < p->nops; i++) {
-        bool is_out = false;
-        for (size_t k = 0; k < p->noutputs; k++)
-            is_out |= p->outputs[k].buf == (int)i;
-        if (!is_out && !o->intermediates)
+        if (!is_output(p, i) && !o->intermediates)
             continue;
         snprintf(name, sizeof name, "%s.%s", p->ops[i].out, bp_dtype_name(dt));
         if (bp_st_add(f, name, &bufs[i], &err))
@@ -162,6 +176,9 @@ typedef struct {
     bool first, last;  /* the probe's first and last dtype */
 } job_t;
 
+/* Lanes 0 to n-1 run backends 0 to n-1; with goldens, lane n + k loads
+ * backend k's goldens, each probe's at its first job, once backend k is
+ * open (its golden key can depend on the device). */
 typedef struct {
     const bp_run_opts_t *o;
     bp_report_t *rep;
@@ -170,9 +187,12 @@ typedef struct {
     char names[BP_RUN_MAX_BACKENDS][BP_RUN_NAME_MAX];
     bool lanes_open;
     bp_error_t open_err[BP_RUN_MAX_BACKENDS];
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    int opened[BP_RUN_MAX_BACKENDS]; /* 0: not yet, 1: open, -1: failed */
     job_t *jobs;
-    size_t *cost;   /* bytes of each job's buffers on one backend */
-    size_t njobs, budget;
+    size_t *cost;   /* bytes of each job's results that a lane keeps */
+    size_t njobs;
     slot_t *slots;  /* njobs x bs->n */
 } run_ctx_t;
 
@@ -184,16 +204,38 @@ static slot_t *slot_at(run_ctx_t *c, size_t j, int k)
 static bp_status lane_begin(void *arg, int k)
 {
     run_ctx_t *c = arg;
-    if (!c->lanes_open)
-        return BP_OK;
-    return bp_run_open_one("run", c->o, c->names[k], c->rep->timing, &c->bs->be[k],
-                           &c->open_err[k]);
+    int n = c->bs->n;
+    bp_status st = BP_OK;
+    if (k < n) {
+        if (c->lanes_open)
+            st = bp_run_open_one("run", c->o, c->names[k], c->rep->timing, &c->bs->be[k],
+                                 &c->open_err[k]);
+        pthread_mutex_lock(&c->mu);
+        c->opened[k] = st ? -1 : 1;
+        pthread_cond_broadcast(&c->cv);
+        pthread_mutex_unlock(&c->mu);
+        return st;
+    }
+    /* A golden lane: its backend's lane comes first and says why it failed. */
+    pthread_mutex_lock(&c->mu);
+    while (!c->opened[k - n])
+        pthread_cond_wait(&c->cv, &c->mu);
+    st = c->opened[k - n] < 0 ? BP_EUNAVAIL : BP_OK;
+    pthread_mutex_unlock(&c->mu);
+    return st;
 }
 
 static bp_status lane_job(void *arg, int k, size_t j)
 {
     run_ctx_t *c = arg;
     const job_t *jb = &c->jobs[j];
+    int n = c->bs->n;
+    if (k >= n) {
+        bp_backend_t *be = c->bs->be[k - n];
+        if (jb->first)
+            bp_run_golden_prepare(c->o, jb->p, k - n, be->key, c->rep->timing, be->name);
+        return BP_OK;
+    }
     bp_backend_t *be = c->bs->be[k];
     slot_t *s = slot_at(c, j, k);
     bp_cli_progress("running %s (%s) on %s\n", jb->p->name, bp_dtype_name(jb->dt), be->name);
@@ -203,8 +245,10 @@ static bp_status lane_job(void *arg, int k, size_t j)
     s->st = timed_run(c->rep, be, jb->p, jb->dt, s->bufs, &s->err);
     if (!s->st && c->o->repeat > 1)
         s->st = repeat_exec(c->o, c->rep, be, jb->p, jb->dt, s);
-    if (!s->st && jb->first)
-        bp_run_golden_prepare(c->o, jb->p, k, be->key, c->rep->timing, be->name);
+    /* What the comparisons do not read goes now. */
+    for (size_t i = 0; !s->st && !keeps_all(c->o) && i < jb->p->nops; i++)
+        if (!is_output(jb->p, i))
+            bp_buf_free(&s->bufs[i]);
     return s->st;
 }
 
@@ -284,24 +328,28 @@ static int run_jobs(run_ctx_t *c, json_t *files)
         bp_error_set(&err, BP_ENOMEM, "out of memory");
         return bp_cli_fail(&err);
     }
+    for (int k = 0; k < bs->n; k++)
+        c->opened[k] = c->lanes_open ? 0 : 1;
     bp_lane_fns_t fns = {.begin = lane_begin, .job = lane_job, .end = lane_end, .ctx = c};
+    int nlanes = o->golden ? 2 * bs->n : bs->n;
     bp_lanes_t *lanes =
-        bp_lanes_start(bs->n, c->njobs, RUN_AHEAD, c->cost, c->budget, &fns, &err);
+        bp_lanes_start(nlanes, c->njobs, c->njobs, c->cost, RUN_BUDGET, &fns, &err);
     if (!lanes)
         rc = bp_cli_fail(&err);
     if (!rc) {
         int f = bp_lanes_wait_begun(lanes);
         if (f >= 0)
-            rc = bp_cli_fail(&c->open_err[f]);
+            rc = bp_cli_fail(&c->open_err[f % bs->n]);
     }
     bp_st_file_t save[BP_RUN_MAX_BACKENDS];
     for (int k = 0; k < bs->n; k++)
         bp_st_init(&save[k]);
     for (size_t j = 0; j < c->njobs && !rc; j++) {
         const job_t *jb = &c->jobs[j];
+        /* Golden lanes never fail a job. */
         int f = bp_lanes_wait(lanes, j);
         if (f >= 0)
-            rc = bp_cli_fail(&slot_at(c, j, f)->err);
+            rc = bp_cli_fail(&slot_at(c, j, f % bs->n)->err);
         if (!rc)
             rc = consume(c, j, o->save_dir ? save : NULL);
         for (int k = 0; k < bs->n; k++)
@@ -329,14 +377,17 @@ static int run_jobs(run_ctx_t *c, json_t *files)
     return rc;
 }
 
-/* Bytes of p's buffers in dt (0 where inference fails: run reports it). */
-static size_t job_bytes(const bp_probe_t *p, bp_dtype_t dt)
+/* Bytes of the buffers of p in dt that a lane keeps (0 where inference
+ * fails: the run reports it). */
+static size_t job_bytes(const bp_run_opts_t *o, const bp_probe_t *p, bp_dtype_t dt)
 {
     bp_meta_t *m = calloc(p->nops ? p->nops : 1, sizeof *m);
     bp_error_t err = {0};
     size_t bytes = 0;
     if (m && !bp_probe_infer(p, dt, m, &err))
         for (size_t i = 0; i < p->nops; i++) {
+            if (!keeps_all(o) && !is_output(p, i))
+                continue;
             size_t n = bp_dtype_info(m[i].dtype)->size;
             for (int d = 0; d < m[i].ndim; d++)
                 n *= (size_t)m[i].shape[d];
@@ -353,7 +404,7 @@ static int plan_jobs(const bp_run_opts_t *o, bp_probe_t **sel, size_t nsel, bp_r
 {
     c->jobs = calloc(nsel * BP_NDTYPES + 1, sizeof *c->jobs);
     c->cost = calloc(nsel * BP_NDTYPES + 1, sizeof *c->cost);
-    c->njobs = c->budget = 0;
+    c->njobs = 0;
     if (!c->jobs || !c->cost) {
         fprintf(stderr, "bitprobe run: out of memory\n");
         return BP_EXIT_TROUBLE;
@@ -370,14 +421,8 @@ static int plan_jobs(const bp_run_opts_t *o, bp_probe_t **sel, size_t nsel, bp_r
         if (c->njobs > first)
             c->jobs[c->njobs - 1].last = true;
     }
-    /* A lane runs ahead while the buffers of the jobs it holds, from the
-     * one being compared on, add up to at most twice the largest job's. */
-    for (size_t j = 0; j < c->njobs; j++) {
-        c->cost[j] = job_bytes(c->jobs[j].p, c->jobs[j].dt);
-        if (c->cost[j] > c->budget)
-            c->budget = c->cost[j];
-    }
-    c->budget *= 2;
+    for (size_t j = 0; j < c->njobs; j++)
+        c->cost[j] = job_bytes(o, c->jobs[j].p, c->jobs[j].dt);
     return BP_EXIT_OK;
 }
 
@@ -460,6 +505,8 @@ int cmd_run(int argc, char **argv)
     if (!rc)
         rc = bp_run_select("run", all, nall, o.names, o.nnames, &sel, &nsel);
     run_ctx_t ctx = {.o = &o, .rep = &rep, .bs = &bs};
+    pthread_mutex_init(&ctx.mu, NULL);
+    pthread_cond_init(&ctx.cv, NULL);
     if (!rc)
         rc = plan_jobs(&o, sel, nsel, &rep, &ctx);
     if (!rc) {
@@ -480,6 +527,8 @@ int cmd_run(int argc, char **argv)
         rc = run_jobs(&ctx, files);
     free(ctx.jobs);
     free(ctx.cost);
+    pthread_cond_destroy(&ctx.cv);
+    pthread_mutex_destroy(&ctx.mu);
     if (!rc && o.save_dir)
         rc = bp_run_save_manifest(&o, bs.be, bs.n, &rep, files);
     json_decref(files);
