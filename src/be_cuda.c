@@ -12,9 +12,9 @@
  * Environment: BP_CUDA_DEBUG=1 disables the pool (each buffer is a fresh
  * cudaMalloc, freed at once) and the 0xFF poisoning of new buffers, so
  * that compute-sanitizer's initcheck sees every allocation as it is. */
+#include "cublas_dl.h"
 #include "be_cuda.h"
 
-#include <cublas_v2.h>
 #include <cuda_runtime.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -66,7 +66,7 @@ static bp_status blas_fail(bp_error_t *err, bp_status code, const char *call,
     if (s == CUBLAS_STATUS_ALLOC_FAILED)
         code = BP_ENOMEM;
     return bp_error_set(err, code, "%s failed: %s (%s)", call,
-                        cublasGetStatusString(s), cublasGetStatusName(s));
+                        BP_BLAS(cublasGetStatusString)(s), BP_BLAS(cublasGetStatusName)(s));
 }
 
 /* Checked calls; `code` is the status a failure maps to. */
@@ -91,9 +91,12 @@ static void version_str(int v, char *out, size_t n)
 static void blas_version_str(char *out, size_t n)
 {
     int ma = 0, mi = 0, pa = 0;
-    if (cublasGetProperty(MAJOR_VERSION, &ma) != CUBLAS_STATUS_SUCCESS ||
-        cublasGetProperty(MINOR_VERSION, &mi) != CUBLAS_STATUS_SUCCESS ||
-        cublasGetProperty(PATCH_LEVEL, &pa) != CUBLAS_STATUS_SUCCESS)
+    bp_error_t err = {0};
+    if (bp_cublas_load(&err))
+        snprintf(out, n, "not loadable");
+    else if (BP_BLAS(cublasGetProperty)(MAJOR_VERSION, &ma) != CUBLAS_STATUS_SUCCESS ||
+        BP_BLAS(cublasGetProperty)(MINOR_VERSION, &mi) != CUBLAS_STATUS_SUCCESS ||
+        BP_BLAS(cublasGetProperty)(PATCH_LEVEL, &pa) != CUBLAS_STATUS_SUCCESS)
         snprintf(out, n, "unknown");
     else
         snprintf(out, n, "%d.%d.%d", ma, mi, pa);
@@ -224,7 +227,7 @@ bp_status bp_cuda_gemm(bp_backend_t *be, bp_dtype_t dt, int64_t m, int64_t n,
         return bp_cuda_finish(be, "bpk_fill",
                               bpk_fill(s->stream, c, (int)dt, 0.0, m * n),
                               err);
-    BLAS_TRY(cublasGemmEx(s->blas, CUBLAS_OP_N, CUBLAS_OP_N, (int)n, (int)m,
+    BLAS_TRY(BP_BLAS(cublasGemmEx)(s->blas, CUBLAS_OP_N, CUBLAS_OP_N, (int)n, (int)m,
                           (int)k, alpha, b, type, (int)n, a, type, (int)k,
                           beta, c, type, (int)n, compute, CUBLAS_GEMM_DEFAULT),
              BP_EINTERNAL);
@@ -355,7 +358,7 @@ static void cuda_destroy(bp_backend_t *be)
             cudaFree(s->pool[i].ptr);
         free(s->pool);
         if (s->blas)
-            cublasDestroy(s->blas);
+            BP_BLAS(cublasDestroy)(s->blas);
         if (s->workspace)
             cudaFree(s->workspace);
         if (s->stream)
@@ -404,15 +407,18 @@ static bp_status setup(bp_backend_t *be, const struct cudaDeviceProp *p,
                             BP_NVCCFLAGS,
                             cudaGetErrorString((cudaError_t)rc));
     }
-    BLAS_TRY(cublasCreate(&s->blas), BP_EUNAVAIL);
+    bp_status st = bp_cublas_load(err);
+    if (st)
+        return st;
+    BLAS_TRY(BP_BLAS(cublasCreate)(&s->blas), BP_EUNAVAIL);
     /* cublasSetStream resets the workspace: the stream goes first. */
-    BLAS_TRY(cublasSetStream(s->blas, s->stream), BP_EUNAVAIL);
-    BLAS_TRY(cublasSetWorkspace(s->blas, s->workspace, WORKSPACE_BYTES),
+    BLAS_TRY(BP_BLAS(cublasSetStream)(s->blas, s->stream), BP_EUNAVAIL);
+    BLAS_TRY(BP_BLAS(cublasSetWorkspace)(s->blas, s->workspace, WORKSPACE_BYTES),
              BP_EUNAVAIL);
-    BLAS_TRY(cublasSetMathMode(s->blas, CUBLAS_PEDANTIC_MATH), BP_EUNAVAIL);
-    BLAS_TRY(cublasSetAtomicsMode(s->blas, CUBLAS_ATOMICS_NOT_ALLOWED),
+    BLAS_TRY(BP_BLAS(cublasSetMathMode)(s->blas, CUBLAS_PEDANTIC_MATH), BP_EUNAVAIL);
+    BLAS_TRY(BP_BLAS(cublasSetAtomicsMode)(s->blas, CUBLAS_ATOMICS_NOT_ALLOWED),
              BP_EUNAVAIL);
-    BLAS_TRY(cublasSetPointerMode(s->blas, CUBLAS_POINTER_MODE_HOST),
+    BLAS_TRY(BP_BLAS(cublasSetPointerMode)(s->blas, CUBLAS_POINTER_MODE_HOST),
              BP_EUNAVAIL);
     return BP_OK;
 }
@@ -424,7 +430,7 @@ static bp_status fingerprint(bp_backend_t *be, const struct cudaDeviceProp *p,
     int drv = 0, rt = 0, bl = 0;
     CUDA_TRY(cudaDriverGetVersion(&drv), BP_EUNAVAIL);
     CUDA_TRY(cudaRuntimeGetVersion(&rt), BP_EUNAVAIL);
-    BLAS_TRY(cublasGetVersion(s->blas, &bl), BP_EUNAVAIL);
+    BLAS_TRY(BP_BLAS(cublasGetVersion)(s->blas, &bl), BP_EUNAVAIL);
     char cc[16], dv[32], rv[32], bv[32], nv[32];
     snprintf(cc, sizeof cc, "%d.%d", p->major, p->minor);
     version_str(drv, dv, sizeof dv);

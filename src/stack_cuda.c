@@ -19,9 +19,9 @@
  * Row-major Y = X W^T is column-major Y^T = W^T X^T: cuBLAS gets
  * (op_T, op_N) with W first.  Attention runs per head as strided batches
  * over the [T, heads*d] layout. */
+#include "cublas_dl.h"
 #include "stack_ops.h"
 
-#include <cublas_v2.h>
 #include <cuda_runtime.h>
 #include <math.h>
 #include <stdio.h>
@@ -63,7 +63,7 @@ static bp_status bfail(bp_error_t *err, const char *call, cublasStatus_t st)
     return bp_error_set(err, st == CUBLAS_STATUS_ALLOC_FAILED ? BP_ENOMEM
                                                               : BP_EINTERNAL,
                         "%s failed: %s (%s)", call,
-                        cublasGetStatusString(st), cublasGetStatusName(st));
+                        BP_BLAS(cublasGetStatusString)(st), BP_BLAS(cublasGetStatusName)(st));
 }
 
 #define CU(call)                                                             \
@@ -200,7 +200,7 @@ static bp_status g_linear(bp_sops_t *s, bp_buf_t *out, const bp_buf_t *x,
         (e = fits_int(T, N, K, err)))
         return e;
     float one = 1.0f, zero = 0.0f;
-    BL(cublasGemmEx(S(s)->blas, CUBLAS_OP_T, CUBLAS_OP_N, (int)N, (int)T,
+    BL(BP_BLAS(cublasGemmEx)(S(s)->blas, CUBLAS_OP_T, CUBLAS_OP_N, (int)N, (int)T,
                     (int)K, &one, w->dev, ctype(dt), (int)K, x->dev, ctype(dt),
                     (int)K, &zero, out->dev, ctype(dt), (int)N, compute(s),
                     CUBLAS_GEMM_DEFAULT));
@@ -224,7 +224,7 @@ static bp_status g_attention(bp_sops_t *s, bp_buf_t *out, const bp_buf_t *q,
     float one = 1.0f, zero = 0.0f;
     cudaDataType_t ty = ctype(dt);
     /* scores_h [T, T] = q_h k_h^T: column-major S^T = K_h^T-op ... */
-    BL(cublasGemmStridedBatchedEx(
+    BL(BP_BLAS(cublasGemmStridedBatchedEx)(
         S(s)->blas, CUBLAS_OP_T, CUBLAS_OP_N, (int)T, (int)T, (int)d, &one,
         k->dev, ty, (int)H, (long long)d, q->dev, ty, (int)H, (long long)d,
         &zero, scores->dev, ty, (int)T, (long long)(T * T), (int)heads,
@@ -239,7 +239,7 @@ static bp_status g_attention(bp_sops_t *s, bp_buf_t *out, const bp_buf_t *q,
     if ((e = finish(s, "bpk_causal_softmax", rc, err)))
         return e;
     /* out_h [T, d] = p_h [T, T] v_h [T, d] */
-    BL(cublasGemmStridedBatchedEx(
+    BL(BP_BLAS(cublasGemmStridedBatchedEx)(
         S(s)->blas, CUBLAS_OP_N, CUBLAS_OP_N, (int)d, (int)T, (int)T, &one,
         v->dev, ty, (int)H, (long long)d, scores->dev, ty, (int)T,
         (long long)(T * T), &zero, out->dev, ty, (int)H, (long long)d,
@@ -357,7 +357,7 @@ static void g_close(bp_sops_t *s)
         bp_cuda_use(c->be, NULL);
         cudaStreamSynchronize((cudaStream_t)bp_cuda_stream(c->be));
         if (c->blas)
-            cublasDestroy(c->blas);
+            BP_BLAS(cublasDestroy)(c->blas);
         if (c->workspace)
             cudaFree(c->workspace);
         free(c);
@@ -369,21 +369,23 @@ static bp_status setup(bp_sops_t *s, bp_error_t *err)
 {
     scuda_t *c = S(s);
     bp_status st = bp_cuda_use(c->be, err);
+    if (!st)
+        st = bp_cublas_load(err);
     if (st)
         return st;
     CU(cudaMalloc(&c->workspace, WORKSPACE_BYTES));
-    BL(cublasCreate(&c->blas));
+    BL(BP_BLAS(cublasCreate)(&c->blas));
     /* cublasSetStream resets the workspace: the stream goes first. */
-    BL(cublasSetStream(c->blas, (cudaStream_t)bp_cuda_stream(c->be)));
-    BL(cublasSetWorkspace(c->blas, c->workspace, WORKSPACE_BYTES));
+    BL(BP_BLAS(cublasSetStream)(c->blas, (cudaStream_t)bp_cuda_stream(c->be)));
+    BL(BP_BLAS(cublasSetWorkspace)(c->blas, c->workspace, WORKSPACE_BYTES));
     if (c->gemm == BP_STACK_GEMM_PEDANTIC)
-        BL(cublasSetMathMode(c->blas, CUBLAS_PEDANTIC_MATH));
+        BL(BP_BLAS(cublasSetMathMode)(c->blas, CUBLAS_PEDANTIC_MATH));
     else
-        BL(cublasSetMathMode(c->blas,
+        BL(BP_BLAS(cublasSetMathMode)(c->blas,
                              (cublasMath_t)(CUBLAS_DEFAULT_MATH |
                                             CUBLAS_MATH_DISALLOW_REDUCED_PRECISION_REDUCTION)));
-    BL(cublasSetAtomicsMode(c->blas, CUBLAS_ATOMICS_NOT_ALLOWED));
-    BL(cublasSetPointerMode(c->blas, CUBLAS_POINTER_MODE_HOST));
+    BL(BP_BLAS(cublasSetAtomicsMode)(c->blas, CUBLAS_ATOMICS_NOT_ALLOWED));
+    BL(BP_BLAS(cublasSetPointerMode)(c->blas, CUBLAS_POINTER_MODE_HOST));
     return BP_OK;
 }
 
