@@ -325,8 +325,22 @@ bp_status bp_cpu_op_cast(bp_backend_t *be, const bp_exec_t *x, bp_error_t *err)
         return s;
     if (x->a->numel != x->out->numel)
         return bp_error_set(err, BP_EINTERNAL, "cast changes the size");
-    for (size_t i = 0; i < x->out->numel; i++)
-        convert_one(x->a, i, x->out, i);
+    size_t n = x->out->numel;
+    const float *f = x->a->data;
+    uint16_t *h = x->out->data;
+    /* The common casts in typed loops (the same conversions as
+     * convert_one's, without its per-element dispatch). */
+    if (x->a->dtype == x->out->dtype && n)
+        memcpy(x->out->data, x->a->data, n * bp_dtype_info(x->a->dtype)->size);
+    else if (x->a->dtype == BP_F32 && x->out->dtype == BP_BF16)
+        for (size_t i = 0; i < n; i++)
+            h[i] = bp_f32_to_bf16(f[i]);
+    else if (x->a->dtype == BP_F32 && x->out->dtype == BP_F16)
+        for (size_t i = 0; i < n; i++)
+            h[i] = bp_f32_to_f16(f[i]);
+    else
+        for (size_t i = 0; i < n; i++)
+            convert_one(x->a, i, x->out, i);
     return BP_OK;
 }
 
@@ -401,6 +415,13 @@ bp_status bp_cpu_op_concat(bp_backend_t *be, const bp_exec_t *x,
         for (int k = 0; k < x->ninputs; k++) {
             const bp_buf_t *in = x->inputs[k];
             size_t chunk = (size_t)in->shape[ax] * inner;
+            if (in->dtype == out->dtype) {
+                size_t es = bp_dtype_info(in->dtype)->size;
+                memcpy((char *)out->data + j * es, (const char *)in->data + o * chunk * es,
+                       chunk * es);
+                j += chunk;
+                continue;
+            }
             for (size_t e = 0; e < chunk; e++)
                 convert_one(in, o * chunk + e, out, j++);
         }
