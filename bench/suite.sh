@@ -66,8 +66,9 @@ for b in t["backends"]:
 PY
 }
 
-# buffers JSON: the most buffer bytes one probe and dtype holds at once
-# (every backend's buffers), in MiB.
+# buffers JSON: the most buffer bytes one probe and dtype takes while it runs
+# (every backend, intermediates included) and the most result bytes the
+# backends' lanes held at once, computed and not yet compared, in MiB.
 buffers() {
     $PY - "$1" <<'PY'
 import json, sys
@@ -77,7 +78,7 @@ at_once = defaultdict(int)
 for r in t["runs"]:
     at_once[(r["probe"], r["dtype"])] += r["bytes"]
 (p, d), b = max(at_once.items(), key=lambda kv: kv[1])
-print(f"{b / 2**20:.1f} {p} {d}")
+print(f"{b / 2**20:.1f} {p} {d} {t['held_peak_bytes'] / 2**20:.1f}")
 PY
 }
 
@@ -105,9 +106,11 @@ echo "bitprobe's own timing (last run):"
 timing "$TMP/cpu.json" cpu
 timing "$TMP/cpu.json" oracle
 set -- $(buffers "$TMP/cpu.json")
-echo "peak RSS $rss MiB; at startup (libraries, CUDA's included) $rss0 MiB; the rest" \
-     "$(echo "$rss $rss0" | awk '{printf "%.1f", $1 - $2}') MiB for at most $1 MiB of buffers" \
-     "at once ($2 $3, every backend) plus the memo's copy and the goldens"
+echo "peak RSS $rss MiB; at startup (libraries) $rss0 MiB; the rest" \
+     "$(echo "$rss $rss0" | awk '{printf "%.1f", $1 - $2}') MiB for: results held at once" \
+     "(computed, not yet compared) at most $4 MiB; the largest probe's buffers while it runs" \
+     "$1 MiB ($2 $3, every backend, intermediates included); the memo's copy, the oracle's" \
+     "kept results and the goldens"
 
 echo
 echo "== GPU part: bitprobe run --device cpu,cuda,oracle against bench/suite_torch.py"

@@ -190,6 +190,7 @@ typedef struct {
     pthread_mutex_t mu;
     pthread_cond_t cv;
     int opened[BP_RUN_MAX_BACKENDS]; /* 0: not yet, 1: open, -1: failed */
+    uint64_t held;  /* result bytes the lanes hold (under mu) */
     job_t *jobs;
     size_t *cost;   /* bytes of each job's results that a lane keeps */
     size_t njobs;
@@ -225,6 +226,21 @@ static bp_status lane_begin(void *arg, int k)
     return st;
 }
 
+/* Counts a slot's results in or out of what the lanes hold (--timing
+ * reports the peak). */
+static void held(run_ctx_t *c, const slot_t *s, const bp_probe_t *p, bool in)
+{
+    uint64_t bytes = 0;
+    for (size_t i = 0; s->bufs && i < p->nops; i++)
+        if (s->bufs[i].data)
+            bytes += bp_buf_nbytes(&s->bufs[i]);
+    pthread_mutex_lock(&c->mu);
+    c->held = in ? c->held + bytes : c->held - bytes;
+    if (c->rep->timing && c->held > c->rep->timing->held_peak)
+        c->rep->timing->held_peak = c->held;
+    pthread_mutex_unlock(&c->mu);
+}
+
 static bp_status lane_job(void *arg, int k, size_t j)
 {
     run_ctx_t *c = arg;
@@ -249,6 +265,7 @@ static bp_status lane_job(void *arg, int k, size_t j)
     for (size_t i = 0; !s->st && !keeps_all(c->o) && i < jb->p->nops; i++)
         if (!is_output(jb->p, i))
             bp_buf_free(&s->bufs[i]);
+    held(c, s, jb->p, true);
     return s->st;
 }
 
@@ -352,8 +369,10 @@ static int run_jobs(run_ctx_t *c, json_t *files)
             rc = bp_cli_fail(&slot_at(c, j, f % bs->n)->err);
         if (!rc)
             rc = consume(c, j, o->save_dir ? save : NULL);
-        for (int k = 0; k < bs->n; k++)
+        for (int k = 0; k < bs->n; k++) {
+            held(c, slot_at(c, j, k), jb->p, false);
             slot_free(jb->p, slot_at(c, j, k));
+        }
         if (jb->last) {
             for (int k = 0; k < bs->n && o->save_dir && !rc; k++)
                 rc = bp_run_save_probe(o, jb->p, bs->be[k], &save[k], files);
@@ -474,6 +493,7 @@ static void print_timing(const bp_timing_t *t)
         }
         fputc('\n', f);
     }
+    fprintf(f, "  results held at once: at most %.1f MiB\n", (double)t->held_peak / 1048576.0);
     fprintf(f, "  probes load %.4f, cross-backend compare %.4f, report %.4f\n", t->load_s,
             t->cross_cmp_s, t->report_s);
     fprintf(f, "  total %.3f wall, %.3f CPU (user %.3f, sys %.3f)\n", t->total_s,

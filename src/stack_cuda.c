@@ -19,7 +19,6 @@
  * Row-major Y = X W^T is column-major Y^T = W^T X^T: cuBLAS gets
  * (op_T, op_N) with W first.  Attention runs per head as strided batches
  * over the [T, heads*d] layout. */
-#include "cublas_dl.h"
 #include "stack_ops.h"
 
 #include <cuda_runtime.h>
@@ -30,6 +29,7 @@
 
 #include "be_cuda.h"
 #include "bpk.h"
+#include "cublas_dl.h"
 
 #define WORKSPACE_BYTES ((size_t)32 << 20)
 

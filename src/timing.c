@@ -117,6 +117,8 @@ json_t *bp_timing_json(const bp_timing_t *t)
                           t->total_s, "user", t->user_s, "sys", t->sys_s,
                           "probes_load", t->load_s, "cross_compare",
                           t->cross_cmp_s, "backends", bes, "runs", runs);
+    if (o)
+        json_object_set_new(o, "held_peak_bytes", json_integer((json_int_t)t->held_peak));
     if (o && t->report_s >= 0)
         json_object_set_new(o, "report", json_real(t->report_s));
     return o;

@@ -46,6 +46,7 @@ typedef struct bp_timing {
     bp_timing_run_t *runs;
     size_t nruns, cap;
     double cross_cmp_s;    /* backend against backend */
+    uint64_t held_peak;    /* most result bytes computed and not yet compared */
     double report_s;       /* writing the reports; < 0 until measured */
     double total_s;        /* wall time since t0 (bp_timing_stop) */
     double user_s, sys_s;  /* CPU time since t0, all threads */
@@ -65,7 +66,7 @@ bool bp_timing_run(bp_timing_t *t, const char *probe, bp_dtype_t dt, int be,
                    double s, uint64_t elems, uint64_t reused, uint64_t bytes);
 /* Sets total_s, user_s and sys_s to the time since bp_timing_init. */
 void bp_timing_stop(bp_timing_t *t);
-/* {total, user, sys, probes_load, cross_compare, report?,
+/* {total, user, sys, probes_load, cross_compare, held_peak_bytes, report?,
  *  backends[{name, opened, open, context_start, run, golden_load,
  *            golden_compare, elements, reused, elements_per_second}],
  *  runs[{probe, dtype, backend, seconds, elements, reused, bytes}]};
