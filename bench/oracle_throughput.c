@@ -140,15 +140,16 @@ int main(int argc, char **argv)
                     &in, &out, maxt);
     getrusage(RUSAGE_SELF, &ru);
     /* The oracle's working memory, as oracle_unique.c and be_oracle.c size
-     * it for n distinct fp32 values: five tables of n 4-byte entries while
+     * it for n distinct fp32 values: six tables of n 4-byte entries while
      * an op runs (slots, distinct values, their results, misses, new
-     * results) and the results it keeps, 12 bytes a place, places the
-     * next power of two >= 2n. */
+     * results, the cosines evaluated with them) and the results it keeps,
+     * sines and cosines, 12 bytes a place, places the next power of two
+     * >= 2 * 2n. */
     size_t cap = 4096;
-    while (cap < 2 * n)
+    while (cap < 4 * n)
         cap *= 2;
     double mib = 1048576.0, bufs = 2.0 * (double)bp_buf_nbytes(&in) / mib,
-           tables = 20.0 * (double)n / mib, kept = 12.0 * (double)cap / mib;
+           tables = 24.0 * (double)n / mib, kept = 12.0 * (double)cap / mib;
     printf("peak RSS %.1f MiB: %.1f MiB at start (libraries), %.1f MiB more for %.1f MiB of "
            "buffers: input and output %.1f, the oracle's tables %.1f and kept results %.1f\n",
            (double)ru.ru_maxrss / 1024.0, rss0, (double)ru.ru_maxrss / 1024.0 - rss0,

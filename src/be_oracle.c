@@ -357,6 +357,10 @@ static bp_status elementwise_unique(bp_backend_t *be, const elem_ctx_t *c,
                                       sincos_kernel, &pc, err)
                       : bp_oracle_map(nthreads(be), BP_ORACLE_GRAIN, out_dt, (size_t)nt,
                                       elem_kernel, &d, err);
+        /* Room for both functions' results at once: one table, not a
+         * table and then a rehash into one twice as large. */
+        if (!st && pair)
+            bp_oracle_cache_reserve(cache, 2 * (size_t)nt);
         if (!st && keep)
             bp_oracle_cache_insert(cache, (int)c->kind, &todo, &got, miss, (size_t)nt, &res);
         /* The other function's results are only kept. */
