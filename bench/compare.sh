@@ -8,9 +8,7 @@ BENCHDIR=${BENCHDIR:-bench}
 BITPROBE=${BITPROBE:-src/bitprobe}
 echo "== bench/compare.sh: comparison engine throughput"
 echo "date: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
-if git rev-parse --short HEAD >/dev/null 2>&1; then
-    echo "commit: $(git rev-parse --short HEAD)"
-fi
+sh "$(dirname "$0")/commit.sh" "$(dirname "$0")/.."
 if [ -x "$BITPROBE" ]; then
     "$BITPROBE" env 2>/dev/null | grep -i -E 'cpu|compiler|host|os' || true
 else

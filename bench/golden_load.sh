@@ -6,6 +6,6 @@ BENCHDIR=${BENCHDIR:-bench}
 BITPROBE=${BITPROBE:-src/bitprobe}
 echo "== bench/golden_load.sh: golden load (inflate) throughput"
 echo "date: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
-git rev-parse --short HEAD >/dev/null 2>&1 && echo "commit: $(git rev-parse --short HEAD)"
+sh "$(dirname "$0")/commit.sh" "$(dirname "$0")/.."
 [ -x "$BITPROBE" ] && "$BITPROBE" env 2>/dev/null | grep -E '^(cpu|compiler|zlib)'
 "$BENCHDIR/golden_load" "$@"

@@ -8,6 +8,6 @@ BENCHDIR=${BENCHDIR:-bench}
 BITPROBE=${BITPROBE:-src/bitprobe}
 echo "== bench/oracle.sh: oracle throughput (MPFR sin, fp32) by thread count"
 echo "date: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
-git rev-parse --short HEAD >/dev/null 2>&1 && echo "commit: $(git rev-parse --short HEAD)"
+sh "$(dirname "$0")/commit.sh" "$(dirname "$0")/.."
 [ -x "$BITPROBE" ] && "$BITPROBE" env 2>/dev/null | grep -E '^(cpu|compiler|mpfr)'
 "$BENCHDIR/oracle_throughput" "$@"

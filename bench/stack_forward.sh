@@ -18,6 +18,7 @@ TMP=$(mktemp -d "${TMPDIR:-/tmp}/bitprobe-bench.XXXXXX")
 trap 'rm -rf "$TMP"' EXIT
 echo "== bench/stack_forward.sh: llama2-7b forward, $POS positions, bf16"
 echo "date: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
+sh "$(dirname "$0")/commit.sh" "$(dirname "$0")/.."
 if ! "$BITPROBE" env --json 2>/dev/null | "$PY" -c '
 import json, sys
 e = json.load(sys.stdin)

@@ -27,7 +27,7 @@ unset BP_NO_MEMO
 
 echo "== bench/suite.sh: the whole suite, bitprobe against the PyTorch script"
 echo "date: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
-(cd "$SRC" && git rev-parse --short HEAD 2>/dev/null | sed 's/^/commit: /')
+sh "$SRC/bench/commit.sh" "$SRC"
 echo "host: $(uname -n), $(nproc) online cores"
 "$BITPROBE" env
 
