@@ -108,21 +108,47 @@ static bool fill_report(bp_report_t *rep, const bp_stack_result_t *r)
     if (ok && r->have_forward)
         ok = add(rep, "stack.final", "logits", a, b, false, &r->logits) &&
              add(rep, "stack.final", "logp", a, b, false, &r->logp);
+    /* An exceeded policy or repeated forwards that differ fail the stack:
+     * they fail its final result here too, so every report gives the
+     * stack's verdict (parameters that differ already count). */
+    if (ok && rep->n && (!r->policy_pass || r->repeat_differ)) {
+        char msg[1024];
+        if (!r->policy_pass)
+            snprintf(msg, sizeof msg, "policy exceeded: %s", r->policy_msg);
+        else
+            snprintf(msg, sizeof msg, "%d forwards of A: %zu tensors differ from the first "
+                     "forward (first in forward %d)", r->repeat, r->repeat_differ,
+                     r->repeat_first_bad);
+        bp_result_t *last = &rep->r[rep->n - 1];
+        free(last->note);
+        last->note = strdup(msg);
+        last->counts = true;
+        last->cmp.pass = false;
+        ok = last->note != NULL;
+    }
     for (int i = 0; ok && i < r->nnotes; i++)
         ok = bp_report_note(rep, "%s", r->notes[i]);
     return ok;
+}
+
+/* The common report of the stack's comparisons, with this host's
+ * environment (the GPU's too when the forward ran there). */
+static bool build_report(bp_report_t *rep, const bp_stack_result_t *r, int argc,
+                         char **argv)
+{
+    bp_report_init(rep, argc, argv);
+    rep->env = strcmp(r->opts.device, "cuda") == 0 ? bp_envinfo_collect()
+                                                   : bp_envinfo_host();
+    return fill_report(rep, r);
 }
 
 static int write_json(const char *path, const bp_stack_result_t *r, int argc,
                       char **argv)
 {
     bp_report_t rep;
-    bp_report_init(&rep, argc, argv);
-    rep.env = strcmp(r->opts.device, "cuda") == 0 ? bp_envinfo_collect()
-                                                  : bp_envinfo_host();
     json_t *doc = NULL, *st = NULL;
     int rc = BP_EXIT_TROUBLE;
-    if (fill_report(&rep, r) && (doc = bp_rep_json_build(&rep)) &&
+    if (build_report(&rep, r, argc, argv) && (doc = bp_rep_json_build(&rep)) &&
         (st = bp_rep_stack_json(r))) {
         json_object_set_new(doc, "stack", st);
         int flags = JSON_INDENT(1) | JSON_SORT_KEYS | JSON_REAL_PRECISION(17);
@@ -148,6 +174,38 @@ static int write_json(const char *path, const bp_stack_result_t *r, int argc,
     return rc;
 }
 
+/* The stack result the Markdown writer appends (bp_rep_write's writers
+ * take the report alone). */
+static const bp_stack_result_t *md_stack;
+
+/* The common Markdown report (verdict, command, environment, every
+ * comparison), then the stack's own report as text. */
+static int stack_markdown(FILE *f, const bp_report_t *rep)
+{
+    int rc = bp_rep_markdown(f, rep);
+    if (rc)
+        return rc;
+    fputs("## Layer stack\n\n```text\n", f);
+    rc = bp_rep_stack_text(f, md_stack, false);
+    fputs("```\n", f);
+    return rc || ferror(f) ? BP_EXIT_TROUBLE : BP_EXIT_OK;
+}
+
+static int write_markdown(const char *path, const bp_stack_result_t *r, int argc,
+                          char **argv)
+{
+    bp_report_t rep;
+    int rc = BP_EXIT_TROUBLE;
+    if (build_report(&rep, r, argc, argv)) {
+        md_stack = r;
+        rc = bp_rep_write(path, stack_markdown, &rep) ? BP_EXIT_TROUBLE : BP_EXIT_OK;
+    } else {
+        fprintf(stderr, "bitprobe stack: out of memory building the Markdown report\n");
+    }
+    bp_report_free(&rep);
+    return rc;
+}
+
 static int write_svg(const char *path, const bp_stack_result_t *r)
 {
     FILE *f = fopen(path, "w");
@@ -168,11 +226,11 @@ enum {
     O_PRESET = 256, O_HIDDEN, O_HEADS, O_LAYERS, O_INTER, O_VOCAB, O_MAXPOS,
     O_POS, O_DTYPE, O_INIT, O_DEVICE, O_GPU, O_SHARDS, O_SEED, O_UFROM,
     O_SFROM, O_SIDES, O_BUFONLY, O_FWDONLY, O_GEMM, O_POLICY, O_PLOT, O_JSON,
-    O_REPEAT, O_QUIET
+    O_MARKDOWN, O_REPEAT, O_QUIET
 };
 
 typedef struct {
-    const char *preset, *plot, *json, *ufrom, *sfrom;
+    const char *preset, *plot, *json, *markdown, *ufrom, *sfrom;
     int64_t field[6];
     bool has_field[6], has_pos;
 } cli_t;
@@ -211,6 +269,7 @@ static int parse_args(int argc, char **argv, bp_stack_opts_t *o, cli_t *cl)
         {"policy", required_argument, 0, O_POLICY},
         {"plot", required_argument, 0, O_PLOT},
         {"json", required_argument, 0, O_JSON},
+        {"markdown", required_argument, 0, O_MARKDOWN},
         {"repeat", required_argument, 0, O_REPEAT},
         {"quiet", no_argument, 0, O_QUIET},
         {0, 0, 0, 0}};
@@ -315,6 +374,7 @@ static int parse_args(int argc, char **argv, bp_stack_opts_t *o, cli_t *cl)
             break;
         case O_PLOT: cl->plot = optarg; break;
         case O_JSON: cl->json = optarg; break;
+        case O_MARKDOWN: cl->markdown = optarg; break;
         case O_REPEAT:
             if (!parse_i64(optarg, 1, 1000, &v))
                 return bp_cli_usage_error("stack", "--repeat takes 1 to 1000, "
@@ -347,6 +407,10 @@ static int parse_args(int argc, char **argv, bp_stack_opts_t *o, cli_t *cl)
         o->init_dtype = o->dtype;
     for (int s = 0; s < 2; s++)
         o->from[s] = o->side[s] == BP_STACK_UNSHARDED ? cl->ufrom : cl->sfrom;
+    if (cl->json && cl->markdown && strcmp(cl->json, "-") == 0 &&
+        strcmp(cl->markdown, "-") == 0)
+        return bp_cli_usage_error("stack", "--json and --markdown cannot both go to "
+                                  "standard output");
     if (cl->plot && (o->buffers_only || o->forward_only))
         return bp_cli_usage_error("stack", "--plot needs the per-layer "
                                   "comparison (not with --buffers-only or "
@@ -368,11 +432,14 @@ int cmd_stack(int argc, char **argv)
     bp_error_t err = {0};
     if (bp_stack_run(&o, &r, &err))
         return bp_cli_fail(&err);
-    bool json_stdout = cl.json && strcmp(cl.json, "-") == 0;
-    if (!json_stdout)
+    bool taken = (cl.json && strcmp(cl.json, "-") == 0) ||
+                 (cl.markdown && strcmp(cl.markdown, "-") == 0);
+    if (!taken)
         rc = bp_rep_stack_text(stdout, &r, bp_cli_color());
     if (!rc && cl.json)
         rc = write_json(cl.json, &r, argc, argv);
+    if (!rc && cl.markdown)
+        rc = write_markdown(cl.markdown, &r, argc, argv);
     if (!rc && cl.plot)
         rc = write_svg(cl.plot, &r);
     if (!rc)

@@ -86,7 +86,7 @@ const bp_cmd_t bp_commands[] = {
      "  --gpu N           CUDA device index (default 0)\n"
      "  --threads N       oracle worker threads (default: one per core)"},
     {"stack", cmd_stack, "Run a Llama-style layer stack with two RoPE inits and report the drift per layer",
-     "bitprobe stack [--preset P] [--device cpu|cuda] [--dtype D] [--init-dtype D] [--positions A:B] [--layers N] [--plot FILE.svg] [--json FILE]\n"
+     "bitprobe stack [--preset P] [--device cpu|cuda] [--dtype D] [--init-dtype D] [--positions A:B] [--layers N] [--plot FILE.svg] [--json FILE] [--markdown FILE]\n"
      "  --preset P          tiny (default: hidden 256, 4 heads, 8 layers, 512 positions)\n"
      "                      or llama2-7b (hidden 4096, 32 heads, 32 layers, 4096 positions;\n"
      "                      its forward runs on a GPU only)\n"
@@ -112,6 +112,8 @@ const bp_cmd_t bp_commands[] = {
      "                      top1=F (least agreement), comma-separated; exceeded: exit 1\n"
      "  --plot FILE.svg     drift against depth, one line per metric, log scale\n"
      "  --json FILE         the full report as JSON ('-': stdout instead of the text)\n"
+     "  --markdown FILE     a report for a bug ticket: verdict, command, environment,\n"
+     "                      every comparison, then the text report ('-': stdout)\n"
      "  --quiet             no progress lines\n"
      "  Exit status: 0 ok, 1 sharded parameters or repeated forwards differ or the\n"
      "  policy is exceeded, 2 bad options, files or environment."},
