@@ -102,15 +102,18 @@ static bp_status get_bool(rd_t *r, const json_t *obj, const char *path, const ch
     return BP_OK;
 }
 
-static bp_status count_of(rd_t *r, const json_t *v, const char *path, size_t *out)
+/* A non-negative integer; noun ("count", "size", "index") names it. */
+static bp_status count_of(rd_t *r, const json_t *v, const char *path, const char *noun,
+                          size_t *out)
 {
     if (!json_is_integer(v))
-        return bad(r, path, "expected a count (an integer), found %s", type_name(v));
+        return bad(r, path, "expected %s %s (an integer), found %s",
+                   *noun == 'i' ? "an" : "a", noun, type_name(v));
     json_int_t n = json_integer_value(v);
     if (n < 0)
-        return bad(r, path, "negative count (%lld)", (long long)n);
+        return bad(r, path, "negative %s (%lld)", noun, (long long)n);
     if ((unsigned long long)n > SIZE_MAX)
-        return bad(r, path, "count too large (%lld)", (long long)n);
+        return bad(r, path, "%s too large (%lld)", noun, (long long)n);
     *out = (size_t)n;
     return BP_OK;
 }
@@ -127,7 +130,7 @@ static bp_status get_count(rd_t *r, const json_t *obj, const char *path, const c
         return BP_OK;
     if (!v)
         return bad(r, kp, "missing (a count)");
-    return count_of(r, v, kp, out);
+    return count_of(r, v, kp, "count", out);
 }
 
 /* A number as rep_json writes it: JSON number, or "inf", "-inf", "nan". */
@@ -220,7 +223,7 @@ static bp_status read_shape(rd_t *r, const json_t *o, const char *path, bp_cmp_t
     json_array_foreach(a, i, d) {
         size_t n;
         item_path(ip, kp, i);
-        TRY(count_of(r, d, ip, &n));
+        TRY(count_of(r, d, ip, "size", &n));
         if (n > INT64_MAX || __builtin_mul_overflow(elems, n, &elems))
             return bad(r, kp, "more elements than a tensor can hold");
         c->shape[i] = (int64_t)n;
@@ -252,7 +255,7 @@ static bp_status read_index(rd_t *r, const json_t *obj, const char *path, const 
     json_array_foreach(a, i, d) {
         size_t k;
         item_path(ip, kp, i);
-        TRY(count_of(r, d, ip, &k));
+        TRY(count_of(r, d, ip, "index", &k));
         if (k >= (size_t)c->shape[i])
             return bad(r, ip, "%zu is outside shape %s", k, shape);
         *flat = *flat * (size_t)c->shape[i] + k;
@@ -298,7 +301,7 @@ static bp_status read_histogram(rd_t *r, const json_t *o, const char *path, bp_c
         if (b == BP_HIST_BINS)
             return bad(r, bp, "not an ulp range (0, 1, 2, 3-4, 5-8, ..., inf/nan)");
         size_t n;
-        TRY(count_of(r, v, bp, &n));
+        TRY(count_of(r, v, bp, "count", &n));
         c->hist[b] = n;
         if (__builtin_add_overflow(sum, (uint64_t)n, &sum))
             sum = UINT64_MAX;
@@ -344,7 +347,7 @@ static bp_status read_first(rd_t *r, const json_t *o, const char *path, bp_dtype
         TRY(read_index(r, m, ip, "index", c, &at));
         if (at != x->index) {
             key_path(fp, ip, "index");
-            return bad(r, fp, "is flat position %zu, but flat is %zu", at, x->index);
+            return bad(r, fp, "names flat position %zu, but flat is %zu", at, x->index);
         }
         key_path(fp, ip, "ulp");
         if (!json_object_get(m, "ulp"))
