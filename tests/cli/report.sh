@@ -76,17 +76,24 @@ run 1 report "$TMP/d.json" --quiet
 same "$TMP/out" "$TMP/d.txt" "diff --quiet text"
 run 1 report "$TMP/d.json" --first 1
 out_has "... 329331 more"
-# A policy with a mismatch allowance ("N allowed" comes from the policy
-# and the total), through GitHub's annotations and step summary.
-run 0 diff "$cpu" "$zero" --policy ulp=32768,fraction=0.5 --json "$TMP/f.json"
+# A policy with a mismatch allowance: "N allowed" comes from the policy and
+# the total (0.7 of 524288), the elements beyond it from the histogram
+# (329332 differ, 54444 of them by 1 ulp); JUnit shows it.
+run 0 diff "$cpu" "$zero" --policy ulp=1,fraction=0.7 --json "$TMP/f.json" --junit "$TMP/f.xml"
+run 0 report "$TMP/f.json" --junit "$TMP/g.xml"
+same "$TMP/g.xml" "$TMP/f.xml" "JUnit with an allowance"
+grep -qF "274888 beyond policy ulp&lt;=1,fraction&lt;=0.7, 367001 allowed" "$TMP/g.xml" ||
+    fail "JUnit lacks the allowance"
+# GitHub's annotations and step summary.
 export GITHUB_STEP_SUMMARY="$TMP/s1.md"
-run 0 diff "$cpu" "$zero" --policy ulp=32768,fraction=0.5 --github
+run 1 diff "$cpu" "$zero" --first 3 --github
 cp "$TMP/out" "$TMP/g1.txt"
 GITHUB_STEP_SUMMARY="$TMP/s2.md"
-run 0 report "$TMP/f.json" --github
+run 1 report "$TMP/d.json" --github
 unset GITHUB_STEP_SUMMARY
 same "$TMP/out" "$TMP/g1.txt" "GitHub annotations"
 same "$TMP/s2.md" "$TMP/s1.md" "GitHub step summary"
+out_has "::error"
 # Tensors on one side only: diff says different, and so does report.
 run 1 diff "$cpu" "$top_srcdir/tests/st-good/meta.safetensors" --json "$TMP/o.json"
 run 1 report "$TMP/o.json"
