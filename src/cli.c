@@ -1,6 +1,7 @@
 /* Shared command-line helpers (see cli.h). */
 #include "cli.h"
 
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -44,6 +45,17 @@ int bp_cli_fail(const bp_error_t *err)
 {
     fprintf(stderr, "bitprobe: %s\n", err->msg[0] ? err->msg : "failed");
     return BP_EXIT_TROUBLE;
+}
+
+bool bp_cli_count(const char *s, long max, size_t *out)
+{
+    char *end;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (errno || *s == '\0' || *end != '\0' || v < 0 || v > max)
+        return false;
+    *out = (size_t)v;
+    return true;
 }
 
 bool bp_cli_wants_help(int argc, char **argv)

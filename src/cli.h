@@ -5,6 +5,7 @@
 #define BP_CLI_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
 #include "cmd.h"
 #include "error.h"
@@ -30,6 +31,9 @@ bool bp_cli_color(void);
  * directory exists, else the installed copy. */
 const char *bp_cli_probes_dir(const char *opt);
 const char *bp_cli_golden_dir(const char *opt);
+
+/* A count option's value: a decimal integer in 0..max. */
+bool bp_cli_count(const char *s, long max, size_t *out);
 
 /* Splits a comma-separated list in place; returns the count (at most max). */
 int bp_cli_split(char *s, char **items, int max);

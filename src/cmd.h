@@ -24,5 +24,6 @@ int cmd_diff(int argc, char **argv);
 int cmd_explain(int argc, char **argv);
 int cmd_fingerprint(int argc, char **argv);
 int cmd_stack(int argc, char **argv);
+int cmd_report(int argc, char **argv);
 
 #endif

@@ -127,20 +127,17 @@ static json_t *side_env(const char *path, const bp_st_file_t *f)
 
 int cmd_diff(int argc, char **argv)
 {
-    enum { O_MAP = 256, O_POLICY, O_AS, O_FIRST, O_NANP, O_JSON, O_JUNIT, O_MARKDOWN,
-           O_GITHUB, O_QUIET };
+    enum { O_MAP = 256, O_POLICY, O_AS, O_FIRST, O_NANP };
     static const struct option opts[] = {
-        {"map", required_argument, 0, O_MAP},     {"policy", required_argument, 0, O_POLICY},
-        {"as", required_argument, 0, O_AS},       {"first", required_argument, 0, O_FIRST},
-        {"nan-payload", no_argument, 0, O_NANP},  {"json", required_argument, 0, O_JSON},
-        {"junit", required_argument, 0, O_JUNIT}, {"markdown", required_argument, 0, O_MARKDOWN},
-        {"github", no_argument, 0, O_GITHUB},     {"quiet", no_argument, 0, O_QUIET},
+        {"map", required_argument, 0, O_MAP},    {"policy", required_argument, 0, O_POLICY},
+        {"as", required_argument, 0, O_AS},      {"first", required_argument, 0, O_FIRST},
+        {"nan-payload", no_argument, 0, O_NANP}, BP_REP_LONG_OPTIONS,
         {0, 0, 0, 0}};
     map_t maps[MAX_MAPS];
     int nmaps = 0, c;
     bool as_bf16 = false;
-    const char *gh = getenv("GITHUB_ACTIONS");
-    bp_rep_targets_t t = {.github = gh && strcmp(gh, "true") == 0};
+    bp_rep_targets_t t;
+    bp_rep_targets_init(&t);
     bp_policy_t pol;
     bp_policy_exact(&pol);
     bp_cmp_opts_t co;
@@ -168,23 +165,14 @@ int cmd_diff(int argc, char **argv)
                 return bp_cli_usage_error("diff", "--as takes bf16, not '%s'", optarg);
             as_bf16 = true;
             break;
-        case O_FIRST: {
-            char *end;
-            long v = strtol(optarg, &end, 10);
-            if (*optarg == '\0' || *end || v < 0 || v > 1000000)
+        case O_FIRST:
+            if (!bp_cli_count(optarg, 1000000, &co.first_k))
                 return bp_cli_usage_error("diff", "--first needs a count, not '%s'", optarg);
-            co.first_k = (size_t)v;
             break;
-        }
         case O_NANP: co.nan_payload = true; break;
-        case O_JSON: t.json = optarg; break;
-        case O_JUNIT: t.junit = optarg; break;
-        case O_MARKDOWN: t.markdown = optarg; break;
-        case O_GITHUB: t.github = true; break;
-        case 'q':
-        case O_QUIET: bp_cli_quiet = true; break;
         default:
-            return bp_cli_usage_error("diff", "unknown option '%s'", argv[optind - 1]);
+            if (!bp_rep_targets_option(&t, c, optarg))
+                return bp_cli_usage_error("diff", "unknown option '%s'", argv[optind - 1]);
         }
     }
     if (argc - optind != 2)

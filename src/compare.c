@@ -482,9 +482,7 @@ static bool same_shape(const bp_buf_t *a, const bp_buf_t *b)
     return true;
 }
 
-/* The largest n with n / total <= frac, the quotient rounded as a double
- * is, so that a decimal fraction admits exactly what it says. */
-static size_t allowed_mismatches(double frac, size_t total)
+size_t bp_cmp_allowed(double frac, size_t total)
 {
     if (!(frac > 0) || total == 0)
         return 0;
@@ -583,7 +581,7 @@ bp_status bp_compare(const bp_buf_t *a, const bp_buf_t *b,
                             "first %zu mismatches", opts->first_k);
     }
     out->hist[0] = out->total - out->mismatched;
-    out->allowed = allowed_mismatches(pol->max_mismatch_fraction, out->total);
+    out->allowed = bp_cmp_allowed(pol->max_mismatch_fraction, out->total);
     out->pass = out->beyond_policy <= out->allowed;
     return BP_OK;
 }

@@ -40,6 +40,11 @@
 #include "error.h"
 #include "policy.h"
 
+/* The largest n with n / total <= frac (beyond_policy may be at most
+ * this), the quotient rounded as a double is, so that a decimal fraction
+ * admits exactly what it says. */
+size_t bp_cmp_allowed(double frac, size_t total);
+
 /* Histogram of ulp distances: bin 0 holds equal elements, bin 1 distance 1,
  * bin k (2 <= k <= 65) distances in (2^(k-2), 2^(k-1)], i.e. 2, 3-4, 5-8,
  * 9-16, ... up to 2^64-1; the last bin holds the non-finite mismatches. */

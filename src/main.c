@@ -61,6 +61,20 @@ const bp_cmd_t bp_commands[] = {
      "                    GITHUB_ACTIONS=true)\n"
      "  --quiet           print only differences and the summary\n"
      "  Exit status: 0 identical or within policy, 1 different, 2 trouble."},
+    {"report", cmd_report, "Render a saved JSON report again: text, JSON, JUnit, Markdown, GitHub",
+     "bitprobe report FILE [--json FILE] [--junit FILE] [--markdown FILE] [--github] [--quiet] [--first K]\n"
+     "  FILE              a report written by --json (run, diff, explain, stack; '-':\n"
+     "                    standard input) or a bundle directory (run --save)\n"
+     "  --json FILE       the report as JSON again ('-': stdout instead of the text)\n"
+     "  --junit FILE      JUnit XML, one testcase per comparison\n"
+     "  --markdown FILE   a self-contained bug-ticket report in Markdown\n"
+     "  --github          GitHub annotations and step summary (default when\n"
+     "                    GITHUB_ACTIONS=true)\n"
+     "  --first K         show at most K mismatches per comparison (default: all the\n"
+     "                    report holds, as its command showed them)\n"
+     "  --quiet           print only differences and the summary\n"
+     "  Exit status: 0 no drift beyond policy in the report, 1 drift (as the command\n"
+     "  that wrote it), 2 bad input."},
     {"explain", cmd_explain, "Find the op that introduced each difference between two sides, and who is right",
      "bitprobe explain PROBE --a B1 --b B2 [--dtype D] [--probes DIR] [--json FILE] [--first K]\n"
      "  --a B1, --b B2    backends (cpu, oracle, cuda) or saved runs (run --save DIR\n"

@@ -1,5 +1,6 @@
 /* Report dispatch: every format a command asked for, each to its own
  * destination (see rep.h). */
+#include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
@@ -8,6 +9,26 @@
 static bool to_stdout(const char *path)
 {
     return path && strcmp(path, "-") == 0;
+}
+
+void bp_rep_targets_init(bp_rep_targets_t *t)
+{
+    const char *gh = getenv("GITHUB_ACTIONS");
+    *t = (bp_rep_targets_t){.github = gh && strcmp(gh, "true") == 0};
+}
+
+bool bp_rep_targets_option(bp_rep_targets_t *t, int c, const char *arg)
+{
+    switch (c) {
+    case BP_REP_O_JSON: t->json = arg; break;
+    case BP_REP_O_JUNIT: t->junit = arg; break;
+    case BP_REP_O_MARKDOWN: t->markdown = arg; break;
+    case BP_REP_O_GITHUB: t->github = true; break;
+    case 'q':
+    case BP_REP_O_QUIET: bp_cli_quiet = true; break;
+    default: return false;
+    }
+    return true;
 }
 
 int bp_rep_targets_check(const char *cmd, const bp_rep_targets_t *t)

@@ -6,13 +6,14 @@
  *    results[{probe, output, dtype, kind, a, b, policy, compared, counts,
  *             note?, file?, line?,   (the rest only when compared:)
  *             pass, shape[], total, mismatched, mismatched_percent,
- *             beyond_policy, class_changes, zero_sign_diffs,
+ *             beyond_policy, class_changes, zero_sign_diffs, nan_payload_diffs,
  *             max_abs{value,index[]}, max_rel{...}, max_ulp{...} (when
  *             mismatched), histogram{label: count},
  *             first[{index[], flat, ulp, a VALUE, b VALUE}]}]}
  *   VALUE = {hex, decimal (exact expansion), g20 (%.20g), shortest (round
  *            trip), fields (sign exponent mantissa bits)}
  *   timing (run --timing): see timing.h, bp_timing_json.
+ *   Members a read report kept in rep->extra follow, as they were.
  * Non-finite numbers are written as the strings "inf", "-inf", "nan"; a
  * non-finite mismatch's ulp as "class change". */
 #include <errno.h>
@@ -88,6 +89,7 @@ static json_t *result_json(const bp_result_t *r)
     json_object_set_new(o, "beyond_policy", json_integer((json_int_t)c->beyond_policy));
     json_object_set_new(o, "class_changes", json_integer((json_int_t)c->class_changes));
     json_object_set_new(o, "zero_sign_diffs", json_integer((json_int_t)c->zero_sign_diffs));
+    json_object_set_new(o, "nan_payload_diffs", json_integer((json_int_t)c->nan_payload_diffs));
     if (c->mismatched) {
         json_object_set_new(o, "max_abs", json_pack("{s:o, s:o}", "value", num(c->max_abs),
                                                     "index", index_json(c, c->max_abs_idx)));
@@ -151,6 +153,11 @@ json_t *bp_rep_json_build(const bp_report_t *rep)
                                   (json_int_t)bp_report_failures(rep)));
     if (rep->timing)
         json_object_set_new(root, "timing", bp_timing_json(rep->timing));
+    const char *key;
+    json_t *v;
+    json_object_foreach(rep->extra, key, v)
+        if (!json_object_get(root, key))
+            json_object_set(root, key, v);
     return root;
 }
 

@@ -83,6 +83,7 @@ void bp_report_free(bp_report_t *rep)
     free(rep->command);
     json_decref(rep->env);
     json_decref(rep->explain);
+    json_decref(rep->extra);
     memset(rep, 0, sizeof *rep);
 }
 

@@ -57,6 +57,9 @@ typedef struct bp_report {
     size_t nnotes;
     json_t *explain; /* explain's result (explain.h), or NULL; owned */
     struct bp_timing *timing; /* run --timing (timing.h), or NULL; not owned */
+    json_t *extra;  /* a read report's top-level members the model does not
+                     * hold (run's "timing", stack's "stack"), written back
+                     * as they were (report_read.h), or NULL; owned */
 } bp_report_t;
 
 void bp_report_init(bp_report_t *rep, int argc, char **argv);
