@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "npy.h"
+#include "test_files.h"
 
 typedef struct {
     const char *file;
@@ -77,22 +78,7 @@ static const bad_t bads[] = {
 
 static void path_of(const char *file, char *out, size_t n)
 {
-    const char *dir = getenv("srcdir");
-    snprintf(out, n, "%s/npy/%s", dir ? dir : "tests", file);
-}
-
-static unsigned char *slurp(const char *path, size_t *len)
-{
-    FILE *f = fopen(path, "rb");
-    ck_assert_msg(f != NULL, "cannot open %s", path);
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    unsigned char *b = malloc(n ? (size_t)n : 1);
-    ck_assert(fread(b, 1, (size_t)n, f) == (size_t)n);
-    fclose(f);
-    *len = (size_t)n;
-    return b;
+    test_data_path("npy", file, out, n);
 }
 
 static void check_good(const good_t *g, const bp_buf_t *b)
@@ -128,7 +114,7 @@ START_TEST(t_good_mem)
     bp_buf_t b;
     bp_error_t e = {0};
     path_of(g->file, p, sizeof p);
-    unsigned char *d = slurp(p, &len);
+    unsigned char *d = test_slurp(p, &len);
     ck_assert_msg(bp_npy_parse(d, len, g->file, g->as_bf16, &b, &e) == BP_OK,
                   "%s", e.msg);
     check_good(g, &b);
@@ -182,7 +168,7 @@ START_TEST(t_bad_mem)
     bp_buf_t b;
     bp_error_t e = {0};
     path_of(c->file, p, sizeof p);
-    unsigned char *d = slurp(p, &len);
+    unsigned char *d = test_slurp(p, &len);
     check_bad(c, "mem", bp_npy_parse(d, len, "mem", c->as_bf16, &b, &e), &e);
     free(d);
 }
@@ -219,7 +205,7 @@ START_TEST(t_pipe)
     bp_buf_t b;
     bp_error_t e = {0};
     path_of(goods[0].file, p, sizeof p);
-    unsigned char *d = slurp(p, &len);
+    unsigned char *d = test_slurp(p, &len);
     int fd[2];
     ck_assert(pipe(fd) == 0);
     ck_assert(write(fd[1], d, len) == (ssize_t)len);

@@ -21,30 +21,11 @@
 #include <zlib.h>
 
 #include "st.h"
+#include "test_files.h"
 
 #define N(a) (sizeof(a) / sizeof((a)[0]))
 
 /* ---- helpers ------------------------------------------------------- */
-
-static void path_of(const char *dir, const char *file, char *out, size_t n)
-{
-    const char *top = getenv("srcdir");
-    snprintf(out, n, "%s/%s/%s", top ? top : "tests", dir, file);
-}
-
-static unsigned char *slurp(const char *path, size_t *len)
-{
-    FILE *f = fopen(path, "rb");
-    ck_assert_msg(f != NULL, "cannot open %s", path);
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    unsigned char *b = malloc(n ? (size_t)n : 1);
-    ck_assert(fread(b, 1, (size_t)n, f) == (size_t)n);
-    fclose(f);
-    *len = (size_t)n;
-    return b;
-}
 
 static char tmpdir[256];
 
@@ -157,7 +138,7 @@ static unsigned char *encode_gz(const bp_st_file_t *f, const char *name,
     bp_error_t e = {0};
     tmp_path(name, p, sizeof p);
     ck_assert_msg(bp_st_write(p, f, true, &e) == BP_OK, "%s", e.msg);
-    unsigned char *d = slurp(p, len);
+    unsigned char *d = test_slurp(p, len);
     unlink(p);
     return d;
 }
@@ -296,7 +277,7 @@ START_TEST(t_bad_file)
     char p[4096], label[4200];
     bp_st_file_t f;
     bp_error_t e = {0};
-    path_of("st-bad", c->file, p, sizeof p);
+    test_data_path("st-bad", c->file, p, sizeof p);
     snprintf(label, sizeof label, "cannot read '%s'", p);
     check_bad(c, label, bp_st_read(p, &f, &e), &e);
     ck_assert(f.n == 0 && f.t == NULL && f.meta == NULL);
@@ -310,8 +291,8 @@ START_TEST(t_bad_mem)
     size_t len;
     bp_st_file_t f;
     bp_error_t e = {0};
-    path_of("st-bad", c->file, p, sizeof p);
-    unsigned char *d = slurp(p, &len);
+    test_data_path("st-bad", c->file, p, sizeof p);
+    unsigned char *d = test_slurp(p, &len);
     check_bad(c, "mem", bp_st_parse(d, len, "mem", &f, &e), &e);
     ck_assert(f.n == 0 && f.t == NULL && f.meta == NULL);
     free(d);
@@ -329,20 +310,20 @@ START_TEST(t_reference_vectors)
     static const uint32_t vals[6] = {0x00000000, 0x3f800000, 0x40000000,
                                      0x40400000, 0x40800000, 0x40a00000};
     static const int64_t sh[3] = {1, 2, 3};
-    path_of("st-good", "attn0.safetensors", p, sizeof p);
+    test_data_path("st-good", "attn0.safetensors", p, sizeof p);
     ck_assert_msg(bp_st_read(p, &f, &e) == BP_OK, "%s", e.msg);
     ck_assert_uint_eq(f.n, 1);
     assert_tensor(&f, "attn.0", BP_F32, 3, sh, vals, sizeof vals);
     ck_assert(f.meta == NULL);
     bp_st_free(&f);
 
-    path_of("st-good", "empty.safetensors", p, sizeof p);
+    test_data_path("st-good", "empty.safetensors", p, sizeof p);
     ck_assert_msg(bp_st_read(p, &f, &e) == BP_OK, "%s", e.msg);
     ck_assert_uint_eq(f.n, 0);
     ck_assert(f.meta == NULL);
     bp_st_free(&f);
 
-    path_of("st-good", "meta.safetensors", p, sizeof p);
+    test_data_path("st-good", "meta.safetensors", p, sizeof p);
     ck_assert_msg(bp_st_read(p, &f, &e) == BP_OK, "%s", e.msg);
     ck_assert_uint_eq(f.n, 0);
     ck_assert_str_eq(bp_st_get_meta(&f, "framework"), "pt");
@@ -391,7 +372,7 @@ START_TEST(t_python_written)
         char p[4096];
         bp_st_file_t f;
         bp_error_t e = {0};
-        path_of("st-good", files[k], p, sizeof p);
+        test_data_path("st-good", files[k], p, sizeof p);
         ck_assert_msg(bp_st_read(p, &f, &e) == BP_OK, "%s", e.msg);
         assert_t7(&f);
         for (size_t i = 0; i < N(order); i++) /* data order */
@@ -420,8 +401,8 @@ START_TEST(t_encode_exact)
     size_t want_len, len;
     bp_st_file_t f, g;
     bp_error_t e = {0};
-    path_of("st-good", "bitprobe.safetensors", p, sizeof p);
-    unsigned char *want = slurp(p, &want_len);
+    test_data_path("st-good", "bitprobe.safetensors", p, sizeof p);
+    unsigned char *want = test_slurp(p, &want_len);
     build_t7(&f);
     unsigned char *got = encode(&f, &len);
     ck_assert_uint_eq(len, want_len);
@@ -491,7 +472,7 @@ START_TEST(t_roundtrip)
             assert_same(&f, &g);
             bp_st_free(&g);
             size_t fl;
-            unsigned char *fd = slurp(p, &fl);
+            unsigned char *fd = test_slurp(p, &fl);
             if (!gz) /* the plain file is the encoded bytes */
                 ck_assert(fl == len && memcmp(fd, d, len) == 0);
             else
