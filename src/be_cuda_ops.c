@@ -5,8 +5,10 @@
  * Scalars (Python numbers) reach PyTorch's kernels in one of two forms,
  * and which one is part of the formulation:
  *  - opmath: iter.scalar_value<opmath_t>(), float for f32/bf16/f16
- *    results (add, sub, mul; the divisor of tensor / scalar, whose
- *    reciprocal 1.0f / b is then taken on the host);
+ *    results (add, sub, mul);
+ *  - double: the divisor of tensor / scalar (BinaryDivTrueKernel.cu reads
+ *    iter.scalar_value<double>, takes 1.0 / b in double and rounds the
+ *    reciprocal once to opmath_t; bp_div_scalar_reciprocal);
  *  - storage: converted to scalar_t, the result dtype (the base of
  *    scalar ** tensor, wrapped into a device tensor by pow_Scalar_out; the
  *    exponent of tensor ** scalar, exp_scalar.to<scalar_t>()).
@@ -323,8 +325,7 @@ static bp_status div_op(bp_backend_t *be, const bp_exec_t *x, bp_error_t *err)
         if (form == BP_FORM_TRUE)
             return binary(be, BPK_DIV, "div", tensor_arg(x->a), x->a,
                           scalar_arg(s), NULL, out, err);
-        /* BinaryDivTrueKernel.cu: inv_b = opmath_t(1.0) / b, on the host. */
-        double inv = dt == BP_F64 ? 1.0 / s : (double)(1.0f / (float)s);
+        double inv = bp_div_scalar_reciprocal(op->b.value, dt);
         return binary(be, BPK_MUL, "div-reciprocal", tensor_arg(x->a), x->a,
                       scalar_arg(inv), NULL, out, err);
     }
