@@ -28,8 +28,8 @@
 _Static_assert(BPK_F64 == (int)BP_F64 && BPK_F32 == (int)BP_F32 &&
                    BPK_BF16 == (int)BP_BF16 && BPK_F16 == (int)BP_F16 &&
                    BPK_I64 == (int)BP_I64 && BPK_I32 == (int)BP_I32 &&
-                   BPK_NDTYPES == (int)BP_NDTYPES,
-               "kernel dtype codes must equal bp_dtype_t");
+                   BPK_NDTYPES == (int)BP_I32 + 1,
+               "kernel dtype codes must equal bp_dtype_t's arithmetic ones");
 _Static_assert(BPK_MAXDIM == BP_MAXDIM, "kernel and buffer rank limits");
 
 static bool is_int(bp_dtype_t dt)
@@ -83,7 +83,7 @@ static bp_status dev_of(const bp_buf_t *t, const char *which, bp_error_t *err)
     if (!t->dev)
         return bp_error_set(err, BP_EINTERNAL,
                             "operand %s has no device copy", which);
-    if ((unsigned)t->dtype >= BP_NDTYPES)
+    if ((unsigned)t->dtype >= BPK_NDTYPES)
         return bp_error_set(err, BP_EINTERNAL,
                             "operand %s has dtype code %d", which, t->dtype);
     return BP_OK;
