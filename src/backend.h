@@ -67,6 +67,11 @@ struct bp_backend {
     /* Called before each op on the thread that runs it (NULL: nothing to
      * do); the CUDA backend makes its device current there. */
     bp_status (*enter)(bp_backend_t *be, bp_error_t *err);
+    /* The dtypes its ops read and write (BP_DTYPE_BIT set; the
+     * constructors give BP_DTYPES_ARITH): the executor refuses an op on
+     * any other with a message naming the dtype, rather than let an op
+     * entry meet a dtype it has no code for. */
+    uint32_t dtypes;
     /* device backends only */
     bp_status (*dev_alloc)(bp_backend_t *be, bp_buf_t *b, bp_error_t *err);
     void (*dev_free)(bp_backend_t *be, bp_buf_t *b);
