@@ -339,6 +339,7 @@ static int open_engines(opts_t *o, bp_inv_engine_t **eng, int *n, bp_inv_study_t
                 for (int j = 0; j < *n; j++)
                     bp_inv_engine_close(eng[j]);
                 *n = 0;
+                bp_error_prefix(&err, "engine %s: ", names[i]);
                 return bp_cli_fail(&err);
             }
             if (!why[0])
