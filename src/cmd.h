@@ -26,5 +26,6 @@ int cmd_fingerprint(int argc, char **argv);
 int cmd_stack(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 int cmd_screen(int argc, char **argv);
+int cmd_invariance(int argc, char **argv);
 
 #endif
