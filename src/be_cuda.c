@@ -23,6 +23,7 @@
 
 #include "bpk.h"
 #include "cublas_dl.h"
+#include "cuda_check.h"
 #include "config.h"
 
 /* cuBLAS workspace, fixed so that algorithm choice cannot depend on what
@@ -51,38 +52,6 @@ static cuda_state_t *state(bp_backend_t *be)
 {
     return (cuda_state_t *)be->state;
 }
-
-static bp_status cuda_fail(bp_error_t *err, bp_status code, const char *call,
-                           cudaError_t e)
-{
-    if (e == cudaErrorMemoryAllocation)
-        code = BP_ENOMEM;
-    return bp_error_set(err, code, "%s failed: %s (%s)", call,
-                        cudaGetErrorString(e), cudaGetErrorName(e));
-}
-
-static bp_status blas_fail(bp_error_t *err, bp_status code, const char *call,
-                           cublasStatus_t s)
-{
-    if (s == CUBLAS_STATUS_ALLOC_FAILED)
-        code = BP_ENOMEM;
-    return bp_error_set(err, code, "%s failed: %s (%s)", call,
-                        BP_BLAS(cublasGetStatusString)(s), BP_BLAS(cublasGetStatusName)(s));
-}
-
-/* Checked calls; `code` is the status a failure maps to. */
-#define CUDA_TRY(call, code)                                                 \
-    do {                                                                     \
-        cudaError_t e_ = (call);                                             \
-        if (e_ != cudaSuccess)                                               \
-            return cuda_fail(err, (code), #call, e_);                        \
-    } while (0)
-#define BLAS_TRY(call, code)                                                 \
-    do {                                                                     \
-        cublasStatus_t s_ = (call);                                          \
-        if (s_ != CUBLAS_STATUS_SUCCESS)                                     \
-            return blas_fail(err, (code), #call, s_);                        \
-    } while (0)
 
 static void version_str(int v, char *out, size_t n)
 {
@@ -124,7 +93,7 @@ static bp_status device_count(int *count, bp_error_t *err)
                             "CUDA driver %s is older than the CUDA runtime %s "
                             "bitprobe was built with", dv, rv);
     if (e != cudaSuccess)
-        return cuda_fail(err, BP_EUNAVAIL, "cudaGetDeviceCount", e);
+        return bp_cuda_fail(err, BP_EUNAVAIL, "cudaGetDeviceCount", e);
     return BP_OK;
 }
 
@@ -145,7 +114,7 @@ json_t *bp_be_cuda_env(bp_error_t *err)
         cudaError_t e = cudaGetDeviceProperties(&p, i);
         if (e != cudaSuccess) {
             json_decref(devs);
-            cuda_fail(err, BP_EUNAVAIL, "cudaGetDeviceProperties", e);
+            bp_cuda_fail(err, BP_EUNAVAIL, "cudaGetDeviceProperties", e);
             return NULL;
         }
         char cc[16];

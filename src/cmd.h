@@ -25,5 +25,6 @@ int cmd_explain(int argc, char **argv);
 int cmd_fingerprint(int argc, char **argv);
 int cmd_stack(int argc, char **argv);
 int cmd_report(int argc, char **argv);
+int cmd_invariance(int argc, char **argv);
 
 #endif
