@@ -23,6 +23,7 @@
 
 #include "bpk.h"
 #include "cublas_dl.h"
+#include "envinfo.h"
 #include "cuda_check.h"
 #include "config.h"
 
@@ -116,15 +117,27 @@ json_t *bp_be_cuda_env(bp_error_t *err)
             bp_cuda_fail(err, BP_EUNAVAIL, "cudaGetDeviceProperties", e);
             return NULL;
         }
-        char cc[16];
+        char cc[16], uuid[48], pci[32];
+        const unsigned char *u = (const unsigned char *)p.uuid.bytes;
         snprintf(cc, sizeof cc, "%d.%d", p.major, p.minor);
+        /* As nvidia-smi prints them, so that a fleet can join the two. */
+        snprintf(uuid, sizeof uuid,
+                 "GPU-%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x",
+                 u[0], u[1], u[2], u[3], u[4], u[5], u[6], u[7], u[8], u[9], u[10],
+                 u[11], u[12], u[13], u[14], u[15]);
+        snprintf(pci, sizeof pci, "%08x:%02x:%02x.0", (unsigned)p.pciDomainID,
+                 (unsigned)p.pciBusID, (unsigned)p.pciDeviceID);
         json_array_append_new(
-            devs, json_pack("{s:s, s:s, s:i, s:I}", "name", p.name, "cc", cc,
+            devs, json_pack("{s:s, s:s, s:i, s:I, s:s, s:s}", "name", p.name, "cc", cc,
                             "sms", p.multiProcessorCount, "mem_mib",
-                            (json_int_t)(p.totalGlobalMem >> 20)));
+                            (json_int_t)(p.totalGlobalMem >> 20), "uuid", uuid,
+                            "pci_bus_id", pci));
     }
-    json_t *env = devs ? json_pack("{s:s, s:s, s:s, s:o}", "driver", dv,
-                                   "runtime", rv, "cublas", bv, "devices", devs)
+    char kd[64];
+    bp_envinfo_nvidia_driver(kd, sizeof kd);
+    json_t *env = devs ? json_pack("{s:s, s:s, s:s, s:s, s:o}", "driver", dv,
+                                   "nvidia_driver", kd, "runtime", rv, "cublas", bv,
+                                   "devices", devs)
                        : NULL;
     if (!env)
         bp_error_set(err, BP_ENOMEM, "out of memory");
