@@ -1,21 +1,25 @@
 /* The CUDA kernels' launchers, in plain C: the only interface between
- * be_cuda.c and kernels/.  Every launcher is asynchronous on the stream it
- * is given (a cudaStream_t passed as void *), launches nothing for n <= 0,
- * and returns the cudaError_t of its launch as an int (0: ok).  Arguments
- * are validated by the caller (be_cuda.c); a launcher handed a dtype or op
- * code it does not know returns cudaErrorInvalidValue rather than guess.
+ * kernels/ and the C files that launch them (be_cuda_ops.c for the ops,
+ * stack_cuda.c for the layer stack).  Every launcher is asynchronous on
+ * the stream it is given (a cudaStream_t passed as void *), launches
+ * nothing for n <= 0, and returns the cudaError_t of its launch as an int
+ * (0: ok).  Arguments are validated by the caller; a launcher handed a
+ * dtype or op code it does not know returns cudaErrorInvalidValue rather
+ * than guess.
  *
  * Numerics follow PyTorch's CUDA kernels (see each .cu file): values are
  * loaded, converted to the op's compute type (float for f32/bf16/f16
  * results, double for f64, int64 for integer results), computed, and
  * rounded once to the result dtype with __float2bfloat16_rn /
  * __float2half_rn.  Scalars arrive already converted the way PyTorch
- * converts them on the host (be_cuda.c decides), so that a kernel only
+ * converts them on the host (be_cuda_ops.c decides), so that a kernel only
  * ever widens a scalar exactly. */
 #ifndef BPK_H
 #define BPK_H
 
 #include <stdint.h>
+
+#include "../src/op_kind.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -79,19 +83,9 @@ enum {
 int bpk_pow(void *stream, int mode, void *out, int out_dt, bpk_arg_t a,
             bpk_arg_t b, const bpk_bcast_t *bc, int64_t n);
 
-/* unary.cu */
-enum {
-    BPK_RECIPROCAL,
-    BPK_EXP,
-    BPK_LOG,
-    BPK_SIN,
-    BPK_COS,
-    BPK_TANH,
-    BPK_SQRT,
-    BPK_RSQRT,
-    BPK_NEG,
-    BPK_NUNARY
-};
+/* unary.cu: op is the bp_op_kind_t of an elementwise function of one
+ * operand (BP_OP_EXP, ...: the codes of src/op_kind.h); an op with no
+ * kernel here gives cudaErrorInvalidValue. */
 int bpk_unary(void *stream, int op, void *out, int out_dt, const void *a,
               int a_dt, int64_t n);
 

@@ -498,6 +498,33 @@ const char *bp_cpu_simd_name(const bp_cpu_t *c)
                      "ATen's AVX2 kernels)";
 }
 
+const bp_op_fn bp_cpu_ops[BP_OP_COUNT] = {
+    [BP_OP_TENSOR] = bp_cpu_op_tensor,
+    [BP_OP_ARANGE] = bp_cpu_op_arange,
+    [BP_OP_UNIFORM] = bp_cpu_op_uniform,
+    [BP_OP_CAST] = bp_cpu_op_cast,
+    [BP_OP_ADD] = bp_cpu_op_binary,
+    [BP_OP_SUB] = bp_cpu_op_binary,
+    [BP_OP_MUL] = bp_cpu_op_binary,
+    [BP_OP_DIV] = bp_cpu_op_binary,
+    [BP_OP_POW] = bp_cpu_op_pow,
+    [BP_OP_RECIPROCAL] = bp_cpu_op_unary,
+    [BP_OP_EXP] = bp_cpu_op_unary,
+    [BP_OP_LOG] = bp_cpu_op_unary,
+    [BP_OP_SIN] = bp_cpu_op_unary,
+    [BP_OP_COS] = bp_cpu_op_unary,
+    [BP_OP_TANH] = bp_cpu_op_unary,
+    [BP_OP_SQRT] = bp_cpu_op_unary,
+    [BP_OP_RSQRT] = bp_cpu_op_unary,
+    [BP_OP_NEG] = bp_cpu_op_neg,
+    [BP_OP_OUTER] = bp_cpu_op_outer,
+    [BP_OP_CONCAT] = bp_cpu_op_concat,
+    [BP_OP_SLICE] = bp_cpu_op_slice,
+    [BP_OP_MATMUL] = bp_cpu_op_matmul,
+    [BP_OP_SUM] = bp_cpu_op_sum,
+    [BP_OP_ROTATE_HALF] = bp_cpu_op_rotate_half,
+};
+
 static void cpu_destroy(bp_backend_t *be)
 {
     if (!be)
@@ -564,30 +591,7 @@ bp_status bp_be_cpu_open(const bp_backend_opts_t *o, bp_backend_t **out,
         cpu_destroy(be);
         return bp_error_set(err, BP_ENOMEM, "out of memory");
     }
-    be->op[BP_OP_TENSOR] = bp_cpu_op_tensor;
-    be->op[BP_OP_ARANGE] = bp_cpu_op_arange;
-    be->op[BP_OP_UNIFORM] = bp_cpu_op_uniform;
-    be->op[BP_OP_CAST] = bp_cpu_op_cast;
-    be->op[BP_OP_ADD] = bp_cpu_op_binary;
-    be->op[BP_OP_SUB] = bp_cpu_op_binary;
-    be->op[BP_OP_MUL] = bp_cpu_op_binary;
-    be->op[BP_OP_DIV] = bp_cpu_op_binary;
-    be->op[BP_OP_POW] = bp_cpu_op_pow;
-    be->op[BP_OP_RECIPROCAL] = bp_cpu_op_unary;
-    be->op[BP_OP_EXP] = bp_cpu_op_unary;
-    be->op[BP_OP_LOG] = bp_cpu_op_unary;
-    be->op[BP_OP_SIN] = bp_cpu_op_unary;
-    be->op[BP_OP_COS] = bp_cpu_op_unary;
-    be->op[BP_OP_TANH] = bp_cpu_op_unary;
-    be->op[BP_OP_SQRT] = bp_cpu_op_unary;
-    be->op[BP_OP_RSQRT] = bp_cpu_op_unary;
-    be->op[BP_OP_NEG] = bp_cpu_op_neg;
-    be->op[BP_OP_OUTER] = bp_cpu_op_outer;
-    be->op[BP_OP_CONCAT] = bp_cpu_op_concat;
-    be->op[BP_OP_SLICE] = bp_cpu_op_slice;
-    be->op[BP_OP_MATMUL] = bp_cpu_op_matmul;
-    be->op[BP_OP_SUM] = bp_cpu_op_sum;
-    be->op[BP_OP_ROTATE_HALF] = bp_cpu_op_rotate_half;
+    be->op = bp_cpu_ops;
     *out = be;
     return BP_OK;
 }

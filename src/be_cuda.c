@@ -44,7 +44,6 @@ typedef struct {
     cublasHandle_t blas;
     void *workspace;
     int debug;
-    bp_op_fn ops[BP_OP_COUNT]; /* be_cuda_ops.c's entries */
     pool_ent_t *pool;
     size_t npool, cap;
 } cuda_state_t;
@@ -354,11 +353,11 @@ static void cuda_destroy(bp_backend_t *be)
     }
 }
 
-/* Every op runs with the backend's device current. */
-static bp_status cuda_op(bp_backend_t *be, const bp_exec_t *x, bp_error_t *err)
+/* Every op runs with the backend's device current, on whichever thread
+ * runs the backend. */
+static bp_status cuda_enter(bp_backend_t *be, bp_error_t *err)
 {
-    bp_status st = bp_cuda_use(be, err);
-    return st ? st : state(be)->ops[x->op->kind](be, x, err);
+    return bp_cuda_use(be, err);
 }
 
 /* Stream, cuBLAS handle with pinned numerics, and a trial launch so that a
@@ -503,12 +502,8 @@ static bp_status open_device(const bp_backend_opts_t *o, int count, bp_backend_t
     be->upload = cuda_upload;
     be->download = cuda_download;
     be->destroy = cuda_destroy;
-    bp_cuda_ops_install(be);
-    for (int k = 0; k < BP_OP_COUNT; k++) {
-        s->ops[k] = be->op[k];
-        if (be->op[k])
-            be->op[k] = cuda_op;
-    }
+    be->op = bp_cuda_ops;
+    be->enter = cuda_enter;
     st = setup(be, &p, err);
     if (!st)
         st = fingerprint(be, &p, err);

@@ -26,7 +26,4 @@ bp_status bp_cuda_gemm(bp_backend_t *be, bp_dtype_t dt, int64_t m, int64_t n,
                        int64_t k, const void *a, const void *b, void *c,
                        bp_error_t *err);
 
-/* Fills be->op[] (be_cuda_ops.c). */
-void bp_cuda_ops_install(bp_backend_t *be);
-
 #endif

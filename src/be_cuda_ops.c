@@ -271,19 +271,20 @@ static bp_status fill(bp_backend_t *be, bp_buf_t *out, double v,
     return bp_cuda_finish(be, "bpk_fill", rc, err);
 }
 
-static bp_status unary(bp_backend_t *be, int code, const char *name,
-                       const bp_buf_t *a, bp_buf_t *out, bp_error_t *err)
+/* An elementwise function of one operand: unary.cu's kernel for op k. */
+static bp_status unary(bp_backend_t *be, bp_op_kind_t k, const bp_buf_t *a,
+                       bp_buf_t *out, bp_error_t *err)
 {
     if (!same_shape(a, out))
         return shape_error(err, "operand a", a, out);
-    if (is_int(out->dtype) && code != BPK_NEG)
+    if (is_int(out->dtype) && !bp_op_has(k, BP_OPF_INT))
         return bp_error_set(err, BP_EINPUT,
-                            "%s with integer result dtype %s", name,
+                            "%s with integer result dtype %s", bp_op_name(k),
                             dname(out->dtype));
-    int rc = bpk_unary(bp_cuda_stream(be), code, out->dev, (int)out->dtype,
+    int rc = bpk_unary(bp_cuda_stream(be), (int)k, out->dev, (int)out->dtype,
                        a->dev, (int)a->dtype, numel(out));
     char kernel[64];
-    snprintf(kernel, sizeof kernel, "bpk_unary(%s)", name);
+    snprintf(kernel, sizeof kernel, "bpk_unary(%s)", bp_op_name(k));
     return bp_cuda_finish(be, kernel, rc, err);
 }
 
@@ -339,7 +340,7 @@ static bp_status div_op(bp_backend_t *be, const bp_exec_t *x, bp_error_t *err)
             return binary(be, BPK_DIV_RCP, "div-reciprocal", scalar_arg(s),
                           NULL, tensor_arg(x->b), x->b, out, err);
         /* Tensor.__rtruediv__: b.reciprocal() * a. */
-        if ((st = unary(be, BPK_RECIPROCAL, "reciprocal", x->b, out, err)))
+        if ((st = unary(be, BP_OP_RECIPROCAL, x->b, out, err)))
             return st;
         return binary(be, BPK_MUL, "mul", tensor_arg(out), out,
                       scalar_arg(s), NULL, out, err);
@@ -416,11 +417,11 @@ static bp_status pow_tensor_scalar(bp_backend_t *be, const bp_buf_t *a,
         return bp_error_set(err, BP_EINPUT, "Integers to negative integer "
                             "powers are not allowed (exponent %.17g)", e);
     if (e == 0.5)
-        return unary(be, BPK_SQRT, "sqrt", a, out, err);
+        return unary(be, BP_OP_SQRT, a, out, err);
     if (e == -0.5)
-        return unary(be, BPK_RSQRT, "rsqrt", a, out, err);
+        return unary(be, BP_OP_RSQRT, a, out, err);
     if (e == -1.0)
-        return unary(be, BPK_RECIPROCAL, "reciprocal", a, out, err);
+        return unary(be, BP_OP_RECIPROCAL, a, out, err);
     double es;
     bp_status st = scalar_storage(e, dt, &es, err);
     if (st)
@@ -462,31 +463,10 @@ static bp_status op_pow(bp_backend_t *be, const bp_exec_t *x, bp_error_t *err)
 static bp_status op_unary(bp_backend_t *be, const bp_exec_t *x,
                           bp_error_t *err)
 {
-    static const struct {
-        bp_op_kind_t kind;
-        int code;
-        const char *name;
-    } map[] = {
-        {BP_OP_RECIPROCAL, BPK_RECIPROCAL, "reciprocal"},
-        {BP_OP_EXP, BPK_EXP, "exp"},
-        {BP_OP_LOG, BPK_LOG, "log"},
-        {BP_OP_SIN, BPK_SIN, "sin"},
-        {BP_OP_COS, BPK_COS, "cos"},
-        {BP_OP_TANH, BPK_TANH, "tanh"},
-        {BP_OP_SQRT, BPK_SQRT, "sqrt"},
-        {BP_OP_RSQRT, BPK_RSQRT, "rsqrt"},
-        {BP_OP_NEG, BPK_NEG, "neg"},
-    };
     bp_status st = dev_of(x->a, "a", err);
     if (!st)
         st = dev_of(x->out, "out", err);
-    if (st)
-        return st;
-    for (size_t i = 0; i < sizeof map / sizeof map[0]; i++)
-        if (map[i].kind == x->op->kind)
-            return unary(be, map[i].code, map[i].name, x->a, x->out, err);
-    return bp_error_set(err, BP_EINTERNAL, "op kind %d is not unary",
-                        (int)x->op->kind);
+    return st ? st : unary(be, x->op->kind, x->a, x->out, err);
 }
 
 /* torch.outer(a, b) = a.reshape(-1, 1) * b: the mul kernel, broadcast. */
@@ -718,30 +698,29 @@ static bp_status op_matmul(bp_backend_t *be, const bp_exec_t *x,
                         a->dev, b->dev, out->dev, err);
 }
 
-void bp_cuda_ops_install(bp_backend_t *be)
-{
-    be->op[BP_OP_TENSOR] = op_tensor;
-    be->op[BP_OP_ARANGE] = op_arange;
-    be->op[BP_OP_UNIFORM] = op_uniform;
-    be->op[BP_OP_CAST] = op_cast;
-    be->op[BP_OP_ADD] = op_arith;
-    be->op[BP_OP_SUB] = op_arith;
-    be->op[BP_OP_MUL] = op_arith;
-    be->op[BP_OP_DIV] = op_arith;
-    be->op[BP_OP_POW] = op_pow;
-    be->op[BP_OP_RECIPROCAL] = op_unary;
-    be->op[BP_OP_EXP] = op_unary;
-    be->op[BP_OP_LOG] = op_unary;
-    be->op[BP_OP_SIN] = op_unary;
-    be->op[BP_OP_COS] = op_unary;
-    be->op[BP_OP_TANH] = op_unary;
-    be->op[BP_OP_SQRT] = op_unary;
-    be->op[BP_OP_RSQRT] = op_unary;
-    be->op[BP_OP_NEG] = op_unary;
-    be->op[BP_OP_OUTER] = op_outer;
-    be->op[BP_OP_CONCAT] = op_concat;
-    be->op[BP_OP_SLICE] = op_slice;
-    be->op[BP_OP_MATMUL] = op_matmul;
-    be->op[BP_OP_SUM] = op_sum;
-    be->op[BP_OP_ROTATE_HALF] = op_rotate_half;
-}
+const bp_op_fn bp_cuda_ops[BP_OP_COUNT] = {
+    [BP_OP_TENSOR] = op_tensor,
+    [BP_OP_ARANGE] = op_arange,
+    [BP_OP_UNIFORM] = op_uniform,
+    [BP_OP_CAST] = op_cast,
+    [BP_OP_ADD] = op_arith,
+    [BP_OP_SUB] = op_arith,
+    [BP_OP_MUL] = op_arith,
+    [BP_OP_DIV] = op_arith,
+    [BP_OP_POW] = op_pow,
+    [BP_OP_RECIPROCAL] = op_unary,
+    [BP_OP_EXP] = op_unary,
+    [BP_OP_LOG] = op_unary,
+    [BP_OP_SIN] = op_unary,
+    [BP_OP_COS] = op_unary,
+    [BP_OP_TANH] = op_unary,
+    [BP_OP_SQRT] = op_unary,
+    [BP_OP_RSQRT] = op_unary,
+    [BP_OP_NEG] = op_unary,
+    [BP_OP_OUTER] = op_outer,
+    [BP_OP_CONCAT] = op_concat,
+    [BP_OP_SLICE] = op_slice,
+    [BP_OP_MATMUL] = op_matmul,
+    [BP_OP_SUM] = op_sum,
+    [BP_OP_ROTATE_HALF] = op_rotate_half,
+};

@@ -10,9 +10,10 @@ static int cmd_help(int argc, char **argv);
 
 const bp_cmd_t bp_commands[] = {
     {"list", cmd_list, "List the probes found and the backends with their availability",
-     "bitprobe list [--probes DIR] [--json]\n"
+     "bitprobe list [--probes DIR] [--ops] [--json]\n"
      "  --probes DIR   read probes from DIR (default: ./probes, then the installed set)\n"
-     "  --json         machine-readable listing"},
+     "  --ops          list the ops a probe can use instead: keys, kind, PyTorch meaning\n"
+     "  --json         machine-readable listing (with --ops: every fact about each op)"},
     {"run", cmd_run, "Run probes on backends, compare with goldens and across backends",
      "bitprobe run [PROBE...] [--device LIST] [--dtype LIST] [--probes DIR] [--golden DIR] [--save DIR] [--json FILE] [--junit FILE] [--markdown FILE] [--github] [--quiet]\n"
      "  --device LIST     comma-separated backends: cpu, oracle, cuda, auto (default: auto,\n"
