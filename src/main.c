@@ -61,7 +61,11 @@ const bp_cmd_t bp_commands[] = {
      "  --github          GitHub annotations and step summary (default when\n"
      "                    GITHUB_ACTIONS=true)\n"
      "  --quiet           print only differences and the summary\n"
-     "  Exit status: 0 identical or within policy, 1 different, 2 trouble."},
+     "  --consensus RUN...  two or more saved runs (hosts, GPUs): groups of\n"
+     "                    bit-identical results per tensor, the majority, the odd ones\n"
+     "                    out and what they ran on (with --json, --first, --quiet)\n"
+     "  Exit status: 0 identical or within policy (--consensus: every run agrees),\n"
+     "  1 different (an outlier, or no majority), 2 trouble."},
     {"report", cmd_report, "Render a saved JSON report again: text, JSON, JUnit, Markdown, GitHub",
      "bitprobe report FILE [--json FILE] [--junit FILE] [--markdown FILE] [--github] [--quiet] [--first K]\n"
      "  FILE              a report written by --json (run, diff, explain, stack; '-':\n"
