@@ -18,6 +18,7 @@ Each op becomes a dict:
             dtypes computed)
   rule      the result dtype without `dtype:`: literal, f32, same, promote,
             acc (integers sum to i64), matmul (one float dtype, no promotion)
+  backends  the backends that implement it
 """
 import json
 import subprocess
@@ -57,40 +58,40 @@ BUILTIN = [
 _IMPLIED = {"out", "op", "a", "b", "inputs", "dtype", "formulation"}
 
 
+_OPERANDS = {"none": "none", "a": "a", "a,b": "ab", "a,b:tensor-or-number": "ab_ts",
+             "inputs": "inputs"}
+_KINDS = {"elementwise": "elemwise"}
+_RULES = {"fp32": "f32", "accumulate": "acc"}
+
+
 def _norm(entry):
-    """One op of `list --ops --json`, in whatever spelling that listing
-    uses for its columns, as the dict described at the top."""
-    def pick(*names, default=None):
-        for n in names:
-            if n in entry:
-                return entry[n]
-        return default
-    keys = pick("keys", default={})
-    if isinstance(keys, list):  # [{"name":..., "type":...}] or [name, ...]
-        keys = {(k["name"] if isinstance(k, dict) else k):
-                (k.get("type", "number").lower() if isinstance(k, dict) else "number")
-                for k in keys}
-    keys = {k: str(v).lower() for k, v in keys.items() if k not in _IMPLIED}
-    flags = pick("flags", default=[])
-    if isinstance(flags, str):
-        flags = [f for f in flags.replace("|", " ").split()]
-    forms = [f for f in pick("formulations", "forms", default=[]) if f != "default"]
+    """One op of `bitprobe list --ops --json` as the dict described at the
+    top."""
+    keys, required = {}, []
+    for k in entry.get("keys", []):
+        if k.get("required"):
+            required.append(k["name"])
+        if k["name"] not in _IMPLIED:
+            keys[k["name"]] = str(k.get("type", "number")).lower()
+    opd = str(entry.get("operands", "a")).lower()
     return {
-        "name": pick("name", "op"),
-        "operands": str(pick("operands", default="a")).lower(),
+        "name": entry["name"],
+        "operands": _OPERANDS.get(opd, opd),
         "keys": keys,
-        "required": [k for k in pick("required", default=[]) if k not in ("a", "b", "inputs")],
-        "forms": forms,
-        "kind": str(pick("kind", default="elemwise")).lower(),
-        "flags": {str(f).lower() for f in flags},
-        "rule": str(pick("dtype_rule", "rule", "dtype", default="same")).lower(),
-        "torch": pick("torch", default=""),
+        "required": [k for k in required if k not in ("a", "b", "inputs")],
+        "forms": [f for f in entry.get("formulations", []) if f != "default"],
+        "kind": _KINDS.get(entry.get("kind", ""), entry.get("kind", "elemwise")),
+        "flags": {str(f).lower() for f in entry.get("flags", [])},
+        "rule": _RULES.get(entry.get("dtype_rule", ""), entry.get("dtype_rule", "same")),
+        "backends": set(entry.get("backends", ["cpu", "cuda"])),
+        "torch": entry.get("torch", ""),
     }
 
 
 def builtin():
     return [{"name": n, "operands": o, "keys": k, "required": r, "forms": f, "kind": kd,
-             "flags": set(fl), "rule": ru, "torch": ""} for n, o, k, r, f, kd, fl, ru in BUILTIN]
+             "flags": set(fl), "rule": ru, "backends": {"cpu", "cuda"}, "torch": ""}
+            for n, o, k, r, f, kd, fl, ru in BUILTIN]
 
 
 def load(bitprobe):

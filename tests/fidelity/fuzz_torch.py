@@ -66,7 +66,8 @@ def log(msg):
 
 
 def torch_env():
-    cap = torch.backends.cpu.get_cpu_capability() if hasattr(torch.backends, "cpu") else "?"
+    import fuzz_min
+    cap = fuzz_min.cpu_isa()
     gpu = torch.cuda.get_device_name(0) if torch.cuda.is_available() else "no GPU"
     return (f"torch {torch.__version__}, CPU capability {cap}, MKL "
             f"{'yes' if torch.backends.mkl.is_available() else 'no'}, {gpu}")
@@ -166,6 +167,10 @@ def cmd_run(args):
         return 77
     torch.set_num_threads(1)  # bitprobe models ATen's chunking with one thread
     table, origin = fuzz_ops.load(args.bitprobe)
+    missing = [o["name"] for o in table if not all(d in o["backends"] for d in devices)]
+    if missing:  # an op a requested backend lacks would stop the whole batch
+        log("fuzz: not drawn (no backend on every device asked for): " + ", ".join(missing))
+        table = [o for o in table if o["name"] not in missing]
     log(f"fuzz: seed {args.seed}, {args.probes} probes of about {args.ops} ops, devices "
         f"{','.join(devices)}; op table from {origin}: {len(table)} ops")
     log(f"fuzz: {torch_env()}")
