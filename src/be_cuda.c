@@ -1,8 +1,9 @@
 /* CUDA backend, host half: device selection and the availability probe,
  * one stream, device memory (a size-bucketed pool reused across ops,
  * dtypes and probes), transfers, cuBLAS with pinned numerics, and the
- * environment fingerprint.  The only C file that includes CUDA headers;
- * what each op computes is in be_cuda_ops.c.
+ * environment fingerprint.  The backend's one C file that includes CUDA
+ * headers (the layer stack's stack_cuda.c and invariance's inv_cuda.c
+ * have their own); what each op computes is in be_cuda_ops.c.
  *
  * Every CUDA and cuBLAS call is checked, and a failure names the call and
  * CUDA's error string.  Ops run synchronously: each kernel is followed by

@@ -1,7 +1,8 @@
 /* Private interface of the CUDA backend, between be_cuda.c (device
- * selection, memory, streams, cuBLAS, fingerprint: the only C file that
- * includes CUDA headers) and be_cuda_ops.c (what each op computes and how
- * PyTorch converts its scalars).  Plain C: no CUDA types cross it. */
+ * selection, memory, streams, cuBLAS, fingerprint: the backend's one file
+ * that includes CUDA headers) and be_cuda_ops.c (its op table: what each
+ * op computes and how PyTorch converts its scalars).  Plain C: no CUDA
+ * types cross it. */
 #ifndef BP_BE_CUDA_H
 #define BP_BE_CUDA_H
 

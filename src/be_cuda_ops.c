@@ -32,11 +32,6 @@ _Static_assert(BPK_F64 == (int)BP_F64 && BPK_F32 == (int)BP_F32 &&
                "kernel dtype codes must equal bp_dtype_t's arithmetic ones");
 _Static_assert(BPK_MAXDIM == BP_MAXDIM, "kernel and buffer rank limits");
 
-static bool is_int(bp_dtype_t dt)
-{
-    return dt == BP_I64 || dt == BP_I32;
-}
-
 static const char *dname(bp_dtype_t dt)
 {
     return bp_dtype_name(dt);
@@ -57,7 +52,7 @@ static bp_status int_scalar(double v, double *res, bp_error_t *err)
 static bp_status scalar_opmath(double v, bp_dtype_t out, double *res,
                                bp_error_t *err)
 {
-    if (is_int(out))
+    if (bp_dtype_is_int(out))
         return int_scalar(v, res, err);
     *res = out == BP_F64 ? v : (double)(float)v;
     return BP_OK;
@@ -101,16 +96,6 @@ static bpk_arg_t scalar_arg(double v)
     return a;
 }
 
-static bool same_shape(const bp_buf_t *a, const bp_buf_t *b)
-{
-    if (a->ndim != b->ndim)
-        return false;
-    for (int d = 0; d < a->ndim; d++)
-        if (a->shape[d] != b->shape[d])
-            return false;
-    return true;
-}
-
 static bp_status shape_error(bp_error_t *err, const char *what,
                              const bp_buf_t *t, const bp_buf_t *out)
 {
@@ -121,32 +106,14 @@ static bp_status shape_error(bp_error_t *err, const char *what,
                         "result shape %s", what, ts, os);
 }
 
-/* Strides of t's elements along each dimension of out, right-aligned as
- * in NumPy broadcasting; 0 where t broadcasts. */
+/* Strides of t's elements along each dimension of out (0 where t
+ * broadcasts). */
 static bp_status strides_for(const bp_buf_t *t, const bp_buf_t *out,
                              int64_t *stride, const char *which,
                              bp_error_t *err)
 {
-    if (!t)
-        return BP_OK;
-    if (t->ndim > out->ndim)
+    if (t && !bp_bcast_strides(t->ndim, t->shape, out->ndim, out->shape, stride))
         return shape_error(err, which, t, out);
-    int off = out->ndim - t->ndim;
-    int64_t s = 1;
-    for (int d = out->ndim - 1; d >= 0; d--) {
-        int td = d - off;
-        if (td < 0) {
-            stride[d] = 0;
-            continue;
-        }
-        if (t->shape[td] == out->shape[d])
-            stride[d] = t->shape[td] == 1 ? 0 : s;
-        else if (t->shape[td] == 1)
-            stride[d] = 0;
-        else
-            return shape_error(err, which, t, out);
-        s *= t->shape[td];
-    }
     return BP_OK;
 }
 
@@ -155,7 +122,7 @@ static bp_status make_bcast(const bp_buf_t *out, const bp_buf_t *a,
                             bp_error_t *err)
 {
     memset(bc, 0, sizeof *bc);
-    if ((!a || same_shape(a, out)) && (!b || same_shape(b, out)))
+    if ((!a || bp_buf_same_shape(a, out)) && (!b || bp_buf_same_shape(b, out)))
         return BP_OK;
     bc->ndim = out->ndim;
     for (int d = 0; d < out->ndim; d++)
@@ -216,7 +183,7 @@ static bp_status op_arange(bp_backend_t *be, const bp_exec_t *x,
     bp_status st = dev_of(x->out, "out", err);
     if (st)
         return st;
-    if (is_int(x->out->dtype) &&
+    if (bp_dtype_is_int(x->out->dtype) &&
         !(fabs(op->start) < 0x1p63 && fabs(op->step) < 0x1p63))
         return bp_error_set(err, BP_EINPUT,
                             "arange start %.17g or step %.17g outside int64",
@@ -275,9 +242,9 @@ static bp_status fill(bp_backend_t *be, bp_buf_t *out, double v,
 static bp_status unary(bp_backend_t *be, bp_op_kind_t k, const bp_buf_t *a,
                        bp_buf_t *out, bp_error_t *err)
 {
-    if (!same_shape(a, out))
+    if (!bp_buf_same_shape(a, out))
         return shape_error(err, "operand a", a, out);
-    if (is_int(out->dtype) && !bp_op_has(k, BP_OPF_INT))
+    if (bp_dtype_is_int(out->dtype) && !bp_op_has(k, BP_OPF_INT))
         return bp_error_set(err, BP_EINPUT,
                             "%s with integer result dtype %s", bp_op_name(k),
                             dname(out->dtype));
@@ -309,7 +276,7 @@ static bp_status div_op(bp_backend_t *be, const bp_exec_t *x, bp_error_t *err)
     const bp_op_t *op = x->op;
     bp_buf_t *out = x->out;
     bp_dtype_t dt = out->dtype;
-    if (is_int(dt))
+    if (bp_dtype_is_int(dt))
         return bp_error_set(err, BP_EINPUT,
                             "true division with integer result dtype %s",
                             dname(dt));
@@ -409,11 +376,11 @@ static bp_status pow_tensor_scalar(bp_backend_t *be, const bp_buf_t *a,
 {
     bp_dtype_t dt = out->dtype;
     if (e == 0.0)
-        return same_shape(a, out) ? fill(be, out, 1.0, err)
+        return bp_buf_same_shape(a, out) ? fill(be, out, 1.0, err)
                                   : shape_error(err, "operand a", a, out);
     if (e == 1.0)
         return copy_into(be, a, out, err);
-    if (is_int(dt) && e < 0)
+    if (bp_dtype_is_int(dt) && e < 0)
         return bp_error_set(err, BP_EINPUT, "Integers to negative integer "
                             "powers are not allowed (exponent %.17g)", e);
     if (e == 0.5)
@@ -447,7 +414,7 @@ static bp_status op_pow(bp_backend_t *be, const bp_exec_t *x, bp_error_t *err)
         /* pow_Scalar_out: a base of 1 fills ones; any other base becomes
          * a device tensor cast to the result dtype. */
         if (op->a.value == 1.0)
-            return same_shape(x->b, out)
+            return bp_buf_same_shape(x->b, out)
                        ? fill(be, out, 1.0, err)
                        : shape_error(err, "operand b", x->b, out);
         double base;
@@ -495,17 +462,6 @@ static bp_status op_outer(bp_backend_t *be, const bp_exec_t *x,
     return bp_cuda_finish(be, "bpk_binary(outer)", rc, err);
 }
 
-static bp_status norm_axis(int axis, int ndim, int *res, bp_error_t *err)
-{
-    int a = axis < 0 ? axis + ndim : axis;
-    if (a < 0 || a >= ndim)
-        return bp_error_set(err, BP_EINPUT,
-                            "axis %d is out of range for %d dimensions", axis,
-                            ndim);
-    *res = a;
-    return BP_OK;
-}
-
 /* Products of the dimensions before and after axis. */
 static void split_at(const bp_buf_t *t, int axis, int64_t *outer,
                      int64_t *inner)
@@ -536,7 +492,7 @@ static bp_status op_concat(bp_backend_t *be, const bp_exec_t *x,
     int axis = 0;
     bp_status st = dev_of(out, "out", err);
     if (!st)
-        st = norm_axis(x->op->has_axis ? x->op->axis : 0, out->ndim, &axis,
+        st = bp_axis_check(x->op->has_axis ? x->op->axis : 0, out->ndim, &axis,
                        err);
     if (st)
         return st;
@@ -586,7 +542,7 @@ static bp_status op_slice(bp_backend_t *be, const bp_exec_t *x,
     if (!st)
         st = dev_of(out, "out", err);
     if (!st)
-        st = norm_axis(op->has_axis ? op->axis : 0, a->ndim, &axis, err);
+        st = bp_axis_check(op->has_axis ? op->axis : 0, a->ndim, &axis, err);
     if (st)
         return st;
     if (!same_but(a, out, axis))
@@ -627,7 +583,7 @@ static bp_status op_rotate_half(bp_backend_t *be, const bp_exec_t *x,
         st = dev_of(out, "out", err);
     if (st)
         return st;
-    if (!same_shape(a, out) || a->dtype != out->dtype || a->ndim < 1)
+    if (!bp_buf_same_shape(a, out) || a->dtype != out->dtype || a->ndim < 1)
         return shape_error(err, "operand a", a, out);
     int64_t d = a->shape[a->ndim - 1];
     if (d % 2)
@@ -653,7 +609,7 @@ static bp_status op_sum(bp_backend_t *be, const bp_exec_t *x, bp_error_t *err)
     int64_t outer = 1, len = numel(a), inner = 1;
     if (op->has_axis) {
         int axis = 0;
-        if ((st = norm_axis(op->axis, a->ndim, &axis, err)))
+        if ((st = bp_axis_check(op->axis, a->ndim, &axis, err)))
             return st;
         split_at(a, axis, &outer, &inner);
         len = a->shape[axis];

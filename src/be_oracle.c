@@ -50,11 +50,6 @@ static int nthreads(const bp_backend_t *be)
     return ((const oracle_state_t *)be->state)->threads;
 }
 
-static bool is_int(bp_dtype_t dt)
-{
-    return !bp_dtype_info(dt)->is_float;
-}
-
 /* ---- operands: a tensor read with numpy broadcasting, or a scalar ---- */
 
 typedef enum { OPD_SCALAR, OPD_SAME, OPD_ONE, OPD_BCAST, OPD_ROW, OPD_COL }
@@ -69,16 +64,6 @@ typedef struct {
     int64_t stride[BP_MAXDIM];   /* in the operand, 0 where broadcast */
     size_t cols;                 /* OPD_ROW/OPD_COL: output columns */
 } operand_t;
-
-static bool same_shape(const bp_buf_t *a, const bp_buf_t *b)
-{
-    if (a->ndim != b->ndim)
-        return false;
-    for (int d = 0; d < a->ndim; d++)
-        if (a->shape[d] != b->shape[d])
-            return false;
-    return true;
-}
 
 static bp_status operand_setup(operand_t *o, const bp_buf_t *buf,
                                const bp_arg_t *arg, const bp_buf_t *out,
@@ -96,7 +81,7 @@ static bp_status operand_setup(operand_t *o, const bp_buf_t *buf,
     }
     if (!buf->data && buf->numel)
         return bp_error_set(err, BP_EINTERNAL, "operand %s has no data", which);
-    if (same_shape(buf, out)) {
+    if (bp_shape_equal(buf->ndim, buf->shape, out->ndim, out->shape)) {
         o->mode = OPD_SAME;
         return BP_OK;
     }
@@ -104,29 +89,17 @@ static bp_status operand_setup(operand_t *o, const bp_buf_t *buf,
         o->mode = OPD_ONE;
         return BP_OK;
     }
-    char bs[128], os[128];
-    bp_shape_format(buf->ndim, buf->shape, bs, sizeof bs);
-    bp_shape_format(out->ndim, out->shape, os, sizeof os);
-    if (buf->ndim > out->ndim)
+    o->mode = OPD_BCAST;
+    o->ndim = out->ndim;
+    for (int d = 0; d < out->ndim; d++)
+        o->shape[d] = out->shape[d];
+    if (!bp_bcast_strides(buf->ndim, buf->shape, out->ndim, out->shape, o->stride)) {
+        char bs[128], os[128];
+        bp_shape_format(buf->ndim, buf->shape, bs, sizeof bs);
+        bp_shape_format(out->ndim, out->shape, os, sizeof os);
         return bp_error_set(err, BP_EINPUT,
                             "operand %s of shape %s does not broadcast to the "
                             "output shape %s", which, bs, os);
-    o->mode = OPD_BCAST;
-    o->ndim = out->ndim;
-    int64_t stride = 1;
-    for (int d = out->ndim - 1; d >= 0; d--) {
-        int bd = d - (out->ndim - buf->ndim);
-        int64_t n = bd >= 0 ? buf->shape[bd] : 1;
-        o->shape[d] = out->shape[d];
-        if (n == out->shape[d])
-            o->stride[d] = stride;
-        else if (n == 1)
-            o->stride[d] = 0;
-        else
-            return bp_error_set(err, BP_EINPUT,
-                                "operand %s of shape %s does not broadcast to "
-                                "the output shape %s", which, bs, os);
-        stride *= n;
     }
     return BP_OK;
 }
@@ -229,7 +202,7 @@ static bp_status elem_kernel(bp_oracle_ws_t *ws, const void *vctx, size_t begin,
 {
     const elem_ctx_t *c = vctx;
     bp_dtype_t dt = c->out->dtype;
-    bool ipow = c->kind == BP_OP_POW && is_int(dt);
+    bool ipow = c->kind == BP_OP_POW && bp_dtype_is_int(dt);
     mpz_t base, mod;
     if (ipow) {
         mpz_inits(base, mod, (mpz_ptr)0);
@@ -359,7 +332,7 @@ static bp_status op_elementwise(bp_backend_t *be, const bp_exec_t *x,
 {
     const bp_op_t *op = x->op;
     elem_ctx_t c = {.kind = op->kind, .out = x->out};
-    if (is_int(x->out->dtype) && !bp_op_has(op->kind, BP_OPF_INT))
+    if (bp_dtype_is_int(x->out->dtype) && !bp_op_has(op->kind, BP_OPF_INT))
         return bp_error_set(err, BP_EINPUT,
                             "the oracle computes this op only in a float "
                             "dtype, not %s", bp_dtype_name(x->out->dtype));

@@ -12,9 +12,12 @@ static size_t prod(const bp_meta_t *m, int from, int to)
     return n;
 }
 
+/* The op's axis, checked by inference before explain runs. */
 static int norm_axis(int axis, int ndim)
 {
-    return axis < 0 ? axis + ndim : axis;
+    int ax = 0;
+    bp_axis_norm(axis, ndim, &ax);
+    return ax;
 }
 
 static void concat_dep(const bp_probe_t *p, const bp_meta_t *metas, size_t i, size_t e,

@@ -262,28 +262,10 @@ static void meta_set(bp_meta_t *m, bp_dtype_t dt, int ndim,
         m->shape[d] = shape[d];
 }
 
-static bool same_shape(const bp_meta_t *a, const bp_meta_t *b)
-{
-    if (a->ndim != b->ndim)
-        return false;
-    for (int d = 0; d < a->ndim; d++)
-        if (a->shape[d] != b->shape[d])
-            return false;
-    return true;
-}
-
 static const char *shape_str(const bp_meta_t *m, char *buf, size_t n)
 {
     bp_shape_format(m->ndim, m->shape, buf, n);
     return buf;
-}
-
-static bool axis_norm(int axis, int ndim, int *out)
-{
-    if (axis < -ndim || axis >= ndim)
-        return false;
-    *out = axis < 0 ? axis + ndim : axis;
-    return true;
 }
 
 static bool all_integral(const double *v, size_t n)
@@ -455,7 +437,7 @@ static bp_status infer_kind(const bp_op_t *op, const bp_meta_t *metas,
     case BP_OP_CONCAT: {
         const bp_meta_t *f = &metas[op->inputs[0]];
         int ax;
-        if (f->ndim < 1 || !axis_norm(op->has_axis ? op->axis : 0, f->ndim, &ax))
+        if (f->ndim < 1 || !bp_axis_norm(op->has_axis ? op->axis : 0, f->ndim, &ax))
             return bp_error_set(err, BP_EINPUT,
                                 "concat axis %d out of range for %s",
                                 op->has_axis ? op->axis : 0,
@@ -480,7 +462,7 @@ static bp_status infer_kind(const bp_op_t *op, const bp_meta_t *metas,
     }
     case BP_OP_SLICE: {
         int ax;
-        if (!axis_norm(op->has_axis ? op->axis : 0, a->ndim, &ax))
+        if (!bp_axis_norm(op->has_axis ? op->axis : 0, a->ndim, &ax))
             return bp_error_set(err, BP_EINPUT,
                                 "slice axis %d out of range for %s",
                                 op->has_axis ? op->axis : 0,
@@ -502,7 +484,7 @@ static bp_status infer_kind(const bp_op_t *op, const bp_meta_t *metas,
             return BP_OK;
         }
         int ax;
-        if (!axis_norm(op->axis, a->ndim, &ax))
+        if (!bp_axis_norm(op->axis, a->ndim, &ax))
             return bp_error_set(err, BP_EINPUT, "sum axis %d out of range for %s",
                                 op->axis, shape_str(a, s1, sizeof s1));
         bp_meta_t m;
@@ -523,7 +505,7 @@ static bp_status infer_kind(const bp_op_t *op, const bp_meta_t *metas,
         !(info->kind == BP_KIND_LAYOUT && info->operands == BP_OPD_A))
         return bp_error_set(err, BP_EINTERNAL, "no shape rule for op '%s'",
                             bp_op_name(op->kind));
-    if (a && b && !same_shape(a, b))
+    if (a && b && !bp_shape_equal(a->ndim, a->shape, b->ndim, b->shape))
         return bp_error_set(err, BP_EINPUT,
                             "shape mismatch: a is %s, b is %s "
                             "(no broadcasting)",

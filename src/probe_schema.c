@@ -1,4 +1,6 @@
-/* Reading a probe from its YAML tree (schema: probes/README.md).
+/* Reading a probe from its YAML tree, checked against the schema
+ * (probes/README.md) and the op table (probe_load.c reads files and
+ * directories through it).
  *
  * Contract: bp_probe_load either returns a probe whose every buffer
  * reference points to an earlier op, whose shapes and dtypes infer for every
@@ -782,10 +784,8 @@ static bp_status parse_probe(ld_t *L, const yn_t *root)
     return st;
 }
 
-/* Reads the probe from its tree (root: NULL for an empty file); path is
- * the file name messages give and the name is checked against. */
-static bp_status load_tree(const char *path, yn_t *root, bp_status st,
-                           bp_probe_t **out, bp_error_t *err)
+bp_status bp_probe_from_tree(const char *path, bp_ynode_t *root, bp_status st,
+                             bp_probe_t **out, bp_error_t *err)
 {
     ld_t L = {.path = path, .err = err};
     const yn_t start = {.line = 1, .col = 1};
@@ -809,21 +809,4 @@ static bp_status load_tree(const char *path, yn_t *root, bp_status st,
     }
     *out = L.p;
     return BP_OK;
-}
-
-bp_status bp_probe_load(const char *path, bp_probe_t **out, bp_error_t *err)
-{
-    *out = NULL;
-    yn_t *root = NULL;
-    bp_status st = bp_yaml_read(path, &root, err);
-    return load_tree(path, root, st, out, err);
-}
-
-bp_status bp_probe_parse(const char *text, size_t len, const char *label,
-                         bp_probe_t **out, bp_error_t *err)
-{
-    *out = NULL;
-    yn_t *root = NULL;
-    bp_status st = bp_yaml_parse(text, len, label, &root, err);
-    return load_tree(label, root, st, out, err);
 }
