@@ -190,7 +190,7 @@ static bp_status batch(cpu_t *s, int64_t m, int64_t pos, void *out, bp_error_t *
                       .has_axis = p->op == BP_INV_SUM, .axis = -1};
         bp_exec_t x = {.op = &op, .a = &a, .b = p->op == BP_INV_MATMUL ? &s->b : NULL,
                        .out = &c};
-        st = s->be->op[op.kind](s->be, &x, err);
+        st = bp_inv_backend_op(s->be, &x, err);
         break;
     }
     case BP_INV_RMS_NORM:
@@ -278,7 +278,7 @@ static bp_status ranks(cpu_t *s, int t, int64_t pos, void *out, bp_error_t *err)
             memcpy(b.data, (char *)s->b.data + (size_t)(k0 * N) * es, (size_t)(kk * N) * es);
             bp_op_t op = {.kind = BP_OP_MATMUL};
             bp_exec_t x = {.op = &op, .a = &a, .b = &b, .out = &c};
-            if (!(st = s->be->op[BP_OP_MATMUL](s->be, &x, err)))
+            if (!(st = bp_inv_backend_op(s->be, &x, err)))
                 bp_inv_widen(p->dtype, (char *)c.data + (size_t)(pos * N) * es,
                              R * (size_t)N, part + (size_t)r * R * (size_t)N);
         }

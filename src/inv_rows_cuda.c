@@ -114,7 +114,7 @@ static bp_status run(bp_inv_engine_t *e, int64_t m, int64_t pos, void *out,
     if (p->op == BP_INV_SUM) {
         bp_op_t op = {.kind = BP_OP_SUM, .has_axis = true, .axis = -1};
         bp_exec_t x = {.op = &op, .a = &a, .out = &o};
-        st = s->be->op[BP_OP_SUM](s->be, &x, err);
+        st = bp_inv_backend_op(s->be, &x, err);
     } else if (p->op == BP_INV_RMS_NORM) {
         st = s->sops->rmsnorm(s->sops, &o, &a, &s->w, BP_INV_RMS_EPS, err);
     } else {

@@ -10,9 +10,10 @@ static int cmd_help(int argc, char **argv);
 
 const bp_cmd_t bp_commands[] = {
     {"list", cmd_list, "List the probes found and the backends with their availability",
-     "bitprobe list [--probes DIR] [--json]\n"
+     "bitprobe list [--probes DIR] [--ops] [--json]\n"
      "  --probes DIR   read probes from DIR (default: ./probes, then the installed set)\n"
-     "  --json         machine-readable listing"},
+     "  --ops          list the ops a probe can use instead: keys, kind, PyTorch meaning\n"
+     "  --json         machine-readable listing (with --ops: every fact about each op)"},
     {"run", cmd_run, "Run probes on backends, compare with goldens and across backends",
      "bitprobe run [PROBE...] [--device LIST] [--dtype LIST] [--probes DIR] [--golden DIR] [--save DIR] [--json FILE] [--junit FILE] [--markdown FILE] [--github] [--quiet]\n"
      "  --device LIST     comma-separated backends: cpu, oracle, cuda, auto (default: auto,\n"
@@ -60,7 +61,11 @@ const bp_cmd_t bp_commands[] = {
      "  --github          GitHub annotations and step summary (default when\n"
      "                    GITHUB_ACTIONS=true)\n"
      "  --quiet           print only differences and the summary\n"
-     "  Exit status: 0 identical or within policy, 1 different, 2 trouble."},
+     "  --consensus RUN...  two or more saved runs (hosts, GPUs): groups of\n"
+     "                    bit-identical results per tensor, the majority, the odd ones\n"
+     "                    out and what they ran on (with --json, --first, --quiet)\n"
+     "  Exit status: 0 identical or within policy (--consensus: every run agrees),\n"
+     "  1 different (an outlier, or no majority), 2 trouble."},
     {"report", cmd_report, "Render a saved JSON report again: text, JSON, JUnit, Markdown, GitHub",
      "bitprobe report FILE [--json FILE] [--junit FILE] [--markdown FILE] [--github] [--quiet] [--first K]\n"
      "  FILE              a report written by --json (run, diff, explain, stack; '-':\n"
@@ -131,6 +136,25 @@ const bp_cmd_t bp_commands[] = {
      "  --quiet             no progress lines\n"
      "  Exit status: 0 ok, 1 sharded parameters or repeated forwards differ or the\n"
      "  policy is exceeded, 2 bad options, files or environment."},
+    {"screen", cmd_screen, "Known-answer screen of every GPU and every SM: wrong bits name GPU, SM and test",
+     "bitprobe screen [--gpu all|LIST] [--depth N] [--test LIST] [--list] [--golden DIR] [--no-golden] [--bless] [--json FILE] [--verbose] [--quiet]\n"
+     "  --gpu SEL         all (default), one index or a comma-separated list (0,2)\n"
+     "  --depth N         rounds (default 1, a few seconds per GPU); each round draws\n"
+     "                    new inputs for the tests whose answers the host computes\n"
+     "  --test LIST       comma-separated tests (default: all)\n"
+     "  --list            the tests and where their expected bits come from\n"
+     "  --golden DIR      goldens under DIR (default: ./golden, then the installed set)\n"
+     "  --no-golden       the SMs vote on the math-library sweeps even where a golden exists\n"
+     "  --bless           write the math-library sweeps' bits as this GPU kind's golden\n"
+     "                    (only when every test passed and same-kind GPUs agree)\n"
+     "  --json FILE       the report as JSON for a fleet's collector ('-': stdout\n"
+     "                    instead of the text)\n"
+     "  --verbose, -v     a line per GPU and test\n"
+     "  --quiet           only the verdict, failing GPUs and the faults\n"
+     "  BP_SCREEN_INJECT=GPU:SM:TEST[,...] flips bit 0 of that SM's first result\n"
+     "  inside the kernel (proves that a wrong bit is caught and named).\n"
+     "  Exit status: 0 every bit right on every SM, 1 a wrong bit, 2 trouble (no GPU,\n"
+     "  an SM that never ran, bad options)."},
     {"invariance", cmd_invariance, "Map where a row's bits change with the batch, the split or the ranks it is computed in, and why",
      "bitprobe invariance [--preset LIST] [--op OP] [--shape S] [--dtype LIST] [--engine LIST] [--m LIST] [--split LIST] [--ranks LIST] [--combine LIST] [--place LIST] [--repeat N] [--processes P] [--policy P] [--svg FILE] [--json FILE] [--junit FILE] [--markdown FILE] [--github] [--quiet]\n"
      "  --preset LIST     shipped LLM shapes: gemm-4096 gemm-11008 gemm-14336\n"
