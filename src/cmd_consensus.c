@@ -198,13 +198,8 @@ int cmd_diff_consensus(int argc, char **argv)
         json_t *j = bp_cons_json(cs, false);
         json_object_set_new(j, "verdict", json_string(rc ? "differ" : "agree"));
         json_object_set_new(j, "exit_status", json_integer(rc));
-        FILE *f = strcmp(json_path, "-") == 0 ? stdout : fopen(json_path, "w");
-        if (!j || !f || json_dumpf(j, f, JSON_INDENT(1)) != 0 || fputc('\n', f) == EOF ||
-            (f != stdout && fclose(f) != 0)) {
-            fprintf(stderr, "bitprobe diff: cannot write the JSON report to '%s'\n", json_path);
+        if (bp_cli_json_out("diff", json_path, j))
             rc = BP_EXIT_TROUBLE;
-        }
-        json_decref(j);
         if (strcmp(json_path, "-") == 0) {
             bp_cons_free(cs);
             return rc;
