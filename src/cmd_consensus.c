@@ -163,8 +163,9 @@ int cmd_diff_consensus(int argc, char **argv)
         }
     }
     int nruns = argc - optind;
-    if (nruns < 2)
-        return bp_cli_usage_error("diff", "--consensus needs at least two saved runs");
+    if (nruns < 1)
+        return bp_cli_usage_error("diff", "--consensus needs saved runs (two or more, or one "
+                                  "of several GPUs)");
     bp_cli_quiet = quiet;
     bp_cons_t *cs = bp_cons_new();
     bp_error_t err = {0};
@@ -186,6 +187,13 @@ int cmd_diff_consensus(int argc, char **argv)
     bp_cons_tally_t t;
     bp_cons_tally(cs, &t);
     int nm = bp_cons_nmembers(cs), odd = 0;
+    if (nm < 2) {
+        fprintf(stderr, "bitprobe diff: --consensus needs at least two runs: '%s' holds one "
+                        "(a run of several GPUs, run --gpu all --save, holds one per GPU)\n",
+                argv[optind]);
+        bp_cons_free(cs);
+        return BP_EXIT_TROUBLE;
+    }
     for (int m = 0; m < nm; m++)
         odd += bp_cons_outlier_count(cs, m) > 0;
     int rc = t.outliers || t.split ? BP_EXIT_DRIFT : BP_EXIT_OK;
