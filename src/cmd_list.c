@@ -9,6 +9,11 @@
 #include "cli.h"
 #include "probe.h"
 
+const char cmd_list_usage[] =
+    "bitprobe list [--probes DIR] [--json]\n"
+    "  --probes DIR   read probes from DIR (default: ./probes, then the installed set)\n"
+    "  --json         machine-readable listing";
+
 static void dtypes_str(uint32_t mask, char *out, size_t n)
 {
     size_t len = 0;

@@ -37,7 +37,7 @@ if [ "${SANITIZE:-0}" = 1 ]; then
     echo "check_be_cuda under $tool: exit $?"; grep -E "SUMMARY|Checks:" "$OUT/san-unit-$tool.txt"
   done
   for tool in memcheck initcheck racecheck; do
-    timeout 150 compute-sanitizer --tool $tool --error-exitcode 9 $B run --device cuda --no-golden --quiet >/dev/null 2>"$OUT/san-$tool.txt"
+    timeout 150 compute-sanitizer --tool $tool --error-exitcode 9 $B run --device cuda --no-golden --save /tmp/san-$tool --quiet >/dev/null 2>"$OUT/san-$tool.txt"
     echo "bitprobe run under $tool: exit $?"; grep -E "SUMMARY" "$OUT/san-$tool.txt"
   done
 fi
