@@ -29,5 +29,9 @@ BP_CMD_DECLARE(explain)
 BP_CMD_DECLARE(fingerprint)
 BP_CMD_DECLARE(stack)
 BP_CMD_DECLARE(report)
+BP_CMD_DECLARE(screen)
+BP_CMD_DECLARE(invariance)
+/* diff --consensus (cmd_consensus.c) */
+int cmd_diff_consensus(int argc, char **argv);
 
 #endif

@@ -26,7 +26,11 @@ const char cmd_diff_usage[] =
     "  --github          GitHub annotations and step summary (default when\n"
     "                    GITHUB_ACTIONS=true)\n"
     "  --quiet           print only differences and the summary\n"
-    "  Exit status: 0 identical or within policy, 1 different, 2 trouble.";
+    "  --consensus RUN...  two or more saved runs (hosts, GPUs): groups of\n"
+    "                    bit-identical results per tensor, the majority, the odd ones\n"
+    "                    out and what they ran on (with --json, --first, --quiet)\n"
+    "  Exit status: 0 identical or within policy (--consensus: every run agrees),\n"
+    "  1 different (an outlier, or no majority), 2 trouble.";
 
 #define MAX_MAPS 64
 
@@ -153,6 +157,9 @@ static json_t *side_env(const char *path, const bp_st_file_t *f)
 
 int cmd_diff(int argc, char **argv)
 {
+    for (int i = 1; i < argc && strcmp(argv[i], "--") != 0; i++)
+        if (strcmp(argv[i], "--consensus") == 0)
+            return cmd_diff_consensus(argc, argv);
     enum { O_MAP = 256, O_POLICY, O_AS, O_FIRST, O_NANP };
     static const struct option opts[] = {
         {"map", required_argument, 0, O_MAP},    {"policy", required_argument, 0, O_POLICY},
