@@ -171,6 +171,7 @@ int bp_cli_split(char *s, char **items, int max)
     return n;
 }
 
+<<<<<<< HEAD
 /* ---- backends and probes ---- */
 
 /* Goldens and saved runs record what each device does (fingerprint.h)
@@ -344,4 +345,17 @@ int bp_cli_select(const char *cmd, bp_probe_t **all, size_t nall, char **names, 
             (*sel)[(*nsel)++] = all[k];
     }
     return BP_EXIT_OK;
+=======
+int bp_cli_json_out(const char *cmd, const char *path, json_t *j)
+{
+    bool out = strcmp(path, "-") == 0;
+    FILE *f = out ? stdout : fopen(path, "w");
+    bool ok = j && f && json_dumpf(j, f, JSON_INDENT(1)) == 0 && fputc('\n', f) != EOF;
+    if (f && !out)
+        ok = fclose(f) == 0 && ok;
+    json_decref(j);
+    if (!ok)
+        fprintf(stderr, "bitprobe %s: cannot write the JSON report to '%s'\n", cmd, path);
+    return ok ? BP_EXIT_OK : BP_EXIT_TROUBLE;
+>>>>>>> main
 }

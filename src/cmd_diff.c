@@ -26,7 +26,7 @@ const char cmd_diff_usage[] =
     "  --github          GitHub annotations and step summary (default when\n"
     "                    GITHUB_ACTIONS=true)\n"
     "  --quiet           print only differences and the summary\n"
-    "  --consensus RUN...  two or more saved runs (hosts, GPUs): groups of\n"
+    "  --consensus RUN...  saved runs of several hosts or GPUs: groups of\n"
     "                    bit-identical results per tensor, the majority, the odd ones\n"
     "                    out and what they ran on (with --json, --first, --quiet)\n"
     "  Exit status: 0 identical or within policy (--consensus: every run agrees),\n"

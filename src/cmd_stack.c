@@ -30,6 +30,15 @@ const char cmd_stack_usage[] =
     "  --gpu N             CUDA device index (default 0)\n"
     "  --gemm G            cuda matmuls: pedantic (default) or default (tensor cores)\n"
     "  --shards W          ranks of the sharded parameter generation (default 8)\n"
+    "  --ranks W           the sharded init over W real ranks, one process and GPU each,\n"
+    "                      gathered with NCCL and compared bit for bit with the unsharded\n"
+    "                      init and the one-device emulation, then a tensor-parallel\n"
+    "                      all-reduce per NCCL_ALGO (default, Ring, Tree) against the\n"
+    "                      unsharded matmul and the oracle; bitprobe starts the ranks,\n"
+    "                      or runs as one under torchrun, mpirun or srun.  With it:\n"
+    "                      --preset, --layers, --dtype, --seed, --gemm, --json, --quiet,\n"
+    "                      --tp-rows N (16), --algos LIST, --no-params, --no-tp,\n"
+    "                      --no-oracle, --threads N\n"
     "  --seed S            seed of the weights and token ids (default 0)\n"
     "  --unsharded-from F  the unsharded side's cos, sin, inv_freq from a safetensors file\n"
     "  --sharded-from F    the sharded side's buffers from a safetensors file\n"
@@ -452,6 +461,9 @@ static int parse_args(int argc, char **argv, bp_stack_opts_t *o, cli_t *cl)
 
 int cmd_stack(int argc, char **argv)
 {
+    for (int i = 1; i < argc && strcmp(argv[i], "--") != 0; i++)
+        if (strcmp(argv[i], "--ranks") == 0 || strncmp(argv[i], "--ranks=", 8) == 0)
+            return cmd_stack_ranks(argc, argv);
     bp_stack_opts_t o;
     bp_stack_opts_init(&o);
     o.progress = progress;
