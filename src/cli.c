@@ -171,7 +171,6 @@ int bp_cli_split(char *s, char **items, int max)
     return n;
 }
 
-<<<<<<< HEAD
 /* ---- backends and probes ---- */
 
 /* Goldens and saved runs record what each device does (fingerprint.h)
@@ -345,7 +344,8 @@ int bp_cli_select(const char *cmd, bp_probe_t **all, size_t nall, char **names, 
             (*sel)[(*nsel)++] = all[k];
     }
     return BP_EXIT_OK;
-=======
+}
+
 int bp_cli_json_out(const char *cmd, const char *path, json_t *j)
 {
     bool out = strcmp(path, "-") == 0;
@@ -357,5 +357,4 @@ int bp_cli_json_out(const char *cmd, const char *path, json_t *j)
     if (!ok)
         fprintf(stderr, "bitprobe %s: cannot write the JSON report to '%s'\n", cmd, path);
     return ok ? BP_EXIT_OK : BP_EXIT_TROUBLE;
->>>>>>> main
 }

@@ -7,12 +7,9 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-<<<<<<< HEAD
-#include "backend.h"
-=======
 #include <jansson.h>
 
->>>>>>> main
+#include "backend.h"
 #include "cmd.h"
 #include "error.h"
 #include "probe.h"
@@ -46,7 +43,6 @@ bool bp_cli_int(const char *s, long long lo, long long hi, long long *out);
 /* A count option's value: a decimal integer in 0..max. */
 bool bp_cli_count(const char *s, long max, size_t *out);
 
-<<<<<<< HEAD
 /* ---- the backend option group (run, bless, explain, fingerprint) ----
  * One entry per option, S between entries: its id, long name, its usage
  * line (as --help prints it) and the function that applies its value
@@ -121,11 +117,10 @@ int bp_cli_open_backends(const char *cmd, const bp_cli_devices_t *d, bp_backend_
 /* The probes named (all when none is): unknown names are an error. */
 int bp_cli_select(const char *cmd, bp_probe_t **all, size_t nall, char **names,
                   int nnames, bp_probe_t ***sel, size_t *nsel);
-=======
+
 /* Writes j, indented, to path ('-': standard output), taking j; returns 0,
  * or 2 after saying on stderr that "bitprobe CMD" could not write it. */
 int bp_cli_json_out(const char *cmd, const char *path, json_t *j);
->>>>>>> main
 
 /* Splits a comma-separated list in place; returns the count (at most max). */
 int bp_cli_split(char *s, char **items, int max);

@@ -17,7 +17,6 @@ typedef struct bp_cmd {
 extern const bp_cmd_t bp_commands[];
 const bp_cmd_t *bp_cmd_find(const char *name);
 
-<<<<<<< HEAD
 #define BP_CMD_DECLARE(name)                                                             \
     int cmd_##name(int argc, char **argv);                                               \
     extern const char cmd_##name##_usage[];
@@ -32,20 +31,8 @@ BP_CMD_DECLARE(stack)
 BP_CMD_DECLARE(report)
 BP_CMD_DECLARE(screen)
 BP_CMD_DECLARE(invariance)
-=======
-int cmd_env(int argc, char **argv);
-int cmd_list(int argc, char **argv);
-int cmd_run(int argc, char **argv);
-int cmd_bless(int argc, char **argv);
-int cmd_diff(int argc, char **argv);
-int cmd_explain(int argc, char **argv);
-int cmd_fingerprint(int argc, char **argv);
-int cmd_stack(int argc, char **argv);
-int cmd_report(int argc, char **argv);
-int cmd_screen(int argc, char **argv);
 /* stack --ranks (cmd_stack_ranks.c) */
 int cmd_stack_ranks(int argc, char **argv);
->>>>>>> main
 /* diff --consensus (cmd_consensus.c) */
 int cmd_diff_consensus(int argc, char **argv);
 
