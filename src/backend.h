@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "buf.h"
+#include "cpu_isa.h"
 #include "error.h"
 #include "op.h"
 #include "probe.h"
@@ -24,6 +25,7 @@ typedef enum {
 
 typedef struct bp_backend_opts {
     bp_cpu_math_t cpu_math;
+    bp_cpu_isa_t cpu_isa; /* ATen CPU capability the CPU backend models */
     int gpu;     /* CUDA device index */
     int threads; /* worker threads for the oracle; 0: one per core */
 } bp_backend_opts_t;
