@@ -12,6 +12,7 @@
 #include "lanes.h"
 #include "probe.h"
 #include "rep.h"
+#include "run_consensus.h"
 #include "runopts.h"
 #include "st.h"
 #include "timing.h"
@@ -195,6 +196,7 @@ typedef struct {
     size_t *cost;   /* bytes of each job's results that a lane keeps */
     size_t njobs;
     slot_t *slots;  /* njobs x bs->n */
+    bp_run_cons_t cons; /* --gpu all: the GPUs against each other */
 } run_ctx_t;
 
 static slot_t *slot_at(run_ctx_t *c, size_t j, int k)
@@ -303,6 +305,13 @@ static int consume(run_ctx_t *c, size_t j, bp_st_file_t *save)
                                      b->data, b->numel);
         }
         for (int k = 1; k < bs->n; k++) {
+            /* of several GPUs, the first stands for all: the consensus
+             * below compares them with each other */
+            bool later_gpu = false;
+            for (int q = 0; q < k && bs->be[k]->inst[0]; q++)
+                later_gpu |= bs->be[q]->inst[0] != '\0';
+            if (later_gpu)
+                continue;
             bp_result_t r = {
                 .probe = p->name, .file = p->path, .line = out->line,
                 .output = out->name, .dtype = bufs[0][out->buf].dtype,
@@ -325,6 +334,9 @@ static int consume(run_ctx_t *c, size_t j, bp_st_file_t *save)
                 break;
             }
         }
+        if (!rc && bp_run_consensus(&c->cons, p, oi, dt, bs->be, bufs, bs->n, &o->cmp, rep,
+                                    &err))
+            rc = bp_cli_fail(&err);
         if (!rc)
             rc = bp_run_golden(o, p, oi, dt, bs->be, bufs, bs->n, rep);
     }
@@ -549,6 +561,8 @@ int cmd_run(int argc, char **argv)
     free(ctx.cost);
     pthread_cond_destroy(&ctx.cv);
     pthread_mutex_destroy(&ctx.mu);
+    if (!rc)
+        bp_run_consensus_note(&ctx.cons, bs.be, bs.n, &rep);
     if (!rc && o.save_dir)
         rc = bp_run_save_manifest(&o, bs.be, bs.n, &rep, files);
     json_decref(files);

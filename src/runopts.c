@@ -114,9 +114,15 @@ int bp_run_opts_parse(const char *cmd, int argc, char **argv, bp_run_opts_t *o)
                 return bp_cli_usage_error(cmd, "unknown --cpu-math '%s' (sleef-u10, sleef-u35, libm)", optarg);
             break;
         case O_GPU:
-            if (!parse_int(optarg, 0, 1024, &v))
-                return bp_cli_usage_error(cmd, "--gpu needs a device index, not '%s'", optarg);
-            o->be.gpu = (int)v;
+            /* all, or a list: every GPU named is a backend of its own */
+            o->gpus = NULL;
+            if (strcmp(optarg, "all") == 0 || strchr(optarg, ','))
+                o->gpus = optarg;
+            else if (!parse_int(optarg, 0, 1024, &v))
+                return bp_cli_usage_error(cmd, "--gpu needs a device index, all or a list "
+                                          "(0,2), not '%s'", optarg);
+            else
+                o->be.gpu = (int)v;
             break;
         case O_THREADS:
             if (!parse_int(optarg, 0, 4096, &v))
@@ -195,11 +201,16 @@ int bp_run_save_probe(const bp_run_opts_t *o, const bp_probe_t *p, const bp_back
                            be->fingerprint ? be->fingerprint : json_null());
     bp_status st = bp_golden_set_meta(f, p, be->key, fp, &err);
     json_decref(fp);
+    /* one GPU of several (cuda:K): "<key>@K", a member of its own for
+     * diff --consensus */
+    char key[96];
+    const char *colon = strchr(be->inst, ':');
+    snprintf(key, sizeof key, "%s%s%s", be->key, colon ? "@" : "", colon ? colon + 1 : "");
     if (!st)
-        st = bp_bundle_save_probe(o->save_dir, p->name, be->key, f, &err);
+        st = bp_bundle_save_probe(o->save_dir, p->name, key, f, &err);
     if (st)
         return bp_cli_fail(&err);
-    snprintf(rel, sizeof rel, "%s/%s.safetensors.gz", p->name, be->key);
+    snprintf(rel, sizeof rel, "%s/%s.safetensors.gz", p->name, key);
     json_array_append_new(files, json_string(rel));
     return BP_EXIT_OK;
 }
@@ -271,13 +282,53 @@ bp_status bp_run_open_one(const char *cmd, const bp_run_opts_t *o, const char *n
     return st;
 }
 
+/* --gpu all or a list: "cuda" in the --device list becomes cuda:K for
+ * each GPU named, and auto the CPU, the oracle and those.  Returns -1 to
+ * go on or an exit status. */
+static int expand_gpus(const char *cmd, const bp_run_opts_t *o, char *list, size_t n)
+{
+    int idx[BP_RUN_MAX_BACKENDS], ng;
+    bp_error_t err = {0};
+    char in[512], *items[BP_RUN_MAX_BACKENDS], gpus[256] = "";
+    snprintf(in, sizeof in, "%s", list);
+    int ni = bp_cli_split(in, items, BP_RUN_MAX_BACKENDS);
+    bool used = false;
+    for (int i = 0; i < ni; i++)
+        used |= strcmp(items[i], "cuda") == 0 || strcmp(items[i], "auto") == 0;
+    if (!used)
+        return bp_cli_usage_error(cmd, "--gpu %s: --device names no cuda (or auto)", o->gpus);
+    if (bp_backend_gpu_list(o->gpus, idx, BP_RUN_MAX_BACKENDS - 2, &ng, &err))
+        return bp_cli_fail(&err);
+    size_t gl = 0, len = 0;
+    for (int k = 0; k < ng; k++)
+        gl += (size_t)snprintf(gpus + gl, sizeof gpus - gl, "%scuda:%d", k ? "," : "", idx[k]);
+    list[0] = '\0';
+    for (int i = 0; i < ni; i++) {
+        const char *item = items[i];
+        if (strcmp(item, "cuda") == 0 || strcmp(item, "auto") == 0) {
+            len += (size_t)snprintf(list + len, n > len ? n - len : 0, "%s%s%s",
+                                    len ? "," : "", strcmp(item, "auto") == 0 ? "cpu,oracle,"
+                                                                             : "", gpus);
+        } else {
+            len += (size_t)snprintf(list + len, n > len ? n - len : 0, "%s%s", len ? "," : "",
+                                    item);
+        }
+    }
+    return -1;
+}
+
 /* --device's items in order, without duplicates (auto included); returns
  * -1 to go on or the exit status of a usage error. */
 static int device_items(const char *cmd, const bp_run_opts_t *o,
                         char names[][BP_RUN_NAME_MAX], int *n)
 {
-    char list[256], *items[BP_RUN_MAX_BACKENDS];
+    char list[512], *items[BP_RUN_MAX_BACKENDS];
     snprintf(list, sizeof list, "%s", o->devices);
+    if (o->gpus) {
+        int rc = expand_gpus(cmd, o, list, sizeof list);
+        if (rc >= 0)
+            return rc;
+    }
     int ni = bp_cli_split(list, items, BP_RUN_MAX_BACKENDS);
     *n = 0;
     if (ni == 0)

@@ -16,6 +16,7 @@ typedef struct bp_run_opts {
     int nnames;
     const char *probes_dir, *golden_dir, *save_dir;
     const char *devices;
+    const char *gpus;  /* --gpu all or a list: one cuda:K backend per GPU */
     uint32_t dtypes;   /* mask of allowed run dtypes */
     bp_backend_opts_t be;
     bp_cmp_opts_t cmp;
@@ -35,7 +36,7 @@ typedef struct bp_run_opts {
 int bp_run_opts_parse(const char *cmd, int argc, char **argv, bp_run_opts_t *o);
 void bp_run_opts_free(bp_run_opts_t *o);
 
-#define BP_RUN_MAX_BACKENDS 8
+#define BP_RUN_MAX_BACKENDS 16
 
 /* Opens the backends of --device: explicit names must be available; auto
  * adds every backend that opens here and notes (in rep, when given) those
