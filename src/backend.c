@@ -103,6 +103,7 @@ bp_status bp_backend_open(const char *name, const bp_backend_opts_t *opts,
                                 "'cuda:'", name);
         bp_backend_opts_t one = *opts;
         one.gpu = (int)k;
+        one.gpus = NULL;
         bp_status st = bp_backend_open("cuda", &one, out, err);
         if (!st) {
             snprintf((*out)->inst, sizeof (*out)->inst, "cuda:%ld", k);
@@ -110,6 +111,9 @@ bp_status bp_backend_open(const char *name, const bp_backend_opts_t *opts,
         }
         return st;
     }
+    if (opts->gpus && strcmp(name, "cuda") == 0)
+        return bp_error_set(err, BP_EINPUT, "--gpu %s: this command runs one GPU; name one "
+                            "(--gpu N)", opts->gpus);
     for (size_t i = 0; i < NREG; i++)
         if (strcmp(name, registry[i].name) == 0)
             return registry[i].open(opts, out, err);

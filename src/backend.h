@@ -25,6 +25,8 @@ typedef enum {
 typedef struct bp_backend_opts {
     bp_cpu_math_t cpu_math;
     int gpu;     /* CUDA device index */
+    const char *gpus; /* --gpu all or a list (0,2): each a backend of its
+                         own, cuda:K (cli.c), or NULL */
     int threads; /* worker threads for the oracle; 0: one per core */
 } bp_backend_opts_t;
 

@@ -50,7 +50,7 @@ out_has "note: 27 tensors are missing from some runs"
 run 2 run seed-div --device cpu --gpu 0,1
 err_has "--gpu 0,1: --device names no cuda (or auto)"
 run 2 run seed-div --gpu one
-err_has "--gpu needs a device index, all or a list (0,2), not 'one'"
+err_has "--gpu needs a device index (0 to 1023), all or a list (0,2), not 'one'"
 if ! "$BITPROBE" env --json | grep -q '"devices"'; then
     run 2 run seed-div --gpu all
     run 2 run seed-div --device cuda:0
