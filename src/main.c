@@ -164,7 +164,7 @@ const bp_cmd_t bp_commands[] = {
      "  inside the kernel (proves that a wrong bit is caught and named).\n"
      "  Exit status: 0 every bit right on every SM, 1 a wrong bit, 2 trouble (no GPU,\n"
      "  an SM that never ran, bad options)."},
-    {"invariance", cmd_invariance, "Map where a row's bits change with the batch, the split or the ranks it is computed in, and why",
+    {"invariance", cmd_invariance, "Where a row's bits change with the batch, split or ranks it is computed in, and why",
      "bitprobe invariance [--preset LIST] [--op OP] [--shape S] [--dtype LIST] [--engine LIST] [--m LIST] [--split LIST] [--ranks LIST] [--combine LIST] [--place LIST] [--repeat N] [--processes P] [--policy P] [--svg FILE] [--json FILE] [--junit FILE] [--markdown FILE] [--github] [--quiet]\n"
      "  --preset LIST     shipped LLM shapes: gemm-4096 gemm-11008 gemm-14336\n"
      "                    lmhead-32000 lmhead-128256 rmsnorm-4096 sum-4096 mean-4096\n"
