@@ -343,11 +343,22 @@ static bp_dtype_t rule_dtype(const bp_op_t *op, const bp_meta_t *metas)
     case BP_DT_PROMOTE:
         break;
     }
+    /* c10's ResultTypeState: tensors with dimensions first, then 0-D
+     * tensors, then wrapped numbers; a lower group only decides when it is
+     * of a higher category (float over integer): bf16[n] + f32 0-D gives
+     * bf16, i64[n] + f32 0-D gives f32, i32[n] + i64 0-D gives i32. */
     int reads[BP_OP_MAXREADS];
     int n = bp_op_reads(op, reads);
-    bp_dtype_t dt = metas[reads[0]].dtype;
-    for (int r = 1; r < n; r++)
-        dt = promote(dt, metas[reads[r]].dtype);
+    bp_dtype_t dim = BP_NDTYPES, zero = BP_NDTYPES;
+    for (int r = 0; r < n; r++) {
+        const bp_meta_t *m = &metas[reads[r]];
+        bp_dtype_t *g = m->ndim > 0 ? &dim : &zero;
+        *g = *g == BP_NDTYPES ? m->dtype : promote(*g, m->dtype);
+    }
+    bp_dtype_t dt = dim == BP_NDTYPES                      ? zero
+                    : zero == BP_NDTYPES || is_float(dim) ? dim
+                    : is_float(zero)                      ? zero
+                                                          : dim;
     /* A wrapped number only lifts an integer tensor to the default float. */
     const bp_arg_t *s = op->a.kind == BP_ARG_SCALAR   ? &op->a
                         : op->b.kind == BP_ARG_SCALAR ? &op->b

@@ -73,6 +73,8 @@ def fmt_num(v):
 
 
 def _fmt(v):
+    if isinstance(v, bool):
+        return "true" if v else "false"
     if isinstance(v, (list, tuple)):
         return "[" + ", ".join(_fmt(x) for x in v) + "]"
     if isinstance(v, str):
@@ -81,7 +83,7 @@ def _fmt(v):
 
 
 KEY_ORDER = ["out", "op", "a", "b", "inputs", "values", "shape", "start", "end", "step", "seed",
-             "stream", "low", "high", "axis", "dtype", "formulation"]
+             "stream", "low", "high", "axis", "keepdim", "dtype", "formulation"]
 
 
 def to_yaml(spec):
@@ -105,6 +107,8 @@ def to_yaml(spec):
 
 def _num(tok):
     t = tok.strip()
+    if t in ("true", "false"):
+        return t == "true"
     if t in (".inf", "+.inf"):
         return INF
     if t == "-.inf":
@@ -159,13 +163,11 @@ def from_yaml(text):
             else:
                 e = body.find(",", j)
                 e = len(body) if e < 0 else e
-                op[key] = _num(body[j:e])
+                op[key] = body[j:e].strip() if key == "formulation" else _num(body[j:e])
                 j = e
             i = j + 1 if j < len(body) and body[j] == "," else j
             while i < len(body) and body[i] == " ":
                 i += 1
-        if op.get("formulation") is not None:
-            op["formulation"] = str(op["formulation"])
         spec["ops"].append(op)
     return spec
 
@@ -392,13 +394,17 @@ class Gen:
             if mode < 0.5:
                 same = [b for b in p.bufs if b.shape == a.shape]
                 b = r.choice(same) if same and r.random() < 0.6 else None
+                if b is None and o["kind"] == "elemwise" and r.random() < 0.4:
+                    b = self.source(p, self.bcast_of(a.shape), self.dtype_spec(), False)
+                    if b is None:
+                        return None
                 if b is None:
                     b = self.source(p, a.shape, self.dtype_spec(), False)
                     if b is None:
                         return None
                 if r.random() < 0.5:
                     a, b = b, a
-                ins, shape = [a, b], a.shape
+                ins, shape = [a, b], broadcast(a.shape, b.shape)
                 spec.update(a=a.name, b=b.name)
             else:
                 s = self.pow_scalar(name, mode >= 0.8) if name == "pow" else self.scalar()
@@ -474,6 +480,19 @@ class Gen:
             return None
         return p.add(spec, shape, dts)
 
+    def bcast_of(self, shape):
+        """A shape that broadcasts against shape (torch.broadcast_shapes):
+        a suffix of it, some dimensions 1, or 0-D."""
+        r = self.r
+        k = r.random()
+        if k < 0.15 or not shape:
+            return ()
+        sh = list(shape[r.randint(0, len(shape) - 1):]) if k < 0.5 else list(shape)
+        for i in range(len(sh)):
+            if r.random() < 0.5:
+                sh[i] = 1
+        return tuple(sh)
+
     def pow_scalar(self, name, base):
         r = self.r
         if base:
@@ -506,12 +525,18 @@ class Gen:
             first, length = _slice(s, e, st, dim)
             return tuple(length if i == ax else a.shape[i] for i in range(nd))
         if "axis" in o["keys"]:
+            keep = "keepdim" in o["keys"] and r.random() < 0.3
+            if keep:
+                spec["keepdim"] = True
             if nd == 0 or (r.random() < 0.4 and "axis" not in o["required"]):
-                return () if o["kind"] == "reduction" else shape
+                if o["kind"] != "reduction":
+                    return shape
+                return (1,) * nd if keep else ()
             ax = r.randrange(nd)
             spec["axis"] = ax - nd if r.random() < 0.3 else ax
             if o["kind"] == "reduction":
-                return tuple(a.shape[i] for i in range(nd) if i != ax)
+                return tuple(1 if i == ax else a.shape[i] for i in range(nd)
+                             if keep or i != ax)
             return shape
         for k, t in o["keys"].items():  # keys this generator has no rule for
             if k in spec or (k not in o["required"] and r.random() < 0.5):
@@ -524,8 +549,17 @@ class Gen:
                 spec[k] = r.choice(DTYPES)
             elif t == "shape":
                 spec[k] = list(self.shape(small=True))
+            elif t == "bool":
+                spec[k] = r.random() < 0.5
             shape = None
         return shape
+
+
+def broadcast(a, b):
+    """torch.broadcast_shapes of two shapes known to broadcast."""
+    n = max(len(a), len(b))
+    a, b = (1,) * (n - len(a)) + tuple(a), (1,) * (n - len(b)) + tuple(b)
+    return tuple(x if y == 1 else y for x, y in zip(a, b))
 
 
 def _slice(s, e, st, dim):

@@ -87,6 +87,7 @@ def run_op(op, params, bufs, dt_out, device, uniform):
                 # (a divisor tensor reaches DivFunctor, not the CPU-scalar
                 # reciprocal path), rounded once to the result dtype.
                 rt = torch.result_type(a, b)
+                rt = rt if rt.is_floating_point else torch.float32  # true division
                 om = OPMATH.get(rt, rt)
                 bt = torch.tensor(float(b), dtype=torch.float64).to(om).to(a.device)
                 return (a.to(om) / bt).to(rt), True
@@ -94,6 +95,7 @@ def run_op(op, params, bufs, dt_out, device, uniform):
                 # CUDA's tensor / number: 1.0 / b in double, rounded once to
                 # opmath (BinaryDivTrueKernel.cu), then one multiplication.
                 rt = torch.result_type(a, b)
+                rt = rt if rt.is_floating_point else torch.float32  # true division
                 om = OPMATH.get(rt, rt)
                 one = torch.tensor(1.0, dtype=torch.float64)
                 r = (one / float(b)).to(om).to(a.device)
