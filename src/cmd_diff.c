@@ -11,6 +11,7 @@
 #include "cli.h"
 #include "envinfo.h"
 #include "rep.h"
+#include "rep_ledger.h"
 
 #define MAX_MAPS 64
 
@@ -181,6 +182,8 @@ int cmd_diff(int argc, char **argv)
     if (urc >= 0)
         return urc;
     const char *pa = argv[optind], *pb = argv[optind + 1];
+    if (bp_ledger_sniff(pa) || bp_ledger_sniff(pb))
+        return cmd_diff_ledger(pa, pb, &t, co.first_k, argc, argv);
     bp_st_file_t a, b;
     if (bp_tset_load(pa, as_bf16, &a, &err))
         return bp_cli_fail(&err);

@@ -686,3 +686,18 @@ const char *bp_ledger_header_str(const bp_ledger_t *l, const char *key)
 {
     return json_string_value(json_object_get(l->header, key));
 }
+
+bool bp_ledger_sniff(const char *path)
+{
+    char head[256];
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return false;
+    size_t n = fread(head, 1, sizeof head - 1, f);
+    fclose(f);
+    head[n] = '\0';
+    char *nl = strchr(head, '\n');
+    if (nl)
+        *nl = '\0';
+    return head[0] == '{' && strstr(head, "\"" BP_LEDGER_FORMAT "\"") != NULL;
+}
