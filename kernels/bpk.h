@@ -21,7 +21,8 @@
 extern "C" {
 #endif
 
-/* Element types: the same codes as bp_dtype_t (be_cuda.c checks). */
+/* Element types: the same codes as bp_dtype_t's arithmetic dtypes
+ * (be_cuda_ops.c checks; the storage dtypes after them have no kernels). */
 enum { BPK_F64, BPK_F32, BPK_BF16, BPK_F16, BPK_I64, BPK_I32, BPK_NDTYPES };
 
 #define BPK_MAXDIM 8

@@ -1,6 +1,7 @@
 /* Backend registry and the generic probe executor (see backend.h). */
 #include "backend.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -128,6 +129,32 @@ static bp_status place(bp_backend_t *be, bp_buf_t *b, const bp_meta_t *m,
     return be->dev_alloc(be, b, err);
 }
 
+/* The op's operands and result are all in dtypes the backend computes. */
+static bp_status computes(const bp_backend_t *be, const bp_exec_t *x,
+                          bp_error_t *err)
+{
+    const bp_buf_t *seen[67] = {x->out, x->a, x->b};
+    int n = 3;
+    for (int k = 0; k < x->ninputs && n < 67; k++)
+        seen[n++] = x->inputs[k];
+    for (int k = 0; k < n; k++) {
+        if (!seen[k] || (be->dtypes & BP_DTYPE_BIT(seen[k]->dtype)))
+            continue;
+        char list[160] = "";
+        size_t len = 0;
+        for (int d = 0; d < BP_NDTYPES && len < sizeof list; d++)
+            if (be->dtypes & BP_DTYPE_BIT(d))
+                len += (size_t)snprintf(list + len, sizeof list - len, "%s%s",
+                                        len ? " " : "", bp_dtype_name((bp_dtype_t)d));
+        return bp_error_set(err, BP_EUNAVAIL,
+                            "backend '%s' does not compute in %s (the %s's "
+                            "dtype); it computes in %s",
+                            be->name, bp_dtype_name(seen[k]->dtype),
+                            k == 0 ? "result" : "operand", list);
+    }
+    return BP_OK;
+}
+
 static bp_status exec_one(bp_backend_t *be, const bp_probe_t *p, size_t i,
                           bp_buf_t *bufs, bp_buf_t *out, bp_error_t *err)
 {
@@ -149,7 +176,9 @@ static bp_status exec_one(bp_backend_t *be, const bp_probe_t *p, size_t i,
         .ninputs = op->ninputs,
         .out = out,
     };
-    bp_status st = be->op[op->kind](be, &x, err);
+    bp_status st = computes(be, &x, err);
+    if (!st)
+        st = be->op[op->kind](be, &x, err);
     if (st)
         bp_error_prefix(err, "%s:%d: op '%s' (%s) on %s: ", p->path, op->line,
                         op->out, bp_op_name(op->kind), be->name);

@@ -49,6 +49,11 @@ struct bp_backend {
     void *state;
     json_t *fingerprint; /* environment and options; owned by the backend */
     bp_op_fn op[BP_OP_COUNT];
+    /* The dtypes its ops read and write (BP_DTYPE_BIT set; the
+     * constructors give BP_DTYPES_ARITH): the executor refuses an op on
+     * any other with a message naming the dtype, rather than let an op
+     * entry meet a dtype it has no code for. */
+    uint32_t dtypes;
     /* device backends only */
     bp_status (*dev_alloc)(bp_backend_t *be, bp_buf_t *b, bp_error_t *err);
     void (*dev_free)(bp_backend_t *be, bp_buf_t *b);

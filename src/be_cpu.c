@@ -549,6 +549,7 @@ bp_status bp_be_cpu_open(const bp_backend_opts_t *o, bp_backend_t **out,
     c->simd = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
     c->vec_bytes = BP_CPU_VEC_BYTES;
     be->name = "cpu";
+    be->dtypes = BP_DTYPES_ARITH;
     be->device = false;
     be->state = c;
     be->destroy = cpu_destroy;

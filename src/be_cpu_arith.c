@@ -7,7 +7,10 @@
  *   for bf16/f16 the scalar is taken in float (original_scalar_value), not
  *   rounded to the dtype; for f32 it is rounded to float; one rounding of
  *   the result.  div formulation `true` (the CPU default) divides;
- *   `reciprocal` multiplies by 1/b rounded in float (f64: double).
+ *   `reciprocal` multiplies by the reciprocal of the number taken in
+ *   double and rounded once to opmath, as PyTorch's CUDA kernel does
+ *   (bp_div_scalar_reciprocal); by a tensor, by 1/b rounded in float
+ *   (f64: double).
  * scalar / tensor (Tensor.__rtruediv__): reciprocal(b) rounded to the
  *   dtype, then times the scalar as mul does; `true` divides the scalar,
  *   cast to the dtype, by b; `reciprocal` is s * (1/b in float).
@@ -141,6 +144,10 @@ bp_status bp_cpu_op_binary(bp_backend_t *be, const bp_exec_t *x,
     bool sa = !x->a;
     double av = sa ? scalar_as(k, dt, x->op->a.value, true, form) : 0.0;
     double bv = x->b ? 0.0 : scalar_as(k, dt, x->op->b.value, false, form);
+    if (k == BP_OP_DIV && form == BP_FORM_RECIPROCAL && !x->b) {
+        k = BP_OP_MUL; /* CUDA's tensor / number, pinned */
+        bv = bp_div_scalar_reciprocal(x->op->b.value, dt);
+    }
     for (size_t i = 0; i < out->numel; i++) {
         double a = as ? as[i] : av, b = bs ? bs[i] : bv;
         double r = bp_cpu_opmath_f32(dt)

@@ -5,8 +5,10 @@
  * Scalars (Python numbers) reach PyTorch's kernels in one of two forms,
  * and which one is part of the formulation:
  *  - opmath: iter.scalar_value<opmath_t>(), float for f32/bf16/f16
- *    results (add, sub, mul; the divisor of tensor / scalar, whose
- *    reciprocal 1.0f / b is then taken on the host);
+ *    results (add, sub, mul);
+ *  - double: the divisor of tensor / scalar (BinaryDivTrueKernel.cu reads
+ *    iter.scalar_value<double>, takes 1.0 / b in double and rounds the
+ *    reciprocal once to opmath_t; bp_div_scalar_reciprocal);
  *  - storage: converted to scalar_t, the result dtype (the base of
  *    scalar ** tensor, wrapped into a device tensor by pow_Scalar_out; the
  *    exponent of tensor ** scalar, exp_scalar.to<scalar_t>()).
@@ -26,8 +28,8 @@
 _Static_assert(BPK_F64 == (int)BP_F64 && BPK_F32 == (int)BP_F32 &&
                    BPK_BF16 == (int)BP_BF16 && BPK_F16 == (int)BP_F16 &&
                    BPK_I64 == (int)BP_I64 && BPK_I32 == (int)BP_I32 &&
-                   BPK_NDTYPES == (int)BP_NDTYPES,
-               "kernel dtype codes must equal bp_dtype_t");
+                   BPK_NDTYPES == (int)BP_I32 + 1,
+               "kernel dtype codes must equal bp_dtype_t's arithmetic ones");
 _Static_assert(BPK_MAXDIM == BP_MAXDIM, "kernel and buffer rank limits");
 
 static bool is_int(bp_dtype_t dt)
@@ -81,7 +83,7 @@ static bp_status dev_of(const bp_buf_t *t, const char *which, bp_error_t *err)
     if (!t->dev)
         return bp_error_set(err, BP_EINTERNAL,
                             "operand %s has no device copy", which);
-    if ((unsigned)t->dtype >= BP_NDTYPES)
+    if ((unsigned)t->dtype >= BPK_NDTYPES)
         return bp_error_set(err, BP_EINTERNAL,
                             "operand %s has dtype code %d", which, t->dtype);
     return BP_OK;
@@ -323,8 +325,7 @@ static bp_status div_op(bp_backend_t *be, const bp_exec_t *x, bp_error_t *err)
         if (form == BP_FORM_TRUE)
             return binary(be, BPK_DIV, "div", tensor_arg(x->a), x->a,
                           scalar_arg(s), NULL, out, err);
-        /* BinaryDivTrueKernel.cu: inv_b = opmath_t(1.0) / b, on the host. */
-        double inv = dt == BP_F64 ? 1.0 / s : (double)(1.0f / (float)s);
+        double inv = bp_div_scalar_reciprocal(op->b.value, dt);
         return binary(be, BPK_MUL, "div-reciprocal", tensor_arg(x->a), x->a,
                       scalar_arg(inv), NULL, out, err);
     }

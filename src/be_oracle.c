@@ -555,6 +555,7 @@ bp_status bp_be_oracle_open(const bp_backend_opts_t *o, bp_backend_t **out,
     s->threads = bp_oracle_threads(o ? o->threads : 0);
     s->cache = bp_oracle_cache_new(); /* none: every value evaluated */
     be->name = "oracle";
+    be->dtypes = BP_DTYPES_ARITH;
     snprintf(be->key, sizeof be->key, "oracle");
     be->device = false;
     be->state = s;

@@ -11,8 +11,8 @@
  *
  * "Shortest" means the fewest significant digits d (1..17) for which %.{d}g
  * reads back to the same bits: f64 through strtod, f32 through strtof, and
- * bf16/f16 through strtof followed by the round-to-nearest-even conversion
- * of dtype.c, which is how a value typed by a user becomes that dtype.  The
+ * bf16/f16/fp8 through strtof followed by the round-to-nearest-even
+ * conversion of dtype.c (fp8: non-saturating), which is how a value typed by a user becomes that dtype.  The
  * printf rounding of the d-digit candidate is the nearest one, which is
  * enough for round-tripping though not always the shortest possible string
  * at a binade boundary.  Below 10^16 the result is positional ("100", not
@@ -42,9 +42,18 @@ static uint64_t masked(bp_dtype_t dt, uint64_t bits)
     return w >= 64 ? bits : bits & ((1ull << w) - 1);
 }
 
-static int64_t as_int(bp_dtype_t dt, uint64_t bits)
+/* An integer element in decimal: sign-extended when its dtype is signed. */
+static void put_int(bp_dtype_t dt, uint64_t bits, char *out, size_t n)
 {
-    return dt == BP_I32 ? (int64_t)(int32_t)(uint32_t)bits : (int64_t)bits;
+    unsigned w = width_of(dt);
+    if (n == 0)
+        return;
+    if (!bp_dtype_info(dt)->is_signed) {
+        snprintf(out, n, "%" PRIu64, bits);
+        return;
+    }
+    uint64_t top = 1ull << (w - 1);
+    snprintf(out, n, "%" PRId64, (int64_t)((bits ^ top) - top));
 }
 
 static void put(char *out, size_t n, const char *s)
@@ -76,8 +85,7 @@ static bool put_common(bp_dtype_t dt, uint64_t bits, char *out, size_t n)
     }
     bits = masked(dt, bits);
     if (!bp_dtype_info(dt)->is_float) {
-        if (n > 0)
-            snprintf(out, n, "%" PRId64, as_int(dt, bits));
+        put_int(dt, bits, out, n);
         return true;
     }
     return put_special(dt, bits, out, n);
@@ -90,6 +98,8 @@ static bool reads_back(bp_dtype_t dt, uint64_t bits, const char *s)
     case BP_F32: return bp_f32_bits(strtof(s, NULL)) == bits;
     case BP_BF16: return bp_f32_to_bf16(strtof(s, NULL)) == bits;
     case BP_F16: return bp_f32_to_f16(strtof(s, NULL)) == bits;
+    case BP_F8_E4M3: return bp_f32_to_f8e4m3(strtof(s, NULL), false) == bits;
+    case BP_F8_E5M2: return bp_f32_to_f8e5m2(strtof(s, NULL), false) == bits;
     default: return false;
     }
 }

@@ -8,7 +8,7 @@
  * distances, differences and counts for all lanes at once; compare.c then
  * fills the histogram and locates a new maximum.  Chunks the kernel does
  * not take (an inf or NaN inside, a short tail, the first K mismatches
- * still being recorded, f64, integers, CPUs without AVX2) go through a
+ * still being recorded, f64, fp8, integers, CPUs without AVX2) go through a
  * scalar loop specialised per dtype (the dtype is a constant in each
  * always-inline instance), with the rare cases off the hot path.  Both
  * paths perform the same IEEE operations, so they agree bit for bit (the
@@ -152,6 +152,8 @@ record(scan_t *s, size_t i, uint64_t a, uint64_t b, uint64_t ulp, double ab,
 INLINE uint64_t load(size_t size, const unsigned char *p, size_t i)
 {
     /* memcpy: tensors read from a container need not be aligned. */
+    if (size == 1)
+        return p[i];
     if (size == 2) {
         uint16_t v;
         memcpy(&v, p + 2 * i, 2);
@@ -196,6 +198,10 @@ INLINE double to_double(bp_dtype_t dt, uint64_t x)
             d.d = (double)(f.f * 0x1p112f);
         }
         return (x & 0x8000u) ? -d.d : d.d;
+    case BP_F8_E4M3:
+        return bp_f8e4m3_to_f32((uint8_t)x);
+    case BP_F8_E5M2:
+        return bp_f8e5m2_to_f32((uint8_t)x);
     default:
         d.u = x;
         return d.d;
@@ -209,7 +215,8 @@ INLINE void scan_float(scan_t *s, bp_dtype_t dt, const unsigned char *pa,
     const bp_dtype_info_t *inf = bp_dtype_info(dt);
     const size_t size = inf->size;
     const uint64_t sign = 1ull << (size * 8 - 1), absm = sign - 1;
-    const uint64_t infb = ((1ull << inf->exp_bits) - 1) << inf->man_bits;
+    /* Magnitudes from which on values are inf or NaN, and NaN (dtype.h). */
+    const uint64_t specb = inf->special_mag, nanb = inf->nan_mag;
     bp_cmp_t *c = s->c;
     size_t mism = 0, beyond = 0, cls = 0, zsd = 0, npd = 0;
     double max_abs = c->max_abs, max_rel = c->max_rel;
@@ -227,8 +234,8 @@ INLINE void scan_float(scan_t *s, bp_dtype_t dt, const unsigned char *pa,
         double ab, ref;
         bool within;
         int bin;
-        if (UNLIKELY(ax >= infb || ay >= infb)) {
-            if (ax > infb && ay > infb && !s->nan_payload) {
+        if (UNLIKELY(ax >= specb || ay >= specb)) {
+            if (ax >= nanb && ay >= nanb && !s->nan_payload) {
                 npd++;
                 continue;
             }
@@ -295,29 +302,32 @@ INLINE void scan_float(scan_t *s, bp_dtype_t dt, const unsigned char *pa,
     c->max_ulp_idx = iulp;
 }
 
-static void scan_int(scan_t *s, bp_dtype_t dt, const unsigned char *pa,
-                     const unsigned char *pb, size_t i0, size_t i1)
+/* Integers: the distance is |a - b| on the dtype's own line (BOOL: its
+ * byte values).  Signed values are sign-extended to 64 bits, so that the
+ * difference of two's complement representations is exact modulo 2^64. */
+INLINE void scan_int_w(scan_t *s, size_t size, bool sgn,
+                       const unsigned char *pa, const unsigned char *pb,
+                       size_t i0, size_t i1)
 {
     bp_cmp_t *c = s->c;
+    const unsigned w = (unsigned)size * 8u;
+    const uint64_t top = w == 64 ? 1ull << 63 : 1ull << (w - 1);
     for (size_t i = i0; i < i1; i++) {
-        uint64_t x, y;
-        int64_t sx, sy;
-        if (dt == BP_I32) {
-            x = load(4, pa, i);
-            y = load(4, pb, i);
-            sx = (int32_t)(uint32_t)x;
-            sy = (int32_t)(uint32_t)y;
-        } else {
-            x = load(8, pa, i);
-            y = load(8, pb, i);
-            sx = (int64_t)x;
-            sy = (int64_t)y;
-        }
+        uint64_t x = load(size, pa, i), y = load(size, pb, i);
         if (x == y)
             continue;
-        uint64_t d = sx > sy ? (uint64_t)sx - (uint64_t)sy
-                             : (uint64_t)sy - (uint64_t)sx;
-        double ref = fabs((double)sx), ab = (double)d, rel = ab / ref;
+        uint64_t ex = x, ey = y, d;
+        double ref;
+        if (sgn) {
+            ex = (x ^ top) - top;
+            ey = (y ^ top) - top;
+            d = (int64_t)ex > (int64_t)ey ? ex - ey : ey - ex;
+            ref = fabs((double)(int64_t)ex);
+        } else {
+            d = x > y ? x - y : y - x;
+            ref = (double)x;
+        }
+        double ab = (double)d, rel = ab / ref;
         bool within = d <= s->ulp_lim || ab <= s->tol_abs + s->tol_rel * ref;
         s->hist[bp_hist_bin(d)]++;
         c->mismatched++;
@@ -336,6 +346,22 @@ static void scan_int(scan_t *s, bp_dtype_t dt, const unsigned char *pa,
         }
         if (c->nfirst < s->first_k)
             record(s, i, x, y, d, ab, rel, false, !within);
+    }
+}
+
+static void scan_int(scan_t *s, bp_dtype_t dt, const unsigned char *pa,
+                     const unsigned char *pb, size_t i0, size_t i1)
+{
+    const bp_dtype_info_t *in = bp_dtype_info(dt);
+    switch (in->size * 2 + in->is_signed) {
+    case 2: scan_int_w(s, 1, false, pa, pb, i0, i1); break;
+    case 3: scan_int_w(s, 1, true, pa, pb, i0, i1); break;
+    case 4: scan_int_w(s, 2, false, pa, pb, i0, i1); break;
+    case 5: scan_int_w(s, 2, true, pa, pb, i0, i1); break;
+    case 8: scan_int_w(s, 4, false, pa, pb, i0, i1); break;
+    case 9: scan_int_w(s, 4, true, pa, pb, i0, i1); break;
+    case 16: scan_int_w(s, 8, false, pa, pb, i0, i1); break;
+    default: scan_int_w(s, 8, true, pa, pb, i0, i1); break;
     }
 }
 
@@ -422,6 +448,12 @@ static void scan(scan_t *s, bp_dtype_t dt, const unsigned char *pa,
         break;
     case BP_F64:
         scan_float(s, BP_F64, pa, pb, i0, i1);
+        return;
+    case BP_F8_E4M3:
+        scan_float(s, BP_F8_E4M3, pa, pb, i0, i1);
+        return;
+    case BP_F8_E5M2:
+        scan_float(s, BP_F8_E5M2, pa, pb, i0, i1);
         return;
     default:
         scan_int(s, dt, pa, pb, i0, i1);

@@ -18,7 +18,8 @@
  *  - Finite mismatch: ulp = bp_ulp_distance (>= 1), abs = |a - b| in
  *    double (inf only for f64 beyond DBL_MAX, e.g. DBL_MAX vs -DBL_MAX;
  *    still a finite mismatch), rel = abs / |a| (inf when a is 0).
- * Integers: ulp = |a - b| (exact), abs the same as a double, rel = abs/|a|.
+ * Integers (BOOL: its byte values): ulp = |a - b| (exact), abs the same as
+ * a double, rel = abs/|a|.
  *
  * Maxima (abs, rel, ulp) run over all mismatched elements, non-finite ones
  * included, so they never understate a drift; the lowest index wins ties.

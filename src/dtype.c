@@ -5,13 +5,26 @@
 #include <string.h>
 #include <strings.h>
 
+/* Floats' special magnitudes: IEEE-like formats from their layout; e4m3fn
+ * has only its all-ones NaN. */
+#define IEEE(e, m) (((1ull << (e)) - 1) << (m)), ((((1ull << (e)) - 1) << (m)) + 1)
+
 static const bp_dtype_info_t infos[BP_NDTYPES] = {
-    [BP_F64] = {"fp64", "F64", 8, true, 11, 52},
-    [BP_F32] = {"fp32", "F32", 4, true, 8, 23},
-    [BP_BF16] = {"bf16", "BF16", 2, true, 8, 7},
-    [BP_F16] = {"fp16", "F16", 2, true, 5, 10},
-    [BP_I64] = {"i64", "I64", 8, false, 0, 0},
-    [BP_I32] = {"i32", "I32", 4, false, 0, 0},
+    [BP_F64] = {"fp64", "F64", 8, true, 11, 52, true, IEEE(11, 52)},
+    [BP_F32] = {"fp32", "F32", 4, true, 8, 23, true, IEEE(8, 23)},
+    [BP_BF16] = {"bf16", "BF16", 2, true, 8, 7, true, IEEE(8, 7)},
+    [BP_F16] = {"fp16", "F16", 2, true, 5, 10, true, IEEE(5, 10)},
+    [BP_I64] = {"i64", "I64", 8, false, 0, 0, true, 0, 0},
+    [BP_I32] = {"i32", "I32", 4, false, 0, 0, true, 0, 0},
+    [BP_I16] = {"i16", "I16", 2, false, 0, 0, true, 0, 0},
+    [BP_I8] = {"i8", "I8", 1, false, 0, 0, true, 0, 0},
+    [BP_U64] = {"u64", "U64", 8, false, 0, 0, false, 0, 0},
+    [BP_U32] = {"u32", "U32", 4, false, 0, 0, false, 0, 0},
+    [BP_U16] = {"u16", "U16", 2, false, 0, 0, false, 0, 0},
+    [BP_U8] = {"u8", "U8", 1, false, 0, 0, false, 0, 0},
+    [BP_BOOL] = {"bool", "BOOL", 1, false, 0, 0, false, 0, 0},
+    [BP_F8_E4M3] = {"fp8_e4m3", "F8_E4M3", 1, true, 4, 3, true, 0x7f, 0x7f},
+    [BP_F8_E5M2] = {"fp8_e5m2", "F8_E5M2", 1, true, 5, 2, true, IEEE(5, 2)},
 };
 
 const bp_dtype_info_t *bp_dtype_info(bp_dtype_t dt)
@@ -38,7 +51,15 @@ bool bp_dtype_parse(const char *s, bp_dtype_t *out)
         {"half", BP_F16},  {"fp64", BP_F64},     {"f64", BP_F64},
         {"float64", BP_F64}, {"double", BP_F64}, {"i64", BP_I64},
         {"int64", BP_I64}, {"long", BP_I64},     {"i32", BP_I32},
-        {"int32", BP_I32}, {"int", BP_I32},
+        {"int32", BP_I32}, {"int", BP_I32},      {"i16", BP_I16},
+        {"int16", BP_I16}, {"short", BP_I16},    {"i8", BP_I8},
+        {"int8", BP_I8},   {"u64", BP_U64},      {"uint64", BP_U64},
+        {"u32", BP_U32},   {"uint32", BP_U32},   {"u16", BP_U16},
+        {"uint16", BP_U16}, {"u8", BP_U8},       {"uint8", BP_U8},
+        {"bool", BP_BOOL}, {"fp8_e4m3", BP_F8_E4M3},
+        {"float8_e4m3fn", BP_F8_E4M3}, {"e4m3", BP_F8_E4M3},
+        {"fp8_e5m2", BP_F8_E5M2}, {"float8_e5m2", BP_F8_E5M2},
+        {"e5m2", BP_F8_E5M2},
     };
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
         if (strcmp(s, names[i].alias) == 0) {
@@ -145,6 +166,82 @@ float bp_f16_to_f32(uint16_t h)
     return bp_f32_from_bits(sign | ((e + 112u) << 23) | (m << 13));
 }
 
+/* f32 -> an 8-bit float of `man` mantissa bits and exponent bias `bias`,
+ * nearest even; `maxfin` is the largest finite code.  The code is
+ * computed as one integer exponent|mantissa, so a rounding carry moves
+ * into the exponent (and from the subnormals into the normals) by itself;
+ * what lands beyond maxfin is an overflow, settled by the caller's rule. */
+static uint32_t f8_round(uint32_t ax, int man, int bias)
+{
+    uint32_t e = ax >> 23, m = ax & 0x7fffffu;
+    int unbiased = (int)e - 127;
+    uint32_t code, rem, half;
+    if (e != 0 && unbiased >= 1 - bias) { /* a normal of the format */
+        int drop = 23 - man;
+        code = ((uint32_t)(unbiased + bias) << man) | (m >> drop);
+        rem = m & ((1u << drop) - 1u);
+        half = 1u << (drop - 1);
+    } else {
+        /* The value is sig * 2^(e' - 150), the format's subnormal unit
+         * 2^(1 - bias - man): drop `shift` bits of sig. */
+        uint32_t sig = m | (e ? 0x800000u : 0);
+        int ee = e ? (int)e : 1;
+        int shift = 151 - bias - man - ee;
+        if (shift > 24)
+            return 0; /* below half the smallest subnormal */
+        code = sig >> shift;
+        rem = sig & ((1u << shift) - 1u);
+        half = 1u << (shift - 1);
+    }
+    if (rem > half || (rem == half && (code & 1u)))
+        code++;
+    return code;
+}
+
+uint8_t bp_f32_to_f8e4m3(float f, bool sat)
+{
+    uint32_t x = bp_f32_bits(f), ax = x & 0x7fffffffu;
+    uint8_t sign = (uint8_t)((x >> 24) & 0x80u);
+    if (ax > 0x7f800000u)
+        return sign | 0x7f;
+    /* No infinity: infinity and overflow give NaN, or 448 saturating. */
+    uint32_t code = ax == 0x7f800000u ? 0x7fu : f8_round(ax, 3, 7);
+    if (code > 0x7eu)
+        return sign | (sat ? 0x7e : 0x7f);
+    return sign | (uint8_t)code;
+}
+
+uint8_t bp_f32_to_f8e5m2(float f, bool sat)
+{
+    uint32_t x = bp_f32_bits(f), ax = x & 0x7fffffffu;
+    uint8_t sign = (uint8_t)((x >> 24) & 0x80u);
+    if (ax > 0x7f800000u)
+        return sign | (sat ? (uint8_t)(0x7eu | ((ax >> 21) & 3u)) : 0x7f);
+    uint32_t code = ax == 0x7f800000u ? 0x7cu : f8_round(ax, 2, 15);
+    if (code > 0x7bu)
+        return sign | (sat ? 0x7b : 0x7c);
+    return sign | (uint8_t)code;
+}
+
+float bp_f8e4m3_to_f32(uint8_t h)
+{
+    uint32_t sign = (uint32_t)(h & 0x80u) << 24;
+    uint32_t e = (h >> 3) & 0xfu, m = h & 7u;
+    if (e == 0xf && m == 7)
+        return bp_f32_from_bits(sign | 0x7fc00000u);
+    if (e == 0) {
+        float v = (float)m * 0x1p-9f; /* subnormal: m * 2^-9, exact */
+        return sign ? -v : v;
+    }
+    return bp_f32_from_bits(sign | ((e + 120u) << 23) | (m << 20));
+}
+
+float bp_f8e5m2_to_f32(uint8_t h)
+{
+    /* e5m2 is the top byte of an f16: same exponent, two mantissa bits. */
+    return bp_f16_to_f32((uint16_t)(h << 8));
+}
+
 uint64_t bp_dtype_load_bits(bp_dtype_t dt, const void *data, size_t i)
 {
     if ((unsigned)dt >= BP_NDTYPES)
@@ -172,24 +269,43 @@ double bp_dtype_bits_to_double(bp_dtype_t dt, uint64_t bits)
     case BP_F32: return bp_f32_from_bits((uint32_t)bits);
     case BP_BF16: return bp_bf16_to_f32((uint16_t)bits);
     case BP_F16: return bp_f16_to_f32((uint16_t)bits);
+    case BP_F8_E4M3: return bp_f8e4m3_to_f32((uint8_t)bits);
+    case BP_F8_E5M2: return bp_f8e5m2_to_f32((uint8_t)bits);
     case BP_I64: return (double)(int64_t)bits;
     case BP_I32: return (double)(int32_t)(uint32_t)bits;
+    case BP_I16: return (double)(int16_t)(uint16_t)bits;
+    case BP_I8: return (double)(int8_t)(uint8_t)bits;
+    case BP_U64: return (double)bits;
+    case BP_U32: return (double)(uint32_t)bits;
+    case BP_U16: return (double)(uint16_t)bits;
+    case BP_U8:
+    case BP_BOOL: return (double)(uint8_t)bits;
     default: return NAN;
     }
 }
 
-/* Nearest integer (ties to even) in [-lim, lim - 1], saturating, NaN -> 0:
- * a plain C cast is undefined outside the integer's range. */
-static int64_t round_to_int(double v, double lim)
+/* Nearest integer (ties to even) as the bits of an integer dtype of w
+ * bits, saturating at its range, NaN -> 0: a plain C cast is undefined
+ * outside the integer's range. */
+static uint64_t round_to_int(double v, unsigned w, bool is_signed)
 {
     if (isnan(v))
         return 0;
     double r = nearbyint(v);
+    uint64_t mask = w == 64 ? ~0ull : (1ull << w) - 1;
+    if (!is_signed) {
+        if (r <= 0)
+            return 0;
+        if (r >= ldexp(1.0, (int)w))
+            return mask;
+        return (uint64_t)r;
+    }
+    double lim = ldexp(1.0, (int)w - 1);
     if (r >= lim)
-        return lim == 0x1p63 ? INT64_MAX : INT32_MAX;
+        return (w == 64 ? (uint64_t)INT64_MAX : (1ull << (w - 1)) - 1) & mask;
     if (r < -lim)
-        return lim == 0x1p63 ? INT64_MIN : INT32_MIN;
-    return (int64_t)r;
+        return (w == 64 ? (uint64_t)INT64_MIN : -(1ull << (w - 1))) & mask;
+    return (uint64_t)(int64_t)r & mask;
 }
 
 uint64_t bp_dtype_bits_from_double(bp_dtype_t dt, double v)
@@ -199,9 +315,14 @@ uint64_t bp_dtype_bits_from_double(bp_dtype_t dt, double v)
     case BP_F32: return bp_f32_bits((float)v);
     case BP_BF16: return bp_f32_to_bf16((float)v);
     case BP_F16: return bp_f32_to_f16((float)v);
-    case BP_I64: return (uint64_t)round_to_int(v, 0x1p63);
-    case BP_I32: return (uint32_t)(int32_t)round_to_int(v, 0x1p31);
-    default: return 0;
+    case BP_F8_E4M3: return bp_f32_to_f8e4m3((float)v, false);
+    case BP_F8_E5M2: return bp_f32_to_f8e5m2((float)v, false);
+    case BP_BOOL: return v != 0;
+    default:
+        if ((unsigned)dt >= BP_NDTYPES)
+            return 0;
+        return round_to_int(v, (unsigned)infos[dt].size * 8u,
+                            infos[dt].is_signed);
     }
 }
 
@@ -210,23 +331,25 @@ static unsigned width_bits(bp_dtype_t dt)
     return (unsigned)infos[dt].size * 8u;
 }
 
+static uint64_t magnitude(bp_dtype_t dt, uint64_t bits)
+{
+    unsigned w = width_bits(dt);
+    return bits & ((w == 64 ? ~0ull : ((1ull << w) - 1)) >> 1);
+}
+
 bool bp_dtype_bits_isnan(bp_dtype_t dt, uint64_t bits)
 {
     if ((unsigned)dt >= BP_NDTYPES || !infos[dt].is_float)
         return false;
-    unsigned w = width_bits(dt), man = (unsigned)infos[dt].man_bits;
-    uint64_t mag = bits & ((w == 64 ? ~0ull : ((1ull << w) - 1)) >> 1);
-    uint64_t inf = ((1ull << infos[dt].exp_bits) - 1) << man;
-    return mag > inf;
+    return magnitude(dt, bits) >= infos[dt].nan_mag;
 }
 
 bool bp_dtype_bits_isinf(bp_dtype_t dt, uint64_t bits)
 {
     if ((unsigned)dt >= BP_NDTYPES || !infos[dt].is_float)
         return false;
-    unsigned w = width_bits(dt), man = (unsigned)infos[dt].man_bits;
-    uint64_t mag = bits & ((w == 64 ? ~0ull : ((1ull << w) - 1)) >> 1);
-    return mag == ((1ull << infos[dt].exp_bits) - 1) << man;
+    uint64_t mag = magnitude(dt, bits);
+    return mag >= infos[dt].special_mag && mag < infos[dt].nan_mag;
 }
 
 /* Signed position on the monotonic line, as an offset from zero: the
@@ -244,15 +367,21 @@ uint64_t bp_ulp_distance(bp_dtype_t dt, uint64_t a, uint64_t b)
     if ((unsigned)dt >= BP_NDTYPES)
         return UINT64_MAX;
     if (!infos[dt].is_float) {
-        int64_t x, y;
-        if (dt == BP_I32) {
-            x = (int32_t)(uint32_t)a;
-            y = (int32_t)(uint32_t)b;
-        } else {
-            x = (int64_t)a;
-            y = (int64_t)b;
+        unsigned w = width_bits(dt);
+        uint64_t mask = w == 64 ? ~0ull : (1ull << w) - 1;
+        a &= mask;
+        b &= mask;
+        if (infos[dt].is_signed && w < 64) {
+            /* Sign-extend to 64 bits: the difference then fits. */
+            uint64_t top = 1ull << (w - 1);
+            a = (a ^ top) - top;
+            b = (b ^ top) - top;
         }
-        return x >= y ? (uint64_t)x - (uint64_t)y : (uint64_t)y - (uint64_t)x;
+        if (infos[dt].is_signed) {
+            int64_t x = (int64_t)a, y = (int64_t)b;
+            return x >= y ? a - b : b - a;
+        }
+        return a >= b ? a - b : b - a;
     }
     bool na = bp_dtype_bits_isnan(dt, a), nb = bp_dtype_bits_isnan(dt, b);
     if (na || nb)

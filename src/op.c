@@ -56,6 +56,12 @@ const char *bp_form_name(bp_form_t f)
                : "?";
 }
 
+double bp_div_scalar_reciprocal(double b, bp_dtype_t dt)
+{
+    double r = 1.0 / b;
+    return dt == BP_F64 ? r : (double)(float)r;
+}
+
 bp_status bp_arange_length(double start, double end, double step,
                            int64_t *n, bp_error_t *err)
 {

@@ -115,6 +115,14 @@ const char *bp_form_name(bp_form_t f);
 bp_status bp_op_infer(const bp_op_t *op, const bp_meta_t *metas,
                       bp_dtype_t run_dtype, bp_meta_t *out, bp_error_t *err);
 
+/* The multiplier of `tensor / number` in the reciprocal formulation (what
+ * PyTorch's CUDA kernel uses by default): 1.0 / b taken on the number's
+ * double value, then rounded once to opmath (float for f32/bf16/f16,
+ * double for f64), as BinaryDivTrueKernel.cu does with
+ * iter.scalar_value<double>.  Taking 1.0f / (float)b instead differs for
+ * b = 0.001 (999.99994 against 1000). */
+double bp_div_scalar_reciprocal(double b, bp_dtype_t dt);
+
 /* PyTorch's arange length: ceil((end - start) / step) computed in double. */
 bp_status bp_arange_length(double start, double end, double step,
                            int64_t *n, bp_error_t *err);

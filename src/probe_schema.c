@@ -190,7 +190,8 @@ static bp_status get_dtype(ld_t *L, const yn_t *n, bool allow_run,
     if (s[0] != '$' && bp_dtype_parse(s, dt))
         return BP_OK;
     return bad(L, n, "unknown dtype '%.80s' (expected fp32, bf16, fp16, fp64, "
-                     "i64, i32%s)",
+                     "i64, i32, another safetensors dtype such as u8, bool or "
+                     "fp8_e4m3%s)",
                s, allow_run ? " or $dtype" : "");
 }
 

@@ -74,6 +74,38 @@ START_TEST(t_seed_div)
 }
 END_TEST
 
+/* x / 0.001 pinned to the reciprocal formulation (PyTorch's CUDA one):
+ * 1.0 / 0.001 in double is exactly 1000 (0.001's double is 0.001 +
+ * 2.08e-20), so q = x * 1000.0f for x = 7 is 7000 exactly, where the float
+ * reciprocal 0x4479ffff (999.99994) would give 6999.99951171875
+ * (0x45dabfff).  bf16 multiplies in float and rounds once; f64 by the
+ * double 1000.  True division differs: 3 / 0.001f = 2999.99985... */
+START_TEST(t_div_decimal_reciprocal)
+{
+    bp_backend_t *be = cpu();
+    bp_buf_t x = vec_of(BP_F32, 2);
+    bp_dtype_store_bits(BP_F32, x.data, 0, fbits(7.0f));
+    bp_dtype_store_bits(BP_F32, x.data, 1, fbits(3.0f));
+    bp_buf_t r = op2f(be, BP_OP_DIV, BP_FORM_RECIPROCAL, &x, NAN, NULL, 0.001,
+                      BP_F32, 1, x.shape);
+    ck_bits(&r, 0, 0x45dac000); /* 7000 */
+    ck_bits(&r, 1, 0x453b8000); /* 3000 */
+    bp_buf_t t = op2(be, BP_OP_DIV, &x, NAN, NULL, 0.001, BP_F32);
+    ck_bits(&t, 1, 0x453b7fff); /* 3 / 0.001f = 2999.99986, rounded */
+    bp_buf_t xb = vec_of(BP_BF16, 1);
+    bp_dtype_store_bits(BP_BF16, xb.data, 0, 0x4040); /* 3 */
+    bp_buf_t rb = op2f(be, BP_OP_DIV, BP_FORM_RECIPROCAL, &xb, NAN, NULL,
+                       0.001, BP_BF16, 1, xb.shape);
+    ck_bits(&rb, 0, 0x453c); /* 3000 rounds to 3008 (0x453c) in bf16 */
+    bp_buf_t xd = vec_of(BP_F64, 1);
+    bp_dtype_store_bits(BP_F64, xd.data, 0, 0x4008000000000000ull); /* 3 */
+    bp_buf_t rd = op2f(be, BP_OP_DIV, BP_FORM_RECIPROCAL, &xd, NAN, NULL,
+                       0.001, BP_F64, 1, xd.shape);
+    ck_bits(&rd, 0, 0x40a7700000000000ull); /* 3000 */
+    bp_backend_close(be);
+}
+END_TEST
+
 /* 10 ** (torch.arange(0, 10) / 10): int64 arange, true division to fp32,
  * then the scalar base through pow's tensor-tensor kernel. */
 /* torch.arange(4096, dtype=bfloat16): above 256 bf16 holds only every
@@ -588,6 +620,7 @@ int main(void)
     tcase_set_timeout(tc, 120);
     tcase_add_test(tc, t_open);
     tcase_add_test(tc, t_seed_div);
+    tcase_add_test(tc, t_div_decimal_reciprocal);
     tcase_add_test(tc, t_arange_bf16_beyond_256);
     tcase_add_test(tc, t_arange_int);
     tcase_add_loop_test(tc, t_ieee_binary, 0, 4);

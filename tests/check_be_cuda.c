@@ -1,10 +1,10 @@
 /* Tests of the CUDA backend (be_cuda.c, be_cuda_ops.c, kernels/).  Exits
- * 77 (SKIP) where no CUDA device is usable.  Expected values are
- * independent of the code under test: hand-derived bit patterns, the
- * host's IEEE arithmetic (C float operations and fmaf are correctly
- * rounded), src/dtype.c's conversions, published Philox known answers,
- * and, for the transcendental functions CUDA does not round correctly,
- * double-precision libm with CUDA's documented ulp bounds.
+ * 77 (SKIP) where the machine has no GPU (tests/gpu_rule.h).  Expected
+ * values are independent of the code under test: hand-derived bit
+ * patterns, the host's IEEE arithmetic (C float operations and fmaf are
+ * correctly rounded), src/dtype.c's conversions, published Philox known
+ * answers, and, for the transcendental functions CUDA does not round
+ * correctly, double-precision libm with CUDA's documented ulp bounds.
  *
  * Environment: BP_GPU=N picks the device; BP_SEED=N the random seed. */
 #include <check.h>
@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "backend.h"
+#include "gpu_rule.h"
 #include "be_cuda_harness.h"
 
 bp_backend_t *tb_be;
@@ -167,10 +168,8 @@ int main(void)
 {
     bp_error_t err = {0};
     json_t *env = bp_be_cuda_env(&err);
-    if (!env) {
-        printf("SKIP: no usable CUDA device: %s\n", err.msg);
-        return 77;
-    }
+    if (!env)
+        return bp_test_gpu_skip("check_be_cuda", err.msg);
     json_decref(env);
     bp_backend_opts_t o;
     bp_backend_opts_default(&o);

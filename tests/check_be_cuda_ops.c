@@ -143,6 +143,42 @@ START_TEST(t_seed_div)
 }
 END_TEST
 
+/* arange(0, 65536).float() / 0.001, the case that showed which
+ * reciprocal PyTorch takes: 1.0 / 0.001 in double is 1000 exactly (the
+ * double nearest 0.001 is 0.001000000000000000020817), so every quotient is
+ * x * 1000.0f, rounded once; 1.0f / 0.001f would be 999.99994f
+ * (0x4479ffff), which gives other bits for every x but 0.  f64 multiplies
+ * by the double 1000. */
+START_TEST(t_div_decimal)
+{
+    for (int d = 0; d < NFLOATS; d++) {
+        bp_dtype_t dt = floats[d];
+        bp_buf_t x, out;
+        tb_make1(&x, dt, 65536);
+        for (size_t i = 0; i < 65536; i++)
+            bp_buf_set(&x, i, tb_round(dt, (float)i));
+        tb_upload(&x);
+        tb_make1(&out, dt, 65536);
+        bp_op_t op = tb_op(BP_OP_DIV);
+        tb_arg_scalar(&op.b, 0.001);
+        tb_exec(&op, &x, NULL, &out);
+        size_t old_form = 0;
+        for (size_t i = 0; i < 65536; i++) {
+            float v = (float)bp_buf_get(&x, i);
+            uint64_t want = tb_bits_of(dt, v * 1000.0f);
+            if (bp_buf_bits(&out, i) != want)
+                tb_expect_bits(&out, i, want, "x / 0.001");
+            old_form += want == tb_bits_of(dt, v * (1.0f / 0.001f));
+        }
+        if (dt == BP_F32)
+            ck_assert_msg(old_form == 1, "x * (1.0f / 0.001f) agrees at %zu "
+                          "of 65536 (PyTorch 2.11: at x = 0 only)", old_form);
+        tb_drop(&x);
+        tb_drop(&out);
+    }
+}
+END_TEST
+
 /* 10 ** (arange(0, 10) / 10).  Index 9: the exponent is 0x3f666667 (see
  * t_seed_div); 10^0.90000003576 = 7.94328300135 lies nearer 0x40fe2f60
  * (7.9432830810546875) than 0x40fe2f5f (7.9432826042), and powf rounds it
@@ -232,6 +268,7 @@ TCase *tb_tcase_seed(void)
 {
     TCase *tc = tcase_create("seed");
     tcase_add_test(tc, t_seed_div);
+    tcase_add_test(tc, t_div_decimal);
     tcase_add_test(tc, t_seed_inv_freq);
     tcase_add_test(tc, t_rope_llama2);
     return tc;
@@ -305,9 +342,9 @@ START_TEST(t_binary_tensors)
 }
 END_TEST
 
-/* Scalars: opmath (float) for add/sub/mul and the divisor, whose
- * reciprocal is taken in float; scalar / tensor is reciprocal(t) rounded
- * to the dtype, times the scalar. */
+/* Scalars: opmath (float) for add/sub/mul; the divisor's reciprocal is
+ * taken in double and rounded once to float; scalar / tensor is
+ * reciprocal(t) rounded to the dtype, times the scalar. */
 START_TEST(t_binary_scalars)
 {
     for (int d = 0; d < NFLOATS; d++) {
@@ -315,13 +352,13 @@ START_TEST(t_binary_scalars)
         bp_buf_t a, out;
         rand_tensor(&a, dt, N_EW, -6, 6, false);
         tb_make1(&out, dt, N_EW);
-        for (int k = 0; k < 7; k++) {
+        for (int k = 0; k < 8; k++) {
             bp_op_t op = tb_op(k < 2   ? BP_OP_ADD
                                : k < 4 ? BP_OP_SUB
                                : k < 5 ? BP_OP_MUL
                                        : BP_OP_DIV);
             bool scalar_first = k == 1 || k == 3 || k == 6;
-            double s = k == 4 ? 0.3 : k >= 5 ? 3.0 : 0.1;
+            double s = k == 4 ? 0.3 : k == 7 ? 0.001 : k >= 5 ? 3.0 : 0.1;
             tb_arg_scalar(scalar_first ? &op.a : &op.b, s);
             tb_exec(&op, scalar_first ? NULL : &a, scalar_first ? &a : NULL,
                     &out);
@@ -333,7 +370,8 @@ START_TEST(t_binary_scalars)
                 case 2: r = x - fs; break;
                 case 3: r = fs - x; break;
                 case 4: r = x * fs; break;
-                case 5: r = x * (1.0f / fs); break;
+                case 5:
+                case 7: r = x * (float)(1.0 / s); break;
                 default: r = tb_round(dt, 1.0f / x) * fs; break;
                 }
                 if (bp_buf_bits(&out, i) != tb_bits_of(dt, r))

@@ -98,6 +98,28 @@ static const struct {
     {BP_I64, 0x8000000000000000ull, "-9223372036854775808", "-9223372036854775808",
      "0x8000000000000000", "-9223372036854775808",
      "1000000000000000000000000000000000000000000000000000000000000000"},
+    /* fp8: 448 = 1.75 * 2^8, e4m3fn's largest (two digits, 450, read back
+     * as 448), 2^-9 (its smallest), its NaN; 57344 = 1.75 * 2^15, e5m2's
+     * largest (one digit, 6e4, reads back), e5m2 infinity and -0. */
+    {BP_F8_E4M3, 0x7e, "450", "448", "0x7e", "0x1.cp+8", "0 1111 110"},
+    {BP_F8_E4M3, 0x01, "0.002", "0.001953125", "0x01", "0x1p-9", "0 0000 001"},
+    {BP_F8_E4M3, 0xff, "nan", "nan", "0xff", "nan", "1 1111 111"},
+    {BP_F8_E4M3, 0xb9, "-1.1", "-1.125", "0xb9", "-0x1.2p+0", "1 0111 001"},
+    {BP_F8_E5M2, 0x7b, "60000", "57344", "0x7b", "0x1.cp+15", "0 11110 11"},
+    {BP_F8_E5M2, 0x7c, "inf", "inf", "0x7c", "inf", "0 11111 00"},
+    {BP_F8_E5M2, 0x80, "-0", "-0", "0x80", "-0x0p+0", "1 00000 00"},
+    {BP_F8_E5M2, 0x3d, "1.2", "1.25", "0x3d", "0x1.4p+0", "0 01111 01"},
+    /* Integers: unsigned ones never negative, signed ones sign-extended. */
+    {BP_U8, 0xff, "255", "255", "0xff", "255", "11111111"},
+    {BP_I8, 0xff, "-1", "-1", "0xff", "-1", "11111111"},
+    {BP_BOOL, 0x01, "1", "1", "0x01", "1", "00000001"},
+    {BP_I16, 0x8000, "-32768", "-32768", "0x8000", "-32768", "1000000000000000"},
+    {BP_U16, 0x8000, "32768", "32768", "0x8000", "32768", "1000000000000000"},
+    {BP_U32, 0xdeadbeefu, "3735928559", "3735928559", "0xdeadbeef", "3735928559",
+     "11011110101011011011111011101111"},
+    {BP_U64, UINT64_MAX, "18446744073709551615", "18446744073709551615",
+     "0xffffffffffffffff", "18446744073709551615",
+     "1111111111111111111111111111111111111111111111111111111111111111"},
 };
 
 static void expect_fmt(fmt_fn f, const char *what, int i, const char *want)
@@ -204,6 +226,35 @@ END_TEST
 START_TEST(t_roundtrip_f16) { roundtrip16(BP_F16, bp_f32_to_f16); }
 END_TEST
 
+/* The same for every non-NaN code of an fp8 format. */
+static void roundtrip8(bp_dtype_t dt, uint8_t (*narrow)(float, bool))
+{
+    char out[BP_FMT_MAX], less[400];
+    for (uint32_t h = 0; h <= 0xff; h++) {
+        if (bp_dtype_bits_isnan(dt, h) || bp_dtype_bits_isinf(dt, h))
+            continue;
+        bp_fmt_shortest(dt, h, out, sizeof out);
+        uint8_t back = narrow(strtof(out, NULL), false);
+        ck_assert_msg(back == h, "%s 0x%02x: '%s' reads back as 0x%02x",
+                      bp_dtype_name(dt), h, out, back);
+        int digits = sig_digits(out);
+        if (digits > 1) {
+            snprintf(less, sizeof less, "%.*g", digits - 1,
+                     bp_dtype_bits_to_double(dt, h));
+            ck_assert_msg(narrow(strtof(less, NULL), false) != h,
+                          "%s 0x%02x: '%s' has %d digits but '%s' reads back too",
+                          bp_dtype_name(dt), h, out, digits, less);
+        }
+    }
+}
+
+START_TEST(t_roundtrip_fp8)
+{
+    roundtrip8(BP_F8_E4M3, bp_f32_to_f8e4m3);
+    roundtrip8(BP_F8_E5M2, bp_f32_to_f8e5m2);
+}
+END_TEST
+
 START_TEST(t_roundtrip_wide)
 {
     uint64_t s = seed ^ 0xb17f0001u;
@@ -237,17 +288,16 @@ END_TEST
 /* The field form, read back by hand, gives the bits again. */
 START_TEST(t_fields_parse)
 {
-    static const bp_dtype_t dts[] = {BP_F64, BP_F32, BP_BF16, BP_F16, BP_I64, BP_I32};
     uint64_t s = seed ^ 0xb17f0002u;
     char out[BP_FMT_MAX];
-    for (size_t d = 0; d < sizeof dts / sizeof *dts; d++) {
-        const bp_dtype_info_t *in = bp_dtype_info(dts[d]);
+    for (int d = 0; d < BP_NDTYPES; d++) {
+        const bp_dtype_info_t *in = bp_dtype_info((bp_dtype_t)d);
         unsigned w = (unsigned)in->size * 8;
         for (int i = 0; i < 20000; i++) {
             uint64_t u = rnd(&s), v = 0;
             if (w < 64)
                 u &= (1ull << w) - 1;
-            bp_fmt_fields(dts[d], u, out, sizeof out);
+            bp_fmt_fields((bp_dtype_t)d, u, out, sizeof out);
             unsigned nbits = 0, spaces = 0;
             for (const char *p = out; *p; p++) {
                 if (*p == ' ') {
@@ -527,6 +577,7 @@ int main(void)
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, t_roundtrip_bf16);
     tcase_add_test(tc, t_roundtrip_f16);
+    tcase_add_test(tc, t_roundtrip_fp8);
     tcase_add_test(tc, t_roundtrip_wide);
     tcase_add_test(tc, t_fields_parse);
     tcase_add_test(tc, t_decimal_exhaustive16);

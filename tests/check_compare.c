@@ -364,6 +364,89 @@ START_TEST(t_integers)
 }
 END_TEST
 
+/* The storage dtypes, figures worked out by hand: fp8 NaN and infinity
+ * rules (e4m3fn has no infinity, so 448 against NaN is its class change),
+ * integers of every width and signedness, BOOL as its bytes. */
+START_TEST(t_storage_dtypes)
+{
+    bp_buf_t a = mk(BP_F8_E4M3, 6), b = mk(BP_F8_E4M3, 6);
+    static const uint8_t xa[6] = {0x38, 0x7e, 0x7f, 0x00, 0x7e, 0x01};
+    static const uint8_t xb[6] = {0x39, 0x7f, 0xff, 0x80, 0xfe, 0x01};
+    for (int i = 0; i < 6; i++) {
+        put(&a, (size_t)i, xa[i]);
+        put(&b, (size_t)i, xb[i]);
+    }
+    bp_cmp_t c = cmp_pol(&a, &b, "exact", NULL);
+    /* 1 vs 1.125: 1 ulp; 448 vs NaN: class; NaN vs -NaN: equal by class;
+     * +0 vs -0: equal; 448 vs -448: 252 ulp, abs 896. */
+    ck_assert_uint_eq(c.mismatched, 3);
+    ck_assert_uint_eq(c.class_changes, 1);
+    ck_assert_uint_eq(c.nan_payload_diffs, 1);
+    ck_assert_uint_eq(c.zero_sign_diffs, 1);
+    ck_assert_uint_eq(c.first[0].ulp, 1);
+    ck_assert(c.first[0].abs == 0.125 && c.first[0].rel == 0.125);
+    ck_assert(c.first[1].class_change && c.first[1].ulp == UINT64_MAX);
+    ck_assert_uint_eq(c.first[2].ulp, 252);
+    ck_assert(c.first[2].abs == 896.0);
+    ck_assert_uint_eq(c.hist[1], 1);
+    ck_assert_uint_eq(c.hist[bp_hist_bin(252)], 1);
+    bp_cmp_free(&c);
+    bp_cmp_opts_t o;
+    bp_cmp_opts_init(&o);
+    o.nan_payload = true; /* the NaNs' signs now count */
+    c = cmp_pol(&a, &b, "exact", &o);
+    ck_assert_uint_eq(c.mismatched, 4);
+    ck_assert_uint_eq(c.class_changes, 2);
+    bp_cmp_free(&c);
+    bp_buf_free(&a);
+    bp_buf_free(&b);
+
+    a = mk(BP_F8_E5M2, 3);
+    b = mk(BP_F8_E5M2, 3);
+    put(&a, 0, 0x7b); put(&b, 0, 0x7c); /* max vs inf: class, not 1 ulp */
+    put(&a, 1, 0x7d); put(&b, 1, 0x7e); /* two NaNs */
+    put(&a, 2, 0x01); put(&b, 2, 0x02); /* 2^-16 vs 2^-15 */
+    c = cmp_pol(&a, &b, "exact", NULL);
+    ck_assert_uint_eq(c.mismatched, 2);
+    ck_assert_uint_eq(c.class_changes, 1);
+    ck_assert_uint_eq(c.nan_payload_diffs, 1);
+    ck_assert(c.first[1].ulp == 1 && c.first[1].abs == 0x1p-16 && c.first[1].rel == 1.0);
+    bp_cmp_free(&c);
+    bp_buf_free(&a);
+    bp_buf_free(&b);
+
+    static const struct {
+        bp_dtype_t dt;
+        uint64_t x, y, ulp;
+        double abs;
+    } iv[] = {
+        {BP_U8, 0, 255, 255, 255},       {BP_I8, 0x80, 0x7f, 255, 255},
+        {BP_BOOL, 1, 0, 1, 1},           {BP_BOOL, 0, 2, 2, 2},
+        {BP_I16, 0xffff, 1, 2, 2},       {BP_U16, 0xffff, 1, 65534, 65534},
+        {BP_U32, 0, 0xffffffffu, 0xffffffffu, 4294967295.0},
+        {BP_U64, 0, UINT64_MAX, UINT64_MAX, 0x1p64},
+        {BP_U64, UINT64_MAX, UINT64_MAX - 3, 3, 3},
+    };
+    for (size_t i = 0; i < sizeof iv / sizeof *iv; i++) {
+        a = mk(iv[i].dt, 2);
+        b = mk(iv[i].dt, 2);
+        put(&a, 1, iv[i].x);
+        put(&b, 1, iv[i].y);
+        c = cmp_pol(&a, &b, "exact", NULL);
+        ck_assert_msg(c.mismatched == 1 && c.first[0].index == 1 &&
+                      c.first[0].ulp == iv[i].ulp && c.first[0].abs == iv[i].abs &&
+                      c.max_ulp == iv[i].ulp,
+                      "%s 0x%" PRIx64 " vs 0x%" PRIx64 ": ulp %" PRIu64 " abs %g",
+                      bp_dtype_name(iv[i].dt), iv[i].x, iv[i].y, c.first[0].ulp,
+                      c.first[0].abs);
+        ck_assert_uint_eq(c.hist[bp_hist_bin(iv[i].ulp)], 1);
+        bp_cmp_free(&c);
+        bp_buf_free(&a);
+        bp_buf_free(&b);
+    }
+}
+END_TEST
+
 START_TEST(t_shape_dtype_errors)
 {
     bp_buf_t a, b;
@@ -595,6 +678,7 @@ int main(void)
     tcase_add_test(tc, t_nonfinite);
     tcase_add_test(tc, t_f16_bf16_f64_values);
     tcase_add_test(tc, t_integers);
+    tcase_add_test(tc, t_storage_dtypes);
     tcase_add_test(tc, t_shape_dtype_errors);
     tcase_add_test(tc, t_policy_ulp);
     tcase_add_test(tc, t_policy_tol);

@@ -7,7 +7,8 @@
  *  - a table of edge cases whose expected bits were worked out by hand;
  *  - ulp distance against counted nextafter/nextafterf steps (f32, f64) and
  *    against ranks of the values sorted here (bf16, f16);
- *  - names, safetensors names and the layout table.
+ *  - names, safetensors names and the layout table;
+ *  - fp8 and the storage integer dtypes: check_dtype_fp8.c.
  * Random inputs come from a seed printed at start (BP_SEED=n repeats it). */
 #include <check.h>
 #include <inttypes.h>
@@ -21,19 +22,12 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "check_dtype.h"
 #include "dtype.h"
 
-static uint64_t seed;
+uint64_t seed;
 
-/* ck_assert records a mark point on every pass, a write to a pipe in fork
- * mode: too slow for loops over millions of values. */
-#define EXPECT(cond, ...)                  \
-    do {                                   \
-        if (!(cond))                       \
-            ck_abort_msg(__VA_ARGS__);     \
-    } while (0)
-
-static uint64_t rnd(uint64_t *s) /* splitmix64 */
+uint64_t rnd(uint64_t *s) /* splitmix64 */
 {
     uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
     z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
@@ -42,8 +36,8 @@ static uint64_t rnd(uint64_t *s) /* splitmix64 */
 }
 
 /* Bit casts, written here rather than taken from dtype.c. */
-static float f32(uint32_t u) { float f; memcpy(&f, &u, 4); return f; }
-static uint32_t u32(float f) { uint32_t u; memcpy(&u, &f, 4); return u; }
+float f32(uint32_t u) { float f; memcpy(&f, &u, 4); return f; }
+uint32_t u32(float f) { uint32_t u; memcpy(&u, &f, 4); return u; }
 static double f64(uint64_t u) { double d; memcpy(&d, &u, 8); return d; }
 static uint64_t u64(double d) { uint64_t u; memcpy(&u, &d, 8); return u; }
 
@@ -157,12 +151,7 @@ static uint64_t compare_inputs(const narrow_t *f, const uint32_t *in, size_t n)
 
 /* ---- input sets ------------------------------------------------------- */
 
-typedef struct {
-    uint32_t *v;
-    size_t n, cap;
-} vec_t;
-
-static void push(vec_t *a, uint32_t u)
+void push(vec_t *a, uint32_t u)
 {
     if (a->n == a->cap) {
         a->cap = a->cap ? 2 * a->cap : 1 << 16;
@@ -172,7 +161,7 @@ static void push(vec_t *a, uint32_t u)
     a->v[a->n++] = u;
 }
 
-static void push_range(vec_t *a, uint32_t lo, uint32_t hi) /* [lo, hi) */
+void push_range(vec_t *a, uint32_t lo, uint32_t hi) /* [lo, hi) */
 {
     for (uint32_t u = lo; u != hi; u++) {
         push(a, u);
@@ -186,7 +175,7 @@ static void push_range(vec_t *a, uint32_t lo, uint32_t hi) /* [lo, hi) */
  * (carry into the exponent) and mixed.  Both formats' rounding positions
  * are among the cuts: 16 for bf16, 13 for f16 normals, 14..23 for f16
  * subnormal outputs. */
-static void dense_set(vec_t *a)
+void dense_set(vec_t *a)
 {
     static const uint32_t hi_pat[] = {0, 1, 2, 3, 0x555555, 0x2aaaaa,
                                       0x7fffff, 0x7ffffe};
@@ -690,8 +679,8 @@ START_TEST(t_parse)
         bp_dtype_t dt = BP_NDTYPES;
         ck_assert_msg(bp_dtype_parse(ok[i].s, &dt) && dt == ok[i].dt, "'%s'", ok[i].s);
     }
-    static const char *bad[] = {"", "fp8", "bf16 ", " bf16", "float128", "i16",
-                                "BF16x", "fp3", "f", "F32x", "u32", "bool"};
+    static const char *bad[] = {"", "fp8", "bf16 ", " bf16", "float128", "I16",
+                                "BF16x", "fp3", "f", "F32x", "u31", "Bool"};
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
         bp_dtype_t dt = BP_I32;
         ck_assert_msg(!bp_dtype_parse(bad[i], &dt), "'%s' accepted", bad[i]);
@@ -700,8 +689,8 @@ START_TEST(t_parse)
     bp_dtype_t dt;
     ck_assert(!bp_dtype_parse(NULL, &dt));
     ck_assert(!bp_dtype_from_st(NULL, &dt));
-    static const char *bad_st[] = {"", "f32", "Bf16", "F8_E4M3", "BOOL", "U8",
-                                   "I16", "F32 ", "fp32"};
+    static const char *bad_st[] = {"", "f32", "Bf16", "F8_E4M3FN", "bool", "u8",
+                                   "F4", "F8_E8M0", "C64", "F32 ", "fp32"};
     for (size_t i = 0; i < sizeof bad_st / sizeof *bad_st; i++)
         ck_assert_msg(!bp_dtype_from_st(bad_st[i], &dt), "'%s' accepted", bad_st[i]);
 }
@@ -799,6 +788,7 @@ static Suite *dtype_suite(bool slow)
         tcase_add_test(tc, t_slow_all_f32);
         suite_add_tcase(s, tc);
     }
+    dtype_fp8_add(s, slow);
     return s;
 }
 

@@ -1,10 +1,14 @@
 /* Tests of the memo (memo.c, driven by bp_backend_run): a backend with the
  * memo gives bit for bit the buffers the same backend gives without it, for
- * every buffer of every shipped probe in every dtype, on every backend that
- * opens here; and it reuses exactly the results the contract allows: ops
- * whose dtype, shape and operands equal those of the previous dtype's run,
- * never a result whose operands differ, never within one dtype (--repeat),
- * never across probes.
+ * every buffer of every shipped probe in every dtype; and it reuses exactly
+ * the results the contract allows: ops whose dtype, shape and operands
+ * equal those of the previous dtype's run, never a result whose operands
+ * differ, never within one dtype (--repeat), never across probes.
+ *
+ * This file builds two suites: check_memo (the cpu and oracle backends)
+ * and, compiled with BP_MEMO_CUDA, check_memo_cuda (the cuda backend),
+ * which exits 77 (SKIP) where the machine has no GPU (tests/gpu_rule.h).
+ * A backend that does not open is a failure in either.
  *
  * Expected values: the run without the memo, which executes every op (the
  * memo cannot influence it), compared here with memcmp; which ops may be
@@ -17,6 +21,9 @@
 
 #include "backend.h"
 #include "probe.h"
+#ifdef BP_MEMO_CUDA
+#include "gpu_rule.h"
+#endif
 
 static const char *srcdir(void)
 {
@@ -33,9 +40,7 @@ static bp_backend_t *open_be(const char *name, bool memo)
     bp_backend_t *be = NULL;
     bp_error_t err = {0};
     bp_status st = bp_backend_open(name, NULL, &be, &err);
-    if (st == BP_EUNAVAIL)
-        return NULL;
-    ck_assert_msg(st == BP_OK, "%s", err.msg);
+    ck_assert_msg(st == BP_OK, "backend %s: %s", name, err.msg);
     ck_assert_msg(bp_backend_memo(be, memo, &err) == BP_OK, "%s", err.msg);
     return be;
 }
@@ -100,10 +105,6 @@ static uint64_t check_probe(bp_backend_t *plain, bp_backend_t *memo, const bp_pr
 static void shipped(const char *name, bool skip_large)
 {
     bp_backend_t *plain = open_be(name, false), *memo = open_be(name, true);
-    if (!plain) {
-        fprintf(stderr, "check_memo: backend %s not available here: not checked\n", name);
-        return;
-    }
     char dir[1024];
     snprintf(dir, sizeof dir, "%s/probes", srcdir());
     bp_probe_t **ps = NULL;
@@ -113,8 +114,6 @@ static void shipped(const char *name, bool skip_large)
     ck_assert_uint_gt(n, 5);
     uint64_t reused_rope = 0;
     for (size_t i = 0; i < n; i++) {
-        /* The oracle's full-size RoPE caches take seconds per dtype: the
-         * mini RoPE probes below cover the same op structure. */
         if (skip_large && strncmp(ps[i]->name, "rope-llama2", 11) == 0)
             continue;
         uint64_t r = check_probe(plain, memo, ps[i]);
@@ -130,21 +129,18 @@ static void shipped(const char *name, bool skip_large)
     bp_backend_close(memo);
 }
 
-START_TEST(t_shipped_cpu)
-{
-    shipped("cpu", false);
-}
-END_TEST
+#ifdef BP_MEMO_CUDA
+static const char *const backends[] = {"cuda"};
+#else
+static const char *const backends[] = {"cpu", "oracle"};
+#endif
+#define NBACKENDS (int)(sizeof backends / sizeof backends[0])
 
-START_TEST(t_shipped_oracle)
+/* The oracle's full-size RoPE caches take seconds per dtype: the mini RoPE
+ * probes below cover the same op structure. */
+START_TEST(t_shipped)
 {
-    shipped("oracle", true);
-}
-END_TEST
-
-START_TEST(t_shipped_cuda)
-{
-    shipped("cuda", false);
+    shipped(backends[_i], strcmp(backends[_i], "oracle") == 0);
 }
 END_TEST
 
@@ -258,8 +254,6 @@ static uint64_t reused_in(bp_backend_t *be, const bp_probe_t *p, bp_dtype_t dt)
 static void reuse_cases(const char *name)
 {
     bp_backend_t *be = open_be(name, true);
-    if (!be)
-        return;
     bp_probe_t *rope = load_text("mini-rope", MINI_ROPE);
     bp_probe_t *zero = load_text("mini-zero", MINI_ZERO);
     bp_probe_t *exact = load_text("exact-cast", EXACT);
@@ -293,42 +287,25 @@ static void reuse_cases(const char *name)
     bp_backend_close(be);
 }
 
-START_TEST(t_reuse_cpu)
+START_TEST(t_reuse)
 {
-    reuse_cases("cpu");
-}
-END_TEST
-
-START_TEST(t_reuse_oracle)
-{
-    reuse_cases("oracle");
-}
-END_TEST
-
-START_TEST(t_reuse_cuda)
-{
-    reuse_cases("cuda");
+    reuse_cases(backends[_i]);
 }
 END_TEST
 
 /* The small probes, with and without the memo, on each backend. */
 START_TEST(t_small_identical)
 {
-    const char *names[] = {"cpu", "oracle", "cuda"};
-    for (int b = 0; b < 3; b++) {
-        bp_backend_t *plain = open_be(names[b], false), *memo = open_be(names[b], true);
-        if (!plain)
-            continue;
-        const char *texts[][2] = {{"mini-rope", MINI_ROPE}, {"mini-zero", MINI_ZERO},
-                                  {"exact-cast", EXACT}};
-        for (int k = 0; k < 3; k++) {
-            bp_probe_t *p = load_text(texts[k][0], texts[k][1]);
-            check_probe(plain, memo, p);
-            bp_probe_free(p);
-        }
-        bp_backend_close(plain);
-        bp_backend_close(memo);
+    bp_backend_t *plain = open_be(backends[_i], false), *memo = open_be(backends[_i], true);
+    const char *texts[][2] = {{"mini-rope", MINI_ROPE}, {"mini-zero", MINI_ZERO},
+                              {"exact-cast", EXACT}};
+    for (int k = 0; k < 3; k++) {
+        bp_probe_t *p = load_text(texts[k][0], texts[k][1]);
+        check_probe(plain, memo, p);
+        bp_probe_free(p);
     }
+    bp_backend_close(plain);
+    bp_backend_close(memo);
 }
 END_TEST
 
@@ -337,22 +314,25 @@ Suite *memo_suite(void)
     Suite *s = suite_create("memo");
     TCase *reuse = tcase_create("reuse");
     tcase_add_checked_fixture(reuse, tmp_setup, tmp_teardown);
-    tcase_add_test(reuse, t_reuse_cpu);
-    tcase_add_test(reuse, t_reuse_oracle);
-    tcase_add_test(reuse, t_reuse_cuda);
-    tcase_add_test(reuse, t_small_identical);
+    tcase_add_loop_test(reuse, t_reuse, 0, NBACKENDS);
+    tcase_add_loop_test(reuse, t_small_identical, 0, NBACKENDS);
     suite_add_tcase(s, reuse);
     TCase *shipped_tc = tcase_create("shipped");
     tcase_set_timeout(shipped_tc, 600);
-    tcase_add_test(shipped_tc, t_shipped_cpu);
-    tcase_add_test(shipped_tc, t_shipped_oracle);
-    tcase_add_test(shipped_tc, t_shipped_cuda);
+    tcase_add_loop_test(shipped_tc, t_shipped, 0, NBACKENDS);
     suite_add_tcase(s, shipped_tc);
     return s;
 }
 
 int main(void)
 {
+#ifdef BP_MEMO_CUDA
+    bp_error_t err = {0};
+    json_t *env = bp_be_cuda_env(&err);
+    if (!env)
+        return bp_test_gpu_skip("check_memo_cuda", err.msg);
+    json_decref(env);
+#endif
     SRunner *sr = srunner_create(memo_suite());
     srunner_run_all(sr, CK_NORMAL);
     int failed = srunner_ntests_failed(sr);

@@ -182,7 +182,7 @@ static const bad_t bads[] = {
     {"unknown-field.safetensors",
      "unknown field 'offsets' in tensor 't'", 61},
     {"unknown-dtype.safetensors",
-     "unknown dtype 'I16' for tensor 't'", 22},
+     "unknown dtype 'F4' for tensor 't'", 22},
     {"dtype-not-string.safetensors",
      "dtype of tensor 't' is not a string", 22},
     {"negative-shape.safetensors",
@@ -331,15 +331,18 @@ START_TEST(t_reference_vectors)
 }
 END_TEST
 
-/* The tensors of tests/st-good/make.py, as raw little-endian bytes. */
-static const struct {
+/* A tensor as raw little-endian bytes. */
+typedef struct {
     const char *name;
     bp_dtype_t dt;
     int ndim;
     int64_t shape[2];
     const char *bytes;
     size_t n;
-} T7[] = {
+} raw_t;
+
+/* The tensors of tests/st-good/make.py. */
+static const raw_t T7[] = {
     {"w", BP_F32, 2, {2, 3},
      "\x00\x00\x80\x3f" "\x00\x00\x00\x80" "\x01\x00\x00\x00"
      "\x00\x00\x80\x7f" "\x01\x00\xc0\x7f" "\x66\x66\x66\x3f", 24},
@@ -380,6 +383,51 @@ START_TEST(t_python_written)
         ck_assert_str_eq(bp_st_get_meta(&f, "format"), "pt");
         bp_st_free(&f);
     }
+}
+END_TEST
+
+/* Every other safetensors dtype (tests/st-good/make.py): bits as written,
+ * values as the dtypes define them, and the file written back by
+ * bitprobe's writer reads the same. */
+START_TEST(t_storage_dtypes)
+{
+    static const raw_t S[] = {
+        {"bo", BP_BOOL, 1, {4}, "\x00\x01\x01\x00", 4},
+        {"u1", BP_U8, 1, {3}, "\x00\xff\x80", 3},
+        {"i1", BP_I8, 1, {3}, "\x80\x7f\xff", 3},
+        {"i2", BP_I16, 1, {2}, "\x00\x80\xff\x7f", 4},
+        {"u2", BP_U16, 1, {2}, "\xff\xff\x01\x00", 4},
+        {"u4", BP_U32, 1, {2}, "\xff\xff\xff\xff\x00\x00\x00\x00", 8},
+        {"u8", BP_U64, 1, {1}, "\xff\xff\xff\xff\xff\xff\xff\xff", 8},
+        {"e4", BP_F8_E4M3, 1, {4}, "\x7e\xff\x01\x80", 4},
+        {"e5", BP_F8_E5M2, 2, {2, 2}, "\x7c\x7d\x7b\x01", 4},
+    };
+    /* values of each tensor's first and last element */
+    static const double ends[][2] = {
+        {0, 0}, {0, 128}, {-128, -1}, {-32768, 32767}, {65535, 1},
+        {4294967295.0, 0}, {0x1p64, 0x1p64}, {448, -0.0}, {INFINITY, 0x1p-16},
+    };
+    char p[4096];
+    bp_st_file_t f, g;
+    bp_error_t e = {0};
+    test_data_path("st-good", "storage.safetensors", p, sizeof p);
+    ck_assert_msg(bp_st_read(p, &f, &e) == BP_OK, "%s", e.msg);
+    ck_assert_uint_eq(f.n, N(S));
+    for (size_t i = 0; i < N(S); i++) {
+        assert_tensor(&f, S[i].name, S[i].dt, S[i].ndim, S[i].shape, S[i].bytes, S[i].n);
+        const bp_buf_t *b = &bp_st_find(&f, S[i].name)->buf;
+        ck_assert_msg(bp_buf_get(b, 0) == ends[i][0] && bp_buf_get(b, b->numel - 1) ==
+                      ends[i][1], "'%s': values %g .. %g", S[i].name, bp_buf_get(b, 0),
+                      bp_buf_get(b, b->numel - 1));
+    }
+    size_t len;
+    unsigned char *d = encode(&f, &len);
+    ck_assert_msg(bp_st_parse(d, len, "enc", &g, &e) == BP_OK, "%s", e.msg);
+    for (size_t i = 0; i < N(S); i++)
+        assert_tensor(&g, S[i].name, S[i].dt, S[i].ndim, S[i].shape, S[i].bytes, S[i].n);
+    free(d);
+    bp_st_free(&g);
+    bp_st_free(&f);
 }
 END_TEST
 
@@ -949,6 +997,7 @@ int main(void)
     tcase_add_loop_test(tc, t_bad_mem, 0, (int)N(bads));
     tcase_add_test(tc, t_reference_vectors);
     tcase_add_test(tc, t_python_written);
+    tcase_add_test(tc, t_storage_dtypes);
     tcase_add_test(tc, t_encode_exact);
     tcase_add_test(tc, t_roundtrip);
     tcase_add_test(tc, t_gzip_deterministic);

@@ -1,5 +1,5 @@
-/* The reference layer stack on a CUDA GPU; exits 77 (SKIP) where no CUDA
- * device is usable.
+/* The reference layer stack on a CUDA GPU; exits 77 (SKIP) where the
+ * machine has no GPU (tests/gpu_rule.h).
  *  - Sharded and whole parameter generation on the GPU give the CPU's
  *    values bit for bit (bp_rng_uniform, any offset, every dtype).
  *  - Each op against the CPU's: rope, add and the embedding gather are the
@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "backend.h"
+#include "gpu_rule.h"
 #include "rng.h"
 #include "stack.h"
 #include "stack_int.h"
@@ -395,10 +396,8 @@ int main(void)
 {
     bp_error_t err = {0};
     json_t *env = bp_be_cuda_env(&err);
-    if (!env) {
-        printf("SKIP: no usable CUDA device: %s\n", err.msg);
-        return 77;
-    }
+    if (!env)
+        return bp_test_gpu_skip("check_stack_cuda", err.msg);
     json_decref(env);
     bp_backend_opts_t bo;
     bp_backend_opts_default(&bo);

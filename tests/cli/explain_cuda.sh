@@ -1,5 +1,6 @@
 # bitprobe explain on a GPU: the seed repro and Llama-2's RoPE cache, the
-# CPU against CUDA.  SKIP (77) where no CUDA device is available.
+# CPU against CUDA.  SKIP (77) only where the machine has no GPU
+# (need_gpu in lib.sh).
 #  - seed-inv-freq fp32: CUDA computes pos / 10 as pos * (1/10), which is
 #    0x3f666667 at index 9 (the correctly rounded 9/10 is the CPU's
 #    0x3f666666, derived in tests/check_explain.c), and its powf differs
@@ -9,19 +10,16 @@
 #    differences are either made by cos/sin or inherited from inv_freq.
 . "$top_srcdir/tests/cli/lib.sh"
 P="$top_srcdir/probes"
-PY="${PYTHON3:-python3}"
-"$BITPROBE" list --json >"$TMP/list.json" || fail "bitprobe list --json"
-"$PY" - "$TMP/list.json" <<'PY' || { echo "no CUDA device: SKIP"; exit 77; }
-import json, sys
-b = {x["name"]: x for x in json.load(open(sys.argv[1]))["backends"]}
-sys.exit(0 if b.get("cuda", {}).get("available") else 1)
-PY
+need_gpu
+# The JSON checks need a Python 3 (standard library); without one the
+# rest runs and the test ends in SKIP.
+find_python || skip_later "no Python 3: the JSON checks"
 
 run 1 explain seed-inv-freq --probes "$P" --a cpu --b cuda --json "$TMP/seed.json"
 out_has "introduced by op 1 div at x[9], with identical inputs:"
 out_has "introduced by op 2 pow at y[4], with identical inputs:"
 out_has "verdict: cpu correct"
-"$PY" - "$TMP/seed.json" <<'PY' || fail "seed-inv-freq on CUDA: attribution"
+py - "$TMP/seed.json" <<'PY' || fail "seed-inv-freq on CUDA: attribution"
 import json, sys
 x = json.load(open(sys.argv[1]))["explain"]
 outs = {o["output"]: o for o in x["outputs"]}
@@ -40,7 +38,7 @@ for op in x["ops"]:
 PY
 
 run 1 explain rope-llama2 --probes "$P" --a cpu --b cuda --dtype fp32 --json "$TMP/rope.json"
-"$PY" - "$TMP/rope.json" <<'PY' || fail "rope-llama2 on CUDA: attribution"
+py - "$TMP/rope.json" <<'PY' || fail "rope-llama2 on CUDA: attribution"
 import json, sys
 x = json.load(open(sys.argv[1]))["explain"]
 ops = {o["buffer"]: o for o in x["ops"]}

@@ -2,15 +2,13 @@
 # a number as x * (1/b) (BinaryDivTrueKernel.cu), by a tensor truly; nvcc
 # contracts arange's start + step*i into an fma (RangeFactories.cu,
 # -fmad=true) in float; no FTZ without --use_fast_math; cuBLAS is pinned to
-# CUBLAS_PEDANTIC_MATH (no TF32).  SKIP (77) without a CUDA device.
+# CUBLAS_PEDANTIC_MATH (no TF32).  SKIP (77) only where the machine has
+# no GPU (need_gpu in lib.sh).
 . "$top_srcdir/tests/cli/lib.sh"
-PY="${PYTHON3:-python3}"
-"$BITPROBE" list --json >"$TMP/list.json" || fail "bitprobe list --json"
-"$PY" - "$TMP/list.json" <<'PY' || { echo "no CUDA device: SKIP"; exit 77; }
-import json, sys
-b = {x["name"]: x for x in json.load(open(sys.argv[1]))["backends"]}
-sys.exit(0 if b.get("cuda", {}).get("available") else 1)
-PY
+need_gpu
+# The JSON checks need a Python 3 (standard library); without one the
+# rest runs and the test ends in SKIP.
+find_python || skip_later "no Python 3: the JSON checks"
 run 0 fingerprint --device cuda
 out_has "tensor / scalar            reciprocal         9 / 10 -> 0x3f666667"
 out_has "FMA contraction of a*b+c   on"
@@ -18,7 +16,7 @@ out_has "flush to zero              kept"
 out_has "CUBLAS_PEDANTIC_MATH"
 run 0 fingerprint --device cuda --json
 cp "$TMP/out" "$TMP/fp.json"
-"$PY" - "$TMP/fp.json" <<'PY' || fail "CUDA fingerprint"
+py - "$TMP/fp.json" <<'PY' || fail "CUDA fingerprint"
 import json, sys
 (b,) = json.load(open(sys.argv[1]))["backends"]
 v = {k: x["verdict"] for k, x in b["behaviour"].items()}

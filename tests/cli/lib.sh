@@ -35,4 +35,84 @@ out_has() { grep -qF -- "$1" "$TMP/out" || fail "stdout lacks '$1'"; }
 err_has() { grep -qF -- "$1" "$TMP/err" || fail "stderr lacks '$1'"; }
 out_lacks() { ! grep -qF -- "$1" "$TMP/out" || fail "stdout has '$1'"; }
 
-done_ok() { echo "$ntests passed, 0 failed"; exit 0; }
+# probe_outputs: "N K": the outputs x dtypes of every probe `bitprobe list`
+# shows (its second and third columns), and the number of probes.
+probe_outputs() {
+    "$BITPROBE" list >"$TMP/list.txt" 2>&1 || fail "bitprobe list: $(cat "$TMP/list.txt")"
+    awk '/^Probes in/ { p = 1; next } /^$/ { p = 0 }
+         p && NF >= 3 { n += split($2, d, ",") * split($3, o, ","); k++ }
+         END { print n + 0, k + 0 }' "$TMP/list.txt"
+}
+
+# ---- skips that say skip -------------------------------------------------
+# A test that cannot check something here exits 77 (SKIP), never 0.  Parts
+# that can run still run first: skip_later records why, and done_ok then
+# exits 77 instead of 0.
+skipped=
+skip_later() { skipped="${skipped:+$skipped; }$*"; }
+
+# find_python MODULE...: sets PY to the first of $PYTHON3, python3 and
+# /usr/bin/python3 that imports every MODULE (the standard library's json
+# when none is named); returns 1 when none does.
+find_python() {
+    mods=$(printf '%s,' json "$@")
+    for PY in "${PYTHON3:-}" python3 /usr/bin/python3; do
+        [ -n "$PY" ] && command -v "$PY" >/dev/null 2>&1 &&
+            "$PY" -c "import ${mods%,}" >/dev/null 2>&1 && return 0
+    done
+    PY=
+    return 1
+}
+# py ARGS...: runs $PY; where find_python found none, reads its standard
+# input and succeeds (the test has recorded the skip with skip_later).
+py() { if [ -n "${PY:-}" ]; then "$PY" "$@"; else cat >/dev/null; fi; }
+
+# The GPU rule, for every GPU test (tests/gpu_rule.h states it for the C
+# suites): a GPU test skips only where this machine has no GPU at all: no
+# NVIDIA device node, and bitprobe says it was built without CUDA, finds no
+# CUDA driver, or finds no CUDA device.  Any other unavailability (a device
+# node present, a driver too old, a failing CUDA call, a detection
+# regression) fails.  BP_REQUIRE_GPU=1 (the GPU machine's sessions) makes
+# every GPU skip a failure.
+gpu_skip() {
+    if [ "${BP_REQUIRE_GPU:-0}" = 1 ]; then
+        echo "FAIL: BP_REQUIRE_GPU=1, but no GPU test can run here: $*" >&2
+        exit 1
+    fi
+    echo "SKIP: $*"
+    exit 77
+}
+# gpu_device_node: prints the first NVIDIA device node, if any (none counts
+# where CUDA_VISIBLE_DEVICES hides every device on purpose).
+gpu_device_node() {
+    case "${CUDA_VISIBLE_DEVICES-unset}" in "" | -1 | NoDevFiles) return 1 ;; esac
+    for n in /dev/nvidia[0-9]*; do
+        [ -e "$n" ] && { echo "$n"; return 0; }
+    done
+    return 1
+}
+# need_gpu: returns when bitprobe's cuda backend is available; otherwise
+# skips or fails by the rule above.
+need_gpu() {
+    "$BITPROBE" list >"$TMP/gpu.list" 2>&1 || fail "bitprobe list: $(cat "$TMP/gpu.list")"
+    state=$(awk '$1 == "cuda" { sub(/^ *cuda +/, ""); print; exit }' "$TMP/gpu.list")
+    case "$state" in
+    available*) return 0 ;;
+    "") fail "bitprobe list shows no cuda backend: $(cat "$TMP/gpu.list")" ;;
+    esac
+    why=${state#unavailable: }
+    node=$(gpu_device_node) &&
+        fail "a GPU device is present ($node), but bitprobe's cuda backend is unavailable: $why"
+    case "$why" in
+    "built without CUDA"* | "no CUDA driver"* | "no CUDA device"*) gpu_skip "no GPU here ($why)" ;;
+    esac
+    fail "bitprobe's cuda backend is unavailable for a reason other than a missing GPU: $why"
+}
+
+# done_ok: the end of a test: 0, or 77 where skip_later recorded a part
+# that could not run.
+done_ok() {
+    echo "$ntests passed, 0 failed"
+    [ -z "$skipped" ] || { echo "SKIP: $skipped"; exit 77; }
+    exit 0
+}

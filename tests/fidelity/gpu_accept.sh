@@ -1,14 +1,22 @@
 #!/bin/sh
-# GPU acceptance pass: the test suite, fidelity, sanitizers and the CUDA
-# acceptance commands of explain and fingerprint; one log per part in $OUT.
-set -u
-OUT=${OUT:-gpu-out}; mkdir -p "$OUT"
+# GPU acceptance pass: the test suite with every GPU test required to run
+# (BP_REQUIRE_GPU=1), PyTorch fidelity, initcheck, the CUDA acceptance
+# commands of explain and fingerprint, and every backend against the
+# goldens.  One log per step under $OUT; exit 1 when any step fails.
+#   . .devdeps/env.sh && sh tests/fidelity/gpu_accept.sh
+. tests/fidelity/steps.sh
 B=./src/bitprobe
-(autoreconf -fi && ./configure -q && make -j"$(nproc)" && make -j"$(nproc)" tests/check_be_cuda) >"$OUT/build.txt" 2>&1 || { echo BUILD FAILED; tail -20 "$OUT/build.txt"; exit 1; }
-make -j"$(nproc)" check >"$OUT/check.txt" 2>&1; echo "make check: exit $?"; grep -E '^(# |FAIL|ERROR|SKIP)' "$OUT/check.txt"
-$B run --device cuda --no-golden --save /tmp/b --intermediates --quiet >/dev/null
-python3 tests/fidelity/torch_probe.py /tmp/b --probes probes >"$OUT/fidelity.txt" 2>&1; echo "fidelity: exit $?"; grep -E "^FAIL|^fidelity" "$OUT/fidelity.txt"
-BP_CUDA_DEBUG=1 compute-sanitizer --tool initcheck --error-exitcode 9 ./tests/check_be_cuda >"$OUT/initcheck.txt" 2>&1; echo "initcheck: exit $?"; grep SUMMARY "$OUT/initcheck.txt"
-{ $B explain seed-inv-freq --a cpu --b cuda; echo "exit $?"; $B explain rope-llama2 --a cpu --b cuda --dtype fp32; echo "exit $?"; } >"$OUT/explain.txt" 2>&1
-{ $B fingerprint --device cuda; echo "exit $?"; $B fingerprint --device cpu; echo "exit $?"; } >"$OUT/fingerprint.txt" 2>&1
-$B run --device cpu,cuda,oracle --quiet >"$OUT/run.txt" 2>&1; echo "run vs goldens: exit $?"; tail -2 "$OUT/run.txt"
+J=$(nproc)
+step build 0 sh -c "autoreconf -fi && ./configure -q && make -j$J && make -j$J tests/check_be_cuda" ||
+    finish
+step "make check (BP_REQUIRE_GPU=1)" 0 env BP_REQUIRE_GPU=1 make -j"$J" check
+step "cuda bundle" 0 $B run --device cuda --no-golden --save "$OUT/bundle" --intermediates --quiet
+step "fidelity: torch_probe.py" 0 python3 tests/fidelity/torch_probe.py "$OUT/bundle" --probes probes
+step "initcheck: check_be_cuda" 0 env BP_CUDA_DEBUG=1 BP_REQUIRE_GPU=1 \
+    compute-sanitizer --tool initcheck --error-exitcode 9 ./tests/check_be_cuda
+step "explain seed-inv-freq cpu/cuda" 1 $B explain seed-inv-freq --a cpu --b cuda
+step "explain rope-llama2 fp32 cpu/cuda" 1 $B explain rope-llama2 --a cpu --b cuda --dtype fp32
+step "fingerprint cuda" 0 $B fingerprint --device cuda
+step "fingerprint cpu" 0 $B fingerprint --device cpu
+step "run cpu,cuda,oracle vs goldens" 0 $B run --device cpu,cuda,oracle --quiet
+finish

@@ -1,24 +1,25 @@
 #!/bin/sh
-# GPU performance pass: build, the test suite, the run against every golden
-# on cpu, cuda and oracle, the PyTorch fidelity check, racecheck of a whole
-# run, then bench/suite.sh; logs under $OUT.
-set -u
-OUT=${OUT:-gpu-out}; mkdir -p "$OUT"
+# GPU performance pass: build, the test suite (BP_REQUIRE_GPU=1), the run
+# against every golden on cpu, cuda and oracle, the PyTorch fidelity check,
+# memcheck and racecheck of a whole run, where the time goes (--timing,
+# process exit, nsys where installed), then bench/suite.sh.  One log per
+# step under $OUT (default /tmp/out); exit 1 when any step fails.
+. tests/fidelity/steps.sh
 B=./src/bitprobe
-(autoreconf -fi && ./configure -q && make -j"$(nproc)") >"$OUT/build.txt" 2>&1 || { echo BUILD FAILED; tail -20 "$OUT/build.txt"; exit 1; }
-$B env
-ldd $B | grep -i -E "cuda|cublas" || echo "ldd: no CUDA library linked"
-make -j"$(nproc)" check >"$OUT/check.txt" 2>&1; echo "make check: exit $?"; grep -E '^(# |FAIL|ERROR)' "$OUT/check.txt"
-for f in tests/*.log tests/cli/*.log; do grep -l -E '^(FAIL|ERROR)' "$f" >/dev/null 2>&1 && { echo "--- $f"; tail -30 "$f"; }; done
-$B run --device cpu,cuda,oracle --quiet >"$OUT/run.txt" 2>&1; echo "run vs goldens: exit $?"; tail -1 "$OUT/run.txt"
-$B run --device cuda --no-golden --save /tmp/b --intermediates --quiet >/dev/null
-python3 tests/fidelity/torch_probe.py /tmp/b --probes probes >"$OUT/fidelity.txt" 2>&1; echo "fidelity: exit $?"; grep -E "^FAIL|^fidelity" "$OUT/fidelity.txt" | tail -3
+J=$(nproc)
+step build 0 sh -c "autoreconf -fi && ./configure -q && make -j$J" || finish
+step env 0 $B env
+step "CUDA libraries linked" 0 sh -c "ldd $B | grep -i -E 'cuda|cublas' || echo 'ldd: no CUDA library linked'"
+step "make check (BP_REQUIRE_GPU=1)" 0 env BP_REQUIRE_GPU=1 make -j"$J" check
+step "run cpu,cuda,oracle vs goldens" 0 $B run --device cpu,cuda,oracle --quiet
+step "cuda bundle" 0 $B run --device cuda --no-golden --save "$OUT/bundle" --intermediates --quiet
+step "fidelity: torch_probe.py" 0 python3 tests/fidelity/torch_probe.py "$OUT/bundle" --probes probes
 for tool in memcheck racecheck; do
-  timeout 120 compute-sanitizer --tool $tool --error-exitcode 9 $B run --device cpu,cuda,oracle --quiet >/dev/null 2>"$OUT/san-$tool.txt"
-  echo "run cpu,cuda,oracle under $tool: exit $?"; grep -E "SUMMARY" "$OUT/san-$tool.txt"
+    step "run cpu,cuda,oracle under $tool" 0 timeout 120 \
+        compute-sanitizer --tool $tool --error-exitcode 9 $B run --device cpu,cuda,oracle --quiet
 done
-$B run --device cpu,cuda,oracle --quiet --timing 2>"$OUT/timing.txt" >/dev/null; cat "$OUT/timing.txt"
-python3 - "$B" <<'PY'
+TAIL=30 step "--timing" 0 $B run --device cpu,cuda,oracle --quiet --timing
+TAIL=3 step "process exit after main" 0 python3 - "$B" <<'PY'
 import subprocess, sys, time
 # How long the process takes to exit after main printed its timing.
 for dev in ("cuda", "cpu,cuda,oracle", "cpu,oracle"):
@@ -33,11 +34,14 @@ for dev in ("cuda", "cpu,cuda,oracle", "cpu,oracle"):
     p.wait()
     t1 = time.monotonic()
     print(f"{dev}: wall {t1 - t0:.3f} s, {inner}; after main's last line {t1 - t_total:.3f} s")
+    if p.returncode:
+        sys.exit(p.returncode)
 PY
 if command -v nsys >/dev/null 2>&1; then
-  timeout 200 nsys profile -o "$OUT/run" --force-overwrite true --stats=true $B run --device cpu,cuda,oracle --quiet >"$OUT/nsys.txt" 2>&1
-  echo "nsys: exit $?"; grep -A25 "cuda_api_sum" "$OUT/nsys.txt" | head -30
+    TAIL=30 step nsys 0 timeout 200 nsys profile -o "$OUT/run" --force-overwrite true --stats=true \
+        $B run --device cpu,cuda,oracle --quiet
 else
-  echo "no nsys; $(command -v ncu || echo no ncu)"
+    echo "no nsys; $(command -v ncu || echo no ncu)"
 fi
-SUITE_RUNS=${SUITE_RUNS:-5} sh bench/suite.sh 2>&1 | tee "$OUT/suite.txt" | tail -22
+TAIL=22 step "bench/suite.sh" 0 env SUITE_RUNS="${SUITE_RUNS:-5}" sh bench/suite.sh
+finish

@@ -8,6 +8,8 @@ import torch
 
 DT = {"fp32": torch.float32, "bf16": torch.bfloat16, "fp16": torch.float16,
       "fp64": torch.float64, "i64": torch.int64, "i32": torch.int32}
+# ATen's opmath_type: the type bf16 and f16 compute in.
+OPMATH = {torch.bfloat16: torch.float32, torch.float16: torch.float32}
 UNARY = {"reciprocal": torch.reciprocal, "exp": torch.exp, "log": torch.log,
          "sin": torch.sin, "cos": torch.cos, "tanh": torch.tanh, "sqrt": torch.sqrt,
          "rsqrt": torch.rsqrt, "neg": torch.neg}
@@ -75,12 +77,20 @@ def run_op(op, params, bufs, dt_out, device, uniform):
             if form is True:  # YAML 1.1 reads a bare `true` as a boolean
                 form = "true"
             if form == "true" and not torch.is_tensor(b):
-                # A divisor tensor of a's shape reaches DivFunctor (true
-                # division), not the CPU-scalar reciprocal path.
-                b = torch.full_like(a, b, dtype=torch.result_type(a, b))
+                # One division in opmath by the number as opmath holds it
+                # (a divisor tensor reaches DivFunctor, not the CPU-scalar
+                # reciprocal path), rounded once to the result dtype.
+                rt = torch.result_type(a, b)
+                om = OPMATH.get(rt, rt)
+                q = a.to(om) / torch.full_like(a, b, dtype=om)
+                return q.to(rt), True
             elif form == "reciprocal" and not torch.is_tensor(b):
-                b32 = torch.tensor(b, dtype=torch.float32)
-                return a * (1.0 / b32).item(), True
+                # CUDA's tensor / number: 1.0 / b in double, rounded once to
+                # opmath (BinaryDivTrueKernel.cu), then one multiplication.
+                rt = torch.result_type(a, b)
+                one = torch.tensor(1.0, dtype=torch.float64)
+                r = (one / float(b)).to(OPMATH.get(rt, rt))
+                return a * r.item(), True
             elif form == "reciprocal":
                 return a * torch.reciprocal(b), True
             return a / b, True

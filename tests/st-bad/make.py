@@ -108,10 +108,10 @@ case("missing-offsets.safetensors", st(h, F8),
 h = '{"t":{"dtype":"F32","shape":[2],"data_offsets":[0,8],"offsets":[0,8]}}'
 case("unknown-field.safetensors", st(h, F8),
      "unknown field 'offsets' in tensor 't'", at(h, '"offsets"'))
-h = T.replace('"F32"', '"I16"')
+h = T.replace('"F32"', '"F4"')
 h = '{' + h + '}'
-case("unknown-dtype.safetensors", st(h, F8), "unknown dtype 'I16' for tensor "
-     "'t'", at(h, '"I16"'))
+case("unknown-dtype.safetensors", st(h, F8), "unknown dtype 'F4' for tensor "
+     "'t'", at(h, '"F4"'))
 h = '{' + T.replace('"F32"', '32') + '}'
 case("dtype-not-string.safetensors", st(h, F8), "dtype of tensor 't' is not "
      "a string", at(h, "32"))

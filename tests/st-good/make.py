@@ -15,6 +15,9 @@ bitprobe.safetensors
     what bitprobe's writer must produce for the same tensors: insertion
     order, sorted JSON keys, a "crc32.<name>" entry per tensor and the
     header's own "crc32.__header__".
+storage.safetensors
+    one tensor of each of the other safetensors dtypes (BOOL, U8, I8,
+    F8_E5M2, F8_E4M3, I16, U16, U32, U64), by the reference writer's rules.
 """
 import gzip
 import json
@@ -65,10 +68,15 @@ TENSORS = [
 # safetensors' Dtype order (increasing alignment): F16 < BF16 < I32 < F32
 # < F64 < I64; the writer sorts by it descending, then by name.
 ORDER = {"F16": 0, "BF16": 1, "I32": 2, "F32": 3, "F64": 4, "I64": 5}
+# The whole Dtype enum, for the storage dtypes: BOOL < U8 < I8 < F8_E5M2 <
+# F8_E4M3 < I16 < U16 < F16 < BF16 < I32 < U32 < F32 < F64 < I64 < U64.
+FULL_ORDER = {d: k for k, d in enumerate(
+    "BOOL U8 I8 F8_E5M2 F8_E4M3 I16 U16 F16 BF16 I32 U32 F32 F64 I64 U64"
+    .split())}
 
 
-def reference_writer(tensors, metadata):
-    ts = sorted(tensors, key=lambda t: (-ORDER[t[1]], t[0]))
+def reference_writer(tensors, metadata, order=ORDER):
+    ts = sorted(tensors, key=lambda t: (-order[t[1]], t[0]))
     parts = []
     if metadata is not None:
         parts.append('"__metadata__":' + json.dumps(metadata,
@@ -111,3 +119,18 @@ def bitprobe_writer(tensors, metadata):
 
 put("bitprobe.safetensors",
     bitprobe_writer(TENSORS, {"probe": "seed", "tool": "bitprobe test"}))
+
+# --- the storage dtypes: extremes, fp8 max/NaN/inf/subnormal -------------
+STORAGE = [
+    ("bo", "BOOL", [4], bytes([0, 1, 1, 0])),
+    ("u1", "U8", [3], bytes([0, 255, 128])),
+    ("i1", "I8", [3], struct.pack("<3b", -128, 127, -1)),
+    ("i2", "I16", [2], struct.pack("<2h", -32768, 32767)),
+    ("u2", "U16", [2], struct.pack("<2H", 65535, 1)),
+    ("u4", "U32", [2], struct.pack("<2I", 0xffffffff, 0)),
+    ("u8", "U64", [1], struct.pack("<Q", 2 ** 64 - 1)),
+    ("e4", "F8_E4M3", [4], bytes([0x7e, 0xff, 0x01, 0x80])),
+    ("e5", "F8_E5M2", [2, 2], bytes([0x7c, 0x7d, 0x7b, 0x01])),
+]
+put("storage.safetensors",
+    reference_writer(STORAGE, {"format": "pt"}, FULL_ORDER))

@@ -1,0 +1,25 @@
+# The shipped goldens gate `make check`: every shipped probe on the CPU and
+# on the oracle, against golden/, must give exit status 0 (no drift beyond
+# the probes' policies) with every output of every dtype compared with its
+# golden on both backends.  A change to the CPU backend's arithmetic or
+# transcendentals, to the oracle, to a probe, or a golden re-blessed with
+# other bits fails here.  (The cuda goldens: golden_shipped_cuda.sh.)
+. "$top_srcdir/tests/cli/lib.sh"
+
+set -- $(probe_outputs)
+nexp=$1 nprobes=$2
+nfiles=$(ls "$top_srcdir"/probes/*.yaml | wc -l)
+[ "$nprobes" -eq "$nfiles" ] || fail "list shows $nprobes probes, probes/ holds $nfiles"
+[ "$nexp" -gt 0 ] || fail "no probe outputs listed"
+
+run 0 run --device cpu,oracle
+# count LABEL: the comparison lines of the last run with this label.
+count() { grep -c "^  $1: " "$TMP/out"; }
+for label in "cpu vs golden cpu-sleef" "oracle vs golden oracle"; do
+    got=$(count "$label")
+    [ "$got" -eq "$nexp" ] || fail "$got '$label' comparisons, expected $nexp"
+done
+out_has ", 0 drift beyond policy"
+out_lacks "DRIFT"
+echo "$nprobes probes, $nexp outputs x dtypes, each against its cpu and oracle golden"
+done_ok
