@@ -7,6 +7,8 @@
  * costs tens of bytes per tensor, not jansson's trees. */
 #include "ledger.h"
 
+#include "dtype.h"
+
 #include <errno.h>
 #include <inttypes.h>
 #include <stdarg.h>
@@ -107,22 +109,19 @@ static void mem_free(struct bp_ledger_mem *m)
 
 /* ---- dtypes ------------------------------------------------------------ */
 
-static const struct {
-    const char *name;
-    size_t size;
-} ledger_dtypes[] = {
-    {"F64", 8}, {"F32", 4}, {"F16", 2}, {"BF16", 2}, {"F8_E4M3", 1}, {"F8_E5M2", 1},
-    {"I64", 8}, {"I32", 4}, {"I16", 2}, {"I8", 1},   {"U64", 8},     {"U32", 4},
-    {"U16", 2}, {"U8", 1},  {"BOOL", 1}, {"C64", 8},  {"C128", 16},
-};
-
 bool bp_ledger_dtype_size(const char *name, size_t *size)
 {
-    for (size_t i = 0; i < sizeof ledger_dtypes / sizeof *ledger_dtypes; i++)
-        if (strcmp(ledger_dtypes[i].name, name) == 0) {
-            *size = ledger_dtypes[i].size;
-            return true;
-        }
+    bp_dtype_t dt;
+    if (bp_dtype_from_st(name, &dt)) {
+        *size = bp_dtype_info(dt)->size;
+        return true;
+    }
+    /* Complex tensors: hashed as their (re, im) pairs; bitprobe computes
+     * nothing in them, so they are names of the ledger only. */
+    if (strcmp(name, "C64") == 0 || strcmp(name, "C128") == 0) {
+        *size = name[1] == '6' ? 8 : 16;
+        return true;
+    }
     return false;
 }
 

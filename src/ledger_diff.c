@@ -244,8 +244,11 @@ static void classify(bp_ledger_diff_t *d, bp_ledger_entry_t *e, bool *pending)
         }
     }
     *pending = false;
-    if (!known)
-        e->status = BP_LOP_NOT_COMPARABLE;
+    e->args_differ = oa && ob && strcmp(oa->call, ob->call) != 0;
+    if (!known) /* aten::empty and kin: their arguments are all there is */
+        e->status = oa && ob && !e->by_presence && !e->in_differ && !e->args_differ
+                        ? BP_LOP_IDENTICAL
+                        : BP_LOP_NOT_COMPARABLE;
     else if (e->in_differ)
         e->status = e->out_differ ? BP_LOP_INHERITED : BP_LOP_ABSORBED;
     else if (!e->out_differ)

@@ -59,6 +59,8 @@ typedef struct bp_ledger_entry {
     bool by_presence;    /* compared by presence, not position */
     bool via_provenance; /* introduced: found from an inheriting op's input */
     bool external;       /* a differing input that no recorded op produced */
+    bool args_differ;    /* paired ops called with other arguments (scalars,
+                            dtype=, device=: the call text differs) */
     bp_lop_status_t status;
     uint32_t in_differ, out_differ; /* differing tensors (both sides) */
     long from_a, from_b; /* inherited: the op that produced the first

@@ -8,6 +8,7 @@
  *             not_comparable, outputs, outputs_differ, first ENTRY|null}]}
  *   ENTRY = {status, a SEQ|null, b SEQ|null, op, op_a? (a fuzzy pair's A
  *            name), module, fuzzy, by_presence, via_provenance, external,
+ *            args_differ,
  *            differ{a{in[K], out[K]}, b{...}}, from{a SEQ|null, b SEQ|null}}
  */
 #include "ledger_diff.h"
@@ -75,11 +76,11 @@ static json_t *entry_json(const bp_ledger_diff_t *d, size_t x)
         return json_null();
     const bp_ledger_entry_t *e = &d->e[x];
     const bp_ledger_op_t *op = bp_ledger_entry_op(d, e);
-    json_t *o = json_pack("{s:s, s:o, s:o, s:s, s:s, s:b, s:b, s:b, s:b}",
+    json_t *o = json_pack("{s:s, s:o, s:o, s:s, s:s, s:b, s:b, s:b, s:b, s:b}",
                           "status", bp_lop_status_name(e->status), "a", seq(e->a), "b",
                           seq(e->b), "op", op->op, "module", op->module, "fuzzy", e->fuzzy,
                           "by_presence", e->by_presence, "via_provenance", e->via_provenance,
-                          "external", e->external);
+                          "external", e->external, "args_differ", e->args_differ);
     if (e->fuzzy && strcmp(d->A->ops[e->a].op, op->op) != 0)
         json_object_set_new(o, "op_a", json_string(d->A->ops[e->a].op));
     json_object_set_new(o, "differ", json_pack("{s:o, s:o}", "a", differ_json(d, e, 0), "b",

@@ -54,6 +54,8 @@ static void why(const bp_ledger_diff_t *d, const bp_ledger_entry_t *e, char *out
                 break; /* the first is enough on a line */
             }
     }
+    if (used < n && e->args_differ && e->status == BP_LOP_INTRODUCED)
+        used += (size_t)snprintf(out + used, n - used, "%sarguments differ", used ? ", " : "");
     if (used < n && (e->from_a >= 0 || e->from_b >= 0)) {
         if (e->from_b >= 0)
             used += (size_t)snprintf(out + used, n - used, " (from B#%ld)", e->from_b);
@@ -172,9 +174,12 @@ int bp_rep_ledger_text(FILE *f, const bp_ledger_diff_t *d, const bp_rep_opts_t *
     char align[128];
     if (d->exact)
         snprintf(align, sizeof align, "%zu ops paired one to one", d->paired);
+    else if (d->fuzzy)
+        snprintf(align, sizeof align, "%zu ops paired, %zu of them by name only; %zu only in "
+                 "A, %zu only in B", d->paired, d->fuzzy, d->only_a, d->only_b);
     else
-        snprintf(align, sizeof align, "%zu ops paired (%zu by name only), %zu only in A, %zu "
-                 "only in B", d->paired, d->fuzzy, d->only_a, d->only_b);
+        snprintf(align, sizeof align, "%zu ops paired, %zu only in A, %zu only in B", d->paired,
+                 d->only_a, d->only_b);
     if (!differing && d->count[BP_LOP_IDENTICAL]) {
         if (o->quiet)
             return 0;
