@@ -7,6 +7,7 @@
  * costs tens of bytes per tensor, not jansson's trees. */
 #include "ledger.h"
 
+#include "buf.h"
 #include "dtype.h"
 
 #include <errno.h>
@@ -300,6 +301,9 @@ static bp_status tensor(const where_t *w, json_t *o, const char *ctx, bp_ledger_
     int64_t claimed = json_integer_value(nb);
     if (over)
         return fail(w, "%s: shape makes more than 2^64 bytes of %s", ctx, json_string_value(dt));
+    if (bytes > BP_BUF_MAX_BYTES)
+        return fail(w, "%s: claims %" PRIu64 " bytes, more than the %zu a tensor may have", ctx,
+                    bytes, (size_t)BP_BUF_MAX_BYTES);
     if (claimed < 0 || (uint64_t)claimed != bytes)
         return fail(w, "%s: nbytes is %" PRId64 ", the shape and %s make %" PRIu64, ctx,
                     (int64_t)claimed, json_string_value(dt), bytes);
@@ -493,7 +497,7 @@ static bp_status header(const where_t *w, json_t *o)
     return BP_OK;
 }
 
-static bp_status end_line(const where_t *w, json_t *o, size_t nrec, size_t ncap)
+static bp_status end_line(const where_t *w, json_t *hdr, json_t *o, size_t nrec, size_t ncap)
 {
     json_t *e = json_object_get(o, "end"), *r, *c;
     bp_status st;
@@ -510,6 +514,9 @@ static bp_status end_line(const where_t *w, json_t *o, size_t nrec, size_t ncap)
     if (json_integer_value(c) < 0 || (uint64_t)json_integer_value(c) != ncap)
         return fail(w, "the end line counts %" JSON_INTEGER_FORMAT " captured tensors, the "
                     "records name %zu", json_integer_value(c), ncap);
+    if (ncap && !json_is_string(json_object_get(hdr, "captures")))
+        return fail(w, "the records name %zu captured tensors but the header names no "
+                    "captures file", ncap);
     return BP_OK;
 }
 
@@ -611,7 +618,7 @@ bp_status bp_ledger_read_stream(FILE *f, const char *name, bp_ledger_t *out, bp_
             }
         } else if (json_object_get(o, "end")) {
             w.rec = -1;
-            st = end_line(&w, o, out->n, caps.n);
+            st = end_line(&w, out->header, o, out->n, caps.n);
             if (!st) {
                 out->end = json_incref(json_object_get(o, "end"));
                 out->ncaptures = caps.n;
@@ -638,19 +645,15 @@ bp_status bp_ledger_read_stream(FILE *f, const char *name, bp_ledger_t *out, bp_
             break;
     }
     free(buf);
-    if (!st && !out->header)
-        st = bp_error_set(err, BP_EINPUT, "cannot read ledger '%s': the file is empty", name);
+    if (!st && !out->header) {
+        w.line = 1;
+        w.offset = 0;
+        st = fail(&w, "the file is empty");
+    }
     if (!st && !out->end) {
         w.rec = -1;
         st = fail(&w, "no end line after record %zu: the recording was cut short (a ledger "
                       "ends with {\"end\": ...})", out->n ? out->n - 1 : 0);
-    }
-    if (!st && caps.n) {
-        json_t *c = json_object_get(out->header, "captures");
-        if (!json_is_string(c))
-            st = bp_error_set(err, BP_EINPUT, "cannot read ledger '%s': records name %zu "
-                              "captured tensors but the header names no captures file", name,
-                              caps.n);
     }
     free(caps.names);
     if (st)
@@ -688,6 +691,9 @@ const char *bp_ledger_header_str(const bp_ledger_t *l, const char *key)
 
 bool bp_ledger_sniff(const char *path)
 {
+    size_t len = strlen(path);
+    if (len >= 7 && strcmp(path + len - 7, ".ledger") == 0)
+        return true;
     char head[256];
     FILE *f = fopen(path, "r");
     if (!f)

@@ -71,8 +71,8 @@ bp_status bp_ledger_read(const char *path, bp_ledger_t *out, bp_error_t *err);
 bp_status bp_ledger_read_stream(FILE *f, const char *name, bp_ledger_t *out, bp_error_t *err);
 void bp_ledger_free(bp_ledger_t *l);
 
-/* Whether the file at path looks like a ledger (its first line names the
- * format): how diff tells a ledger from a tensor file. */
+/* Whether path names a ledger (it ends in ".ledger", or its first line
+ * names the format): how diff tells a ledger from a tensor file. */
 bool bp_ledger_sniff(const char *path);
 
 /* Bytes per element of a ledger dtype name; false when unknown. */

@@ -200,7 +200,12 @@ bool bp_ledger_entry_differs(const bp_ledger_diff_t *d, const bp_ledger_entry_t 
         const bp_ledger_tensor_t *u = tens(other, k);
         return u->has_hash && !teq(t, u);
     }
-    return kmap_get(&d->sets->s[!side].present, tkey(t)) < 0;
+    if (kmap_get(&d->sets->s[!side].present, tkey(t)) >= 0)
+        return false;
+    /* A 0-d input the other side lacks: a number wrapped as a tensor
+     * (PyTorch 1.13 runs base ** x as lift_fresh(base) then
+     * pow.Tensor_Tensor; 2.x passes base to pow.Scalar as a number). */
+    return !(k < op->nin && t->ndim == 0);
 }
 
 const bp_ledger_op_t *bp_ledger_entry_op(const bp_ledger_diff_t *d, const bp_ledger_entry_t *e)
@@ -217,7 +222,7 @@ size_t bp_ledger_diff_find(const bp_ledger_diff_t *d, int side, long i)
 }
 
 /* Pass 1: what each entry shows by itself.  One-sided ops with new
- * results stay PENDING (NOT_COMPARABLE, pending) until pass 2. */
+ * results stay pending (NOT_COMPARABLE) until pass 2 finds what they fed. */
 static void classify(bp_ledger_diff_t *d, bp_ledger_entry_t *e, bool *pending)
 {
     const bp_ledger_op_t *oa = side_op(d, e, 0), *ob = side_op(d, e, 1);
@@ -249,16 +254,13 @@ static void classify(bp_ledger_diff_t *d, bp_ledger_entry_t *e, bool *pending)
         e->status = oa && ob && !e->by_presence && !e->in_differ && !e->args_differ
                         ? BP_LOP_IDENTICAL
                         : BP_LOP_NOT_COMPARABLE;
-    else if (e->in_differ)
+    else if (!oa || !ob) { /* one-sided: judged by its results */
+        e->status = e->out_differ ? BP_LOP_NOT_COMPARABLE : BP_LOP_IDENTICAL;
+        *pending = e->out_differ;
+    } else if (e->in_differ)
         e->status = e->out_differ ? BP_LOP_INHERITED : BP_LOP_ABSORBED;
-    else if (!e->out_differ)
-        e->status = BP_LOP_IDENTICAL;
-    else if (oa && ob)
-        e->status = BP_LOP_INTRODUCED;
-    else {
-        e->status = BP_LOP_NOT_COMPARABLE;
-        *pending = true;
-    }
+    else
+        e->status = e->out_differ ? BP_LOP_INTRODUCED : BP_LOP_IDENTICAL;
 }
 
 typedef struct {

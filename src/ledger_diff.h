@@ -7,7 +7,10 @@
  * paired ops with the same tensor counts and shapes are compared position
  * by position (in[k] with in[k], out[k] with out[k]); other pairs, and ops
  * on one side only, by presence.  Tensors without a hash (uninitialised
- * memory, out= arguments) are left out of every comparison.
+ * memory, out= arguments) are left out of every comparison, and so is, in
+ * a comparison by presence, a 0-d input the other side lacks: a number
+ * wrapped as a tensor (PyTorch 1.13 runs base ** x as lift_fresh(base)
+ * and pow.Tensor_Tensor, 2.x passes base to pow.Scalar as a number).
  *
  * Status of an entry:
  *  identical       no input and no output differs (a one-sided op whose
