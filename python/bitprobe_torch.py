@@ -109,9 +109,10 @@ def _dtype_table():
 
 
 _DTYPES = _dtype_table()
-# What bitprobe's safetensors reader takes today; other dtypes are hashed
-# but not captured.
-CAPTURABLE = {"F64", "F32", "F16", "BF16", "I64", "I32"}
+# What bitprobe's safetensors reader takes: every safetensors dtype (complex
+# tensors are hashed but not captured).
+CAPTURABLE = {"F64", "F32", "F16", "BF16", "I64", "I32", "I16", "I8", "U8", "BOOL",
+              "F8_E4M3", "F8_E5M2", "U16", "U32", "U64"}
 
 
 def dtype_name(dt):
