@@ -47,9 +47,11 @@ const bp_cmd_t bp_commands[] = {
      "  --dtype LIST      re-run only these dtypes; other blessed dtypes are kept\n"
      "  --dry-run         print what would change, write nothing\n"
      "  Prints per tensor: new, unchanged, or changed: N of M elements."},
-    {"diff", cmd_diff, "Compare two saved runs, safetensors files or .npy files tensor by tensor",
+    {"diff", cmd_diff, "Compare two saved runs, safetensors or .npy files tensor by tensor, or two op ledgers op by op",
      "bitprobe diff A B [--map A=B] [--policy P] [--as bf16] [--first K] [--json FILE] [--junit FILE] [--markdown FILE] [--github] [--quiet]\n"
-     "  A, B              bundle directories (run --save), .safetensors[.gz] or .npy files\n"
+     "  A, B              bundle directories (run --save), .safetensors[.gz] or .npy files,\n"
+     "                    or op ledgers (python -m bitprobe_torch record): the ops are\n"
+     "                    aligned and the one that introduced a difference named\n"
      "  --map A=B         tensor A of the first side is tensor B of the second\n"
      "  --policy P        exact (default), ulp=N, abs=X, rel=X, fraction=F, comma-separated\n"
      "  --as bf16         read 16-bit integer .npy arrays as bf16\n"
