@@ -58,12 +58,18 @@ static char *mem_strdup(struct bp_ledger_mem *m, const char *s, size_t len)
     return p;
 }
 
-static uint64_t fnv1a(const char *s)
+uint64_t bp_ledger_str_hash(const char *s)
 {
     uint64_t h = 1469598103934665603ull;
     for (; *s; s++)
         h = (h ^ (unsigned char)*s) * 1099511628211ull;
     return h;
+}
+
+uint64_t bp_ledger_mix(uint64_t h, uint64_t v)
+{
+    h ^= v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
+    return h * 0xff51afd7ed558ccdull;
 }
 
 static const char *intern(struct bp_ledger_mem *m, const char *s)
@@ -75,7 +81,7 @@ static const char *intern(struct bp_ledger_mem *m, const char *s)
             return NULL;
         for (size_t i = 0; i < m->capstrs; i++)
             if (m->strs[i]) {
-                size_t j = fnv1a(m->strs[i]) & (nc - 1);
+                size_t j = bp_ledger_str_hash(m->strs[i]) & (nc - 1);
                 while (ns[j])
                     j = (j + 1) & (nc - 1);
                 ns[j] = m->strs[i];
@@ -84,7 +90,7 @@ static const char *intern(struct bp_ledger_mem *m, const char *s)
         m->strs = ns;
         m->capstrs = nc;
     }
-    size_t j = fnv1a(s) & (m->capstrs - 1);
+    size_t j = bp_ledger_str_hash(s) & (m->capstrs - 1);
     while (m->strs[j]) {
         if (strcmp(m->strs[j], s) == 0)
             return m->strs[j];

@@ -89,6 +89,11 @@ bp_status bp_ledger_captures_path(const bp_ledger_t *l, char *out, size_t n, bp_
  * recorded hash.  f receives the file (bp_st_free). */
 bp_status bp_ledger_read_captures(const bp_ledger_t *l, bp_st_file_t *f, bp_error_t *err);
 
+/* Hashes for the ledger modules' tables (not the tensor hash): FNV-1a of
+ * a string, and a 64-bit combiner. */
+uint64_t bp_ledger_str_hash(const char *s);
+uint64_t bp_ledger_mix(uint64_t h, uint64_t v);
+
 /* A header member as a string, or NULL. */
 const char *bp_ledger_header_str(const bp_ledger_t *l, const char *key);
 

@@ -16,30 +16,16 @@
 #include <stdlib.h>
 #include <string.h>
 
-static uint64_t mix(uint64_t h, uint64_t v)
-{
-    h ^= v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
-    return h * 0xff51afd7ed558ccdull;
-}
-
-static uint64_t str_hash(const char *s)
-{
-    uint64_t h = 1469598103934665603ull;
-    for (; *s; s++)
-        h = (h ^ (unsigned char)*s) * 1099511628211ull;
-    return h;
-}
-
 static uint64_t token(const bp_ledger_op_t *op)
 {
     /* Names are interned per ledger, not across two: hash the text. */
-    uint64_t h = mix(str_hash(op->op), str_hash(op->module));
-    h = mix(h, ((uint64_t)op->nin << 32) | op->nout);
+    uint64_t h = bp_ledger_mix(bp_ledger_str_hash(op->op), bp_ledger_str_hash(op->module));
+    h = bp_ledger_mix(h, ((uint64_t)op->nin << 32) | op->nout);
     for (uint32_t k = 0; k < op->nin + op->nout; k++) {
         const bp_ledger_tensor_t *t = k < op->nin ? &op->in[k] : &op->out[k - op->nin];
-        h = mix(h, (uint64_t)t->ndim);
+        h = bp_ledger_mix(h, (uint64_t)t->ndim);
         for (int d = 0; d < t->ndim; d++)
-            h = mix(h, (uint64_t)t->shape[d]);
+            h = bp_ledger_mix(h, (uint64_t)t->shape[d]);
     }
     return h;
 }

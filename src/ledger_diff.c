@@ -7,20 +7,12 @@
 
 /* ---- tensor keys and a small hash map ------------------------------------ */
 
-static uint64_t mix(uint64_t h, uint64_t v)
-{
-    h ^= v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
-    return h * 0xff51afd7ed558ccdull;
-}
-
 static uint64_t tkey(const bp_ledger_tensor_t *t)
 {
-    uint64_t h = t->hash;
-    for (const char *s = t->dtype; *s; s++)
-        h = mix(h, (unsigned char)*s);
-    h = mix(h, (uint64_t)t->ndim);
+    uint64_t h = bp_ledger_mix(t->hash, bp_ledger_str_hash(t->dtype));
+    h = bp_ledger_mix(h, (uint64_t)t->ndim);
     for (int d = 0; d < t->ndim; d++)
-        h = mix(h, (uint64_t)t->shape[d]);
+        h = bp_ledger_mix(h, (uint64_t)t->shape[d]);
     return h ? h : 1; /* 0 marks an empty slot */
 }
 
@@ -355,10 +347,7 @@ static bp_status modules(bp_ledger_diff_t *d, bp_error_t *err)
     for (size_t x = 0; x < d->n; x++) {
         const bp_ledger_entry_t *e = &d->e[x];
         const bp_ledger_op_t *op = bp_ledger_entry_op(d, e);
-        /* Interned per ledger: key by text. */
-        uint64_t key = 1469598103934665603ull;
-        for (const char *s = op->module; *s; s++)
-            key = (key ^ (unsigned char)*s) * 1099511628211ull;
+        uint64_t key = bp_ledger_str_hash(op->module); /* interned per ledger: by text */
         key = key ? key : 1;
         long m = kmap_get(&idx, key);
         if (m < 0) {
