@@ -16,16 +16,7 @@
 #include "op.h"
 #include "probe.h"
 #include "st.h"
-
-static const char *srcdir(void)
-{
-    const char *s = getenv("top_srcdir");
-#ifdef BP_TEST_SRCDIR
-    if (!s || !*s)
-        s = BP_TEST_SRCDIR;
-#endif
-    return s && *s ? s : ".";
-}
+#include "test_files.h"
 
 static char tmpdir[512];
 
@@ -107,7 +98,7 @@ static const char *const shipped[] = {
 START_TEST(t_shipped_load)
 {
     char dir[1024];
-    snprintf(dir, sizeof dir, "%s/probes", srcdir());
+    snprintf(dir, sizeof dir, "%s/probes", test_top_srcdir());
     bp_probe_t **ps;
     size_t n;
     bp_error_t err = {0};
@@ -185,7 +176,7 @@ START_TEST(t_shipped_shapes)
 {
     const shape_case_t *c = &shape_cases[_i];
     char path[1024];
-    snprintf(path, sizeof path, "%s/probes/%s.yaml", srcdir(), c->probe);
+    snprintf(path, sizeof path, "%s/probes/%s.yaml", test_top_srcdir(), c->probe);
     bp_probe_t *p = load_ok(path);
     bp_meta_t metas[64];
     bp_error_t err = {0};
@@ -205,7 +196,7 @@ END_TEST
 START_TEST(t_shipped_outputs)
 {
     char path[1024];
-    snprintf(path, sizeof path, "%s/probes/rope-llama2.yaml", srcdir());
+    snprintf(path, sizeof path, "%s/probes/rope-llama2.yaml", test_top_srcdir());
     bp_probe_t *p = load_ok(path);
     ck_assert_uint_eq(p->noutputs, 3);
     ck_assert_str_eq(p->outputs[0].name, "inv_freq");
@@ -227,7 +218,7 @@ START_TEST(t_shipped_outputs)
     ck_assert_int_eq(bp_probe_infer(p, BP_F64, metas, &err), BP_EINPUT);
     bp_probe_free(p);
 
-    snprintf(path, sizeof path, "%s/probes/matmul-fp32.yaml", srcdir());
+    snprintf(path, sizeof path, "%s/probes/matmul-fp32.yaml", test_top_srcdir());
     p = load_ok(path);
     ck_assert(p->outputs[0].policy.has_tol);
     ck_assert(p->outputs[0].policy.abs == 1e-5 && p->outputs[0].policy.rel == 1e-5);
@@ -305,7 +296,7 @@ START_TEST(t_bad_corpus)
 {
     const bad_case_t *c = &bad_cases[_i];
     char path[1024], full[1400];
-    snprintf(path, sizeof path, "%s/tests/probes-bad/%s", srcdir(), c->file);
+    snprintf(path, sizeof path, "%s/tests/probes-bad/%s", test_top_srcdir(), c->file);
     bp_probe_t *p = NULL;
     bp_error_t err = {0};
     bp_status st = bp_probe_load(path, &p, &err);
@@ -322,7 +313,7 @@ END_TEST
 START_TEST(t_bad_corpus_complete)
 {
     char dir[1024];
-    snprintf(dir, sizeof dir, "%s/tests/probes-bad", srcdir());
+    snprintf(dir, sizeof dir, "%s/tests/probes-bad", test_top_srcdir());
     DIR *d = opendir(dir);
     ck_assert_ptr_nonnull(d);
     struct dirent *e;
@@ -913,9 +904,5 @@ static Suite *probe_suite(void)
 
 int main(void)
 {
-    SRunner *r = srunner_create(probe_suite());
-    srunner_run_all(r, CK_NORMAL);
-    int f = srunner_ntests_failed(r);
-    srunner_free(r);
-    return f ? EXIT_FAILURE : EXIT_SUCCESS;
+    return test_run_suite(probe_suite());
 }
