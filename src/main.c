@@ -27,7 +27,7 @@ const bp_cmd_t bp_commands[] = {
      cmd_stack_usage},
     {"screen", cmd_screen, "Known-answer screen of every GPU and every SM: wrong bits name GPU, SM and test",
      cmd_screen_usage},
-    {"invariance", cmd_invariance, "Map where a row's bits change with the batch, the split or the ranks it is computed in, and why",
+    {"invariance", cmd_invariance, "Where a row's bits change with the batch, split or ranks it is computed in, and why",
      cmd_invariance_usage},
     {"env", cmd_env, "Print the tool version, build options, library versions and GPUs",
      cmd_env_usage},
