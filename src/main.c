@@ -15,7 +15,7 @@ const bp_cmd_t bp_commands[] = {
      cmd_run_usage},
     {"bless", cmd_bless, "Run probes and replace their goldens atomically",
      cmd_bless_usage},
-    {"diff", cmd_diff, "Compare two saved runs, safetensors files or .npy files tensor by tensor",
+    {"diff", cmd_diff, "Compare two saved runs, safetensors or .npy files tensor by tensor, or two op ledgers op by op",
      cmd_diff_usage},
     {"report", cmd_report, "Render a saved JSON report again: text, JSON, JUnit, Markdown, GitHub",
      cmd_report_usage},
