@@ -117,3 +117,16 @@ int bp_cli_split(char *s, char **items, int max)
             items[n++] = tok;
     return n;
 }
+
+int bp_cli_json_out(const char *cmd, const char *path, json_t *j)
+{
+    bool out = strcmp(path, "-") == 0;
+    FILE *f = out ? stdout : fopen(path, "w");
+    bool ok = j && f && json_dumpf(j, f, JSON_INDENT(1)) == 0 && fputc('\n', f) != EOF;
+    if (f && !out)
+        ok = fclose(f) == 0 && ok;
+    json_decref(j);
+    if (!ok)
+        fprintf(stderr, "bitprobe %s: cannot write the JSON report to '%s'\n", cmd, path);
+    return ok ? BP_EXIT_OK : BP_EXIT_TROUBLE;
+}

@@ -7,6 +7,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include <jansson.h>
+
 #include "cmd.h"
 #include "error.h"
 
@@ -34,6 +36,10 @@ const char *bp_cli_golden_dir(const char *opt);
 
 /* A count option's value: a decimal integer in 0..max. */
 bool bp_cli_count(const char *s, long max, size_t *out);
+
+/* Writes j, indented, to path ('-': standard output), taking j; returns 0,
+ * or 2 after saying on stderr that "bitprobe CMD" could not write it. */
+int bp_cli_json_out(const char *cmd, const char *path, json_t *j);
 
 /* Splits a comma-separated list in place; returns the count (at most max). */
 int bp_cli_split(char *s, char **items, int max);

@@ -26,6 +26,8 @@ int cmd_fingerprint(int argc, char **argv);
 int cmd_stack(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 int cmd_screen(int argc, char **argv);
+/* stack --ranks (cmd_stack_ranks.c) */
+int cmd_stack_ranks(int argc, char **argv);
 /* diff --consensus (cmd_consensus.c) */
 int cmd_diff_consensus(int argc, char **argv);
 int cmd_invariance(int argc, char **argv);

@@ -424,15 +424,9 @@ int cmd_screen(int argc, char **argv)
     double secs = now() - t0;
     rc = bp_screen_status(g, ng);
     if (json_path) {
-        json_t *j = bp_screen_json(g, ng, tests, nt, (int)depth, secs);
-        FILE *f = strcmp(json_path, "-") == 0 ? stdout : fopen(json_path, "w");
-        if (!j || !f || json_dumpf(j, f, JSON_INDENT(1)) != 0 || fputc('\n', f) == EOF ||
-            (f != stdout && fclose(f) != 0)) {
-            fprintf(stderr, "bitprobe screen: cannot write the JSON report to '%s'\n",
-                    json_path);
+        if (bp_cli_json_out("screen", json_path,
+                            bp_screen_json(g, ng, tests, nt, (int)depth, secs)))
             rc = BP_EXIT_TROUBLE;
-        }
-        json_decref(j);
     }
     if (!json_path || strcmp(json_path, "-") != 0)
         print_text(g, ng, tests, nt, (int)depth, secs, verbose, quiet);

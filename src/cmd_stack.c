@@ -420,6 +420,9 @@ static int parse_args(int argc, char **argv, bp_stack_opts_t *o, cli_t *cl)
 
 int cmd_stack(int argc, char **argv)
 {
+    for (int i = 1; i < argc && strcmp(argv[i], "--") != 0; i++)
+        if (strcmp(argv[i], "--ranks") == 0 || strncmp(argv[i], "--ranks=", 8) == 0)
+            return cmd_stack_ranks(argc, argv);
     bp_stack_opts_t o;
     bp_stack_opts_init(&o);
     o.progress = progress;

@@ -307,18 +307,27 @@ int bp_inv_text(FILE *f, const bp_inv_study_t *s, const bp_inv_text_opts_t *o)
             const bp_inv_map_t *m = &s->maps[i];
             if (i == 0 || strcmp(m->op, s->maps[i - 1].op) ||
                 strcmp(m->shape, s->maps[i - 1].shape) ||
-                strcmp(m->dtype_name, s->maps[i - 1].dtype_name))
-                fprintf(f, "  %s %s %s, %lld probed row%s, %s %s, seed %" PRIu64
-                        "%s\n", m->op, m->shape, m->dtype_name, (long long)m->rows,
-                        m->rows == 1 ? "" : "s", bp_inv_axis_letter(m->axis),
-                        s->values, s->seed, s->repeat > 1 || s->processes
-                                                ? ", run-to-run checked" : "");
+                strcmp(m->dtype_name, s->maps[i - 1].dtype_name) ||
+                strcmp(m->values, s->maps[i - 1].values) || m->axis != s->maps[i - 1].axis)
+            {
+                char where[64] = "";
+                if (m->axis != BP_INV_BATCH)
+                    snprintf(where, sizeof where, " in a batch of %lld",
+                             (long long)m->batch);
+                fprintf(f, "  %s %s %s, %s %s%s, seed %" PRIu64 "%s\n", m->op, m->shape,
+                        m->dtype_name, bp_inv_axis_letter(m->axis), m->values, where,
+                        s->seed, s->repeat > 1 || s->processes ? ", run-to-run checked"
+                                                               : "");
+            }
             for (int b = 0; b < m->nbands; b++) {
                 char sum[256];
                 band_summary(m, &m->band[b], sum, sizeof sum);
                 fprintf(f, "    %-16s %-6s %s\n", m->engine,
                         bp_inv_place_name(m->band[b].place), sum);
             }
+            if (m->nskipped)
+                fprintf(f, "    %-16s %zu configuration%s not run: %s\n", m->engine,
+                        m->nskipped, m->nskipped == 1 ? "" : "s", m->skipped);
         }
         for (size_t i = 0; i < s->nmaps; i++) {
             const bp_inv_map_t *m = &s->maps[i];

@@ -47,7 +47,9 @@ run 0 diff --consensus "$TMP/a" "$TMP/e"
 out_has "note: 27 tensors are missing from some runs"
 # Bad use.
 run 2 diff --consensus "$TMP/a"
-err_has "--consensus needs at least two saved runs"
+err_has "--consensus needs at least two runs: '$TMP/a' holds one"
+run 2 diff --consensus
+err_has "--consensus needs saved runs"
 run 2 diff --consensus "$TMP/a" "$TMP/a"
 err_has "is named twice"
 run 2 diff --consensus "$TMP/a" "$TMP/none"
