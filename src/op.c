@@ -5,9 +5,8 @@
  * that a probe's buffers have the dtypes the framework gives them: the type
  * promotion lattice of c10/core/ScalarType.h restricted to the dtypes
  * bitprobe knows, with Python numbers as "wrapped" scalars that never widen a
- * tensor of their own category.  Broadcasting is deliberately absent: an
- * elementwise op takes two tensors of one shape or a tensor and a scalar,
- * which is all the probes need and keeps every backend's indexing trivial. */
+ * tensor of their own category.  Elementwise ops broadcast as PyTorch's
+ * do; reductions keep the reduced dimension as 1 with keepdim. */
 #include "op.h"
 
 #include <inttypes.h>
@@ -147,6 +146,7 @@ const char *bp_key_type_name(bp_key_type_t t)
         [BP_KT_NUMBER] = "number",   [BP_KT_NUMBERS] = "numbers",
         [BP_KT_INTEGER] = "integer", [BP_KT_SHAPE] = "shape",
         [BP_KT_DTYPE] = "dtype",     [BP_KT_FORM] = "formulation",
+        [BP_KT_BOOL] = "bool",
     };
     return NAME_OF(names, t);
 }
@@ -479,40 +479,43 @@ static bp_status infer_kind(const bp_op_t *op, const bp_meta_t *metas,
         return BP_OK;
     }
     case BP_OP_SUM: {
-        if (!op->has_axis) {
-            meta_set(out, dt, 0, NULL);
-            return BP_OK;
-        }
-        int ax;
-        if (!bp_axis_norm(op->axis, a->ndim, &ax))
+        /* Without axis, every dimension; keepdim keeps each reduced one
+         * as 1 (torch.sum(a, dim, keepdim)). */
+        int ax = -1;
+        if (op->has_axis && !bp_axis_norm(op->axis, a->ndim, &ax))
             return bp_error_set(err, BP_EINPUT, "sum axis %d out of range for %s",
                                 op->axis, shape_str(a, s1, sizeof s1));
         bp_meta_t m;
         memset(&m, 0, sizeof m);
         m.dtype = dt;
         for (int d = 0; d < a->ndim; d++)
-            if (d != ax)
+            if (op->has_axis && d != ax)
                 m.shape[m.ndim++] = a->shape[d];
+            else if (op->keepdim)
+                m.shape[m.ndim++] = 1;
         *out = m;
         return BP_OK;
     }
     default:
         break;
     }
-    /* Elementwise: the operand's shape, or both operands' (equal). */
+    /* Elementwise: the operand's shape, or the operands' broadcast
+     * (torch.broadcast_shapes: aligned at the right, a size 1 or a missing
+     * dimension stretches). */
     const bp_op_info_t *info = bp_op_info(op->kind);
     if (info->kind != BP_KIND_ELEMWISE &&
         !(info->kind == BP_KIND_LAYOUT && info->operands == BP_OPD_A))
         return bp_error_set(err, BP_EINTERNAL, "no shape rule for op '%s'",
                             bp_op_name(op->kind));
-    if (a && b && !bp_shape_equal(a->ndim, a->shape, b->ndim, b->shape))
-        return bp_error_set(err, BP_EINPUT,
-                            "shape mismatch: a is %s, b is %s "
-                            "(no broadcasting)",
-                            shape_str(a, s1, sizeof s1),
-                            shape_str(b, s2, sizeof s2));
     const bp_meta_t *t = a ? a : b;
     meta_set(out, dt, t->ndim, t->shape);
+    if (a && b && !bp_bcast_shape(a->ndim, a->shape, b->ndim, b->shape,
+                                  &out->ndim, out->shape))
+        return bp_error_set(err, BP_EINPUT,
+                            "shape mismatch: a is %s, b is %s "
+                            "(they do not broadcast)",
+                            shape_str(a, s1, sizeof s1),
+                            shape_str(b, s2, sizeof s2));
     return BP_OK;
 }
 

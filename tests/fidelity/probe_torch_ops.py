@@ -119,10 +119,17 @@ def run_op(op, params, bufs, dt_out, device, uniform):
         ax = op.get("axis")
         form = op.get("formulation", "default")
         if form == "sequential":
-            return seq_sum(a, ax), True
-        if form == "pairwise":
-            return pair_sum(a, ax), True
-        return (a.sum() if ax is None else a.sum(ax)), False
+            r, req = seq_sum(a, ax), True
+        elif form == "pairwise":
+            r, req = pair_sum(a, ax), True
+        else:
+            r, req = (a.sum() if ax is None else a.sum(ax)), False
+        if op.get("keepdim"):  # torch.sum(a, dim, keepdim=True)
+            shape = [1] * a.dim() if ax is None else list(a.shape)
+            if ax is not None:
+                shape[ax % a.dim()] = 1
+            r = r.reshape(shape)
+        return r, req
     raise ValueError(f"op '{k}' has no PyTorch counterpart here")
 
 
