@@ -190,8 +190,15 @@ bp_status bp_cpu_expand_i64(const bp_buf_t *src, const bp_buf_t *out,
         free(offs);
         return bp_error_set(err, BP_ENOMEM, "out of memory");
     }
-    for (size_t i = 0; i < out->numel; i++)
-        v[i] = load_i64(src, offs[i]);
+    /* A float operand of an integer result converts as a cast does (x86's
+     * truncation), never by its bits. */
+    bool conv = !bp_dtype_is_int(src->dtype);
+    for (size_t i = 0; i < out->numel; i++) {
+        double f = conv ? bp_buf_get(src, offs[i]) : 0.0;
+        v[i] = !conv                  ? load_i64(src, offs[i])
+               : out->dtype == BP_I32 ? to_i32(f)
+                                      : to_i64(f);
+    }
     free(offs);
     *vals = v;
     return BP_OK;
@@ -326,8 +333,10 @@ bp_status bp_cpu_op_cast(bp_backend_t *be, const bp_exec_t *x, bp_error_t *err)
 static void store_neg(const bp_buf_t *src, size_t i, bp_buf_t *out, size_t j)
 {
     if (bp_dtype_is_int(out->dtype)) {
-        int64_t v =
-            bp_dtype_is_int(src->dtype) ? load_i64(src, i) : to_i64(bp_buf_get(src, i));
+        double f = bp_dtype_is_int(src->dtype) ? 0.0 : bp_buf_get(src, i);
+        int64_t v = bp_dtype_is_int(src->dtype) ? load_i64(src, i)
+                    : out->dtype == BP_I32      ? to_i32(f)
+                                                : to_i64(f);
         bp_cpu_store_i64(out, j, (int64_t)(0 - (uint64_t)v));
         return;
     }

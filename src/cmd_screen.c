@@ -19,6 +19,26 @@
 #include "screen_golden.h"
 #include "screen_run.h"
 
+const char cmd_screen_usage[] =
+    "bitprobe screen [--gpu all|LIST] [--depth N] [--test LIST] [--list] [--golden DIR] [--no-golden] [--bless] [--json FILE] [--verbose] [--quiet]\n"
+    "  --gpu SEL         all (default), one index or a comma-separated list (0,2)\n"
+    "  --depth N         rounds (default 1, a few seconds per GPU); each round draws\n"
+    "                    new inputs for the tests whose answers the host computes\n"
+    "  --test LIST       comma-separated tests (default: all)\n"
+    "  --list            the tests and where their expected bits come from\n"
+    "  --golden DIR      goldens under DIR (default: ./golden, then the installed set)\n"
+    "  --no-golden       the SMs vote on the math-library sweeps even where a golden exists\n"
+    "  --bless           write the math-library sweeps' bits as this GPU kind's golden\n"
+    "                    (only when every test passed and same-kind GPUs agree)\n"
+    "  --json FILE       the report as JSON for a fleet's collector ('-': stdout\n"
+    "                    instead of the text)\n"
+    "  --verbose, -v     a line per GPU and test\n"
+    "  --quiet           only the verdict, failing GPUs and the faults\n"
+    "  BP_SCREEN_INJECT=GPU:SM:TEST[,...] flips bit 0 of that SM's first result\n"
+    "  inside the kernel (proves that a wrong bit is caught and named).\n"
+    "  Exit status: 0 every bit right on every SM, 1 a wrong bit, 2 trouble (no GPU,\n"
+    "  an SM that never ran, bad options).";
+
 #define MAX_GPUS 64
 
 static double now(void)

@@ -285,6 +285,9 @@ static const bad_case_t bad_cases[] = {
     {"not-mapping.yaml", "1:1: a probe must be a mapping, got a list"},
     {"arange-zero-step.yaml", "5:50: arange step must be nonzero"},
     {"arange-sign.yaml", "5:5: arange bounds inconsistent with step sign"},
+    {"int-dtype-fraction.yaml",
+     "6:5: b: the number 0.5 is not an integer, but the result dtype is i64"},
+    {"pow-exponent-overflow.yaml", "6:5: b: the exponent 100000 overflows fp16"},
     {"two-scalars.yaml", "5:5: op 'x' (add) needs a buffer as a or b"},
     {"bad-policy.yaml", "7:23: unknown policy 'loose'"},
     {"bad-formulation.yaml", "6:48: unknown formulation 'pairwise' for div"},
@@ -611,6 +614,32 @@ START_TEST(t_promotion)
         ck_assert_int_eq(out.dtype, pairs[k].want);
         ck_assert(out.ndim == 2 && out.shape[0] == 5 && out.shape[1] == 5);
     }
+    /* a 0-D tensor decides only over a lower category (torch.result_type:
+     * torch.ones(4, dtype=bf16) + torch.tensor(1.) is bf16) */
+    static const struct {
+        bp_dtype_t dimd, zero, want;
+    } zd[] = {
+        {BP_BF16, BP_F32, BP_BF16}, {BP_F16, BP_BF16, BP_F16},
+        {BP_I64, BP_F32, BP_F32},   {BP_I32, BP_I64, BP_I32},
+        {BP_I32, BP_F64, BP_F64},   {BP_F32, BP_F64, BP_F32},
+    };
+    for (size_t k = 0; k < sizeof zd / sizeof zd[0]; k++) {
+        bp_meta_t metas[2] = {mk(zd[k].dimd, 1, 5, 0), mk(zd[k].zero, 0, 0, 0)};
+        bp_meta_t out;
+        bp_op_t op = {.kind = BP_OP_MUL, .a = {BP_ARG_BUF, 1, 0, false},
+                      .b = {BP_ARG_BUF, 0, 0, false}};
+        ck_assert_int_eq(bp_op_infer(&op, metas, BP_F32, &out, &err), BP_OK);
+        ck_assert_msg(out.dtype == zd[k].want, "%s 0-D * %s[5]: %s",
+                      bp_dtype_name(zd[k].zero), bp_dtype_name(zd[k].dimd),
+                      bp_dtype_name(out.dtype));
+        ck_assert(out.ndim == 1 && out.shape[0] == 5);
+    }
+    bp_meta_t z2[2] = {mk(BP_BF16, 0, 0, 0), mk(BP_F16, 0, 0, 0)};
+    bp_meta_t zo;
+    bp_op_t zop = {.kind = BP_OP_ADD, .a = {BP_ARG_BUF, 0, 0, false},
+                   .b = {BP_ARG_BUF, 1, 0, false}};
+    ck_assert_int_eq(bp_op_infer(&zop, z2, BP_F32, &zo, &err), BP_OK);
+    ck_assert_int_eq(zo.dtype, BP_F32); /* two 0-D: promote_types */
     /* tensor with a Python number: the tensor's dtype, unless an int tensor
      * meets a float */
     static const struct {
