@@ -163,6 +163,21 @@ bp_status bp_op_unsupported(bp_backend_t *be, const bp_exec_t *x,
                         bp_op_name(x->op->kind), be->name);
 }
 
+bp_status bp_op_load_host(const bp_exec_t *x, bp_error_t *err)
+{
+    const bp_op_t *op = x->op;
+    size_t n = bp_buf_nbytes(x->out);
+    if (!op->data)
+        return bp_error_set(err, BP_EINPUT, "load '%s' has no tensor: a probe read from a "
+                            "file takes it from the .safetensors file next to it", op->out);
+    if (op->ndata != n || (n && !x->out->data))
+        return bp_error_set(err, BP_EINTERNAL, "load '%s': %zu bytes for a result of %zu",
+                            op->out, op->ndata, n);
+    if (n)
+        memcpy(x->out->data, op->data, n);
+    return BP_OK;
+}
+
 bool bp_backend_supports(const bp_backend_t *be, bp_op_kind_t k)
 {
     return (unsigned)k < BP_OP_COUNT && be->op && be->op[k] &&

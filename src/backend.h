@@ -53,6 +53,10 @@ extern const bp_op_fn bp_oracle_ops[BP_OP_COUNT];
 extern const bp_op_fn bp_cuda_ops[BP_OP_COUNT]; /* when built with CUDA */
 bp_status bp_op_unsupported(bp_backend_t *be, const bp_exec_t *x,
                             bp_error_t *err);
+/* A load op's bytes into x->out's host data (every backend's load; a
+ * device backend uploads after): the op must hold its tensor
+ * (bp_probe_load) of exactly the result's size. */
+bp_status bp_op_load_host(const bp_exec_t *x, bp_error_t *err);
 /* Whether be computes op kind k (its entry is filled and not
  * bp_op_unsupported). */
 bool bp_backend_supports(const bp_backend_t *be, bp_op_kind_t k);

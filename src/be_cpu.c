@@ -274,6 +274,12 @@ bp_status bp_cpu_op_tensor(bp_backend_t *be, const bp_exec_t *x,
     return BP_OK;
 }
 
+static bp_status op_load(bp_backend_t *be, const bp_exec_t *x, bp_error_t *err)
+{
+    (void)be;
+    return bp_op_load_host(x, err);
+}
+
 bp_status bp_cpu_op_uniform(bp_backend_t *be, const bp_exec_t *x,
                             bp_error_t *err)
 {
@@ -483,6 +489,7 @@ const char *bp_cpu_simd_name(const bp_cpu_t *c)
 
 const bp_op_fn bp_cpu_ops[BP_OP_COUNT] = {
     [BP_OP_TENSOR] = bp_cpu_op_tensor,
+    [BP_OP_LOAD] = op_load,
     [BP_OP_ARANGE] = bp_cpu_op_arange,
     [BP_OP_UNIFORM] = bp_cpu_op_uniform,
     [BP_OP_CAST] = bp_cpu_op_cast,

@@ -11,10 +11,13 @@
 #include "cli.h"
 #include "envinfo.h"
 #include "rep.h"
+#include "rep_ledger.h"
 
 const char cmd_diff_usage[] =
     "bitprobe diff A B [--map A=B] [--policy P] [--as bf16] [--first K] [--json FILE] [--junit FILE] [--markdown FILE] [--github] [--quiet]\n"
-    "  A, B              bundle directories (run --save), .safetensors[.gz] or .npy files\n"
+    "  A, B              bundle directories (run --save), .safetensors[.gz] or .npy files,\n"
+    "                    or op ledgers (python -m bitprobe_torch record): the ops are\n"
+    "                    aligned and the one that introduced a difference named\n"
     "  --map A=B         tensor A of the first side is tensor B of the second\n"
     "  --policy P        exact (default), ulp=N, abs=X, rel=X, fraction=F, comma-separated\n"
     "  --as bf16         read 16-bit integer .npy arrays as bf16\n"
@@ -214,6 +217,8 @@ int cmd_diff(int argc, char **argv)
     if (urc >= 0)
         return urc;
     const char *pa = argv[optind], *pb = argv[optind + 1];
+    if (bp_ledger_sniff(pa) || bp_ledger_sniff(pb))
+        return cmd_diff_ledger(pa, pb, &t, co.first_k, argc, argv);
     bp_st_file_t a, b;
     if (bp_tset_load(pa, as_bf16, &a, &err))
         return bp_cli_fail(&err);

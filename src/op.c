@@ -400,6 +400,15 @@ static bp_status infer_kind(const bp_op_t *op, const bp_meta_t *metas,
         meta_set(out, dt, 1, &n);
         return BP_OK;
     }
+    case BP_OP_LOAD: {
+        size_t n;
+        if (!op->has_dtype || op->dtype_is_run)
+            return bp_error_set(err, BP_EINPUT, "load needs the tensor's dtype, not $dtype");
+        if ((st = bp_shape_numel(op->ndim, op->shape, op->dtype, &n, err)))
+            return st;
+        meta_set(out, op->dtype, op->ndim, op->shape);
+        return BP_OK;
+    }
     case BP_OP_UNIFORM: {
         size_t n;
         if ((st = bp_shape_numel(op->ndim, op->shape, BP_F32, &n, err)))

@@ -123,4 +123,6 @@ BP_OP(SUM, "sum", A, BP_K(AXIS) | BP_K(KEEPDIM), 0,
       "torch.sum(a, axis, keepdim)")
 BP_OP(ROTATE_HALF, "rotate_half", A, 0, 0, 0, SAME, LAYOUT, BP_OPF_INT,
       "torch.cat((-a[..., d/2:], a[..., :d/2]), -1)")
+BP_OP(LOAD, "load", NONE, BP_K(SHAPE), BP_K(SHAPE) | BP_K(DTYPE), 0, LITERAL, CREATION,
+      BP_OPF_INT, "safetensors.torch.load_file('<probe>.safetensors')[out]")
 #endif

@@ -232,7 +232,7 @@ START_TEST(t_loader)
     const char *m = load_err("{out: x, op: gt, a: a, b: 1}");
     ck_assert_msg(strstr(m, "t.yaml:6:18: unknown op 'gt' (ops: tensor, arange, "
                             "uniform, cast, add,"), "%s", m);
-    ck_assert_msg(strstr(m, "rotate_half)"), "%s", m);
+    ck_assert_msg(strstr(m, "rotate_half, load)"), "%s", m);
     m = load_err("{out: x, op: tanhh, a: a}");
     ck_assert_msg(strstr(m, "unknown op 'tanhh'; did you mean 'tanh'?"), "%s", m);
     m = load_err("{out: x, op: exp, a: a, keepdim: true}");

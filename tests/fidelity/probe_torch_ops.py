@@ -62,7 +62,7 @@ def run_op(op, params, bufs, dt_out, device, uniform):
 
     dt_out is the output dtype of the ops that take one (tensor, arange,
     cast; None: PyTorch's default), uniform(op) the tensor of a `uniform`
-    op (it has no PyTorch counterpart).  required is False where PyTorch's
+    op (it has no PyTorch counterpart) or of a `load` op (its file's).  required is False where PyTorch's
     kernel has no fixed order (matmul, the default-order sum)."""
     k = op["op"]
     P = lambda key, d=None: param(op.get(key, d), params)
@@ -71,7 +71,7 @@ def run_op(op, params, bufs, dt_out, device, uniform):
         return t.reshape(op["shape"]) if "shape" in op else t, True
     if k == "arange":
         return torch.arange(P("start", 0), P("end"), P("step", 1), dtype=dt_out, device=device), True
-    if k == "uniform":
+    if k in ("uniform", "load"):  # a load's tensor is its file's: nothing to compute
         return uniform(op).to(device), True
     if k == "cast":
         return operand(op["a"], params, bufs).to(dt_out), True
