@@ -207,9 +207,10 @@ static bp_status g_attention(bp_sops_t *s, bp_buf_t *out, const bp_buf_t *q,
         compute(s), CUBLAS_GEMM_DEFAULT));
     if ((e = finish(s, "cublasGemmStridedBatchedEx (q k^T)", 0, err)))
         return e;
-    /* PyTorch divides by the Python float sqrt(d) as x * (1.0f / b). */
-    float b = (float)sqrt((double)d);
-    volatile float inv = 1.0f / b;
+    /* PyTorch divides by the Python float sqrt(d) as x * r, r = 1.0 / b
+     * taken in double and rounded once to float (d = 96: 0x3dd105ec, not
+     * 1.0f / (float)b's 0x3dd105eb). */
+    float inv = (float)bp_div_scalar_reciprocal(sqrt((double)d), BP_F32);
     int rc = bpk_causal_softmax(stream(s), scores->dev, (int)dt, heads, T, inv,
                                 BPK_SCALE_MUL);
     if ((e = finish(s, "bpk_causal_softmax", rc, err)))
