@@ -320,7 +320,7 @@ class Gen:
         else:
             start = r.choice([0.0, 0.5, -1.0, 0.1, -3.3, 1000.0, 1e-3])
             step = r.choice([0.3, 0.1, 0.001, 0.25, -0.5, 1 / 3, 0.7, 2.5, 1e-3, 1.1, -0.3])
-            end = start + step * (n - 0.5)
+            end = start + step * (n - 0.5) if n else start  # n = 0: empty
             op = {"out": name, "op": "arange", "start": start, "end": end, "step": step,
                   "dtype": dspec}
             if dspec not in FLOATS and dspec != "$dtype":

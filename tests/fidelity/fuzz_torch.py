@@ -187,7 +187,7 @@ def cmd_run(args):
     specs = [fuzz_gen.probe(args.seed, i, table, args.ops, large=not args.small) for i in idx]
     specs, res, aside = run_batch(args, specs, work, devices)
     for name, op, msg in aside:
-        log(f"set aside: {name} {op or ''}: {msg}")
+        log(f"dropped (bitprobe refuses it): {name} {op or 'the whole probe'}: {msg}")
     report(res, devices, time.time() - t0)
     kinds = {o["name"] for o in table}
     seen = {op for (_, op, _, _) in res.counts}

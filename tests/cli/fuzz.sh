@@ -1,0 +1,35 @@
+# The differential fuzzer's machinery on the CPU (tests/fidelity/
+# fuzz_torch.py), where a python3 with torch is installed (else SKIP): a
+# seed gives the same probes twice, bitprobe loads every generated probe,
+# every op kind of `bitprobe list --ops --json` that the generator draws has
+# a PyTorch replay (a new op needs its line in probe_torch_ops.py), and the
+# replay's counts add up.  Bit identity with this PyTorch is not required
+# here (an old PyTorch rounds some scalars otherwise): fuzz_gpu.sh requires
+# it against the PyTorch the goldens are measured with.
+. "$top_srcdir/tests/cli/lib.sh"
+PY=
+for p in ${PYTHON3:-} python3 /usr/bin/python3; do
+    [ -n "$p" ] && "$p" -c 'import torch, numpy' >/dev/null 2>&1 && { PY=$p; break; }
+done
+[ -n "$PY" ] || { echo "no python3 with torch: SKIP"; exit 77; }
+F="$top_srcdir/tests/fidelity/fuzz_torch.py"
+for w in a b; do
+    "$PY" "$F" run --bitprobe "$BITPROBE" --seed 3 --probes 6 --ops 25 --small --devices cpu \
+        --out "$TMP/$w" >"$TMP/out" 2>"$TMP/err"
+    rc=$?
+    ntests=$((ntests + 1))
+    [ "$rc" -eq 0 ] || [ "$rc" -eq 1 ] || fail "fuzz_torch.py run: exit $rc"
+done
+cmp -s "$TMP/a/specs.json" "$TMP/b/specs.json" || fail "seed 3 gave other probes the second time"
+out_has "fuzz: seed 3, 6 probes"
+out_lacks "no PyTorch replay"
+"$PY" - "$TMP/a/summary.json" <<'PY' || fail "summary.json"
+import json, sys
+s = json.load(open(sys.argv[1]))
+n = sum(c[-1] for c in s["counts"])
+identical = sum(c[-1] for c in s["counts"] if c[3] == "identical")
+assert s["probes"] >= 5 and n > 200 and identical > n // 2, (s["probes"], n, identical)
+assert all(c[3] != "no-replay" for c in s["counts"])
+PY
+echo "6 probes twice, identical; every drawn op kind replayed"
+done_ok
