@@ -5,6 +5,7 @@
 
 #include <stdio.h>
 
+#include "cli.h"
 #include "ledger_diff.h"
 #include "rep.h"
 
@@ -16,5 +17,11 @@ int bp_rep_ledger_text(FILE *f, const bp_ledger_diff_t *d, const bp_rep_opts_t *
  * --first.  Returns the exit status. */
 int cmd_diff_ledger(const char *pa, const char *pb, const bp_rep_targets_t *t, size_t first,
                     int argc, char **argv);
+
+/* bitprobe explain A.ledger B.ledger (cmd_explain_ledger.c): the op that
+ * introduced the difference, or the op op_id names, as a probe written
+ * under out_dir and run on the oracle and dev's backends. */
+int cmd_explain_ledger(const char *pa, const char *pb, const char *op_id, const char *out_dir,
+                       const bp_cli_devices_t *dev, size_t first, const char *json);
 
 #endif
