@@ -80,7 +80,13 @@ bool bp_cli_opt_cpu_math(const char *arg, bp_backend_opts_t *o, char *why, size_
 bool bp_cli_opt_gpu(const char *arg, bp_backend_opts_t *o, char *why, size_t n)
 {
     long long v;
-    snprintf(why, n, "--gpu needs a device index (0 to %d), not '%s'", BP_CLI_GPU_MAX, arg);
+    snprintf(why, n, "--gpu needs a device index (0 to %d), all or a list (0,2), not '%s'",
+             BP_CLI_GPU_MAX, arg);
+    o->gpus = NULL;
+    if (strcmp(arg, "all") == 0 || strchr(arg, ',')) {
+        o->gpus = arg; /* checked against the GPUs when backends open */
+        return true;
+    }
     if (!bp_cli_int(arg, 0, BP_CLI_GPU_MAX, &v))
         return false;
     o->gpu = (int)v;
@@ -234,10 +240,64 @@ static int list_items(const char *cmd, const char *opt, const char *list,
     return -1;
 }
 
+/* --gpu all or a list: cuda among the --device names becomes cuda:K for
+ * each GPU named, and auto the CPU, the oracle and those; -1 to go on or
+ * an exit status. */
+static int expand_gpus(const char *cmd, const bp_cli_devices_t *d,
+                       char names[][BP_CLI_NAME_MAX], int *n)
+{
+    if (!d->be.gpus)
+        return -1;
+    if (strcmp(cmd, "bless") == 0)
+        return bp_cli_usage_error(cmd, "--gpu %s: bless writes one golden per GPU kind; "
+                                  "name one GPU", d->be.gpus);
+    bool used = false;
+    for (int k = 0; k < *n; k++)
+        used |= strcmp(names[k], "cuda") == 0 || strcmp(names[k], "auto") == 0;
+    if (!used)
+        return bp_cli_usage_error(cmd, "--gpu %s: --device names no cuda (or auto)",
+                                  d->be.gpus);
+    int idx[BP_CLI_MAX_BACKENDS], ng;
+    bp_error_t err = {0};
+    if (bp_backend_gpu_list(d->be.gpus, idx, BP_CLI_MAX_BACKENDS - 2, &ng, &err))
+        return bp_cli_fail(&err);
+    char in[BP_CLI_MAX_BACKENDS][BP_CLI_NAME_MAX];
+    int ni = *n;
+    memcpy(in, names, sizeof in);
+    *n = 0;
+    for (int i = 0; i < ni; i++) {
+        bool is_auto = strcmp(in[i], "auto") == 0;
+        if (!is_auto && strcmp(in[i], "cuda") != 0) {
+            memcpy(names[(*n)++], in[i], BP_CLI_NAME_MAX);
+            continue;
+        }
+        if (is_auto) {
+            snprintf(names[(*n)++], BP_CLI_NAME_MAX, "cpu");
+            snprintf(names[(*n)++], BP_CLI_NAME_MAX, "oracle");
+        }
+        for (int k = 0; k < ng && *n < BP_CLI_MAX_BACKENDS; k++)
+            snprintf(names[(*n)++], BP_CLI_NAME_MAX, "cuda:%d", idx[k]);
+    }
+    /* duplicates (cpu named beside auto) go */
+    int m = 0;
+    for (int i = 0; i < *n; i++) {
+        bool dup = false;
+        for (int k = 0; k < m; k++)
+            dup |= strcmp(names[k], names[i]) == 0;
+        if (!dup && m != i)
+            memcpy(names[m], names[i], BP_CLI_NAME_MAX);
+        m += !dup;
+    }
+    *n = m;
+    return -1;
+}
+
 int bp_cli_backend_names(const char *cmd, const bp_cli_devices_t *d,
                          char names[][BP_CLI_NAME_MAX], int *n)
 {
     int rc = list_items(cmd, "--device", d->list, names, n);
+    if (rc < 0)
+        rc = expand_gpus(cmd, d, names, n);
     bool is_auto = false;
     for (int k = 0; k < *n && rc < 0; k++)
         is_auto |= strcmp(names[k], "auto") == 0;
@@ -262,6 +322,8 @@ int bp_cli_open_backends(const char *cmd, const bp_cli_devices_t *d, bp_backend_
     char items[BP_CLI_MAX_BACKENDS][BP_CLI_NAME_MAX], req[BP_CLI_MAX_BACKENDS][BP_CLI_NAME_MAX];
     int ni, nreq = 0;
     int rc = list_items(cmd, "--device", d->list, items, &ni);
+    if (rc < 0)
+        rc = expand_gpus(cmd, d, items, &ni);
     if (rc < 0 && d->require)
         rc = list_items(cmd, "--require", d->require, req, &nreq);
     *n = 0;

@@ -52,7 +52,11 @@ bool bp_cli_count(const char *s, long max, size_t *out);
     X(CPU_MATH, "cpu-math",                                                              \
       "  --cpu-math M      sleef-u10 (default), sleef-u35 or libm for CPU transcendentals\n", \
       bp_cli_opt_cpu_math) S                                                             \
-    X(GPU, "gpu", "  --gpu N           CUDA device index (default 0)\n", bp_cli_opt_gpu) S \
+    X(GPU, "gpu",                                                                        \
+      "  --gpu N           CUDA device index (default 0); all, or a list (0,2): each GPU\n" \
+      "                    a backend of its own (cuda:K), the GPUs compared with each\n"   \
+      "                    other: the majority and the odd ones out\n",                    \
+      bp_cli_opt_gpu) S                                                                  \
     X(THREADS, "threads",                                                                \
       "  --threads N       oracle worker threads (default: one per core)\n",              \
       bp_cli_opt_threads)
@@ -80,7 +84,7 @@ int bp_cli_backend_option(const char *cmd, int c, const char *arg, bp_backend_op
 
 /* ---- backends and probes, as run, bless and fingerprint select them ---- */
 
-#define BP_CLI_MAX_BACKENDS 8
+#define BP_CLI_MAX_BACKENDS 16
 #define BP_CLI_NAME_MAX 32
 
 typedef struct bp_cli_devices {

@@ -13,6 +13,7 @@
 #include "golden.h"
 #include "lanes.h"
 #include "probe.h"
+#include "run_consensus.h"
 #include "timing.h"
 
 const char cmd_run_usage[] =
@@ -296,6 +297,7 @@ typedef struct {
     size_t *cost;   /* bytes of each job's results that a lane keeps */
     size_t njobs;
     slot_t *slots;  /* njobs x bs->n */
+    bp_run_cons_t cons; /* --gpu all: the GPUs against each other */
 } run_ctx_t;
 
 static slot_t *slot_at(run_ctx_t *c, size_t j, int k)
@@ -405,6 +407,13 @@ static int consume(run_ctx_t *c, size_t j, bp_st_file_t *save)
                                      b->data, b->numel);
         }
         for (int k = 1; k < bs->n; k++) {
+            /* of several GPUs, the first stands for all: the consensus
+             * below compares them with each other */
+            bool later_gpu = false;
+            for (int q = 0; q < k && bs->be[k]->inst[0]; q++)
+                later_gpu |= bs->be[q]->inst[0] != '\0';
+            if (later_gpu)
+                continue;
             bp_result_t r = {
                 .probe = p->name, .file = p->path, .line = out->line,
                 .output = out->name, .dtype = bufs[0][out->buf].dtype,
@@ -427,6 +436,9 @@ static int consume(run_ctx_t *c, size_t j, bp_st_file_t *save)
                 break;
             }
         }
+        if (!rc && bp_run_consensus(&c->cons, p, oi, dt, bs->be, bufs, bs->n, &o->cmp, rep,
+                                    &err))
+            rc = bp_cli_fail(&err);
         if (!rc)
             rc = bp_run_goldens_compare(&c->goldens, o, p, oi, dt, bs->be, bufs, bs->n, rep);
     }
@@ -475,11 +487,16 @@ static int save_probe(const bp_run_opts_t *o, const bp_probe_t *p, const bp_back
                            be->fingerprint ? be->fingerprint : json_null());
     bp_status st = bp_golden_set_meta(f, p, be->key, fp, &err);
     json_decref(fp);
+    /* one GPU of several (cuda:K): "<key>@K", a run of its own for diff
+     * --consensus */
+    char key[96];
+    const char *colon = strchr(be->inst, ':');
+    snprintf(key, sizeof key, "%s%s%s", be->key, colon ? "@" : "", colon ? colon + 1 : "");
     if (!st)
-        st = bp_bundle_save_probe(o->save_dir, p->name, be->key, f, &err);
+        st = bp_bundle_save_probe(o->save_dir, p->name, key, f, &err);
     if (st)
         return bp_cli_fail(&err);
-    snprintf(rel, sizeof rel, "%s/%s.safetensors.gz", p->name, be->key);
+    snprintf(rel, sizeof rel, "%s/%s.safetensors.gz", p->name, key);
     json_array_append_new(files, json_string(rel));
     return BP_EXIT_OK;
 }
@@ -695,6 +712,8 @@ int cmd_run(int argc, char **argv)
     free(ctx.cost);
     pthread_cond_destroy(&ctx.cv);
     pthread_mutex_destroy(&ctx.mu);
+    if (!rc)
+        bp_run_consensus_note(&ctx.cons, bs.be, bs.n, &rep);
     if (!rc && o.save_dir)
         rc = save_manifest(&o, &bs, &rep, files);
     json_decref(files);

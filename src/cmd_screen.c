@@ -50,14 +50,14 @@ static double now(void)
 
 static const char *by_name(bp_screen_by_t b)
 {
-    return b == BP_SCR_BY_HOST ? "host" : b == BP_SCR_BY_MPFR ? "mpfr" : "golden";
+    return b == BP_SCR_BY_HOST ? "host" : b == BP_SCR_BY_MPFR ? "mpfr" : "golden|vote";
 }
 
 static int list_tests(void)
 {
-    printf("%-12s %-7s %s\n", "test", "bits", "what");
+    printf("%-12s %-12s %s\n", "test", "expected", "what");
     for (int i = 0; i < bp_screen_ntests; i++)
-        printf("%-12s %-7s %s\n", bp_screen_tests[i].name, by_name(bp_screen_tests[i].by),
+        printf("%-12s %-12s %s\n", bp_screen_tests[i].name, by_name(bp_screen_tests[i].by),
                bp_screen_tests[i].what);
     return BP_EXIT_OK;
 }
