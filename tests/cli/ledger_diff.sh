@@ -38,6 +38,19 @@ else
     skip_later "no Python to read the JSON report"
 fi
 
+run 1 diff "$G/good.ledger" "$G/good-b.ledger" --junit "$TMP/j.xml" --markdown "$TMP/m.md"
+grep -q '<testsuites name="bitprobe diff" tests="2" failures="2" errors="0">' "$TMP/j.xml" ||
+    fail "JUnit: $(cat "$TMP/j.xml")"
+grep -q '<testcase classname="ledger" name="rope"><failure message="1 introduced; first at A#1 B#1 aten::div.Tensor; 1 of 2 outputs differ">' "$TMP/j.xml" ||
+    fail "JUnit rope: $(cat "$TMP/j.xml")"
+grep -q '^# bitprobe: op ledgers differ: 1 introduced, 1 inherited, 0 absorbed$' "$TMP/m.md" ||
+    fail "Markdown title: $(head -2 "$TMP/m.md")"
+grep -q '^## First introduced: A#1 B#1 `aten::div.Tensor` in module `rope`$' "$TMP/m.md" ||
+    fail "Markdown: $(cat "$TMP/m.md")"
+run 0 diff "$G/good.ledger" "$G/good.ledger" --junit "$TMP/j0.xml" --markdown "$TMP/m0.md"
+grep -q 'tests="2" failures="0"' "$TMP/j0.xml" || fail "JUnit of identical ledgers"
+grep -q '^# bitprobe: op ledgers bit-identical$' "$TMP/m0.md" || fail "Markdown of identical ledgers"
+
 # explain: the division as a probe, A correctly rounded, B one ulp off at
 # element 1 (make.py added one to its bits), bitprobe's CPU division gives A.
 mkdir "$TMP/ex"
