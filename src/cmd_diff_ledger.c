@@ -38,18 +38,10 @@ int cmd_diff_ledger(const char *pa, const char *pb, const bp_rep_targets_t *t, s
     }
     bp_error_t err = {0};
     bp_ledger_t A, B;
-    if (bp_ledger_read(pa, &A, &err))
-        return bp_cli_fail(&err);
-    if (bp_ledger_read(pb, &B, &err)) {
-        bp_ledger_free(&A);
-        return bp_cli_fail(&err);
-    }
     bp_ledger_diff_t d;
+    if (bp_ledger_diff_files(pa, pb, &A, &B, &d, &err))
+        return bp_cli_fail(&err);
     int rc = BP_EXIT_OK;
-    if (bp_ledger_diff(&A, &B, &d, &err)) {
-        rc = bp_cli_fail(&err);
-        goto out;
-    }
     bp_rep_opts_t text = {.quiet = bp_cli_quiet, .color = bp_cli_color(),
                           .first = first ? first : 10};
     bool taken = (t->json && strcmp(t->json, "-") == 0) ||
@@ -110,7 +102,6 @@ int cmd_diff_ledger(const char *pa, const char *pb, const bp_rep_targets_t *t, s
         rc = differ || !d.count[BP_LOP_IDENTICAL] ? BP_EXIT_DRIFT : BP_EXIT_OK;
     }
     bp_ledger_diff_free(&d);
-out:
     bp_ledger_free(&A);
     bp_ledger_free(&B);
     return rc;

@@ -44,12 +44,9 @@ static const bp_st_tensor_t *find_capture(const caps_t *c, const bp_ledger_tenso
                 const bp_ledger_tensor_t *u = k < L->ops[i].nin ? &L->ops[i].in[k]
                                                                 : &L->ops[i].out[k - L->ops[i].nin];
                 if (!u->capture || u->hash != t->hash || strcmp(u->dtype, t->dtype) ||
-                    u->ndim != t->ndim)
+                    !bp_shape_equal(u->ndim, u->shape, t->ndim, t->shape))
                     continue;
-                bool same = true;
-                for (int d = 0; d < t->ndim; d++)
-                    same = same && u->shape[d] == t->shape[d];
-                const bp_st_tensor_t *st = same ? bp_st_find(&c->caps[s], u->capture) : NULL;
+                const bp_st_tensor_t *st = bp_st_find(&c->caps[s], u->capture);
                 if (st)
                     return st;
             }
@@ -84,12 +81,8 @@ typedef struct {
 
 static bool buf_matches(const bp_buf_t *b, const bp_ledger_tensor_t *t)
 {
-    if (strcmp(bp_dtype_info(b->dtype)->st_name, t->dtype) != 0 || b->ndim != t->ndim)
-        return false;
-    for (int d = 0; d < t->ndim; d++)
-        if (b->shape[d] != t->shape[d])
-            return false;
-    return true;
+    return strcmp(bp_dtype_info(b->dtype)->st_name, t->dtype) == 0 &&
+           bp_shape_equal(b->ndim, b->shape, t->ndim, t->shape);
 }
 
 /* How a computed output stands against a side's record: by hash. */
@@ -504,19 +497,11 @@ int cmd_explain_ledger(const char *pa, const char *pb, const char *op_id, const 
                  .first = first};
     bp_error_t err = {0};
     bp_ledger_t A, B;
-    if (bp_ledger_read(pa, &A, &err))
-        return bp_cli_fail(&err);
-    if (bp_ledger_read(pb, &B, &err)) {
-        bp_ledger_free(&A);
-        return bp_cli_fail(&err);
-    }
-    caps_t c = {.L = {&A, &B}};
     bp_ledger_diff_t d;
+    if (bp_ledger_diff_files(pa, pb, &A, &B, &d, &err))
+        return bp_cli_fail(&err);
+    caps_t c = {.L = {&A, &B}};
     int rc = BP_EXIT_OK;
-    if (bp_ledger_diff(&A, &B, &d, &err)) {
-        rc = bp_cli_fail(&err);
-        goto out;
-    }
     for (int s = 0; s < 2 && !rc; s++) {
         const bp_ledger_t *L = s ? &B : &A;
         if (!L->ncaptures)
@@ -543,7 +528,6 @@ int cmd_explain_ledger(const char *pa, const char *pb, const char *op_id, const 
     if (!rc && x != SIZE_MAX)
         rc = explain_entry(&o, &d, x, &c);
     bp_ledger_diff_free(&d);
-out:
     for (int s = 0; s < 2; s++)
         if (c.has_caps[s])
             bp_st_free(&c.caps[s]);
