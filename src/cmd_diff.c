@@ -11,6 +11,29 @@
 #include "cli.h"
 #include "envinfo.h"
 #include "rep.h"
+#include "rep_ledger.h"
+
+const char cmd_diff_usage[] =
+    "bitprobe diff A B [--map A=B] [--policy P] [--as bf16] [--first K] [--json FILE] [--junit FILE] [--markdown FILE] [--github] [--quiet]\n"
+    "  A, B              bundle directories (run --save), .safetensors[.gz] or .npy files,\n"
+    "                    or op ledgers (python -m bitprobe_torch record): the ops are\n"
+    "                    aligned and the one that introduced a difference named\n"
+    "  --map A=B         tensor A of the first side is tensor B of the second\n"
+    "  --policy P        exact (default), ulp=N, abs=X, rel=X, fraction=F, comma-separated\n"
+    "  --as bf16         read 16-bit integer .npy arrays as bf16\n"
+    "  --first K         show the first K mismatches per tensor (default 10)\n"
+    "  --nan-payload     NaN payload bits count (default: NaNs equal by class)\n"
+    "  --json FILE       the full report as JSON ('-': stdout instead of the text)\n"
+    "  --junit FILE      JUnit XML, one testcase per tensor\n"
+    "  --markdown FILE   a self-contained bug-ticket report in Markdown\n"
+    "  --github          GitHub annotations and step summary (default when\n"
+    "                    GITHUB_ACTIONS=true)\n"
+    "  --quiet           print only differences and the summary\n"
+    "  --consensus RUN...  saved runs of several hosts or GPUs: groups of\n"
+    "                    bit-identical results per tensor, the majority, the odd ones\n"
+    "                    out and what they ran on (with --json, --first, --quiet)\n"
+    "  Exit status: 0 identical or within policy (--consensus: every run agrees),\n"
+    "  1 different (an outlier, or no majority), 2 trouble.";
 
 #define MAX_MAPS 64
 
@@ -26,9 +49,22 @@ static const char *mapped(const map_t *maps, int n, const char *name)
     return name;
 }
 
+/* A tensor on one side only: a difference (exit 1), as diff -r counts a
+ * file in one directory only. */
+static int one_sided(bp_report_t *rep, const bp_st_tensor_t *t, bool in_a, const char *la,
+                     const char *lb, const bp_policy_t *pol)
+{
+    bp_result_t r = {
+        .probe = t->name, .output = "", .dtype = t->buf.dtype, .kind = BP_RES_DIFF,
+        .a = (char *)la, .b = (char *)lb, .policy = *pol, .counts = true,
+        .status = in_a ? BP_RS_ONLY_A : BP_RS_ONLY_B, .note = (char *)(in_a ? la : lb),
+    };
+    return bp_report_add(rep, &r) ? BP_EXIT_OK : BP_EXIT_TROUBLE;
+}
+
 static int compare_sets(const bp_st_file_t *a, const bp_st_file_t *b, const map_t *maps,
                         int nmaps, const bp_policy_t *pol, const bp_cmp_opts_t *co,
-                        const char *la, const char *lb, bp_report_t *rep, size_t *only)
+                        const char *la, const char *lb, bp_report_t *rep)
 {
     bool single = a->n == 1 && b->n == 1;
     bool *used = calloc(b->n ? b->n : 1, sizeof *used);
@@ -39,8 +75,7 @@ static int compare_sets(const bp_st_file_t *a, const bp_st_file_t *b, const map_
         const bp_st_tensor_t *ta = &a->t[i], *tb;
         tb = single ? &b->t[0] : bp_st_find(b, mapped(maps, nmaps, ta->name));
         if (!tb) {
-            bp_report_note(rep, "only in %s: %s", la, ta->name);
-            (*only)++;
+            rc = one_sided(rep, ta, true, la, lb, pol);
             continue;
         }
         used[tb - b->t] = true;
@@ -59,10 +94,8 @@ static int compare_sets(const bp_st_file_t *a, const bp_st_file_t *b, const map_
         }
     }
     for (size_t k = 0; k < b->n && !rc; k++)
-        if (!used[k]) {
-            bp_report_note(rep, "only in %s: %s", lb, b->t[k].name);
-            (*only)++;
-        }
+        if (!used[k])
+            rc = one_sided(rep, &b->t[k], false, la, lb, pol);
     free(used);
     return rc;
 }
@@ -184,6 +217,8 @@ int cmd_diff(int argc, char **argv)
     if (urc >= 0)
         return urc;
     const char *pa = argv[optind], *pb = argv[optind + 1];
+    if (bp_ledger_sniff(pa) || bp_ledger_sniff(pb))
+        return cmd_diff_ledger(pa, pb, &t, co.first_k, argc, argv);
     bp_st_file_t a, b;
     if (bp_tset_load(pa, as_bf16, &a, &err))
         return bp_cli_fail(&err);
@@ -194,8 +229,7 @@ int cmd_diff(int argc, char **argv)
     bp_report_t rep;
     bp_report_init(&rep, argc, argv);
     rep.env = bp_envinfo_host();
-    size_t only = 0;
-    int rc = compare_sets(&a, &b, maps, nmaps, &pol, &co, pa, pb, &rep, &only);
+    int rc = compare_sets(&a, &b, maps, nmaps, &pol, &co, pa, pb, &rep);
     if (!rc) {
         t.text = (bp_rep_opts_t){.quiet = bp_cli_quiet, .color = bp_cli_color(),
                                  .first = co.first_k};
@@ -203,9 +237,9 @@ int cmd_diff(int argc, char **argv)
         json_array_append_new(sides, side_env(pa, &a));
         json_array_append_new(sides, side_env(pb, &b));
         json_object_set_new(rep.env, "sides", sides);
-        rc = bp_rep_emit(&t, &rep);
-        if (!rc)
-            rc = bp_report_failures(&rep) || only ? BP_EXIT_DRIFT : BP_EXIT_OK;
+        bp_tally_t tally;
+        bp_report_tally(&rep, &tally);
+        rc = bp_rep_emit(&t, &rep) ? BP_EXIT_TROUBLE : tally.exit;
     }
     bp_report_free(&rep);
     bp_st_free(&a);

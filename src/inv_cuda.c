@@ -481,14 +481,35 @@ static bp_status fetch(cu_t *s, const void *c, int64_t pos, void *host, bp_error
     return BP_OK;
 }
 
-/* The cuBLASLt log of one call: the last message naming an algorithm. */
+/* The cuBLASLt log of one call: the last "algo=[...]" (or "algoId=...")
+ * a message names, without the rest of the message (dimensions and
+ * pointers, which change with M while the algorithm may not). */
 static char log_text[BP_INV_ALGO_TEXT];
 
 static void log_cb(int level, const char *fn, const char *msg)
 {
     (void)level;
-    if (msg && (strstr(msg, "algo") || !log_text[0]))
-        snprintf(log_text, sizeof log_text, "%s: %s", fn ? fn : "?", msg);
+    (void)fn;
+    const char *a = msg ? strstr(msg, "algo") : NULL;
+    if (!a)
+        return;
+    size_t n = strcspn(a, " ");
+    const char *br = strchr(a, '[');
+    if (br && br - a < 12) { /* algo=[...]: up to the matching bracket */
+        int depth = 0;
+        const char *q = br;
+        for (; *q; q++) {
+            depth += *q == '[';
+            depth -= *q == ']';
+            if (!depth)
+                break;
+        }
+        n = (size_t)(q - a) + (*q ? 1 : 0);
+    }
+    if (n >= sizeof log_text)
+        n = sizeof log_text - 1;
+    memcpy(log_text, a, n);
+    log_text[n] = '\0';
 }
 
 /* What the cuBLAS engines ran for g: the Lt heuristic's choice for the same
@@ -500,10 +521,17 @@ static bp_status attribute(cu_t *s, const gemm_t *g, int64_t pos, bp_inv_algo_t 
     bool found;
     gemm_t g2 = *g;
     g2.c = s->c2;
-    bp_status st = lt_pick(s, &g2, s->ws_bytes, s->ws, true, false, algo, &found, err);
-    if (st)
-        return st;
-    if (found) {
+    /* the heuristic cannot always answer (pedantic compute types): that is
+     * an unknown algorithm, not a failed sweep */
+    bp_error_t lerr = {0};
+    bp_status st = lt_pick(s, &g2, s->ws_bytes, s->ws, true, false, algo, &found, &lerr);
+    if (st) {
+        bp_inv_algo_init(algo);
+        algo->known = true;
+        snprintf(algo->source, sizeof algo->source, "none");
+        snprintf(algo->text, sizeof algo->text, "cuBLASLt heuristic: %.200s", lerr.msg);
+        cudaGetLastError();
+    } else if (found) {
         snprintf(algo->source, sizeof algo->source, "cuBLASLt heuristic");
         if ((st = fetch(s, s->c2, pos, s->host2, err)))
             return st;

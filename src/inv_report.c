@@ -243,8 +243,12 @@ static void band_detail(FILE *f, const bp_inv_map_t *m, const bp_inv_band_t *b,
         bp_inv_run_format(b, r, span, sizeof span);
         fprintf(f, "  %s %-14s ", bp_inv_axis_letter(m->axis), span);
         group_line(f, m, r->group);
-        fprintf(f, "\n      ");
-        run_algos(f, b, r);
+        /* a fixed formulation says nothing the engine's line has not */
+        const bp_inv_algo_t *a = &b->cfg[r->first].algo;
+        if (a->lt || (a->known && strcmp(a->source, "fixed"))) {
+            fprintf(f, "\n      ");
+            run_algos(f, b, r);
+        }
         fputc('\n', f);
     }
     if (shown < b->niv)
@@ -373,7 +377,8 @@ static bool add_result(bp_report_t *rep, const bp_inv_map_t *m, const bp_inv_ban
     snprintf(probe, sizeof probe, "invariance %s %s", m->op, m->shape);
     snprintf(output, sizeof output, "rows %s", bp_inv_place_name(b->place));
     snprintf(a, sizeof a, "%s %s=%lld (reference)", m->engine,
-             bp_inv_axis_letter(m->axis), (long long)m->rows);
+             bp_inv_axis_letter(m->axis),
+             (long long)(m->axis == BP_INV_BATCH ? m->rows : 1));
     snprintf(bside, sizeof bside, "%s %s %s", m->engine,
              bp_inv_axis_letter(m->axis), where);
     bp_result_t r = {0};

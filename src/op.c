@@ -347,11 +347,22 @@ static bp_dtype_t rule_dtype(const bp_op_t *op, const bp_meta_t *metas)
     case BP_DT_PROMOTE:
         break;
     }
+    /* c10's ResultTypeState: tensors with dimensions first, then 0-D
+     * tensors, then wrapped numbers; a lower group only decides when it is
+     * of a higher category (float over integer): bf16[n] + f32 0-D gives
+     * bf16, i64[n] + f32 0-D gives f32, i32[n] + i64 0-D gives i32. */
     int reads[BP_OP_MAXREADS];
     int n = bp_op_reads(op, reads);
-    bp_dtype_t dt = metas[reads[0]].dtype;
-    for (int r = 1; r < n; r++)
-        dt = promote(dt, metas[reads[r]].dtype);
+    bp_dtype_t dim = BP_NDTYPES, zero = BP_NDTYPES;
+    for (int r = 0; r < n; r++) {
+        const bp_meta_t *m = &metas[reads[r]];
+        bp_dtype_t *g = m->ndim > 0 ? &dim : &zero;
+        *g = *g == BP_NDTYPES ? m->dtype : promote(*g, m->dtype);
+    }
+    bp_dtype_t dt = dim == BP_NDTYPES                      ? zero
+                    : zero == BP_NDTYPES || is_float(dim) ? dim
+                    : is_float(zero)                      ? zero
+                                                          : dim;
     /* A wrapped number only lifts an integer tensor to the default float. */
     const bp_arg_t *s = op->a.kind == BP_ARG_SCALAR   ? &op->a
                         : op->b.kind == BP_ARG_SCALAR ? &op->b
@@ -544,6 +555,15 @@ static bp_status infer_kind(const bp_op_t *op, const bp_meta_t *metas,
         meta_set(out, dt, 1, &n);
         return BP_OK;
     }
+    case BP_OP_LOAD: {
+        size_t n;
+        if (!op->has_dtype || op->dtype_is_run)
+            return bp_error_set(err, BP_EINPUT, "load needs the tensor's dtype, not $dtype");
+        if ((st = bp_shape_numel(op->ndim, op->shape, op->dtype, &n, err)))
+            return st;
+        meta_set(out, op->dtype, op->ndim, op->shape);
+        return BP_OK;
+    }
     case BP_OP_UNIFORM: {
         size_t n;
         if ((st = bp_shape_numel(op->ndim, op->shape, BP_F32, &n, err)))
@@ -678,6 +698,21 @@ static bp_status infer_kind(const bp_op_t *op, const bp_meta_t *metas,
     return BP_OK;
 }
 
+/* tensor ** number converts the number with Scalar::to<scalar_t>() for
+ * f16, bf16 and integer tensors on every device (PowKernel.cpp, .cu), and
+ * c10's checked conversion refuses finite values beyond the type's range
+ * (c10/util/TypeCast.h overflows(): infinities and NaN pass).  f32 takes
+ * the exponent as a double on the CPU; only CUDA would refuse there. */
+static bool exponent_fits(bp_dtype_t dt, double v)
+{
+    switch (dt) {
+    case BP_F16: return !(fabs(v) > 65504.0) || isinf(v);
+    case BP_BF16: return !(fabs(v) > 0x1.fep127) || isinf(v);
+    case BP_I32: return v >= -2147483648.0 && v <= 2147483647.0;
+    default: return true;
+    }
+}
+
 bp_status bp_op_infer(const bp_op_t *op, const bp_meta_t *metas,
                       bp_dtype_t run_dtype, bp_meta_t *out, bp_error_t *err)
 {
@@ -702,6 +737,24 @@ bp_status bp_op_infer(const bp_op_t *op, const bp_meta_t *metas,
                                 bp_op_name(op->kind), bp_dtype_name(dt));
         out->dtype = dt;
     }
+    /* A number meets an integer result only as an integer: an integer
+     * dtype asked of `x + 0.5` has no counterpart (PyTorch would promote). */
+    const bp_arg_t *num[2] = {&op->a, &op->b};
+    for (int k = 0; k < 2 && !is_float(out->dtype); k++) {
+        double v = num[k]->value;
+        if (num[k]->kind == BP_ARG_SCALAR && !(v == trunc(v) && fabs(v) < 0x1p63))
+            return bp_error_set(err, BP_EINPUT,
+                                "%s: the number %.17g is not an integer, but the "
+                                "result dtype is %s",
+                                k ? "b" : "a", v, bp_dtype_name(out->dtype));
+    }
+    if (op->kind == BP_OP_POW && op->a.kind == BP_ARG_BUF &&
+        op->b.kind == BP_ARG_SCALAR && !exponent_fits(out->dtype, op->b.value))
+        return bp_error_set(err, BP_EINPUT,
+                            "b: the exponent %.17g overflows %s (PyTorch "
+                            "refuses it: value cannot be converted without "
+                            "overflow)",
+                            op->b.value, bp_dtype_name(out->dtype));
     size_t numel;
     if ((st = bp_shape_numel(out->ndim, out->shape, out->dtype, &numel, err)))
         return st;

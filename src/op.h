@@ -133,6 +133,9 @@ typedef struct bp_op {
     size_t nvalues;
     uint64_t seed, stream;       /* uniform */
     double low, high;
+    void *data;                  /* load: the tensor's bytes, read next to
+                                    the probe file (bp_probe_load), or NULL */
+    size_t ndata;
 } bp_op_t;
 
 /* What a buffer will be: inferred before anything runs. */

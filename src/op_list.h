@@ -128,6 +128,8 @@ BP_OP(SUM, "sum", A, BP_K(AXIS) | BP_K(KEEPDIM), 0,
       "torch.sum(a, axis, keepdim)")
 BP_OP(ROTATE_HALF, "rotate_half", A, 0, 0, 0, SAME, LAYOUT, BP_OPF_INT,
       "torch.cat((-a[..., d/2:], a[..., :d/2]), -1)")
+BP_OP(LOAD, "load", NONE, BP_K(SHAPE), BP_K(SHAPE) | BP_K(DTYPE), 0, LITERAL, CREATION,
+      BP_OPF_INT, "safetensors.torch.load_file('<probe>.safetensors')[out]")
 BP_OP(RESHAPE, "reshape", A, BP_K(VSHAPE), BP_K(VSHAPE), 0, SAME, LAYOUT, BP_OPF_INT,
       "a.reshape(shape), one -1 inferred")
 BP_OP(VIEW, "view", A, BP_K(VSHAPE), BP_K(VSHAPE), 0, SAME, LAYOUT, BP_OPF_INT,

@@ -601,6 +601,11 @@ static bp_status parse_op(ld_t *L, size_t i, const yn_t *n)
         return op_arange(L, op, n, where);
     case BP_OP_UNIFORM:
         return op_uniform(L, op, n, where);
+    case BP_OP_LOAD:
+        if (op->dtype_is_run)
+            return bad(L, bp_yaml_get(n, "dtype"), "load takes the dtype of the tensor in "
+                                                   "its file, not $dtype");
+        return get_shape(L, bp_yaml_get(n, "shape"), &op->ndim, op->shape);
     case BP_OP_CONCAT:
         op->has_axis = true; /* axis 0 unless given */
         return BP_OK;

@@ -29,7 +29,7 @@ for o in ops:
     # the probe fuzzer's dictionary knows it (tests/fuzz/make_corpus.py)
     assert '"%s"' % o["name"] in fuzz_dict, "tests/fuzz/probe.dict lacks '%s'" % o["name"]
     keys = {k["name"]: k for k in o["keys"]}
-    assert "dtype" in keys and not keys["dtype"]["required"] or o["name"] == "cast", o
+    assert "dtype" in keys and not keys["dtype"]["required"] or o["name"] in ("cast", "load"), o
     assert ("formulation" in keys) == bool(o["formulations"]), o
     assert set(o["backends"]) >= {"cpu", "oracle"}, o
     for k in o["keys"]:

@@ -32,7 +32,8 @@ if [ "${SANITIZE:-0}" = 1 ]; then
     done
     for tool in memcheck initcheck racecheck; do
         step "run under $tool" 0 timeout 150 \
-            compute-sanitizer --tool $tool --error-exitcode 9 $B run --device cuda --no-golden --quiet
+            compute-sanitizer --tool $tool --error-exitcode 9 $B run --device cuda --no-golden \
+            --save "$OUT/san-$tool" --quiet
     done
 fi
 if [ "${BLESS:-0}" = 1 ]; then
