@@ -38,12 +38,12 @@ TAIL=3 step "screen --gpu 0,$LASTGPU" 0 "$B" screen --gpu 0,$LASTGPU --test div-
 
 # --- consensus of the GPUs ----------------------------------------------------
 if "$B" run --help 2>/dev/null | grep -q -- "--gpu .*all"; then
-    TAIL=12 step "run --device cuda --gpu all" 0 "$B" run --device cuda --gpu all --no-golden \
+    TAIL=12 step "run --device cpu,cuda --gpu all" 0 "$B" run --device cpu,cuda --gpu all --no-golden \
         --save "$OUT/run-all"
     TAIL=6 step "diff --consensus of run --gpu all's bundle" 0 "$B" diff --consensus "$OUT/run-all"
 fi
 for g in $(seq 0 $LASTGPU); do
-    step "run --device cuda --gpu $g --save" 0 "$B" run --device cuda --gpu $g --no-golden --quiet \
+    step "run --device cpu,cuda --gpu $g --save" 0 "$B" run --device cpu,cuda --gpu $g --no-golden --quiet \
         --save "$OUT/run-gpu$g"
 done
 TAIL=8 step "diff --consensus of the $NGPU GPUs' runs" 0 "$B" diff --consensus "$OUT"/run-gpu*

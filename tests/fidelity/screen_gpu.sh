@@ -37,9 +37,8 @@ check "screen: every GPU line shows all its SMs" sh -c \
     "grep '^GPU ' '$S' | awk '{ for (i = 1; i <= NF; i++) if (\$i == \"SMs\") { split(\$(i-1), f, \"/\"); if (f[1] != f[2]) bad = 1 } } END { exit bad }'"
 check "screen: within 10 s per GPU" awk -v a="$t0" -v b="$t1" 'BEGIN { exit !(b - a < 10) }'
 TAIL=3 step "screen --depth 5 (soak)" 0 "$B" screen --gpu all --depth 5
-# the SM ids of GPU 0, to inject into the first and the last
-SMS=$(python3 -c 'import json; g = json.load(open("'"$OUT"'/screen.json"))["gpus"][0]; print(g["sms"])' 2>/dev/null || echo 0)
-LAST=$((SMS - 1))
+# the highest SM id of GPU 0, to inject into it
+LAST=$(python3 -c 'import json; g = json.load(open("'"$OUT"'/screen.json"))["gpus"][0]; print(max(g["sm_ids"]))' 2>/dev/null || echo 7)
 TAIL=6 step "inject GPU 0 SM 0 div-fp32" 1 env BP_SCREEN_INJECT=0:0:div-fp32 "$B" screen --gpu 0
 check "  named: GPU 0 SM 0 (div-fp32)" grep -q "^screen: FAIL: wrong bits on GPU 0 SM 0 (div-fp32)" "$log"
 TAIL=12 step "inject one wrong bit into each kind of test" 1 env \
@@ -53,10 +52,15 @@ for want in "GPU 0 SM $LAST  fma-bf16" "GPU 0 SM 1    pow-fp32" "GPU 0 SM 2    s
 done
 check "  8 wrong results, nothing else" grep -q "FAIL  8 wrong results" "$L"
 if command -v compute-sanitizer >/dev/null 2>&1; then
-    TAIL=4 step "compute-sanitizer memcheck: the pinned kernels" 0 compute-sanitizer --tool memcheck \
-        --error-exitcode 3 "$B" screen --gpu 0 --test div-fp32,fma-fp16,pow-fp32,sfu-ex2,gemm-ffma,mma-fp16,mma-bf16,smem,cublas-bf16
-    TAIL=4 step "compute-sanitizer racecheck: shared memory" 0 compute-sanitizer --tool racecheck \
-        --error-exitcode 3 "$B" screen --gpu 0 --test smem,mma-bf16,div-fp32
+    # (a sanitizer may keep blocks off some SMs: coverage trouble, exit 2,
+    # is not the question here; its own error count is)
+    TAIL=4 step "compute-sanitizer memcheck: the pinned kernels" "0|2" compute-sanitizer \
+        --tool memcheck --error-exitcode 3 "$B" screen --gpu 0 \
+        --test div-fp32,fma-fp16,pow-fp32,sfu-ex2,gemm-ffma,mma-fp16,mma-bf16,mem-addr,smem,cublas-bf16
+    check "  memcheck: 0 errors" grep -q "ERROR SUMMARY: 0 errors" "$log"
+    TAIL=4 step "compute-sanitizer racecheck: shared memory" "0|2" compute-sanitizer \
+        --tool racecheck --error-exitcode 3 "$B" screen --gpu 0 --test smem,mma-bf16,div-fp32
+    check "  racecheck: 0 hazards" grep -q "ERROR SUMMARY: 0 errors" "$log"
 fi
 TAIL=6 step "bless the math library's goldens from GPU 0" 0 "$B" screen --gpu 0 --bless --golden "$OUT/golden"
 TAIL=40 step "screen against the goldens" 0 "$B" screen --gpu all -v --golden "$OUT/golden"
@@ -65,14 +69,14 @@ TAIL=4 step "inject against the golden" 1 env BP_SCREEN_INJECT=0:0:exp-fp32 "$B"
 
 # --- consensus of the GPUs ------------------------------------------------
 if "$B" run --help 2>/dev/null | grep -q -- "--gpu .*all"; then
-    TAIL=10 step "run --device cuda --gpu all" 0 "$B" run --device cuda --gpu all --no-golden --quiet
+    TAIL=10 step "run --device cpu,cuda --gpu all" 0 "$B" run --device cpu,cuda --gpu all --no-golden --quiet
 fi
 for g in $(seq 0 $((NGPU - 1))); do
-    step "run --device cuda --gpu $g --save" 0 "$B" run --device cuda --gpu $g --no-golden --quiet \
+    step "run --device cpu,cuda --gpu $g --save" 0 "$B" run --device cpu,cuda --gpu $g --no-golden --quiet \
         --save "$OUT/run-gpu$g"
 done
 # (one GPU: its run against itself, saved twice, must agree)
-[ "$NGPU" -gt 1 ] || step "run --device cuda --save (again)" 0 "$B" run --device cuda --no-golden \
+[ "$NGPU" -gt 1 ] || step "run --device cpu,cuda --save (again)" 0 "$B" run --device cpu,cuda --no-golden \
     --quiet --save "$OUT/run-gpu0-again"
 TAIL=6 step "diff --consensus of the GPUs' runs" 0 "$B" diff --consensus "$OUT"/run-gpu*
 
