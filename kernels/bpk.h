@@ -1,21 +1,25 @@
 /* The CUDA kernels' launchers, in plain C: the only interface between
- * be_cuda.c and kernels/.  Every launcher is asynchronous on the stream it
- * is given (a cudaStream_t passed as void *), launches nothing for n <= 0,
- * and returns the cudaError_t of its launch as an int (0: ok).  Arguments
- * are validated by the caller (be_cuda.c); a launcher handed a dtype or op
- * code it does not know returns cudaErrorInvalidValue rather than guess.
+ * kernels/ and the C files that launch them (be_cuda_ops.c for the ops,
+ * stack_cuda.c for the layer stack).  Every launcher is asynchronous on
+ * the stream it is given (a cudaStream_t passed as void *), launches
+ * nothing for n <= 0, and returns the cudaError_t of its launch as an int
+ * (0: ok).  Arguments are validated by the caller; a launcher handed a
+ * dtype or op code it does not know returns cudaErrorInvalidValue rather
+ * than guess.
  *
  * Numerics follow PyTorch's CUDA kernels (see each .cu file): values are
  * loaded, converted to the op's compute type (float for f32/bf16/f16
  * results, double for f64, int64 for integer results), computed, and
  * rounded once to the result dtype with __float2bfloat16_rn /
  * __float2half_rn.  Scalars arrive already converted the way PyTorch
- * converts them on the host (be_cuda.c decides), so that a kernel only
+ * converts them on the host (be_cuda_ops.c decides), so that a kernel only
  * ever widens a scalar exactly. */
 #ifndef BPK_H
 #define BPK_H
 
 #include <stdint.h>
+
+#include "../src/op_kind.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -79,19 +83,9 @@ enum {
 int bpk_pow(void *stream, int mode, void *out, int out_dt, bpk_arg_t a,
             bpk_arg_t b, const bpk_bcast_t *bc, int64_t n);
 
-/* unary.cu */
-enum {
-    BPK_RECIPROCAL,
-    BPK_EXP,
-    BPK_LOG,
-    BPK_SIN,
-    BPK_COS,
-    BPK_TANH,
-    BPK_SQRT,
-    BPK_RSQRT,
-    BPK_NEG,
-    BPK_NUNARY
-};
+/* unary.cu: op is the bp_op_kind_t of an elementwise function of one
+ * operand (BP_OP_EXP, ...: the codes of src/op_kind.h); an op with no
+ * kernel here gives cudaErrorInvalidValue. */
 int bpk_unary(void *stream, int op, void *out, int out_dt, const void *a,
               int a_dt, int64_t n);
 
@@ -157,6 +151,89 @@ int bpk_silu_mul(void *stream, void *out, const void *gate, const void *up,
 /* embed.cu: out [rows, cols] = table[ids[r], :] */
 int bpk_embedding(void *stream, void *out, const void *table,
                   const int32_t *ids, int dt, int64_t rows, int64_t cols);
+
+/* screen.cu: the known-answer screen's kernels, each pinned to SMs.  A
+ * block reads %smid and takes work items only from that SM's queue
+ * (atomicAdd on next[smid]) while want[smid] is set, so every result in
+ * out[smid][...] was computed on SM smid.  A launch starts as many blocks
+ * as can be resident on the whole device at once, so each SM normally
+ * gets blocks in the first launch; the host relaunches for the SMs whose
+ * queue is not exhausted (next[smid] < items).  inject_sm >= 0 flips bit 0
+ * of element 0 of that SM's results, inside the kernel (a test hook). */
+#define BPK_SCR_MAXSM 1024
+typedef struct {
+    const unsigned *want; /* [nsmid] */
+    unsigned *next;       /* [nsmid] items claimed; zeroed by the host */
+    unsigned nsmid;
+    unsigned items;       /* work items per SM */
+    int inject_sm;        /* -1: none */
+} bpk_pin_t;
+
+/* Every SM that runs one of a device-filling grid of blocks adds one to
+ * seen[smid] (BPK_SCR_MAXSM entries); *nsmid receives %nsmid. */
+int bpk_screen_smids(void *stream, unsigned *seen, unsigned *nsmid);
+
+/* Elementwise tests: out[smid * n + i] = f(x[i], y[i], z[i]) for i < n,
+ * items of BPK_SCR_CHUNK elements. */
+#define BPK_SCR_CHUNK 1024
+enum {
+    BPK_SCR_DIV32,   /* __fdiv_rn(x, y) */
+    BPK_SCR_SQRT32,  /* __fsqrt_rn(x) */
+    BPK_SCR_RCP32,   /* __frcp_rn(x) */
+    BPK_SCR_FMA32,   /* __fmaf_rn(x, y, z) */
+    BPK_SCR_DIV64,   /* __ddiv_rn */
+    BPK_SCR_SQRT64,  /* __dsqrt_rn */
+    BPK_SCR_FMA64,   /* __fma_rn */
+    BPK_SCR_FMA16,   /* __hfma on half */
+    BPK_SCR_FMABF16, /* __hfma on bfloat16 */
+    BPK_SCR_POW32,   /* powf(x, y): CUDA's math library, nvcc defaults */
+    BPK_SCR_EXP32,   /* expf */
+    BPK_SCR_LOG32,   /* logf */
+    BPK_SCR_SIN32,   /* sinf */
+    BPK_SCR_COS32,   /* cosf */
+    BPK_SCR_TANH32,  /* tanhf */
+    BPK_SCR_EX2A,    /* ex2.approx.f32: the special function unit */
+    BPK_SCR_LG2A,    /* lg2.approx.f32 */
+    BPK_SCR_SINA,    /* sin.approx.f32 */
+    BPK_SCR_RSQA,    /* rsqrt.approx.f32 */
+    BPK_SCR_NELEM
+};
+int bpk_screen_elem(void *stream, int op, bpk_pin_t pin, void *out,
+                    const void *x, const void *y, const void *z, int64_t n);
+
+/* GEMM tests: out[smid][m][n] (fp32) = a[m][k] @ b[k][n], row-major.
+ * BPK_SCR_GEMM_FFMA: fp32 inputs, one fmaf chain per element (k in
+ * order), items of 32x32 outputs (m, n multiples of 32).
+ * BPK_SCR_GEMM_MMA16 / _MMABF16: fp16 / bf16 inputs on the tensor cores
+ * (wmma 16x16x16, fp32 accumulate), items of 32x64 outputs (m a multiple
+ * of 32, n of 64, k of 16). */
+enum { BPK_SCR_GEMM_FFMA, BPK_SCR_GEMM_MMA16, BPK_SCR_GEMM_MMABF16 };
+int bpk_screen_gemm(void *stream, int kind, bpk_pin_t pin, float *out,
+                    const void *a, const void *b, int m, int n, int k);
+
+/* Memory patterns on 32-bit word w: */
+enum { BPK_SCR_ONES, BPK_SCR_ZEROS, BPK_SCR_ADDR };
+#define BPK_SCR_PATTERN(p, w, salt)                                           \
+    ((p) == BPK_SCR_ONES    ? (1u << (((uint32_t)(w) + (salt)) & 31u))        \
+     : (p) == BPK_SCR_ZEROS ? ~(1u << (((uint32_t)(w) + (salt)) & 31u))       \
+                            : ((uint32_t)(w) * 4u) ^ ((salt) * 0x9E3779B9u))
+/* Global memory: region [nsmid][per_sm] words.  Pass 0 writes
+ * PATTERN(p, smid * per_sm + i, salt) into SM smid's slice; pass 1 reads
+ * each word back and stores its complement in place (the host checks
+ * ~PATTERN).  Items of BPK_SCR_CHUNK words. */
+int bpk_screen_mem(void *stream, int pass, bpk_pin_t pin, uint32_t *region,
+                   int64_t per_sm, int pattern, uint32_t salt);
+/* Shared memory: item t fills BPK_SCR_SMEM_WORDS words of shared memory
+ * with PATTERN(t % 3, t * W + j, salt), then thread j reads word
+ * (j + BPK_SCR_SMEM_SHIFT) % W, written by another warp, and stores its
+ * complement at out[smid][t * W + j]. */
+#define BPK_SCR_SMEM_WORDS 8192
+#define BPK_SCR_SMEM_SHIFT 97
+int bpk_screen_smem(void *stream, bpk_pin_t pin, uint32_t *out, uint32_t salt);
+
+/* Flips bit `bit` of byte `byte` of p (the injection into results of a
+ * kernel that cannot be pinned: cuBLAS). */
+int bpk_screen_flip(void *stream, void *p, int64_t byte, int bit);
 
 #ifdef __cplusplus
 }

@@ -22,14 +22,14 @@
 template <int OP> __device__ __forceinline__ float bpk_unary_f32(float x)
 {
     switch (OP) {
-    case BPK_RECIPROCAL: return 1.0f / x;
-    case BPK_EXP: return expf(x);
-    case BPK_LOG: return logf(x);
-    case BPK_SIN: return sinf(x);
-    case BPK_COS: return cosf(x);
-    case BPK_TANH: return tanhf(x);
-    case BPK_SQRT: return sqrtf(x);
-    case BPK_RSQRT: return rsqrtf(x);
+    case BP_OP_RECIPROCAL: return 1.0f / x;
+    case BP_OP_EXP: return expf(x);
+    case BP_OP_LOG: return logf(x);
+    case BP_OP_SIN: return sinf(x);
+    case BP_OP_COS: return cosf(x);
+    case BP_OP_TANH: return tanhf(x);
+    case BP_OP_SQRT: return sqrtf(x);
+    case BP_OP_RSQRT: return rsqrtf(x);
     default: return -x;
     }
 }
@@ -37,14 +37,14 @@ template <int OP> __device__ __forceinline__ float bpk_unary_f32(float x)
 template <int OP> __device__ __forceinline__ double bpk_unary_f64(double x)
 {
     switch (OP) {
-    case BPK_RECIPROCAL: return 1.0 / x;
-    case BPK_EXP: return exp(x);
-    case BPK_LOG: return log(x);
-    case BPK_SIN: return sin(x);
-    case BPK_COS: return cos(x);
-    case BPK_TANH: return tanh(x);
-    case BPK_SQRT: return sqrt(x);
-    case BPK_RSQRT: return rsqrt(x);
+    case BP_OP_RECIPROCAL: return 1.0 / x;
+    case BP_OP_EXP: return exp(x);
+    case BP_OP_LOG: return log(x);
+    case BP_OP_SIN: return sin(x);
+    case BP_OP_COS: return cos(x);
+    case BP_OP_TANH: return tanh(x);
+    case BP_OP_SQRT: return sqrt(x);
+    case BP_OP_RSQRT: return rsqrt(x);
     default: return -x;
     }
 }
@@ -94,18 +94,26 @@ static int bpk_unary_dispatch(int op, cudaStream_t s, void *out, int out_dt,
                               const void *a, int a_dt, int64_t n)
 {
     switch (op) {
-    case BPK_RECIPROCAL: return L<BPK_RECIPROCAL>::run(s, out, out_dt, a, a_dt, n);
-    case BPK_EXP: return L<BPK_EXP>::run(s, out, out_dt, a, a_dt, n);
-    case BPK_LOG: return L<BPK_LOG>::run(s, out, out_dt, a, a_dt, n);
-    case BPK_SIN: return L<BPK_SIN>::run(s, out, out_dt, a, a_dt, n);
-    case BPK_COS: return L<BPK_COS>::run(s, out, out_dt, a, a_dt, n);
-    case BPK_TANH: return L<BPK_TANH>::run(s, out, out_dt, a, a_dt, n);
-    case BPK_SQRT: return L<BPK_SQRT>::run(s, out, out_dt, a, a_dt, n);
-    case BPK_RSQRT: return L<BPK_RSQRT>::run(s, out, out_dt, a, a_dt, n);
-    case BPK_NEG: return L<BPK_NEG>::run(s, out, out_dt, a, a_dt, n);
+    case BP_OP_RECIPROCAL: return L<BP_OP_RECIPROCAL>::run(s, out, out_dt, a, a_dt, n);
+    case BP_OP_EXP: return L<BP_OP_EXP>::run(s, out, out_dt, a, a_dt, n);
+    case BP_OP_LOG: return L<BP_OP_LOG>::run(s, out, out_dt, a, a_dt, n);
+    case BP_OP_SIN: return L<BP_OP_SIN>::run(s, out, out_dt, a, a_dt, n);
+    case BP_OP_COS: return L<BP_OP_COS>::run(s, out, out_dt, a, a_dt, n);
+    case BP_OP_TANH: return L<BP_OP_TANH>::run(s, out, out_dt, a, a_dt, n);
+    case BP_OP_SQRT: return L<BP_OP_SQRT>::run(s, out, out_dt, a, a_dt, n);
+    case BP_OP_RSQRT: return L<BP_OP_RSQRT>::run(s, out, out_dt, a, a_dt, n);
+    case BP_OP_NEG: return L<BP_OP_NEG>::run(s, out, out_dt, a, a_dt, n);
     }
     return (int)cudaErrorInvalidValue;
 }
+
+/* Launches nothing: dispatching through it tells whether op is known. */
+template <int OP> struct bpk_unary_known {
+    static int run(cudaStream_t, void *, int, const void *, int, int64_t)
+    {
+        return 0;
+    }
+};
 
 template <int OP> struct bpk_unary_launch_f32 {
     static int run(cudaStream_t s, void *out, int out_dt, const void *a,
@@ -130,13 +138,13 @@ template <int OP> struct bpk_unary_launch_f64 {
 extern "C" int bpk_unary(void *stream, int op, void *out, int out_dt,
                          const void *a, int a_dt, int64_t n)
 {
-    if (!bpk_dtype_ok(out_dt) || !bpk_dtype_ok(a_dt) || op < 0 ||
-        op >= BPK_NUNARY)
+    cudaStream_t s = (cudaStream_t)stream;
+    if (!bpk_dtype_ok(out_dt) || !bpk_dtype_ok(a_dt) ||
+        bpk_unary_dispatch<bpk_unary_known>(op, s, out, out_dt, a, a_dt, n))
         return (int)cudaErrorInvalidValue;
     if (n <= 0)
         return 0;
-    cudaStream_t s = (cudaStream_t)stream;
-    if (op == BPK_NEG && out_dt == BPK_F16 && a_dt == BPK_F16) {
+    if (op == BP_OP_NEG && out_dt == BPK_F16 && a_dt == BPK_F16) {
         bpk_neg_f16<<<bpk_blocks(n), BPK_THREADS, 0, s>>>(
             (uint16_t *)out, (const uint16_t *)a, n);
         return bpk_launched();
@@ -149,7 +157,7 @@ extern "C" int bpk_unary(void *stream, int op, void *out, int out_dt,
         return bpk_unary_dispatch<bpk_unary_launch_f64>(op, s, out, out_dt, a,
                                                         a_dt, n);
     default:
-        if (op != BPK_NEG)
+        if (op != BP_OP_NEG)
             return (int)cudaErrorInvalidValue;
         bpk_neg_int<<<bpk_blocks(n), BPK_THREADS, 0, s>>>(out, out_dt, a, a_dt,
                                                           n);

@@ -11,14 +11,31 @@
 typedef bp_status (*open_fn)(const bp_backend_opts_t *, bp_backend_t **,
                              bp_error_t *);
 
+#ifndef BP_HAVE_CUDA
+static bp_status cuda_unbuilt(const bp_backend_opts_t *o, bp_backend_t **out,
+                              bp_error_t *err)
+{
+    (void)o;
+    *out = NULL;
+    return bp_error_set(err, BP_EUNAVAIL,
+                        "backend 'cuda' is not available: bitprobe was built "
+                        "without CUDA");
+}
+#endif
+
+/* Every backend bitprobe knows, built or not: a build without CUDA lists
+ * cuda as unavailable, as a machine without a GPU does. */
 static const struct {
     const char *name;
     open_fn open;
+    const bp_op_fn *ops; /* NULL: not built */
 } registry[] = {
-    {"cpu", bp_be_cpu_open},
-    {"oracle", bp_be_oracle_open},
+    {"cpu", bp_be_cpu_open, bp_cpu_ops},
+    {"oracle", bp_be_oracle_open, bp_oracle_ops},
 #ifdef BP_HAVE_CUDA
-    {"cuda", bp_be_cuda_open},
+    {"cuda", bp_be_cuda_open, bp_cuda_ops},
+#else
+    {"cuda", cuda_unbuilt, NULL},
 #endif
 };
 
@@ -31,6 +48,14 @@ const char *const *bp_backend_names(void)
         names[i] = registry[i].name;
     names[NREG] = NULL;
     return names;
+}
+
+const bp_op_fn *bp_backend_ops(const char *name)
+{
+    for (size_t i = 0; i < NREG; i++)
+        if (strcmp(name, registry[i].name) == 0)
+            return registry[i].ops;
+    return NULL;
 }
 
 void bp_backend_opts_default(bp_backend_opts_t *o)
@@ -71,12 +96,14 @@ bp_status bp_backend_open(const char *name, const bp_backend_opts_t *opts,
     for (size_t i = 0; i < NREG; i++)
         if (strcmp(name, registry[i].name) == 0)
             return registry[i].open(opts, out, err);
-    if (strcmp(name, "cuda") == 0)
-        return bp_error_set(err, BP_EUNAVAIL,
-                            "backend 'cuda' is not available: bitprobe was "
-                            "built without CUDA");
-    return bp_error_set(err, BP_EINPUT,
-                        "unknown backend '%s' (known: cpu, oracle, cuda)", name);
+    char known[64] = "";
+    for (size_t i = 0; i < NREG; i++) {
+        size_t l = strlen(known);
+        snprintf(known + l, sizeof known - l, "%s%s", i ? ", " : "",
+                 registry[i].name);
+    }
+    return bp_error_set(err, BP_EINPUT, "unknown backend '%s' (known: %s)",
+                        name, known);
 }
 
 void bp_backend_thread_done(void)
@@ -129,13 +156,41 @@ static bp_status place(bp_backend_t *be, bp_buf_t *b, const bp_meta_t *m,
     return be->dev_alloc(be, b, err);
 }
 
+bp_status bp_op_unsupported(bp_backend_t *be, const bp_exec_t *x,
+                            bp_error_t *err)
+{
+    return bp_error_set(err, BP_EUNAVAIL, "op '%s' is not supported on backend '%s'",
+                        bp_op_name(x->op->kind), be->name);
+}
+
+bool bp_backend_supports(const bp_backend_t *be, bp_op_kind_t k)
+{
+    return (unsigned)k < BP_OP_COUNT && be->op && be->op[k] &&
+           be->op[k] != bp_op_unsupported;
+}
+
+/* Every op of p is one be computes: refused before anything runs. */
+static bp_status check_supported(const bp_backend_t *be, const bp_probe_t *p,
+                                 bp_error_t *err)
+{
+    for (size_t i = 0; i < p->nops; i++) {
+        const bp_op_t *op = &p->ops[i];
+        if (!bp_backend_supports(be, op->kind))
+            return bp_error_set(err, BP_EUNAVAIL,
+                                "%s:%d:%d: op '%s' is not supported on backend "
+                                "'%s'", p->path, op->line, op->col,
+                                bp_op_name(op->kind), be->name);
+    }
+    return BP_OK;
+}
+
 /* The op's operands and result are all in dtypes the backend computes. */
 static bp_status computes(const bp_backend_t *be, const bp_exec_t *x,
                           bp_error_t *err)
 {
-    const bp_buf_t *seen[67] = {x->out, x->a, x->b};
+    const bp_buf_t *seen[3 + BP_OP_MAXINPUTS] = {x->out, x->a, x->b};
     int n = 3;
-    for (int k = 0; k < x->ninputs && n < 67; k++)
+    for (int k = 0; k < x->ninputs && n < 3 + BP_OP_MAXINPUTS; k++)
         seen[n++] = x->inputs[k];
     for (int k = 0; k < n; k++) {
         if (!seen[k] || (be->dtypes & BP_DTYPE_BIT(seen[k]->dtype)))
@@ -159,13 +214,10 @@ static bp_status exec_one(bp_backend_t *be, const bp_probe_t *p, size_t i,
                           bp_buf_t *bufs, bp_buf_t *out, bp_error_t *err)
 {
     const bp_op_t *op = &p->ops[i];
-    if (!be->op[op->kind])
-        return bp_error_set(err, BP_EUNAVAIL,
-                            "backend '%s' does not implement op '%s'",
-                            be->name, bp_op_name(op->kind));
-    const bp_buf_t *ins[64];
-    if (op->ninputs > 64)
-        return bp_error_set(err, BP_EINPUT, "concat of more than 64 inputs");
+    const bp_buf_t *ins[BP_OP_MAXINPUTS];
+    if (op->ninputs > BP_OP_MAXINPUTS)
+        return bp_error_set(err, BP_EINPUT, "%s of more than %d inputs",
+                            bp_op_name(op->kind), BP_OP_MAXINPUTS);
     for (int k = 0; k < op->ninputs; k++)
         ins[k] = &bufs[op->inputs[k]];
     bp_exec_t x = {
@@ -177,6 +229,8 @@ static bp_status exec_one(bp_backend_t *be, const bp_probe_t *p, size_t i,
         .out = out,
     };
     bp_status st = computes(be, &x, err);
+    if (!st && be->enter)
+        st = be->enter(be, err);
     if (!st)
         st = be->op[op->kind](be, &x, err);
     if (st)
@@ -210,8 +264,8 @@ static bp_status try_reuse(bp_backend_t *be, const bp_probe_t *p, size_t i,
     const bp_buf_t *k = bp_memo_match(be->memo, i, meta);
     if (!k)
         return BP_OK;
-    int reads[66];
-    int n = bp_memo_reads(&p->ops[i], reads);
+    int reads[BP_OP_MAXREADS];
+    int n = bp_op_reads(&p->ops[i], reads);
     for (int r = 0; r < n; r++) {
         int j = reads[r];
         if (j < 0 || (size_t)j >= i)
@@ -236,8 +290,8 @@ static bp_status try_reuse(bp_backend_t *be, const bp_probe_t *p, size_t i,
 static bp_status upload_reused(bp_backend_t *be, const bp_op_t *op,
                                bp_buf_t *bufs, bp_error_t *err)
 {
-    int reads[66];
-    int n = bp_memo_reads(op, reads);
+    int reads[BP_OP_MAXREADS];
+    int n = bp_op_reads(op, reads);
     for (int r = 0; r < n; r++) {
         bp_buf_t *b = &bufs[reads[r]];
         if (b->dev)
@@ -264,7 +318,9 @@ bp_status bp_backend_run(bp_backend_t *be, const bp_probe_t *p, bp_dtype_t dt,
         free(reused);
         return bp_error_set(err, BP_ENOMEM, "out of memory");
     }
-    bp_status st = bp_probe_infer(p, dt, metas, err);
+    bp_status st = check_supported(be, p, err);
+    if (!st)
+        st = bp_probe_infer(p, dt, metas, err);
     bool memo = !st && bp_memo_begin(be->memo, p, dt);
     for (size_t i = 0; !st && i < p->nops; i++) {
         bool hit = false;
@@ -305,11 +361,10 @@ bp_status bp_backend_run(bp_backend_t *be, const bp_probe_t *p, bp_dtype_t dt,
 /* Whether op reads buffer j (only those need a device copy). */
 static bool op_reads(const bp_op_t *op, int j)
 {
-    if ((op->a.kind == BP_ARG_BUF && op->a.buf == j) ||
-        (op->b.kind == BP_ARG_BUF && op->b.buf == j))
-        return true;
-    for (int k = 0; k < op->ninputs; k++)
-        if (op->inputs[k] == j)
+    int reads[BP_OP_MAXREADS];
+    int n = bp_op_reads(op, reads);
+    for (int r = 0; r < n; r++)
+        if (reads[r] == j)
             return true;
     return false;
 }
@@ -323,6 +378,11 @@ bp_status bp_backend_run_op(bp_backend_t *be, const bp_probe_t *p, size_t i,
     bp_status st = BP_OK;
     if (!metas || !view)
         st = bp_error_set(err, BP_ENOMEM, "out of memory");
+    if (!st && !bp_backend_supports(be, p->ops[i].kind))
+        st = bp_error_set(err, BP_EUNAVAIL,
+                          "%s:%d:%d: op '%s' is not supported on backend '%s'",
+                          p->path, p->ops[i].line, p->ops[i].col,
+                          bp_op_name(p->ops[i].kind), be->name);
     if (!st)
         st = bp_probe_infer(p, dt, metas, err);
     /* Shallow views of the given host buffers; device backends get their

@@ -1,5 +1,5 @@
-/* Backends: a struct of function pointers, one entry per op kind, plus the
- * data movement a device backend needs.  A backend whose open fails is
+/* Backends: a struct with the backend's op table (one entry per op kind,
+ * keyed by bp_op_kind_t) plus the data movement a device backend needs.  A backend whose open fails is
  * reported as unavailable (BP_EUNAVAIL with the reason), never fatal.
  * bp_backend_run is the one executor every command uses: it infers shapes,
  * allocates outputs where the backend computes, calls the op entries in
@@ -42,13 +42,31 @@ typedef struct bp_memo bp_memo_t; /* memo.h */
 typedef bp_status (*bp_op_fn)(bp_backend_t *be, const bp_exec_t *x,
                               bp_error_t *err);
 
+/* Each backend module's op table: a const array of BP_OP_COUNT entries
+ * written with designated initializers, [BP_OP_ADD] = ...  Every entry is
+ * filled (check_op tests it); an op a backend does not compute has
+ * bp_op_unsupported, which fails with "op 'x' is not supported on backend
+ * 'y'" (BP_EUNAVAIL), and bp_backend_run refuses such a probe before it
+ * computes anything. */
+extern const bp_op_fn bp_cpu_ops[BP_OP_COUNT];
+extern const bp_op_fn bp_oracle_ops[BP_OP_COUNT];
+extern const bp_op_fn bp_cuda_ops[BP_OP_COUNT]; /* when built with CUDA */
+bp_status bp_op_unsupported(bp_backend_t *be, const bp_exec_t *x,
+                            bp_error_t *err);
+/* Whether be computes op kind k (its entry is filled and not
+ * bp_op_unsupported). */
+bool bp_backend_supports(const bp_backend_t *be, bp_op_kind_t k);
+
 struct bp_backend {
     const char *name; /* "cpu", "oracle", "cuda" */
     char key[64];     /* golden key: "cpu-sleef", "oracle", "cuda-sm90" */
     bool device;      /* computes on device copies (bp_buf_t.dev) */
     void *state;
     json_t *fingerprint; /* environment and options; owned by the backend */
-    bp_op_fn op[BP_OP_COUNT];
+    const bp_op_fn *op; /* the module's op table, BP_OP_COUNT entries */
+    /* Called before each op on the thread that runs it (NULL: nothing to
+     * do); the CUDA backend makes its device current there. */
+    bp_status (*enter)(bp_backend_t *be, bp_error_t *err);
     /* The dtypes its ops read and write (BP_DTYPE_BIT set; the
      * constructors give BP_DTYPES_ARITH): the executor refuses an op on
      * any other with a message naming the dtype, rather than let an op
@@ -67,8 +85,12 @@ struct bp_backend {
     bp_memo_t *memo;       /* bp_backend_memo; NULL: off */
 };
 
-/* Names of the backends compiled in, NULL-terminated. */
+/* Names of every backend bitprobe knows (cuda too where it was built
+ * without CUDA: opening it then says so), NULL-terminated. */
 const char *const *bp_backend_names(void);
+/* A backend's op table without opening it (bitprobe list --ops); NULL
+ * for a backend not built here or an unknown name. */
+const bp_op_fn *bp_backend_ops(const char *name);
 bp_status bp_backend_open(const char *name, const bp_backend_opts_t *opts,
                           bp_backend_t **out, bp_error_t *err);
 void bp_backend_close(bp_backend_t *be);

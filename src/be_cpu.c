@@ -32,11 +32,6 @@ bool bp_cpu_opmath_f32(bp_dtype_t dt)
     return dt != BP_F64;
 }
 
-static bool is_int(bp_dtype_t dt)
-{
-    return dt == BP_I64 || dt == BP_I32;
-}
-
 static int64_t to_i64(double v)
 {
     if (isnan(v) || v >= 0x1p63 || v < -0x1p63)
@@ -109,7 +104,7 @@ static int64_t load_i64(const bp_buf_t *b, size_t i)
 /* Element i of b converted to dtype `as`, as a double. */
 static double load_as(const bp_buf_t *b, size_t i, bp_dtype_t as)
 {
-    if (is_int(b->dtype)) {
+    if (bp_dtype_is_int(b->dtype)) {
         int64_t x = load_i64(b, i);
         switch (as) {
         case BP_F32: return (float)x;
@@ -128,26 +123,8 @@ static double load_as(const bp_buf_t *b, size_t i, bp_dtype_t as)
 static bp_status bcast_strides(const bp_buf_t *src, const bp_buf_t *out,
                                int64_t *st, bp_error_t *err)
 {
-    int off = out->ndim - src->ndim;
-    int64_t s = 1;
-    if (off < 0)
-        goto bad;
-    for (int d = out->ndim - 1; d >= 0; d--) {
-        int sd = d - off;
-        if (sd < 0) {
-            st[d] = 0;
-            continue;
-        }
-        if (src->shape[sd] == out->shape[d])
-            st[d] = src->shape[sd] == 1 ? 0 : s;
-        else if (src->shape[sd] == 1)
-            st[d] = 0;
-        else
-            goto bad;
-        s *= src->shape[sd];
-    }
-    return BP_OK;
-bad:;
+    if (bp_bcast_strides(src->ndim, src->shape, out->ndim, out->shape, st))
+        return BP_OK;
     char a[96], b[96];
     bp_shape_format(src->ndim, src->shape, a, sizeof a);
     bp_shape_format(out->ndim, out->shape, b, sizeof b);
@@ -311,7 +288,7 @@ static void convert_one(const bp_buf_t *src, size_t i, bp_buf_t *out, size_t j)
                             bp_dtype_load_bits(src->dtype, src->data, i));
         return;
     }
-    if (is_int(src->dtype))
+    if (bp_dtype_is_int(src->dtype))
         bp_cpu_store_i64(out, j, load_i64(src, i));
     else
         bp_cpu_store(out, j, bp_buf_get(src, i));
@@ -348,9 +325,9 @@ bp_status bp_cpu_op_cast(bp_backend_t *be, const bp_exec_t *x, bp_error_t *err)
  * like ATen's xor with -0.0), wrapping negation for integers. */
 static void store_neg(const bp_buf_t *src, size_t i, bp_buf_t *out, size_t j)
 {
-    if (is_int(out->dtype)) {
+    if (bp_dtype_is_int(out->dtype)) {
         int64_t v =
-            is_int(src->dtype) ? load_i64(src, i) : to_i64(bp_buf_get(src, i));
+            bp_dtype_is_int(src->dtype) ? load_i64(src, i) : to_i64(bp_buf_get(src, i));
         bp_cpu_store_i64(out, j, (int64_t)(0 - (uint64_t)v));
         return;
     }
@@ -375,11 +352,6 @@ bp_status bp_cpu_op_neg(bp_backend_t *be, const bp_exec_t *x, bp_error_t *err)
     return BP_OK;
 }
 
-static int norm_axis(int axis, int ndim)
-{
-    return axis < 0 ? axis + ndim : axis;
-}
-
 static size_t span(const int64_t *shape, int from, int to)
 {
     size_t n = 1;
@@ -393,8 +365,9 @@ bp_status bp_cpu_op_concat(bp_backend_t *be, const bp_exec_t *x,
 {
     (void)be;
     bp_buf_t *out = x->out;
-    int ax = norm_axis(x->op->has_axis ? x->op->axis : 0, out->ndim);
-    if (ax < 0 || ax >= out->ndim || x->ninputs < 1)
+    int ax;
+    if (!bp_axis_norm(x->op->has_axis ? x->op->axis : 0, out->ndim, &ax) ||
+        x->ninputs < 1)
         return bp_error_set(err, BP_EINPUT, "concat axis %d out of range",
                             x->op->axis);
     size_t outer = span(out->shape, 0, ax);
@@ -437,8 +410,9 @@ bp_status bp_cpu_op_slice(bp_backend_t *be, const bp_exec_t *x,
         return s;
     const bp_buf_t *in = x->a;
     bp_buf_t *out = x->out;
-    int ax = norm_axis(x->op->has_axis ? x->op->axis : 0, in->ndim);
-    if (ax < 0 || ax >= in->ndim || out->ndim != in->ndim)
+    int ax;
+    if (!bp_axis_norm(x->op->has_axis ? x->op->axis : 0, in->ndim, &ax) ||
+        out->ndim != in->ndim)
         return bp_error_set(err, BP_EINPUT, "slice axis %d out of range",
                             x->op->axis);
     int64_t dim = in->shape[ax], step = x->op->s_step, start = x->op->s_start;
@@ -497,6 +471,33 @@ const char *bp_cpu_simd_name(const bp_cpu_t *c)
                    : "none (scalar SLEEF: bits can differ from "
                      "ATen's AVX2 kernels)";
 }
+
+const bp_op_fn bp_cpu_ops[BP_OP_COUNT] = {
+    [BP_OP_TENSOR] = bp_cpu_op_tensor,
+    [BP_OP_ARANGE] = bp_cpu_op_arange,
+    [BP_OP_UNIFORM] = bp_cpu_op_uniform,
+    [BP_OP_CAST] = bp_cpu_op_cast,
+    [BP_OP_ADD] = bp_cpu_op_binary,
+    [BP_OP_SUB] = bp_cpu_op_binary,
+    [BP_OP_MUL] = bp_cpu_op_binary,
+    [BP_OP_DIV] = bp_cpu_op_binary,
+    [BP_OP_POW] = bp_cpu_op_pow,
+    [BP_OP_RECIPROCAL] = bp_cpu_op_unary,
+    [BP_OP_EXP] = bp_cpu_op_unary,
+    [BP_OP_LOG] = bp_cpu_op_unary,
+    [BP_OP_SIN] = bp_cpu_op_unary,
+    [BP_OP_COS] = bp_cpu_op_unary,
+    [BP_OP_TANH] = bp_cpu_op_unary,
+    [BP_OP_SQRT] = bp_cpu_op_unary,
+    [BP_OP_RSQRT] = bp_cpu_op_unary,
+    [BP_OP_NEG] = bp_cpu_op_neg,
+    [BP_OP_OUTER] = bp_cpu_op_outer,
+    [BP_OP_CONCAT] = bp_cpu_op_concat,
+    [BP_OP_SLICE] = bp_cpu_op_slice,
+    [BP_OP_MATMUL] = bp_cpu_op_matmul,
+    [BP_OP_SUM] = bp_cpu_op_sum,
+    [BP_OP_ROTATE_HALF] = bp_cpu_op_rotate_half,
+};
 
 static void cpu_destroy(bp_backend_t *be)
 {
@@ -564,30 +565,7 @@ bp_status bp_be_cpu_open(const bp_backend_opts_t *o, bp_backend_t **out,
         cpu_destroy(be);
         return bp_error_set(err, BP_ENOMEM, "out of memory");
     }
-    be->op[BP_OP_TENSOR] = bp_cpu_op_tensor;
-    be->op[BP_OP_ARANGE] = bp_cpu_op_arange;
-    be->op[BP_OP_UNIFORM] = bp_cpu_op_uniform;
-    be->op[BP_OP_CAST] = bp_cpu_op_cast;
-    be->op[BP_OP_ADD] = bp_cpu_op_binary;
-    be->op[BP_OP_SUB] = bp_cpu_op_binary;
-    be->op[BP_OP_MUL] = bp_cpu_op_binary;
-    be->op[BP_OP_DIV] = bp_cpu_op_binary;
-    be->op[BP_OP_POW] = bp_cpu_op_pow;
-    be->op[BP_OP_RECIPROCAL] = bp_cpu_op_unary;
-    be->op[BP_OP_EXP] = bp_cpu_op_unary;
-    be->op[BP_OP_LOG] = bp_cpu_op_unary;
-    be->op[BP_OP_SIN] = bp_cpu_op_unary;
-    be->op[BP_OP_COS] = bp_cpu_op_unary;
-    be->op[BP_OP_TANH] = bp_cpu_op_unary;
-    be->op[BP_OP_SQRT] = bp_cpu_op_unary;
-    be->op[BP_OP_RSQRT] = bp_cpu_op_unary;
-    be->op[BP_OP_NEG] = bp_cpu_op_neg;
-    be->op[BP_OP_OUTER] = bp_cpu_op_outer;
-    be->op[BP_OP_CONCAT] = bp_cpu_op_concat;
-    be->op[BP_OP_SLICE] = bp_cpu_op_slice;
-    be->op[BP_OP_MATMUL] = bp_cpu_op_matmul;
-    be->op[BP_OP_SUM] = bp_cpu_op_sum;
-    be->op[BP_OP_ROTATE_HALF] = bp_cpu_op_rotate_half;
+    be->op = bp_cpu_ops;
     *out = be;
     return BP_OK;
 }

@@ -91,15 +91,10 @@ bool bp_cpu_opmath_f32(bp_dtype_t dt);
  * libm), float and double arrays; every element takes the vector entry
  * point, as ATen's vml-based kernels do (vec::map pads the last register
  * with zeros). */
-typedef enum {
-    BP_CPU_SIN,
-    BP_CPU_COS,
-    BP_CPU_EXP,
-    BP_CPU_LOG,
-    BP_CPU_TANH
-} bp_cpu_fn_t;
-void bp_cpu_map_f32(const bp_cpu_t *c, bp_cpu_fn_t fn, float *x, size_t n);
-void bp_cpu_map_f64(const bp_cpu_t *c, bp_cpu_fn_t fn, double *x, size_t n);
+void bp_cpu_map_f32(const bp_cpu_t *c, bp_op_kind_t k, float *x, size_t n);
+void bp_cpu_map_f64(const bp_cpu_t *c, bp_op_kind_t k, double *x, size_t n);
+/* Whether op k is one of those functions (be_cpu_math.c's table). */
+bool bp_cpu_has_map(bp_op_kind_t k);
 /* Vector-lane pow: SLEEF powf_u10 / pow_u10 (libm in libm mode). */
 float bp_cpu_vpowf(const bp_cpu_t *c, float x, float y);
 double bp_cpu_vpow(const bp_cpu_t *c, double x, double y);

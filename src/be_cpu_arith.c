@@ -42,11 +42,6 @@
 #include <math.h>
 #include <stdlib.h>
 
-static bool is_int(bp_dtype_t dt)
-{
-    return dt == BP_I64 || dt == BP_I32;
-}
-
 static bp_status binary_int(const bp_exec_t *x, bp_error_t *err)
 {
     bp_buf_t *out = x->out;
@@ -131,7 +126,7 @@ bp_status bp_cpu_op_binary(bp_backend_t *be, const bp_exec_t *x,
          (form != BP_FORM_TRUE && form != BP_FORM_RECIPROCAL)))
         return bp_error_set(err, BP_EINPUT, "%s has no formulation '%s'",
                             bp_op_name(k), bp_form_name(form));
-    if (is_int(dt))
+    if (bp_dtype_is_int(dt))
         return binary_int(x, err);
     double *as = NULL, *bs = NULL;
     bp_status s = BP_OK;
@@ -220,7 +215,7 @@ bp_status bp_cpu_arange_fill(bp_buf_t *out, double start, double step,
                              int threads, bp_error_t *err)
 {
     size_t n = out->numel;
-    if (is_int(out->dtype)) {
+    if (bp_dtype_is_int(out->dtype)) {
         if (!(fabs(start) < 0x1p63 && fabs(step) < 0x1p63))
             return bp_error_set(err, BP_EINPUT,
                                 "arange start or step out of int64 range");
@@ -271,7 +266,7 @@ bp_status bp_cpu_op_matmul(bp_backend_t *be, const bp_exec_t *x,
            n = (size_t)b->shape[1];
     bp_dtype_t dt = out->dtype;
     bp_status s;
-    if (is_int(dt)) {
+    if (bp_dtype_is_int(dt)) {
         int64_t *av, *bv;
         if ((s = bp_cpu_expand_i64(a, a, &av, err)))
             return s;
@@ -364,8 +359,8 @@ bp_status bp_cpu_op_sum(bp_backend_t *be, const bp_exec_t *x, bp_error_t *err)
     bool pairwise = form == BP_FORM_PAIRWISE;
     size_t outer = 1, len = a->numel, inner = 1;
     if (x->op->has_axis) {
-        int ax = x->op->axis < 0 ? x->op->axis + a->ndim : x->op->axis;
-        if (ax < 0 || ax >= a->ndim)
+        int ax;
+        if (!bp_axis_norm(x->op->axis, a->ndim, &ax))
             return bp_error_set(err, BP_EINPUT, "sum axis %d out of range",
                                 x->op->axis);
         outer = 1;
@@ -380,7 +375,7 @@ bp_status bp_cpu_op_sum(bp_backend_t *be, const bp_exec_t *x, bp_error_t *err)
                             "sum output has %zu elements, not %zu", out->numel,
                             outer * inner);
     bp_dtype_t dt = out->dtype;
-    bool isint = is_int(dt);
+    bool isint = bp_dtype_is_int(dt);
     double *v = NULL, *seq = NULL;
     int64_t *iv = NULL, *iseq = NULL;
     bp_status s = isint ? bp_cpu_expand_i64(a, a, &iv, err)

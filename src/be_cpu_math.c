@@ -66,19 +66,6 @@ __m256d Sleef_logd4_u35avx2(__m256d);
 __m256d Sleef_tanhd4_u35avx2(__m256d);
 __m256d Sleef_powd4_u10avx2(__m256d, __m256d);
 
-static const v8_fn v8_u10[] = {Sleef_sinf8_u10avx2, Sleef_cosf8_u10avx2,
-                               Sleef_expf8_u10avx2, Sleef_logf8_u10avx2,
-                               Sleef_tanhf8_u10avx2};
-static const v8_fn v8_u35[] = {Sleef_sinf8_u35avx2, Sleef_cosf8_u35avx2,
-                               Sleef_expf8_u10avx2, Sleef_logf8_u35avx2,
-                               Sleef_tanhf8_u35avx2};
-static const v4_fn v4_u10[] = {Sleef_sind4_u10avx2, Sleef_cosd4_u10avx2,
-                               Sleef_expd4_u10avx2, Sleef_logd4_u10avx2,
-                               Sleef_tanhd4_u10avx2};
-static const v4_fn v4_u35[] = {Sleef_sind4_u35avx2, Sleef_cosd4_u35avx2,
-                               Sleef_expd4_u10avx2, Sleef_logd4_u35avx2,
-                               Sleef_tanhd4_u35avx2};
-
 /* Whole registers, then the rest zero-padded as vec::map's partial load. */
 static void map8(v8_fn f, float *x, size_t n)
 {
@@ -125,39 +112,64 @@ static double pow4(double x, double y)
 
 typedef float (*f1_fn)(float);
 typedef double (*d1_fn)(double);
-static const f1_fn s_u10[] = {Sleef_sinf_u10, Sleef_cosf_u10, Sleef_expf_u10,
-                              Sleef_logf_u10, Sleef_tanhf_u10};
-static const f1_fn s_u35[] = {Sleef_sinf_u35, Sleef_cosf_u35, Sleef_expf_u10,
-                              Sleef_logf_u35, Sleef_tanhf_u35};
-static const f1_fn s_libm[] = {sinf, cosf, expf, logf, tanhf};
-static const d1_fn d_u10[] = {Sleef_sin_u10, Sleef_cos_u10, Sleef_exp_u10,
-                              Sleef_log_u10, Sleef_tanh_u10};
-static const d1_fn d_u35[] = {Sleef_sin_u35, Sleef_cos_u35, Sleef_exp_u10,
-                              Sleef_log_u35, Sleef_tanh_u35};
-static const d1_fn d_libm[] = {sin, cos, exp, log, tanh};
 
-void bp_cpu_map_f32(const bp_cpu_t *c, bp_cpu_fn_t fn, float *x, size_t n)
+/* Each function's entry points: SLEEF's AVX2 builds (u10, u35), its
+ * scalar builds, and libm; keyed by op.  SLEEF has no u35 exp: u10 serves
+ * both. */
+typedef struct {
+    v8_fn v8_u10, v8_u35;
+    v4_fn v4_u10, v4_u35;
+    f1_fn s_u10, s_u35, s_libm;
+    d1_fn d_u10, d_u35, d_libm;
+} cpu_fn_t;
+
+static const cpu_fn_t fns[BP_OP_COUNT] = {
+    [BP_OP_SIN] = {Sleef_sinf8_u10avx2, Sleef_sinf8_u35avx2, Sleef_sind4_u10avx2,
+                   Sleef_sind4_u35avx2, Sleef_sinf_u10, Sleef_sinf_u35, sinf,
+                   Sleef_sin_u10, Sleef_sin_u35, sin},
+    [BP_OP_COS] = {Sleef_cosf8_u10avx2, Sleef_cosf8_u35avx2, Sleef_cosd4_u10avx2,
+                   Sleef_cosd4_u35avx2, Sleef_cosf_u10, Sleef_cosf_u35, cosf,
+                   Sleef_cos_u10, Sleef_cos_u35, cos},
+    [BP_OP_EXP] = {Sleef_expf8_u10avx2, Sleef_expf8_u10avx2, Sleef_expd4_u10avx2,
+                   Sleef_expd4_u10avx2, Sleef_expf_u10, Sleef_expf_u10, expf,
+                   Sleef_exp_u10, Sleef_exp_u10, exp},
+    [BP_OP_LOG] = {Sleef_logf8_u10avx2, Sleef_logf8_u35avx2, Sleef_logd4_u10avx2,
+                   Sleef_logd4_u35avx2, Sleef_logf_u10, Sleef_logf_u35, logf,
+                   Sleef_log_u10, Sleef_log_u35, log},
+    [BP_OP_TANH] = {Sleef_tanhf8_u10avx2, Sleef_tanhf8_u35avx2,
+                    Sleef_tanhd4_u10avx2, Sleef_tanhd4_u35avx2, Sleef_tanhf_u10,
+                    Sleef_tanhf_u35, tanhf, Sleef_tanh_u10, Sleef_tanh_u35, tanh},
+};
+
+bool bp_cpu_has_map(bp_op_kind_t k)
 {
+    return (unsigned)k < BP_OP_COUNT && fns[k].v8_u10;
+}
+
+void bp_cpu_map_f32(const bp_cpu_t *c, bp_op_kind_t k, float *x, size_t n)
+{
+    const cpu_fn_t *fn = &fns[k];
     if (c->math != BP_CPU_MATH_LIBM && c->simd) {
-        map8(c->math == BP_CPU_MATH_SLEEF_U35 ? v8_u35[fn] : v8_u10[fn], x, n);
+        map8(c->math == BP_CPU_MATH_SLEEF_U35 ? fn->v8_u35 : fn->v8_u10, x, n);
         return;
     }
-    f1_fn f = c->math == BP_CPU_MATH_LIBM        ? s_libm[fn]
-              : c->math == BP_CPU_MATH_SLEEF_U35 ? s_u35[fn]
-                                                 : s_u10[fn];
+    f1_fn f = c->math == BP_CPU_MATH_LIBM        ? fn->s_libm
+              : c->math == BP_CPU_MATH_SLEEF_U35 ? fn->s_u35
+                                                 : fn->s_u10;
     for (size_t i = 0; i < n; i++)
         x[i] = f(x[i]);
 }
 
-void bp_cpu_map_f64(const bp_cpu_t *c, bp_cpu_fn_t fn, double *x, size_t n)
+void bp_cpu_map_f64(const bp_cpu_t *c, bp_op_kind_t k, double *x, size_t n)
 {
+    const cpu_fn_t *fn = &fns[k];
     if (c->math != BP_CPU_MATH_LIBM && c->simd) {
-        map4(c->math == BP_CPU_MATH_SLEEF_U35 ? v4_u35[fn] : v4_u10[fn], x, n);
+        map4(c->math == BP_CPU_MATH_SLEEF_U35 ? fn->v4_u35 : fn->v4_u10, x, n);
         return;
     }
-    d1_fn f = c->math == BP_CPU_MATH_LIBM        ? d_libm[fn]
-              : c->math == BP_CPU_MATH_SLEEF_U35 ? d_u35[fn]
-                                                 : d_u10[fn];
+    d1_fn f = c->math == BP_CPU_MATH_LIBM        ? fn->d_libm
+              : c->math == BP_CPU_MATH_SLEEF_U35 ? fn->d_u35
+                                                 : fn->d_u10;
     for (size_t i = 0; i < n; i++)
         x[i] = f(x[i]);
 }
@@ -230,8 +242,8 @@ bp_status bp_cpu_op_unary(bp_backend_t *be, const bp_exec_t *x,
                          bp_op_name(x->op->kind));
     if (s || (s = bp_cpu_expand(x->a, out, out->dtype, &v, err)))
         return s;
-    bp_cpu_fn_t fn;
-    switch (x->op->kind) {
+    bp_op_kind_t fn = x->op->kind;
+    switch (fn) {
     case BP_OP_SQRT: fill_sqrt(out, v); goto done;
     case BP_OP_RECIPROCAL: fill_reciprocal(out, v); goto done;
     case BP_OP_RSQRT: {
@@ -239,15 +251,13 @@ bp_status bp_cpu_op_unary(bp_backend_t *be, const bp_exec_t *x,
         fill_rsqrt(out, v, &l, bp_cpu_lanes(out->dtype, BP_CPU_VEC_BYTES));
         goto done;
     }
-    case BP_OP_SIN: fn = BP_CPU_SIN; break;
-    case BP_OP_COS: fn = BP_CPU_COS; break;
-    case BP_OP_EXP: fn = BP_CPU_EXP; break;
-    case BP_OP_LOG: fn = BP_CPU_LOG; break;
-    case BP_OP_TANH: fn = BP_CPU_TANH; break;
     default:
+        break;
+    }
+    if (!bp_cpu_has_map(fn)) {
         free(v);
-        return bp_error_set(err, BP_EINTERNAL, "op %s is not unary",
-                            bp_op_name(x->op->kind));
+        return bp_error_set(err, BP_EINTERNAL, "op %s is not a CPU function",
+                            bp_op_name(fn));
     }
     if (bp_cpu_opmath_f32(out->dtype)) {
         float *f = malloc((out->numel ? out->numel : 1) * sizeof *f);

@@ -1,8 +1,9 @@
 /* CUDA backend, host half: device selection and the availability probe,
  * one stream, device memory (a size-bucketed pool reused across ops,
  * dtypes and probes), transfers, cuBLAS with pinned numerics, and the
- * environment fingerprint.  The only C file that includes CUDA headers;
- * what each op computes is in be_cuda_ops.c.
+ * environment fingerprint.  The backend's one C file that includes CUDA
+ * headers (the layer stack's stack_cuda.c and invariance's inv_cuda.c
+ * have their own); what each op computes is in be_cuda_ops.c.
  *
  * Every CUDA and cuBLAS call is checked, and a failure names the call and
  * CUDA's error string.  Ops run synchronously: each kernel is followed by
@@ -23,6 +24,8 @@
 
 #include "bpk.h"
 #include "cublas_dl.h"
+#include "envinfo.h"
+#include "cuda_check.h"
 #include "config.h"
 
 /* cuBLAS workspace, fixed so that algorithm choice cannot depend on what
@@ -42,7 +45,6 @@ typedef struct {
     cublasHandle_t blas;
     void *workspace;
     int debug;
-    bp_op_fn ops[BP_OP_COUNT]; /* be_cuda_ops.c's entries */
     pool_ent_t *pool;
     size_t npool, cap;
 } cuda_state_t;
@@ -51,38 +53,6 @@ static cuda_state_t *state(bp_backend_t *be)
 {
     return (cuda_state_t *)be->state;
 }
-
-static bp_status cuda_fail(bp_error_t *err, bp_status code, const char *call,
-                           cudaError_t e)
-{
-    if (e == cudaErrorMemoryAllocation)
-        code = BP_ENOMEM;
-    return bp_error_set(err, code, "%s failed: %s (%s)", call,
-                        cudaGetErrorString(e), cudaGetErrorName(e));
-}
-
-static bp_status blas_fail(bp_error_t *err, bp_status code, const char *call,
-                           cublasStatus_t s)
-{
-    if (s == CUBLAS_STATUS_ALLOC_FAILED)
-        code = BP_ENOMEM;
-    return bp_error_set(err, code, "%s failed: %s (%s)", call,
-                        BP_BLAS(cublasGetStatusString)(s), BP_BLAS(cublasGetStatusName)(s));
-}
-
-/* Checked calls; `code` is the status a failure maps to. */
-#define CUDA_TRY(call, code)                                                 \
-    do {                                                                     \
-        cudaError_t e_ = (call);                                             \
-        if (e_ != cudaSuccess)                                               \
-            return cuda_fail(err, (code), #call, e_);                        \
-    } while (0)
-#define BLAS_TRY(call, code)                                                 \
-    do {                                                                     \
-        cublasStatus_t s_ = (call);                                          \
-        if (s_ != CUBLAS_STATUS_SUCCESS)                                     \
-            return blas_fail(err, (code), #call, s_);                        \
-    } while (0)
 
 static void version_str(int v, char *out, size_t n)
 {
@@ -124,7 +94,7 @@ static bp_status device_count(int *count, bp_error_t *err)
                             "CUDA driver %s is older than the CUDA runtime %s "
                             "bitprobe was built with", dv, rv);
     if (e != cudaSuccess)
-        return cuda_fail(err, BP_EUNAVAIL, "cudaGetDeviceCount", e);
+        return bp_cuda_fail(err, BP_EUNAVAIL, "cudaGetDeviceCount", e);
     return BP_OK;
 }
 
@@ -145,18 +115,30 @@ json_t *bp_be_cuda_env(bp_error_t *err)
         cudaError_t e = cudaGetDeviceProperties(&p, i);
         if (e != cudaSuccess) {
             json_decref(devs);
-            cuda_fail(err, BP_EUNAVAIL, "cudaGetDeviceProperties", e);
+            bp_cuda_fail(err, BP_EUNAVAIL, "cudaGetDeviceProperties", e);
             return NULL;
         }
-        char cc[16];
+        char cc[16], uuid[48], pci[32];
+        const unsigned char *u = (const unsigned char *)p.uuid.bytes;
         snprintf(cc, sizeof cc, "%d.%d", p.major, p.minor);
+        /* As nvidia-smi prints them, so that a fleet can join the two. */
+        snprintf(uuid, sizeof uuid,
+                 "GPU-%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x",
+                 u[0], u[1], u[2], u[3], u[4], u[5], u[6], u[7], u[8], u[9], u[10],
+                 u[11], u[12], u[13], u[14], u[15]);
+        snprintf(pci, sizeof pci, "%08x:%02x:%02x.0", (unsigned)p.pciDomainID,
+                 (unsigned)p.pciBusID, (unsigned)p.pciDeviceID);
         json_array_append_new(
-            devs, json_pack("{s:s, s:s, s:i, s:I}", "name", p.name, "cc", cc,
+            devs, json_pack("{s:s, s:s, s:i, s:I, s:s, s:s}", "name", p.name, "cc", cc,
                             "sms", p.multiProcessorCount, "mem_mib",
-                            (json_int_t)(p.totalGlobalMem >> 20)));
+                            (json_int_t)(p.totalGlobalMem >> 20), "uuid", uuid,
+                            "pci_bus_id", pci));
     }
-    json_t *env = devs ? json_pack("{s:s, s:s, s:s, s:o}", "driver", dv,
-                                   "runtime", rv, "cublas", bv, "devices", devs)
+    char kd[64];
+    bp_envinfo_nvidia_driver(kd, sizeof kd);
+    json_t *env = devs ? json_pack("{s:s, s:s, s:s, s:s, s:o}", "driver", dv,
+                                   "nvidia_driver", kd, "runtime", rv, "cublas", bv,
+                                   "devices", devs)
                        : NULL;
     if (!env)
         bp_error_set(err, BP_ENOMEM, "out of memory");
@@ -372,11 +354,11 @@ static void cuda_destroy(bp_backend_t *be)
     }
 }
 
-/* Every op runs with the backend's device current. */
-static bp_status cuda_op(bp_backend_t *be, const bp_exec_t *x, bp_error_t *err)
+/* Every op runs with the backend's device current, on whichever thread
+ * runs the backend. */
+static bp_status cuda_enter(bp_backend_t *be, bp_error_t *err)
 {
-    bp_status st = bp_cuda_use(be, err);
-    return st ? st : state(be)->ops[x->op->kind](be, x, err);
+    return bp_cuda_use(be, err);
 }
 
 /* Stream, cuBLAS handle with pinned numerics, and a trial launch so that a
@@ -521,12 +503,8 @@ static bp_status open_device(const bp_backend_opts_t *o, int count, bp_backend_t
     be->upload = cuda_upload;
     be->download = cuda_download;
     be->destroy = cuda_destroy;
-    bp_cuda_ops_install(be);
-    for (int k = 0; k < BP_OP_COUNT; k++) {
-        s->ops[k] = be->op[k];
-        if (be->op[k])
-            be->op[k] = cuda_op;
-    }
+    be->op = bp_cuda_ops;
+    be->enter = cuda_enter;
     st = setup(be, &p, err);
     if (!st)
         st = fingerprint(be, &p, err);

@@ -1,7 +1,8 @@
 /* Private interface of the CUDA backend, between be_cuda.c (device
- * selection, memory, streams, cuBLAS, fingerprint: the only C file that
- * includes CUDA headers) and be_cuda_ops.c (what each op computes and how
- * PyTorch converts its scalars).  Plain C: no CUDA types cross it. */
+ * selection, memory, streams, cuBLAS, fingerprint: the backend's one file
+ * that includes CUDA headers) and be_cuda_ops.c (its op table: what each
+ * op computes and how PyTorch converts its scalars).  Plain C: no CUDA
+ * types cross it. */
 #ifndef BP_BE_CUDA_H
 #define BP_BE_CUDA_H
 
@@ -25,8 +26,5 @@ bp_status bp_cuda_finish(bp_backend_t *be, const char *kernel, int rc,
 bp_status bp_cuda_gemm(bp_backend_t *be, bp_dtype_t dt, int64_t m, int64_t n,
                        int64_t k, const void *a, const void *b, void *c,
                        bp_error_t *err);
-
-/* Fills be->op[] (be_cuda_ops.c). */
-void bp_cuda_ops_install(bp_backend_t *be);
 
 #endif

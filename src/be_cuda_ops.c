@@ -32,11 +32,6 @@ _Static_assert(BPK_F64 == (int)BP_F64 && BPK_F32 == (int)BP_F32 &&
                "kernel dtype codes must equal bp_dtype_t's arithmetic ones");
 _Static_assert(BPK_MAXDIM == BP_MAXDIM, "kernel and buffer rank limits");
 
-static bool is_int(bp_dtype_t dt)
-{
-    return dt == BP_I64 || dt == BP_I32;
-}
-
 static const char *dname(bp_dtype_t dt)
 {
     return bp_dtype_name(dt);
@@ -57,7 +52,7 @@ static bp_status int_scalar(double v, double *res, bp_error_t *err)
 static bp_status scalar_opmath(double v, bp_dtype_t out, double *res,
                                bp_error_t *err)
 {
-    if (is_int(out))
+    if (bp_dtype_is_int(out))
         return int_scalar(v, res, err);
     *res = out == BP_F64 ? v : (double)(float)v;
     return BP_OK;
@@ -101,16 +96,6 @@ static bpk_arg_t scalar_arg(double v)
     return a;
 }
 
-static bool same_shape(const bp_buf_t *a, const bp_buf_t *b)
-{
-    if (a->ndim != b->ndim)
-        return false;
-    for (int d = 0; d < a->ndim; d++)
-        if (a->shape[d] != b->shape[d])
-            return false;
-    return true;
-}
-
 static bp_status shape_error(bp_error_t *err, const char *what,
                              const bp_buf_t *t, const bp_buf_t *out)
 {
@@ -121,32 +106,14 @@ static bp_status shape_error(bp_error_t *err, const char *what,
                         "result shape %s", what, ts, os);
 }
 
-/* Strides of t's elements along each dimension of out, right-aligned as
- * in NumPy broadcasting; 0 where t broadcasts. */
+/* Strides of t's elements along each dimension of out (0 where t
+ * broadcasts). */
 static bp_status strides_for(const bp_buf_t *t, const bp_buf_t *out,
                              int64_t *stride, const char *which,
                              bp_error_t *err)
 {
-    if (!t)
-        return BP_OK;
-    if (t->ndim > out->ndim)
+    if (t && !bp_bcast_strides(t->ndim, t->shape, out->ndim, out->shape, stride))
         return shape_error(err, which, t, out);
-    int off = out->ndim - t->ndim;
-    int64_t s = 1;
-    for (int d = out->ndim - 1; d >= 0; d--) {
-        int td = d - off;
-        if (td < 0) {
-            stride[d] = 0;
-            continue;
-        }
-        if (t->shape[td] == out->shape[d])
-            stride[d] = t->shape[td] == 1 ? 0 : s;
-        else if (t->shape[td] == 1)
-            stride[d] = 0;
-        else
-            return shape_error(err, which, t, out);
-        s *= t->shape[td];
-    }
     return BP_OK;
 }
 
@@ -155,7 +122,7 @@ static bp_status make_bcast(const bp_buf_t *out, const bp_buf_t *a,
                             bp_error_t *err)
 {
     memset(bc, 0, sizeof *bc);
-    if ((!a || same_shape(a, out)) && (!b || same_shape(b, out)))
+    if ((!a || bp_buf_same_shape(a, out)) && (!b || bp_buf_same_shape(b, out)))
         return BP_OK;
     bc->ndim = out->ndim;
     for (int d = 0; d < out->ndim; d++)
@@ -216,7 +183,7 @@ static bp_status op_arange(bp_backend_t *be, const bp_exec_t *x,
     bp_status st = dev_of(x->out, "out", err);
     if (st)
         return st;
-    if (is_int(x->out->dtype) &&
+    if (bp_dtype_is_int(x->out->dtype) &&
         !(fabs(op->start) < 0x1p63 && fabs(op->step) < 0x1p63))
         return bp_error_set(err, BP_EINPUT,
                             "arange start %.17g or step %.17g outside int64",
@@ -271,19 +238,20 @@ static bp_status fill(bp_backend_t *be, bp_buf_t *out, double v,
     return bp_cuda_finish(be, "bpk_fill", rc, err);
 }
 
-static bp_status unary(bp_backend_t *be, int code, const char *name,
-                       const bp_buf_t *a, bp_buf_t *out, bp_error_t *err)
+/* An elementwise function of one operand: unary.cu's kernel for op k. */
+static bp_status unary(bp_backend_t *be, bp_op_kind_t k, const bp_buf_t *a,
+                       bp_buf_t *out, bp_error_t *err)
 {
-    if (!same_shape(a, out))
+    if (!bp_buf_same_shape(a, out))
         return shape_error(err, "operand a", a, out);
-    if (is_int(out->dtype) && code != BPK_NEG)
+    if (bp_dtype_is_int(out->dtype) && !bp_op_has(k, BP_OPF_INT))
         return bp_error_set(err, BP_EINPUT,
-                            "%s with integer result dtype %s", name,
+                            "%s with integer result dtype %s", bp_op_name(k),
                             dname(out->dtype));
-    int rc = bpk_unary(bp_cuda_stream(be), code, out->dev, (int)out->dtype,
+    int rc = bpk_unary(bp_cuda_stream(be), (int)k, out->dev, (int)out->dtype,
                        a->dev, (int)a->dtype, numel(out));
     char kernel[64];
-    snprintf(kernel, sizeof kernel, "bpk_unary(%s)", name);
+    snprintf(kernel, sizeof kernel, "bpk_unary(%s)", bp_op_name(k));
     return bp_cuda_finish(be, kernel, rc, err);
 }
 
@@ -308,7 +276,7 @@ static bp_status div_op(bp_backend_t *be, const bp_exec_t *x, bp_error_t *err)
     const bp_op_t *op = x->op;
     bp_buf_t *out = x->out;
     bp_dtype_t dt = out->dtype;
-    if (is_int(dt))
+    if (bp_dtype_is_int(dt))
         return bp_error_set(err, BP_EINPUT,
                             "true division with integer result dtype %s",
                             dname(dt));
@@ -339,7 +307,7 @@ static bp_status div_op(bp_backend_t *be, const bp_exec_t *x, bp_error_t *err)
             return binary(be, BPK_DIV_RCP, "div-reciprocal", scalar_arg(s),
                           NULL, tensor_arg(x->b), x->b, out, err);
         /* Tensor.__rtruediv__: b.reciprocal() * a. */
-        if ((st = unary(be, BPK_RECIPROCAL, "reciprocal", x->b, out, err)))
+        if ((st = unary(be, BP_OP_RECIPROCAL, x->b, out, err)))
             return st;
         return binary(be, BPK_MUL, "mul", tensor_arg(out), out,
                       scalar_arg(s), NULL, out, err);
@@ -408,19 +376,19 @@ static bp_status pow_tensor_scalar(bp_backend_t *be, const bp_buf_t *a,
 {
     bp_dtype_t dt = out->dtype;
     if (e == 0.0)
-        return same_shape(a, out) ? fill(be, out, 1.0, err)
+        return bp_buf_same_shape(a, out) ? fill(be, out, 1.0, err)
                                   : shape_error(err, "operand a", a, out);
     if (e == 1.0)
         return copy_into(be, a, out, err);
-    if (is_int(dt) && e < 0)
+    if (bp_dtype_is_int(dt) && e < 0)
         return bp_error_set(err, BP_EINPUT, "Integers to negative integer "
                             "powers are not allowed (exponent %.17g)", e);
     if (e == 0.5)
-        return unary(be, BPK_SQRT, "sqrt", a, out, err);
+        return unary(be, BP_OP_SQRT, a, out, err);
     if (e == -0.5)
-        return unary(be, BPK_RSQRT, "rsqrt", a, out, err);
+        return unary(be, BP_OP_RSQRT, a, out, err);
     if (e == -1.0)
-        return unary(be, BPK_RECIPROCAL, "reciprocal", a, out, err);
+        return unary(be, BP_OP_RECIPROCAL, a, out, err);
     double es;
     bp_status st = scalar_storage(e, dt, &es, err);
     if (st)
@@ -446,7 +414,7 @@ static bp_status op_pow(bp_backend_t *be, const bp_exec_t *x, bp_error_t *err)
         /* pow_Scalar_out: a base of 1 fills ones; any other base becomes
          * a device tensor cast to the result dtype. */
         if (op->a.value == 1.0)
-            return same_shape(x->b, out)
+            return bp_buf_same_shape(x->b, out)
                        ? fill(be, out, 1.0, err)
                        : shape_error(err, "operand b", x->b, out);
         double base;
@@ -462,31 +430,10 @@ static bp_status op_pow(bp_backend_t *be, const bp_exec_t *x, bp_error_t *err)
 static bp_status op_unary(bp_backend_t *be, const bp_exec_t *x,
                           bp_error_t *err)
 {
-    static const struct {
-        bp_op_kind_t kind;
-        int code;
-        const char *name;
-    } map[] = {
-        {BP_OP_RECIPROCAL, BPK_RECIPROCAL, "reciprocal"},
-        {BP_OP_EXP, BPK_EXP, "exp"},
-        {BP_OP_LOG, BPK_LOG, "log"},
-        {BP_OP_SIN, BPK_SIN, "sin"},
-        {BP_OP_COS, BPK_COS, "cos"},
-        {BP_OP_TANH, BPK_TANH, "tanh"},
-        {BP_OP_SQRT, BPK_SQRT, "sqrt"},
-        {BP_OP_RSQRT, BPK_RSQRT, "rsqrt"},
-        {BP_OP_NEG, BPK_NEG, "neg"},
-    };
     bp_status st = dev_of(x->a, "a", err);
     if (!st)
         st = dev_of(x->out, "out", err);
-    if (st)
-        return st;
-    for (size_t i = 0; i < sizeof map / sizeof map[0]; i++)
-        if (map[i].kind == x->op->kind)
-            return unary(be, map[i].code, map[i].name, x->a, x->out, err);
-    return bp_error_set(err, BP_EINTERNAL, "op kind %d is not unary",
-                        (int)x->op->kind);
+    return st ? st : unary(be, x->op->kind, x->a, x->out, err);
 }
 
 /* torch.outer(a, b) = a.reshape(-1, 1) * b: the mul kernel, broadcast. */
@@ -513,17 +460,6 @@ static bp_status op_outer(bp_backend_t *be, const bp_exec_t *x,
                         (int)out->dtype, tensor_arg(a), tensor_arg(b), &bc,
                         numel(out));
     return bp_cuda_finish(be, "bpk_binary(outer)", rc, err);
-}
-
-static bp_status norm_axis(int axis, int ndim, int *res, bp_error_t *err)
-{
-    int a = axis < 0 ? axis + ndim : axis;
-    if (a < 0 || a >= ndim)
-        return bp_error_set(err, BP_EINPUT,
-                            "axis %d is out of range for %d dimensions", axis,
-                            ndim);
-    *res = a;
-    return BP_OK;
 }
 
 /* Products of the dimensions before and after axis. */
@@ -556,7 +492,7 @@ static bp_status op_concat(bp_backend_t *be, const bp_exec_t *x,
     int axis = 0;
     bp_status st = dev_of(out, "out", err);
     if (!st)
-        st = norm_axis(x->op->has_axis ? x->op->axis : 0, out->ndim, &axis,
+        st = bp_axis_check(x->op->has_axis ? x->op->axis : 0, out->ndim, &axis,
                        err);
     if (st)
         return st;
@@ -606,7 +542,7 @@ static bp_status op_slice(bp_backend_t *be, const bp_exec_t *x,
     if (!st)
         st = dev_of(out, "out", err);
     if (!st)
-        st = norm_axis(op->has_axis ? op->axis : 0, a->ndim, &axis, err);
+        st = bp_axis_check(op->has_axis ? op->axis : 0, a->ndim, &axis, err);
     if (st)
         return st;
     if (!same_but(a, out, axis))
@@ -647,7 +583,7 @@ static bp_status op_rotate_half(bp_backend_t *be, const bp_exec_t *x,
         st = dev_of(out, "out", err);
     if (st)
         return st;
-    if (!same_shape(a, out) || a->dtype != out->dtype || a->ndim < 1)
+    if (!bp_buf_same_shape(a, out) || a->dtype != out->dtype || a->ndim < 1)
         return shape_error(err, "operand a", a, out);
     int64_t d = a->shape[a->ndim - 1];
     if (d % 2)
@@ -673,7 +609,7 @@ static bp_status op_sum(bp_backend_t *be, const bp_exec_t *x, bp_error_t *err)
     int64_t outer = 1, len = numel(a), inner = 1;
     if (op->has_axis) {
         int axis = 0;
-        if ((st = norm_axis(op->axis, a->ndim, &axis, err)))
+        if ((st = bp_axis_check(op->axis, a->ndim, &axis, err)))
             return st;
         split_at(a, axis, &outer, &inner);
         len = a->shape[axis];
@@ -718,30 +654,29 @@ static bp_status op_matmul(bp_backend_t *be, const bp_exec_t *x,
                         a->dev, b->dev, out->dev, err);
 }
 
-void bp_cuda_ops_install(bp_backend_t *be)
-{
-    be->op[BP_OP_TENSOR] = op_tensor;
-    be->op[BP_OP_ARANGE] = op_arange;
-    be->op[BP_OP_UNIFORM] = op_uniform;
-    be->op[BP_OP_CAST] = op_cast;
-    be->op[BP_OP_ADD] = op_arith;
-    be->op[BP_OP_SUB] = op_arith;
-    be->op[BP_OP_MUL] = op_arith;
-    be->op[BP_OP_DIV] = op_arith;
-    be->op[BP_OP_POW] = op_pow;
-    be->op[BP_OP_RECIPROCAL] = op_unary;
-    be->op[BP_OP_EXP] = op_unary;
-    be->op[BP_OP_LOG] = op_unary;
-    be->op[BP_OP_SIN] = op_unary;
-    be->op[BP_OP_COS] = op_unary;
-    be->op[BP_OP_TANH] = op_unary;
-    be->op[BP_OP_SQRT] = op_unary;
-    be->op[BP_OP_RSQRT] = op_unary;
-    be->op[BP_OP_NEG] = op_unary;
-    be->op[BP_OP_OUTER] = op_outer;
-    be->op[BP_OP_CONCAT] = op_concat;
-    be->op[BP_OP_SLICE] = op_slice;
-    be->op[BP_OP_MATMUL] = op_matmul;
-    be->op[BP_OP_SUM] = op_sum;
-    be->op[BP_OP_ROTATE_HALF] = op_rotate_half;
-}
+const bp_op_fn bp_cuda_ops[BP_OP_COUNT] = {
+    [BP_OP_TENSOR] = op_tensor,
+    [BP_OP_ARANGE] = op_arange,
+    [BP_OP_UNIFORM] = op_uniform,
+    [BP_OP_CAST] = op_cast,
+    [BP_OP_ADD] = op_arith,
+    [BP_OP_SUB] = op_arith,
+    [BP_OP_MUL] = op_arith,
+    [BP_OP_DIV] = op_arith,
+    [BP_OP_POW] = op_pow,
+    [BP_OP_RECIPROCAL] = op_unary,
+    [BP_OP_EXP] = op_unary,
+    [BP_OP_LOG] = op_unary,
+    [BP_OP_SIN] = op_unary,
+    [BP_OP_COS] = op_unary,
+    [BP_OP_TANH] = op_unary,
+    [BP_OP_SQRT] = op_unary,
+    [BP_OP_RSQRT] = op_unary,
+    [BP_OP_NEG] = op_unary,
+    [BP_OP_OUTER] = op_outer,
+    [BP_OP_CONCAT] = op_concat,
+    [BP_OP_SLICE] = op_slice,
+    [BP_OP_MATMUL] = op_matmul,
+    [BP_OP_SUM] = op_sum,
+    [BP_OP_ROTATE_HALF] = op_rotate_half,
+};

@@ -50,11 +50,6 @@ static int nthreads(const bp_backend_t *be)
     return ((const oracle_state_t *)be->state)->threads;
 }
 
-static bool is_int(bp_dtype_t dt)
-{
-    return !bp_dtype_info(dt)->is_float;
-}
-
 /* ---- operands: a tensor read with numpy broadcasting, or a scalar ---- */
 
 typedef enum { OPD_SCALAR, OPD_SAME, OPD_ONE, OPD_BCAST, OPD_ROW, OPD_COL }
@@ -69,16 +64,6 @@ typedef struct {
     int64_t stride[BP_MAXDIM];   /* in the operand, 0 where broadcast */
     size_t cols;                 /* OPD_ROW/OPD_COL: output columns */
 } operand_t;
-
-static bool same_shape(const bp_buf_t *a, const bp_buf_t *b)
-{
-    if (a->ndim != b->ndim)
-        return false;
-    for (int d = 0; d < a->ndim; d++)
-        if (a->shape[d] != b->shape[d])
-            return false;
-    return true;
-}
 
 static bp_status operand_setup(operand_t *o, const bp_buf_t *buf,
                                const bp_arg_t *arg, const bp_buf_t *out,
@@ -96,7 +81,7 @@ static bp_status operand_setup(operand_t *o, const bp_buf_t *buf,
     }
     if (!buf->data && buf->numel)
         return bp_error_set(err, BP_EINTERNAL, "operand %s has no data", which);
-    if (same_shape(buf, out)) {
+    if (bp_shape_equal(buf->ndim, buf->shape, out->ndim, out->shape)) {
         o->mode = OPD_SAME;
         return BP_OK;
     }
@@ -104,29 +89,17 @@ static bp_status operand_setup(operand_t *o, const bp_buf_t *buf,
         o->mode = OPD_ONE;
         return BP_OK;
     }
-    char bs[128], os[128];
-    bp_shape_format(buf->ndim, buf->shape, bs, sizeof bs);
-    bp_shape_format(out->ndim, out->shape, os, sizeof os);
-    if (buf->ndim > out->ndim)
+    o->mode = OPD_BCAST;
+    o->ndim = out->ndim;
+    for (int d = 0; d < out->ndim; d++)
+        o->shape[d] = out->shape[d];
+    if (!bp_bcast_strides(buf->ndim, buf->shape, out->ndim, out->shape, o->stride)) {
+        char bs[128], os[128];
+        bp_shape_format(buf->ndim, buf->shape, bs, sizeof bs);
+        bp_shape_format(out->ndim, out->shape, os, sizeof os);
         return bp_error_set(err, BP_EINPUT,
                             "operand %s of shape %s does not broadcast to the "
                             "output shape %s", which, bs, os);
-    o->mode = OPD_BCAST;
-    o->ndim = out->ndim;
-    int64_t stride = 1;
-    for (int d = out->ndim - 1; d >= 0; d--) {
-        int bd = d - (out->ndim - buf->ndim);
-        int64_t n = bd >= 0 ? buf->shape[bd] : 1;
-        o->shape[d] = out->shape[d];
-        if (n == out->shape[d])
-            o->stride[d] = stride;
-        else if (n == 1)
-            o->stride[d] = 0;
-        else
-            return bp_error_set(err, BP_EINPUT,
-                                "operand %s of shape %s does not broadcast to "
-                                "the output shape %s", which, bs, os);
-        stride *= n;
     }
     return BP_OK;
 }
@@ -229,7 +202,7 @@ static bp_status elem_kernel(bp_oracle_ws_t *ws, const void *vctx, size_t begin,
 {
     const elem_ctx_t *c = vctx;
     bp_dtype_t dt = c->out->dtype;
-    bool ipow = c->kind == BP_OP_POW && is_int(dt);
+    bool ipow = c->kind == BP_OP_POW && bp_dtype_is_int(dt);
     mpz_t base, mod;
     if (ipow) {
         mpz_inits(base, mod, (mpz_ptr)0);
@@ -289,30 +262,6 @@ static bp_status sincos_kernel(bp_oracle_ws_t *ws, const void *vctx, size_t begi
     }
     mpfr_clear(o);
     return BP_OK;
-}
-
-static bool int_capable(bp_op_kind_t k)
-{
-    switch (k) {
-    case BP_OP_CAST: case BP_OP_ADD: case BP_OP_SUB: case BP_OP_MUL:
-    case BP_OP_POW: case BP_OP_NEG: case BP_OP_OUTER:
-        return true;
-    default:
-        return false;
-    }
-}
-
-/* Unary ops whose MPFR evaluation costs far more than finding repeated
- * operands (oracle_unique.h). */
-static bool costly(bp_op_kind_t k)
-{
-    switch (k) {
-    case BP_OP_EXP: case BP_OP_LOG: case BP_OP_SIN: case BP_OP_COS:
-    case BP_OP_TANH:
-        return true;
-    default:
-        return false;
-    }
 }
 
 /* A unary op evaluated once per distinct operand value not already in the
@@ -383,13 +332,12 @@ static bp_status op_elementwise(bp_backend_t *be, const bp_exec_t *x,
 {
     const bp_op_t *op = x->op;
     elem_ctx_t c = {.kind = op->kind, .out = x->out};
-    if (is_int(x->out->dtype) && !int_capable(op->kind))
+    if (bp_dtype_is_int(x->out->dtype) && !bp_op_has(op->kind, BP_OPF_INT))
         return bp_error_set(err, BP_EINPUT,
                             "the oracle computes this op only in a float "
                             "dtype, not %s", bp_dtype_name(x->out->dtype));
-    c.binary = op->kind == BP_OP_ADD || op->kind == BP_OP_SUB ||
-               op->kind == BP_OP_MUL || op->kind == BP_OP_DIV ||
-               op->kind == BP_OP_POW || op->kind == BP_OP_OUTER;
+    bp_opd_t opd = bp_op_info(op->kind)->operands;
+    c.binary = opd == BP_OPD_AB || opd == BP_OPD_AB_TS;
     if (op->kind == BP_OP_OUTER) {
         if (!x->a || !x->b || x->a->ndim != 1 || x->b->ndim != 1 ||
             x->out->ndim != 2 || x->out->shape[0] != x->a->shape[0] ||
@@ -407,7 +355,7 @@ static bp_status op_elementwise(bp_backend_t *be, const bp_exec_t *x,
         if (st)
             return st;
     }
-    if (!c.binary && costly(op->kind) && c.a.mode == OPD_SAME &&
+    if (!c.binary && bp_op_has(op->kind, BP_OPF_COSTLY) && c.a.mode == OPD_SAME &&
         x->out->numel >= BP_ORACLE_UNIQUE_MIN && x->out->numel < UINT32_MAX)
         return elementwise_unique(be, &c, err);
     return bp_oracle_map(nthreads(be), BP_ORACLE_GRAIN, x->out->dtype,
@@ -524,6 +472,33 @@ static bp_status op_matmul(bp_backend_t *be, const bp_exec_t *x,
 
 /* ---- the backend ---- */
 
+const bp_op_fn bp_oracle_ops[BP_OP_COUNT] = {
+    [BP_OP_TENSOR] = op_tensor,
+    [BP_OP_ARANGE] = op_arange,
+    [BP_OP_UNIFORM] = op_uniform,
+    [BP_OP_CAST] = op_elementwise,
+    [BP_OP_ADD] = op_elementwise,
+    [BP_OP_SUB] = op_elementwise,
+    [BP_OP_MUL] = op_elementwise,
+    [BP_OP_DIV] = op_elementwise,
+    [BP_OP_POW] = op_elementwise,
+    [BP_OP_RECIPROCAL] = op_elementwise,
+    [BP_OP_EXP] = op_elementwise,
+    [BP_OP_LOG] = op_elementwise,
+    [BP_OP_SIN] = op_elementwise,
+    [BP_OP_COS] = op_elementwise,
+    [BP_OP_TANH] = op_elementwise,
+    [BP_OP_SQRT] = op_elementwise,
+    [BP_OP_RSQRT] = op_elementwise,
+    [BP_OP_NEG] = op_elementwise,
+    [BP_OP_OUTER] = op_elementwise,
+    [BP_OP_CONCAT] = op_copy,
+    [BP_OP_SLICE] = op_copy,
+    [BP_OP_MATMUL] = op_matmul,
+    [BP_OP_SUM] = op_sum,
+    [BP_OP_ROTATE_HALF] = op_copy,
+};
+
 void bp_be_oracle_thread_done(void)
 {
     mpfr_free_cache2(MPFR_FREE_LOCAL_CACHE);
@@ -576,16 +551,7 @@ bp_status bp_be_oracle_open(const bp_backend_opts_t *o, bp_backend_t **out,
         oracle_destroy(be);
         return bp_error_set(err, BP_ENOMEM, "out of memory");
     }
-    for (int k = 0; k < BP_OP_COUNT; k++)
-        be->op[k] = op_elementwise;
-    be->op[BP_OP_TENSOR] = op_tensor;
-    be->op[BP_OP_ARANGE] = op_arange;
-    be->op[BP_OP_UNIFORM] = op_uniform;
-    be->op[BP_OP_CONCAT] = op_copy;
-    be->op[BP_OP_SLICE] = op_copy;
-    be->op[BP_OP_ROTATE_HALF] = op_copy;
-    be->op[BP_OP_SUM] = op_sum;
-    be->op[BP_OP_MATMUL] = op_matmul;
+    be->op = bp_oracle_ops;
     *out = be;
     return BP_OK;
 }

@@ -96,6 +96,79 @@ uint64_t bp_buf_bits(const bp_buf_t *b, size_t i)
     return bp_dtype_load_bits(b->dtype, b->data, i);
 }
 
+bool bp_shape_equal(int na, const int64_t *a, int nb, const int64_t *b)
+{
+    if (na != nb)
+        return false;
+    for (int d = 0; d < na; d++)
+        if (a[d] != b[d])
+            return false;
+    return true;
+}
+
+bool bp_buf_same_shape(const bp_buf_t *a, const bp_buf_t *b)
+{
+    return bp_shape_equal(a->ndim, a->shape, b->ndim, b->shape);
+}
+
+bp_status bp_axis_check(int axis, int ndim, int *out, bp_error_t *err)
+{
+    if (!bp_axis_norm(axis, ndim, out))
+        return bp_error_set(err, BP_EINPUT,
+                            "axis %d is out of range for %d dimensions", axis,
+                            ndim);
+    return BP_OK;
+}
+
+bool bp_axis_norm(int axis, int ndim, int *out)
+{
+    if (axis < -ndim || axis >= ndim)
+        return false;
+    *out = axis < 0 ? axis + ndim : axis;
+    return true;
+}
+
+bool bp_bcast_strides(int sn, const int64_t *sshape, int on,
+                      const int64_t *oshape, int64_t *strides)
+{
+    int off = on - sn;
+    int64_t s = 1;
+    if (off < 0)
+        return false;
+    for (int d = on - 1; d >= 0; d--) {
+        int sd = d - off;
+        if (sd < 0) {
+            strides[d] = 0;
+            continue;
+        }
+        if (sshape[sd] == oshape[d])
+            strides[d] = sshape[sd] == 1 ? 0 : s;
+        else if (sshape[sd] == 1)
+            strides[d] = 0;
+        else
+            return false;
+        s *= sshape[sd];
+    }
+    return true;
+}
+
+bool bp_bcast_shape(int na, const int64_t *a, int nb, const int64_t *b,
+                    int *nout, int64_t *out)
+{
+    int n = na > nb ? na : nb;
+    if (n > BP_MAXDIM)
+        return false;
+    for (int d = n - 1; d >= 0; d--) {
+        int da = d - (n - na), db = d - (n - nb);
+        int64_t x = da >= 0 ? a[da] : 1, y = db >= 0 ? b[db] : 1;
+        if (x != y && x != 1 && y != 1)
+            return false;
+        out[d] = x == 1 ? y : x;
+    }
+    *nout = n;
+    return true;
+}
+
 void bp_shape_format(int ndim, const int64_t *shape, char *out, size_t n)
 {
     size_t len = 0;

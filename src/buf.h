@@ -42,6 +42,25 @@ double bp_buf_get(const bp_buf_t *b, size_t i);
 void bp_buf_set(bp_buf_t *b, size_t i, double v);
 uint64_t bp_buf_bits(const bp_buf_t *b, size_t i);
 
+/* Shapes, with the conventions PyTorch's are read with. */
+bool bp_shape_equal(int na, const int64_t *a, int nb, const int64_t *b);
+bool bp_buf_same_shape(const bp_buf_t *a, const bp_buf_t *b);
+/* axis in [-ndim, ndim) as an index in [0, ndim) (negative counts from the
+ * end, as maybe_wrap_dim); false when out of range. */
+bool bp_axis_norm(int axis, int ndim, int *out);
+/* The same, failing with "axis A is out of range for N dimensions". */
+bp_status bp_axis_check(int axis, int ndim, int *out, bp_error_t *err);
+/* Strides, in elements of a contiguous src, for each of out's dimensions
+ * when src is broadcast to out (NumPy/PyTorch rules: dimensions aligned at
+ * the right, size 1 or absent stretches with stride 0); false when src does
+ * not broadcast to out. */
+bool bp_bcast_strides(int sn, const int64_t *sshape, int on,
+                      const int64_t *oshape, int64_t *strides);
+/* The broadcast shape of a and b (torch.broadcast_shapes) into out/nout;
+ * false when they do not broadcast. */
+bool bp_bcast_shape(int na, const int64_t *a, int nb, const int64_t *b,
+                    int *nout, int64_t *out);
+
 /* "[4096, 128]" into out. */
 void bp_shape_format(int ndim, const int64_t *shape, char *out, size_t n);
 /* Multi-dimensional index of flat position i: "[12, 7]". */

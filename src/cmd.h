@@ -25,5 +25,9 @@ int cmd_explain(int argc, char **argv);
 int cmd_fingerprint(int argc, char **argv);
 int cmd_stack(int argc, char **argv);
 int cmd_report(int argc, char **argv);
+int cmd_screen(int argc, char **argv);
+/* diff --consensus (cmd_consensus.c) */
+int cmd_diff_consensus(int argc, char **argv);
+int cmd_invariance(int argc, char **argv);
 
 #endif

@@ -127,6 +127,9 @@ static json_t *side_env(const char *path, const bp_st_file_t *f)
 
 int cmd_diff(int argc, char **argv)
 {
+    for (int i = 1; i < argc && strcmp(argv[i], "--") != 0; i++)
+        if (strcmp(argv[i], "--consensus") == 0)
+            return cmd_diff_consensus(argc, argv);
     enum { O_MAP = 256, O_POLICY, O_AS, O_FIRST, O_NANP };
     static const struct option opts[] = {
         {"map", required_argument, 0, O_MAP},    {"policy", required_argument, 0, O_POLICY},

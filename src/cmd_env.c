@@ -34,16 +34,17 @@ static void print_text(json_t *env)
         printf("gpu        no CUDA device (%s)\n", json_string_value(none));
         return;
     }
-    printf("driver     %s\n", str(gpu, "driver"));
+    printf("driver     %s (NVIDIA driver %s)\n", str(gpu, "driver"), str(gpu, "nvidia_driver"));
     printf("runtime    %s\n", str(gpu, "runtime"));
     printf("cublas     %s\n", str(gpu, "cublas"));
     size_t i;
     json_t *d;
     json_array_foreach(json_object_get(gpu, "devices"), i, d)
-        printf("gpu %-6zu %s, compute capability %s, %lld SMs, %lld MiB\n", i,
+        printf("gpu %-6zu %s, compute capability %s, %lld SMs, %lld MiB, %s, %s\n", i,
                str(d, "name"), str(d, "cc"),
                (long long)json_integer_value(json_object_get(d, "sms")),
-               (long long)json_integer_value(json_object_get(d, "mem_mib")));
+               (long long)json_integer_value(json_object_get(d, "mem_mib")),
+               str(d, "pci_bus_id"), str(d, "uuid"));
 }
 
 int cmd_env(int argc, char **argv)

@@ -25,8 +25,6 @@ typedef struct {
 
 static bool is_backend_name(const char *s)
 {
-    if (strcmp(s, "cuda") == 0)
-        return true;
     for (const char *const *n = bp_backend_names(); *n; n++)
         if (strcmp(*n, s) == 0)
             return true;

@@ -1,4 +1,5 @@
-/* bitprobe list: the probes found and the backends with their availability. */
+/* bitprobe list: the probes found and the backends with their availability;
+ * with --ops, the ops a probe can use, from the op table (op_list.h). */
 #include <getopt.h>
 #include <jansson.h>
 #include <stdio.h>
@@ -32,12 +33,11 @@ static void outputs_str(const bp_probe_t *p, char *out, size_t n)
 static json_t *backends_json(void)
 {
     json_t *arr = json_array();
-    static const char *all[] = {"cpu", "oracle", "cuda"};
-    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) {
+    for (const char *const *name = bp_backend_names(); *name; name++) {
         bp_backend_t *be = NULL;
         bp_error_t err = {0};
-        bp_status st = bp_backend_open(all[i], NULL, &be, &err);
-        json_t *o = json_pack("{s:s, s:b}", "name", all[i], "available", st == BP_OK);
+        bp_status st = bp_backend_open(*name, NULL, &be, &err);
+        json_t *o = json_pack("{s:s, s:b}", "name", *name, "available", st == BP_OK);
         if (st == BP_OK)
             json_object_set_new(o, "key", json_string(be->key));
         else
@@ -48,13 +48,119 @@ static json_t *backends_json(void)
     return arr;
 }
 
+/* The type a key's value takes in op k (a and b take numbers too where
+ * the op says so). */
+static const char *key_type(bp_op_kind_t k, bp_key_t key)
+{
+    if ((key == BP_KEY_A || key == BP_KEY_B) &&
+        bp_op_info(k)->operands == BP_OPD_AB_TS)
+        return "buffer|number";
+    return bp_key_type_name(bp_key_type(key));
+}
+
+static json_t *op_json(bp_op_kind_t k)
+{
+    const bp_op_info_t *in = bp_op_info(k);
+    json_t *keys = json_array(), *forms = json_array(), *flags = json_array(),
+           *bes = json_array();
+    for (int i = 0; i < BP_KEY_COUNT; i++)
+        if (in->keys & (UINT64_C(1) << i))
+            json_array_append_new(
+                keys, json_pack("{s:s, s:s, s:b}", "name", bp_key_name((bp_key_t)i),
+                                "type", key_type(k, (bp_key_t)i), "required",
+                                (in->required & (UINT64_C(1) << i)) != 0));
+    for (int f = 0; f < BP_FORM_COUNT; f++)
+        if (in->forms & (1u << f))
+            json_array_append_new(forms, json_string(bp_form_name((bp_form_t)f)));
+    for (int b = 0; b < BP_OPF_NFLAGS; b++)
+        if (in->flags & (1u << b))
+            json_array_append_new(flags, json_string(bp_op_flag_name(b)));
+    for (const char *const *name = bp_backend_names(); *name; name++) {
+        const bp_op_fn *t = bp_backend_ops(*name);
+        if (t && t[k] && t[k] != bp_op_unsupported)
+            json_array_append_new(bes, json_string(*name));
+    }
+    return json_pack("{s:s, s:s, s:s, s:o, s:o, s:s, s:o, s:o, s:s}", "name", in->name,
+                     "kind", bp_op_class_name(in->kind), "operands",
+                     bp_opd_name(in->operands), "keys", keys, "formulations", forms,
+                     "dtype_rule", bp_dtype_rule_name(in->dtype), "flags", flags,
+                     "backends", bes, "torch", in->torch);
+}
+
+/* "a:T|S [axis] [formulation=sequential|pairwise]": what a probe writes. */
+static void op_signature(bp_op_kind_t k, char *out, size_t n)
+{
+    const bp_op_info_t *in = bp_op_info(k);
+    size_t len = 0;
+    out[0] = '\0';
+    for (int i = 0; i < BP_KEY_COUNT; i++) {
+        uint64_t bit = UINT64_C(1) << i;
+        if (!(in->keys & bit) || (i == BP_KEY_DTYPE && !(in->required & bit)))
+            continue;
+        bool req = in->required & bit;
+        char val[96] = "";
+        if ((i == BP_KEY_A || i == BP_KEY_B) && in->operands == BP_OPD_AB_TS)
+            snprintf(val, sizeof val, ":T|S");
+        else if (i == BP_KEY_FORMULATION) {
+            size_t vl = 0;
+            for (int f = 0; f < BP_FORM_COUNT; f++)
+                if (in->forms & (1u << f))
+                    vl += (size_t)snprintf(val + vl, vl < sizeof val ? sizeof val - vl : 0,
+                                           "%s%s", vl ? "|" : "=", bp_form_name((bp_form_t)f));
+        }
+        len += (size_t)snprintf(out + len, len < n ? n - len : 0, "%s%s%s%s%s",
+                                len ? " " : "", req ? "" : "[", bp_key_name((bp_key_t)i),
+                                val, req ? "" : "]");
+    }
+}
+
+/* Every op, from the op table: one line each, or every fact in JSON. */
+static int list_ops(bool as_json)
+{
+    if (as_json) {
+        json_t *arr = json_array();
+        for (int k = 0; k < BP_OP_COUNT; k++)
+            json_array_append_new(arr, op_json((bp_op_kind_t)k));
+        json_t *root = json_pack("{s:o}", "ops", arr);
+        char *s = json_dumps(root, JSON_INDENT(2));
+        if (s)
+            puts(s);
+        free(s);
+        json_decref(root);
+        return BP_EXIT_OK;
+    }
+    printf("Ops (%d):\n", (int)BP_OP_COUNT);
+    char sig[256], miss[64];
+    for (int k = 0; k < BP_OP_COUNT; k++) {
+        const bp_op_info_t *in = bp_op_info((bp_op_kind_t)k);
+        op_signature((bp_op_kind_t)k, sig, sizeof sig);
+        size_t ml = 0;
+        miss[0] = '\0';
+        for (const char *const *name = bp_backend_names(); *name; name++) {
+            const bp_op_fn *t = bp_backend_ops(*name);
+            if (t && (!t[k] || t[k] == bp_op_unsupported))
+                ml += (size_t)snprintf(miss + ml, ml < sizeof miss ? sizeof miss - ml : 0,
+                                       "%s%s", ml ? ", " : " (not on ", *name);
+        }
+        if (ml)
+            snprintf(miss + ml, ml < sizeof miss ? sizeof miss - ml : 0, ")");
+        printf("  %-12s %-12s %-44s %s%s\n", in->name, bp_op_class_name(in->kind), sig,
+               in->torch, miss);
+    }
+    printf("\nKeys in [] are optional; every op also takes dtype (the result dtype).\n"
+           "T|S: a buffer or a number. 'bitprobe list --ops --json' gives key types,\n"
+           "dtype rules, flags and the backends that compute each op.\n");
+    return BP_EXIT_OK;
+}
+
 int cmd_list(int argc, char **argv)
 {
     static const struct option opts[] = {{"probes", required_argument, 0, 'p'},
                                          {"json", no_argument, 0, 'j'},
+                                         {"ops", no_argument, 0, 'o'},
                                          {0, 0, 0, 0}};
     const char *dir_opt = NULL;
-    bool as_json = false;
+    bool as_json = false, ops = false;
     int c;
     opterr = 0;
     optind = 1;
@@ -63,11 +169,18 @@ int cmd_list(int argc, char **argv)
             dir_opt = optarg;
         else if (c == 'j')
             as_json = true;
+        else if (c == 'o')
+            ops = true;
         else
             return bp_cli_usage_error("list", "unknown option '%s'", argv[optind - 1]);
     }
     if (optind < argc)
         return bp_cli_usage_error("list", "unexpected argument '%s'", argv[optind]);
+    if (ops && dir_opt)
+        return bp_cli_usage_error("list", "--ops lists the ops bitprobe knows; it reads "
+                                  "no probes (drop --probes)");
+    if (ops)
+        return list_ops(as_json);
     const char *dir = bp_cli_probes_dir(dir_opt);
     bp_probe_t **ps = NULL;
     size_t n = 0;

@@ -510,16 +510,6 @@ bool bp_cmp_set_kernel(const char *name)
     return true;
 }
 
-static bool same_shape(const bp_buf_t *a, const bp_buf_t *b)
-{
-    if (a->ndim != b->ndim)
-        return false;
-    for (int d = 0; d < a->ndim; d++)
-        if (a->shape[d] != b->shape[d])
-            return false;
-    return true;
-}
-
 size_t bp_cmp_allowed(double frac, size_t total)
 {
     if (!(frac > 0) || total == 0)
@@ -694,7 +684,7 @@ bp_status bp_compare(const bp_buf_t *a, const bp_buf_t *b,
         a->ndim > BP_MAXDIM || b->ndim < 0 || b->ndim > BP_MAXDIM)
         return bp_error_set(err, BP_EINTERNAL,
                             "cannot compare: malformed tensor descriptor");
-    if (a->dtype != b->dtype || !same_shape(a, b)) {
+    if (a->dtype != b->dtype || !bp_buf_same_shape(a, b)) {
         char sa[160], sb[160];
         bp_shape_format(a->ndim, a->shape, sa, sizeof sa);
         bp_shape_format(b->ndim, b->shape, sb, sizeof sb);

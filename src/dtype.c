@@ -37,6 +37,11 @@ const char *bp_dtype_name(bp_dtype_t dt)
     return (unsigned)dt < BP_NDTYPES ? infos[dt].name : "?";
 }
 
+bool bp_dtype_is_int(bp_dtype_t dt)
+{
+    return (unsigned)dt < BP_NDTYPES && !infos[dt].is_float && dt != BP_BOOL;
+}
+
 bool bp_dtype_parse(const char *s, bp_dtype_t *out)
 {
     if (!s)

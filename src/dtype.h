@@ -87,6 +87,8 @@ typedef struct {
 
 const bp_dtype_info_t *bp_dtype_info(bp_dtype_t dt);
 const char *bp_dtype_name(bp_dtype_t dt);
+/* An integer dtype (i64 ... u8; not bool, which PyTorch promotes apart). */
+bool bp_dtype_is_int(bp_dtype_t dt);
 /* Accepts fp32 f32 float32 float, bf16 bfloat16, fp16 f16 float16 half,
  * fp64 f64 float64 double, i64 int64 long, i32 int32 int, i16 int16 short,
  * i8 int8, u64 uint64, u32 uint32, u16 uint16, u8 uint8, bool, fp8_e4m3

@@ -35,6 +35,26 @@ static void cpu_model(char *out, size_t n)
     fclose(f);
 }
 
+void bp_envinfo_nvidia_driver(char *out, size_t n)
+{
+    snprintf(out, n, "unknown");
+    FILE *f = fopen("/proc/driver/nvidia/version", "r");
+    if (!f)
+        return;
+    /* "NVRM version: NVIDIA UNIX x86_64 Kernel Module  580.65.06  <date>"
+     * (or "... Open Kernel Module for x86_64  580.65.06 ..."): the first
+     * word made of digits and dots with a dot in it. */
+    char line[512];
+    if (fgets(line, sizeof line, f))
+        for (char *w = strtok(line, " \t\n"); w; w = strtok(NULL, " \t\n"))
+            if (w[0] >= '0' && w[0] <= '9' && strchr(w, '.') &&
+                strspn(w, "0123456789.") == strlen(w)) {
+                snprintf(out, n, "%s", w);
+                break;
+            }
+    fclose(f);
+}
+
 json_t *bp_envinfo_host(void)
 {
     char cpu[256], sleef[32];

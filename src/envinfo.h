@@ -4,11 +4,16 @@
 #define BP_ENVINFO_H
 
 #include <jansson.h>
+#include <stddef.h>
 
 /* A new JSON object (caller owns it).  Never fails short of memory: parts
  * that cannot be read say why instead of a value. */
 json_t *bp_envinfo_collect(void);
 /* The host part alone (no GPU query: cheap, no CUDA context). */
 json_t *bp_envinfo_host(void);
+
+/* The NVIDIA kernel driver's version as nvidia-smi shows it ("580.65.06"),
+ * from /proc/driver/nvidia/version, or "unknown". */
+void bp_envinfo_nvidia_driver(char *out, size_t n);
 
 #endif

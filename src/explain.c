@@ -163,7 +163,8 @@ static bp_status attribute(ctx_t *c, size_t i, bool *need_oracle, bp_error_t *er
         bp_explain_deps(p, c->x->metas, i, e, dep_visit, &acc);
         if (acc.any) {
             c->oop[i][e] = (int32_t)(acc.best * 2 +
-                                     (acc.via || bp_explain_is_reduction(p->ops[i].kind)));
+                                     (acc.via ||
+                                      bp_op_info(p->ops[i].kind)->kind == BP_KIND_REDUCTION));
             c->oidx[i][e] = acc.best_idx;
         } else {
             c->oop[i][e] = (int32_t)(i * 2);

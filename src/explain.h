@@ -167,8 +167,6 @@ bp_status bp_explain_load_bundle(const char *dir, const bp_probe_t *p, bp_dtype_
 typedef bool (*bp_explain_dep_fn)(void *ctx, int buf, size_t index);
 void bp_explain_deps(const bp_probe_t *p, const bp_meta_t *metas, size_t i, size_t e,
                      bp_explain_dep_fn fn, void *ctx);
-/* Whether op kind k combines many input elements into one (matmul, sum). */
-bool bp_explain_is_reduction(bp_op_kind_t k);
 
 /* Distance of v from ref in ulps of dt at ref (the spacing of dt's floats
  * around |ref|, subnormal spacing below the normal range): 0 when equal,

@@ -4,11 +4,6 @@
 
 #include <math.h>
 
-bool bp_explain_is_reduction(bp_op_kind_t k)
-{
-    return k == BP_OP_MATMUL || k == BP_OP_SUM;
-}
-
 static size_t prod(const bp_meta_t *m, int from, int to)
 {
     size_t n = 1;
@@ -17,9 +12,12 @@ static size_t prod(const bp_meta_t *m, int from, int to)
     return n;
 }
 
+/* The op's axis, checked by inference before explain runs. */
 static int norm_axis(int axis, int ndim)
 {
-    return axis < 0 ? axis + ndim : axis;
+    int ax = 0;
+    bp_axis_norm(axis, ndim, &ax);
+    return ax;
 }
 
 static void concat_dep(const bp_probe_t *p, const bp_meta_t *metas, size_t i, size_t e,
@@ -91,11 +89,6 @@ void bp_explain_deps(const bp_probe_t *p, const bp_meta_t *metas, size_t i, size
 {
     const bp_op_t *op = &p->ops[i];
     switch (op->kind) {
-    case BP_OP_TENSOR:
-    case BP_OP_ARANGE:
-    case BP_OP_UNIFORM:
-    case BP_OP_COUNT:
-        return;
     case BP_OP_OUTER: {
         size_t m = (size_t)metas[i].shape[1];
         if (fn(ctx, op->a.buf, e / m))
@@ -120,12 +113,21 @@ void bp_explain_deps(const bp_probe_t *p, const bp_meta_t *metas, size_t i, size
     case BP_OP_SUM:
         sum_deps(p, metas, i, e, fn, ctx);
         return;
-    default: /* elementwise: the same index of each tensor operand */
-        if (op->a.kind == BP_ARG_BUF && !fn(ctx, op->a.buf, e))
-            return;
-        if (op->b.kind == BP_ARG_BUF)
-            fn(ctx, op->b.buf, e);
-        return;
+    default:
+        break;
+    }
+    /* Elementwise: the same index of each tensor operand.  An op of
+     * another kind without its own map above reads, for all explain can
+     * tell, every element of every operand. */
+    int reads[BP_OP_MAXREADS];
+    int n = bp_op_reads(op, reads); /* none for the creation ops */
+    bool elementwise = bp_op_info(op->kind)->kind == BP_KIND_ELEMWISE;
+    for (int r = 0; r < n; r++) {
+        size_t lo = elementwise ? e : 0,
+               hi = elementwise ? e + 1 : prod(&metas[reads[r]], 0, metas[reads[r]].ndim);
+        for (size_t t = lo; t < hi; t++)
+            if (!fn(ctx, reads[r], t))
+                return;
     }
 }
 

@@ -11,45 +11,21 @@
 
 #include "bitfmt.h"
 
-void bp_fp_probe_init(bp_fp_probe_t *m, const char *name)
+void bp_fp_probe_init(bp_probe_build_t *m, const char *name)
 {
-    memset(m, 0, sizeof *m);
-    m->p.name = (char *)name;
-    m->p.description = (char *)"";
+    bp_probe_build_init(m, name,
+                        (1u << BP_F32) | (1u << BP_BF16) | (1u << BP_F16) | (1u << BP_F64));
     m->p.path = (char *)"fingerprint";
-    m->p.dtypes = (1u << BP_F32) | (1u << BP_BF16) | (1u << BP_F16) | (1u << BP_F64);
-    m->p.ops = m->ops;
-    m->p.outputs = &m->out;
-    m->p.noutputs = 1;
-    bp_policy_exact(&m->out.policy);
 }
 
-bp_op_t *bp_fp_probe_op(bp_fp_probe_t *m, bp_op_kind_t k, const char *out, bp_dtype_t dt)
-{
-    bp_op_t *op = &m->ops[m->p.nops];
-    m->out.name = (char *)out;
-    m->out.buf = (int)m->p.nops++;
-    op->kind = k;
-    op->out = (char *)out;
-    op->has_dtype = dt != BP_NDTYPES;
-    op->dtype = dt;
-    return op;
-}
-
-bp_arg_t bp_fp_buf(int i)
-{
-    return (bp_arg_t){.kind = BP_ARG_BUF, .buf = i};
-}
-
-bp_arg_t bp_fp_num(double v)
-{
-    return (bp_arg_t){.kind = BP_ARG_SCALAR, .value = v, .is_int = v == floor(v)};
-}
-
-bp_status bp_fp_probe_run(bp_backend_t *be, const bp_fp_probe_t *m, bp_buf_t *bufs,
+bp_status bp_fp_probe_run(bp_backend_t *be, bp_probe_build_t *m, bp_buf_t *bufs,
                           bp_error_t *err)
 {
     memset(bufs, 0, BP_FP_MAX_OPS * sizeof *bufs);
+    if (m->p.nops > BP_FP_MAX_OPS)
+        return bp_error_set(err, BP_EINTERNAL, "fingerprint probe of %zu ops",
+                            m->p.nops);
+    bp_probe_build_done(m);
     bp_status st = bp_backend_run(be, &m->p, BP_F32, bufs, err);
     if (st)
         bp_backend_bufs_free(bufs, BP_FP_MAX_OPS);
@@ -70,27 +46,27 @@ static bp_status item_div(bp_fp_ctx_t *c, bool tensor, bp_fp_item_t *it, bp_erro
         xs[i] = i;
         tens[i] = 10;
     }
-    bp_fp_probe_t m;
+    bp_probe_build_t m;
     bp_fp_probe_init(&m, "fingerprint-div");
-    bp_op_t *x = bp_fp_probe_op(&m, BP_OP_TENSOR, "x", BP_F32);
+    bp_op_t *x = bp_probe_build_op(&m, BP_OP_TENSOR, "x", BP_F32);
     x->values = xs;
     x->nvalues = 64;
     x->ndim = 1;
     x->shape[0] = 64;
     if (tensor) {
-        bp_op_t *d = bp_fp_probe_op(&m, BP_OP_TENSOR, "d", BP_F32);
+        bp_op_t *d = bp_probe_build_op(&m, BP_OP_TENSOR, "d", BP_F32);
         *d = *x;
         d->out = (char *)"d";
         d->values = tens;
     }
-    bp_op_t *q = bp_fp_probe_op(&m, BP_OP_DIV, "q", BP_NDTYPES);
-    q->a = bp_fp_buf(0);
-    q->b = tensor ? bp_fp_buf(1) : bp_fp_num(10);
+    bp_op_t *q = bp_probe_build_op(&m, BP_OP_DIV, "q", BP_NDTYPES);
+    q->a = bp_arg_buf(0);
+    q->b = tensor ? bp_arg_buf(1) : bp_arg_num(10, true);
     bp_buf_t b[BP_FP_MAX_OPS];
     bp_status st = bp_fp_probe_run(c->be, &m, b, err);
     if (st)
         return st;
-    const bp_buf_t *out = &b[m.out.buf];
+    const bp_buf_t *out = &b[m.p.outputs[0].buf];
     int nt = 0, nr = 0, first = -1;
     uint32_t got = 0, tq = 0, rq = 0;
     const float rcp = 1.0f / 10.0f;
@@ -126,9 +102,9 @@ static bp_status item_div(bp_fp_ctx_t *c, bool tensor, bp_fp_item_t *it, bp_erro
 static bp_status item_fma(bp_fp_ctx_t *c, bp_fp_item_t *it, bp_error_t *err)
 {
     const float step = 1.0f + 0x1p-23f, start = -3.0f;
-    bp_fp_probe_t m;
+    bp_probe_build_t m;
     bp_fp_probe_init(&m, "fingerprint-fma");
-    bp_op_t *a = bp_fp_probe_op(&m, BP_OP_ARANGE, "x", BP_F32);
+    bp_op_t *a = bp_probe_build_op(&m, BP_OP_ARANGE, "x", BP_F32);
     a->start = start;
     a->end = 1;
     a->step = step;
@@ -161,20 +137,20 @@ static bp_status item_subnormals(bp_fp_ctx_t *c, bp_fp_item_t *it, bp_error_t *e
 {
     static double av[3] = {0x1p-140, 0x1p-126, 0x1p-140}, bv[3] = {0x1p20, 0.5, 1};
     static const double want[3] = {0x1p-120, 0x1p-127, 0x1p-140};
-    bp_fp_probe_t m;
+    bp_probe_build_t m;
     bp_fp_probe_init(&m, "fingerprint-subnormals");
-    bp_op_t *a = bp_fp_probe_op(&m, BP_OP_TENSOR, "a", BP_F32);
+    bp_op_t *a = bp_probe_build_op(&m, BP_OP_TENSOR, "a", BP_F32);
     a->values = av;
     a->nvalues = 3;
     a->ndim = 1;
     a->shape[0] = 3;
-    bp_op_t *b = bp_fp_probe_op(&m, BP_OP_TENSOR, "b", BP_F32);
+    bp_op_t *b = bp_probe_build_op(&m, BP_OP_TENSOR, "b", BP_F32);
     *b = *a;
     b->out = (char *)"b";
     b->values = bv;
-    bp_op_t *p = bp_fp_probe_op(&m, BP_OP_MUL, "p", BP_NDTYPES);
-    p->a = bp_fp_buf(0);
-    p->b = bp_fp_buf(1);
+    bp_op_t *p = bp_probe_build_op(&m, BP_OP_MUL, "p", BP_NDTYPES);
+    p->a = bp_arg_buf(0);
+    p->b = bp_arg_buf(1);
     bp_buf_t o[BP_FP_MAX_OPS];
     bp_status st = bp_fp_probe_run(c->be, &m, o, err);
     if (st)
@@ -217,15 +193,15 @@ static bp_status item_nan(bp_fp_ctx_t *c, bp_fp_item_t *it, bp_error_t *err)
 {
     static double zeros[3];
     static const uint32_t in[3] = {0x7fc12345, 0xffa00001, 0x7f800001};
-    bp_fp_probe_t m;
+    bp_probe_build_t m;
     bp_fp_probe_init(&m, "fingerprint-nan");
-    bp_op_t *a = bp_fp_probe_op(&m, BP_OP_TENSOR, "a", BP_F32);
+    bp_op_t *a = bp_probe_build_op(&m, BP_OP_TENSOR, "a", BP_F32);
     a->values = zeros;
     a->nvalues = 3;
     a->ndim = 1;
     a->shape[0] = 3;
-    bp_op_t *k = bp_fp_probe_op(&m, BP_OP_CAST, "h", BP_BF16);
-    k->a = bp_fp_buf(0);
+    bp_op_t *k = bp_probe_build_op(&m, BP_OP_CAST, "h", BP_BF16);
+    k->a = bp_arg_buf(0);
     bp_buf_t given[2] = {{0}}, out = {0};
     bp_status st = bp_buf_alloc(&given[0], BP_F32, 1, (int64_t[]){3}, err);
     for (int i = 0; !st && i < 3; i++)

@@ -35,6 +35,7 @@
 
 #include "backend.h"
 #include "error.h"
+#include "probe_build.h"
 
 #define BP_FP_MAX_ITEMS 16
 
@@ -66,21 +67,12 @@ bp_status bp_fp_arange(bp_fp_ctx_t *c, bp_fp_item_t *it, bp_error_t *err);
 bp_status bp_fp_accuracy(bp_fp_ctx_t *c, bp_op_kind_t fn, bp_fp_item_t *it,
                          bp_error_t *err);
 
-/* A probe of at most BP_FP_MAX_OPS ops built in C (fingerprint.c). */
+/* Each item's probe (probe_build.h) has at most BP_FP_MAX_OPS ops, its
+ * last op's buffer the output. */
 #define BP_FP_MAX_OPS 4
-typedef struct bp_fp_probe {
-    bp_probe_t p;
-    bp_op_t ops[BP_FP_MAX_OPS];
-    bp_output_t out;
-} bp_fp_probe_t;
-void bp_fp_probe_init(bp_fp_probe_t *m, const char *name);
-/* Appends an op producing `out`; dtype BP_NDTYPES: the op's own. */
-bp_op_t *bp_fp_probe_op(bp_fp_probe_t *m, bp_op_kind_t k, const char *out,
-                        bp_dtype_t dt);
-bp_arg_t bp_fp_buf(int i);
-bp_arg_t bp_fp_num(double v);
+void bp_fp_probe_init(bp_probe_build_t *m, const char *name);
 /* Runs m in f32 (its ops name their own dtypes) into bufs[BP_FP_MAX_OPS]. */
-bp_status bp_fp_probe_run(bp_backend_t *be, const bp_fp_probe_t *m, bp_buf_t *bufs,
+bp_status bp_fp_probe_run(bp_backend_t *be, bp_probe_build_t *m, bp_buf_t *bufs,
                           bp_error_t *err);
 
 #endif

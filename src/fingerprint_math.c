@@ -16,23 +16,23 @@ static bp_status dot(bp_fp_ctx_t *c, bp_dtype_t dt, size_t k, double a, double b
         av[i] = a;
         bv[i] = b;
     }
-    bp_fp_probe_t m;
+    bp_probe_build_t m;
     bp_fp_probe_init(&m, "fingerprint-matmul");
-    bp_op_t *x = bp_fp_probe_op(&m, BP_OP_TENSOR, "a", dt);
+    bp_op_t *x = bp_probe_build_op(&m, BP_OP_TENSOR, "a", dt);
     x->values = av;
     x->nvalues = k;
     x->ndim = 2;
     x->shape[0] = 1;
     x->shape[1] = (int64_t)k;
-    bp_op_t *y = bp_fp_probe_op(&m, BP_OP_TENSOR, "b", dt);
+    bp_op_t *y = bp_probe_build_op(&m, BP_OP_TENSOR, "b", dt);
     *y = *x;
     y->out = (char *)"b";
     y->values = bv;
     y->shape[0] = (int64_t)k;
     y->shape[1] = 1;
-    bp_op_t *p = bp_fp_probe_op(&m, BP_OP_MATMUL, "y", BP_NDTYPES);
-    p->a = bp_fp_buf(0);
-    p->b = bp_fp_buf(1);
+    bp_op_t *p = bp_probe_build_op(&m, BP_OP_MATMUL, "y", BP_NDTYPES);
+    p->a = bp_arg_buf(0);
+    p->b = bp_arg_buf(1);
     bp_buf_t o[BP_FP_MAX_OPS];
     bp_status st = bp_fp_probe_run(c->be, &m, o, err);
     if (st)
@@ -118,9 +118,9 @@ static float aten_cpu(double start, double step, size_t i, size_t n)
 bp_status bp_fp_arange(bp_fp_ctx_t *c, bp_fp_item_t *it, bp_error_t *err)
 {
     const double start = 0, end = 64, step = 0.1;
-    bp_fp_probe_t m;
+    bp_probe_build_t m;
     bp_fp_probe_init(&m, "fingerprint-arange");
-    bp_op_t *a = bp_fp_probe_op(&m, BP_OP_ARANGE, "x", BP_F32);
+    bp_op_t *a = bp_probe_build_op(&m, BP_OP_ARANGE, "x", BP_F32);
     a->start = start;
     a->end = end;
     a->step = step;
@@ -172,21 +172,21 @@ bp_status bp_fp_accuracy(bp_fp_ctx_t *c, bp_op_kind_t fn, bp_fp_item_t *it, bp_e
         lo = 0x1p-10, hi = 1000;
     else if (fn == BP_OP_POW)
         lo = -10, hi = 10;
-    bp_fp_probe_t m;
+    bp_probe_build_t m;
     bp_fp_probe_init(&m, "fingerprint-accuracy");
-    bp_op_t *u = bp_fp_probe_op(&m, BP_OP_UNIFORM, "x", BP_F32);
+    bp_op_t *u = bp_probe_build_op(&m, BP_OP_UNIFORM, "x", BP_F32);
     u->ndim = 1;
     u->shape[0] = 4096;
     u->seed = 20240;
     u->stream = (uint64_t)fn;
     u->low = lo;
     u->high = hi;
-    bp_op_t *y = bp_fp_probe_op(&m, fn, "y", BP_NDTYPES);
+    bp_op_t *y = bp_probe_build_op(&m, fn, "y", BP_NDTYPES);
     if (fn == BP_OP_POW) {
-        y->a = bp_fp_num(10);
-        y->b = bp_fp_buf(0);
+        y->a = bp_arg_num(10, true);
+        y->b = bp_arg_buf(0);
     } else {
-        y->a = bp_fp_buf(0);
+        y->a = bp_arg_buf(0);
     }
     bp_buf_t o[BP_FP_MAX_OPS], ref = {0};
     bp_status st = bp_fp_probe_run(c->be, &m, o, err);

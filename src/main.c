@@ -10,9 +10,10 @@ static int cmd_help(int argc, char **argv);
 
 const bp_cmd_t bp_commands[] = {
     {"list", cmd_list, "List the probes found and the backends with their availability",
-     "bitprobe list [--probes DIR] [--json]\n"
+     "bitprobe list [--probes DIR] [--ops] [--json]\n"
      "  --probes DIR   read probes from DIR (default: ./probes, then the installed set)\n"
-     "  --json         machine-readable listing"},
+     "  --ops          list the ops a probe can use instead: keys, kind, PyTorch meaning\n"
+     "  --json         machine-readable listing (with --ops: every fact about each op)"},
     {"run", cmd_run, "Run probes on backends, compare with goldens and across backends",
      "bitprobe run [PROBE...] [--device LIST] [--dtype LIST] [--probes DIR] [--golden DIR] [--save DIR] [--json FILE] [--junit FILE] [--markdown FILE] [--github] [--quiet]\n"
      "  --device LIST     comma-separated backends: cpu, oracle, cuda, auto (default: auto,\n"
@@ -60,7 +61,11 @@ const bp_cmd_t bp_commands[] = {
      "  --github          GitHub annotations and step summary (default when\n"
      "                    GITHUB_ACTIONS=true)\n"
      "  --quiet           print only differences and the summary\n"
-     "  Exit status: 0 identical or within policy, 1 different, 2 trouble."},
+     "  --consensus RUN...  two or more saved runs (hosts, GPUs): groups of\n"
+     "                    bit-identical results per tensor, the majority, the odd ones\n"
+     "                    out and what they ran on (with --json, --first, --quiet)\n"
+     "  Exit status: 0 identical or within policy (--consensus: every run agrees),\n"
+     "  1 different (an outlier, or no majority), 2 trouble."},
     {"report", cmd_report, "Render a saved JSON report again: text, JSON, JUnit, Markdown, GitHub",
      "bitprobe report FILE [--json FILE] [--junit FILE] [--markdown FILE] [--github] [--quiet] [--first K]\n"
      "  FILE              a report written by --json (run, diff, explain, stack; '-':\n"
@@ -131,6 +136,57 @@ const bp_cmd_t bp_commands[] = {
      "  --quiet             no progress lines\n"
      "  Exit status: 0 ok, 1 sharded parameters or repeated forwards differ or the\n"
      "  policy is exceeded, 2 bad options, files or environment."},
+    {"screen", cmd_screen, "Known-answer screen of every GPU and every SM: wrong bits name GPU, SM and test",
+     "bitprobe screen [--gpu all|LIST] [--depth N] [--test LIST] [--list] [--golden DIR] [--no-golden] [--bless] [--json FILE] [--verbose] [--quiet]\n"
+     "  --gpu SEL         all (default), one index or a comma-separated list (0,2)\n"
+     "  --depth N         rounds (default 1, a few seconds per GPU); each round draws\n"
+     "                    new inputs for the tests whose answers the host computes\n"
+     "  --test LIST       comma-separated tests (default: all)\n"
+     "  --list            the tests and where their expected bits come from\n"
+     "  --golden DIR      goldens under DIR (default: ./golden, then the installed set)\n"
+     "  --no-golden       the SMs vote on the math-library sweeps even where a golden exists\n"
+     "  --bless           write the math-library sweeps' bits as this GPU kind's golden\n"
+     "                    (only when every test passed and same-kind GPUs agree)\n"
+     "  --json FILE       the report as JSON for a fleet's collector ('-': stdout\n"
+     "                    instead of the text)\n"
+     "  --verbose, -v     a line per GPU and test\n"
+     "  --quiet           only the verdict, failing GPUs and the faults\n"
+     "  BP_SCREEN_INJECT=GPU:SM:TEST[,...] flips bit 0 of that SM's first result\n"
+     "  inside the kernel (proves that a wrong bit is caught and named).\n"
+     "  Exit status: 0 every bit right on every SM, 1 a wrong bit, 2 trouble (no GPU,\n"
+     "  an SM that never ran, bad options)."},
+    {"invariance", cmd_invariance, "Map where a row's bits change with the batch size it is computed in, and why",
+     "bitprobe invariance [--shape KxN] [--dtype LIST] [--engine LIST] [--m LIST] [--place LIST] [--repeat N] [--processes P] [--policy P] [--svg FILE] [--json FILE] [--junit FILE] [--markdown FILE] [--github] [--quiet]\n"
+     "  --op OP           matmul (default): a [M, K] x b [K, N]\n"
+     "  --shape KxN       the reduction dimension and the columns (default 4096x4096)\n"
+     "  --dtype LIST      fp32, tf32, bf16, fp16, comma-separated (default bf16)\n"
+     "  --engine LIST     cublas (torch.mm's cuBLAS call and settings), cublas-pedantic\n"
+     "                    (bitprobe's CUDA matmul), cublaslt (PyTorch's cuBLASLt path),\n"
+     "                    cpu (bitprobe's CPU matmul), auto (default: the CUDA engines)\n"
+     "  --m LIST          batch sizes: N, A:B, A:B:STEP, A:B:xFACTOR, comma-separated\n"
+     "                    (default 1:1024)\n"
+     "  --place LIST      where the probed rows sit in the batch: first (default),\n"
+     "                    middle, last, all\n"
+     "  --rows R          probed rows (default 1); the reference is them alone\n"
+     "  --seed S          seed of the inputs (counter generator; default 0)\n"
+     "  --repeat N        compute each configuration N times in this process; any\n"
+     "                    run with other bits breaks invariance\n"
+     "  --processes P     run the whole sweep again in P fresh processes and compare\n"
+     "  --policy P        exact (default), ulp=N, abs=X, rel=X, fraction=F\n"
+     "  --no-oracle       skip the oracle's arbitration of the boundaries\n"
+     "  --svg FILE        the map as an SVG strip chart\n"
+     "  --save-inputs F   write the inputs (a with the probed rows first, b) as\n"
+     "                    safetensors, for the same experiment in PyTorch\n"
+     "  --gpu N           CUDA device index (default 0)\n"
+     "  --threads N       oracle worker threads (default: one per core)\n"
+     "  --json FILE       the report as JSON, with the whole map under \"invariance\"\n"
+     "  --junit FILE      JUnit XML, one testcase per band and result group\n"
+     "  --markdown FILE   a bug-ticket report in Markdown\n"
+     "  --github          GitHub annotations and step summary\n"
+     "  -v, --verbose     every interval, the first differing bits of each group\n"
+     "  --quiet           the verdict and the failures only\n"
+     "  Exit status: 0 invariant within the policy, 1 some configuration breaks\n"
+     "  invariance or differs from run to run, 2 bad input or no engine here."},
     {"env", cmd_env, "Print the tool version, build options, library versions and GPUs",
      "bitprobe env [--json]\n"
      "  --json         print the environment as JSON"},

@@ -87,18 +87,6 @@ bool bp_memo_same(const bp_buf_t *a, const bp_buf_t *b)
     return n == 0 || (a->data && b->data && memcmp(a->data, b->data, n) == 0);
 }
 
-int bp_memo_reads(const bp_op_t *op, int *idx)
-{
-    int n = 0;
-    if (op->a.kind == BP_ARG_BUF)
-        idx[n++] = op->a.buf;
-    if (op->b.kind == BP_ARG_BUF)
-        idx[n++] = op->b.buf;
-    for (int k = 0; k < op->ninputs && k < 64; k++)
-        idx[n++] = op->inputs[k];
-    return n;
-}
-
 bp_status bp_memo_keep(bp_memo_t *m, const bp_probe_t *p, bp_dtype_t dt,
                        const bp_buf_t *bufs, const bool *reused,
                        bp_error_t *err)

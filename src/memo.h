@@ -41,10 +41,6 @@ const bp_buf_t *bp_memo_kept(const bp_memo_t *m, size_t i);
 /* Same dtype, same shape, same bytes. */
 bool bp_memo_same(const bp_buf_t *a, const bp_buf_t *b);
 
-/* The buffers op reads (a, b, concat inputs): their op indices into idx
- * (room for 66), their count returned. */
-int bp_memo_reads(const bp_op_t *op, int *idx);
-
 /* The run of p in dt succeeded with host results bufs: keeps them (the
  * reused ones, reused[i], are the kept ones already).  On failure to copy
  * the memo is emptied and the error returned. */

@@ -1,4 +1,5 @@
-/* Op names and shape/dtype inference (see op.h).
+/* The op table's look-ups (built from op_list.h) and shape/dtype
+ * inference (see op.h).
  *
  * Inference mirrors what PyTorch would allocate for the same expression, so
  * that a probe's buffers have the dtypes the framework gives them: the type
@@ -13,47 +14,178 @@
 #include <math.h>
 #include <string.h>
 
-static const char *const op_names[BP_OP_COUNT] = {
-    [BP_OP_TENSOR] = "tensor",   [BP_OP_ARANGE] = "arange",
-    [BP_OP_UNIFORM] = "uniform", [BP_OP_CAST] = "cast",
-    [BP_OP_ADD] = "add",         [BP_OP_SUB] = "sub",
-    [BP_OP_MUL] = "mul",         [BP_OP_DIV] = "div",
-    [BP_OP_POW] = "pow",         [BP_OP_RECIPROCAL] = "reciprocal",
-    [BP_OP_EXP] = "exp",         [BP_OP_LOG] = "log",
-    [BP_OP_SIN] = "sin",         [BP_OP_COS] = "cos",
-    [BP_OP_TANH] = "tanh",       [BP_OP_SQRT] = "sqrt",
-    [BP_OP_RSQRT] = "rsqrt",     [BP_OP_NEG] = "neg",
-    [BP_OP_OUTER] = "outer",     [BP_OP_CONCAT] = "concat",
-    [BP_OP_SLICE] = "slice",     [BP_OP_MATMUL] = "matmul",
-    [BP_OP_SUM] = "sum",         [BP_OP_ROTATE_HALF] = "rotate_half",
+#include "suggest.h"
+
+static const bp_op_info_t op_info[BP_OP_COUNT] = {
+#define BP_OP(ID, NAME, OPD, KEYS, REQ, FORMS, RULE, KIND, FLAGS, TORCH)      \
+    [BP_OP_##ID] = {NAME,                                                     \
+                    BP_OPD_##OPD,                                             \
+                    (KEYS) | BP_K(DTYPE) | opd_keys(BP_OPD_##OPD) |           \
+                        ((FORMS) ? BP_K(FORMULATION) : 0),                    \
+                    (REQ) | opd_keys(BP_OPD_##OPD),                           \
+                    FORMS,                                                    \
+                    BP_DT_##RULE,                                             \
+                    BP_KIND_##KIND,                                           \
+                    FLAGS,                                                    \
+                    TORCH},
+#define opd_keys(o)                                                             \
+    ((o) == BP_OPD_A ? BP_K(A)                                                  \
+     : (o) == BP_OPD_AB || (o) == BP_OPD_AB_TS ? BP_K(A) | BP_K(B)              \
+     : (o) == BP_OPD_INPUTS                   ? BP_K(INPUTS)                    \
+                                              : 0)
+#include "op_list.h"
+#undef opd_keys
+#undef BP_OP
 };
 
-static const char *const form_names[] = {
-    [BP_FORM_DEFAULT] = "default",       [BP_FORM_TRUE] = "true",
-    [BP_FORM_RECIPROCAL] = "reciprocal", [BP_FORM_SEQUENTIAL] = "sequential",
-    [BP_FORM_PAIRWISE] = "pairwise",
+static const struct {
+    const char *name;
+    bp_key_type_t type;
+} key_info[BP_KEY_COUNT] = {
+#define BP_KEY(ID, NAME, TYPE) [BP_KEY_##ID] = {NAME, BP_KT_##TYPE},
+#include "op_list.h"
+#undef BP_KEY
 };
+
+static const char *const form_names[BP_FORM_COUNT] = {
+#define BP_FORM(ID, NAME) [BP_FORM_##ID] = NAME,
+#include "op_list.h"
+#undef BP_FORM
+};
+
+#define NAME_OF(table, i)                                                      \
+    ((unsigned)(i) < sizeof table / sizeof table[0] ? table[i] : "?")
+
+const bp_op_info_t *bp_op_info(bp_op_kind_t k)
+{
+    return (unsigned)k < BP_OP_COUNT ? &op_info[k] : NULL;
+}
 
 const char *bp_op_name(bp_op_kind_t k)
 {
-    return (unsigned)k < BP_OP_COUNT ? op_names[k] : "?";
+    return (unsigned)k < BP_OP_COUNT ? op_info[k].name : "?";
 }
 
 bool bp_op_lookup(const char *name, bp_op_kind_t *k)
 {
     for (int i = 0; i < BP_OP_COUNT; i++)
-        if (strcmp(name, op_names[i]) == 0) {
+        if (strcmp(name, op_info[i].name) == 0) {
             *k = (bp_op_kind_t)i;
             return true;
         }
     return false;
 }
 
+const char *bp_op_suggest(const char *name)
+{
+    const char *names[BP_OP_COUNT];
+    for (int i = 0; i < BP_OP_COUNT; i++)
+        names[i] = op_info[i].name;
+    return bp_suggest(name, names, BP_OP_COUNT);
+}
+
+bool bp_op_has(bp_op_kind_t k, unsigned flags)
+{
+    return (unsigned)k < BP_OP_COUNT && (op_info[k].flags & flags) == flags;
+}
+
+bool bp_op_takes(bp_op_kind_t k, bp_key_t key)
+{
+    return (unsigned)k < BP_OP_COUNT && (unsigned)key < BP_KEY_COUNT &&
+           (op_info[k].keys & (UINT64_C(1) << key));
+}
+
+bool bp_op_form_ok(bp_op_kind_t k, bp_form_t f)
+{
+    if (f == BP_FORM_DEFAULT)
+        return true;
+    return (unsigned)k < BP_OP_COUNT && (unsigned)f < BP_FORM_COUNT &&
+           (op_info[k].forms & (1u << f));
+}
+
+int bp_op_reads(const bp_op_t *op, int *idx)
+{
+    int n = 0;
+    if (op->a.kind == BP_ARG_BUF)
+        idx[n++] = op->a.buf;
+    if (op->b.kind == BP_ARG_BUF)
+        idx[n++] = op->b.buf;
+    for (int k = 0; k < op->ninputs && k < BP_OP_MAXINPUTS; k++)
+        idx[n++] = op->inputs[k];
+    return n;
+}
+
 const char *bp_form_name(bp_form_t f)
 {
-    return (unsigned)f < sizeof form_names / sizeof form_names[0]
-               ? form_names[f]
-               : "?";
+    return NAME_OF(form_names, f);
+}
+
+bool bp_form_lookup(const char *name, bp_form_t *f)
+{
+    for (int i = 0; i < BP_FORM_COUNT; i++)
+        if (strcmp(name, form_names[i]) == 0) {
+            *f = (bp_form_t)i;
+            return true;
+        }
+    return false;
+}
+
+const char *bp_key_name(bp_key_t key)
+{
+    return (unsigned)key < BP_KEY_COUNT ? key_info[key].name : "?";
+}
+
+bp_key_type_t bp_key_type(bp_key_t key)
+{
+    return (unsigned)key < BP_KEY_COUNT ? key_info[key].type : BP_KT_NUMBER;
+}
+
+const char *bp_key_type_name(bp_key_type_t t)
+{
+    static const char *const names[] = {
+        [BP_KT_BUFFER] = "buffer",   [BP_KT_BUFFERS] = "buffers",
+        [BP_KT_NUMBER] = "number",   [BP_KT_NUMBERS] = "numbers",
+        [BP_KT_INTEGER] = "integer", [BP_KT_SHAPE] = "shape",
+        [BP_KT_DTYPE] = "dtype",     [BP_KT_FORM] = "formulation",
+    };
+    return NAME_OF(names, t);
+}
+
+const char *bp_opd_name(bp_opd_t o)
+{
+    static const char *const names[] = {
+        [BP_OPD_NONE] = "none",   [BP_OPD_A] = "a",
+        [BP_OPD_AB] = "a,b",      [BP_OPD_AB_TS] = "a,b:tensor-or-number",
+        [BP_OPD_INPUTS] = "inputs",
+    };
+    return NAME_OF(names, o);
+}
+
+const char *bp_dtype_rule_name(bp_dtype_rule_t r)
+{
+    static const char *const names[] = {
+        [BP_DT_LITERAL] = "literal", [BP_DT_F32] = "fp32",
+        [BP_DT_SAME] = "same",       [BP_DT_PROMOTE] = "promote",
+        [BP_DT_ACC] = "accumulate",  [BP_DT_MATMUL] = "matmul",
+    };
+    return NAME_OF(names, r);
+}
+
+const char *bp_op_class_name(bp_op_class_t c)
+{
+    static const char *const names[] = {
+        [BP_KIND_CREATION] = "creation",   [BP_KIND_ELEMWISE] = "elementwise",
+        [BP_KIND_LAYOUT] = "layout",       [BP_KIND_REDUCTION] = "reduction",
+        [BP_KIND_FUSED] = "fused",
+    };
+    return NAME_OF(names, c);
+}
+
+const char *bp_op_flag_name(int i)
+{
+    static const char *const names[BP_OPF_NFLAGS] = {"float_fn", "int",
+                                                      "costly"};
+    return NAME_OF(names, i);
 }
 
 double bp_div_scalar_reciprocal(double b, bp_dtype_t dt)
@@ -130,39 +262,10 @@ static void meta_set(bp_meta_t *m, bp_dtype_t dt, int ndim,
         m->shape[d] = shape[d];
 }
 
-static bool same_shape(const bp_meta_t *a, const bp_meta_t *b)
-{
-    if (a->ndim != b->ndim)
-        return false;
-    for (int d = 0; d < a->ndim; d++)
-        if (a->shape[d] != b->shape[d])
-            return false;
-    return true;
-}
-
 static const char *shape_str(const bp_meta_t *m, char *buf, size_t n)
 {
     bp_shape_format(m->ndim, m->shape, buf, n);
     return buf;
-}
-
-static bool axis_norm(int axis, int ndim, int *out)
-{
-    if (axis < -ndim || axis >= ndim)
-        return false;
-    *out = axis < 0 ? axis + ndim : axis;
-    return true;
-}
-
-static bool is_float_function(bp_op_kind_t k)
-{
-    switch (k) {
-    case BP_OP_RECIPROCAL: case BP_OP_EXP: case BP_OP_LOG: case BP_OP_SIN:
-    case BP_OP_COS: case BP_OP_TANH: case BP_OP_SQRT: case BP_OP_RSQRT:
-        return true;
-    default:
-        return false;
-    }
 }
 
 static bool all_integral(const double *v, size_t n)
@@ -171,39 +274,6 @@ static bool all_integral(const double *v, size_t n)
         if (!(v[i] == floor(v[i])) || fabs(v[i]) > 9007199254740992.0)
             return false;
     return true;
-}
-
-/* Elementwise binary: same shape, or a tensor with a Python number. */
-static bp_status infer_binary(const bp_op_t *op, const bp_meta_t *metas,
-                              bp_meta_t *out, bp_error_t *err)
-{
-    const bool ta = op->a.kind == BP_ARG_BUF, tb = op->b.kind == BP_ARG_BUF;
-    if (!ta && !tb)
-        return bp_error_set(err, BP_EINPUT,
-                            "%s needs at least one buffer operand",
-                            bp_op_name(op->kind));
-    if (op->a.kind == BP_ARG_NONE || op->b.kind == BP_ARG_NONE)
-        return bp_error_set(err, BP_EINPUT, "%s needs operands a and b",
-                            bp_op_name(op->kind));
-    if (ta && tb) {
-        const bp_meta_t *a = &metas[op->a.buf], *b = &metas[op->b.buf];
-        if (!same_shape(a, b)) {
-            char sa[128], sb[128];
-            return bp_error_set(err, BP_EINPUT,
-                                "shape mismatch: a is %s, b is %s "
-                                "(no broadcasting)",
-                                shape_str(a, sa, sizeof sa),
-                                shape_str(b, sb, sizeof sb));
-        }
-        meta_set(out, promote(a->dtype, b->dtype), a->ndim, a->shape);
-        return BP_OK;
-    }
-    const bp_meta_t *t = ta ? &metas[op->a.buf] : &metas[op->b.buf];
-    const bp_arg_t *s = ta ? &op->b : &op->a;
-    /* A wrapped number only lifts an integer tensor to the default float. */
-    bp_dtype_t dt = !is_float(t->dtype) && !s->is_int ? BP_F32 : t->dtype;
-    meta_set(out, dt, t->ndim, t->shape);
-    return BP_OK;
 }
 
 static bp_status need_buf(const bp_op_t *op, const bp_arg_t *x,
@@ -215,11 +285,89 @@ static bp_status need_buf(const bp_op_t *op, const bp_arg_t *x,
     return BP_OK;
 }
 
+/* The operands the op's class names are there (buffers where it must). */
+static bp_status need_operands(const bp_op_t *op, bp_error_t *err)
+{
+    bp_status st = BP_OK;
+    switch (bp_op_info(op->kind)->operands) {
+    case BP_OPD_A:
+        return need_buf(op, &op->a, "a", err);
+    case BP_OPD_AB:
+        if (!(st = need_buf(op, &op->a, "a", err)))
+            st = need_buf(op, &op->b, "b", err);
+        return st;
+    case BP_OPD_AB_TS:
+        if (op->a.kind != BP_ARG_BUF && op->b.kind != BP_ARG_BUF)
+            return bp_error_set(err, BP_EINPUT,
+                                "%s needs at least one buffer operand",
+                                bp_op_name(op->kind));
+        if (op->a.kind == BP_ARG_NONE || op->b.kind == BP_ARG_NONE)
+            return bp_error_set(err, BP_EINPUT, "%s needs operands a and b",
+                                bp_op_name(op->kind));
+        return BP_OK;
+    case BP_OPD_INPUTS:
+        if (op->ninputs < 1 || !op->inputs)
+            return bp_error_set(err, BP_EINPUT, "%s needs inputs",
+                                bp_op_name(op->kind));
+        if (op->ninputs > BP_OP_MAXINPUTS)
+            return bp_error_set(err, BP_EINPUT, "%s of more than %d inputs",
+                                bp_op_name(op->kind), BP_OP_MAXINPUTS);
+        return BP_OK;
+    case BP_OPD_NONE:
+        break;
+    }
+    return BP_OK;
+}
+
+/* The result dtype by the op's rule (op_list.h, DTYPE), before FLOAT_FN
+ * and an explicit dtype apply. */
+static bp_dtype_t rule_dtype(const bp_op_t *op, const bp_meta_t *metas)
+{
+    const bp_meta_t *a = op->a.kind == BP_ARG_BUF ? &metas[op->a.buf] : NULL;
+    switch (bp_op_info(op->kind)->dtype) {
+    case BP_DT_LITERAL: {
+        /* The loader sets dtype from how the numbers are written; this is
+         * for ops built in C without one. */
+        double v[3] = {op->start, op->end, op->step};
+        bool lit = op->nvalues ? all_integral(op->values, op->nvalues)
+                               : all_integral(v, 3);
+        return lit ? BP_I64 : BP_F32;
+    }
+    case BP_DT_F32:
+        return BP_F32;
+    case BP_DT_SAME:
+    case BP_DT_MATMUL:
+        return a ? a->dtype : BP_F32;
+    case BP_DT_ACC:
+        return !a ? BP_F32 : is_float(a->dtype) ? a->dtype : BP_I64;
+    case BP_DT_PROMOTE:
+        break;
+    }
+    int reads[BP_OP_MAXREADS];
+    int n = bp_op_reads(op, reads);
+    bp_dtype_t dt = metas[reads[0]].dtype;
+    for (int r = 1; r < n; r++)
+        dt = promote(dt, metas[reads[r]].dtype);
+    /* A wrapped number only lifts an integer tensor to the default float. */
+    const bp_arg_t *s = op->a.kind == BP_ARG_SCALAR   ? &op->a
+                        : op->b.kind == BP_ARG_SCALAR ? &op->b
+                                                      : NULL;
+    if (s && !is_float(dt) && !s->is_int)
+        dt = BP_F32;
+    return dt;
+}
+
+/* The result shape (and dtype, from rule_dtype). */
 static bp_status infer_kind(const bp_op_t *op, const bp_meta_t *metas,
                             bp_meta_t *out, bp_error_t *err)
 {
     char s1[128], s2[128];
-    bp_status st;
+    bp_status st = need_operands(op, err);
+    if (st)
+        return st;
+    const bp_meta_t *a = op->a.kind == BP_ARG_BUF ? &metas[op->a.buf] : NULL;
+    const bp_meta_t *b = op->b.kind == BP_ARG_BUF ? &metas[op->b.buf] : NULL;
+    const bp_dtype_t dt = rule_dtype(op, metas);
     switch (op->kind) {
     case BP_OP_TENSOR: {
         size_t n;
@@ -231,65 +379,34 @@ static bp_status infer_kind(const bp_op_t *op, const bp_meta_t *metas,
                                 (bp_shape_format(op->ndim, op->shape, s1,
                                                  sizeof s1), s1),
                                 n, op->nvalues);
-        meta_set(out, all_integral(op->values, op->nvalues) ? BP_I64 : BP_F32,
-                 op->ndim, op->shape);
+        meta_set(out, dt, op->ndim, op->shape);
         return BP_OK;
     }
     case BP_OP_ARANGE: {
         int64_t n;
         if ((st = bp_arange_length(op->start, op->end, op->step, &n, err)))
             return st;
-        double v[3] = {op->start, op->end, op->step};
-        meta_set(out, all_integral(v, 3) ? BP_I64 : BP_F32, 1, &n);
+        meta_set(out, dt, 1, &n);
         return BP_OK;
     }
     case BP_OP_UNIFORM: {
         size_t n;
         if ((st = bp_shape_numel(op->ndim, op->shape, BP_F32, &n, err)))
             return st;
-        meta_set(out, BP_F32, op->ndim, op->shape);
+        meta_set(out, dt, op->ndim, op->shape);
         return BP_OK;
     }
     case BP_OP_CAST:
-    case BP_OP_NEG:
-        if ((st = need_buf(op, &op->a, "a", err)))
-            return st;
-        *out = metas[op->a.buf];
-        if (op->kind == BP_OP_CAST && !op->has_dtype)
+        if (!op->has_dtype)
             return bp_error_set(err, BP_EINPUT, "cast needs a dtype");
-        return BP_OK;
-    case BP_OP_ADD: case BP_OP_SUB: case BP_OP_MUL: case BP_OP_POW:
-        return infer_binary(op, metas, out, err);
-    case BP_OP_DIV:
-        if ((st = infer_binary(op, metas, out, err)))
-            return st;
-        if (!is_float(out->dtype)) /* true division of integers */
-            out->dtype = BP_F32;
-        return BP_OK;
-    case BP_OP_RECIPROCAL: case BP_OP_EXP: case BP_OP_LOG: case BP_OP_SIN:
-    case BP_OP_COS: case BP_OP_TANH: case BP_OP_SQRT: case BP_OP_RSQRT:
-        if ((st = need_buf(op, &op->a, "a", err)))
-            return st;
-        *out = metas[op->a.buf];
-        if (!is_float(out->dtype))
-            out->dtype = BP_F32;
-        return BP_OK;
-    case BP_OP_ROTATE_HALF: {
-        if ((st = need_buf(op, &op->a, "a", err)))
-            return st;
-        const bp_meta_t *a = &metas[op->a.buf];
+        break;
+    case BP_OP_ROTATE_HALF:
         if (a->ndim < 1 || a->shape[a->ndim - 1] % 2 != 0)
             return bp_error_set(err, BP_EINPUT,
                                 "rotate_half needs an even last dimension, "
                                 "a is %s", shape_str(a, s1, sizeof s1));
-        *out = *a;
-        return BP_OK;
-    }
+        break;
     case BP_OP_OUTER: {
-        if ((st = need_buf(op, &op->a, "a", err)) ||
-            (st = need_buf(op, &op->b, "b", err)))
-            return st;
-        const bp_meta_t *a = &metas[op->a.buf], *b = &metas[op->b.buf];
         if (a->ndim != 1 || b->ndim != 1)
             return bp_error_set(err, BP_EINPUT,
                                 "shape mismatch: outer needs 1-D operands, "
@@ -297,14 +414,10 @@ static bp_status infer_kind(const bp_op_t *op, const bp_meta_t *metas,
                                 shape_str(a, s1, sizeof s1),
                                 shape_str(b, s2, sizeof s2));
         int64_t sh[2] = {a->shape[0], b->shape[0]};
-        meta_set(out, promote(a->dtype, b->dtype), 2, sh);
+        meta_set(out, dt, 2, sh);
         return BP_OK;
     }
     case BP_OP_MATMUL: {
-        if ((st = need_buf(op, &op->a, "a", err)) ||
-            (st = need_buf(op, &op->b, "b", err)))
-            return st;
-        const bp_meta_t *a = &metas[op->a.buf], *b = &metas[op->b.buf];
         if (a->ndim != 2 || b->ndim != 2 || a->shape[1] != b->shape[0])
             return bp_error_set(err, BP_EINPUT,
                                 "shape mismatch: matmul needs [m, k] x [k, n], "
@@ -318,15 +431,13 @@ static bp_status infer_kind(const bp_op_t *op, const bp_meta_t *metas,
                                 "a is %s, b is %s",
                                 bp_dtype_name(a->dtype), bp_dtype_name(b->dtype));
         int64_t sh[2] = {a->shape[0], b->shape[1]};
-        meta_set(out, a->dtype, 2, sh);
+        meta_set(out, dt, 2, sh);
         return BP_OK;
     }
     case BP_OP_CONCAT: {
-        if (op->ninputs < 1 || !op->inputs)
-            return bp_error_set(err, BP_EINPUT, "concat needs inputs");
         const bp_meta_t *f = &metas[op->inputs[0]];
         int ax;
-        if (f->ndim < 1 || !axis_norm(op->has_axis ? op->axis : 0, f->ndim, &ax))
+        if (f->ndim < 1 || !bp_axis_norm(op->has_axis ? op->axis : 0, f->ndim, &ax))
             return bp_error_set(err, BP_EINPUT,
                                 "concat axis %d out of range for %s",
                                 op->has_axis ? op->axis : 0,
@@ -344,17 +455,14 @@ static bp_status infer_kind(const bp_op_t *op, const bp_meta_t *metas,
                                     ax, shape_str(f, s1, sizeof s1),
                                     shape_str(x, s2, sizeof s2), k + 1);
             m.shape[ax] += x->shape[ax];
-            m.dtype = promote(m.dtype, x->dtype);
         }
+        m.dtype = dt;
         *out = m;
         return BP_OK;
     }
     case BP_OP_SLICE: {
-        if ((st = need_buf(op, &op->a, "a", err)))
-            return st;
-        const bp_meta_t *a = &metas[op->a.buf];
         int ax;
-        if (!axis_norm(op->has_axis ? op->axis : 0, a->ndim, &ax))
+        if (!bp_axis_norm(op->has_axis ? op->axis : 0, a->ndim, &ax))
             return bp_error_set(err, BP_EINPUT,
                                 "slice axis %d out of range for %s",
                                 op->has_axis ? op->axis : 0,
@@ -367,19 +475,16 @@ static bp_status infer_kind(const bp_op_t *op, const bp_meta_t *metas,
         bp_slice_resolve(op, a->shape[ax], &first, &len);
         *out = *a;
         out->shape[ax] = len;
+        out->dtype = dt;
         return BP_OK;
     }
     case BP_OP_SUM: {
-        if ((st = need_buf(op, &op->a, "a", err)))
-            return st;
-        const bp_meta_t *a = &metas[op->a.buf];
-        bp_dtype_t dt = is_float(a->dtype) ? a->dtype : BP_I64;
         if (!op->has_axis) {
             meta_set(out, dt, 0, NULL);
             return BP_OK;
         }
         int ax;
-        if (!axis_norm(op->axis, a->ndim, &ax))
+        if (!bp_axis_norm(op->axis, a->ndim, &ax))
             return bp_error_set(err, BP_EINPUT, "sum axis %d out of range for %s",
                                 op->axis, shape_str(a, s1, sizeof s1));
         bp_meta_t m;
@@ -391,21 +496,24 @@ static bp_status infer_kind(const bp_op_t *op, const bp_meta_t *metas,
         *out = m;
         return BP_OK;
     }
-    case BP_OP_COUNT:
+    default:
         break;
     }
-    return bp_error_set(err, BP_EINTERNAL, "unknown op kind %d", (int)op->kind);
-}
-
-static bool form_allowed(bp_op_kind_t k, bp_form_t f)
-{
-    if (f == BP_FORM_DEFAULT)
-        return true;
-    if (k == BP_OP_DIV)
-        return f == BP_FORM_TRUE || f == BP_FORM_RECIPROCAL;
-    if (k == BP_OP_SUM)
-        return f == BP_FORM_SEQUENTIAL || f == BP_FORM_PAIRWISE;
-    return false;
+    /* Elementwise: the operand's shape, or both operands' (equal). */
+    const bp_op_info_t *info = bp_op_info(op->kind);
+    if (info->kind != BP_KIND_ELEMWISE &&
+        !(info->kind == BP_KIND_LAYOUT && info->operands == BP_OPD_A))
+        return bp_error_set(err, BP_EINTERNAL, "no shape rule for op '%s'",
+                            bp_op_name(op->kind));
+    if (a && b && !bp_shape_equal(a->ndim, a->shape, b->ndim, b->shape))
+        return bp_error_set(err, BP_EINPUT,
+                            "shape mismatch: a is %s, b is %s "
+                            "(no broadcasting)",
+                            shape_str(a, s1, sizeof s1),
+                            shape_str(b, s2, sizeof s2));
+    const bp_meta_t *t = a ? a : b;
+    meta_set(out, dt, t->ndim, t->shape);
+    return BP_OK;
 }
 
 bp_status bp_op_infer(const bp_op_t *op, const bp_meta_t *metas,
@@ -414,19 +522,19 @@ bp_status bp_op_infer(const bp_op_t *op, const bp_meta_t *metas,
     if ((unsigned)op->kind >= BP_OP_COUNT)
         return bp_error_set(err, BP_EINTERNAL, "unknown op kind %d",
                             (int)op->kind);
-    if (!form_allowed(op->kind, op->form))
+    if (!bp_op_form_ok(op->kind, op->form))
         return bp_error_set(err, BP_EINPUT, "formulation '%s' does not apply to %s",
                             bp_form_name(op->form), bp_op_name(op->kind));
     bp_status st = infer_kind(op, metas, out, err);
     if (st)
         return st;
+    if (bp_op_has(op->kind, BP_OPF_FLOAT_FN) && !is_float(out->dtype))
+        out->dtype = BP_F32; /* the default dtype */
     if (op->has_dtype) {
         bp_dtype_t dt = op->dtype_is_run ? run_dtype : op->dtype;
         if ((unsigned)dt >= BP_NDTYPES)
             return bp_error_set(err, BP_EINPUT, "unknown dtype %d", (int)dt);
-        if (!is_float(dt) &&
-            (is_float_function(op->kind) || op->kind == BP_OP_DIV ||
-             op->kind == BP_OP_UNIFORM))
+        if (!is_float(dt) && !bp_op_has(op->kind, BP_OPF_INT))
             return bp_error_set(err, BP_EINPUT,
                                 "%s cannot produce the integer dtype %s",
                                 bp_op_name(op->kind), bp_dtype_name(dt));

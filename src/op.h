@@ -1,6 +1,7 @@
-/* The operation set: kinds, their names and attributes, and shape/dtype
- * inference.  A probe is an ordered list of these; each produces one named
- * buffer.  Backends implement one function per kind (backend.h). */
+/* The operation set: the facts about each op (generated from op_list.h),
+ * the op record a probe holds, and shape/dtype inference.  A probe is an
+ * ordered list of ops; each produces one named buffer.  Backends implement
+ * each op in a table keyed by bp_op_kind_t (backend.h). */
 #ifndef BP_OP_H
 #define BP_OP_H
 
@@ -12,41 +13,88 @@
 #include "dtype.h"
 #include "error.h"
 
+/* op_list.h's columns become these enums; its top says what each means. */
+#define BP_K(ID) (UINT64_C(1) << BP_KEY_##ID)
+#define BP_FM(ID) (1u << BP_FORM_##ID)
+
+/* Keys an op may take beyond out and op (op_list.h's BP_KEY section). */
 typedef enum {
-    BP_OP_TENSOR,      /* literal values (values:, optional shape:) */
-    BP_OP_ARANGE,      /* start, end, step */
-    BP_OP_UNIFORM,     /* counter-based generator: shape, seed, stream, low, high */
-    BP_OP_CAST,        /* a -> dtype */
-    BP_OP_ADD,         /* a, b: tensor or scalar each, at least one tensor */
-    BP_OP_SUB,
-    BP_OP_MUL,
-    BP_OP_DIV,         /* formulation: true | reciprocal */
-    BP_OP_POW,
-    BP_OP_RECIPROCAL,  /* a */
-    BP_OP_EXP,
-    BP_OP_LOG,
-    BP_OP_SIN,
-    BP_OP_COS,
-    BP_OP_TANH,
-    BP_OP_SQRT,
-    BP_OP_RSQRT,
-    BP_OP_NEG,
-    BP_OP_OUTER,       /* a, b: 1-D */
-    BP_OP_CONCAT,      /* inputs: [..], axis */
-    BP_OP_SLICE,       /* a, axis, start, end, step */
-    BP_OP_MATMUL,      /* a [m,k], b [k,n] */
-    BP_OP_SUM,         /* a, optional axis; formulation: sequential | pairwise */
-    BP_OP_ROTATE_HALF, /* a: cat(-x2, x1) over the last dimension */
-    BP_OP_COUNT
-} bp_op_kind_t;
+#define BP_KEY(ID, NAME, TYPE) BP_KEY_##ID,
+#include "op_list.h"
+#undef BP_KEY
+    BP_KEY_COUNT
+} bp_key_t;
+
+/* What a key's value must be. */
+typedef enum {
+    BP_KT_BUFFER,  /* a buffer name (or a number, where the op says T|S) */
+    BP_KT_BUFFERS, /* a list of buffer names */
+    BP_KT_NUMBER,
+    BP_KT_NUMBERS, /* a list of numbers */
+    BP_KT_INTEGER,
+    BP_KT_SHAPE,   /* a list of integers >= 0 */
+    BP_KT_DTYPE,
+    BP_KT_FORM     /* one of the op's formulations */
+} bp_key_type_t;
 
 typedef enum {
-    BP_FORM_DEFAULT,    /* what PyTorch does on the backend's device */
-    BP_FORM_TRUE,       /* div: correctly rounded a / b */
-    BP_FORM_RECIPROCAL, /* div: a * (1/b), reciprocal rounded in opmath */
-    BP_FORM_SEQUENTIAL, /* sum: left to right */
-    BP_FORM_PAIRWISE    /* sum: pairwise halving */
+#define BP_FORM(ID, NAME) BP_FORM_##ID,
+#include "op_list.h"
+#undef BP_FORM
+    BP_FORM_COUNT
 } bp_form_t;
+
+typedef enum {
+    BP_OPD_NONE,
+    BP_OPD_A,     /* a: a tensor */
+    BP_OPD_AB,    /* a, b: tensors */
+    BP_OPD_AB_TS, /* a, b: a tensor or a number each, at least one tensor */
+    BP_OPD_INPUTS /* inputs: a list of tensors */
+} bp_opd_t;
+
+typedef enum {
+    BP_DT_LITERAL,
+    BP_DT_F32,
+    BP_DT_SAME,
+    BP_DT_PROMOTE,
+    BP_DT_ACC,
+    BP_DT_MATMUL
+} bp_dtype_rule_t;
+
+typedef enum {
+    BP_KIND_CREATION,
+    BP_KIND_ELEMWISE,
+    BP_KIND_LAYOUT,
+    BP_KIND_REDUCTION,
+    BP_KIND_FUSED
+} bp_op_class_t;
+
+enum {
+    BP_OPF_FLOAT_FN = 1u << 0,
+    BP_OPF_INT = 1u << 1,
+    BP_OPF_COSTLY = 1u << 2
+};
+#define BP_OPF_NFLAGS 3
+
+#include "op_kind.h" /* bp_op_kind_t: BP_OP_ADD, ... */
+
+typedef struct {
+    const char *name;
+    bp_opd_t operands;
+    uint64_t keys;     /* every key it takes, operands, dtype and
+                          formulation included (BP_K bits) */
+    uint64_t required; /* the keys that must be present */
+    unsigned forms;    /* BP_FM bits; BP_FORM_DEFAULT is always accepted */
+    bp_dtype_rule_t dtype;
+    bp_op_class_t kind;
+    unsigned flags;    /* BP_OPF_* */
+    const char *torch; /* what it computes, in PyTorch's words */
+} bp_op_info_t;
+
+/* concat takes at most BP_OP_MAXINPUTS inputs; no op reads more than
+ * BP_OP_MAXREADS buffers. */
+#define BP_OP_MAXINPUTS 64
+#define BP_OP_MAXREADS (2 + BP_OP_MAXINPUTS)
 
 typedef enum { BP_ARG_NONE, BP_ARG_BUF, BP_ARG_SCALAR } bp_arg_kind_t;
 
@@ -88,24 +136,48 @@ typedef struct {
     int64_t shape[BP_MAXDIM];
 } bp_meta_t;
 
+/* The facts about op k (NULL for a kind out of range). */
+const bp_op_info_t *bp_op_info(bp_op_kind_t k);
 const char *bp_op_name(bp_op_kind_t k);
 bool bp_op_lookup(const char *name, bp_op_kind_t *k);
+/* The op name nearest a misspelt one, or NULL when none is near. */
+const char *bp_op_suggest(const char *name);
+/* Whether op k has every flag in flags (BP_OPF_*). */
+bool bp_op_has(bp_op_kind_t k, unsigned flags);
+/* Whether op k takes key (its operands, dtype and formulation included). */
+bool bp_op_takes(bp_op_kind_t k, bp_key_t key);
+/* Whether op k accepts formulation f (BP_FORM_DEFAULT always). */
+bool bp_op_form_ok(bp_op_kind_t k, bp_form_t f);
+/* The buffers op reads (a, b, then inputs): their op indices into idx
+ * (room for BP_OP_MAXREADS), their count returned.  The one answer to
+ * "which buffers does this op read" (executor, memo, explain). */
+int bp_op_reads(const bp_op_t *op, int *idx);
+
 const char *bp_form_name(bp_form_t f);
+bool bp_form_lookup(const char *name, bp_form_t *f);
+const char *bp_key_name(bp_key_t key);
+bp_key_type_t bp_key_type(bp_key_t key);
+const char *bp_key_type_name(bp_key_type_t t);
+const char *bp_opd_name(bp_opd_t o);
+const char *bp_dtype_rule_name(bp_dtype_rule_t r);
+const char *bp_op_class_name(bp_op_class_t c);
+/* The name of flag bit i, 0 <= i < BP_OPF_NFLAGS ("float_fn", ...). */
+const char *bp_op_flag_name(int i);
 
 /* Output dtype and shape of op, given the metas of the buffers it reads
- * (metas[j] for j < its index) and the dtype the probe runs in.  Type
- * promotion follows PyTorch: float tensors beat scalars; bf16 with f16 gives
- * f32; an integer tensor with a float scalar, or in a true division or a
- * float function, gives f32 (the default dtype).
- * Two integer tensors give i64 (i32 with i32 stays i32); an integer tensor
- * with an integer scalar keeps its dtype; sum of integers gives i64; matmul
- * does not promote (one float dtype for both operands, as torch.matmul).
- * Without dtype, arange and tensor give i64 when every number is integral,
- * else f32 (the loader decides from how the numbers are written, as Python
- * does, and sets dtype); uniform gives f32.  An explicit dtype (dtype_is_run:
- * the run dtype) replaces the result dtype; div and the float functions
- * (reciprocal exp log sin cos tanh sqrt rsqrt) and uniform refuse integer
- * ones.
+ * (metas[j] for j < its index) and the dtype the probe runs in.  The dtype
+ * follows the op's rule (op_list.h, DTYPE), which is PyTorch's type
+ * promotion: float tensors beat scalars; bf16 with f16 gives f32; two
+ * integer tensors give i64 (i32 with i32 stays i32); an integer tensor
+ * with an integer scalar keeps its dtype, with a float scalar gives f32 (the
+ * default dtype); sum of integers gives i64; matmul does not promote (one
+ * float dtype for both operands, as torch.matmul).  A float function
+ * (BP_OPF_FLOAT_FN) turns an integer result into f32.  Without dtype,
+ * arange and tensor give i64 when every number is integral, else f32 (the
+ * loader decides from how the numbers are written, as Python does, and sets
+ * dtype); uniform gives f32.  An explicit dtype (dtype_is_run: the run
+ * dtype) replaces the result dtype; an op without BP_OPF_INT refuses an
+ * integer one.
  * Shapes: elementwise ops take two tensors of exactly one shape or a tensor
  * and a scalar ("shape mismatch" otherwise: no broadcasting); outer [n],[m]
  * -> [n,m]; concat joins along axis (others equal); slice as Python's

@@ -11,16 +11,6 @@
 /* Operands summed by one mpfr_sum call before an exact accumulation. */
 #define SUM_BLOCK 4096
 
-static bool same_shape(const bp_buf_t *a, const bp_buf_t *b)
-{
-    if (a->ndim != b->ndim)
-        return false;
-    for (int d = 0; d < a->ndim; d++)
-        if (a->shape[d] != b->shape[d])
-            return false;
-    return true;
-}
-
 /* ---- copies: concat, slice, rotate_half ---- */
 
 typedef struct {
@@ -102,17 +92,6 @@ static void split_axis(const bp_buf_t *b, int axis, size_t *outer,
         *inner *= (size_t)b->shape[d];
 }
 
-static bp_status norm_axis(int axis, int ndim, int *out, bp_error_t *err)
-{
-    int a = axis < 0 ? axis + ndim : axis;
-    if (a < 0 || a >= ndim)
-        return bp_error_set(err, BP_EINPUT,
-                            "axis %d is out of range for %d dimensions", axis,
-                            ndim);
-    *out = a;
-    return BP_OK;
-}
-
 /* Same shape as out except on axis. */
 static bool fits_around(const bp_buf_t *b, const bp_buf_t *out, int axis)
 {
@@ -137,7 +116,7 @@ bp_status bp_oracle_copy(int threads, const bp_exec_t *x, bp_error_t *err)
             return bp_error_set(err, BP_EINPUT,
                                 "concat needs 1 to 64 inputs, not %d",
                                 x->ninputs);
-        bp_status st = norm_axis(op->has_axis ? op->axis : 0, out->ndim,
+        bp_status st = bp_axis_check(op->has_axis ? op->axis : 0, out->ndim,
                                  &axis, err);
         if (st)
             return st;
@@ -170,7 +149,7 @@ bp_status bp_oracle_copy(int threads, const bp_exec_t *x, bp_error_t *err)
         int want = op->kind == BP_OP_ROTATE_HALF ? -1
                    : op->has_axis               ? op->axis
                                                 : 0;
-        bp_status st = norm_axis(want, out->ndim, &axis, err);
+        bp_status st = bp_axis_check(want, out->ndim, &axis, err);
         if (st)
             return st;
         if (!fits_around(x->a, out, axis))
@@ -198,7 +177,7 @@ bp_status bp_oracle_copy(int threads, const bp_exec_t *x, bp_error_t *err)
         c.start = (size_t)s;
         c.step = (size_t)op->s_step;
     } else if (op->kind == BP_OP_ROTATE_HALF) {
-        if (!same_shape(x->a, out) || out->ndim < 1 || c.dim % 2)
+        if (!bp_buf_same_shape(x->a, out) || out->ndim < 1 || c.dim % 2)
             return bp_error_set(err, BP_EINPUT,
                                 "rotate_half needs an even last dimension and "
                                 "an output of the input's shape (%s, %s)",
@@ -287,7 +266,7 @@ bp_status bp_oracle_sum(int threads, const bp_exec_t *x, bp_error_t *err)
         return bp_error_set(err, BP_EINPUT, "sum needs a tensor operand");
     if (op->has_axis && x->a->ndim > 0) {
         int axis = 0;
-        bp_status st = norm_axis(op->axis, x->a->ndim, &axis, err);
+        bp_status st = bp_axis_check(op->axis, x->a->ndim, &axis, err);
         if (st)
             return st;
         split_axis(x->a, axis, &c.outer, &c.inner);

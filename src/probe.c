@@ -1,6 +1,6 @@
-/* Probes once loaded: freeing, lookup, per-dtype inference, directory
- * loading and the definition hash (see probe.h; the YAML reader is
- * probe_yaml.c).
+/* Probes once loaded: freeing, lookup, per-dtype inference and the
+ * definition hash (see probe.h; the loader, files and directories, is
+ * probe_schema.c over the YAML reader probe_yaml.c).
  *
  * The hash identifies what a golden was computed from.  It covers every
  * field that can change a result or its verdict (params, dtypes, ops,
@@ -9,8 +9,6 @@
  * key order and the description leave it alone. */
 #include "probe.h"
 
-#include <dirent.h>
-#include <errno.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -199,85 +197,4 @@ void bp_probe_hash(const bp_probe_t *p, char out[17])
                    pol->max_mismatch_fraction);
     }
     snprintf(out, 17, "%016" PRIx64, f.h);
-}
-
-/* ---- directories ----------------------------------------------------------- */
-
-static int str_cmp(const void *a, const void *b)
-{
-    return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-static int probe_cmp(const void *a, const void *b)
-{
-    const bp_probe_t *const *x = a, *const *y = b;
-    return strcmp((*x)->name, (*y)->name);
-}
-
-static bool is_yaml_name(const char *s)
-{
-    size_t n = strlen(s);
-    return n > 5 && s[0] != '.' && strcmp(s + n - 5, ".yaml") == 0;
-}
-
-bp_status bp_probe_load_dir(const char *dir, bp_probe_t ***out, size_t *n,
-                            bp_error_t *err)
-{
-    *out = NULL;
-    *n = 0;
-    DIR *d = opendir(dir);
-    if (!d)
-        return bp_error_set(err, BP_EIO, "cannot open probe directory '%s': %s",
-                            dir, strerror(errno));
-    char **names = NULL;
-    size_t nn = 0, cap = 0;
-    bp_status st = BP_OK;
-    struct dirent *e;
-    while (!st && (e = readdir(d))) {
-        if (!is_yaml_name(e->d_name))
-            continue;
-        if (nn == cap) {
-            size_t nc = cap ? cap * 2 : 16;
-            char **t = realloc(names, nc * sizeof *t);
-            if (!t) {
-                st = bp_error_set(err, BP_ENOMEM, "out of memory");
-                break;
-            }
-            names = t;
-            cap = nc;
-        }
-        size_t len = strlen(dir) + strlen(e->d_name) + 2;
-        if (!(names[nn] = malloc(len))) {
-            st = bp_error_set(err, BP_ENOMEM, "out of memory");
-            break;
-        }
-        snprintf(names[nn++], len, "%s/%s", dir, e->d_name);
-    }
-    closedir(d);
-    if (nn)
-        qsort(names, nn, sizeof *names, str_cmp);
-    bp_probe_t **ps = st ? NULL : calloc(nn ? nn : 1, sizeof *ps);
-    if (!st && !ps)
-        st = bp_error_set(err, BP_ENOMEM, "out of memory");
-    size_t np = 0;
-    for (size_t i = 0; !st && i < nn; i++)
-        if (!(st = bp_probe_load(names[i], &ps[np], err)))
-            np++;
-    if (!st && np)
-        qsort(ps, np, sizeof *ps, probe_cmp);
-    for (size_t i = 1; !st && i < np; i++)
-        if (strcmp(ps[i - 1]->name, ps[i]->name) == 0)
-            st = bp_error_set(err, BP_EINPUT,
-                              "%s:1:1: probe '%s' is also defined by '%s'",
-                              ps[i]->path, ps[i]->name, ps[i - 1]->path);
-    for (size_t i = 0; i < nn; i++)
-        free(names[i]);
-    free(names);
-    if (st) {
-        bp_probe_free_all(ps, np);
-        return st;
-    }
-    *out = ps;
-    *n = np;
-    return BP_OK;
 }

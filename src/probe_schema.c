@@ -1,4 +1,6 @@
-/* Reading a probe from its YAML tree (schema: probes/README.md).
+/* Reading a probe from its YAML tree, checked against the schema
+ * (probes/README.md) and the op table (probe_load.c reads files and
+ * directories through it).
  *
  * Contract: bp_probe_load either returns a probe whose every buffer
  * reference points to an earlier op, whose shapes and dtypes infer for every
@@ -274,56 +276,59 @@ static bp_status get_form(ld_t *L, bp_op_t *op, const yn_t *n)
     bp_status st = get_str(L, n, "formulation", &s);
     if (st)
         return st;
-    static const struct {
-        bp_op_kind_t kind;
-        const char *name;
-        bp_form_t form;
-    } forms[] = {
-        {BP_OP_DIV, "default", BP_FORM_DEFAULT},
-        {BP_OP_DIV, "true", BP_FORM_TRUE},
-        {BP_OP_DIV, "reciprocal", BP_FORM_RECIPROCAL},
-        {BP_OP_SUM, "default", BP_FORM_DEFAULT},
-        {BP_OP_SUM, "sequential", BP_FORM_SEQUENTIAL},
-        {BP_OP_SUM, "pairwise", BP_FORM_PAIRWISE},
-    };
-    for (size_t k = 0; k < sizeof forms / sizeof forms[0]; k++)
-        if (forms[k].kind == op->kind && strcmp(forms[k].name, s) == 0) {
-            op->form = forms[k].form;
-            return BP_OK;
+    bp_form_t f;
+    if (bp_form_lookup(s, &f) && bp_op_form_ok(op->kind, f)) {
+        op->form = f;
+        return BP_OK;
+    }
+    /* "true, reciprocal or default": the op's own, then the default. */
+    char list[256] = "";
+    unsigned forms = bp_op_info(op->kind)->forms;
+    for (int k = 0; k < BP_FORM_COUNT; k++)
+        if (forms & (1u << k)) {
+            size_t l = strlen(list);
+            snprintf(list + l, sizeof list - l, "%s, ",
+                     bp_form_name((bp_form_t)k));
         }
-    return bad(L, n, "unknown formulation '%.80s' for %s (expected %s)", s,
-               bp_op_name(op->kind),
-               op->kind == BP_OP_DIV ? "true, reciprocal or default"
-                                     : "sequential, pairwise or default");
+    size_t l = strlen(list);
+    if (l >= 2)
+        list[l - 2] = '\0';
+    return bad(L, n, "unknown formulation '%.80s' for %s (expected %s or default)",
+               s, bp_op_name(op->kind), list);
 }
 
-/* The keys each op kind takes (out, op and dtype for all). */
-static const char *const *op_keys(bp_op_kind_t k)
+/* The keys op k takes, out and op first, then in op_list.h's order,
+ * NULL-ended, into keys (room for BP_KEY_COUNT + 3). */
+static void op_keys(bp_op_kind_t k, const char **keys)
 {
-    static const char *const tensor[] = {"out", "op", "dtype", "values", "shape", NULL};
-    static const char *const arange[] = {"out", "op", "dtype", "start", "end", "step", NULL};
-    static const char *const uniform[] = {"out", "op", "dtype", "shape", "seed",
-                                          "stream", "low", "high", NULL};
-    static const char *const binary[] = {"out", "op", "dtype", "a", "b", NULL};
-    static const char *const div[] = {"out", "op", "dtype", "a", "b", "formulation", NULL};
-    static const char *const unary[] = {"out", "op", "dtype", "a", NULL};
-    static const char *const concat[] = {"out", "op", "dtype", "inputs", "axis", NULL};
-    static const char *const slice[] = {"out", "op", "dtype", "a", "axis", "start",
-                                        "end", "step", NULL};
-    static const char *const sum[] = {"out", "op", "dtype", "a", "axis", "formulation", NULL};
-    switch (k) {
-    case BP_OP_TENSOR: return tensor;
-    case BP_OP_ARANGE: return arange;
-    case BP_OP_UNIFORM: return uniform;
-    case BP_OP_ADD: case BP_OP_SUB: case BP_OP_MUL: case BP_OP_POW:
-    case BP_OP_OUTER: case BP_OP_MATMUL:
-        return binary;
-    case BP_OP_DIV: return div;
-    case BP_OP_CONCAT: return concat;
-    case BP_OP_SLICE: return slice;
-    case BP_OP_SUM: return sum;
-    default: return unary; /* cast, the unary functions, rotate_half */
+    size_t n = 0;
+    keys[n++] = "out";
+    keys[n++] = "op";
+    keys[n++] = bp_key_name(BP_KEY_DTYPE);
+    for (int i = 0; i < BP_KEY_COUNT; i++)
+        if (i != BP_KEY_DTYPE && bp_op_takes(k, (bp_key_t)i))
+            keys[n++] = bp_key_name((bp_key_t)i);
+    keys[n] = NULL;
+}
+
+/* "unknown op 'x'", with the nearest op and the list of them. */
+static bp_status unknown_op(ld_t *L, const yn_t *n, const char *s)
+{
+    char list[520] = "";
+    for (int k = 0; k < BP_OP_COUNT; k++) {
+        size_t l = strlen(list);
+        const char *name = bp_op_name((bp_op_kind_t)k);
+        if (l + strlen(name) + 8 >= sizeof list) {
+            snprintf(list + l, sizeof list - l, ", ...");
+            break;
+        }
+        snprintf(list + l, sizeof list - l, "%s%s", l ? ", " : "", name);
     }
+    const char *near = bp_op_suggest(s);
+    if (near)
+        return bad(L, n, "unknown op '%.80s'; did you mean '%s'? (ops: %s)", s,
+                   near, list);
+    return bad(L, n, "unknown op '%.80s' (ops: %s)", s, list);
 }
 
 static bp_status op_tensor(ld_t *L, bp_op_t *op, const yn_t *n, const char *where)
@@ -416,15 +421,32 @@ static bp_status op_uniform(ld_t *L, bp_op_t *op, const yn_t *n, const char *whe
     return st;
 }
 
-static bp_status op_concat(ld_t *L, size_t i, bp_op_t *op, const yn_t *n,
-                           const char *where)
+static bp_status op_slice(ld_t *L, bp_op_t *op, const yn_t *n)
 {
-    const yn_t *in, *ax = bp_yaml_get(n, "axis");
-    bp_status st = map_need(L, n, "inputs", where, &in);
-    if (st || (st = want(L, in, BP_YN_SEQ, "inputs")))
+    const yn_t *x;
+    bp_status st = BP_OK;
+    op->s_start = 0;
+    op->s_end = INT64_MAX;
+    op->s_step = 1;
+    if ((x = bp_yaml_get(n, "start")))
+        st = get_int(L, x, "start", -MAX_INT, MAX_INT, &op->s_start);
+    if (!st && (x = bp_yaml_get(n, "end")))
+        st = get_int(L, x, "end", -MAX_INT, MAX_INT, &op->s_end);
+    if (!st && (x = bp_yaml_get(n, "step")))
+        st = get_int(L, x, "step", 1, MAX_INT, &op->s_step);
+    op->has_axis = true; /* axis 0 unless given */
+    return st;
+}
+
+/* inputs: a list of 1 to BP_OP_MAXINPUTS earlier buffers. */
+static bp_status get_inputs(ld_t *L, size_t i, bp_op_t *op, const yn_t *in)
+{
+    bp_status st = want(L, in, BP_YN_SEQ, "inputs");
+    if (st)
         return st;
-    if (in->n == 0 || in->n > 64)
-        return bad(L, in, "concat takes 1 to 64 inputs, got %zu", in->n);
+    if (in->n == 0 || in->n > BP_OP_MAXINPUTS)
+        return bad(L, in, "%s takes 1 to %d inputs, got %zu",
+                   bp_op_name(op->kind), BP_OP_MAXINPUTS, in->n);
     if (!(op->inputs = calloc(in->n, sizeof *op->inputs)))
         return oom(L);
     op->ninputs = (int)in->n;
@@ -433,33 +455,36 @@ static bp_status op_concat(ld_t *L, size_t i, bp_op_t *op, const yn_t *n,
             (st = get_buf(L, i, in->kid[k], &op->inputs[k])))
             return st;
     }
-    int64_t a = 0;
-    if (ax && (st = get_int(L, ax, "axis", -BP_MAXDIM, BP_MAXDIM - 1, &a)))
-        return st;
-    op->has_axis = true;
-    op->axis = (int)a;
     return BP_OK;
 }
 
-static bp_status op_slice(ld_t *L, bp_op_t *op, const yn_t *n)
+/* The operands op_list.h says the op reads. */
+static bp_status get_operands(ld_t *L, size_t i, bp_op_t *op, const yn_t *n,
+                              const char *where)
 {
-    const yn_t *x;
-    int64_t a = 0;
+    const yn_t *a = bp_yaml_get(n, "a"), *b = bp_yaml_get(n, "b");
     bp_status st = BP_OK;
-    op->s_start = 0;
-    op->s_end = INT64_MAX;
-    op->s_step = 1;
-    if ((x = bp_yaml_get(n, "axis")))
-        st = get_int(L, x, "axis", -BP_MAXDIM, BP_MAXDIM - 1, &a);
-    if (!st && (x = bp_yaml_get(n, "start")))
-        st = get_int(L, x, "start", -MAX_INT, MAX_INT, &op->s_start);
-    if (!st && (x = bp_yaml_get(n, "end")))
-        st = get_int(L, x, "end", -MAX_INT, MAX_INT, &op->s_end);
-    if (!st && (x = bp_yaml_get(n, "step")))
-        st = get_int(L, x, "step", 1, MAX_INT, &op->s_step);
-    op->has_axis = true;
-    op->axis = (int)a;
-    return st;
+    switch (bp_op_info(op->kind)->operands) {
+    case BP_OPD_NONE:
+        return BP_OK;
+    case BP_OPD_A:
+        return get_arg(L, i, a, "a", false, &op->a);
+    case BP_OPD_AB:
+        if (!(st = get_arg(L, i, a, "a", false, &op->a)))
+            st = get_arg(L, i, b, "b", false, &op->b);
+        return st;
+    case BP_OPD_AB_TS:
+        if ((st = get_arg(L, i, a, "a", true, &op->a)) ||
+            (st = get_arg(L, i, b, "b", true, &op->b)))
+            return st;
+        if (op->a.kind != BP_ARG_BUF && op->b.kind != BP_ARG_BUF)
+            return bad(L, n, "%s needs a buffer as a or b, not two numbers",
+                       where);
+        return BP_OK;
+    case BP_OPD_INPUTS:
+        return get_inputs(L, i, op, bp_yaml_get(n, "inputs"));
+    }
+    return BP_OK;
 }
 
 static bp_status parse_op(ld_t *L, size_t i, const yn_t *n)
@@ -477,13 +502,16 @@ static bp_status parse_op(ld_t *L, size_t i, const yn_t *n)
     if ((st = map_need(L, n, "op", where, &x)) || (st = get_str(L, x, "op", &s)))
         return st;
     if (!bp_op_lookup(s, &op->kind))
-        return bad(L, x, "unknown op '%.80s'", s);
+        return unknown_op(L, x, s);
+    const bp_op_info_t *info = bp_op_info(op->kind);
     const yn_t *o = bp_yaml_get(n, "out");
     if (o && o->kind == BP_YN_SCALAR && is_ident(o->str))
         snprintf(where, sizeof where, "op '%s' (%s)", o->str, s);
     else
         snprintf(where, sizeof where, "op #%zu (%s)", i + 1, s);
-    if ((st = map_check(L, n, op_keys(op->kind), where)) ||
+    const char *keys[BP_KEY_COUNT + 3];
+    op_keys(op->kind, keys);
+    if ((st = map_check(L, n, keys, where)) ||
         (st = map_need(L, n, "out", where, &x)) ||
         (st = get_str(L, x, "out", &s)))
         return st;
@@ -503,7 +531,19 @@ static bp_status parse_op(ld_t *L, size_t i, const yn_t *n)
     }
     if ((x = bp_yaml_get(n, "formulation")) && (st = get_form(L, op, x)))
         return st;
-    const yn_t *a = bp_yaml_get(n, "a"), *b = bp_yaml_get(n, "b");
+    for (int k = 0; k < BP_KEY_COUNT; k++)
+        if ((info->required & (UINT64_C(1) << k)) &&
+            (st = map_need(L, n, bp_key_name((bp_key_t)k), where, &x)))
+            return st;
+    if ((st = get_operands(L, i, op, n, where)))
+        return st;
+    if ((x = bp_yaml_get(n, "axis"))) {
+        int64_t v;
+        if ((st = get_int(L, x, "axis", -BP_MAXDIM, BP_MAXDIM - 1, &v)))
+            return st;
+        op->has_axis = true;
+        op->axis = (int)v;
+    }
     switch (op->kind) {
     case BP_OP_TENSOR:
         return op_tensor(L, op, n, where);
@@ -512,43 +552,13 @@ static bp_status parse_op(ld_t *L, size_t i, const yn_t *n)
     case BP_OP_UNIFORM:
         return op_uniform(L, op, n, where);
     case BP_OP_CONCAT:
-        return op_concat(L, i, op, n, where);
-    case BP_OP_ADD: case BP_OP_SUB: case BP_OP_MUL: case BP_OP_DIV:
-    case BP_OP_POW:
-        if ((st = map_need(L, n, "a", where, &a)) ||
-            (st = map_need(L, n, "b", where, &b)) ||
-            (st = get_arg(L, i, a, "a", true, &op->a)) ||
-            (st = get_arg(L, i, b, "b", true, &op->b)))
-            return st;
-        if (op->a.kind != BP_ARG_BUF && op->b.kind != BP_ARG_BUF)
-            return bad(L, n, "%s needs a buffer as a or b, not two numbers",
-                       where);
+        op->has_axis = true; /* axis 0 unless given */
         return BP_OK;
-    case BP_OP_OUTER: case BP_OP_MATMUL:
-        if ((st = map_need(L, n, "a", where, &a)) ||
-            (st = map_need(L, n, "b", where, &b)) ||
-            (st = get_arg(L, i, a, "a", false, &op->a)))
-            return st;
-        return get_arg(L, i, b, "b", false, &op->b);
-    default:
-        break;
-    }
-    /* One buffer operand: cast, unary functions, slice, sum, rotate_half. */
-    if ((st = map_need(L, n, "a", where, &a)) ||
-        (st = get_arg(L, i, a, "a", false, &op->a)))
-        return st;
-    if (op->kind == BP_OP_CAST && !op->has_dtype)
-        return map_need(L, n, "dtype", where, &x);
-    if (op->kind == BP_OP_SLICE)
+    case BP_OP_SLICE:
         return op_slice(L, op, n);
-    if (op->kind == BP_OP_SUM && (x = bp_yaml_get(n, "axis"))) {
-        int64_t v;
-        if ((st = get_int(L, x, "axis", -BP_MAXDIM, BP_MAXDIM - 1, &v)))
-            return st;
-        op->has_axis = true;
-        op->axis = (int)v;
+    default:
+        return BP_OK;
     }
-    return BP_OK;
 }
 
 static bp_status parse_ops(ld_t *L, const yn_t *n)
@@ -774,10 +784,8 @@ static bp_status parse_probe(ld_t *L, const yn_t *root)
     return st;
 }
 
-/* Reads the probe from its tree (root: NULL for an empty file); path is
- * the file name messages give and the name is checked against. */
-static bp_status load_tree(const char *path, yn_t *root, bp_status st,
-                           bp_probe_t **out, bp_error_t *err)
+bp_status bp_probe_from_tree(const char *path, bp_ynode_t *root, bp_status st,
+                             bp_probe_t **out, bp_error_t *err)
 {
     ld_t L = {.path = path, .err = err};
     const yn_t start = {.line = 1, .col = 1};
@@ -801,21 +809,4 @@ static bp_status load_tree(const char *path, yn_t *root, bp_status st,
     }
     *out = L.p;
     return BP_OK;
-}
-
-bp_status bp_probe_load(const char *path, bp_probe_t **out, bp_error_t *err)
-{
-    *out = NULL;
-    yn_t *root = NULL;
-    bp_status st = bp_yaml_read(path, &root, err);
-    return load_tree(path, root, st, out, err);
-}
-
-bp_status bp_probe_parse(const char *text, size_t len, const char *label,
-                         bp_probe_t **out, bp_error_t *err)
-{
-    *out = NULL;
-    yn_t *root = NULL;
-    bp_status st = bp_yaml_parse(text, len, label, &root, err);
-    return load_tree(label, root, st, out, err);
 }

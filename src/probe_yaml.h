@@ -1,5 +1,5 @@
 /* The YAML layer of the probe reader (probe_schema.c reads the probe from
- * it): a file of at most 1 MiB parsed with libyaml's event API into a tree
+ * it, probe_load.c drives both): a file of at most 1 MiB parsed with libyaml's event API into a tree
  * of scalars, lists and mappings.  Refused here, each with its position:
  * syntax errors (libyaml's problem and mark), anchors, aliases, tags, more
  * than one document, nesting deeper than 64, a mapping of more than 1024
@@ -37,6 +37,12 @@ const bp_ynode_t *bp_yaml_get(const bp_ynode_t *map, const char *key);
  * Returns 1 and sets *v and *is_int (no fraction, no exponent) for a number,
  * 0 for anything else, 2 for a number beyond the range of a double. */
 int bp_yaml_number(const char *s, double *v, bool *is_int);
+/* probe_schema.c: the probe of the tree root (NULL: an empty file) read
+ * as path, when st (the YAML layer's status) is BP_OK; frees the tree.
+ * Fails as bp_probe_load does. */
+struct bp_probe;
+bp_status bp_probe_from_tree(const char *path, bp_ynode_t *root, bp_status st,
+                             struct bp_probe **out, bp_error_t *err);
 /* "path:line:col: message" into err, BP_EINPUT. */
 bp_status bp_yaml_errorv(bp_error_t *err, const char *path, int line, int col,
                          const char *fmt, va_list ap);

@@ -12,89 +12,19 @@
  *
  * One testcase per result (probe, output, dtype, backend pair); diff
  * results are named after the tensor ("<tensor>.<dtype>.<b> vs <a>").
- * Every string is escaped: & < > " ' as entities, tab, newline and carriage
- * return as character references inside attributes (so that attribute
- * normalisation keeps them), other C0 controls and anything that is not
- * well-formed UTF-8 or not an XML 1.0 character (surrogates, U+FFFE,
- * U+FFFF) dropped, DEL and C1 controls written as character references. */
+ * Every string is escaped for XML (xml.h). */
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "bitfmt.h"
 #include "rep.h"
-
-/* Length of the well-formed UTF-8 sequence at s and its code point; 0 when
- * the bytes there are not one. */
-static int utf8_seq(const unsigned char *s, uint32_t *cp)
-{
-    int len;
-    uint32_t c = s[0], min;
-    if (c < 0x80) {
-        *cp = c;
-        return 1;
-    } else if ((c & 0xe0) == 0xc0) {
-        len = 2, c &= 0x1f, min = 0x80;
-    } else if ((c & 0xf0) == 0xe0) {
-        len = 3, c &= 0x0f, min = 0x800;
-    } else if ((c & 0xf8) == 0xf0) {
-        len = 4, c &= 0x07, min = 0x10000;
-    } else {
-        return 0;
-    }
-    for (int i = 1; i < len; i++) {
-        if ((s[i] & 0xc0) != 0x80)
-            return 0;
-        c = c << 6 | (s[i] & 0x3f);
-    }
-    if (c < min || c > 0x10ffff || (c >= 0xd800 && c <= 0xdfff))
-        return 0;
-    *cp = c;
-    return len;
-}
-
-/* Writes s escaped for element content (attr false) or a quoted attribute
- * value (attr true). */
-static void xml_put(FILE *f, const char *str, bool attr)
-{
-    const unsigned char *s = (const unsigned char *)(str ? str : "");
-    while (*s) {
-        uint32_t cp;
-        int len = utf8_seq(s, &cp);
-        if (len == 0) { /* stray byte: drop it and resynchronise */
-            s++;
-            continue;
-        }
-        switch (cp) {
-        case '&': fputs("&amp;", f); break;
-        case '<': fputs("&lt;", f); break;
-        case '>': fputs("&gt;", f); break;
-        case '"': fputs("&quot;", f); break;
-        case '\'': fputs("&apos;", f); break;
-        case '\t':
-        case '\n':
-            if (attr)
-                fprintf(f, "&#%u;", (unsigned)cp);
-            else
-                fputc((int)cp, f);
-            break;
-        case '\r': fputs("&#13;", f); break;
-        default:
-            if (cp < 0x20 || cp == 0xfffe || cp == 0xffff)
-                break; /* not an XML 1.0 character: no way to write it */
-            if (cp == 0x7f || (cp >= 0x80 && cp <= 0x9f))
-                fprintf(f, "&#%u;", (unsigned)cp);
-            else
-                fwrite(s, 1, (size_t)len, f);
-        }
-        s += len;
-    }
-}
+#include "xml.h"
 
 static void attr(FILE *f, const char *name, const char *value)
 {
     fprintf(f, " %s=\"", name);
-    xml_put(f, value, true);
+    bp_xml_put(f, value, true);
     fputc('"', f);
 }
 
@@ -118,7 +48,7 @@ static void value_text(FILE *f, bp_dtype_t dt, const char *side, uint64_t bits)
     bp_fmt_hex(dt, bits, hx, sizeof hx);
     bp_fmt_fields(dt, bits, fl, sizeof fl);
     snprintf(line, sizeof line, "\n  %s: %s %s %s", side, dec, hx, fl);
-    xml_put(f, line, false);
+    bp_xml_put(f, line, false);
 }
 
 /* The summary line, then the first mismatches with both sides. */
@@ -126,7 +56,7 @@ static void details(FILE *f, const bp_result_t *r, const char *summary)
 {
     const bp_cmp_t *c = &r->cmp;
     char idx[96], head[160];
-    xml_put(f, summary, false);
+    bp_xml_put(f, summary, false);
     if (c->nfirst)
         fputs("\nfirst mismatches:", f);
     for (size_t k = 0; k < c->nfirst; k++) {
@@ -136,7 +66,7 @@ static void details(FILE *f, const bp_result_t *r, const char *summary)
             snprintf(head, sizeof head, "\n%s class change", idx);
         else
             snprintf(head, sizeof head, "\n%s %" PRIu64 " ulp", idx, m->ulp);
-        xml_put(f, head, false);
+        bp_xml_put(f, head, false);
         value_text(f, r->dtype, r->a, m->a);
         value_text(f, r->dtype, r->b, m->b);
     }

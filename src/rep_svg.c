@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "rep_stack.h"
+#include "xml.h"
 
 #define W 960
 #define H 600
@@ -45,19 +46,6 @@ static double metric(const bp_stack_layer_t *y, int k)
     }
 }
 
-/* Text with &, <, >, " escaped. */
-static void esc(FILE *f, const char *s)
-{
-    for (; *s; s++) {
-        switch (*s) {
-        case '&': fputs("&amp;", f); break;
-        case '<': fputs("&lt;", f); break;
-        case '>': fputs("&gt;", f); break;
-        case '"': fputs("&quot;", f); break;
-        default: fputc(*s, f); break;
-        }
-    }
-}
 
 static void marker(FILE *f, int k, double x, double y, bool hollow)
 {
@@ -190,20 +178,20 @@ int bp_rep_svg(FILE *f, const bp_stack_result_t *r)
                "font-family=\"DejaVu Sans, Helvetica, Arial, sans-serif\">\n",
             W, H, W, H);
     fputs("<title>", f);
-    esc(f, title);
+    bp_xml_put(f, title, false);
     fputs("</title>\n<desc>", f);
-    esc(f, sub);
+    bp_xml_put(f, sub, false);
     fputs(". ", f);
-    esc(f, fin);
+    bp_xml_put(f, fin, false);
     fputs(". Made by bitprobe stack.</desc>\n", f);
     fprintf(f, "<rect width=\"%d\" height=\"%d\" fill=\"white\"/>\n", W, H);
     fprintf(f, "<text x=\"%d\" y=\"28\" font-size=\"16\" "
             "font-weight=\"bold\">", PL);
-    esc(f, title);
+    bp_xml_put(f, title, false);
     fprintf(f, "</text>\n<text x=\"%d\" y=\"48\" font-size=\"12\">", PL);
-    esc(f, sub);
+    bp_xml_put(f, sub, false);
     fprintf(f, "</text>\n<text x=\"%d\" y=\"66\" font-size=\"12\">", PL);
-    esc(f, fin);
+    bp_xml_put(f, fin, false);
     fputs("</text>\n", f);
     axes(f, L, lo, hi);
     for (int k = 0; k < NMET; k++) {

@@ -30,6 +30,7 @@
 #include "be_cuda.h"
 #include "bpk.h"
 #include "cublas_dl.h"
+#include "cuda_check.h"
 
 #define WORKSPACE_BYTES ((size_t)32 << 20)
 
@@ -50,34 +51,9 @@ static void *stream(bp_sops_t *s)
     return bp_cuda_stream(S(s)->be);
 }
 
-static bp_status cfail(bp_error_t *err, const char *call, cudaError_t e)
-{
-    return bp_error_set(err, e == cudaErrorMemoryAllocation ? BP_ENOMEM
-                                                            : BP_EINTERNAL,
-                        "%s failed: %s (%s)", call, cudaGetErrorString(e),
-                        cudaGetErrorName(e));
-}
-
-static bp_status bfail(bp_error_t *err, const char *call, cublasStatus_t st)
-{
-    return bp_error_set(err, st == CUBLAS_STATUS_ALLOC_FAILED ? BP_ENOMEM
-                                                              : BP_EINTERNAL,
-                        "%s failed: %s (%s)", call,
-                        BP_BLAS(cublasGetStatusString)(st), BP_BLAS(cublasGetStatusName)(st));
-}
-
-#define CU(call)                                                             \
-    do {                                                                     \
-        cudaError_t e_ = (call);                                             \
-        if (e_ != cudaSuccess)                                               \
-            return cfail(err, #call, e_);                                    \
-    } while (0)
-#define BL(call)                                                             \
-    do {                                                                     \
-        cublasStatus_t s_ = (call);                                          \
-        if (s_ != CUBLAS_STATUS_SUCCESS)                                     \
-            return bfail(err, #call, s_);                                    \
-    } while (0)
+/* Checked calls: a failure is BP_EINTERNAL (cuda_check.h). */
+#define CU(call) CUDA_TRY(call, BP_EINTERNAL)
+#define BL(call) BLAS_TRY(call, BP_EINTERNAL)
 
 static bp_status finish(bp_sops_t *s, const char *k, int rc, bp_error_t *err)
 {

@@ -11,34 +11,19 @@
 
 /* ---- RoPE buffers --------------------------------------------------------- */
 
-static bp_op_t *op_at(bp_stack_rope_probe_t *rp, int i, bp_op_kind_t k,
-                      const char *out)
-{
-    bp_op_t *op = &rp->ops[i];
-    memset(op, 0, sizeof *op);
-    op->kind = k;
-    op->out = (char *)out;
-    op->line = i + 1;
-    op->col = 1;
-    return op;
-}
-
-static bp_arg_t buf_arg(int i)
-{
-    return (bp_arg_t){.kind = BP_ARG_BUF, .buf = i};
-}
-
-static bp_arg_t num_arg(double v, bool is_int)
-{
-    return (bp_arg_t){.kind = BP_ARG_SCALAR, .value = v, .is_int = is_int};
-}
-
+/* dtype: dt, or the run dtype (`dtype: $dtype`). */
 static void cast_to(bp_op_t *op, int src, bool is_run, bp_dtype_t dt)
 {
-    op->a = buf_arg(src);
+    op->a = bp_arg_buf(src);
     op->has_dtype = true;
     op->dtype_is_run = is_run;
     op->dtype = is_run ? BP_F32 : dt;
+}
+
+/* The index of the buffer the last op appended makes. */
+static int last(const bp_probe_build_t *b)
+{
+    return (int)b->p.nops - 1;
 }
 
 void bp_stack_rope_probe(bp_stack_rope_probe_t *rp, const bp_stack_cfg_t *c,
@@ -46,76 +31,62 @@ void bp_stack_rope_probe(bp_stack_rope_probe_t *rp, const bp_stack_cfg_t *c,
                          bp_dtype_t init_dtype)
 {
     memset(rp, 0, sizeof *rp);
+    bp_probe_build_t *b = &rp->b;
     double dim = (double)bp_stack_head_dim(c), pos = (double)c->max_positions;
-    bp_op_t *op;
-    int i = 0;
-    op = op_at(rp, i++, BP_OP_ARANGE, "idx"); /* int64 */
+    bp_probe_build_init(b, zero_init ? "rope-llama2-zero-init" : "rope-llama2",
+                        (1u << BP_F32) | (1u << BP_BF16) | (1u << BP_F16));
+    /* Each op reads the one before it unless said otherwise. */
+    bp_op_t *op = bp_probe_build_op(b, BP_OP_ARANGE, "idx", BP_I64);
     op->end = dim;
     op->step = 2;
-    op->has_dtype = true;
-    op->dtype = BP_I64;
-    cast_to(op_at(rp, i++, BP_OP_CAST, "idx_f"), 0, false, BP_F32);
-    op = op_at(rp, i++, BP_OP_DIV, "expo");
-    op->a = buf_arg(1);
-    op->b = num_arg(dim, true);
-    op = op_at(rp, i++, BP_OP_POW, "denom");
-    op->a = num_arg(c->rope_base, c->rope_base == (double)(int64_t)c->rope_base);
-    op->b = buf_arg(2);
-    op = op_at(rp, i++, BP_OP_RECIPROCAL, "recip");
-    op->a = buf_arg(3);
-    op = op_at(rp, i++, BP_OP_MUL, "inv_freq_f32");
-    op->a = buf_arg(4);
-    op->b = num_arg(1.0, false);
-    rp->inv_freq_f32 = i - 1;
-    op = op_at(rp, i++, BP_OP_ARANGE, zero_init ? "t_f32" : "t");
+    int prev = last(b);
+    cast_to(bp_probe_build_op(b, BP_OP_CAST, "idx_f", BP_NDTYPES), prev, false, BP_F32);
+    prev = last(b);
+    op = bp_probe_build_op(b, BP_OP_DIV, "expo", BP_NDTYPES);
+    op->a = bp_arg_buf(prev);
+    op->b = bp_arg_num(dim, true);
+    prev = last(b);
+    op = bp_probe_build_op(b, BP_OP_POW, "denom", BP_NDTYPES);
+    op->a = bp_arg_num(c->rope_base, c->rope_base == (double)(int64_t)c->rope_base);
+    op->b = bp_arg_buf(prev);
+    prev = last(b);
+    bp_probe_build_op(b, BP_OP_RECIPROCAL, "recip", BP_NDTYPES)->a = bp_arg_buf(prev);
+    prev = last(b);
+    op = bp_probe_build_op(b, BP_OP_MUL, "inv_freq_f32", BP_NDTYPES);
+    op->a = bp_arg_buf(prev);
+    op->b = bp_arg_num(1.0, false);
+    rp->inv_freq_f32 = last(b);
+    op = bp_probe_build_op(b, BP_OP_ARANGE, zero_init ? "t_f32" : "t", BP_F32);
     op->end = pos;
     op->step = 1;
-    op->has_dtype = true;
-    op->dtype = BP_F32;
-    if (zero_init) { /* zero.Init's cast of a float constructor's result */
-        op = op_at(rp, i, BP_OP_CAST, "t");
-        cast_to(op, i - 1, init_is_run, init_dtype);
-        i++;
-    }
-    int t = i - 1;
-    op = op_at(rp, i++, BP_OP_OUTER, "freqs");
-    op->a = buf_arg(t);
-    op->b = buf_arg(rp->inv_freq_f32);
-    rp->cat[0] = rp->cat[1] = i - 1;
-    op = op_at(rp, i++, BP_OP_CONCAT, "emb");
-    op->ninputs = 2;
-    op->inputs = rp->cat;
+    prev = last(b);
+    if (zero_init) /* zero.Init's cast of a float constructor's result */
+        cast_to(bp_probe_build_op(b, BP_OP_CAST, "t", BP_NDTYPES), prev, init_is_run,
+                init_dtype);
+    int t = last(b);
+    op = bp_probe_build_op(b, BP_OP_OUTER, "freqs", BP_NDTYPES);
+    op->a = bp_arg_buf(t);
+    op->b = bp_arg_buf(rp->inv_freq_f32);
+    int freqs = last(b);
+    op = bp_probe_build_op(b, BP_OP_CONCAT, "emb", BP_NDTYPES);
+    bp_probe_build_inputs(b, op, (const int[2]){freqs, freqs}, 2);
     op->has_axis = true;
     op->axis = -1;
-    int emb = i - 1;
-    op_at(rp, i++, BP_OP_COS, "cos_f32")->a = buf_arg(emb);
-    op_at(rp, i++, BP_OP_SIN, "sin_f32")->a = buf_arg(emb);
-    cast_to(op_at(rp, i++, BP_OP_CAST, "inv_freq"), rp->inv_freq_f32, true,
-            BP_F32);
-    cast_to(op_at(rp, i++, BP_OP_CAST, "cos"), emb + 1, true, BP_F32);
-    cast_to(op_at(rp, i++, BP_OP_CAST, "sin"), emb + 2, true, BP_F32);
-    rp->cos = i - 2;
-    rp->sin = i - 1;
-    static const char *const onames[3] = {"inv_freq", "cos", "sin"};
-    for (int k = 0; k < 3; k++) {
-        rp->outs[k].name = (char *)onames[k];
-        rp->outs[k].buf = i - 3 + k;
-        bp_policy_exact(&rp->outs[k].policy);
-    }
-    rp->params[0] = (bp_param_t){(char *)"dim", dim};
-    rp->params[1] = (bp_param_t){(char *)"base", c->rope_base};
-    rp->params[2] = (bp_param_t){(char *)"positions", pos};
-    rp->p.name = (char *)(zero_init ? "rope-llama2-zero-init" : "rope-llama2");
-    rp->p.description = (char *)"";
-    rp->p.path = rp->p.name;
-    rp->p.params = rp->params;
-    rp->p.nparams = 3;
-    rp->p.dtypes = (1u << BP_F32) | (1u << BP_BF16) | (1u << BP_F16);
-    rp->p.ops = rp->ops;
-    rp->p.nops = (size_t)i;
-    rp->p.outputs = rp->outs;
-    rp->p.noutputs = 3;
-    bp_probe_hash(&rp->p, rp->p.hash);
+    int emb = last(b);
+    bp_probe_build_op(b, BP_OP_COS, "cos_f32", BP_NDTYPES)->a = bp_arg_buf(emb);
+    bp_probe_build_op(b, BP_OP_SIN, "sin_f32", BP_NDTYPES)->a = bp_arg_buf(emb);
+    cast_to(bp_probe_build_op(b, BP_OP_CAST, "inv_freq", BP_NDTYPES), rp->inv_freq_f32,
+            true, BP_F32);
+    cast_to(bp_probe_build_op(b, BP_OP_CAST, "cos", BP_NDTYPES), emb + 1, true, BP_F32);
+    cast_to(bp_probe_build_op(b, BP_OP_CAST, "sin", BP_NDTYPES), emb + 2, true, BP_F32);
+    rp->cos = last(b) - 1;
+    rp->sin = last(b);
+    for (int k = rp->sin - 2; k <= rp->sin; k++)
+        bp_probe_build_output(b, k); /* inv_freq, cos, sin */
+    bp_probe_build_param(b, "dim", dim);
+    bp_probe_build_param(b, "base", c->rope_base);
+    bp_probe_build_param(b, "positions", pos);
+    bp_probe_build_done(b);
 }
 
 void bp_stack_rope_free(bp_stack_rope_t *r)
@@ -139,8 +110,8 @@ bp_status bp_stack_rope_build(const bp_stack_cfg_t *c, bp_backend_t *be,
         goto done;
     }
     bp_stack_rope_probe(rp, c, zero_init, init_dtype == dt, init_dtype);
-    if ((st = bp_backend_run(be, &rp->p, dt, bufs, err))) {
-        bp_error_prefix(err, "RoPE buffers (%s) on %s: ", rp->p.name,
+    if ((st = bp_backend_run(be, &rp->b.p, dt, bufs, err))) {
+        bp_error_prefix(err, "RoPE buffers (%s) on %s: ", rp->b.p.name,
                         be->name);
         goto done;
     }
@@ -153,7 +124,7 @@ bp_status bp_stack_rope_build(const bp_stack_cfg_t *c, bp_backend_t *be,
     memset(&bufs[rp->sin], 0, sizeof *bufs);
 done:
     if (bufs && rp)
-        bp_backend_bufs_free(bufs, rp->p.nops);
+        bp_backend_bufs_free(bufs, rp->b.p.nops);
     free(bufs);
     free(rp);
     return st;

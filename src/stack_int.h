@@ -9,6 +9,7 @@
 
 #include "backend.h"
 #include "probe.h"
+#include "probe_build.h"
 #include "stack.h"
 #include "stack_ops.h"
 
@@ -25,11 +26,7 @@ typedef struct {
  * dim = head dim, base = rope_base and positions = max_positions.  Run it
  * in the model dtype. */
 typedef struct {
-    bp_probe_t p;
-    bp_op_t ops[16];
-    int cat[2];
-    bp_output_t outs[3];
-    bp_param_t params[3];
+    bp_probe_build_t b;         /* b.p is the probe */
     int inv_freq_f32, cos, sin; /* indices of the buffers kept */
 } bp_stack_rope_probe_t;
 

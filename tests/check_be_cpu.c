@@ -18,6 +18,7 @@
 #include "rng.h"
 
 void be_cpu_torch_tests(TCase *tc);
+void be_cpu_ulp_tests(TCase *tc);
 
 /* ---- backend object ----------------------------------------------- */
 
@@ -638,6 +639,11 @@ int main(void)
     tcase_add_test(tc, t_bad_input);
     tcase_add_test(tc, t_loop_layout);
     suite_add_tcase(s, tc);
+    TCase *tu = tcase_create("ulp");
+    tcase_add_checked_fixture(tu, NULL, ref_release);
+    tcase_set_timeout(tu, 300);
+    be_cpu_ulp_tests(tu);
+    suite_add_tcase(s, tu);
     TCase *tt = tcase_create("pytorch");
     tcase_add_checked_fixture(tt, NULL, ref_release);
     tcase_set_timeout(tt, 120);

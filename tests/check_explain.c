@@ -154,8 +154,6 @@ START_TEST(t_maps)
     ck_assert(d.n == 1 && d.buf[0] == x && d.idx[0] == 3);
     d = deps_of(p, m, "x", 3);
     ck_assert_int_eq(d.n, 0);
-    ck_assert(bp_explain_is_reduction(BP_OP_MATMUL) && bp_explain_is_reduction(BP_OP_SUM) &&
-              !bp_explain_is_reduction(BP_OP_OUTER));
     bp_probe_free(p);
 }
 END_TEST
@@ -440,8 +438,11 @@ START_TEST(t_isolated_masked)
     bent.name = "bent";
     cpu_tensor = cpu->op[BP_OP_TENSOR];
     cpu_add = cpu->op[BP_OP_ADD];
-    bent.op[BP_OP_TENSOR] = bent_tensor;
-    bent.op[BP_OP_ADD] = bent_add;
+    bp_op_fn ops[BP_OP_COUNT];
+    memcpy(ops, cpu->op, sizeof ops);
+    ops[BP_OP_TENSOR] = bent_tensor;
+    ops[BP_OP_ADD] = bent_add;
+    bent.op = ops;
     bp_explain_side_t sa = {.label = "cpu", .be = cpu}, sb = {.label = "bent", .be = &bent};
     bp_explain_opts_t o = {.first_k = 10};
     bp_explain_t x;

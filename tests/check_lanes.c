@@ -143,18 +143,18 @@ START_TEST(t_cost_budget)
     bp_lanes_t *l = bp_lanes_start(NLANES, NJOBS, NJOBS, cost, 100, fns_for(&c), &err);
     ck_assert_msg(l != NULL, "%s", err.msg);
     int lane = -1;
-    /* Let the lanes run as far as they may before consuming anything: wait
-     * (up to 10 s) until lane 1 stops moving for 50 ms. */
-    size_t ran0 = 0, before = (size_t)-1;
-    for (int t = 0; t < 200 && ran0 != before; t++) {
-        before = ran0;
-        usleep(50000);
+    /* Jobs 0..3 cost 1+2+3+50 = 56, with 4..9: 56+2+3+1+2+3+1 = 68, job 10
+     * (50) would make 118 > 100: exactly jobs 0 to 9 may run before anything
+     * is consumed.  Lane 1 must get there (polled, no clock: a lane that
+     * stalls short of it runs into the test case's timeout); that no lane
+     * goes further is the cost bookkeeping's max_cost, checked below. */
+    size_t ran0 = 0;
+    while (ran0 < 10) {
+        usleep(1000);
         pthread_mutex_lock(&c.mu);
         ran0 = c.next[1];
         pthread_mutex_unlock(&c.mu);
     }
-    /* Jobs 0..3 cost 1+2+3+50 = 56, with 4..9: 56+2+3+1+2+3+1 = 68, job 10
-     * (50) would make 118 > 100: exactly jobs 0 to 9 may run. */
     ck_assert_uint_eq(ran0, 10);
     ck_assert_int_eq(consume_all(&c, l, NJOBS, &lane), -1);
     bp_lanes_finish(l);
@@ -215,11 +215,23 @@ START_TEST(t_stop_early)
         ck_assert_int_eq(bp_lanes_wait(l, j), -1);
         bp_lanes_release(l, j);
     }
-    usleep(10000);
+    /* Every lane runs up to its bound, job 3 (one beyond job 2, the one the
+     * consumer would take next), and then waits for the consumer: finish
+     * joins lanes that are waiting. */
+    for (int k = 0; k < NLANES; k++) {
+        size_t next = 0;
+        while (next < 4) {
+            usleep(1000);
+            pthread_mutex_lock(&c.mu);
+            next = c.next[k];
+            pthread_mutex_unlock(&c.mu);
+        }
+    }
     bp_lanes_finish(l);
     for (int k = 0; k < NLANES; k++) {
         ck_assert_int_eq(c.ended[k], 1);
-        ck_assert_int_eq(c.ran[k][NJOBS - 1], 0);
+        for (int j = 4; j < NJOBS; j++)
+            ck_assert_int_eq(c.ran[k][j], 0);
     }
 }
 END_TEST

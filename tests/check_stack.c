@@ -520,8 +520,8 @@ START_TEST(t_rope_probes_match_yaml)
         bp_probe_t *y = load_probe(names[z]);
         bp_stack_rope_probe_t rp;
         bp_stack_rope_probe(&rp, &c, z, true, BP_F32);
-        ck_assert_str_eq(rp.p.hash, y->hash);
-        same_run(cpu, &rp.p, y, BP_BF16);
+        ck_assert_str_eq(rp.b.p.hash, y->hash);
+        same_run(cpu, &rp.b.p, y, BP_BF16);
         bp_probe_free(y);
     }
     bp_backend_close(cpu);

@@ -1,6 +1,8 @@
 # Crash safety of bless.  A bless is killed with SIGKILL at 100 points
-# spread over its run (BP_TEST_SLOW_WRITE stretches the write of the
-# golden, see src/atomicfile.h); after every kill the golden must hold the
+# spread over its run, each reached by waiting for what the writer shows
+# (its temporary file's size, the renamed golden), not by timing
+# (BP_TEST_SLOW_WRITE stretches the write of the golden so that the waits
+# see it, see src/atomicfile.h); after every kill the golden must hold the
 # old content or the new, byte for byte: never a mix, never a truncated
 # file.  A later bless tidies the temporaries the kills left.  Two bless
 # processes writing different contents to one golden at once both succeed
@@ -23,28 +25,69 @@ run 0 bless rope-apply --probes "$P2" $opts
 cp "$gold" "$TMP/new.gz"
 cmp -s "$TMP/old.gz" "$TMP/new.gz" && fail "old and new goldens are the same"
 
-now_ms() { echo $(($(date +%s%N) / 1000000)); }
-
-# How long a slow bless takes from start to exit, to spread the kills.
+# A slow bless left to finish writes the same bytes.
 cp "$TMP/old.gz" "$gold"
-t0=$(now_ms)
 BP_TEST_SLOW_WRITE=$slow "$BITPROBE" bless rope-apply --probes "$P2" $opts >/dev/null 2>&1 ||
     fail "slow bless failed"
-t1=$(now_ms)
-span=$((t1 - t0 + 20))
 cmp -s "$gold" "$TMP/new.gz" || fail "the slow bless wrote other bytes"
 
-nold=0 nnew=0 ntorn=0
+# Kill points, each reached by waiting for an observable event (never by
+# sleeping a guessed time): right after the start (before any write), when
+# the temporary file has reached a given size (spread over the write), and
+# when the golden already holds the new bytes (after the rename).
+size=$(wc -c <"$TMP/new.gz")
+tmpsize() { # bytes in the writer's temporary file, -1 while there is none
+    for f in "$G"/rope-apply/*.tmp.*; do
+        [ -e "$f" ] && { wc -c <"$f" 2>/dev/null || echo -1; return; }
+    done
+    echo -1
+}
+# running: the writer ($pid) has not exited (an exited, unreaped child
+# still answers kill -0: its state in /proc says Z).
+running() {
+    kill -0 $pid 2>/dev/null || return 1
+    st=$(sed 's/.*) //' /proc/$pid/stat 2>/dev/null) || return 0
+    [ "${st%% *}" != Z ]
+}
+# wait_for CONDITION...: polls until CONDITION holds; returns 1 when the
+# writer exited first.
+wait_for() {
+    until "$@"; do
+        running || "$@" || return 1
+        sleep 0.001
+    done
+}
+tmp_reached() { [ "$(tmpsize)" -ge "$1" ]; }
+renamed() { cmp -s "$gold" "$TMP/new.gz"; }
+
+nold=0 nnew=0 ntorn=0 nmissed=0
 i=1
 while [ $i -le 100 ]; do
     cp "$TMP/old.gz" "$gold"
     BP_TEST_SLOW_WRITE=$slow "$BITPROBE" bless rope-apply --probes "$P2" $opts \
         >/dev/null 2>&1 &
     pid=$!
-    ms=$((span * i / 100))
-    sleep "$((ms / 1000)).$(printf %03d $((ms % 1000)))"
+    if [ $i -le 5 ]; then
+        what="at once"
+        reached=true
+    elif [ $i -le 95 ]; then
+        want=$((size * (i - 5) / 91)) # from 0 to just below the whole file
+        what="at $want of $size bytes written"
+        wait_for tmp_reached "$want" && reached=true || reached=false
+    else
+        what="after the rename"
+        wait_for renamed && reached=true || reached=false
+    fi
     kill -KILL $pid 2>/dev/null
     wait $pid 2>/dev/null
+    if ! $reached; then
+        # The writer finished before the event was seen (a stalled
+        # machine): the kill point is tried again, a bounded number of times.
+        cmp -s "$gold" "$TMP/new.gz" || fail "a bless that ran to its end wrote other bytes"
+        nmissed=$((nmissed + 1))
+        [ $nmissed -le 50 ] || fail "50 writers finished before their kill point was seen"
+        continue
+    fi
     if ls "$G/rope-apply" | grep -q '\.tmp\.'; then
         ntorn=$((ntorn + 1)) # killed while writing its temporary file
     fi
@@ -54,13 +97,14 @@ while [ $i -le 100 ]; do
         nnew=$((nnew + 1))
     else
         cp "$gold" "$TMP/broken.gz"
-        fail "kill $i after $ms ms left a golden that is neither old nor new ($(wc -c <"$gold") bytes)"
+        fail "kill $i ($what) left a golden that is neither old nor new ($(wc -c <"$gold") bytes)"
     fi
+    rm -f "$G"/rope-apply/*.tmp.*
     i=$((i + 1))
 done
 ntests=$((ntests + 100))
-echo "kills over ${span} ms: $nold left the old golden, $nnew the new one;" \
-    "$ntorn were mid-write"
+echo "100 kills: $nold left the old golden, $nnew the new one; $ntorn were mid-write;" \
+    "$nmissed kill points retried"
 [ $nold -gt 0 ] && [ $nnew -gt 0 ] && [ $ntorn -gt 0 ] ||
     fail "the kills did not straddle the write and the replacement"
 

@@ -50,15 +50,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     for (size_t i = 0; i < p->nops; i++) {
         FUZZ_CHECK(bp_probe_find_buf(p, p->ops[i].out) <= (int)i,
                    "buffer '%s' defined after op %zu", p->ops[i].out, i);
-        const bp_arg_t *args[2] = {&p->ops[i].a, &p->ops[i].b};
-        for (int k = 0; k < 2; k++)
-            FUZZ_CHECK(args[k]->kind != BP_ARG_BUF ||
-                           (args[k]->buf >= 0 && (size_t)args[k]->buf < i),
-                       "op %zu reads buffer %d", i, args[k]->buf);
-        for (int k = 0; k < p->ops[i].ninputs; k++)
-            FUZZ_CHECK(p->ops[i].inputs[k] >= 0 &&
-                           (size_t)p->ops[i].inputs[k] < i,
-                       "op %zu reads buffer %d", i, p->ops[i].inputs[k]);
+        int reads[BP_OP_MAXREADS];
+        int n = bp_op_reads(&p->ops[i], reads);
+        for (int k = 0; k < n; k++)
+            FUZZ_CHECK(reads[k] >= 0 && (size_t)reads[k] < i,
+                       "op %zu reads buffer %d", i, reads[k]);
     }
     for (size_t i = 0; i < p->noutputs; i++)
         FUZZ_CHECK(p->outputs[i].buf >= 0 &&

@@ -6,7 +6,10 @@ choice of cuts and flips is a pure function of the file (seeded by its
 name), so running this again gives the same corpus.  Inputs found by
 fuzzing are kept: regressions ("crash-*": inputs that once broke a target)
 and new coverage merged in from fuzzing runs ("fuzz-<sha1>", with
-libFuzzer's -merge=1); everything else is rewritten.
+libFuzzer's -merge=1); everything else is rewritten.  It also writes
+tests/fuzz/probe.dict, the probe target's libFuzzer dictionary: every op
+name, key and formulation of src/op_list.h and the schema's other words
+(run the target with -dict=tests/fuzz/probe.dict).
 
 Usage: python3 tests/fuzz/make_corpus.py [SAVED_RUN_DIR]
 SAVED_RUN_DIR: a directory written by `bitprobe run --save` whose
@@ -17,6 +20,7 @@ import gzip
 import json
 import os
 import random
+import re
 import sys
 import zlib
 
@@ -110,8 +114,30 @@ def manifests(saved):
     yield "compact.json", json.dumps(j, separators=(",", ":")).encode()
 
 
+def probe_dict():
+    """The probe schema's words: op names, keys and formulations from the
+    op table (src/op_list.h), then the rest of the schema."""
+    src = open(os.path.join(ROOT, "src", "op_list.h")).read()
+    words = ["name", "description", "params", "dtypes", "ops", "outputs", "policy",
+             "out", "op", "dtype", "exact", "ulp", "abs", "rel", "max_mismatch_fraction",
+             "fp32", "bf16", "fp16", "fp64", "i64", "i32", "$dtype"]
+    for section in ("BP_OP", "BP_KEY", "BP_FORM"):
+        words += re.findall(r'^%s\(\w+, "([^"]+)"' % section, src, re.M)
+    seen, out = set(), ["# The probe fuzz target's dictionary, written by make_corpus.py",
+                        "# from src/op_list.h: do not edit."]
+    for w in words:
+        if w not in seen:
+            seen.add(w)
+            out.append('"%s"' % w)
+    path = os.path.join(ROOT, "tests", "fuzz", "probe.dict")
+    with open(path, "w") as f:
+        f.write("\n".join(out) + "\n")
+    print("probe.dict: %d words" % len(seen))
+
+
 def main():
     saved = sys.argv[1] if len(sys.argv) > 1 else None
+    probe_dict()
     write("probe", all_variants(files("probes/*.yaml", "tests/probes-bad/*.yaml"),
                                 nflip=4))
     write("npy", all_variants(files("tests/npy/*.npy")))

@@ -1,0 +1,265 @@
+/* bitprobe diff --consensus RUN...: many hosts' saved runs (bundles,
+ * safetensors or .npy files) grouped tensor by tensor into sets of
+ * bit-identical results (consensus.h); the verdict first, then each tensor
+ * with outliers (the majority, the odd ones out and how far they are from
+ * it), then every run with what it ran on.  Exit 0 every run agrees on
+ * every tensor it shares, 1 an outlier or a tensor without a majority,
+ * 2 trouble. */
+#include <getopt.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bundle.h"
+#include "cli.h"
+#include "compare.h"
+#include "consensus.h"
+
+/* The tensor's name in member m's tensor set: the instance goes back
+ * into the key ("<probe>/<key>@<i>/<tensor>"). */
+static void tensor_name(const char *item, const bp_cons_member_t *m, char *out, size_t n)
+{
+    const char *a = strchr(item, '/'), *b = a ? strchr(a + 1, '/') : NULL;
+    if (!m->inst[0] || !b)
+        snprintf(out, n, "%s", item);
+    else
+        snprintf(out, n, "%.*s@%s%s", (int)(b - item), item, m->inst, b);
+}
+
+/* One loaded tensor set per path, the last one asked for. */
+typedef struct {
+    char *path;
+    bp_st_file_t f;
+} cache_t;
+
+static const bp_st_tensor_t *tensor_of(cache_t *cache, const bp_cons_member_t *m,
+                                       const char *item, bp_error_t *err)
+{
+    if (!m->path)
+        return NULL;
+    if (!cache->path || strcmp(cache->path, m->path) != 0) {
+        bp_st_free(&cache->f);
+        free(cache->path);
+        cache->path = NULL;
+        if (bp_tset_load(m->path, false, &cache->f, err))
+            return NULL;
+        cache->path = strdup(m->path);
+    }
+    char name[PATH_MAX];
+    tensor_name(item, m, name, sizeof name);
+    return bp_st_find(&cache->f, name);
+}
+
+/* "1 of 4096 differ, max 1 ulp, first [17]" between the majority's
+ * representative and member m. */
+static void distance(cache_t *ca, cache_t *cb, const bp_cons_t *c, const bp_cons_item_t *it,
+                     int rep, int m, char *out, size_t n)
+{
+    bp_error_t err = {0};
+    const bp_st_tensor_t *a = tensor_of(ca, bp_cons_member_at(c, rep), it->name, &err);
+    const bp_st_tensor_t *b = a ? tensor_of(cb, bp_cons_member_at(c, m), it->name, &err) : NULL;
+    bp_cmp_t cmp;
+    bp_cmp_opts_t co;
+    bp_cmp_opts_init(&co);
+    co.nan_payload = true;
+    *out = '\0';
+    if (!a || !b || bp_compare(&a->buf, &b->buf, NULL, &co, &cmp, &err)) {
+        snprintf(out, n, "%s", err.msg[0] ? err.msg : "not comparable");
+        return;
+    }
+    char idx[64] = "";
+    if (cmp.nfirst && a->buf.ndim > 0)
+        bp_index_format(&a->buf, cmp.first[0].index, idx, sizeof idx);
+    if (cmp.mismatched)
+        snprintf(out, n, "%zu of %zu differ, max %llu ulp%s%s", cmp.mismatched, cmp.total,
+                 (unsigned long long)cmp.max_ulp, idx[0] ? ", first at " : "", idx);
+    else /* the comparison counts +0 and -0 equal; the bits do not */
+        snprintf(out, n, "%zu of %zu differ in the sign of a zero only", cmp.zero_sign_diffs,
+                 cmp.total);
+    bp_cmp_free(&cmp);
+}
+
+static void member_list(const bp_cons_t *c, const bp_cons_group_t *g, char *out, size_t n)
+{
+    size_t len = 0;
+    *out = '\0';
+    for (int i = 0; i < g->n && len + 8 < n; i++) {
+        if (i == 8 && g->n > 9) {
+            snprintf(out + len, n - len, ", and %d more", g->n - 8);
+            return;
+        }
+        len += (size_t)snprintf(out + len, n - len, "%s%s", i ? ", " : "",
+                                bp_cons_member_at(c, g->members[i])->label);
+    }
+}
+
+/* One tensor whose runs disagree: the majority (or, without one, the
+ * largest group) first, then each other run, with how far it is from
+ * that group's first run and, where it differs, what it ran on. */
+static void print_item(const bp_cons_t *c, const bp_cons_item_t *it, cache_t *ca, cache_t *cb)
+{
+    char shape[64], h[40], who[1024], d[1200];
+    bp_shape_format(it->ndim, it->shape, shape, sizeof shape);
+    printf("%s %s %s%s\n", it->name, bp_dtype_name(it->dtype), shape,
+           it->mixed ? " (dtype or shape differs between runs)" : "");
+    bool maj = it->majority >= 0;
+    const bp_cons_group_t *ref = &it->groups[maj ? it->majority : 0];
+    int rep = ref->members[0];
+    for (int g = 0; g < it->ngroups; g++) {
+        const bp_cons_group_t *gr = &it->groups[g];
+        bp_cons_hash_str(gr, h, sizeof h);
+        member_list(c, gr, who, sizeof who);
+        if (gr == ref) {
+            printf("  %4d %-6s %s  %s\n", gr->n, maj ? "agree" : "same", h, who);
+            continue;
+        }
+        for (int i = 0; i < gr->n; i++) {
+            int m = gr->members[i];
+            const char *lab = bp_cons_member_at(c, m)->label;
+            *d = '\0';
+            if (!it->mixed)
+                distance(ca, cb, c, it, rep, m, d, sizeof d);
+            if (i == 0)
+                printf("  %4d %-6s %s  %s%s%s\n", gr->n, maj ? "odd" : "other", h, lab,
+                       *d ? ": " : "", d);
+            else
+                printf("  %4s %-6s %16s  %s%s%s\n", "", "", "", lab, *d ? ": " : "", d);
+            const char *ab = bp_cons_about(c, m, it->name), *rab = bp_cons_about(c, rep, it->name);
+            if (ab[0] && strcmp(ab, rab) != 0)
+                printf("%30s%s runs on %s (%s: %s)\n", "", lab, ab,
+                       bp_cons_member_at(c, rep)->label, rab);
+        }
+    }
+}
+
+int cmd_diff_consensus(int argc, char **argv)
+{
+    enum { O_CONS = 256, O_JSON, O_FIRST, O_QUIET };
+    static const struct option opts[] = {{"consensus", no_argument, 0, O_CONS},
+                                         {"json", required_argument, 0, O_JSON},
+                                         {"first", required_argument, 0, O_FIRST},
+                                         {"quiet", no_argument, 0, O_QUIET},
+                                         {0, 0, 0, 0}};
+    const char *json_path = NULL;
+    size_t first = 20;
+    bool quiet = false;
+    int c;
+    opterr = 0;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "q", opts, NULL)) != -1) {
+        switch (c) {
+        case O_CONS: break;
+        case O_JSON: json_path = optarg; break;
+        case O_FIRST:
+            if (!bp_cli_count(optarg, 1000000, &first))
+                return bp_cli_usage_error("diff", "--first needs a count, not '%s'", optarg);
+            break;
+        case 'q':
+        case O_QUIET: quiet = true; break;
+        default:
+            return bp_cli_usage_error("diff", "--consensus: option '%s' does not apply "
+                                      "(--json, --first, --quiet do)", argv[optind - 1]);
+        }
+    }
+    int nruns = argc - optind;
+    if (nruns < 2)
+        return bp_cli_usage_error("diff", "--consensus needs at least two saved runs");
+    bp_cli_quiet = quiet;
+    bp_cons_t *cs = bp_cons_new();
+    bp_error_t err = {0};
+    if (!cs)
+        return bp_cli_usage_error("diff", "out of memory");
+    for (int i = optind; i < argc; i++) {
+        bp_cli_progress("reading %s\n", argv[i]);
+        for (int j = optind; j < i; j++)
+            if (strcmp(argv[i], argv[j]) == 0) {
+                bp_cons_free(cs);
+                return bp_cli_usage_error("diff", "--consensus: '%s' is named twice", argv[i]);
+            }
+        if (bp_cons_add_path(cs, argv[i], argv[i], &err)) {
+            bp_cons_free(cs);
+            return bp_cli_fail(&err);
+        }
+    }
+    bp_cons_settle(cs);
+    bp_cons_tally_t t;
+    bp_cons_tally(cs, &t);
+    int nm = bp_cons_nmembers(cs), odd = 0;
+    for (int m = 0; m < nm; m++)
+        odd += bp_cons_outlier_count(cs, m) > 0;
+    int rc = t.outliers || t.split ? BP_EXIT_DRIFT : BP_EXIT_OK;
+    if (t.items == 0) {
+        fprintf(stderr, "bitprobe diff: --consensus: the runs hold no tensor\n");
+        bp_cons_free(cs);
+        return BP_EXIT_TROUBLE;
+    }
+    if (json_path) {
+        json_t *j = bp_cons_json(cs, false);
+        json_object_set_new(j, "verdict", json_string(rc ? "differ" : "agree"));
+        json_object_set_new(j, "exit_status", json_integer(rc));
+        FILE *f = strcmp(json_path, "-") == 0 ? stdout : fopen(json_path, "w");
+        if (!j || !f || json_dumpf(j, f, JSON_INDENT(1)) != 0 || fputc('\n', f) == EOF ||
+            (f != stdout && fclose(f) != 0)) {
+            fprintf(stderr, "bitprobe diff: cannot write the JSON report to '%s'\n", json_path);
+            rc = BP_EXIT_TROUBLE;
+        }
+        json_decref(j);
+        if (strcmp(json_path, "-") == 0) {
+            bp_cons_free(cs);
+            return rc;
+        }
+    }
+    if (rc == BP_EXIT_OK) {
+        printf("consensus: AGREE: %d runs, %zu tensors, each bit-identical in every run that "
+               "has it\n", nm, t.items);
+    } else {
+        printf("consensus: DIFFER: ");
+        if (t.outliers)
+            printf("%d of %d runs %s in %zu of %zu tensors%s", odd, nm,
+                   odd == 1 ? "is an outlier" : "are outliers", t.outliers, t.items,
+                   t.split ? "; " : "");
+        if (t.split)
+            printf("no majority in %zu of %zu tensors", t.split, t.items);
+        printf(" (%zu agree in every run)\n", t.unanimous);
+    }
+    if (t.partial)
+        printf("  note: %zu tensor%s missing from some runs\n", t.partial,
+               t.partial == 1 ? " is" : "s are");
+    cache_t ca = {0}, cb = {0};
+    size_t shown = 0;
+    for (size_t i = 0; i < bp_cons_nitems(cs); i++) {
+        const bp_cons_item_t *it = bp_cons_item_at(cs, i);
+        if (it->ngroups < 2)
+            continue;
+        if (shown++ == first) {
+            printf("(%zu more tensors differ: --first to see more)\n",
+                   t.outliers + t.split - first);
+            break;
+        }
+        print_item(cs, it, &ca, &cb);
+    }
+    if (!quiet) {
+        printf("runs:\n");
+        for (int m = 0; m < nm; m++) {
+            const bp_cons_member_t *mb = bp_cons_member_at(cs, m);
+            const char *k;
+            json_t *v;
+            char about[1024] = "";
+            size_t len = 0;
+            json_object_foreach(mb->about, k, v) {
+                if (len + 8 < sizeof about && !strstr(about, json_string_value(v)))
+                    len += (size_t)snprintf(about + len, sizeof about - len, "%s%s",
+                                            len ? "; " : "", json_string_value(v));
+            }
+            size_t n = bp_cons_outlier_count(cs, m);
+            printf("  %-24s %zu outlier tensor%s  %s\n", mb->label, n, n == 1 ? "" : "s", about);
+        }
+    }
+    bp_st_free(&ca.f);
+    bp_st_free(&cb.f);
+    free(ca.path);
+    free(cb.path);
+    bp_cons_free(cs);
+    return rc;
+}

@@ -1,0 +1,125 @@
+/* Every op bitprobe knows, one line each: the one home of what an op is.
+ *
+ * An X-macro list in the style of jq's opcode_list.h, not an ordinary
+ * header: op.h and op.c include it with BP_KEY, BP_FORM or BP_OP defined
+ * to build the enums, the name tables and the per-op facts; each section
+ * is read only when its macro is defined.  Adding an op is a line here,
+ * its formulation in each backend's op table, its kernel and its test
+ * (DEVELOPERS.md, "Adding an op").
+ *
+ * BP_KEY(ID, NAME, TYPE): a key an op may take in YAML, beyond the ones
+ *   every op has (out, op, dtype).  TYPE is what the value must be
+ *   (bp_key_type_t: BUFFER, BUFFERS, NUMBER, NUMBERS, INTEGER, SHAPE, DTYPE,
+ *   FORM).  Keys are listed in unknown-key messages in this order.
+ *
+ * BP_FORM(ID, NAME): a formulation (where frameworks compute an op
+ *   differently).  The order is part of every probe's hash: append only.
+ *
+ * BP_OP(ID, NAME, OPERANDS, KEYS, REQUIRED, FORMS, DTYPE, KIND, FLAGS, TORCH)
+ *   ID        BP_OP_<ID>.  The order is part of every probe's hash
+ *             (probe.c hashes the enum value): append new ops at the end.
+ *   NAME      the `op:` value in YAML.
+ *   OPERANDS  the buffers it reads (bp_opd_t): NONE; A (a, a tensor);
+ *             AB (a and b, tensors); AB_TS (a and b, each a tensor or a
+ *             number, at least one a tensor); INPUTS (a list of tensors).
+ *   KEYS      its other keys, BP_K(ID) bits (its operands' keys, dtype,
+ *             and formulation where it has FORMS, are implied); REQUIRED
+ *             the keys that must be present (operands always must).
+ *   FORMS     its formulations, BP_FM(ID) bits: it takes `formulation`
+ *             with one of them or `default` (0: no formulation key).
+ *   DTYPE     the result dtype without `dtype:` (bp_dtype_rule_t):
+ *             LITERAL  i64 if every number is written as an integer, else
+ *                      fp32 (torch.tensor, torch.arange)
+ *             F32      fp32
+ *             SAME     a's dtype
+ *             PROMOTE  torch.promote_types over the operands, a Python
+ *                      number lifting only an integer tensor (to fp32, if
+ *                      written as a float)
+ *             ACC      a's dtype, integers summed in i64 (torch.sum)
+ *             MATMUL   a's dtype; both operands one float dtype, no promotion
+ *   KIND      CREATION, ELEMWISE (one output element from the same element
+ *             of each operand), LAYOUT (moves elements), REDUCTION (one
+ *             output element from many), FUSED.
+ *   FLAGS     BP_OPF_* (op.h): FLOAT_FN (an integer result becomes fp32,
+ *             and no integer dtype may be asked for); INT (integer results
+ *             are computed, exactly and wrapping); COSTLY (the oracle's
+ *             MPFR evaluation costs far more than finding repeated
+ *             operands: it evaluates each distinct value once).
+ *   TORCH     what it computes, in PyTorch's words (bitprobe list --ops). */
+
+#ifdef BP_KEY
+BP_KEY(A, "a", BUFFER)
+BP_KEY(B, "b", BUFFER)
+BP_KEY(INPUTS, "inputs", BUFFERS)
+BP_KEY(VALUES, "values", NUMBERS)
+BP_KEY(SHAPE, "shape", SHAPE)
+BP_KEY(SEED, "seed", INTEGER)
+BP_KEY(STREAM, "stream", INTEGER)
+BP_KEY(LOW, "low", NUMBER)
+BP_KEY(HIGH, "high", NUMBER)
+BP_KEY(AXIS, "axis", INTEGER)
+BP_KEY(START, "start", NUMBER)
+BP_KEY(END, "end", NUMBER)
+BP_KEY(STEP, "step", NUMBER)
+BP_KEY(ISTART, "start", INTEGER)
+BP_KEY(IEND, "end", INTEGER)
+BP_KEY(ISTEP, "step", INTEGER)
+BP_KEY(DTYPE, "dtype", DTYPE)
+BP_KEY(FORMULATION, "formulation", FORM)
+#endif
+
+#ifdef BP_FORM
+BP_FORM(DEFAULT, "default")
+BP_FORM(TRUE, "true")             /* div: correctly rounded a / b */
+BP_FORM(RECIPROCAL, "reciprocal") /* div: a * (1/b), 1/b rounded in opmath */
+BP_FORM(SEQUENTIAL, "sequential") /* sum: left to right */
+BP_FORM(PAIRWISE, "pairwise")     /* sum: pairwise halving */
+#endif
+
+#ifdef BP_OP
+BP_OP(TENSOR, "tensor", NONE, BP_K(VALUES) | BP_K(SHAPE), BP_K(VALUES), 0,
+      LITERAL, CREATION, BP_OPF_INT, "torch.tensor(values).reshape(shape)")
+BP_OP(ARANGE, "arange", NONE, BP_K(START) | BP_K(END) | BP_K(STEP), BP_K(END), 0,
+      LITERAL, CREATION, BP_OPF_INT, "torch.arange(start, end, step)")
+BP_OP(UNIFORM, "uniform", NONE,
+      BP_K(SHAPE) | BP_K(SEED) | BP_K(STREAM) | BP_K(LOW) | BP_K(HIGH),
+      BP_K(SHAPE) | BP_K(SEED), 0, F32, CREATION, BP_OPF_FLOAT_FN,
+      "uniform in [low, high) from Philox-4x32-10 (seed, stream, index)")
+BP_OP(CAST, "cast", A, BP_K(DTYPE), BP_K(DTYPE), 0, SAME, ELEMWISE, BP_OPF_INT,
+      "a.to(dtype)")
+BP_OP(ADD, "add", AB_TS, 0, 0, 0, PROMOTE, ELEMWISE, BP_OPF_INT, "a + b")
+BP_OP(SUB, "sub", AB_TS, 0, 0, 0, PROMOTE, ELEMWISE, BP_OPF_INT, "a - b")
+BP_OP(MUL, "mul", AB_TS, 0, 0, 0, PROMOTE, ELEMWISE, BP_OPF_INT, "a * b")
+BP_OP(DIV, "div", AB_TS, 0, 0, BP_FM(TRUE) | BP_FM(RECIPROCAL),
+      PROMOTE, ELEMWISE, BP_OPF_FLOAT_FN, "a / b")
+BP_OP(POW, "pow", AB_TS, 0, 0, 0, PROMOTE, ELEMWISE, BP_OPF_INT, "a ** b")
+BP_OP(RECIPROCAL, "reciprocal", A, 0, 0, 0, SAME, ELEMWISE, BP_OPF_FLOAT_FN,
+      "torch.reciprocal(a)")
+BP_OP(EXP, "exp", A, 0, 0, 0, SAME, ELEMWISE, BP_OPF_FLOAT_FN | BP_OPF_COSTLY,
+      "torch.exp(a)")
+BP_OP(LOG, "log", A, 0, 0, 0, SAME, ELEMWISE, BP_OPF_FLOAT_FN | BP_OPF_COSTLY,
+      "torch.log(a)")
+BP_OP(SIN, "sin", A, 0, 0, 0, SAME, ELEMWISE, BP_OPF_FLOAT_FN | BP_OPF_COSTLY,
+      "torch.sin(a)")
+BP_OP(COS, "cos", A, 0, 0, 0, SAME, ELEMWISE, BP_OPF_FLOAT_FN | BP_OPF_COSTLY,
+      "torch.cos(a)")
+BP_OP(TANH, "tanh", A, 0, 0, 0, SAME, ELEMWISE, BP_OPF_FLOAT_FN | BP_OPF_COSTLY,
+      "torch.tanh(a)")
+BP_OP(SQRT, "sqrt", A, 0, 0, 0, SAME, ELEMWISE, BP_OPF_FLOAT_FN, "torch.sqrt(a)")
+BP_OP(RSQRT, "rsqrt", A, 0, 0, 0, SAME, ELEMWISE, BP_OPF_FLOAT_FN,
+      "torch.rsqrt(a)")
+BP_OP(NEG, "neg", A, 0, 0, 0, SAME, ELEMWISE, BP_OPF_INT, "-a")
+BP_OP(OUTER, "outer", AB, 0, 0, 0, PROMOTE, ELEMWISE, BP_OPF_INT,
+      "torch.outer(a, b)")
+BP_OP(CONCAT, "concat", INPUTS, BP_K(AXIS), 0, 0, PROMOTE, LAYOUT, BP_OPF_INT,
+      "torch.cat(inputs, axis)")
+BP_OP(SLICE, "slice", A, BP_K(AXIS) | BP_K(ISTART) | BP_K(IEND) | BP_K(ISTEP), 0,
+      0, SAME, LAYOUT, BP_OPF_INT, "a[start:end:step] along axis")
+BP_OP(MATMUL, "matmul", AB, 0, 0, 0, MATMUL, REDUCTION, BP_OPF_INT,
+      "torch.matmul(a, b)")
+BP_OP(SUM, "sum", A, BP_K(AXIS), 0,
+      BP_FM(SEQUENTIAL) | BP_FM(PAIRWISE), ACC, REDUCTION, BP_OPF_INT,
+      "torch.sum(a, axis)")
+BP_OP(ROTATE_HALF, "rotate_half", A, 0, 0, 0, SAME, LAYOUT, BP_OPF_INT,
+      "torch.cat((-a[..., d/2:], a[..., :d/2]), -1)")
+#endif

@@ -1,0 +1,110 @@
+/* The probe loader's entry points (probe.h): a file or text through the
+ * YAML layer (probe_yaml.c) into the schema (probe_schema.c), and every
+ * probe of a directory. */
+#include "probe.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "probe_yaml.h"
+
+bp_status bp_probe_load(const char *path, bp_probe_t **out, bp_error_t *err)
+{
+    *out = NULL;
+    bp_ynode_t *root = NULL;
+    bp_status st = bp_yaml_read(path, &root, err);
+    return bp_probe_from_tree(path, root, st, out, err);
+}
+
+bp_status bp_probe_parse(const char *text, size_t len, const char *label,
+                         bp_probe_t **out, bp_error_t *err)
+{
+    *out = NULL;
+    bp_ynode_t *root = NULL;
+    bp_status st = bp_yaml_parse(text, len, label, &root, err);
+    return bp_probe_from_tree(label, root, st, out, err);
+}
+
+/* ---- directories ----------------------------------------------------------- */
+
+static int str_cmp(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static int probe_cmp(const void *a, const void *b)
+{
+    const bp_probe_t *const *x = a, *const *y = b;
+    return strcmp((*x)->name, (*y)->name);
+}
+
+static bool is_yaml_name(const char *s)
+{
+    size_t n = strlen(s);
+    return n > 5 && s[0] != '.' && strcmp(s + n - 5, ".yaml") == 0;
+}
+
+bp_status bp_probe_load_dir(const char *dir, bp_probe_t ***out, size_t *n,
+                            bp_error_t *err)
+{
+    *out = NULL;
+    *n = 0;
+    DIR *d = opendir(dir);
+    if (!d)
+        return bp_error_set(err, BP_EIO, "cannot open probe directory '%s': %s",
+                            dir, strerror(errno));
+    char **names = NULL;
+    size_t nn = 0, cap = 0;
+    bp_status st = BP_OK;
+    struct dirent *e;
+    while (!st && (e = readdir(d))) {
+        if (!is_yaml_name(e->d_name))
+            continue;
+        if (nn == cap) {
+            size_t nc = cap ? cap * 2 : 16;
+            char **t = realloc(names, nc * sizeof *t);
+            if (!t) {
+                st = bp_error_set(err, BP_ENOMEM, "out of memory");
+                break;
+            }
+            names = t;
+            cap = nc;
+        }
+        size_t len = strlen(dir) + strlen(e->d_name) + 2;
+        if (!(names[nn] = malloc(len))) {
+            st = bp_error_set(err, BP_ENOMEM, "out of memory");
+            break;
+        }
+        snprintf(names[nn++], len, "%s/%s", dir, e->d_name);
+    }
+    closedir(d);
+    if (nn)
+        qsort(names, nn, sizeof *names, str_cmp);
+    bp_probe_t **ps = st ? NULL : calloc(nn ? nn : 1, sizeof *ps);
+    if (!st && !ps)
+        st = bp_error_set(err, BP_ENOMEM, "out of memory");
+    size_t np = 0;
+    for (size_t i = 0; !st && i < nn; i++)
+        if (!(st = bp_probe_load(names[i], &ps[np], err)))
+            np++;
+    if (!st && np)
+        qsort(ps, np, sizeof *ps, probe_cmp);
+    for (size_t i = 1; !st && i < np; i++)
+        if (strcmp(ps[i - 1]->name, ps[i]->name) == 0)
+            st = bp_error_set(err, BP_EINPUT,
+                              "%s:1:1: probe '%s' is also defined by '%s'",
+                              ps[i]->path, ps[i]->name, ps[i - 1]->path);
+    for (size_t i = 0; i < nn; i++)
+        free(names[i]);
+    free(names);
+    if (st) {
+        bp_probe_free_all(ps, np);
+        return st;
+    }
+    *out = ps;
+    *n = np;
+    return BP_OK;
+}
