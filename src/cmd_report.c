@@ -9,13 +9,17 @@
 #include "rep.h"
 #include "report_read.h"
 
-/* diff also counts a tensor present on one side only as a difference; its
- * report says so in a note "only in SIDE: TENSOR". */
+/* diff also counts a tensor present on one side only, or that cannot be
+ * compared, as a difference: a result not compared that counts (older
+ * reports: a note "only in SIDE: TENSOR"). */
 static bool diff_unmatched(const bp_report_t *rep)
 {
     static const char diff[] = "bitprobe diff ";
     if (!rep->command || strncmp(rep->command, diff, sizeof diff - 1) != 0)
         return false;
+    for (size_t i = 0; i < rep->n; i++)
+        if (rep->r[i].kind == BP_RES_DIFF && !rep->r[i].compared && rep->r[i].counts)
+            return true;
     for (size_t i = 0; i < rep->nnotes; i++)
         if (strncmp(rep->notes[i], "only in ", 8) == 0)
             return true;

@@ -493,8 +493,9 @@ static int kernel_auto(void)
 
 const char *bp_cmp_kernel(void)
 {
-    int l = kernel_level < 0 ? kernel_auto() : kernel_level;
-    return l ? "avx2" : "scalar";
+    if (kernel_level < 0)
+        kernel_level = kernel_auto();
+    return kernel_level ? "avx2" : "scalar";
 }
 
 bool bp_cmp_set_kernel(const char *name)

@@ -136,8 +136,9 @@ double bp_cmp_percentile_ulp(const bp_cmp_t *c, double p);
 void bp_cmp_index_format(const bp_cmp_t *c, size_t i, char *out, size_t n);
 
 /* The inner loop the engine uses for f32/bf16/f16: "avx2" or "scalar".  All give identical results; the
- * choice is made once from the CPU ("auto"), and tests and benchmarks may
- * force one.  Not thread-safe: set it before comparing.  False when the
+ * choice is made once from the CPU ("auto"; bp_cmp_kernel makes it), and
+ * tests and benchmarks may force one.  Not thread-safe: set it, or ask
+ * for it, before comparing in threads.  False when the
  * name is unknown or the CPU cannot run it. */
 const char *bp_cmp_kernel(void);
 bool bp_cmp_set_kernel(const char *name);

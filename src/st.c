@@ -94,12 +94,8 @@ static bp_status tensor_done(bp_st_parser_t *p)
     uint32_t c =
         (uint32_t)crc32_z(0, t->buf.data, (size_t)(e->end - e->begin));
     if (c != e->crc) {
-        char q[256];
-        bp_st_quote(t->name, q, sizeof q);
-        return bp_st_fail(p, 8 + p->hlen + e->begin,
-                          "CRC mismatch for tensor '%s' (stored 0x%08" PRIx32
-                          ", computed 0x%08" PRIx32 ")",
-                          q, e->crc, c);
+        return bp_st_crc_error(p->label, p->inflated, 8 + p->hlen + e->begin,
+                               t->name, e->crc, c, p->err);
     }
     return BP_OK;
 }
@@ -543,4 +539,19 @@ bp_status bp_st_stream_error(const char *label, bool inflated, uint64_t pos,
     p.pos = pos;
     p.stage = pos < 8 ? ST_LEN : pos < 8 + hlen ? ST_HDR : ST_DATA;
     return finish(&p);
+}
+
+bp_status bp_st_crc_error(const char *label, bool inflated, uint64_t off, const char *name,
+                          uint32_t stored, uint32_t computed, bp_error_t *err)
+{
+    bp_st_parser_t p;
+    bp_st_file_t none;
+    char q[256];
+    parser_init(&p, label, UINT64_MAX, &none, err);
+    p.inflated = inflated;
+    bp_st_quote(name, q, sizeof q);
+    return bp_st_fail(&p, off,
+                      "CRC mismatch for tensor '%s' (stored 0x%08" PRIx32
+                      ", computed 0x%08" PRIx32 ")",
+                      q, stored, computed);
 }

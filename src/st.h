@@ -169,6 +169,9 @@ void bp_st_layout_free(bp_st_layout_t *l);
  * error bp_st_read gives for it. */
 bp_status bp_st_stream_error(const char *label, bool inflated, uint64_t pos,
                              uint64_t hlen, uint64_t data_end, bp_error_t *err);
+/* A tensor whose data (at off) does not match its stored CRC. */
+bp_status bp_st_crc_error(const char *label, bool inflated, uint64_t off, const char *name,
+                          uint32_t stored, uint32_t computed, bp_error_t *err);
 
 /* True when data starts with the gzip magic 1f 8b. */
 bool bp_st_is_gzip(const void *data, size_t len);

@@ -184,11 +184,14 @@ static bp_status z_get(bp_tread_t *r, uint64_t off, size_t len, const unsigned c
     bp_status st;
     if (off < r->bstart && (st = z_start(r, err)))
         return st;
-    /* drop what lies before off; inflate on until off is in the buffer */
-    while (r->bstart + r->blen <= off && !r->zend) {
+    /* drop what lies before off; inflate on until off is in the buffer or
+     * right after it */
+    while (r->bstart + r->blen < off && !r->zend) {
         r->bstart += r->blen;
         r->blen = 0;
-        if ((st = z_fill(r, r->buf, BP_TREAD_WINDOW, &r->blen, err)))
+        uint64_t gap = off - r->bstart;
+        if ((st = z_fill(r, r->buf, gap < BP_TREAD_WINDOW ? (size_t)gap : BP_TREAD_WINDOW,
+                         &r->blen, err)))
             return st;
     }
     if (off > r->bstart) {
