@@ -338,8 +338,10 @@ int cmd_diff(int argc, char **argv)
     o.ro.co = &o.co;
     /* the engine's old path, whole tensors in memory: kept for the test
      * that the streamed path gives the same report */
-    const char *mem = getenv("BP_DIFF_IN_MEMORY");
+    const char *mem = getenv("BP_DIFF_IN_MEMORY"), *seg = getenv("BP_DIFF_SEGMENT");
     o.ro.in_memory = mem && strcmp(mem, "1") == 0;
+    /* segments this many bytes long (tests: small files cut in many) */
+    o.ro.segment = seg ? strtoull(seg, NULL, 10) : 0;
     const char *pa = argv[optind], *pb = argv[optind + 1];
     bp_report_t rep;
     bp_report_init(&rep, argc, argv);

@@ -376,7 +376,9 @@ static bp_status plan(ctx_t *c, bp_error_t *err)
         size_t big = bp_dtype_info(p->a->dt)->size;
         if (bp_dtype_info(p->b->dt)->size > big)
             big = bp_dtype_info(p->b->dt)->size;
-        uint64_t per = BP_DIFF_SEGMENT / big;
+        uint64_t per = (c->o->segment ? c->o->segment : BP_DIFF_SEGMENT) / big;
+        if (per == 0)
+            per = 1;
         ps->nseg = ra && rb && n > per ? (size_t)((n + per - 1) / per) : 1;
         ps->seg = calloc(ps->nseg, sizeof *ps->seg);
         for (int s = 0; s < 2; s++) {

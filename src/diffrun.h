@@ -32,6 +32,7 @@ typedef struct {
     const bp_policy_t *pol;
     const bp_cmp_opts_t *co;
     int threads;     /* 0: one per online CPU (at most 16) */
+    uint64_t segment; /* bytes per segment; 0: BP_DIFF_SEGMENT */
     bool in_memory;  /* each tensor read whole, then bp_compare: the path
                       * before streaming, kept to test that both agree */
 } bp_drun_opts_t;

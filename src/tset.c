@@ -10,6 +10,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <zlib.h>
 
 #include "bundle.h"
 #include "npy.h"
@@ -262,6 +263,23 @@ static bp_status open_file(bp_tset_t *s, int fd, const char *path, const bp_tset
         if (l > 4 && strcmp(name + l - 4, ".npy") == 0)
             name[l - 4] = '\0';
         return bp_tset_add_npy(s, fi, name, o->as_bf16, err);
+    }
+    if (k == BP_SNIFF_GZIP) {
+        /* what the gzip holds, named as a plain file would be */
+        unsigned char in[512];
+        size_t got = 0;
+        bp_tread_t *r;
+        bp_status st = bp_tread_open(fd, s->f[fi].label, &src, &r, err);
+        if (!st) {
+            st = bp_tset_pull(r, 0, in, sizeof in, &got, err);
+            bp_tread_close(r);
+        }
+        if (st)
+            return st;
+        bp_sniff_t ik = bp_sniff(in, got, UINT64_MAX);
+        if (ik != BP_SNIFF_SAFETENSORS && ik != BP_SNIFF_OTHER)
+            return bp_error_set(err, BP_EINPUT, "cannot read '%s': gzip'd %s, not "
+                                "safetensors", path, bp_sniff_name(ik));
     }
     return bp_tset_add_st(s, fi, NULL, true, NULL, err);
 }
@@ -516,6 +534,12 @@ bp_status bp_tset_read_tensor(const bp_tset_t *s, const bp_tent_t *t, bp_buf_t *
                  : bp_error_set(err, BP_EINPUT, "%s: content ends inside tensor '%s'",
                                 f->label, t->name);
     bp_tread_close(r);
+    if (!st && t->has_crc) {
+        uint32_t crc = (uint32_t)crc32_z(0, out->data, (size_t)t->nbytes);
+        if (crc != t->crc)
+            st = bp_st_crc_error(f->label, f->src.kind != BP_TF_MAP, t->off, t->name, t->crc,
+                                 crc, err);
+    }
     if (st)
         bp_buf_free(out);
     return st;

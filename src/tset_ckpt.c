@@ -133,7 +133,9 @@ static int cmp_who(const void *a, const void *b)
 {
     const who_t *x = a, *y = b;
     int c = strcmp(x->name, y->name);
-    return c ? c : (int)y->listed - (int)x->listed; /* the listing first */
+    if (c || x->listed != y->listed)
+        return c ? c : (int)y->listed - (int)x->listed; /* the listing first */
+    return (x->shard > y->shard) - (x->shard < y->shard);
 }
 
 /* The index and the shards agree (see the top of this file). */
