@@ -152,6 +152,11 @@ int bpk_silu_mul(void *stream, void *out, const void *gate, const void *up,
 int bpk_embedding(void *stream, void *out, const void *table,
                   const int32_t *ids, int dt, int64_t rows, int64_t cols);
 
+/* bits.cu: *count (device memory) = the number of elements i < n whose
+ * esize (2, 4 or 8) bytes differ between a and b. */
+int bpk_count_diff(void *stream, const void *a, const void *b, int64_t n, int esize,
+                   unsigned long long *count);
+
 /* screen.cu: the known-answer screen's kernels, each pinned to SMs.  A
  * block reads %smid and takes work items only from that SM's queue
  * (atomicAdd on next[smid]) while want[smid] is set, so every result in

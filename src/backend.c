@@ -93,6 +93,27 @@ bp_status bp_backend_open(const char *name, const bp_backend_opts_t *opts,
         opts = &dflt;
     }
     *out = NULL;
+    /* "cuda:K": device K, under that name (several GPUs in one run) */
+    const char *colon = strchr(name, ':');
+    if (colon && (size_t)(colon - name) == 4 && strncmp(name, "cuda", 4) == 0) {
+        char *end;
+        long k = strtol(colon + 1, &end, 10);
+        if (!colon[1] || *end || k < 0 || k > 4095)
+            return bp_error_set(err, BP_EINPUT, "backend '%s': a device index must follow "
+                                "'cuda:'", name);
+        bp_backend_opts_t one = *opts;
+        one.gpu = (int)k;
+        one.gpus = NULL;
+        bp_status st = bp_backend_open("cuda", &one, out, err);
+        if (!st) {
+            snprintf((*out)->inst, sizeof (*out)->inst, "cuda:%ld", k);
+            (*out)->name = (*out)->inst;
+        }
+        return st;
+    }
+    if (opts->gpus && strcmp(name, "cuda") == 0)
+        return bp_error_set(err, BP_EINPUT, "--gpu %s: this command runs one GPU; name one "
+                            "(--gpu N)", opts->gpus);
     for (size_t i = 0; i < NREG; i++)
         if (strcmp(name, registry[i].name) == 0)
             return registry[i].open(opts, out, err);
@@ -104,6 +125,45 @@ bp_status bp_backend_open(const char *name, const bp_backend_opts_t *opts,
     }
     return bp_error_set(err, BP_EINPUT, "unknown backend '%s' (known: %s)",
                         name, known);
+}
+
+bp_status bp_backend_gpu_list(const char *sel, int *idx, int max, int *n, bp_error_t *err)
+{
+    int count = 0;
+    *n = 0;
+#ifdef BP_HAVE_CUDA
+    json_t *env = bp_be_cuda_env(err);
+    if (!env)
+        return BP_EUNAVAIL;
+    count = (int)json_array_size(json_object_get(env, "devices"));
+    json_decref(env);
+#else
+    (void)count;
+    return bp_error_set(err, BP_EUNAVAIL, "--gpu %s: bitprobe was built without CUDA", sel);
+#endif
+    if (strcmp(sel, "all") == 0) {
+        for (int k = 0; k < count && k < max; k++)
+            idx[(*n)++] = k;
+        return BP_OK;
+    }
+    for (const char *p = sel; *p;) {
+        char *end;
+        long k = strtol(p, &end, 10);
+        if (end == p || (*end && *end != ',') || k < 0)
+            return bp_error_set(err, BP_EINPUT, "--gpu '%s': not all, an index or a "
+                                "comma-separated list of indices", sel);
+        if (k >= count)
+            return bp_error_set(err, BP_EUNAVAIL, "--gpu %ld: there %s %d CUDA device%s", k,
+                                count == 1 ? "is" : "are", count, count == 1 ? "" : "s");
+        for (int j = 0; j < *n; j++)
+            if (idx[j] == (int)k)
+                return bp_error_set(err, BP_EINPUT, "--gpu '%s': %ld is named twice", sel, k);
+        if (*n == max)
+            return bp_error_set(err, BP_EINPUT, "--gpu '%s': more than %d GPUs", sel, max);
+        idx[(*n)++] = (int)k;
+        p = *end ? end + 1 : end;
+    }
+    return BP_OK;
 }
 
 void bp_backend_thread_done(void)
@@ -161,6 +221,21 @@ bp_status bp_op_unsupported(bp_backend_t *be, const bp_exec_t *x,
 {
     return bp_error_set(err, BP_EUNAVAIL, "op '%s' is not supported on backend '%s'",
                         bp_op_name(x->op->kind), be->name);
+}
+
+bp_status bp_op_load_host(const bp_exec_t *x, bp_error_t *err)
+{
+    const bp_op_t *op = x->op;
+    size_t n = bp_buf_nbytes(x->out);
+    if (!op->data)
+        return bp_error_set(err, BP_EINPUT, "load '%s' has no tensor: a probe read from a "
+                            "file takes it from the .safetensors file next to it", op->out);
+    if (op->ndata != n || (n && !x->out->data))
+        return bp_error_set(err, BP_EINTERNAL, "load '%s': %zu bytes for a result of %zu",
+                            op->out, op->ndata, n);
+    if (n)
+        memcpy(x->out->data, op->data, n);
+    return BP_OK;
 }
 
 bool bp_backend_supports(const bp_backend_t *be, bp_op_kind_t k)

@@ -25,6 +25,8 @@ typedef enum {
 typedef struct bp_backend_opts {
     bp_cpu_math_t cpu_math;
     int gpu;     /* CUDA device index */
+    const char *gpus; /* --gpu all or a list (0,2): each a backend of its
+                         own, cuda:K (cli.c), or NULL */
     int threads; /* worker threads for the oracle; 0: one per core */
 } bp_backend_opts_t;
 
@@ -53,13 +55,18 @@ extern const bp_op_fn bp_oracle_ops[BP_OP_COUNT];
 extern const bp_op_fn bp_cuda_ops[BP_OP_COUNT]; /* when built with CUDA */
 bp_status bp_op_unsupported(bp_backend_t *be, const bp_exec_t *x,
                             bp_error_t *err);
+/* A load op's bytes into x->out's host data (every backend's load; a
+ * device backend uploads after): the op must hold its tensor
+ * (bp_probe_load) of exactly the result's size. */
+bp_status bp_op_load_host(const bp_exec_t *x, bp_error_t *err);
 /* Whether be computes op kind k (its entry is filled and not
  * bp_op_unsupported). */
 bool bp_backend_supports(const bp_backend_t *be, bp_op_kind_t k);
 
 struct bp_backend {
-    const char *name; /* "cpu", "oracle", "cuda" */
+    const char *name; /* "cpu", "oracle", "cuda"; "cuda:K" opened as such */
     char key[64];     /* golden key: "cpu-sleef", "oracle", "cuda-sm90" */
+    char inst[32];    /* the name of an instance ("cuda:1"), or "" */
     bool device;      /* computes on device copies (bp_buf_t.dev) */
     void *state;
     json_t *fingerprint; /* environment and options; owned by the backend */
@@ -91,9 +98,15 @@ const char *const *bp_backend_names(void);
 /* A backend's op table without opening it (bitprobe list --ops); NULL
  * for a backend not built here or an unknown name. */
 const bp_op_fn *bp_backend_ops(const char *name);
+/* name: a backend of bp_backend_names, or "cuda:K" for CUDA device K
+ * (opts->gpu ignored), which the backend is then called. */
 bp_status bp_backend_open(const char *name, const bp_backend_opts_t *opts,
                           bp_backend_t **out, bp_error_t *err);
 void bp_backend_close(bp_backend_t *be);
+/* The CUDA devices --gpu names ("all" or indices "0,2"), checked against
+ * those here, into idx (at most max).  BP_EUNAVAIL with the reason when
+ * there is no GPU or an index is beyond them, BP_EINPUT for a bad list. */
+bp_status bp_backend_gpu_list(const char *sel, int *idx, int max, int *n, bp_error_t *err);
 /* Lets bp_backend_run reuse, in a probe's next dtype, the results that do
  * not depend on the dtype (memo.h says when that is); off by default. */
 bp_status bp_backend_memo(bp_backend_t *be, bool on, bp_error_t *err);

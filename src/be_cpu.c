@@ -190,8 +190,15 @@ bp_status bp_cpu_expand_i64(const bp_buf_t *src, const bp_buf_t *out,
         free(offs);
         return bp_error_set(err, BP_ENOMEM, "out of memory");
     }
-    for (size_t i = 0; i < out->numel; i++)
-        v[i] = load_i64(src, offs[i]);
+    /* A float operand of an integer result converts as a cast does (x86's
+     * truncation), never by its bits. */
+    bool conv = !bp_dtype_is_int(src->dtype);
+    for (size_t i = 0; i < out->numel; i++) {
+        double f = conv ? bp_buf_get(src, offs[i]) : 0.0;
+        v[i] = !conv                  ? load_i64(src, offs[i])
+               : out->dtype == BP_I32 ? to_i32(f)
+                                      : to_i64(f);
+    }
     free(offs);
     *vals = v;
     return BP_OK;
@@ -267,6 +274,12 @@ bp_status bp_cpu_op_tensor(bp_backend_t *be, const bp_exec_t *x,
     return BP_OK;
 }
 
+static bp_status op_load(bp_backend_t *be, const bp_exec_t *x, bp_error_t *err)
+{
+    (void)be;
+    return bp_op_load_host(x, err);
+}
+
 bp_status bp_cpu_op_uniform(bp_backend_t *be, const bp_exec_t *x,
                             bp_error_t *err)
 {
@@ -326,8 +339,10 @@ bp_status bp_cpu_op_cast(bp_backend_t *be, const bp_exec_t *x, bp_error_t *err)
 static void store_neg(const bp_buf_t *src, size_t i, bp_buf_t *out, size_t j)
 {
     if (bp_dtype_is_int(out->dtype)) {
-        int64_t v =
-            bp_dtype_is_int(src->dtype) ? load_i64(src, i) : to_i64(bp_buf_get(src, i));
+        double f = bp_dtype_is_int(src->dtype) ? 0.0 : bp_buf_get(src, i);
+        int64_t v = bp_dtype_is_int(src->dtype) ? load_i64(src, i)
+                    : out->dtype == BP_I32      ? to_i32(f)
+                                                : to_i64(f);
         bp_cpu_store_i64(out, j, (int64_t)(0 - (uint64_t)v));
         return;
     }
@@ -474,6 +489,7 @@ const char *bp_cpu_simd_name(const bp_cpu_t *c)
 
 const bp_op_fn bp_cpu_ops[BP_OP_COUNT] = {
     [BP_OP_TENSOR] = bp_cpu_op_tensor,
+    [BP_OP_LOAD] = op_load,
     [BP_OP_ARANGE] = bp_cpu_op_arange,
     [BP_OP_UNIFORM] = bp_cpu_op_uniform,
     [BP_OP_CAST] = bp_cpu_op_cast,

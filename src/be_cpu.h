@@ -71,7 +71,8 @@ bp_cpu_loop_t bp_cpu_loop(const bp_buf_t *out, const bp_buf_t *a,
 /* The operand as doubles, broadcast to out's shape, each element first
  * converted to dtype `as` the way ATen's TensorIterator casts inputs to the
  * common dtype (int -> float rounds once, to bf16/f16 through float).
- * Integers above 2^53 lose bits: integer ops use bp_cpu_expand_i64. */
+ * Integers above 2^53 lose bits: integer ops use bp_cpu_expand_i64, whose
+ * float operands convert to out's integer dtype as a cast does. */
 bp_status bp_cpu_expand(const bp_buf_t *src, const bp_buf_t *out,
                         bp_dtype_t as, double **vals, bp_error_t *err);
 bp_status bp_cpu_expand_i64(const bp_buf_t *src, const bp_buf_t *out,

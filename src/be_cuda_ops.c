@@ -193,6 +193,12 @@ static bp_status op_arange(bp_backend_t *be, const bp_exec_t *x,
     return bp_cuda_finish(be, "bpk_arange", rc, err);
 }
 
+static bp_status op_load(bp_backend_t *be, const bp_exec_t *x, bp_error_t *err)
+{
+    bp_status st = bp_op_load_host(x, err);
+    return st ? st : be->upload(be, x->out, err);
+}
+
 static bp_status op_uniform(bp_backend_t *be, const bp_exec_t *x,
                             bp_error_t *err)
 {
@@ -656,6 +662,7 @@ static bp_status op_matmul(bp_backend_t *be, const bp_exec_t *x,
 
 const bp_op_fn bp_cuda_ops[BP_OP_COUNT] = {
     [BP_OP_TENSOR] = op_tensor,
+    [BP_OP_LOAD] = op_load,
     [BP_OP_ARANGE] = op_arange,
     [BP_OP_UNIFORM] = op_uniform,
     [BP_OP_CAST] = op_cast,

@@ -444,6 +444,13 @@ static bp_status uniform_kernel(bp_oracle_ws_t *ws, const void *vctx,
     return BP_OK;
 }
 
+/* The file's bits are the result: nothing to round. */
+static bp_status op_load(bp_backend_t *be, const bp_exec_t *x, bp_error_t *err)
+{
+    (void)be;
+    return bp_op_load_host(x, err);
+}
+
 static bp_status op_uniform(bp_backend_t *be, const bp_exec_t *x,
                             bp_error_t *err)
 {
@@ -474,6 +481,7 @@ static bp_status op_matmul(bp_backend_t *be, const bp_exec_t *x,
 
 const bp_op_fn bp_oracle_ops[BP_OP_COUNT] = {
     [BP_OP_TENSOR] = op_tensor,
+    [BP_OP_LOAD] = op_load,
     [BP_OP_ARANGE] = op_arange,
     [BP_OP_UNIFORM] = op_uniform,
     [BP_OP_CAST] = op_elementwise,

@@ -7,8 +7,14 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include <jansson.h>
+
+#include "backend.h"
 #include "cmd.h"
 #include "error.h"
+#include "probe.h"
+
+struct bp_timing;
 
 /* "bitprobe CMD: what\nusage: ..." on stderr; returns 2. */
 int bp_cli_usage_error(const char *cmd, const char *fmt, ...)
@@ -32,8 +38,93 @@ bool bp_cli_color(void);
 const char *bp_cli_probes_dir(const char *opt);
 const char *bp_cli_golden_dir(const char *opt);
 
+/* The one integer parser of option values: a decimal integer in lo..hi. */
+bool bp_cli_int(const char *s, long long lo, long long hi, long long *out);
 /* A count option's value: a decimal integer in 0..max. */
 bool bp_cli_count(const char *s, long max, size_t *out);
+
+/* ---- the backend option group (run, bless, explain, fingerprint) ----
+ * One entry per option, S between entries: its id, long name, its usage
+ * line (as --help prints it) and the function that applies its value
+ * (cli.c; false: the message in why).  Adding an option to every command
+ * that opens backends is one entry here and its function. */
+#define BP_BACKEND_OPTIONS(X, S)                                                         \
+    X(CPU_MATH, "cpu-math",                                                              \
+      "  --cpu-math M      sleef-u10 (default), sleef-u35 or libm for CPU transcendentals\n", \
+      bp_cli_opt_cpu_math) S                                                             \
+    X(GPU, "gpu",                                                                        \
+      "  --gpu N           CUDA device index (default 0); all, or a list (0,2): each GPU\n" \
+      "                    a backend of its own (cuda:K), the GPUs compared with each\n"   \
+      "                    other: the majority and the odd ones out\n",                    \
+      bp_cli_opt_gpu) S                                                                  \
+    X(THREADS, "threads",                                                                \
+      "  --threads N       oracle worker threads (default: one per core)\n",              \
+      bp_cli_opt_threads)
+
+#define BP_CLI_COMMA_ ,
+#define BP_CLI_NONE_
+#define BP_BE_ENUM_(id, name, usage, fn) BP_BE_O_##id
+enum { BP_BE_O_FIRST_ = 0x300, BP_BACKEND_OPTIONS(BP_BE_ENUM_, BP_CLI_COMMA_) };
+#define BP_BE_LONG_(id, name, usage, fn) {name, required_argument, 0, BP_BE_O_##id}
+/* getopt_long entries (the caller includes <getopt.h>). */
+#define BP_BACKEND_LONG_OPTIONS BP_BACKEND_OPTIONS(BP_BE_LONG_, BP_CLI_COMMA_)
+#define BP_BE_USAGE_(id, name, usage, fn) usage
+/* The group's lines of a command's usage. */
+#define BP_BACKEND_USAGE BP_BACKEND_OPTIONS(BP_BE_USAGE_, BP_CLI_NONE_)
+#define BP_BE_DECL_(id, name, usage, fn) \
+    bool fn(const char *arg, bp_backend_opts_t *o, char *why, size_t n);
+BP_BACKEND_OPTIONS(BP_BE_DECL_, BP_CLI_NONE_)
+/* The most --gpu accepts (a device index). */
+#define BP_CLI_GPU_MAX 1023
+
+/* Applies getopt_long's option c with its argument when it is one of the
+ * group's: -1 when it is not, 0 when applied, else the usage error's exit
+ * status. */
+int bp_cli_backend_option(const char *cmd, int c, const char *arg, bp_backend_opts_t *o);
+
+/* ---- backends and probes, as run, bless and fingerprint select them ---- */
+
+#define BP_CLI_MAX_BACKENDS 16
+#define BP_CLI_NAME_MAX 32
+
+typedef struct bp_cli_devices {
+    const char *list;     /* --device: comma-separated names, auto */
+    const char *require;  /* --require: names that must open, or NULL */
+    bp_backend_opts_t be;
+    bool behaviour;       /* record what each backend does (fingerprint.h)
+                           * in its fingerprint: goldens and saved runs */
+} bp_cli_devices_t;
+
+/* A backend auto could not open, and why. */
+typedef struct bp_cli_skip {
+    char name[BP_CLI_NAME_MAX];
+    char why[sizeof ((bp_error_t *)0)->msg];
+} bp_cli_skip_t;
+
+/* The backends --device names, without duplicates, for opening one by one
+ * with bp_cli_open_one (on any thread).  Returns -1 to go on, 0 when the
+ * list holds auto (open with bp_cli_open_backends), or an exit status after
+ * a usage error (also when --require names a backend the list leaves out). */
+int bp_cli_backend_names(const char *cmd, const bp_cli_devices_t *d,
+                         char names[][BP_CLI_NAME_MAX], int *n);
+/* Opens backend name with the memo (backend.h) unless BP_NO_MEMO=1, and
+ * its behaviour when d asks; with a timing record, name must already be in
+ * it (bp_timing_backend) when other threads use the record. */
+bp_status bp_cli_open_one(const bp_cli_devices_t *d, const char *name, struct bp_timing *t,
+                          bp_backend_t **out, bp_error_t *err);
+/* Opens the backends of --device: explicit names must be available; auto
+ * adds every backend that opens here and lists in skipped (room for
+ * BP_CLI_MAX_BACKENDS) those that do not, unless --require names them
+ * (exit 2).  Returns the exit status (0: go on). */
+int bp_cli_open_backends(const char *cmd, const bp_cli_devices_t *d, bp_backend_t **bes,
+                         int *n, bp_cli_skip_t *skipped, int *nskipped, struct bp_timing *t);
+/* The probes named (all when none is): unknown names are an error. */
+int bp_cli_select(const char *cmd, bp_probe_t **all, size_t nall, char **names,
+                  int nnames, bp_probe_t ***sel, size_t *nsel);
+
+/* Writes j, indented, to path ('-': standard output), taking j; returns 0,
+ * or 2 after saying on stderr that "bitprobe CMD" could not write it. */
+int bp_cli_json_out(const char *cmd, const char *path, json_t *j);
 
 /* Splits a comma-separated list in place; returns the count (at most max). */
 int bp_cli_split(char *s, char **items, int max);

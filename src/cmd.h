@@ -1,5 +1,6 @@
 /* The command table: one entry per command, git-style.  main.c owns the
- * table; each cmd_*.c implements one handler.  Handlers return the exit
+ * table; each cmd_*.c implements one handler and keeps its usage text
+ * beside its option table (cmd_NAME_usage).  Handlers return the exit
  * status: 0 no drift, 1 drift, 2 bad input, usage or environment. */
 #ifndef BP_CMD_H
 #define BP_CMD_H
@@ -16,18 +17,23 @@ typedef struct bp_cmd {
 extern const bp_cmd_t bp_commands[];
 const bp_cmd_t *bp_cmd_find(const char *name);
 
-int cmd_env(int argc, char **argv);
-int cmd_list(int argc, char **argv);
-int cmd_run(int argc, char **argv);
-int cmd_bless(int argc, char **argv);
-int cmd_diff(int argc, char **argv);
-int cmd_explain(int argc, char **argv);
-int cmd_fingerprint(int argc, char **argv);
-int cmd_stack(int argc, char **argv);
-int cmd_report(int argc, char **argv);
-int cmd_screen(int argc, char **argv);
+#define BP_CMD_DECLARE(name)                                                             \
+    int cmd_##name(int argc, char **argv);                                               \
+    extern const char cmd_##name##_usage[];
+BP_CMD_DECLARE(env)
+BP_CMD_DECLARE(list)
+BP_CMD_DECLARE(run)
+BP_CMD_DECLARE(bless)
+BP_CMD_DECLARE(diff)
+BP_CMD_DECLARE(explain)
+BP_CMD_DECLARE(fingerprint)
+BP_CMD_DECLARE(stack)
+BP_CMD_DECLARE(report)
+BP_CMD_DECLARE(screen)
+BP_CMD_DECLARE(invariance)
+/* stack --ranks (cmd_stack_ranks.c) */
+int cmd_stack_ranks(int argc, char **argv);
 /* diff --consensus (cmd_consensus.c) */
 int cmd_diff_consensus(int argc, char **argv);
-int cmd_invariance(int argc, char **argv);
 
 #endif

@@ -1,5 +1,6 @@
 /* bitprobe bless: run probes and replace their goldens atomically, saying
  * per tensor what changes. */
+#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,6 +12,49 @@
 #include "golden.h"
 #include "probe.h"
 #include "runopts.h"
+
+const char cmd_bless_usage[] =
+    "bitprobe bless [PROBE...] [--device LIST] [--dtype LIST] [--probes DIR] [--golden DIR] [--dry-run]\n"
+    "  --device LIST     backends whose goldens to write (default: auto)\n"
+    "  --require LIST    backends that must be blessed: a missing one is an error\n"
+    "  --dtype LIST      re-run only these dtypes; other blessed dtypes are kept\n"
+    "  --probes DIR      read probes from DIR (default: ./probes, then the installed set)\n"
+    "  --golden DIR      goldens under DIR (default: ./golden, then the installed set)\n"
+    "  --dry-run         print what would change, write nothing\n"
+    BP_BACKEND_USAGE
+    "  --quiet           no note of the backends auto skipped\n"
+    "  Prints per tensor: new, unchanged, or changed: N of M elements.";
+
+enum { O_DRY_RUN = 256, O_QUIET };
+
+static const struct option bless_options[] = {
+    BP_RUN_LONG_OPTIONS,
+    {"dry-run", no_argument, 0, O_DRY_RUN},
+    {"quiet", no_argument, 0, O_QUIET},
+    {0, 0, 0, 0}};
+
+/* Returns -1 to go on, or the exit status to return at once. */
+static int parse(int argc, char **argv, bp_run_opts_t *o)
+{
+    bp_run_opts_init(o);
+    o->dev.behaviour = true;
+    int c, rc;
+    opterr = 0;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "q", bless_options, NULL)) != -1) {
+        if (c == O_DRY_RUN)
+            o->dry_run = true;
+        else if (c == O_QUIET || c == 'q')
+            bp_cli_quiet = true;
+        else if ((rc = bp_run_opts_option("bless", o, c, optarg)) > 0)
+            return rc;
+        else if (rc < 0)
+            return bp_cli_usage_error("bless", "unknown option '%s'", argv[optind - 1]);
+    }
+    o->nnames = argc - optind;
+    o->names = argv + optind;
+    return -1;
+}
 
 /* "new", "unchanged" or "changed: N of M elements" for one tensor. */
 static void describe(const bp_st_file_t *old, const char *name, const bp_buf_t *nb,
@@ -119,7 +163,7 @@ static int bless_one(const bp_run_opts_t *o, bp_backend_t *be, const bp_probe_t 
 int cmd_bless(int argc, char **argv)
 {
     bp_run_opts_t o;
-    int rc = bp_run_opts_parse("bless", argc, argv, &o);
+    int rc = parse(argc, argv, &o);
     if (rc >= 0)
         return rc;
     bp_probe_t **all = NULL;
@@ -127,13 +171,16 @@ int cmd_bless(int argc, char **argv)
     bp_error_t err = {0};
     if (bp_probe_load_dir(bp_cli_probes_dir(o.probes_dir), &all, &nall, &err))
         return bp_cli_fail(&err);
-    bp_backend_t *bes[BP_RUN_MAX_BACKENDS];
+    bp_backend_t *bes[BP_CLI_MAX_BACKENDS];
+    bp_cli_skip_t skipped[BP_CLI_MAX_BACKENDS];
     bp_probe_t **sel = NULL;
     size_t nsel = 0;
-    int nb = 0;
-    rc = bp_run_select("bless", all, nall, o.names, o.nnames, &sel, &nsel);
+    int nb = 0, nskipped = 0;
+    rc = bp_cli_select("bless", all, nall, o.names, o.nnames, &sel, &nsel);
     if (!rc)
-        rc = bp_run_open_backends("bless", &o, bes, &nb, NULL);
+        rc = bp_cli_open_backends("bless", &o.dev, bes, &nb, skipped, &nskipped, NULL);
+    for (int k = 0; k < nskipped && !bp_cli_quiet; k++)
+        fprintf(stderr, "bitprobe bless: %s skipped: %s\n", skipped[k].name, skipped[k].why);
     for (size_t i = 0; i < nsel && !rc; i++)
         for (int k = 0; k < nb && !rc; k++)
             rc = bless_one(&o, bes[k], sel[i]);

@@ -163,8 +163,9 @@ int cmd_diff_consensus(int argc, char **argv)
         }
     }
     int nruns = argc - optind;
-    if (nruns < 2)
-        return bp_cli_usage_error("diff", "--consensus needs at least two saved runs");
+    if (nruns < 1)
+        return bp_cli_usage_error("diff", "--consensus needs saved runs (two or more, or one "
+                                  "of several GPUs)");
     bp_cli_quiet = quiet;
     bp_cons_t *cs = bp_cons_new();
     bp_error_t err = {0};
@@ -186,6 +187,13 @@ int cmd_diff_consensus(int argc, char **argv)
     bp_cons_tally_t t;
     bp_cons_tally(cs, &t);
     int nm = bp_cons_nmembers(cs), odd = 0;
+    if (nm < 2) {
+        fprintf(stderr, "bitprobe diff: --consensus needs at least two runs: '%s' holds one "
+                        "(a run of several GPUs, run --gpu all --save, holds one per GPU)\n",
+                argv[optind]);
+        bp_cons_free(cs);
+        return BP_EXIT_TROUBLE;
+    }
     for (int m = 0; m < nm; m++)
         odd += bp_cons_outlier_count(cs, m) > 0;
     int rc = t.outliers || t.split ? BP_EXIT_DRIFT : BP_EXIT_OK;
@@ -198,13 +206,8 @@ int cmd_diff_consensus(int argc, char **argv)
         json_t *j = bp_cons_json(cs, false);
         json_object_set_new(j, "verdict", json_string(rc ? "differ" : "agree"));
         json_object_set_new(j, "exit_status", json_integer(rc));
-        FILE *f = strcmp(json_path, "-") == 0 ? stdout : fopen(json_path, "w");
-        if (!j || !f || json_dumpf(j, f, JSON_INDENT(1)) != 0 || fputc('\n', f) == EOF ||
-            (f != stdout && fclose(f) != 0)) {
-            fprintf(stderr, "bitprobe diff: cannot write the JSON report to '%s'\n", json_path);
+        if (bp_cli_json_out("diff", json_path, j))
             rc = BP_EXIT_TROUBLE;
-        }
-        json_decref(j);
         if (strcmp(json_path, "-") == 0) {
             bp_cons_free(cs);
             return rc;

@@ -17,8 +17,41 @@
 #include "envinfo.h"
 #include "jsondiff.h"
 #include "rep.h"
+#include "rep_ledger.h"
 #include "tpair.h"
 #include "tset.h"
+
+const char cmd_diff_usage[] =
+    "bitprobe diff A B [--a KEY] [--b KEY] [--map A=B] [--cast] [--policy P] [--as bf16] [--first K] [--threads N] [--json FILE] [--junit FILE] [--markdown FILE] [--github] [--quiet]\n"
+    "  A, B              saved runs (run --save), tensor files (.safetensors[.gz], .npy,\n"
+    "                    .npz), Hugging Face checkpoints (a directory with its\n"
+    "                    *.safetensors.index.json, or the index), directories of them\n"
+    "                    (paired by relative path, as diff -r), or op ledgers (python\n"
+    "                    -m bitprobe_torch record): the ops are aligned and the one that\n"
+    "                    introduced a difference named\n"
+    "  --a KEY, --b KEY  the backend of each saved run to compare, by key or name\n"
+    "                    (default: by key, then name, then the only one of each side)\n"
+    "  --map A=B         tensor A of the first side is tensor B of the second; A*=B*\n"
+    "                    renames a prefix\n"
+    "  --cast            compare a dtype with one it widens to exactly (fp16, bf16 or\n"
+    "                    fp8 with fp32, fp8 with fp16 ...) in the wider dtype\n"
+    "  --policy P        exact (default), ulp=N, abs=X, rel=X, fraction=F, comma-separated\n"
+    "  --as bf16         read 16-bit integer .npy arrays as bf16\n"
+    "  --first K         show the first K mismatches per tensor (default 10)\n"
+    "  --nan-payload     NaN payload bits count (default: NaNs equal by class)\n"
+    "  --threads N       threads comparing (default: one per core, at most 16)\n"
+    "  --json FILE       the full report as JSON ('-': stdout instead of the text)\n"
+    "  --junit FILE      JUnit XML, one testcase per tensor\n"
+    "  --markdown FILE   a self-contained bug-ticket report in Markdown\n"
+    "  --github          GitHub annotations and step summary (default when\n"
+    "                    GITHUB_ACTIONS=true)\n"
+    "  --quiet           print only differences and the summary\n"
+    "  --consensus RUN...  saved runs of several hosts or GPUs: groups of\n"
+    "                    bit-identical results per tensor, the majority, the odd ones\n"
+    "                    out and what they ran on (with --json, --first, --quiet)\n"
+    "  Exit status: 0 identical or within policy (--consensus: every run agrees),\n"
+    "  1 different (a tensor that differs, is on one side only or cannot be compared;\n"
+    "  --consensus: an outlier, or no majority), 2 trouble.";
 
 #define MAX_MAPS 64
 
@@ -95,23 +128,22 @@ static void side_label(const char *path, const char *key, char *out, size_t n)
     snprintf(out, n, "%s%s%s", path, key ? ":" : "", key ? key : "");
 }
 
-/* Results not compared, and counting: one-sided and incomparable tensors. */
+/* Results not compared, and counting (exit 1): one-sided and incomparable
+ * tensors. */
 static bool add_uncompared(bp_report_t *rep, const bp_pair_t *p, const char *title,
-                           const char *la, const char *lb, const bp_policy_t *pol,
-                           size_t *odd)
+                           const char *la, const char *lb, const bp_policy_t *pol)
 {
     const bp_tent_t *t = p->a ? p->a : p->b;
-    char note[700];
-    if (p->kind == BP_PAIR_NOT_COMPARABLE)
-        snprintf(note, sizeof note, "not comparable (%s)", p->why);
-    else
-        snprintf(note, sizeof note, "only in %s", p->kind == BP_PAIR_ONLY_A ? la : lb);
     bp_result_t r = {
         .probe = (char *)title, .output = t->output ? t->output : "", .dtype = p->dt,
         .kind = BP_RES_DIFF, .a = (char *)la, .b = (char *)lb, .policy = *pol,
-        .compared = false, .counts = true, .note = note,
+        .compared = false, .counts = true,
+        .status = p->kind == BP_PAIR_NOT_COMPARABLE ? BP_RS_NOT_COMPARABLE
+                  : p->kind == BP_PAIR_ONLY_A        ? BP_RS_ONLY_A
+                                                     : BP_RS_ONLY_B,
+        .note = p->kind == BP_PAIR_NOT_COMPARABLE ? (char *)p->why
+                : (char *)(p->kind == BP_PAIR_ONLY_A ? la : lb),
     };
-    (*odd)++;
     return bp_report_add(rep, &r) != NULL;
 }
 
@@ -150,7 +182,7 @@ static void note_backends(bp_report_t *rep, const bp_tset_t *a, const bp_tset_t 
 /* One pair of sets (rel: their relative path in a directory walk, or
  * NULL): paired, compared, added to the report.  0, or an exit status. */
 static int diff_sets(const char *pa, const char *pb, const char *rel, const dopts_t *o,
-                     bp_report_t *rep, size_t *odd, json_t *sides)
+                     bp_report_t *rep, json_t *sides)
 {
     bp_tset_t a, b;
     bp_error_t err = {0};
@@ -183,7 +215,7 @@ static int diff_sets(const char *pa, const char *pb, const char *rel, const dopt
         snprintf(title, sizeof title, "%s%s%s", rel ? rel : "", rel ? ": " : "",
                  t->probe ? t->probe : t->name);
         if (p->kind != BP_PAIR_COMPARE) {
-            if (!add_uncompared(rep, p, title, la, lb, &o->pol, odd))
+            if (!add_uncompared(rep, p, title, la, lb, &o->pol))
                 rc = BP_EXIT_TROUBLE;
             continue;
         }
@@ -222,8 +254,7 @@ static bool is_dir(const char *p)
 }
 
 /* Two plain directories, as diff -r: sets paired by relative path. */
-static int diff_dirs(const char *pa, const char *pb, const dopts_t *o, bp_report_t *rep,
-                     size_t *odd)
+static int diff_dirs(const char *pa, const char *pb, const dopts_t *o, bp_report_t *rep)
 {
     bp_walk_t wa, wb;
     bp_error_t err = {0};
@@ -247,14 +278,14 @@ static int diff_dirs(const char *pa, const char *pb, const dopts_t *o, bp_report
             char la[PATH_MAX], lb[PATH_MAX];
             snprintf(la, sizeof la, "%s/%s", pa, rel);
             snprintf(lb, sizeof lb, "%s/%s", pb, rel);
-            if (!add_uncompared(rep, &p, rel, c < 0 ? la : pa, c < 0 ? pb : lb, &o->pol, odd))
+            if (!add_uncompared(rep, &p, rel, c < 0 ? la : pa, c < 0 ? pb : lb, &o->pol))
                 rc = BP_EXIT_TROUBLE;
             continue;
         }
         char fa[PATH_MAX], fb[PATH_MAX];
         snprintf(fa, sizeof fa, "%s/%s", pa, wa.rel[i]);
         snprintf(fb, sizeof fb, "%s/%s", pb, wb.rel[j]);
-        rc = diff_sets(fa, fb, wa.rel[i], o, rep, odd, NULL);
+        rc = diff_sets(fa, fb, wa.rel[i], o, rep, NULL);
         i++;
         j++;
     }
@@ -343,28 +374,29 @@ int cmd_diff(int argc, char **argv)
     /* segments this many bytes long (tests: small files cut in many) */
     o.ro.segment = seg ? strtoull(seg, NULL, 10) : 0;
     const char *pa = argv[optind], *pb = argv[optind + 1];
+    if (bp_ledger_sniff(pa) || bp_ledger_sniff(pb))
+        return cmd_diff_ledger(pa, pb, &t, o.co.first_k, argc, argv);
     bp_report_t rep;
     bp_report_init(&rep, argc, argv);
     rep.env = bp_envinfo_host();
-    size_t odd = 0;
     json_t *sides = json_array();
     int rc;
     bp_dir_kind_t ka = BP_DIR_BUNDLE, kb = BP_DIR_BUNDLE;
     if (is_dir(pa) && is_dir(pb) && !bp_tset_dir_kind(pa, &ka, &err) &&
         !bp_tset_dir_kind(pb, &kb, &err) && ka == BP_DIR_PLAIN && kb == BP_DIR_PLAIN)
-        rc = diff_dirs(pa, pb, &o, &rep, &odd);
+        rc = diff_dirs(pa, pb, &o, &rep);
     else if (err.msg[0])
         rc = bp_cli_fail(&err);
     else
-        rc = diff_sets(pa, pb, NULL, &o, &rep, &odd, sides);
+        rc = diff_sets(pa, pb, NULL, &o, &rep, sides);
     if (!rc) {
         t.text = (bp_rep_opts_t){.quiet = bp_cli_quiet, .color = bp_cli_color(),
                                  .first = o.co.first_k};
         json_object_set_new(rep.env, "sides", sides);
         sides = NULL;
-        rc = bp_rep_emit(&t, &rep);
-        if (!rc)
-            rc = bp_report_failures(&rep) || odd ? BP_EXIT_DRIFT : BP_EXIT_OK;
+        bp_tally_t tally;
+        bp_report_tally(&rep, &tally);
+        rc = bp_rep_emit(&t, &rep) ? BP_EXIT_TROUBLE : tally.exit;
     }
     json_decref(sides);
     bp_report_free(&rep);

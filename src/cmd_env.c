@@ -7,6 +7,10 @@
 #include "cli.h"
 #include "envinfo.h"
 
+const char cmd_env_usage[] =
+    "bitprobe env [--json]\n"
+    "  --json         print the environment as JSON";
+
 static const char *str(json_t *o, const char *k)
 {
     const char *s = json_string_value(json_object_get(o, k));

@@ -16,6 +16,21 @@
 #include "rep.h"
 #include "rep_explain.h"
 
+const char cmd_explain_usage[] =
+    "bitprobe explain PROBE --a B1 --b B2 [--dtype D] [--probes DIR] [--json FILE] [--first K]\n"
+    "  --a B1, --b B2    backends (cpu, oracle, cuda) or saved runs (run --save DIR\n"
+    "                    --intermediates); each op runs alone on B2 with B1's buffers\n"
+    "                    as inputs (first-divergence attribution when B2 is a saved run)\n"
+    "  --a-key KEY       the backend key to read from saved run B1 (default: its only one)\n"
+    "  --b-key KEY       the same for B2\n"
+    "  --dtype D         fp32, bf16 or fp16 (default: fp32 where the probe runs in it)\n"
+    "  --probes DIR      read probes from DIR (default: ./probes, then the installed set)\n"
+    "  --first K         differing elements detailed per output (default 10)\n"
+    "  --json FILE       the report with its \"explain\" section as JSON ('-': stdout)\n"
+    BP_BACKEND_USAGE
+    "  --nan-payload     NaN payload bits count (default: NaNs equal by class)\n"
+    "  Exit status: 0 the outputs agree end to end, 1 some differ, 2 trouble.";
+
 typedef struct {
     const char *arg, *key, *opt;
     char label[80];
@@ -193,24 +208,21 @@ static int explain(const bp_probe_t *p, bp_dtype_t dt, side_t *a, side_t *b,
 int cmd_explain(int argc, char **argv)
 {
     enum { O_A = 256, O_B, O_AKEY, O_BKEY, O_DTYPE, O_PROBES, O_JSON, O_FIRST, O_NANP,
-           O_CPU_MATH, O_GPU, O_THREADS, O_QUIET };
+           O_QUIET };
     static const struct option opts[] = {
         {"a", required_argument, 0, O_A},           {"b", required_argument, 0, O_B},
         {"a-key", required_argument, 0, O_AKEY},    {"b-key", required_argument, 0, O_BKEY},
         {"dtype", required_argument, 0, O_DTYPE},   {"probes", required_argument, 0, O_PROBES},
         {"json", required_argument, 0, O_JSON},     {"first", required_argument, 0, O_FIRST},
-        {"nan-payload", no_argument, 0, O_NANP},    {"cpu-math", required_argument, 0, O_CPU_MATH},
-        {"gpu", required_argument, 0, O_GPU},       {"threads", required_argument, 0, O_THREADS},
-        {"quiet", no_argument, 0, O_QUIET},         {0, 0, 0, 0}};
+        {"nan-payload", no_argument, 0, O_NANP},    {"quiet", no_argument, 0, O_QUIET},
+        BP_BACKEND_LONG_OPTIONS,                    {0, 0, 0, 0}};
     side_t a = {.opt = "--a"}, b = {.opt = "--b"};
     const char *dtype = NULL, *probes = NULL, *json = NULL;
     size_t first = 10;
     bool nanp = false;
     bp_backend_opts_t bo;
     bp_backend_opts_default(&bo);
-    int c;
-    char *end;
-    long v;
+    int c, rc;
     opterr = 0;
     optind = 1;
     while ((c = getopt_long(argc, argv, "q", opts, NULL)) != -1) {
@@ -225,27 +237,15 @@ int cmd_explain(int argc, char **argv)
         case O_NANP: nanp = true; break;
         case 'q':
         case O_QUIET: bp_cli_quiet = true; break;
-        case O_CPU_MATH:
-            if (!bp_cpu_math_parse(optarg, &bo.cpu_math))
-                return bp_cli_usage_error("explain", "unknown --cpu-math '%s' (sleef-u10, "
-                                          "sleef-u35, libm)", optarg);
-            break;
         case O_FIRST:
-        case O_GPU:
-        case O_THREADS:
-            v = strtol(optarg, &end, 10);
-            if (*optarg == '\0' || *end || v < 0 || v > 1000000)
-                return bp_cli_usage_error("explain", "%s needs a count, not '%s'",
-                                          argv[optind - 1], optarg);
-            if (c == O_FIRST)
-                first = (size_t)v;
-            else if (c == O_GPU)
-                bo.gpu = (int)v;
-            else
-                bo.threads = (int)v;
+            if (!bp_cli_count(optarg, 1000000, &first))
+                return bp_cli_usage_error("explain", "--first needs a count, not '%s'", optarg);
             break;
         default:
-            return bp_cli_usage_error("explain", "unknown option '%s'", argv[optind - 1]);
+            if ((rc = bp_cli_backend_option("explain", c, optarg, &bo)) > 0)
+                return rc;
+            if (rc < 0)
+                return bp_cli_usage_error("explain", "unknown option '%s'", argv[optind - 1]);
         }
     }
     if (argc - optind != 1)
@@ -259,7 +259,7 @@ int cmd_explain(int argc, char **argv)
         return bp_cli_fail(&err);
     const bp_probe_t *p = find_probe(all, nall, argv[optind]);
     bp_dtype_t dt = BP_F32;
-    int rc = BP_EXIT_OK;
+    rc = BP_EXIT_OK;
     if (!p) {
         fprintf(stderr, "bitprobe explain: unknown probe '%s' (see 'bitprobe list')\n",
                 argv[optind]);

@@ -9,7 +9,14 @@
 #include "cli.h"
 #include "config.h"
 #include "fingerprint.h"
-#include "runopts.h"
+
+const char cmd_fingerprint_usage[] =
+    "bitprobe fingerprint [--device D] [--json]\n"
+    "  --device LIST     comma-separated backends: cpu, oracle, cuda, auto (default: auto)\n"
+    "  --require LIST    backends that must be fingerprinted: a missing one is an error\n"
+    "  --json            the tables as JSON (the \"behaviour\" object bless and run --save\n"
+    "                    store with each backend's fingerprint)\n"
+    BP_BACKEND_USAGE;
 
 static void table(const bp_backend_t *be, const bp_fp_item_t *it, size_t n)
 {
@@ -21,52 +28,42 @@ static void table(const bp_backend_t *be, const bp_fp_item_t *it, size_t n)
 
 int cmd_fingerprint(int argc, char **argv)
 {
-    enum { O_DEVICE = 256, O_JSON, O_GPU, O_THREADS, O_CPU_MATH };
+    enum { O_DEVICE = 256, O_REQUIRE, O_JSON };
     static const struct option opts[] = {
-        {"device", required_argument, 0, O_DEVICE}, {"json", no_argument, 0, O_JSON},
-        {"gpu", required_argument, 0, O_GPU},        {"threads", required_argument, 0, O_THREADS},
-        {"cpu-math", required_argument, 0, O_CPU_MATH}, {0, 0, 0, 0}};
-    bp_run_opts_t o;
-    memset(&o, 0, sizeof o);
-    o.devices = "auto";
-    bp_backend_opts_default(&o.be);
+        {"device", required_argument, 0, O_DEVICE},
+        {"require", required_argument, 0, O_REQUIRE},
+        {"json", no_argument, 0, O_JSON},
+        BP_BACKEND_LONG_OPTIONS,
+        {0, 0, 0, 0}};
+    bp_cli_devices_t d = {.list = "auto"};
+    bp_backend_opts_default(&d.be);
     bool json = false;
-    int c;
-    char *end;
-    long v;
+    int c, rc;
     opterr = 0;
     optind = 1;
     while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
-        switch (c) {
-        case O_DEVICE: o.devices = optarg; break;
-        case O_JSON: json = true; break;
-        case O_CPU_MATH:
-            if (!bp_cpu_math_parse(optarg, &o.be.cpu_math))
-                return bp_cli_usage_error("fingerprint", "unknown --cpu-math '%s' (sleef-u10, "
-                                          "sleef-u35, libm)", optarg);
-            break;
-        case O_GPU:
-        case O_THREADS:
-            v = strtol(optarg, &end, 10);
-            if (*optarg == '\0' || *end || v < 0 || v > 4096)
-                return bp_cli_usage_error("fingerprint", "%s needs a number, not '%s'",
-                                          argv[optind - 1], optarg);
-            if (c == O_GPU)
-                o.be.gpu = (int)v;
-            else
-                o.be.threads = (int)v;
-            break;
-        default:
+        if (c == O_DEVICE)
+            d.list = optarg;
+        else if (c == O_REQUIRE)
+            d.require = optarg;
+        else if (c == O_JSON)
+            json = true;
+        else if ((rc = bp_cli_backend_option("fingerprint", c, optarg, &d.be)) > 0)
+            return rc;
+        else if (rc < 0)
             return bp_cli_usage_error("fingerprint", "unknown option '%s'", argv[optind - 1]);
-        }
     }
     if (optind < argc)
         return bp_cli_usage_error("fingerprint", "unexpected argument '%s'", argv[optind]);
-    bp_backend_t *bes[BP_RUN_MAX_BACKENDS];
-    int nb = 0;
-    int rc = bp_run_open_backends("fingerprint", &o, bes, &nb, NULL);
+    bp_backend_t *bes[BP_CLI_MAX_BACKENDS];
+    bp_cli_skip_t skipped[BP_CLI_MAX_BACKENDS];
+    int nb = 0, nskipped = 0;
+    rc = bp_cli_open_backends("fingerprint", &d, bes, &nb, skipped, &nskipped, NULL);
     if (rc)
         return rc;
+    for (int k = 0; k < nskipped; k++)
+        fprintf(stderr, "bitprobe fingerprint: %s skipped: %s\n", skipped[k].name,
+                skipped[k].why);
     json_t *arr = json_array();
     for (int k = 0; k < nb && !rc; k++) {
         bp_fp_item_t items[BP_FP_MAX_ITEMS];

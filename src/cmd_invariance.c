@@ -1,19 +1,22 @@
-/* bitprobe invariance: does a row get the same bits whatever the batch it
- * is computed in?  A command of its own rather than a section of a probe:
- * a probe is a graph of ops run once per backend and compared with
- * goldens, while an invariance run sweeps configurations (batch sizes,
- * placements, repeats, fresh processes) of one op inside one library,
- * groups the results into a map and arbitrates its boundaries with the
- * oracle; it has no golden, and its verdict is the map's, not a
- * comparison's.
+/* bitprobe invariance: does a row get the same bits whatever the batch, the
+ * split or the shard it is computed in?  A command of its own rather than
+ * a section of a probe: a probe is a graph of ops run once per backend and
+ * compared with goldens, while an invariance run sweeps configurations
+ * (batch sizes, placements, split counts, ranks, repeats, fresh processes)
+ * of one op inside one library, groups the results into a map and
+ * arbitrates its boundaries with the oracle; it has no golden, and its
+ * verdict is the map's, not a comparison's.
  *
- * Flow: options -> engines (auto: the CUDA engines when a GPU is here) ->
- * one sweep per dtype and engine (inv_sweep.h) -> the oracle's result of
- * the probed rows, once per dtype, when some map has a boundary -> fresh
- * processes (this binary again with --digests, each writing every
- * configuration's digest) -> reports.  Exit 0 invariant within the policy,
- * 1 some configuration breaks it (or differs run to run), 2 trouble:
- * usage, no engine able to run here, a failure. */
+ * Flow: options -> jobs (one from --op/--shape/--m/--split/--ranks, or the
+ * presets' with the options' overrides) -> engines (auto: per job, the
+ * CUDA engines that compute its op on its axis, the CPU where none does and
+ * for the split and ranks formulations) -> one sweep per job, dtype, engine
+ * and order (inv_sweep.h) -> the oracle's result, once per job and dtype,
+ * where some map has a boundary -> fresh processes (this binary again with
+ * --digests, each writing every configuration's digest) -> reports.
+ * Exit 0 invariant within the policy, 1 some configuration breaks it (or
+ * differs from run to run), 2 trouble: usage, no engine able to run here,
+ * a failure. */
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
@@ -26,43 +29,112 @@
 #include "cli.h"
 #include "envinfo.h"
 #include "inv_engine.h"
+#include "inv_presets.h"
 #include "inv_proc.h"
 #include "inv_report.h"
 #include "inv_sweep.h"
 #include "rep.h"
 #include "st.h"
 
+const char cmd_invariance_usage[] =
+    "bitprobe invariance [--preset LIST] [--op OP] [--shape S] [--dtype LIST] [--engine LIST] [--m LIST] [--split LIST] [--ranks LIST] [--combine LIST] [--place LIST] [--repeat N] [--processes P] [--policy P] [--svg FILE] [--json FILE] [--junit FILE] [--markdown FILE] [--github] [--quiet]\n"
+    "  --preset LIST     shipped LLM shapes: gemm-4096 gemm-11008 gemm-14336\n"
+    "                    lmhead-32000 lmhead-128256 rmsnorm-4096 sum-4096 mean-4096\n"
+    "                    softmax-32000 softmax-128256 logsoftmax-32000\n"
+    "                    logsoftmax-128256 splitk-4096 splitk-14336 splitrows-128256\n"
+    "                    tp-4096 tp-14336 decode-4k decode-32k; groups llm-gemm,\n"
+    "                    llm-rows, llm-split, llm (all)\n"
+    "  --op OP           matmul (default), sum, mean, rms_norm, softmax, log_softmax,\n"
+    "                    attention (one decoding query; the split axis)\n"
+    "  --shape S         matmul KxN (default 4096x4096); row ops H (default 4096);\n"
+    "                    attention HEADSxKEYSxHEADDIM (default 32x4096x128)\n"
+    "  --dtype LIST      fp32, tf32, bf16, fp16, comma-separated (default bf16)\n"
+    "  --engine LIST     cublas (torch.mm's cuBLAS call and settings), cublas-pedantic\n"
+    "                    (bitprobe's CUDA matmul), cublaslt (PyTorch's cuBLASLt path;\n"
+    "                    on --split, cuBLASLt's own split-K), cuda (bitprobe's CUDA\n"
+    "                    row ops), cpu (bitprobe's CPU ops and the formulations), auto\n"
+    "                    (default: the CUDA engines that compute the op on its axis,\n"
+    "                    the CPU where none does and for --split and --ranks)\n"
+    "  --m LIST          batch sizes: N, A:B, A:B:STEP, A:B:xFACTOR, comma-separated\n"
+    "                    (default 1:1024); with --split or --ranks, the one batch\n"
+    "                    (default 1)\n"
+    "  --split LIST      sweep S instead: the reduction cut in S parts (attention:\n"
+    "                    flash-decoding over S chunks of the keys)\n"
+    "  --ranks LIST      sweep T instead: the matmul's K over T ranks, all-reduced\n"
+    "  --combine LIST    split: seq (default), tree; ranks: ring (default), tree, rank\n"
+    "  --partials P      split matmul: compute (fp32 parts, default) or output (parts\n"
+    "                    rounded to the dtype)\n"
+    "  --reduction R     cublaslt split-K: compute (default), inplace or output\n"
+    "  --place LIST      where the probed rows sit in the batch: first (default),\n"
+    "                    middle, last, all\n"
+    "  --rows R          probed rows (default 1); the reference is them alone\n"
+    "  --seed S          seed of the inputs (counter generator; default 0)\n"
+    "  --repeat N        compute each configuration N times in this process; any\n"
+    "                    run with other bits breaks invariance\n"
+    "  --processes P     run the whole sweep again in P fresh processes and compare\n"
+    "  --policy P        exact (default), ulp=N, abs=X, rel=X, fraction=F\n"
+    "  --no-oracle       skip the oracle's arbitration of the boundaries\n"
+    "  --svg FILE        the map as an SVG strip chart\n"
+    "  --save-inputs F   write the inputs (the batch with the probed rows first) as\n"
+    "                    safetensors, for the same experiment in PyTorch\n"
+    "  --gpu N           CUDA device index (default 0)\n"
+    "  --threads N       oracle worker threads (default: one per core)\n"
+    "  --json FILE       the report as JSON, with every map under \"invariance\"\n"
+    "  --junit FILE      JUnit XML, one testcase per band and result group\n"
+    "  --markdown FILE   a bug-ticket report in Markdown\n"
+    "  --github          GitHub annotations and step summary\n"
+    "  -v, --verbose     every interval, the first differing bits of each group\n"
+    "  --quiet           the verdict and the failures only\n"
+    "  Exit status: 0 invariant within the policy, 1 some configuration breaks\n"
+    "  invariance or differs from run to run, 2 bad input or no engine here.";
+
 #define MAX_ENGINES 8
 #define MAX_DTYPES 4
+#define MAX_JOBS 32
+#define MAX_ORDERS 4
 
 enum {
-    O_OP = 0x300, O_SHAPE, O_DTYPE, O_ENGINE, O_M, O_PLACE, O_ROWS, O_SEED,
-    O_REPEAT, O_PROCESSES, O_POLICY, O_NO_ORACLE, O_SVG, O_SAVE_INPUTS, O_GPU,
-    O_THREADS, O_VERBOSE, O_DIGESTS
+    O_OP = 0x300, O_SHAPE, O_DTYPE, O_ENGINE, O_M, O_SPLIT, O_RANKS, O_COMBINE,
+    O_PARTIALS, O_REDUCTION, O_PRESET, O_PLACE, O_ROWS, O_SEED, O_REPEAT,
+    O_PROCESSES, O_POLICY, O_NO_ORACLE, O_SVG, O_SAVE_INPUTS, O_GPU, O_THREADS,
+    O_VERBOSE, O_DIGESTS
 };
 
 typedef struct {
-    bp_inv_problem_t prob;       /* op, shape, rows, seed (dtype per run) */
+    bp_inv_problem_t prob;      /* everything but dtype and combine */
+    char values[96];
+    int64_t *v;
+    size_t nv;
+    bp_inv_combine_t orders[MAX_ORDERS];
+    int norders;
+} job_t;
+
+typedef struct {
+    job_t jobs[MAX_JOBS];
+    int njobs;
     bp_dtype_t dtypes[MAX_DTYPES];
     bool tf32[MAX_DTYPES];
     int ndtypes;
-    char dtype_arg[64];
     char engines[MAX_ENGINES][32];
     int nengines;
     bool auto_engines;
-    char m_arg[96];
-    int64_t *values;
-    size_t nvalues;
     bool place[BP_INV_NPLACES];
-    char place_arg[32];
     int repeat, processes;
     bp_policy_t policy;
-    char policy_arg[128];
     bool oracle, verbose, digests;
     const char *svg, *save_inputs;
     int gpu, threads;
     bp_rep_targets_t rep;
 } opts_t;
+
+/* What the command line said, before the jobs are built. */
+typedef struct {
+    const char *op, *shape, *m, *split, *ranks, *combine, *preset;
+    bool partials_output;
+    int reduction;
+    int64_t rows;
+    uint64_t seed;
+} cl_t;
 
 static int usage(const char *fmt, const char *arg)
 {
@@ -73,7 +145,6 @@ static int parse_dtypes(opts_t *o, const char *arg)
 {
     char buf[64], *items[8];
     snprintf(buf, sizeof buf, "%s", arg);
-    snprintf(o->dtype_arg, sizeof o->dtype_arg, "%s", arg);
     int n = bp_cli_split(buf, items, 8);
     o->ndtypes = 0;
     for (int i = 0; i < n; i++) {
@@ -104,11 +175,8 @@ static int parse_engines(opts_t *o, const char *arg)
             o->auto_engines = true;
             continue;
         }
-        bool known = false;
-        for (const char *const *e = bp_inv_engine_names(); *e && !known; e++)
-            known = strcmp(*e, items[i]) == 0;
-        if (!known && !bp_inv_engine_is_cuda(items[i]))
-            return usage("unknown engine '%s' (cpu, cublas, cublas-pedantic, "
+        if (strcmp(items[i], "cpu") && !bp_inv_engine_is_cuda(items[i]))
+            return usage("unknown engine '%s' (cpu, cuda, cublas, cublas-pedantic, "
                          "cublaslt, auto)", items[i]);
         if (o->nengines == MAX_ENGINES)
             return usage("--engine: too many engines in '%s'", arg);
@@ -122,7 +190,6 @@ static int parse_places(opts_t *o, const char *arg)
 {
     char buf[64], *items[8];
     snprintf(buf, sizeof buf, "%s", arg);
-    snprintf(o->place_arg, sizeof o->place_arg, "%s", arg);
     int n = bp_cli_split(buf, items, 8);
     memset(o->place, 0, sizeof o->place);
     for (int i = 0; i < n; i++) {
@@ -139,20 +206,25 @@ static int parse_places(opts_t *o, const char *arg)
     return n ? -1 : usage("--place needs a placement, not '%s'", arg);
 }
 
-static bool parse_shape(const char *s, int64_t *k, int64_t *n)
+/* "KxN", "H" or "HEADSxLxD": up to three dimensions of 1 to 2^24. */
+static int parse_dims(const char *s, int64_t *d, int max)
 {
-    char *end;
-    errno = 0;
-    long long a = strtoll(s, &end, 10);
-    if (errno || end == s || (*end != 'x' && *end != 'X') || a < 1 || a > (1 << 24))
-        return false;
-    const char *p = end + 1;
-    long long b = strtoll(p, &end, 10);
-    if (errno || end == p || *end || b < 1 || b > (1 << 24))
-        return false;
-    *k = a;
-    *n = b;
-    return true;
+    int n = 0;
+    const char *p = s;
+    while (n < max) {
+        char *end;
+        errno = 0;
+        long long v = strtoll(p, &end, 10);
+        if (errno || end == p || v < 1 || v > (1 << 24) || *p == '-' || *p == '+')
+            return -1;
+        d[n++] = v;
+        if (!*end)
+            return n;
+        if (*end != 'x' && *end != 'X')
+            return -1;
+        p = end + 1;
+    }
+    return -1;
 }
 
 static bool parse_long(const char *s, long lo, long hi, long *out)
@@ -164,6 +236,153 @@ static bool parse_long(const char *s, long lo, long hi, long *out)
     return true;
 }
 
+static int parse_orders(const char *arg, bp_inv_axis_t axis, job_t *j)
+{
+    char buf[64], *items[8];
+    snprintf(buf, sizeof buf, "%s", arg);
+    int n = bp_cli_split(buf, items, 8);
+    j->norders = 0;
+    for (int i = 0; i < n; i++) {
+        bp_inv_combine_t c;
+        bool ok = bp_inv_combine_parse(items[i], &c) &&
+                  (axis == BP_INV_RANKS ? c != BP_INV_SEQ : c <= BP_INV_TREE);
+        if (!ok)
+            return usage(axis == BP_INV_RANKS ? "--combine on the ranks axis: ring, tree "
+                                                "or rank, not '%s'"
+                                              : "--combine on the split axis: seq or "
+                                                "tree, not '%s'",
+                         items[i]);
+        if (j->norders < MAX_ORDERS)
+            j->orders[j->norders++] = c;
+    }
+    return j->norders ? -1 : usage("--combine needs an order, not '%s'", arg);
+}
+
+/* The values of a job's axis; the batch of the split and ranks axes. */
+static int job_values(job_t *j, const char *values, const char *batch)
+{
+    bp_error_t err = {0};
+    const char *which = j->prob.axis == BP_INV_BATCH   ? "--m"
+                        : j->prob.axis == BP_INV_SPLIT ? "--split"
+                                                       : "--ranks";
+    snprintf(j->values, sizeof j->values, "%s", values);
+    if (bp_inv_values_parse(values, j->prob.axis == BP_INV_BATCH ? 1 << 20 : 256, &j->v,
+                            &j->nv, &err))
+        return bp_cli_usage_error("invariance", "%s: %s", which, err.msg);
+    if (j->prob.axis == BP_INV_BATCH) {
+        j->prob.mmax = j->v[j->nv - 1];
+        j->prob.batch = 0;
+        if (j->prob.mmax < j->prob.rows)
+            return bp_cli_usage_error("invariance", "--m: every batch (up to %" PRId64
+                                      ") is smaller than the %" PRId64 " probed rows",
+                                      j->prob.mmax, j->prob.rows);
+        return -1;
+    }
+    int64_t *b;
+    size_t nb;
+    if (bp_inv_values_parse(batch ? batch : "1", 1 << 20, &b, &nb, &err))
+        return bp_cli_usage_error("invariance", "--m: %s", err.msg);
+    j->prob.batch = b[0];
+    free(b);
+    if (nb != 1)
+        return bp_cli_usage_error("invariance", "--m: the %s axis computes the probed "
+                                  "rows in one batch: one value, not '%s'", which + 2,
+                                  batch);
+    if (j->prob.batch < j->prob.rows)
+        return usage("--m: the batch is smaller than the probed rows (%s)", batch);
+    j->prob.mmax = j->prob.batch;
+    return -1;
+}
+
+/* A job from the command line's op, shape and axis. */
+static int job_from_options(opts_t *o, const cl_t *cl)
+{
+    job_t *j = &o->jobs[o->njobs++];
+    bp_inv_problem_t *p = &j->prob;
+    if (cl->op && !bp_inv_op_parse(cl->op, &p->op))
+        return usage("unknown --op '%s' (matmul, sum, mean, rms_norm, softmax, "
+                     "log_softmax, attention)", cl->op);
+    int64_t d[3];
+    int nd = 0;
+    if (cl->shape) {
+        nd = parse_dims(cl->shape, d, 3);
+        int want = p->op == BP_INV_MATMUL ? 2 : p->op == BP_INV_ATTENTION ? 3 : 1;
+        if (nd != want)
+            return usage(p->op == BP_INV_MATMUL ? "--shape takes KxN (the reduction "
+                                                  "dimension, then the columns; each 1 "
+                                                  "to 16777216), not '%s'"
+                         : p->op == BP_INV_ATTENTION
+                             ? "--shape takes HEADSxKEYSxHEADDIM for attention, not '%s'"
+                             : "--shape takes H, the length of the reduced axis, not '%s'",
+                         cl->shape);
+    }
+    if (p->op == BP_INV_MATMUL) {
+        p->k = nd ? d[0] : 4096;
+        p->n = nd ? d[1] : 4096;
+    } else if (p->op == BP_INV_ATTENTION) {
+        p->heads = nd ? d[0] : 32;
+        p->k = nd ? d[1] : 4096;
+        p->n = nd ? d[2] : 128;
+    } else {
+        p->n = nd ? d[0] : 4096;
+    }
+    p->axis = cl->split ? BP_INV_SPLIT : cl->ranks ? BP_INV_RANKS : BP_INV_BATCH;
+    if (p->op == BP_INV_ATTENTION && p->axis == BP_INV_BATCH)
+        return usage("--op %s sweeps the split axis: give --split LIST (e.g. 1,2,4,8)",
+                     "attention");
+    if (p->axis == BP_INV_RANKS && p->op != BP_INV_MATMUL)
+        return usage("--ranks cuts a matmul's K over ranks; --op %s has none",
+                     bp_inv_op_name(p->op));
+    int rc = job_values(j, cl->split ? cl->split : cl->ranks ? cl->ranks
+                                                   : cl->m ? cl->m : "1:1024",
+                        p->axis == BP_INV_BATCH ? NULL : cl->m);
+    if (rc >= 0)
+        return rc;
+    if (p->axis != BP_INV_BATCH)
+        return parse_orders(cl->combine ? cl->combine
+                                        : p->axis == BP_INV_RANKS ? "ring" : "seq",
+                            p->axis, j);
+    if (cl->combine)
+        return usage("--combine orders a split or the ranks' all-reduce (--split, "
+                     "--ranks), not a batch sweep: '%s'", cl->combine);
+    j->norders = 1;
+    return -1;
+}
+
+/* The presets' jobs, with the options' overrides: --m for batch sweeps (and
+ * the batch of the others), --split and --ranks for theirs, --combine. */
+static int jobs_from_presets(opts_t *o, const cl_t *cl)
+{
+    const bp_inv_preset_t *ps[MAX_JOBS];
+    char bad[64];
+    int n = bp_inv_presets_expand(cl->preset, ps, MAX_JOBS, bad, sizeof bad);
+    if (n < 0)
+        return usage("unknown preset '%s' (bitprobe invariance --help lists them)", bad);
+    if (cl->op || cl->shape)
+        return usage("--preset fixes the op and its shape: --op and --shape cannot "
+                     "go with it (%s)", cl->preset);
+    for (int i = 0; i < n; i++) {
+        job_t *j = &o->jobs[o->njobs++];
+        bp_inv_problem_t *p = &j->prob;
+        p->op = ps[i]->op;
+        p->axis = ps[i]->axis;
+        p->k = ps[i]->k;
+        p->n = ps[i]->n;
+        p->heads = ps[i]->heads;
+        const char *values = p->axis == BP_INV_BATCH   ? (cl->m ? cl->m : ps[i]->values)
+                             : p->axis == BP_INV_SPLIT ? (cl->split ? cl->split : ps[i]->values)
+                                                       : (cl->ranks ? cl->ranks : ps[i]->values);
+        int rc = job_values(j, values, p->axis == BP_INV_BATCH ? NULL : cl->m);
+        if (rc < 0 && p->axis != BP_INV_BATCH)
+            rc = parse_orders(cl->combine ? cl->combine : ps[i]->combine, p->axis, j);
+        else if (rc < 0)
+            j->norders = 1;
+        if (rc >= 0)
+            return rc;
+    }
+    return -1;
+}
+
 static int parse(int argc, char **argv, opts_t *o)
 {
     static const struct option longopts[] = {
@@ -172,6 +391,12 @@ static int parse(int argc, char **argv, opts_t *o)
         {"dtype", required_argument, 0, O_DTYPE},
         {"engine", required_argument, 0, O_ENGINE},
         {"m", required_argument, 0, O_M},
+        {"split", required_argument, 0, O_SPLIT},
+        {"ranks", required_argument, 0, O_RANKS},
+        {"combine", required_argument, 0, O_COMBINE},
+        {"partials", required_argument, 0, O_PARTIALS},
+        {"reduction", required_argument, 0, O_REDUCTION},
+        {"preset", required_argument, 0, O_PRESET},
         {"place", required_argument, 0, O_PLACE},
         {"rows", required_argument, 0, O_ROWS},
         {"seed", required_argument, 0, O_SEED},
@@ -188,15 +413,11 @@ static int parse(int argc, char **argv, opts_t *o)
         BP_REP_LONG_OPTIONS,
         {0, 0, 0, 0}};
     memset(o, 0, sizeof *o);
-    o->prob.op = BP_INV_MATMUL;
-    o->prob.k = o->prob.n = 4096;
-    o->prob.rows = 1;
+    cl_t cl = {.rows = 1};
     o->repeat = 1;
     o->oracle = true;
     o->auto_engines = true;
     bp_policy_exact(&o->policy);
-    snprintf(o->policy_arg, sizeof o->policy_arg, "exact");
-    snprintf(o->m_arg, sizeof o->m_arg, "1:1024");
     parse_dtypes(o, "bf16");
     parse_places(o, "first");
     bp_rep_targets_init(&o->rep);
@@ -208,14 +429,28 @@ static int parse(int argc, char **argv, opts_t *o)
         if (bp_rep_targets_option(&o->rep, c, optarg))
             continue;
         switch (c) {
-        case O_OP:
-            if (strcmp(optarg, "matmul") != 0)
-                return usage("unknown --op '%s' (matmul)", optarg);
+        case O_OP: cl.op = optarg; break;
+        case O_SHAPE: cl.shape = optarg; break;
+        case O_M: cl.m = optarg; break;
+        case O_SPLIT: cl.split = optarg; break;
+        case O_RANKS: cl.ranks = optarg; break;
+        case O_COMBINE: cl.combine = optarg; break;
+        case O_PRESET: cl.preset = optarg; break;
+        case O_PARTIALS:
+            if (strcmp(optarg, "output") && strcmp(optarg, "compute"))
+                return usage("--partials takes compute or output, not '%s'", optarg);
+            cl.partials_output = strcmp(optarg, "output") == 0;
             break;
-        case O_SHAPE:
-            if (!parse_shape(optarg, &o->prob.k, &o->prob.n))
-                return usage("--shape takes KxN (the reduction dimension, then the "
-                             "columns; each 1 to 16777216), not '%s'", optarg);
+        case O_REDUCTION:
+            if (!strcmp(optarg, "compute"))
+                cl.reduction = 2;
+            else if (!strcmp(optarg, "inplace"))
+                cl.reduction = 1;
+            else if (!strcmp(optarg, "output"))
+                cl.reduction = 4;
+            else
+                return usage("--reduction takes compute, inplace or output, not '%s'",
+                             optarg);
             break;
         case O_DTYPE:
             if ((rc = parse_dtypes(o, optarg)) >= 0)
@@ -225,9 +460,6 @@ static int parse(int argc, char **argv, opts_t *o)
             if ((rc = parse_engines(o, optarg)) >= 0)
                 return rc;
             break;
-        case O_M:
-            snprintf(o->m_arg, sizeof o->m_arg, "%s", optarg);
-            break;
         case O_PLACE:
             if ((rc = parse_places(o, optarg)) >= 0)
                 return rc;
@@ -235,7 +467,7 @@ static int parse(int argc, char **argv, opts_t *o)
         case O_ROWS:
             if (!parse_long(optarg, 1, 1 << 20, &v))
                 return usage("--rows takes a count from 1, not '%s'", optarg);
-            o->prob.rows = v;
+            cl.rows = v;
             break;
         case O_SEED: {
             char *end;
@@ -243,7 +475,7 @@ static int parse(int argc, char **argv, opts_t *o)
             unsigned long long s = strtoull(optarg, &end, 10);
             if (errno || !*optarg || *end || *optarg == '-')
                 return usage("--seed takes an unsigned integer, not '%s'", optarg);
-            o->prob.seed = s;
+            cl.seed = s;
             break;
         }
         case O_REPEAT:
@@ -260,7 +492,6 @@ static int parse(int argc, char **argv, opts_t *o)
             bp_error_t err = {0};
             if (bp_policy_parse(optarg, &o->policy, &err))
                 return bp_cli_usage_error("invariance", "--policy: %s", err.msg);
-            snprintf(o->policy_arg, sizeof o->policy_arg, "%s", optarg);
             break;
         }
         case O_NO_ORACLE: o->oracle = false; break;
@@ -289,186 +520,295 @@ static int parse(int argc, char **argv, opts_t *o)
         return usage("unexpected argument '%s'", argv[optind]);
     if ((rc = bp_rep_targets_check("invariance", &o->rep)) >= 0)
         return rc;
-    bp_error_t err = {0};
-    if (bp_inv_values_parse(o->m_arg, 1 << 20, &o->values, &o->nvalues, &err))
-        return bp_cli_usage_error("invariance", "--m: %s", err.msg);
-    o->prob.mmax = o->values[o->nvalues - 1];
-    if (o->prob.mmax < o->prob.rows)
-        return bp_cli_usage_error("invariance", "--m: every batch (up to %" PRId64
-                                  ") is smaller than the %" PRId64 " probed rows",
-                                  o->prob.mmax, o->prob.rows);
+    if (cl.split && cl.ranks)
+        return usage("--split and --ranks are two axes: one at a time (%s)", cl.split);
+    rc = cl.preset ? jobs_from_presets(o, &cl) : job_from_options(o, &cl);
+    if (rc >= 0)
+        return rc;
+    for (int i = 0; i < o->njobs; i++) {
+        bp_inv_problem_t *p = &o->jobs[i].prob;
+        p->rows = p->op == BP_INV_ATTENTION ? 1 : cl.rows;
+        p->seed = cl.seed;
+        p->output_partials = cl.partials_output;
+        p->reduction = cl.reduction;
+        if (p->axis == BP_INV_BATCH && p->mmax < p->rows)
+            return bp_cli_usage_error("invariance", "--m: every batch (up to %" PRId64
+                                      ") is smaller than the %" PRId64 " probed rows",
+                                      p->mmax, p->rows);
+        if (p->axis != BP_INV_BATCH && p->batch < p->rows)
+            return bp_cli_usage_error("invariance", "--m: the batch of %" PRId64
+                                      " is smaller than the %" PRId64 " probed rows",
+                                      p->batch, p->rows);
+    }
+    if (o->save_inputs && o->njobs != 1)
+        return usage("--save-inputs writes one job's inputs: not with the %s presets",
+                     cl.preset);
     return -1;
 }
 
-/* Opens every engine asked for; auto adds the CUDA engines that open and
- * notes why the others do not.  Returns the exit status to stop with, or
- * -1 to go on. */
-static int open_engines(opts_t *o, bp_inv_engine_t **eng, int *n, bp_inv_study_t *st)
+static void free_opts(opts_t *o)
 {
-    *n = 0;
-    char names[MAX_ENGINES * 2][32];
-    bool named[MAX_ENGINES * 2];
-    int k = 0;
-    for (int i = 0; i < o->nengines; i++) {
-        snprintf(names[k], sizeof names[k], "%s", o->engines[i]);
-        named[k++] = true;
-    }
-    if (o->auto_engines) {
-        static const char *const gpu[] = {"cublas", "cublas-pedantic", "cublaslt"};
-        for (int i = 0; i < 3; i++) {
-            bool dup = false;
-            for (int j = 0; j < k && !dup; j++)
-                dup = strcmp(names[j], gpu[i]) == 0;
-            if (!dup) {
-                snprintf(names[k], sizeof names[k], "%s", gpu[i]);
-                named[k++] = false;
-            }
+    for (int i = 0; i < o->njobs; i++)
+        free(o->jobs[i].v);
+}
+
+/* The open engines, by name, opened on first use. */
+typedef struct {
+    char name[MAX_ENGINES * 2][32];
+    bp_inv_engine_t *e[MAX_ENGINES * 2];
+    bool failed[MAX_ENGINES * 2];
+    int n;
+} engines_t;
+
+/* The engine `name`, opened once.  NULL where it cannot run here: the
+ * reason is noted in st (the first time), or, when `named`, is an error
+ * (*rc set). */
+static bp_inv_engine_t *engine(engines_t *es, const char *name, const opts_t *o,
+                               bool named, bp_inv_study_t *st, int *rc)
+{
+    for (int i = 0; i < es->n; i++)
+        if (!strcmp(es->name[i], name))
+            return es->failed[i] ? NULL : es->e[i];
+    if (es->n == MAX_ENGINES * 2)
+        return NULL;
+    int k = es->n++;
+    snprintf(es->name[k], sizeof es->name[k], "%s", name);
+    bp_error_t err = {0};
+    if (bp_inv_engine_open(name, o->gpu, &es->e[k], &err)) {
+        es->failed[k] = true;
+        es->e[k] = NULL;
+        if (named || err.code != BP_EUNAVAIL) {
+            bp_error_prefix(&err, "engine %s: ", name);
+            *rc = bp_cli_fail(&err);
+        } else {
+            bp_inv_study_note(st, "%s skipped: %s", name, err.msg);
         }
     }
-    char why[1024] = "";
-    for (int i = 0; i < k; i++) {
-        bool dup = false;
-        for (int j = 0; j < i && !dup; j++)
-            dup = strcmp(names[j], names[i]) == 0;
-        if (dup)
-            continue;
-        bp_error_t err = {0};
-        bp_inv_engine_t *e = NULL;
-        if (bp_inv_engine_open(names[i], o->gpu, &e, &err)) {
-            if (named[i] || err.code != BP_EUNAVAIL) {
-                for (int j = 0; j < *n; j++)
-                    bp_inv_engine_close(eng[j]);
-                *n = 0;
-                bp_error_prefix(&err, "engine %s: ", names[i]);
-                return bp_cli_fail(&err);
-            }
-            if (!why[0])
-                snprintf(why, sizeof why, "%s", err.msg);
-            bp_inv_study_note(st, "%s skipped: %s", names[i], err.msg);
-            continue;
-        }
-        eng[(*n)++] = e;
-    }
-    if (!*n) {
-        fprintf(stderr, "bitprobe invariance: no engine can run here (%s); the "
-                "CPU engine is named explicitly, on a shape it can sweep: e.g. "
-                "--engine cpu --shape 256x256 --m 1:64\n",
-                why[0] ? why : "none asked for");
-        return BP_EXIT_TROUBLE;
-    }
-    return -1;
+    return es->e[k];
+}
+
+static void engines_close(engines_t *es)
+{
+    for (int i = 0; i < es->n; i++)
+        bp_inv_engine_close(es->e[i]);
+    es->n = 0;
 }
 
 static void progress(void *ctx, const bp_inv_map_t *m, int64_t v)
 {
-    const opts_t *o = ctx;
-    bp_cli_progress("\r%s %s %s %" PRId64 " of %" PRId64 "   ", m->engine,
-                    m->dtype_name, bp_inv_axis_letter(m->axis), v, o->prob.mmax);
+    const job_t *j = ctx;
+    bp_cli_progress("\r%s %s %s %s %" PRId64 " of %" PRId64 "   ", m->op, m->engine,
+                    m->dtype_name, bp_inv_axis_letter(m->axis), v, j->v[j->nv - 1]);
 }
 
-/* Every dtype on every engine; a combination an engine cannot run (TF32
- * on the CPU) is a note. */
-static int sweep_all(opts_t *o, bp_inv_engine_t **eng, int n, bp_inv_study_t *st)
+/* The engines a job runs on: the named ones that compute it (a named one
+ * that does not is a note), and with auto the CUDA engines that compute it,
+ * then the CPU where none of them does or the axis is split or ranks. */
+static int job_engines(const opts_t *o, const job_t *j, const char **names,
+                       bool *named, bp_inv_study_t *st)
 {
-    bp_inv_sweep_opts_t so = {.values = o->values, .nvalues = o->nvalues,
-                              .repeat = o->repeat, .policy = o->policy,
-                              .progress = o->digests ? NULL : progress, .ctx = o};
-    memcpy(so.place, o->place, sizeof so.place);
-    for (int d = 0; d < o->ndtypes; d++)
-        for (int i = 0; i < n; i++) {
-            bp_inv_problem_t p = o->prob;
-            p.dtype = o->dtypes[d];
-            p.tf32 = o->tf32[d];
-            bp_inv_map_t m;
-            bp_error_t err = {0};
-            bp_status s = bp_inv_sweep(eng[i], &p, &so, &m, &err);
-            bp_cli_progress("\r%60s\r", "");
-            if (s == BP_EUNAVAIL) {
-                bp_inv_study_note(st, "%s %s skipped: %s", eng[i]->name,
-                                  bp_inv_dtype_name(&p), err.msg);
-                continue;
-            }
-            if (s || bp_inv_study_add(st, &m, &err))
-                return bp_cli_fail(&err);
+    static const char *const gpu[] = {"cublas", "cublas-pedantic", "cublaslt", "cuda"};
+    int n = 0;
+    const bp_inv_problem_t *p = &j->prob;
+    for (int i = 0; i < o->nengines; i++) {
+        if (bp_inv_engine_supports(o->engines[i], p->op, p->axis)) {
+            names[n] = o->engines[i];
+            named[n++] = true;
+        } else {
+            bp_inv_study_note(st, "%s does not compute %s on the %s axis", o->engines[i],
+                              bp_inv_op_name(p->op), bp_inv_axis_name(p->axis));
         }
+    }
+    if (!o->auto_engines)
+        return n;
+    bool cuda = false;
+    for (int i = 0; i < 4; i++)
+        if (bp_inv_engine_supports(gpu[i], p->op, p->axis)) {
+            bool dup = false;
+            for (int k = 0; k < n && !dup; k++)
+                dup = !strcmp(names[k], gpu[i]);
+            cuda = true;
+            if (!dup) {
+                names[n] = gpu[i];
+                named[n++] = false;
+            }
+        }
+    bool have_cpu = false;
+    for (int k = 0; k < n; k++)
+        have_cpu |= !strcmp(names[k], "cpu");
+    if (!have_cpu && (!cuda || p->axis != BP_INV_BATCH)) {
+        names[n] = "cpu";
+        named[n++] = false;
+    }
+    return n;
+}
+
+/* Every job on every dtype, engine and order; a combination an engine
+ * cannot run (TF32 on the CPU) is a note. */
+static int sweep_all(opts_t *o, engines_t *es, bp_inv_study_t *st)
+{
+    int rc = -1;
+    for (int ji = 0; ji < o->njobs; ji++) {
+        job_t *j = &o->jobs[ji];
+        const char *names[MAX_ENGINES + 4];
+        bool named[MAX_ENGINES + 4];
+        int ne = job_engines(o, j, names, named, st);
+        bp_inv_sweep_opts_t so = {.values = j->v, .nvalues = j->nv, .repeat = o->repeat,
+                                  .policy = o->policy,
+                                  .progress = o->digests ? NULL : progress, .ctx = j};
+        memcpy(so.place, o->place, sizeof so.place);
+        for (int d = 0; d < o->ndtypes; d++)
+            for (int i = 0; i < ne; i++) {
+                bp_inv_engine_t *e = engine(es, names[i], o, named[i], st, &rc);
+                if (rc >= 0)
+                    return rc;
+                if (!e)
+                    continue;
+                for (int k = 0; k < j->norders; k++) {
+                    bp_inv_problem_t p = j->prob;
+                    p.dtype = o->dtypes[d];
+                    p.tf32 = o->tf32[d];
+                    p.combine = j->orders[k];
+                    bp_inv_map_t m;
+                    bp_error_t err = {0};
+                    bp_status s = bp_inv_sweep(e, &p, &so, &m, &err);
+                    bp_cli_progress("\r%70s\r", "");
+                    if (s == BP_EUNAVAIL) {
+                        bp_inv_study_note(st, "%s %s %s skipped: %s", e->name,
+                                          bp_inv_op_name(p.op), bp_inv_dtype_name(&p),
+                                          err.msg);
+                        break;
+                    }
+                    if (!s) {
+                        snprintf(m.values, sizeof m.values, "%s", j->values);
+                        m.batch = p.batch;
+                    }
+                    if (s || bp_inv_study_add(st, &m, &err))
+                        return bp_cli_fail(&err);
+                }
+            }
+    }
     if (!st->nmaps) {
-        fprintf(stderr, "bitprobe invariance: nothing swept: no engine runs these "
-                        "dtypes\n");
+        fprintf(stderr, "bitprobe invariance: nothing swept: no engine here computes "
+                        "what was asked");
         size_t i;
         json_t *note;
         json_array_foreach(st->notes, i, note)
-            fprintf(stderr, "  %s\n", json_string_value(note));
+            fprintf(stderr, "%s %s", i ? ";" : ":", json_string_value(note));
+        fprintf(stderr, "\n  (without a GPU, the CPU engine is named explicitly on a "
+                        "shape it can sweep: e.g. --engine cpu --shape 256x256 --m 1:64)\n");
         return BP_EXIT_TROUBLE;
     }
     return -1;
 }
 
-/* The oracle's result once per dtype, for the maps of that dtype that hold
- * more than one result group (or all of them with -v). */
+/* The oracle's result once per job and dtype, for the maps that hold more
+ * than one result group (or all of them with -v).  Maps are in job order. */
 static int arbitrate(opts_t *o, bp_inv_study_t *st)
 {
-    for (int d = 0; d < o->ndtypes; d++) {
-        bp_inv_problem_t p = o->prob;
-        p.dtype = o->dtypes[d];
-        p.tf32 = o->tf32[d];
-        bool need = false;
-        for (size_t i = 0; i < st->nmaps; i++)
-            if (strcmp(st->maps[i].dtype_name, bp_inv_dtype_name(&p)) == 0)
-                need |= st->maps[i].ng > 1 || o->verbose;
-        if (!need)
-            continue;
-        size_t nb = bp_inv_result_elems(&p) * bp_dtype_info(p.dtype)->size;
-        void *exact = malloc(nb);
-        bp_error_t err = {0};
-        if (!exact)
-            return bp_cli_fail(&(bp_error_t){BP_ENOMEM, "out of memory"});
-        bp_cli_progress("\roracle %s ...", bp_inv_dtype_name(&p));
-        bp_status s = bp_inv_oracle(&p, o->threads, exact, &err);
-        bp_cli_progress("\r%40s\r", "");
-        for (size_t i = 0; !s && i < st->nmaps; i++)
-            if (strcmp(st->maps[i].dtype_name, bp_inv_dtype_name(&p)) == 0)
-                s = bp_inv_map_arbitrate(&st->maps[i], exact, &err);
-        free(exact);
-        if (s)
-            return bp_cli_fail(&err);
+    size_t mi = 0;
+    for (int ji = 0; ji < o->njobs; ji++) {
+        const job_t *j = &o->jobs[ji];
+        char shape[96];
+        bp_inv_shape_format(&j->prob, shape, sizeof shape);
+        for (int d = 0; d < o->ndtypes; d++) {
+            bp_inv_problem_t p = j->prob;
+            p.dtype = o->dtypes[d];
+            p.tf32 = o->tf32[d];
+            /* this job's maps of this dtype */
+            bool need = false;
+            size_t first = mi;
+            for (size_t i = first; i < st->nmaps; i++) {
+                const bp_inv_map_t *m = &st->maps[i];
+                if (strcmp(m->op, bp_inv_op_name(p.op)) || strcmp(m->shape, shape) ||
+                    m->axis != p.axis || strcmp(m->values, j->values))
+                    break;
+                if (!strcmp(m->dtype_name, bp_inv_dtype_name(&p)))
+                    need |= m->ng > 1 || o->verbose;
+            }
+            if (!need)
+                continue;
+            size_t nb = bp_inv_result_elems(&p) * bp_dtype_info(bp_inv_result_dtype(&p))->size;
+            void *exact = malloc(nb ? nb : 1);
+            bp_error_t err = {0};
+            if (!exact)
+                return bp_cli_fail(&(bp_error_t){BP_ENOMEM, "out of memory"});
+            bp_cli_progress("\roracle %s %s ...", p.tf32 ? "tf32" : bp_dtype_name(p.dtype),
+                            bp_inv_op_name(p.op));
+            bp_status s = bp_inv_oracle(&p, o->threads, exact, &err);
+            bp_cli_progress("\r%60s\r", "");
+            for (size_t i = first; !s && i < st->nmaps; i++) {
+                bp_inv_map_t *m = &st->maps[i];
+                if (strcmp(m->op, bp_inv_op_name(p.op)) || strcmp(m->shape, shape) ||
+                    m->axis != p.axis || strcmp(m->values, j->values))
+                    break;
+                if (!strcmp(m->dtype_name, bp_inv_dtype_name(&p)))
+                    s = bp_inv_map_arbitrate(m, exact, &err);
+            }
+            free(exact);
+            if (s)
+                return bp_cli_fail(&err);
+        }
+        while (mi < st->nmaps && !strcmp(st->maps[mi].op, bp_inv_op_name(j->prob.op)) &&
+               !strcmp(st->maps[mi].shape, shape) && st->maps[mi].axis == j->prob.axis &&
+               !strcmp(st->maps[mi].values, j->values))
+            mi++;
     }
     return -1;
 }
 
-/* --save-inputs: the inputs of placement first as one safetensors file:
- * a [M, K] (rows [0, R) the probed rows, then fillers) and b [K, N] per
- * dtype ("a.bf16", "b.bf16"), for the same experiment elsewhere. */
+/* --save-inputs: the job's inputs as one safetensors file, per dtype, the
+ * batch with the probed rows first: matmul "a.DT" [M, K] and "b.DT" [K, N];
+ * row ops "x.DT" [M, H] (and rms_norm's "w.DT" [H]); attention "q.DT"
+ * [heads, d], "k.DT" and "v.DT" [keys, heads, d]; for the same experiment
+ * elsewhere. */
 static int save_inputs(const opts_t *o)
 {
+    const bp_inv_problem_t *p = &o->jobs[0].prob;
     bp_st_file_t f;
     bp_st_init(&f);
     bp_error_t err = {0};
     bp_status s = BP_OK;
+    bool mm = p->op == BP_INV_MATMUL, attn = p->op == BP_INV_ATTENTION;
+    int64_t cols = mm ? p->k : attn ? p->heads * p->n : p->n;
     for (int d = 0; d < o->ndtypes && !s; d++) {
         bp_dtype_t dt = o->dtypes[d];
-        char an[32], bn[32];
-        snprintf(an, sizeof an, "a.%s", o->tf32[d] ? "tf32" : bp_dtype_name(dt));
-        snprintf(bn, sizeof bn, "b.%s", o->tf32[d] ? "tf32" : bp_dtype_name(dt));
-        bp_buf_t a = {0}, b = {0};
-        int64_t sa[2] = {o->prob.mmax, o->prob.k}, sb[2] = {o->prob.k, o->prob.n};
-        if (!(s = bp_buf_alloc(&a, dt, 2, sa, &err)) &&
-            !(s = bp_buf_alloc(&b, dt, 2, sb, &err))) {
-            size_t row = (size_t)o->prob.k * bp_dtype_info(dt)->size;
-            bp_inv_fill(dt, a.data, 0, o->prob.mmax, o->prob.k, o->prob.seed,
-                        BP_INV_STREAM_FILL);
-            bp_inv_fill(dt, a.data, 0, o->prob.rows, o->prob.k, o->prob.seed,
-                        BP_INV_STREAM_PROBE);
-            (void)row;
-            bp_inv_fill(dt, b.data, 0, o->prob.k, o->prob.n, o->prob.seed,
-                        BP_INV_STREAM_B);
-            if (!(s = bp_st_add(&f, an, &a, &err)))
-                s = bp_st_add(&f, bn, &b, &err);
+        const char *dn = o->tf32[d] ? "tf32" : bp_dtype_name(dt);
+        struct {
+            const char *name;
+            int64_t rows, cols;
+            uint64_t stream;
+            bool probe_first;
+        } t[3];
+        int nt = 0;
+        if (attn) {
+            t[nt++] = (typeof(t[0])){"q", 1, cols, BP_INV_STREAM_PROBE, false};
+            t[nt++] = (typeof(t[0])){"k", p->k, cols, BP_INV_STREAM_B, false};
+            t[nt++] = (typeof(t[0])){"v", p->k, cols, BP_INV_STREAM_W, false};
+        } else {
+            t[nt++] = (typeof(t[0])){mm ? "a" : "x", p->mmax, cols, BP_INV_STREAM_FILL, true};
+            if (mm)
+                t[nt++] = (typeof(t[0])){"b", p->k, p->n, BP_INV_STREAM_B, false};
+            if (p->op == BP_INV_RMS_NORM)
+                t[nt++] = (typeof(t[0])){"w", 1, p->n, BP_INV_STREAM_W, false};
         }
-        bp_buf_free(&a);
-        bp_buf_free(&b);
+        for (int i = 0; i < nt && !s; i++) {
+            bp_buf_t b = {0};
+            int64_t sh[2] = {t[i].rows, t[i].cols};
+            char name[32];
+            snprintf(name, sizeof name, "%s.%s", t[i].name, dn);
+            if (!(s = bp_buf_alloc(&b, dt, 2, sh, &err))) {
+                bp_inv_fill(dt, b.data, 0, t[i].rows, t[i].cols, p->seed, t[i].stream);
+                if (t[i].probe_first)
+                    bp_inv_fill(dt, b.data, 0, p->rows, t[i].cols, p->seed,
+                                BP_INV_STREAM_PROBE);
+                s = bp_st_add(&f, name, &b, &err);
+            }
+            bp_buf_free(&b);
+        }
     }
     char rows[32];
-    snprintf(rows, sizeof rows, "%" PRId64, o->prob.rows);
+    snprintf(rows, sizeof rows, "%" PRId64, p->rows);
     if (!s && !(s = bp_st_set_meta(&f, "probed_rows", rows, &err)))
         s = bp_st_write(o->save_inputs, &f, false, &err);
     bp_st_free(&f);
@@ -550,65 +890,77 @@ static int reports(const opts_t *o, const bp_inv_study_t *st, int argc, char **a
     return rc;
 }
 
+/* The children's arguments: this command's, without what writes reports,
+ * repeats, spawns or prints, with --digests. */
+static int child_args(int argc, char **argv, char **out, int max)
+{
+    static const char *const drop_arg[] = {"--json", "--junit", "--markdown", "--svg",
+                                           "--save-inputs", "--processes", "--repeat",
+                                           "--threads", NULL};
+    static const char *const drop[] = {"--github", "--quiet", "-q", "-v", "--verbose",
+                                       "--no-oracle", NULL};
+    int n = 0;
+    out[n++] = "invariance";
+    for (int i = 1; i < argc && n < max - 2; i++) {
+        bool skip = false;
+        for (const char *const *d = drop; *d && !skip; d++)
+            skip = !strcmp(argv[i], *d);
+        for (const char *const *d = drop_arg; *d && !skip; d++) {
+            size_t l = strlen(*d);
+            if (!strcmp(argv[i], *d)) {
+                skip = true;
+                i++; /* and its value */
+            } else if (!strncmp(argv[i], *d, l) && argv[i][l] == '=') {
+                skip = true;
+            }
+        }
+        if (!skip)
+            out[n++] = argv[i];
+    }
+    out[n++] = "--digests";
+    out[n] = NULL;
+    return n;
+}
+
+static int fresh_processes(const opts_t *o, bp_inv_study_t *st, int argc, char **argv)
+{
+    char *args[128];
+    child_args(argc, argv, args, 128);
+    bp_error_t err = {0};
+    for (int p = 0; p < o->processes; p++) {
+        bp_cli_progress("\rfresh process %d of %d   ", p + 1, o->processes);
+        bp_status s = bp_inv_proc_compare(args, st, &err);
+        bp_cli_progress("\r%40s\r", "");
+        if (s)
+            return bp_cli_fail(&err);
+    }
+    return -1;
+}
+
 int cmd_invariance(int argc, char **argv)
 {
     opts_t o;
     int rc = parse(argc, argv, &o);
     if (rc >= 0) {
-        free(o.values);
+        free_opts(&o);
         return rc;
     }
     bp_inv_study_t st;
     bp_inv_study_init(&st);
-    st.seed = o.prob.seed;
+    st.seed = o.jobs[0].prob.seed;
     st.repeat = o.repeat;
     st.processes = o.processes;
     st.policy = o.policy;
-    snprintf(st.values, sizeof st.values, "%s", o.m_arg);
-    bp_inv_engine_t *eng[MAX_ENGINES * 2];
-    int neng = 0;
+    engines_t es = {0};
     if (o.save_inputs && (rc = save_inputs(&o)) >= 0)
         goto out;
-    if ((rc = open_engines(&o, eng, &neng, &st)) >= 0)
-        goto out;
-    rc = sweep_all(&o, eng, neng, &st);
+    rc = sweep_all(&o, &es, &st);
     if (rc < 0 && o.digests) {
         rc = bp_inv_proc_write_digests(stdout, &st) ? BP_EXIT_TROUBLE : BP_EXIT_OK;
         goto out;
     }
-    if (rc < 0 && o.processes) {
-        /* the children sweep what this process swept, nothing else */
-        char engines[MAX_ENGINES * 40] = "";
-        size_t w = 0;
-        for (int i = 0; i < neng; i++)
-            w += (size_t)snprintf(engines + w, sizeof engines - w, "%s%s",
-                                  i ? "," : "", eng[i]->name);
-        char *args[64];
-        int na = 0;
-        char shape[64], rows[32], seed[32], gpu[16];
-        snprintf(shape, sizeof shape, "%" PRId64 "x%" PRId64, o.prob.k, o.prob.n);
-        snprintf(rows, sizeof rows, "%" PRId64, o.prob.rows);
-        snprintf(seed, sizeof seed, "%" PRIu64, o.prob.seed);
-        snprintf(gpu, sizeof gpu, "%d", o.gpu);
-        char *fixed[] = {"invariance", "--op", (char *)bp_inv_op_name(o.prob.op),
-                         "--shape", shape, "--dtype", o.dtype_arg, "--engine", engines,
-                         "--m", o.m_arg, "--place", o.place_arg, "--rows", rows,
-                         "--seed", seed, "--gpu", gpu, "--policy", o.policy_arg,
-                         "--digests", NULL};
-        for (char **a = fixed; *a; a++)
-            args[na++] = *a;
-        args[na] = NULL;
-        bp_error_t err = {0};
-        for (int p = 0; p < o.processes; p++) {
-            bp_cli_progress("\rfresh process %d of %d   ", p + 1, o.processes);
-            if (bp_inv_proc_compare(args, &st, &err)) {
-                bp_cli_progress("\r%40s\r", "");
-                rc = bp_cli_fail(&err);
-                goto out;
-            }
-        }
-        bp_cli_progress("\r%40s\r", "");
-    }
+    if (rc < 0 && o.processes)
+        rc = fresh_processes(&o, &st, argc, argv);
     if (rc < 0 && o.oracle)
         rc = arbitrate(&o, &st);
     if (rc < 0) {
@@ -617,10 +969,9 @@ int cmd_invariance(int argc, char **argv)
             rc = bp_inv_study_failures(&st) ? BP_EXIT_DRIFT : BP_EXIT_OK;
     }
 out:
-    for (int i = 0; i < neng; i++)
-        bp_inv_engine_close(eng[i]);
+    engines_close(&es);
     bp_inv_study_free(&st);
-    free(o.values);
+    free_opts(&o);
     bp_backend_thread_done();
     return rc;
 }

@@ -10,6 +10,12 @@
 #include "cli.h"
 #include "probe.h"
 
+const char cmd_list_usage[] =
+    "bitprobe list [--probes DIR] [--ops] [--json]\n"
+    "  --probes DIR   read probes from DIR (default: ./probes, then the installed set)\n"
+    "  --ops          list the ops a probe can use instead: keys, kind, PyTorch meaning\n"
+    "  --json         machine-readable listing (with --ops: every fact about each op)";
+
 static void dtypes_str(uint32_t mask, char *out, size_t n)
 {
     size_t len = 0;

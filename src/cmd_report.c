@@ -9,22 +9,20 @@
 #include "rep.h"
 #include "report_read.h"
 
-/* diff also counts a tensor present on one side only, or that cannot be
- * compared, as a difference: a result not compared that counts (older
- * reports: a note "only in SIDE: TENSOR"). */
-static bool diff_unmatched(const bp_report_t *rep)
-{
-    static const char diff[] = "bitprobe diff ";
-    if (!rep->command || strncmp(rep->command, diff, sizeof diff - 1) != 0)
-        return false;
-    for (size_t i = 0; i < rep->n; i++)
-        if (rep->r[i].kind == BP_RES_DIFF && !rep->r[i].compared && rep->r[i].counts)
-            return true;
-    for (size_t i = 0; i < rep->nnotes; i++)
-        if (strncmp(rep->notes[i], "only in ", 8) == 0)
-            return true;
-    return false;
-}
+const char cmd_report_usage[] =
+    "bitprobe report FILE [--json FILE] [--junit FILE] [--markdown FILE] [--github] [--quiet] [--first K]\n"
+    "  FILE              a report written by --json (run, diff, explain, stack; '-':\n"
+    "                    standard input) or a bundle directory (run --save)\n"
+    "  --json FILE       the report as JSON again ('-': stdout instead of the text)\n"
+    "  --junit FILE      JUnit XML, one testcase per comparison\n"
+    "  --markdown FILE   a self-contained bug-ticket report in Markdown\n"
+    "  --github          GitHub annotations and step summary (default when\n"
+    "                    GITHUB_ACTIONS=true)\n"
+    "  --first K         show at most K mismatches per comparison (default: all the\n"
+    "                    report holds, as its command showed them)\n"
+    "  --quiet           print only differences and the summary\n"
+    "  Exit status: 0 no drift beyond policy in the report, 1 drift (as the command\n"
+    "  that wrote it), 2 bad input.";
 
 int cmd_report(int argc, char **argv)
 {
@@ -54,9 +52,9 @@ int cmd_report(int argc, char **argv)
     if (bp_report_read(argv[optind], &rep, &err))
         return bp_cli_fail(&err);
     t.text = (bp_rep_opts_t){.quiet = bp_cli_quiet, .color = bp_cli_color(), .first = first};
-    rc = bp_rep_emit(&t, &rep);
-    if (!rc)
-        rc = bp_report_failures(&rep) || diff_unmatched(&rep) ? BP_EXIT_DRIFT : BP_EXIT_OK;
+    bp_tally_t tally;
+    bp_report_tally(&rep, &tally);
+    rc = bp_rep_emit(&t, &rep) ? BP_EXIT_TROUBLE : tally.exit;
     bp_report_free(&rep);
     return rc;
 }

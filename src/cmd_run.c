@@ -7,24 +7,122 @@
 #include <string.h>
 
 #include "backend.h"
-#include "cli.h"
+#include "bundle.h"
+#include "cmd_run.h"
 #include "envinfo.h"
+#include "golden.h"
 #include "lanes.h"
 #include "probe.h"
-#include "rep.h"
-#include "runopts.h"
-#include "st.h"
+#include "run_consensus.h"
 #include "timing.h"
 
+const char cmd_run_usage[] =
+    "bitprobe run [PROBE...] [--device LIST] [--require LIST] [--dtype LIST] [--probes DIR] [--golden DIR] [--save DIR] [--json FILE] [--junit FILE] [--markdown FILE] [--github] [--quiet]\n"
+    "  --device LIST     comma-separated backends: cpu, oracle, cuda, auto (default: auto,\n"
+    "                    every backend available here; a missing GPU is skipped and said)\n"
+    "  --require LIST    backends that must run: a missing one is an error (exit 2)\n"
+    "  --dtype LIST      comma-separated dtypes among fp32, bf16, fp16 (default: the probe's)\n"
+    "  --probes DIR      read probes from DIR (default: ./probes, then the installed set)\n"
+    "  --golden DIR      goldens under DIR (default: ./golden, then the installed set)\n"
+    "  --no-golden       compare across backends only\n"
+    "  --missing=MODE    a missing golden is an error (fail, default) or informational (skip)\n"
+    "  --agree           differences between backends beyond policy count as drift\n"
+    "  --save DIR        write the run as a bundle (containers + manifest.json) for diff\n"
+    "  --intermediates   with --save, keep every buffer, not only the outputs\n"
+    "  --json FILE       the full report as JSON ('-': stdout instead of the text)\n"
+    "  --junit FILE      JUnit XML, one testcase per output, dtype and backend pair\n"
+    "  --markdown FILE   a self-contained bug-ticket report in Markdown\n"
+    "  --github          GitHub annotations and step summary (default when\n"
+    "                    GITHUB_ACTIONS=true)\n"
+    BP_BACKEND_USAGE
+    "  --repeat N        run each probe N times per backend; any bit that changes\n"
+    "                    between runs is drift (run-to-run nondeterminism)\n"
+    "  --first K         show the first K mismatches per comparison (default 10)\n"
+    "  --nan-payload     NaN payload bits count (default: NaNs equal by class)\n"
+    "  --timing          where the time went (per backend, probe and dtype) on stderr\n"
+    "                    and under \"timing\" in the JSON report\n"
+    "  --quiet           print only differences and the summary\n"
+    "  Exit status: 0 passed, 1 drift, 2 errors (missing goldens, probes that fail to\n"
+    "  load or run) or nothing compared.";
+
+enum { O_FIRST = 256, O_AGREE, O_MISSING, O_NO_GOLDEN, O_SAVE, O_NAN_PAYLOAD, O_REPEAT,
+       O_INTERMEDIATES, O_TIMING };
+
+static const struct option run_options[] = {
+    BP_RUN_LONG_OPTIONS,
+    BP_REP_LONG_OPTIONS,
+    {"first", required_argument, 0, O_FIRST},
+    {"agree", no_argument, 0, O_AGREE},
+    {"missing", required_argument, 0, O_MISSING},
+    {"no-golden", no_argument, 0, O_NO_GOLDEN},
+    {"save", required_argument, 0, O_SAVE},
+    {"nan-payload", no_argument, 0, O_NAN_PAYLOAD},
+    {"repeat", required_argument, 0, O_REPEAT},
+    {"intermediates", no_argument, 0, O_INTERMEDIATES},
+    {"timing", no_argument, 0, O_TIMING},
+    {0, 0, 0, 0}};
+
+/* Returns -1 to go on, or the exit status to return at once. */
+static int parse(int argc, char **argv, bp_run_opts_t *o)
+{
+    bp_run_opts_init(o);
+    int c, rc;
+    long long v;
+    opterr = 0;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "q", run_options, NULL)) != -1) {
+        switch (c) {
+        case O_FIRST:
+            if (!bp_cli_int(optarg, 0, 1000000, &v))
+                return bp_cli_usage_error("run", "--first needs a count, not '%s'", optarg);
+            o->cmp.first_k = (size_t)v;
+            break;
+        case O_AGREE: o->agree = true; break;
+        case O_MISSING:
+            if (strcmp(optarg, "skip") == 0)
+                o->missing_skip = true;
+            else if (strcmp(optarg, "fail") != 0)
+                return bp_cli_usage_error("run", "--missing takes fail or skip, not '%s'", optarg);
+            break;
+        case O_NO_GOLDEN: o->golden = false; break;
+        case O_SAVE: o->save_dir = optarg; break;
+        case O_NAN_PAYLOAD: o->cmp.nan_payload = true; break;
+        case O_REPEAT:
+            if (!bp_cli_int(optarg, 1, 1000000, &v))
+                return bp_cli_usage_error("run", "--repeat needs a count of at least 1, not '%s'",
+                                          optarg);
+            o->repeat = (int)v;
+            break;
+        case O_INTERMEDIATES: o->intermediates = true; break;
+        case O_TIMING: o->timing = true; break;
+        default:
+            if (bp_rep_targets_option(&o->out, c, optarg))
+                break;
+            if ((rc = bp_run_opts_option("run", o, c, optarg)) >= 0) {
+                if (rc)
+                    return rc;
+                break;
+            }
+            return bp_cli_usage_error("run", "unknown option '%s'", argv[optind - 1]);
+        }
+    }
+    o->nnames = argc - optind;
+    o->names = argv + optind;
+    o->dev.behaviour = o->save_dir != NULL;
+    o->out.text = (bp_rep_opts_t){.quiet = bp_cli_quiet, .color = bp_cli_color(),
+                                  .first = o->cmp.first_k};
+    return bp_rep_targets_check("run", &o->out);
+}
+
 typedef struct {
-    bp_backend_t *be[BP_RUN_MAX_BACKENDS];
+    bp_backend_t *be[BP_CLI_MAX_BACKENDS];
     int n;
 } backends_t;
 
 /* Each backend runs on its own lane (lanes.h), and so does the loading of
  * its goldens; a lane runs ahead of the job being compared while the
  * results it holds from that job on take at most RUN_BUDGET bytes (always
- * at least that job).  The golden cache (run_golden.c) and the timing
+ * at least that job).  The golden cache (cmd_run.h) and the timing
  * records are the only state the lanes share. */
 #define RUN_BUDGET ((size_t)64 << 20)
 static pthread_mutex_t timing_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -184,17 +282,22 @@ typedef struct {
     bp_report_t *rep;
     backends_t *bs;
     /* Backends the lanes open themselves (none with --device auto). */
-    char names[BP_RUN_MAX_BACKENDS][BP_RUN_NAME_MAX];
+    char names[BP_CLI_MAX_BACKENDS][BP_CLI_NAME_MAX];
     bool lanes_open;
-    bp_error_t open_err[BP_RUN_MAX_BACKENDS];
+    bp_error_t open_err[BP_CLI_MAX_BACKENDS];
+    /* Backends --device auto skipped: a result per probe says so. */
+    bp_cli_skip_t skipped[BP_CLI_MAX_BACKENDS];
+    int nskipped;
+    bp_run_goldens_t goldens;
     pthread_mutex_t mu;
     pthread_cond_t cv;
-    int opened[BP_RUN_MAX_BACKENDS]; /* 0: not yet, 1: open, -1: failed */
+    int opened[BP_CLI_MAX_BACKENDS]; /* 0: not yet, 1: open, -1: failed */
     uint64_t held;  /* result bytes the lanes hold (under mu) */
     job_t *jobs;
     size_t *cost;   /* bytes of each job's results that a lane keeps */
     size_t njobs;
     slot_t *slots;  /* njobs x bs->n */
+    bp_run_cons_t cons; /* --gpu all: the GPUs against each other */
 } run_ctx_t;
 
 static slot_t *slot_at(run_ctx_t *c, size_t j, int k)
@@ -209,7 +312,7 @@ static bp_status lane_begin(void *arg, int k)
     bp_status st = BP_OK;
     if (k < n) {
         if (c->lanes_open)
-            st = bp_run_open_one("run", c->o, c->names[k], c->rep->timing, &c->bs->be[k],
+            st = bp_cli_open_one(&c->o->dev, c->names[k], c->rep->timing, &c->bs->be[k],
                                  &c->open_err[k]);
         pthread_mutex_lock(&c->mu);
         c->opened[k] = st ? -1 : 1;
@@ -249,7 +352,8 @@ static bp_status lane_job(void *arg, int k, size_t j)
     if (k >= n) {
         bp_backend_t *be = c->bs->be[k - n];
         if (jb->first)
-            bp_run_golden_prepare(c->o, jb->p, k - n, be->key, c->rep->timing, be->name);
+            bp_run_goldens_prepare(&c->goldens, c->o, jb->p, k - n, be->key, c->rep->timing,
+                                   be->name);
         return BP_OK;
     }
     bp_backend_t *be = c->bs->be[k];
@@ -285,7 +389,7 @@ static int consume(run_ctx_t *c, size_t j, bp_st_file_t *save)
     bp_dtype_t dt = c->jobs[j].dt;
     backends_t *bs = c->bs;
     bp_report_t *rep = c->rep;
-    bp_buf_t *bufs[BP_RUN_MAX_BACKENDS] = {0};
+    bp_buf_t *bufs[BP_CLI_MAX_BACKENDS] = {0};
     bp_error_t err = {0};
     int rc = BP_EXIT_OK;
     for (int k = 0; k < bs->n; k++)
@@ -303,6 +407,13 @@ static int consume(run_ctx_t *c, size_t j, bp_st_file_t *save)
                                      b->data, b->numel);
         }
         for (int k = 1; k < bs->n; k++) {
+            /* of several GPUs, the first stands for all: the consensus
+             * below compares them with each other */
+            bool later_gpu = false;
+            for (int q = 0; q < k && bs->be[k]->inst[0]; q++)
+                later_gpu |= bs->be[q]->inst[0] != '\0';
+            if (later_gpu)
+                continue;
             bp_result_t r = {
                 .probe = p->name, .file = p->path, .line = out->line,
                 .output = out->name, .dtype = bufs[0][out->buf].dtype,
@@ -325,10 +436,87 @@ static int consume(run_ctx_t *c, size_t j, bp_st_file_t *save)
                 break;
             }
         }
+        if (!rc && bp_run_consensus(&c->cons, p, oi, dt, bs->be, bufs, bs->n, &o->cmp, rep,
+                                    &err))
+            rc = bp_cli_fail(&err);
         if (!rc)
-            rc = bp_run_golden(o, p, oi, dt, bs->be, bufs, bs->n, rep);
+            rc = bp_run_goldens_compare(&c->goldens, o, p, oi, dt, bs->be, bufs, bs->n, rep);
     }
     return rc;
+}
+
+/* What --device auto skipped, once per probe: its goldens (or the
+ * comparisons with it) went unchecked. */
+static int skipped_results(run_ctx_t *c, const job_t *jb)
+{
+    for (int s = 0; s < c->nskipped; s++) {
+        char a[64];
+        snprintf(a, sizeof a, "golden %s", c->skipped[s].name);
+        bp_result_t r = {
+            .probe = jb->p->name, .file = jb->p->path, .output = "", .dtype = jb->dt,
+            .kind = c->o->golden ? BP_RES_GOLDEN : BP_RES_CROSS,
+            .a = c->o->golden ? a : (char *)c->bs->be[0]->name, .b = c->skipped[s].name,
+            .status = BP_RS_SKIPPED_BACKEND, .note = c->skipped[s].why,
+        };
+        bp_policy_exact(&r.policy);
+        if (!bp_report_add(c->rep, &r))
+            return BP_EXIT_TROUBLE;
+    }
+    return BP_EXIT_OK;
+}
+
+static json_t *backends_json(bp_backend_t *const *bes, int n)
+{
+    json_t *a = json_array();
+    for (int k = 0; k < n; k++)
+        json_array_append_new(a, json_pack("{s:s, s:s, s:O}", "name", bes[k]->name, "key",
+                                           bes[k]->key,
+                                           "fingerprint", bes[k]->fingerprint
+                                               ? bes[k]->fingerprint : json_null()));
+    return a;
+}
+
+/* --save: writes one probe's container for one backend; appends its
+ * relative path to files. */
+static int save_probe(const bp_run_opts_t *o, const bp_probe_t *p, const bp_backend_t *be,
+                      bp_st_file_t *f, json_t *files)
+{
+    bp_error_t err = {0};
+    char rel[512];
+    json_t *fp = json_pack("{s:o, s:O}", "host", bp_envinfo_host(), "backend",
+                           be->fingerprint ? be->fingerprint : json_null());
+    bp_status st = bp_golden_set_meta(f, p, be->key, fp, &err);
+    json_decref(fp);
+    /* one GPU of several (cuda:K): "<key>@K", a run of its own for diff
+     * --consensus */
+    char key[96];
+    const char *colon = strchr(be->inst, ':');
+    snprintf(key, sizeof key, "%s%s%s", be->key, colon ? "@" : "", colon ? colon + 1 : "");
+    if (!st)
+        st = bp_bundle_save_probe(o->save_dir, p->name, key, f, &err);
+    if (st)
+        return bp_cli_fail(&err);
+    snprintf(rel, sizeof rel, "%s/%s.safetensors.gz", p->name, key);
+    json_array_append_new(files, json_string(rel));
+    return BP_EXIT_OK;
+}
+
+/* --save: writes the manifest (report, backends, files). */
+static int save_manifest(const bp_run_opts_t *o, const backends_t *bs, const bp_report_t *rep,
+                         json_t *files)
+{
+    json_t *m = bp_rep_json_build(rep);
+    bp_error_t err = {0};
+    json_object_set_new(m, "backends", backends_json(bs->be, bs->n));
+    json_object_set(m, "files", files);
+    bp_status st = bp_bundle_save_manifest(o->save_dir, m, &err);
+    json_decref(m);
+    if (st)
+        return bp_cli_fail(&err);
+    if (!bp_cli_quiet)
+        fprintf(stderr, "bitprobe run: saved %zu files and manifest.json in %s\n",
+                json_array_size(files), o->save_dir);
+    return BP_EXIT_OK;
 }
 
 /* Runs every job on every backend, each backend on its own lane, and
@@ -358,7 +546,7 @@ static int run_jobs(run_ctx_t *c, json_t *files)
         if (f >= 0)
             rc = bp_cli_fail(&c->open_err[f % bs->n]);
     }
-    bp_st_file_t save[BP_RUN_MAX_BACKENDS];
+    bp_st_file_t save[BP_CLI_MAX_BACKENDS];
     for (int k = 0; k < bs->n; k++)
         bp_st_init(&save[k]);
     for (size_t j = 0; j < c->njobs && !rc; j++) {
@@ -367,6 +555,8 @@ static int run_jobs(run_ctx_t *c, json_t *files)
         int f = bp_lanes_wait(lanes, j);
         if (f >= 0)
             rc = bp_cli_fail(&slot_at(c, j, f % bs->n)->err);
+        if (!rc && jb->first)
+            rc = skipped_results(c, jb);
         if (!rc)
             rc = consume(c, j, o->save_dir ? save : NULL);
         for (int k = 0; k < bs->n; k++) {
@@ -375,12 +565,12 @@ static int run_jobs(run_ctx_t *c, json_t *files)
         }
         if (jb->last) {
             for (int k = 0; k < bs->n && o->save_dir && !rc; k++)
-                rc = bp_run_save_probe(o, jb->p, bs->be[k], &save[k], files);
+                rc = save_probe(o, jb->p, bs->be[k], &save[k], files);
             for (int k = 0; k < bs->n; k++) {
                 bp_st_free(&save[k]);
                 bp_st_init(&save[k]);
             }
-            bp_run_golden_done(jb->p);
+            bp_run_goldens_done(&c->goldens, jb->p);
         }
         bp_lanes_release(lanes, j);
     }
@@ -434,9 +624,11 @@ static int plan_jobs(const bp_run_opts_t *o, bp_probe_t **sel, size_t nsel, bp_r
             bp_report_note(rep, "%s: not run (its dtypes are not among --dtype)", sel[i]->name);
         size_t first = c->njobs;
         for (int d = 0; d < BP_NDTYPES; d++)
-            if (mask & (1u << d))
-                c->jobs[c->njobs++] = (job_t){.p = sel[i], .dt = (bp_dtype_t)d,
-                                              .first = c->njobs == first};
+            if (mask & (1u << d)) {
+                c->jobs[c->njobs] = (job_t){.p = sel[i], .dt = (bp_dtype_t)d,
+                                            .first = c->njobs == first};
+                c->njobs++;
+            }
         if (c->njobs > first)
             c->jobs[c->njobs - 1].last = true;
     }
@@ -445,59 +637,36 @@ static int plan_jobs(const bp_run_opts_t *o, bp_probe_t **sel, size_t nsel, bp_r
     return BP_EXIT_OK;
 }
 
-/* --timing on stderr: per backend, per probe and dtype, then the rest. */
-static void print_timing(const bp_timing_t *t)
+/* Opens the backends: named ones on their own lanes (a device's context
+ * start beside the host backends' first jobs), auto's here, as it has to
+ * know which exist. */
+static int open_backends(run_ctx_t *c)
 {
-    FILE *f = stderr;
-    fprintf(f, "timing (wall seconds, CLOCK_MONOTONIC):\n");
-    fprintf(f, "  %-8s %8s %8s %9s %8s %8s %11s %11s %11s\n", "backend", "open",
-            "context", "run", "g.load", "g.cmp", "elements", "reused", "elem/s");
-    for (int k = 0; k < t->nbe; k++) {
-        const bp_timing_be_t *b = &t->be[k];
-        char ctx[32] = "-", rate[32] = "-";
-        if (b->ctx_s > 0)
-            snprintf(ctx, sizeof ctx, "%.4f", b->ctx_s);
-        if (b->run_s > 0)
-            snprintf(rate, sizeof rate, "%.4g", (double)b->elems / b->run_s);
-        if (!b->opened) {
-            fprintf(f, "  %-8s %8.4f (not available)\n", b->name, b->open_s);
-            continue;
-        }
-        fprintf(f, "  %-8s %8.4f %8s %9.4f %8.4f %8.4f %11llu %11llu %11s\n", b->name,
-                b->open_s, ctx, b->run_s, b->golden_load_s, b->golden_cmp_s,
-                (unsigned long long)b->elems, (unsigned long long)b->reused, rate);
-    }
-    fprintf(f, "  %-24s %-5s", "probe", "dtype");
-    for (int k = 0; k < t->nbe; k++)
-        if (t->be[k].opened)
-            fprintf(f, " %9s", t->be[k].name);
-    fputc('\n', f);
-    /* One row per probe and dtype, in run order; repeats add up. */
-    for (size_t i = 0; i < t->nruns; i++) {
-        const bp_timing_run_t *r = &t->runs[i];
-        bool seen = false;
-        for (size_t j = 0; j < i && !seen; j++)
-            seen = t->runs[j].dtype == r->dtype && strcmp(t->runs[j].probe, r->probe) == 0;
-        if (seen)
-            continue;
-        fprintf(f, "  %-24s %-5s", r->probe, bp_dtype_name(r->dtype));
-        for (int k = 0; k < t->nbe; k++) {
-            if (!t->be[k].opened)
-                continue;
-            double s = 0;
-            for (size_t j = i; j < t->nruns; j++)
-                if (t->runs[j].be == k && t->runs[j].dtype == r->dtype &&
-                    strcmp(t->runs[j].probe, r->probe) == 0)
-                    s += t->runs[j].s;
-            fprintf(f, " %9.4f", s);
-        }
-        fputc('\n', f);
-    }
-    fprintf(f, "  results held at once: at most %.1f MiB\n", (double)t->held_peak / 1048576.0);
-    fprintf(f, "  probes load %.4f, cross-backend compare %.4f, report %.4f\n", t->load_s,
-            t->cross_cmp_s, t->report_s);
-    fprintf(f, "  total %.3f wall, %.3f CPU (user %.3f, sys %.3f)\n", t->total_s,
-            t->user_s + t->sys_s, t->user_s, t->sys_s);
+    backends_t *bs = c->bs;
+    int rc = bp_cli_backend_names("run", &c->o->dev, c->names, &bs->n);
+    c->lanes_open = rc < 0;
+    if (rc == 0)
+        return bp_cli_open_backends("run", &c->o->dev, bs->be, &bs->n, c->skipped,
+                                    &c->nskipped, c->rep->timing);
+    for (int k = 0; k < bs->n && c->lanes_open && c->rep->timing; k++)
+        bp_timing_backend(c->rep->timing, c->names[k]);
+    return rc < 0 ? BP_EXIT_OK : rc;
+}
+
+/* Why a run compares nothing, before it runs (NULL: it compares); *ok
+ * when that is its point: a bundle saved for diff. */
+static const char *nothing_to_compare(const run_ctx_t *c, size_t nsel, bool *ok)
+{
+    *ok = false;
+    if (!nsel)
+        return "no probes matched";
+    if (!c->njobs)
+        return "no probe runs in the dtypes --dtype names";
+    if (c->bs->n + c->nskipped > 1 || c->o->golden || c->o->repeat > 1)
+        return NULL;
+    *ok = c->o->save_dir != NULL;
+    return *ok ? "one backend and --no-golden: saved for diff"
+               : "one backend and --no-golden: nothing to compare with";
 }
 
 int cmd_run(int argc, char **argv)
@@ -505,7 +674,7 @@ int cmd_run(int argc, char **argv)
     bp_timing_t timing;
     bp_timing_init(&timing);
     bp_run_opts_t o;
-    int rc = bp_run_opts_parse("run", argc, argv, &o);
+    int rc = parse(argc, argv, &o);
     if (rc >= 0)
         return rc;
     bp_report_t rep;
@@ -523,25 +692,19 @@ int cmd_run(int argc, char **argv)
         rc = bp_cli_fail(&err);
     timing.load_s = bp_timing_now() - t0;
     if (!rc)
-        rc = bp_run_select("run", all, nall, o.names, o.nnames, &sel, &nsel);
+        rc = bp_cli_select("run", all, nall, o.names, o.nnames, &sel, &nsel);
     run_ctx_t ctx = {.o = &o, .rep = &rep, .bs = &bs};
     pthread_mutex_init(&ctx.mu, NULL);
     pthread_cond_init(&ctx.cv, NULL);
+    bp_run_goldens_init(&ctx.goldens);
     if (!rc)
         rc = plan_jobs(&o, sel, nsel, &rep, &ctx);
-    if (!rc) {
-        /* Named backends open on their own lanes, a device's context start
-         * beside the host backends' first jobs; auto opens them here, as it
-         * has to know which exist. */
-        rc = bp_run_backend_names("run", &o, ctx.names, &bs.n);
-        ctx.lanes_open = rc < 0;
-        if (rc == 0)
-            rc = bp_run_open_backends("run", &o, bs.be, &bs.n, &rep);
-        else if (rc < 0)
-            rc = BP_EXIT_OK;
-        for (int k = 0; k < bs.n && ctx.lanes_open && rep.timing; k++)
-            bp_timing_backend(rep.timing, ctx.names[k]);
-    }
+    if (!rc)
+        rc = open_backends(&ctx);
+    bool nothing_ok;
+    const char *nothing = rc ? NULL : nothing_to_compare(&ctx, nsel, &nothing_ok);
+    if (nothing && !bp_report_why_empty(&rep, nothing, nothing_ok))
+        rc = BP_EXIT_TROUBLE;
     json_t *files = json_array();
     if (!rc)
         rc = run_jobs(&ctx, files);
@@ -549,27 +712,31 @@ int cmd_run(int argc, char **argv)
     free(ctx.cost);
     pthread_cond_destroy(&ctx.cv);
     pthread_mutex_destroy(&ctx.mu);
+    if (!rc)
+        bp_run_consensus_note(&ctx.cons, bs.be, bs.n, &rep);
     if (!rc && o.save_dir)
-        rc = bp_run_save_manifest(&o, bs.be, bs.n, &rep, files);
+        rc = save_manifest(&o, &bs, &rep, files);
     json_decref(files);
     if (!rc) {
         /* The JSON report holds the figures up to here. */
         bp_timing_stop(&timing);
         t0 = bp_timing_now();
-        rc = bp_run_report(&o, &bs.be[0], bs.n, &rep);
+        json_object_set_new(rep.env, "backends", backends_json(bs.be, bs.n));
+        bp_tally_t t;
+        bp_report_tally(&rep, &t);
+        rc = bp_rep_emit(&o.out, &rep) ? BP_EXIT_TROUBLE : t.exit;
         timing.report_s = bp_timing_now() - t0;
     }
-    bp_run_golden_release();
+    bp_run_goldens_free(&ctx.goldens);
     for (int k = 0; k < bs.n; k++)
         bp_backend_close(bs.be[k]);
     free(sel);
     bp_probe_free_all(all, nall);
     if (o.timing) {
         bp_timing_stop(&timing);
-        print_timing(&timing);
+        bp_rep_timing(stderr, &timing);
     }
     bp_timing_free(&timing);
     bp_report_free(&rep);
-    bp_run_opts_free(&o);
     return rc;
 }

@@ -19,6 +19,26 @@
 #include "screen_golden.h"
 #include "screen_run.h"
 
+const char cmd_screen_usage[] =
+    "bitprobe screen [--gpu all|LIST] [--depth N] [--test LIST] [--list] [--golden DIR] [--no-golden] [--bless] [--json FILE] [--verbose] [--quiet]\n"
+    "  --gpu SEL         all (default), one index or a comma-separated list (0,2)\n"
+    "  --depth N         rounds (default 1, a few seconds per GPU); each round draws\n"
+    "                    new inputs for the tests whose answers the host computes\n"
+    "  --test LIST       comma-separated tests (default: all)\n"
+    "  --list            the tests and where their expected bits come from\n"
+    "  --golden DIR      goldens under DIR (default: ./golden, then the installed set)\n"
+    "  --no-golden       the SMs vote on the math-library sweeps even where a golden exists\n"
+    "  --bless           write the math-library sweeps' bits as this GPU kind's golden\n"
+    "                    (only when every test passed and same-kind GPUs agree)\n"
+    "  --json FILE       the report as JSON for a fleet's collector ('-': stdout\n"
+    "                    instead of the text)\n"
+    "  --verbose, -v     a line per GPU and test\n"
+    "  --quiet           only the verdict, failing GPUs and the faults\n"
+    "  BP_SCREEN_INJECT=GPU:SM:TEST[,...] flips bit 0 of that SM's first result\n"
+    "  inside the kernel (proves that a wrong bit is caught and named).\n"
+    "  Exit status: 0 every bit right on every SM, 1 a wrong bit, 2 trouble (no GPU,\n"
+    "  an SM that never ran, bad options).";
+
 #define MAX_GPUS 64
 
 static double now(void)
@@ -30,14 +50,14 @@ static double now(void)
 
 static const char *by_name(bp_screen_by_t b)
 {
-    return b == BP_SCR_BY_HOST ? "host" : b == BP_SCR_BY_MPFR ? "mpfr" : "golden";
+    return b == BP_SCR_BY_HOST ? "host" : b == BP_SCR_BY_MPFR ? "mpfr" : "golden|vote";
 }
 
 static int list_tests(void)
 {
-    printf("%-12s %-7s %s\n", "test", "bits", "what");
+    printf("%-12s %-12s %s\n", "test", "expected", "what");
     for (int i = 0; i < bp_screen_ntests; i++)
-        printf("%-12s %-7s %s\n", bp_screen_tests[i].name, by_name(bp_screen_tests[i].by),
+        printf("%-12s %-12s %s\n", bp_screen_tests[i].name, by_name(bp_screen_tests[i].by),
                bp_screen_tests[i].what);
     return BP_EXIT_OK;
 }
@@ -424,15 +444,9 @@ int cmd_screen(int argc, char **argv)
     double secs = now() - t0;
     rc = bp_screen_status(g, ng);
     if (json_path) {
-        json_t *j = bp_screen_json(g, ng, tests, nt, (int)depth, secs);
-        FILE *f = strcmp(json_path, "-") == 0 ? stdout : fopen(json_path, "w");
-        if (!j || !f || json_dumpf(j, f, JSON_INDENT(1)) != 0 || fputc('\n', f) == EOF ||
-            (f != stdout && fclose(f) != 0)) {
-            fprintf(stderr, "bitprobe screen: cannot write the JSON report to '%s'\n",
-                    json_path);
+        if (bp_cli_json_out("screen", json_path,
+                            bp_screen_json(g, ng, tests, nt, (int)depth, secs)))
             rc = BP_EXIT_TROUBLE;
-        }
-        json_decref(j);
     }
     if (!json_path || strcmp(json_path, "-") != 0)
         print_text(g, ng, tests, nt, (int)depth, secs, verbose, quiet);

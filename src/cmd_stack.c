@@ -16,12 +16,52 @@
 #include "rep_stack.h"
 #include "stack.h"
 
+const char cmd_stack_usage[] =
+    "bitprobe stack [--preset P] [--device cpu|cuda] [--dtype D] [--init-dtype D] [--positions A:B] [--layers N] [--plot FILE.svg] [--json FILE] [--markdown FILE]\n"
+    "  --preset P          tiny (default: hidden 256, 4 heads, 8 layers, 512 positions)\n"
+    "                      or llama2-7b (hidden 4096, 32 heads, 32 layers, 4096 positions;\n"
+    "                      its forward runs on a GPU only)\n"
+    "  --hidden N, --heads N, --layers N, --intermediate N, --vocab N, --max-positions N\n"
+    "                      override the preset's fields\n"
+    "  --positions A:B     run the tokens at positions A..B-1 (default: all)\n"
+    "  --dtype D           model dtype: fp32, bf16 (default), fp16\n"
+    "  --init-dtype D      dtype the sharded init casts the positions to (default: --dtype)\n"
+    "  --device D          cpu (default) or cuda: where the forward and the sharded init run\n"
+    "  --gpu N             CUDA device index (default 0)\n"
+    "  --gemm G            cuda matmuls: pedantic (default) or default (tensor cores)\n"
+    "  --shards W          ranks of the sharded parameter generation (default 8)\n"
+    "  --ranks W           the sharded init over W real ranks, one process and GPU each,\n"
+    "                      gathered with NCCL and compared bit for bit with the unsharded\n"
+    "                      init and the one-device emulation, then a tensor-parallel\n"
+    "                      all-reduce per NCCL_ALGO (default, Ring, Tree) against the\n"
+    "                      unsharded matmul and the oracle; bitprobe starts the ranks,\n"
+    "                      or runs as one under torchrun, mpirun or srun.  With it:\n"
+    "                      --preset, --layers, --dtype, --seed, --gemm, --json, --quiet,\n"
+    "                      --tp-rows N (16), --algos LIST, --no-params, --no-tp,\n"
+    "                      --no-oracle, --threads N\n"
+    "  --seed S            seed of the weights and token ids (default 0)\n"
+    "  --unsharded-from F  the unsharded side's cos, sin, inv_freq from a safetensors file\n"
+    "  --sharded-from F    the sharded side's buffers from a safetensors file\n"
+    "  --sides A,B         inits of the reference and the compared side\n"
+    "                      (default unsharded,sharded)\n"
+    "  --buffers-only      compare the RoPE buffers only (no parameters, no forward)\n"
+    "  --forward-only      one init, no comparison: time the forward\n"
+    "  --repeat N          run the reference side's forward N times; any bit that\n"
+    "                      changes between runs is a failure\n"
+    "  --policy P          limits on the final outputs: logprob_abs=X, logit_abs=X, kl=X,\n"
+    "                      top1=F (least agreement), comma-separated; exceeded: exit 1\n"
+    "  --plot FILE.svg     drift against depth, one line per metric, log scale\n"
+    "  --json FILE         the full report as JSON ('-': stdout instead of the text)\n"
+    "  --markdown FILE     a report for a bug ticket: verdict, command, environment,\n"
+    "                      every comparison, then the text report ('-': stdout)\n"
+    "  --quiet             no progress lines\n"
+    "  Exit status: 0 ok, 1 sharded parameters or repeated forwards differ or the\n"
+    "  policy is exceeded, 2 bad options, files or environment.";
+
 static bool parse_i64(const char *s, int64_t lo, int64_t hi, int64_t *out)
 {
-    char *end;
-    errno = 0;
-    long long v = strtoll(s, &end, 10);
-    if (!*s || *end || errno || v < lo || v > hi)
+    long long v;
+    if (!bp_cli_int(s, lo, hi, &v))
         return false;
     *out = v;
     return true;
@@ -224,7 +264,7 @@ static int write_svg(const char *path, const bp_stack_result_t *r)
 
 enum {
     O_PRESET = 256, O_HIDDEN, O_HEADS, O_LAYERS, O_INTER, O_VOCAB, O_MAXPOS,
-    O_POS, O_DTYPE, O_INIT, O_DEVICE, O_GPU, O_SHARDS, O_SEED, O_UFROM,
+    O_POS, O_DTYPE, O_INIT, O_DEVICE, O_SHARDS, O_SEED, O_UFROM,
     O_SFROM, O_SIDES, O_BUFONLY, O_FWDONLY, O_GEMM, O_POLICY, O_PLOT, O_JSON,
     O_MARKDOWN, O_REPEAT, O_QUIET
 };
@@ -257,7 +297,7 @@ static int parse_args(int argc, char **argv, bp_stack_opts_t *o, cli_t *cl)
         {"dtype", required_argument, 0, O_DTYPE},
         {"init-dtype", required_argument, 0, O_INIT},
         {"device", required_argument, 0, O_DEVICE},
-        {"gpu", required_argument, 0, O_GPU},
+        {"gpu", required_argument, 0, BP_BE_O_GPU},
         {"shards", required_argument, 0, O_SHARDS},
         {"seed", required_argument, 0, O_SEED},
         {"unsharded-from", required_argument, 0, O_UFROM},
@@ -322,12 +362,13 @@ static int parse_args(int argc, char **argv, bp_stack_opts_t *o, cli_t *cl)
                                           "cuda, not '%s'", optarg);
             o->device = optarg;
             break;
-        case O_GPU:
-            if (!parse_i64(optarg, 0, 1024, &v))
-                return bp_cli_usage_error("stack", "--gpu needs a device "
-                                          "index, not '%s'", optarg);
-            o->gpu = (int)v;
+        case BP_BE_O_GPU: {
+            bp_backend_opts_t be = {.gpu = o->gpu};
+            if ((rc = bp_cli_backend_option("stack", c, optarg, &be)))
+                return rc;
+            o->gpu = be.gpu;
             break;
+        }
         case O_SHARDS:
             if (!parse_i64(optarg, 1, 65536, &v))
                 return bp_cli_usage_error("stack", "--shards takes 1 to "
@@ -420,6 +461,9 @@ static int parse_args(int argc, char **argv, bp_stack_opts_t *o, cli_t *cl)
 
 int cmd_stack(int argc, char **argv)
 {
+    for (int i = 1; i < argc && strcmp(argv[i], "--") != 0; i++)
+        if (strcmp(argv[i], "--ranks") == 0 || strncmp(argv[i], "--ranks=", 8) == 0)
+            return cmd_stack_ranks(argc, argv);
     bp_stack_opts_t o;
     bp_stack_opts_init(&o);
     o.progress = progress;

@@ -31,6 +31,7 @@
     X(cublasLtMatrixLayoutDestroy) X(cublasLtMatmulPreferenceCreate)           \
     X(cublasLtMatmulPreferenceDestroy) X(cublasLtMatmulPreferenceSetAttribute) \
     X(cublasLtMatmulAlgoGetHeuristic) X(cublasLtMatmulAlgoConfigGetAttribute)  \
+    X(cublasLtMatmulAlgoConfigSetAttribute) X(cublasLtMatmulAlgoCheck)         \
     X(cublasLtLoggerSetCallback) X(cublasLtLoggerSetMask)                     \
     X(cublasLtLoggerSetFile)
 

@@ -116,16 +116,28 @@ void bp_explain_deps(const bp_probe_t *p, const bp_meta_t *metas, size_t i, size
     default:
         break;
     }
-    /* Elementwise: the same index of each tensor operand.  An op of
+    /* Elementwise: each tensor operand's element broadcast to e.  An op of
      * another kind without its own map above reads, for all explain can
      * tell, every element of every operand. */
     int reads[BP_OP_MAXREADS];
     int n = bp_op_reads(op, reads); /* none for the creation ops */
+    const bp_meta_t *out = &metas[i];
     bool elementwise = bp_op_info(op->kind)->kind == BP_KIND_ELEMWISE;
     for (int r = 0; r < n; r++) {
-        size_t lo = elementwise ? e : 0,
-               hi = elementwise ? e + 1 : prod(&metas[reads[r]], 0, metas[reads[r]].ndim);
-        for (size_t t = lo; t < hi; t++)
+        const bp_meta_t *in = &metas[reads[r]];
+        int64_t st[BP_MAXDIM];
+        if (elementwise &&
+            bp_bcast_strides(in->ndim, in->shape, out->ndim, out->shape, st)) {
+            size_t off = 0, rest = e;
+            for (int d = out->ndim - 1; d >= 0; d--) {
+                off += (rest % (size_t)out->shape[d]) * (size_t)st[d];
+                rest /= (size_t)out->shape[d];
+            }
+            if (!fn(ctx, reads[r], off))
+                return;
+            continue;
+        }
+        for (size_t t = 0; t < prod(in, 0, in->ndim); t++)
             if (!fn(ctx, reads[r], t))
                 return;
     }

@@ -36,9 +36,8 @@ bp_status bp_golden_read(const char *root, const bp_probe_t *p, const char *key,
     if (stat(path, &sb) != 0 && errno == ENOENT) {
         *missing = true;
         return bp_error_set(err, BP_EINPUT,
-                            "no golden for probe '%s' on backend '%s': '%s' does not exist "
-                            "(bless it with 'bitprobe bless %s', or pass --missing=skip)",
-                            p->name, key, path, p->name);
+                            "no golden for probe '%s' on backend '%s': '%s' does not exist",
+                            p->name, key, path);
     }
     st = bp_st_read(path, out, err);
     if (st)
@@ -70,9 +69,8 @@ bp_status bp_golden_load(const char *root, const bp_probe_t *p, const char *key,
     bp_golden_path(root, p->name, key, path, sizeof path, NULL);
     bp_error_set(err, BP_EINPUT,
                  "golden '%s' was blessed from a different definition of probe '%s' "
-                 "(hash %.16s, the probe now hashes to %s): re-bless it with "
-                 "'bitprobe bless %s'",
-                 path, p->name, hash ? hash : "(none)", p->hash, p->name);
+                 "(hash %.16s, the probe now hashes to %s)",
+                 path, p->name, hash ? hash : "(none)", p->hash);
     bp_st_free(out);
     return BP_EINPUT;
 }

@@ -119,12 +119,15 @@ typedef struct {
 typedef struct bp_inv_map {
     char op[24];          /* "matmul", "rms_norm", ... */
     char shape[96];       /* "[M, 4096] x [4096, 4096]" */
-    char engine[32];      /* "cublas", "cpu", ... */
+    char dims[40];        /* the same, short: "4096x4096", "H 4096" */
+    char engine[48];      /* "cublas", "cpu", "cpu/tree" ... */
     char engine_desc[320];/* its settings, for the report */
     char dtype_name[8];   /* "bf16", "tf32", ... */
     bp_dtype_t dtype;     /* element type of the results */
     bp_inv_axis_t axis;
-    int64_t rows;         /* R: probed rows (results are [rows, cols]) */
+    char values[96];      /* the axis values as asked: "1:1024" */
+    int64_t batch;        /* split and ranks axes: the batch size */
+    int64_t rows;         /* result rows (the probed rows; attention: heads) */
     int64_t cols;
     size_t nout;          /* rows * cols */
     bp_policy_t policy;
@@ -132,6 +135,8 @@ typedef struct bp_inv_map {
     size_t ng, capg;
     bp_inv_band_t band[BP_INV_MAXBANDS];
     int nbands;
+    size_t nskipped;      /* configurations the engine could not run */
+    char skipped[160];    /* why, for the first of them */
     void *oracle;         /* the correctly rounded result, or NULL */
     char oracle_note[160];/* why there is none, when there is none */
     bool finished;

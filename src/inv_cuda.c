@@ -40,6 +40,17 @@
  * [0, M) of one device buffer, so the operands' addresses (and so their
  * alignment, which the heuristics read) are the same at every M.
  *
+ * Ranks axis (cublas, cublas-pedantic, cublaslt): tensor parallelism on one
+ * device: rank r's GEMM is the engine's call on its contiguous shard
+ * a[:, K_r] (copied, as a rank holds it) times the rows K_r of b, its result
+ * in the dtype; the probed rows of the T results are all-reduced on the host
+ * in the order asked (inv_formula.h).
+ * Split axis (cublaslt): cuBLASLt's own split-K: the heuristic's algorithm
+ * for the batch with CUBLASLT_ALGO_CONFIG_SPLITK_NUM forced to S and the
+ * reduction scheme asked (compute type by default; none at S = 1), checked
+ * with cublasLtMatmulAlgoCheck (a refused S is skipped and said), run with
+ * a 32 MiB workspace.
+ *
  * The algorithm of a configuration: cuBLASLt's heuristic for the same
  * problem (the engine's compute type, workspace and alignments) with its
  * configuration read back (cublasLtMatmulAlgoConfigGetAttribute); for the
@@ -59,6 +70,7 @@
 #include "bpk.h"
 #include "cublas_dl.h"
 #include "cuda_check.h"
+#include "inv_formula.h"
 
 #define LT_WORKSPACE ((size_t)1 << 20)
 
@@ -73,6 +85,10 @@ typedef struct {
     size_t ws_bytes;
     bp_inv_problem_t p;
     void *a, *probe, *b, *c, *c2; /* device */
+    void *shard;                   /* ranks: a rank's a[:, K_r], contiguous */
+    int64_t rows_cap;              /* rows of a and c */
+    cublasLtMatmulAlgo_t base;     /* split: the heuristic's algorithm */
+    bool have_base;
     void *host, *host2;            /* probed rows downloaded */
     int64_t at;
     int cc_major;
@@ -104,7 +120,7 @@ static cudaDataType_t ctype(bp_dtype_t dt)
 
 static void free_dev(cu_t *s)
 {
-    void **p[] = {&s->a, &s->probe, &s->b, &s->c, &s->c2};
+    void **p[] = {&s->a, &s->probe, &s->b, &s->c, &s->c2, &s->shard};
     for (size_t i = 0; i < sizeof p / sizeof p[0]; i++) {
         if (*p[i])
             cudaFree(*p[i]);
@@ -124,63 +140,92 @@ static bp_status gen(cu_t *s, void *dst, int64_t row0, int64_t nrows, int64_t co
     return bp_cuda_finish(s->be, "bpk_uniform_range", rc, err);
 }
 
+/* c[m, n] = a[m, k] b[k, n], row-major, lda k, ldb n = p.n. */
+typedef struct {
+    const void *a, *b;
+    void *c;
+    int64_t m, k;
+} gemm_t;
+
 static bp_status setup(bp_inv_engine_t *e, const bp_inv_problem_t *p, bp_error_t *err)
 {
     cu_t *s = S(e);
     free_dev(s);
+    s->have_base = false;
     if (p->op != BP_INV_MATMUL)
-        return bp_error_set(err, BP_EUNAVAIL, "%s: no %s", e->name, bp_inv_op_name(p->op));
+        return bp_error_set(err, BP_EUNAVAIL, "%s: matmul only, not %s", e->name,
+                            bp_inv_op_name(p->op));
     if (p->tf32 && s->kind == K_PEDANTIC)
         return bp_error_set(err, BP_EUNAVAIL, "pedantic math excludes TF32");
+    if (p->axis == BP_INV_SPLIT && s->kind != K_LT)
+        return bp_error_set(err, BP_EUNAVAIL, "%s: split-K is forced through "
+                            "cuBLASLt only (the cublaslt engine)", e->name);
     if (p->dtype != BP_F32 && p->dtype != BP_BF16 && p->dtype != BP_F16)
         return bp_error_set(err, BP_EUNAVAIL, "%s: no %s", e->name,
                             bp_dtype_name(p->dtype));
-    if (p->k > 0x7fffffff || p->n > 0x7fffffff || p->mmax > 0x7fffffff)
+    s->rows_cap = p->axis == BP_INV_BATCH ? p->mmax : p->batch;
+    if (p->k > 0x7fffffff || p->n > 0x7fffffff || s->rows_cap > 0x7fffffff)
         return bp_error_set(err, BP_EINPUT, "matmul dimensions exceed cuBLAS's int range");
     s->p = *p;
     s->at = -1;
     bp_status st = bp_cuda_use(s->be, err);
     if (st)
         return st;
-    size_t es = esize(s);
-    CU(cudaMalloc(&s->a, (size_t)p->mmax * (size_t)p->k * es));
+    size_t es = esize(s), mk = (size_t)s->rows_cap * (size_t)p->k,
+           mn = (size_t)s->rows_cap * (size_t)p->n;
+    CU(cudaMalloc(&s->a, mk * es));
     CU(cudaMalloc(&s->probe, (size_t)p->rows * (size_t)p->k * es));
     CU(cudaMalloc(&s->b, (size_t)p->k * (size_t)p->n * es));
-    CU(cudaMalloc(&s->c, (size_t)p->mmax * (size_t)p->n * es));
-    CU(cudaMalloc(&s->c2, (size_t)p->mmax * (size_t)p->n * es));
+    CU(cudaMalloc(&s->c, mn * es));
+    CU(cudaMalloc(&s->c2, mn * es));
+    if (p->axis == BP_INV_RANKS)
+        CU(cudaMalloc(&s->shard, mk * es));
     size_t out = bp_inv_result_elems(p) * es;
     if (!(s->host = malloc(out)) || !(s->host2 = malloc(out)))
         return bp_error_set(err, BP_ENOMEM, "out of memory");
-    if ((st = gen(s, s->a, 0, p->mmax, p->k, BP_INV_STREAM_FILL, err)) ||
+    if ((st = gen(s, s->a, 0, s->rows_cap, p->k, BP_INV_STREAM_FILL, err)) ||
         (st = gen(s, s->probe, 0, p->rows, p->k, BP_INV_STREAM_PROBE, err)) ||
         (st = gen(s, s->b, 0, p->k, p->n, BP_INV_STREAM_B, err)))
         return st;
     const char *dt = bp_inv_dtype_name(p);
+    int w = 0;
     switch (s->kind) {
     case K_CUBLAS:
-        snprintf(e->desc, sizeof e->desc,
-                 "PyTorch 2.11's torch.mm: %s, math mode %s, workspace %zu bytes",
-                 p->dtype == BP_F32 ? "cublasSgemm"
-                                    : "cublasGemmEx, CUBLAS_COMPUTE_32F, "
-                                      "CUBLAS_GEMM_DEFAULT_TENSOR_OP",
-                 p->tf32 ? "CUBLAS_TF32_TENSOR_OP_MATH" : "CUBLAS_DEFAULT_MATH "
-                 "(reduced-precision reductions allowed)", s->ws_bytes);
+        w = snprintf(e->desc, sizeof e->desc,
+                     "PyTorch 2.11's torch.mm: %s, math mode %s, workspace %zu bytes",
+                     p->dtype == BP_F32 ? "cublasSgemm"
+                                        : "cublasGemmEx, CUBLAS_COMPUTE_32F, "
+                                          "CUBLAS_GEMM_DEFAULT_TENSOR_OP",
+                     p->tf32 ? "CUBLAS_TF32_TENSOR_OP_MATH" : "CUBLAS_DEFAULT_MATH "
+                     "(reduced-precision reductions allowed)", s->ws_bytes);
         break;
     case K_PEDANTIC:
-        snprintf(e->desc, sizeof e->desc,
-                 "bitprobe's CUDA backend matmul: cublasGemmEx, "
-                 "CUBLAS_PEDANTIC_MATH, CUBLAS_COMPUTE_32F_PEDANTIC, atomics not "
-                 "allowed, workspace 32 MiB");
+        w = snprintf(e->desc, sizeof e->desc,
+                     "bitprobe's CUDA backend matmul: cublasGemmEx, "
+                     "CUBLAS_PEDANTIC_MATH, CUBLAS_COMPUTE_32F_PEDANTIC, atomics not "
+                     "allowed, workspace 32 MiB");
         break;
-    case K_LT:
-        snprintf(e->desc, sizeof e->desc,
-                 "PyTorch's cuBLASLt path (TORCH_BLAS_PREFER_CUBLASLT=1): "
-                 "cublasLtMatmul, %s, the heuristic's first algorithm, workspace "
-                 "%zu bytes, alignments from the addresses (%s)",
-                 p->tf32 ? "CUBLAS_COMPUTE_32F_FAST_TF32" : "CUBLAS_COMPUTE_32F",
-                 LT_WORKSPACE, dt);
+    case K_LT: {
+        const char *ct = p->tf32 ? "CUBLAS_COMPUTE_32F_FAST_TF32" : "CUBLAS_COMPUTE_32F";
+        if (p->axis == BP_INV_SPLIT) {
+            const char *rn = bp_inv_reduction_name(p->reduction ? (uint32_t)p->reduction : 2);
+            w = snprintf(e->desc, sizeof e->desc,
+                         "cuBLASLt's split-K: the heuristic's algorithm for M = %lld "
+                         "with SPLITK_NUM forced to S, reduction scheme %s, %s (%s)",
+                         (long long)p->batch, rn ? rn : "?", ct, dt);
+        } else {
+            w = snprintf(e->desc, sizeof e->desc,
+                         "PyTorch's cuBLASLt path (TORCH_BLAS_PREFER_CUBLASLT=1): "
+                         "cublasLtMatmul, the heuristic's first algorithm, workspace "
+                         "1 MiB, alignments from the addresses, %s (%s)", ct, dt);
+        }
         break;
     }
+    }
+    if (p->axis == BP_INV_RANKS && w > 0 && (size_t)w < sizeof e->desc)
+        snprintf(e->desc + w, sizeof e->desc - (size_t)w,
+                 "; each rank's GEMM on its contiguous K shard, results in %s, %s "
+                 "all-reduce on the host", dt, bp_inv_combine_name(p->combine));
     return BP_OK;
 }
 
@@ -235,27 +280,27 @@ static void lt_free(lt_t *l)
     memset(l, 0, sizeof *l);
 }
 
-/* The descriptors of the batch of m rows for compute type ct and a
- * workspace of ws bytes. */
-static bp_status lt_make(cu_t *s, int64_t m, cublasComputeType_t ct, size_t ws,
-                         void *c, lt_t *l, bp_error_t *err)
+/* The descriptors of g for compute type ct and a workspace of ws bytes
+ * (column-major: b first, as cuBLAS sees the row-major product). */
+static bp_status lt_make(cu_t *s, const gemm_t *g, cublasComputeType_t ct, size_t ws,
+                         lt_t *l, bp_error_t *err)
 {
     memset(l, 0, sizeof *l);
     cudaDataType_t t = ctype(s->p.dtype);
     cublasOperation_t op = CUBLAS_OP_N;
-    uint64_t n = (uint64_t)s->p.n, k = (uint64_t)s->p.k;
+    uint64_t n = (uint64_t)s->p.n, k = (uint64_t)g->k;
     BL(BP_BLASLT(cublasLtMatmulDescCreate)(&l->desc, ct, CUDA_R_32F));
     BL(BP_BLASLT(cublasLtMatmulDescSetAttribute)(l->desc, CUBLASLT_MATMUL_DESC_TRANSA,
                                                  &op, sizeof op));
     BL(BP_BLASLT(cublasLtMatmulDescSetAttribute)(l->desc, CUBLASLT_MATMUL_DESC_TRANSB,
                                                  &op, sizeof op));
     BL(BP_BLASLT(cublasLtMatrixLayoutCreate)(&l->la, t, n, k, (int64_t)n));
-    BL(BP_BLASLT(cublasLtMatrixLayoutCreate)(&l->lb, t, k, (uint64_t)m, (int64_t)k));
-    BL(BP_BLASLT(cublasLtMatrixLayoutCreate)(&l->lc, t, n, (uint64_t)m, (int64_t)n));
+    BL(BP_BLASLT(cublasLtMatrixLayoutCreate)(&l->lb, t, k, (uint64_t)g->m, (int64_t)k));
+    BL(BP_BLASLT(cublasLtMatrixLayoutCreate)(&l->lc, t, n, (uint64_t)g->m, (int64_t)n));
     BL(BP_BLASLT(cublasLtMatmulPreferenceCreate)(&l->pref));
     BL(BP_BLASLT(cublasLtMatmulPreferenceSetAttribute)(
         l->pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof ws));
-    uint32_t aa = alignment(s->b), ab = alignment(s->a), ac = alignment(c);
+    uint32_t aa = alignment(g->b), ab = alignment(g->a), ac = alignment(g->c);
     BL(BP_BLASLT(cublasLtMatmulPreferenceSetAttribute)(
         l->pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, &aa, sizeof aa));
     BL(BP_BLASLT(cublasLtMatmulPreferenceSetAttribute)(
@@ -265,9 +310,9 @@ static bp_status lt_make(cu_t *s, int64_t m, cublasComputeType_t ct, size_t ws,
     return BP_OK;
 }
 
-static void algo_read(const cublasLtMatmulHeuristicResult_t *h, bp_inv_algo_t *a)
+static void algo_read(const cublasLtMatmulAlgo_t *al, size_t workspace, float waves,
+                      bp_inv_algo_t *a)
 {
-    const cublasLtMatmulAlgo_t *al = &h->algo;
     size_t w;
 #define GET(attr, field)                                                       \
     BP_BLASLT(cublasLtMatmulAlgoConfigGetAttribute)(al, attr, &a->field,        \
@@ -282,8 +327,8 @@ static void algo_read(const cublasLtMatmulHeuristicResult_t *h, bp_inv_algo_t *a
     GET(CUBLASLT_ALGO_CONFIG_INNER_SHAPE_ID, inner);
     GET(CUBLASLT_ALGO_CONFIG_CLUSTER_SHAPE_ID, cluster);
 #undef GET
-    a->workspace = h->workspaceSize;
-    a->waves = h->wavesCount;
+    a->workspace = workspace;
+    a->waves = waves;
     a->known = a->lt = true;
 }
 
@@ -294,14 +339,25 @@ static cublasComputeType_t lt_compute(const cu_t *s)
     return s->p.tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
 }
 
-/* The heuristic's first algorithm for the batch of m rows into c; with
- * run, it is run too (the cublaslt engine's computation). */
-static bp_status lt_pick(cu_t *s, int64_t m, size_t ws_bytes, void *ws, void *c, bool run,
-                         bp_inv_algo_t *algo, bool *found, bp_error_t *err)
+static bp_status lt_run(cu_t *s, const gemm_t *g, lt_t *l, const cublasLtMatmulAlgo_t *al,
+                        void *ws, size_t ws_bytes, bp_error_t *err)
+{
+    float one = 1.0f, zero = 0.0f;
+    BL(BP_BLASLT(cublasLtMatmul)(s->lt, l->desc, &one, g->b, l->la, g->a, l->lb, &zero,
+                                 g->c, l->lc, g->c, l->lc, al, ws, ws_bytes, stream(s)));
+    CU(cudaStreamSynchronize(stream(s)));
+    return BP_OK;
+}
+
+/* The heuristic's first algorithm for g; with run, it is run too (the
+ * cublaslt engine's computation); with keep, it becomes the split axis's
+ * base algorithm. */
+static bp_status lt_pick(cu_t *s, const gemm_t *g, size_t ws_bytes, void *ws, bool run,
+                         bool keep, bp_inv_algo_t *algo, bool *found, bp_error_t *err)
 {
     lt_t l;
     *found = false;
-    bp_status st = lt_make(s, m, lt_compute(s), ws_bytes, c, &l, err);
+    bp_status st = lt_make(s, g, lt_compute(s), ws_bytes, &l, err);
     cublasLtMatmulHeuristicResult_t h;
     memset(&h, 0, sizeof h);
     int got = 0;
@@ -309,43 +365,82 @@ static bp_status lt_pick(cu_t *s, int64_t m, size_t ws_bytes, void *ws, void *c,
         cublasStatus_t r = BP_BLASLT(cublasLtMatmulAlgoGetHeuristic)(
             s->lt, l.desc, l.la, l.lb, l.lc, l.lc, l.pref, 1, &h, &got);
         if (r != CUBLAS_STATUS_SUCCESS && r != CUBLAS_STATUS_NOT_SUPPORTED)
-            st = bp_blas_fail(err, BP_EINTERNAL, "cublasLtMatmulAlgoGetHeuristic",
-                              r);
+            st = bp_blas_fail(err, BP_EINTERNAL, "cublasLtMatmulAlgoGetHeuristic", r);
     }
     if (!st && got > 0) {
         *found = true;
-        algo_read(&h, algo);
-        if (run) {
-            float one = 1.0f, zero = 0.0f;
-            cublasStatus_t r = BP_BLASLT(cublasLtMatmul)(
-                s->lt, l.desc, &one, s->b, l.la, s->a, l.lb, &zero, c, l.lc, c, l.lc,
-                &h.algo, ws, ws_bytes, stream(s));
-            if (r != CUBLAS_STATUS_SUCCESS)
-                st = bp_blas_fail(err, BP_EINTERNAL, "cublasLtMatmul", r);
-            else if (cudaStreamSynchronize(stream(s)) != cudaSuccess)
-                st = bp_cuda_fail(err, BP_EINTERNAL, "cublasLtMatmul (running)",
-                                  cudaGetLastError());
+        algo_read(&h.algo, h.workspaceSize, h.wavesCount, algo);
+        if (keep) {
+            s->base = h.algo;
+            s->have_base = true;
         }
+        if (run)
+            st = lt_run(s, g, &l, &h.algo, ws, ws_bytes, err);
     }
     lt_free(&l);
     return st;
 }
 
-/* cuBLAS as torch.mm calls it (see the top of the file). */
-static bp_status torch_gemm(cu_t *s, int64_t m, void *c, bp_error_t *err)
+/* cuBLASLt's split-K at S parts: the base algorithm with SPLITK_NUM = S and
+ * the reduction scheme, checked, then run. */
+static bp_status lt_split(cu_t *s, const gemm_t *g, int parts, bp_inv_algo_t *algo,
+                          bp_error_t *err)
 {
-    int n = (int)s->p.n, k = (int)s->p.k, mm = (int)m;
+    bool found = true;
+    bp_status st = BP_OK;
+    if (!s->have_base)
+        st = lt_pick(s, g, s->ws_bytes, s->ws, false, true, algo, &found, err);
+    if (st)
+        return st;
+    if (!found)
+        return bp_error_set(err, BP_EINTERNAL, "cublasLtMatmulAlgoGetHeuristic found no "
+                            "algorithm for M = %lld", (long long)g->m);
+    cublasLtMatmulAlgo_t al = s->base;
+    int32_t sk = parts;
+    uint32_t red = parts == 1 ? 0 : s->p.reduction ? (uint32_t)s->p.reduction : 2;
+    lt_t l;
+    if ((st = lt_make(s, g, lt_compute(s), s->ws_bytes, &l, err)))
+        return st;
+    cublasLtMatmulHeuristicResult_t chk;
+    memset(&chk, 0, sizeof chk);
+    cublasStatus_t r = BP_BLASLT(cublasLtMatmulAlgoConfigSetAttribute)(
+        &al, CUBLASLT_ALGO_CONFIG_SPLITK_NUM, &sk, sizeof sk);
+    if (r == CUBLAS_STATUS_SUCCESS)
+        r = BP_BLASLT(cublasLtMatmulAlgoConfigSetAttribute)(
+            &al, CUBLASLT_ALGO_CONFIG_REDUCTION_SCHEME, &red, sizeof red);
+    if (r == CUBLAS_STATUS_SUCCESS)
+        r = BP_BLASLT(cublasLtMatmulAlgoCheck)(s->lt, l.desc, l.la, l.lb, l.lc, l.lc,
+                                               &al, &chk);
+    if (r != CUBLAS_STATUS_SUCCESS || chk.workspaceSize > s->ws_bytes) {
+        lt_free(&l);
+        return bp_error_set(err, BP_EUNAVAIL, "cuBLASLt refuses split-K %d with reduction "
+                            "%s on this algorithm (%s)", parts,
+                            bp_inv_reduction_name(red) ? bp_inv_reduction_name(red) : "?",
+                            r != CUBLAS_STATUS_SUCCESS ? BP_BLAS(cublasGetStatusName)(r)
+                                                       : "workspace");
+    }
+    algo_read(&al, chk.workspaceSize, chk.wavesCount, algo);
+    snprintf(algo->source, sizeof algo->source, "cuBLASLt, split-K forced");
+    st = lt_run(s, g, &l, &al, s->ws, s->ws_bytes, err);
+    lt_free(&l);
+    return st;
+}
+
+/* cuBLAS as torch.mm calls it (see the top of the file). */
+static bp_status torch_gemm(cu_t *s, const gemm_t *g, bp_error_t *err)
+{
+    int n = (int)s->p.n, k = (int)g->k, mm = (int)g->m;
     float one = 1.0f, zero = 0.0f;
     if (s->p.dtype == BP_F32) {
         BL(BP_BLAS(cublasSetMathMode)(s->blas, s->p.tf32 ? CUBLAS_TF32_TENSOR_OP_MATH
                                                          : CUBLAS_DEFAULT_MATH));
         BL(BP_BLAS(cublasSgemm)(s->blas, CUBLAS_OP_N, CUBLAS_OP_N, n, mm, k, &one,
-                                s->b, n, s->a, k, &zero, c, n));
+                                g->b, n, g->a, k, &zero, g->c, n));
     } else {
         cudaDataType_t t = ctype(s->p.dtype);
         BL(BP_BLAS(cublasSetMathMode)(s->blas, CUBLAS_DEFAULT_MATH));
         BL(BP_BLAS(cublasGemmEx)(s->blas, CUBLAS_OP_N, CUBLAS_OP_N, n, mm, k, &one,
-                                 s->b, t, n, s->a, t, k, &zero, c, t, n,
+                                 g->b, t, n, g->a, t, k, &zero, g->c, t, n,
                                  CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT_TENSOR_OP));
     }
     BL(BP_BLAS(cublasSetMathMode)(s->blas, CUBLAS_DEFAULT_MATH));
@@ -353,20 +448,22 @@ static bp_status torch_gemm(cu_t *s, int64_t m, void *c, bp_error_t *err)
     return BP_OK;
 }
 
-static bp_status engine_gemm(cu_t *s, int64_t m, void *c, bp_inv_algo_t *algo,
+/* The engine's own call on g. */
+static bp_status engine_gemm(cu_t *s, const gemm_t *g, bp_inv_algo_t *algo,
                              bp_error_t *err)
 {
     switch (s->kind) {
-    case K_CUBLAS: return torch_gemm(s, m, c, err);
+    case K_CUBLAS: return torch_gemm(s, g, err);
     case K_PEDANTIC:
-        return bp_cuda_gemm(s->be, s->p.dtype, m, s->p.n, s->p.k, s->a, s->b, c, err);
+        return bp_cuda_gemm(s->be, s->p.dtype, g->m, s->p.n, g->k, g->a, g->b, g->c, err);
     case K_LT: {
         bool found;
-        bp_status st = lt_pick(s, m, LT_WORKSPACE, s->lt_ws, c, true, algo, &found, err);
+        bp_status st = lt_pick(s, g, LT_WORKSPACE, s->lt_ws, true, false, algo, &found,
+                               err);
         if (!st && !found)
             return bp_error_set(err, BP_EINTERNAL,
                                 "cublasLtMatmulAlgoGetHeuristic found no algorithm "
-                                "for M = %lld", (long long)m);
+                                "for M = %lld", (long long)g->m);
         if (!st)
             snprintf(algo->source, sizeof algo->source, "cuBLASLt heuristic");
         return st;
@@ -384,27 +481,57 @@ static bp_status fetch(cu_t *s, const void *c, int64_t pos, void *host, bp_error
     return BP_OK;
 }
 
-/* The cuBLASLt log of one call: the last message naming an algorithm. */
+/* The cuBLASLt log of one call: the last "algo=[...]" (or "algoId=...")
+ * a message names, without the rest of the message (dimensions and
+ * pointers, which change with M while the algorithm may not). */
 static char log_text[BP_INV_ALGO_TEXT];
 
 static void log_cb(int level, const char *fn, const char *msg)
 {
     (void)level;
-    if (msg && (strstr(msg, "algo") || !log_text[0]))
-        snprintf(log_text, sizeof log_text, "%s: %s", fn ? fn : "?", msg);
+    (void)fn;
+    const char *a = msg ? strstr(msg, "algo") : NULL;
+    if (!a)
+        return;
+    size_t n = strcspn(a, " ");
+    const char *br = strchr(a, '[');
+    if (br && br - a < 12) { /* algo=[...]: up to the matching bracket */
+        int depth = 0;
+        const char *q = br;
+        for (; *q; q++) {
+            depth += *q == '[';
+            depth -= *q == ']';
+            if (!depth)
+                break;
+        }
+        n = (size_t)(q - a) + (*q ? 1 : 0);
+    }
+    if (n >= sizeof log_text)
+        n = sizeof log_text - 1;
+    memcpy(log_text, a, n);
+    log_text[n] = '\0';
 }
 
-/* What the cuBLAS engines ran at m: the Lt heuristic's choice for the same
- * problem, run to see whether it gives the engine's bits, and the log of a
- * logged call when it names an algorithm. */
-static bp_status attribute(cu_t *s, int64_t m, int64_t pos, bp_inv_algo_t *algo,
+/* What the cuBLAS engines ran for g: the Lt heuristic's choice for the same
+ * problem, run to see whether it gives the engine's bits (s->host), and
+ * the log of a logged call when it names an algorithm. */
+static bp_status attribute(cu_t *s, const gemm_t *g, int64_t pos, bp_inv_algo_t *algo,
                            bp_error_t *err)
 {
     bool found;
-    bp_status st = lt_pick(s, m, s->ws_bytes, s->ws, s->c2, true, algo, &found, err);
-    if (st)
-        return st;
-    if (found) {
+    gemm_t g2 = *g;
+    g2.c = s->c2;
+    /* the heuristic cannot always answer (pedantic compute types): that is
+     * an unknown algorithm, not a failed sweep */
+    bp_error_t lerr = {0};
+    bp_status st = lt_pick(s, &g2, s->ws_bytes, s->ws, true, false, algo, &found, &lerr);
+    if (st) {
+        bp_inv_algo_init(algo);
+        algo->known = true;
+        snprintf(algo->source, sizeof algo->source, "none");
+        snprintf(algo->text, sizeof algo->text, "cuBLASLt heuristic: %.200s", lerr.msg);
+        cudaGetLastError();
+    } else if (found) {
         snprintf(algo->source, sizeof algo->source, "cuBLASLt heuristic");
         if ((st = fetch(s, s->c2, pos, s->host2, err)))
             return st;
@@ -421,7 +548,7 @@ static bp_status attribute(cu_t *s, int64_t m, int64_t pos, bp_inv_algo_t *algo,
     BP_BLASLT(cublasLtLoggerSetMask)(2 | 8);
     bp_inv_algo_t dummy;
     bp_inv_algo_init(&dummy);
-    st = engine_gemm(s, m, s->c2, &dummy, err);
+    st = engine_gemm(s, &g2, &dummy, err);
     BP_BLASLT(cublasLtLoggerSetMask)(0);
     BP_BLASLT(cublasLtLoggerSetCallback)(NULL);
     if (!st && strstr(log_text, "algo")) {
@@ -431,20 +558,79 @@ static bp_status attribute(cu_t *s, int64_t m, int64_t pos, bp_inv_algo_t *algo,
     return st;
 }
 
-static bp_status run(bp_inv_engine_t *e, int64_t m, int64_t pos, void *out,
+/* T ranks: each rank's GEMM on its contiguous shard; the probed rows of
+ * every rank's result all-reduced on the host into out. */
+static bp_status ranks(cu_t *s, int t, int64_t pos, void *out, bp_inv_algo_t *algo,
+                       bp_error_t *err)
+{
+    const bp_inv_problem_t *p = &s->p;
+    size_t es = esize(s), nn = (size_t)p->rows * (size_t)p->n;
+    float *part = malloc((size_t)t * nn * sizeof *part);
+    if (!part)
+        return bp_error_set(err, BP_ENOMEM, "out of memory");
+    bp_status st = BP_OK;
+    for (int r = 0; !st && r < t; r++) {
+        int64_t k0, k1;
+        bp_inv_part(p->k, t, r, &k0, &k1);
+        size_t kk = (size_t)(k1 - k0);
+        cudaError_t ce = cudaMemcpy2DAsync(s->shard, kk * es, (char *)s->a + (size_t)k0 * es,
+                                           (size_t)p->k * es, kk * es, (size_t)p->batch,
+                                           cudaMemcpyDeviceToDevice, stream(s));
+        if (ce != cudaSuccess) {
+            st = bp_cuda_fail(err, BP_EINTERNAL, "cudaMemcpy2DAsync (rank shard)", ce);
+            break;
+        }
+        gemm_t g = {s->shard, (char *)s->b + (size_t)k0 * (size_t)p->n * es, s->c,
+                    p->batch, (int64_t)kk};
+        bp_inv_algo_t ra;
+        bp_inv_algo_init(&ra);
+        if ((st = engine_gemm(s, &g, &ra, err)) || (st = fetch(s, s->c, pos, s->host, err)))
+            break;
+        bp_inv_widen(p->dtype, s->host, nn, part + (size_t)r * nn);
+        if (r == 0 && ra.known)
+            *algo = ra;
+    }
+    if (!st) {
+        bp_inv_allreduce_rows(part, t, nn, (size_t)pos * (size_t)p->n,
+                              (size_t)p->batch * (size_t)p->n, p->combine, p->dtype, out);
+        if (!algo->known) {
+            algo->known = true;
+            snprintf(algo->source, sizeof algo->source, "fixed");
+        }
+        snprintf(algo->text, sizeof algo->text, "%d ranks, %s all-reduce%s", t,
+                 bp_inv_combine_name(p->combine), algo->lt ? "; rank 0's GEMM above" : "");
+    }
+    free(part);
+    return st;
+}
+
+static bp_status run(bp_inv_engine_t *e, int64_t v, int64_t pos, void *out,
                      bp_inv_algo_t *algo, bp_error_t *err)
 {
     cu_t *s = S(e);
-    if (m > s->p.mmax || pos < 0 || pos + s->p.rows > m)
-        return bp_error_set(err, BP_EINTERNAL, "%s: batch %lld with rows at %lld",
-                            e->name, (long long)m, (long long)pos);
+    const bp_inv_problem_t *p = &s->p;
+    int64_t m = p->axis == BP_INV_BATCH ? v : p->batch;
+    if (p->axis != BP_INV_BATCH && (v > 256 || v > p->k))
+        return bp_error_set(err, BP_EUNAVAIL, "%lld parts of K = %lld", (long long)v,
+                            (long long)p->k);
+    if (v < 1 || m > s->rows_cap || pos < 0 || pos + p->rows > m)
+        return bp_error_set(err, BP_EINTERNAL, "%s: configuration %lld with rows at "
+                            "%lld", e->name, (long long)v, (long long)pos);
     bp_status st = bp_cuda_use(s->be, err);
-    if (st || (st = place(s, pos, err)) || (st = engine_gemm(s, m, s->c, algo, err)) ||
-        (st = fetch(s, s->c, pos, s->host, err)))
+    if (st || (st = place(s, pos, err)))
         return st;
-    memcpy(out, s->host, bp_inv_result_elems(&s->p) * esize(s));
-    if (s->kind != K_LT)
-        st = attribute(s, m, pos, algo, err);
+    if (p->axis == BP_INV_RANKS)
+        return ranks(s, (int)v, pos, out, algo, err);
+    gemm_t g = {s->a, s->b, s->c, m, p->k};
+    if (p->axis == BP_INV_SPLIT)
+        st = lt_split(s, &g, (int)v, algo, err);
+    else
+        st = engine_gemm(s, &g, algo, err);
+    if (st || (st = fetch(s, s->c, pos, s->host, err)))
+        return st;
+    memcpy(out, s->host, bp_inv_result_elems(p) * esize(s));
+    if (p->axis == BP_INV_BATCH && s->kind != K_LT)
+        st = attribute(s, &g, pos, algo, err);
     return st;
 }
 

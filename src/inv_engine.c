@@ -1,5 +1,5 @@
-/* Invariance problems, their inputs, the engine registry and the oracle's
- * result (inv_engine.h). */
+/* Invariance problems, their inputs and the engine registry
+ * (inv_engine.h). */
 #include "inv_engine.h"
 
 #include <stdio.h>
@@ -7,16 +7,42 @@
 #include <string.h>
 
 #include "backend.h"
-#include "buf.h"
 #include "config.h"
-#include "op.h"
 #include "rng.h"
 
-static const char *const op_names[BP_INV_NOPS] = {"matmul"};
+static const char *const op_names[BP_INV_NOPS] = {
+    "matmul", "sum", "mean", "rms_norm", "softmax", "log_softmax", "attention"};
+static const char *const combine_names[BP_INV_NCOMBINE] = {"seq", "tree", "ring",
+                                                           "rank"};
 
 const char *bp_inv_op_name(bp_inv_op_t op)
 {
     return (unsigned)op < BP_INV_NOPS ? op_names[op] : "?";
+}
+
+bool bp_inv_op_parse(const char *s, bp_inv_op_t *out)
+{
+    for (int i = 0; i < BP_INV_NOPS; i++)
+        if (strcmp(s, op_names[i]) == 0) {
+            *out = (bp_inv_op_t)i;
+            return true;
+        }
+    return false;
+}
+
+const char *bp_inv_combine_name(bp_inv_combine_t c)
+{
+    return (unsigned)c < BP_INV_NCOMBINE ? combine_names[c] : "?";
+}
+
+bool bp_inv_combine_parse(const char *s, bp_inv_combine_t *out)
+{
+    for (int i = 0; i < BP_INV_NCOMBINE; i++)
+        if (strcmp(s, combine_names[i]) == 0) {
+            *out = (bp_inv_combine_t)i;
+            return true;
+        }
+    return false;
 }
 
 const char *bp_inv_dtype_name(const bp_inv_problem_t *p)
@@ -24,15 +50,52 @@ const char *bp_inv_dtype_name(const bp_inv_problem_t *p)
     return p->tf32 ? "tf32" : bp_dtype_name(p->dtype);
 }
 
+bp_dtype_t bp_inv_result_dtype(const bp_inv_problem_t *p)
+{
+    return p->op == BP_INV_LOG_SOFTMAX ? BP_F32 : p->dtype;
+}
+
+int64_t bp_inv_result_rows(const bp_inv_problem_t *p)
+{
+    return p->op == BP_INV_ATTENTION ? p->heads : p->rows;
+}
+
+int64_t bp_inv_result_cols(const bp_inv_problem_t *p)
+{
+    return p->op == BP_INV_SUM || p->op == BP_INV_MEAN ? 1 : p->n;
+}
+
 size_t bp_inv_result_elems(const bp_inv_problem_t *p)
 {
-    return (size_t)p->rows * (size_t)p->n;
+    return (size_t)bp_inv_result_rows(p) * (size_t)bp_inv_result_cols(p);
+}
+
+int64_t bp_inv_reduction_len(const bp_inv_problem_t *p)
+{
+    return p->op == BP_INV_MATMUL || p->op == BP_INV_ATTENTION ? p->k : p->n;
+}
+
+void bp_inv_dims_format(const bp_inv_problem_t *p, char *out, size_t n)
+{
+    if (p->op == BP_INV_MATMUL)
+        snprintf(out, n, "%lldx%lld", (long long)p->k, (long long)p->n);
+    else if (p->op == BP_INV_ATTENTION)
+        snprintf(out, n, "%lldx%lldx%lld", (long long)p->heads, (long long)p->k,
+                 (long long)p->n);
+    else
+        snprintf(out, n, "H %lld", (long long)p->n);
 }
 
 void bp_inv_shape_format(const bp_inv_problem_t *p, char *out, size_t n)
 {
-    snprintf(out, n, "[M, %lld] x [%lld, %lld]", (long long)p->k,
-             (long long)p->k, (long long)p->n);
+    if (p->op == BP_INV_MATMUL)
+        snprintf(out, n, "[M, %lld] x [%lld, %lld]", (long long)p->k, (long long)p->k,
+                 (long long)p->n);
+    else if (p->op == BP_INV_ATTENTION)
+        snprintf(out, n, "%lld heads, %lld keys, head dim %lld", (long long)p->heads,
+                 (long long)p->k, (long long)p->n);
+    else
+        snprintf(out, n, "[M, %lld]", (long long)p->n);
 }
 
 void bp_inv_fill(bp_dtype_t dt, void *out, int64_t row0, int64_t nrows,
@@ -53,7 +116,7 @@ void bp_inv_fill(bp_dtype_t dt, void *out, int64_t row0, int64_t nrows,
 static const char *const engine_names[] = {
     "cpu",
 #ifdef BP_HAVE_CUDA
-    "cublas", "cublas-pedantic", "cublaslt",
+    "cuda", "cublas", "cublas-pedantic", "cublaslt",
 #endif
     NULL};
 
@@ -64,8 +127,8 @@ const char *const *bp_inv_engine_names(void)
 
 bool bp_inv_engine_is_cuda(const char *name)
 {
-    return strcmp(name, "cublas") == 0 || strcmp(name, "cublas-pedantic") == 0 ||
-           strcmp(name, "cublaslt") == 0;
+    return strcmp(name, "cuda") == 0 || strcmp(name, "cublas") == 0 ||
+           strcmp(name, "cublas-pedantic") == 0 || strcmp(name, "cublaslt") == 0;
 }
 
 bp_status bp_inv_engine_open(const char *name, int gpu, bp_inv_engine_t **out,
@@ -76,6 +139,8 @@ bp_status bp_inv_engine_open(const char *name, int gpu, bp_inv_engine_t **out,
         return bp_inv_engine_cpu(out, err);
     if (bp_inv_engine_is_cuda(name)) {
 #ifdef BP_HAVE_CUDA
+        if (strcmp(name, "cuda") == 0)
+            return bp_inv_engine_cuda_rows(gpu, out, err);
         return bp_inv_engine_cuda(name, gpu, out, err);
 #else
         (void)gpu;
@@ -84,7 +149,8 @@ bp_status bp_inv_engine_open(const char *name, int gpu, bp_inv_engine_t **out,
 #endif
     }
     return bp_error_set(err, BP_EINPUT,
-                        "unknown engine '%s' (cpu, cublas, cublas-pedantic, cublaslt)",
+                        "unknown engine '%s' (cpu, cuda, cublas, cublas-pedantic, "
+                        "cublaslt)",
                         name);
 }
 
@@ -94,35 +160,22 @@ void bp_inv_engine_close(bp_inv_engine_t *e)
         e->close(e);
 }
 
-/* The oracle backend's matmul (its op table entry) on the probed rows:
- * exact dot products rounded once (mpfr_dot). */
-bp_status bp_inv_oracle(const bp_inv_problem_t *p, int threads, void *out,
-                        bp_error_t *err)
+bool bp_inv_engine_supports(const char *name, bp_inv_op_t op, bp_inv_axis_t axis)
 {
-    if (p->op != BP_INV_MATMUL)
-        return bp_error_set(err, BP_EINTERNAL, "no oracle for %s",
-                            bp_inv_op_name(p->op));
-    bp_backend_opts_t o;
-    bp_backend_opts_default(&o);
-    o.threads = threads;
-    bp_backend_t *be = NULL;
-    bp_status st = bp_backend_open("oracle", &o, &be, err);
-    if (st)
-        return st;
-    bp_buf_t a = {0}, b = {0}, c = {0};
-    int64_t sa[2] = {p->rows, p->k}, sb[2] = {p->k, p->n}, sc[2] = {p->rows, p->n};
-    if (!(st = bp_buf_alloc(&a, p->dtype, 2, sa, err)) &&
-        !(st = bp_buf_alloc(&b, p->dtype, 2, sb, err)) &&
-        !(st = bp_buf_shape(&c, p->dtype, 2, sc, err))) {
-        bp_inv_fill(p->dtype, a.data, 0, p->rows, p->k, p->seed, BP_INV_STREAM_PROBE);
-        bp_inv_fill(p->dtype, b.data, 0, p->k, p->n, p->seed, BP_INV_STREAM_B);
-        c.data = out;
-        bp_op_t op = {.kind = BP_OP_MATMUL};
-        bp_exec_t x = {.op = &op, .a = &a, .b = &b, .out = &c};
-        st = be->op[BP_OP_MATMUL](be, &x, err);
-    }
-    bp_buf_free(&a);
-    bp_buf_free(&b);
-    bp_backend_close(be);
-    return st;
+    bool mm = op == BP_INV_MATMUL;
+    if (strcmp(name, "cpu") == 0)
+        return !(op == BP_INV_ATTENTION && axis == BP_INV_BATCH) &&
+               !(axis == BP_INV_RANKS && !mm);
+    if (strcmp(name, "cuda") == 0)
+        return axis == BP_INV_BATCH &&
+               (op == BP_INV_SUM || op == BP_INV_RMS_NORM || op == BP_INV_LOG_SOFTMAX);
+    if (strcmp(name, "cublaslt") == 0)
+        return mm;
+    return mm && axis != BP_INV_SPLIT; /* cublas, cublas-pedantic */
+}
+
+bp_status bp_inv_backend_op(bp_backend_t *be, const bp_exec_t *x, bp_error_t *err)
+{
+    bp_status st = be->enter ? be->enter(be, err) : BP_OK;
+    return st ? st : be->op[x->op->kind](be, x, err);
 }

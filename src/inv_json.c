@@ -124,9 +124,9 @@ json_t *bp_inv_json(const bp_inv_study_t *s)
     char pol[128];
     bp_policy_format(&s->policy, pol, sizeof pol);
     json_t *maps = json_array(), *notes = json_copy(s->notes);
-    json_t *o = json_pack("{s:I, s:i, s:i, s:s, s:s, s:o, s:o, s:I}", "seed",
+    json_t *o = json_pack("{s:I, s:i, s:i, s:s, s:o, s:o, s:I}", "seed",
                           (json_int_t)s->seed, "repeat", s->repeat, "processes",
-                          s->processes, "policy", pol, "values", s->values, "notes",
+                          s->processes, "policy", pol, "notes",
                           notes, "maps", maps, "failures",
                           (json_int_t)bp_inv_study_failures(s));
     if (!o)
@@ -134,16 +134,20 @@ json_t *bp_inv_json(const bp_inv_study_t *s)
     for (size_t i = 0; i < s->nmaps; i++) {
         const bp_inv_map_t *m = &s->maps[i];
         json_t *groups = json_array(), *bands = json_array();
-        json_t *x = json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:I, s:I, s:b, s:o, s:o, "
-                              "s:I}",
+        json_t *x = json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:I, s:I, s:I, s:b, "
+                              "s:o, s:o, s:I, s:I}",
                               "op", m->op, "shape", m->shape, "dtype", m->dtype_name,
                               "engine", m->engine, "engine_desc", m->engine_desc, "axis",
-                              bp_inv_axis_letter(m->axis), "rows", (json_int_t)m->rows,
+                              bp_inv_axis_letter(m->axis), "values", m->values, "batch",
+                              (json_int_t)m->batch, "rows", (json_int_t)m->rows,
                               "cols", (json_int_t)m->cols, "pass", bp_inv_map_pass(m),
                               "groups", groups, "bands", bands, "unstable",
-                              (json_int_t)bp_inv_map_unstable(m));
+                              (json_int_t)bp_inv_map_unstable(m), "skipped",
+                              (json_int_t)m->nskipped);
         if (!x || json_array_append_new(maps, x))
             goto fail;
+        if (m->nskipped)
+            json_object_set_new(x, "skipped_reason", json_string(m->skipped));
         if (!m->oracle && m->oracle_note[0])
             json_object_set_new(x, "oracle_note", json_string(m->oracle_note));
         for (size_t g = 0; g < m->ng; g++) {

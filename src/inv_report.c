@@ -243,8 +243,12 @@ static void band_detail(FILE *f, const bp_inv_map_t *m, const bp_inv_band_t *b,
         bp_inv_run_format(b, r, span, sizeof span);
         fprintf(f, "  %s %-14s ", bp_inv_axis_letter(m->axis), span);
         group_line(f, m, r->group);
-        fprintf(f, "\n      ");
-        run_algos(f, b, r);
+        /* a fixed formulation says nothing the engine's line has not */
+        const bp_inv_algo_t *a = &b->cfg[r->first].algo;
+        if (a->lt || (a->known && strcmp(a->source, "fixed"))) {
+            fprintf(f, "\n      ");
+            run_algos(f, b, r);
+        }
         fputc('\n', f);
     }
     if (shown < b->niv)
@@ -307,18 +311,27 @@ int bp_inv_text(FILE *f, const bp_inv_study_t *s, const bp_inv_text_opts_t *o)
             const bp_inv_map_t *m = &s->maps[i];
             if (i == 0 || strcmp(m->op, s->maps[i - 1].op) ||
                 strcmp(m->shape, s->maps[i - 1].shape) ||
-                strcmp(m->dtype_name, s->maps[i - 1].dtype_name))
-                fprintf(f, "  %s %s %s, %lld probed row%s, %s %s, seed %" PRIu64
-                        "%s\n", m->op, m->shape, m->dtype_name, (long long)m->rows,
-                        m->rows == 1 ? "" : "s", bp_inv_axis_letter(m->axis),
-                        s->values, s->seed, s->repeat > 1 || s->processes
-                                                ? ", run-to-run checked" : "");
+                strcmp(m->dtype_name, s->maps[i - 1].dtype_name) ||
+                strcmp(m->values, s->maps[i - 1].values) || m->axis != s->maps[i - 1].axis)
+            {
+                char where[64] = "";
+                if (m->axis != BP_INV_BATCH)
+                    snprintf(where, sizeof where, " in a batch of %lld",
+                             (long long)m->batch);
+                fprintf(f, "  %s %s %s, %s %s%s, seed %" PRIu64 "%s\n", m->op, m->shape,
+                        m->dtype_name, bp_inv_axis_letter(m->axis), m->values, where,
+                        s->seed, s->repeat > 1 || s->processes ? ", run-to-run checked"
+                                                               : "");
+            }
             for (int b = 0; b < m->nbands; b++) {
                 char sum[256];
                 band_summary(m, &m->band[b], sum, sizeof sum);
                 fprintf(f, "    %-16s %-6s %s\n", m->engine,
                         bp_inv_place_name(m->band[b].place), sum);
             }
+            if (m->nskipped)
+                fprintf(f, "    %-16s %zu configuration%s not run: %s\n", m->engine,
+                        m->nskipped, m->nskipped == 1 ? "" : "s", m->skipped);
         }
         for (size_t i = 0; i < s->nmaps; i++) {
             const bp_inv_map_t *m = &s->maps[i];
@@ -364,7 +377,8 @@ static bool add_result(bp_report_t *rep, const bp_inv_map_t *m, const bp_inv_ban
     snprintf(probe, sizeof probe, "invariance %s %s", m->op, m->shape);
     snprintf(output, sizeof output, "rows %s", bp_inv_place_name(b->place));
     snprintf(a, sizeof a, "%s %s=%lld (reference)", m->engine,
-             bp_inv_axis_letter(m->axis), (long long)m->rows);
+             bp_inv_axis_letter(m->axis),
+             (long long)(m->axis == BP_INV_BATCH ? m->rows : 1));
     snprintf(bside, sizeof bside, "%s %s %s", m->engine,
              bp_inv_axis_letter(m->axis), where);
     bp_result_t r = {0};

@@ -21,7 +21,6 @@ typedef struct bp_inv_study {
     int repeat;            /* in-process runs per configuration */
     int processes;         /* fresh processes compared */
     bp_policy_t policy;
-    char values[96];       /* the axis values as given: "1:1024" */
 } bp_inv_study_t;
 
 void bp_inv_study_init(bp_inv_study_t *s);

@@ -62,8 +62,10 @@ static void band(FILE *f, const row_t *r, double y)
     const bp_inv_map_t *m = r->m;
     const bp_inv_band_t *b = r->b;
     char label[200];
-    snprintf(label, sizeof label, "%s %s %s (%s)", m->op, m->dtype_name, m->engine,
-             bp_inv_place_name(b->place));
+    int k = snprintf(label, sizeof label, "%s %s %s %s", m->op, m->dims, m->dtype_name,
+                     m->engine);
+    if (m->nbands > 1 && k > 0 && (size_t)k < sizeof label)
+        snprintf(label + k, sizeof label - (size_t)k, " (%s)", bp_inv_place_name(b->place));
     fprintf(f, "<text x=\"%d\" y=\"%.1f\" font-size=\"13\">", LABEL_X, y + 14);
     bp_xml_put(f, label, false);
     fputs("</text>\n", f);
@@ -164,11 +166,13 @@ static void axis(FILE *f, const row_t *r, double y)
             }
         }
     } else {
-        size_t step = n > 10 ? (n + 9) / 10 : 1;
+        size_t step = n > 10 ? (n + 9) / 10 : 1, last = 0;
         for (size_t i = 0; i < n; i += step)
-            if (i + step / 2 < n || i == 0)
+            if (i + step / 2 < n || i == 0) {
                 tick(f, b, i, y);
-        if (n > 1)
+                last = i;
+            }
+        if (n > 1 && last != n - 1)
             tick(f, b, n - 1, y);
     }
     fprintf(f, "<text x=\"%d\" y=\"%.1f\" font-size=\"12\" text-anchor=\"middle\">"
@@ -211,9 +215,16 @@ int bp_inv_svg(FILE *f, const bp_inv_study_t *s)
             LABEL_X);
     if (s->nmaps) {
         const bp_inv_map_t *m = &s->maps[0];
+        bool one = true;
+        for (size_t i = 1; i < s->nmaps && one; i++)
+            one = !strcmp(s->maps[i].op, m->op) && !strcmp(s->maps[i].shape, m->shape);
         char t[256];
-        snprintf(t, sizeof t, "Invariance map: %s %s, %lld probed row%s, seed %" PRIu64,
-                 m->op, m->shape, (long long)m->rows, m->rows == 1 ? "" : "s", s->seed);
+        if (one)
+            snprintf(t, sizeof t, "Invariance map: %s %s, seed %" PRIu64, m->op, m->shape,
+                     s->seed);
+        else
+            snprintf(t, sizeof t, "Invariance maps: %zu maps, seed %" PRIu64, s->nmaps,
+                     s->seed);
         bp_xml_put(f, t, false);
     } else {
         fputs("Invariance map: nothing swept", f);

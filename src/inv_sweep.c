@@ -15,7 +15,9 @@ bp_status bp_inv_sweep(bp_inv_engine_t *e, const bp_inv_problem_t *p,
     bp_status st = e->setup(e, p, err);
     if (st)
         return st;
-    size_t nout = bp_inv_result_elems(p), es = bp_dtype_info(p->dtype)->size;
+    bp_dtype_t rdt = bp_inv_result_dtype(p);
+    size_t nout = bp_inv_result_elems(p), es = bp_dtype_info(rdt)->size;
+    bool batch = p->axis == BP_INV_BATCH;
     void *ref = malloc(nout * es), *bits = malloc(nout * es),
          *again = malloc(nout * es);
     if (!ref || !bits || !again) {
@@ -24,29 +26,44 @@ bp_status bp_inv_sweep(bp_inv_engine_t *e, const bp_inv_problem_t *p,
     }
     bp_inv_algo_t algo;
     bp_inv_algo_init(&algo);
-    if ((st = e->run(e, p->rows, 0, ref, &algo, err)) ||
-        (st = bp_inv_map_init(m, p->dtype, p->rows, p->n, ref, &o->policy, err)))
+    /* the reference: the probed rows alone, or unsplit, or one rank */
+    if ((st = e->run(e, batch ? p->rows : 1, 0, ref, &algo, err)) ||
+        (st = bp_inv_map_init(m, rdt, bp_inv_result_rows(p), bp_inv_result_cols(p), ref,
+                               &o->policy, err)))
         goto done;
     snprintf(m->op, sizeof m->op, "%s", bp_inv_op_name(p->op));
     bp_inv_shape_format(p, m->shape, sizeof m->shape);
-    snprintf(m->engine, sizeof m->engine, "%s", e->name);
+    bp_inv_dims_format(p, m->dims, sizeof m->dims);
+    if (p->axis == BP_INV_BATCH)
+        snprintf(m->engine, sizeof m->engine, "%s", e->name);
+    else /* one map per order */
+        snprintf(m->engine, sizeof m->engine, "%.31s/%s", e->name,
+                 bp_inv_combine_name(p->combine));
     snprintf(m->engine_desc, sizeof m->engine_desc, "%s", e->desc);
     snprintf(m->dtype_name, sizeof m->dtype_name, "%s", bp_inv_dtype_name(p));
-    m->axis = BP_INV_BATCH;
+    m->axis = p->axis;
     bp_inv_band_t *band[BP_INV_NPLACES] = {0};
     for (int k = 0; k < BP_INV_NPLACES; k++)
         if (o->place[k] && (st = bp_inv_map_band(m, (bp_inv_place_t)k, &band[k], err)))
             goto done;
     for (size_t i = 0; i < o->nvalues; i++) {
         int64_t v = o->values[i];
-        if (v < p->rows || v > p->mmax)
+        if (batch && (v < p->rows || v > p->mmax))
             continue;
         for (int k = 0; k < BP_INV_NPLACES; k++) {
             if (!band[k])
                 continue;
-            int64_t pos = bp_inv_place_row((bp_inv_place_t)k, v, p->rows);
+            int64_t pos = bp_inv_place_row((bp_inv_place_t)k, batch ? v : p->batch,
+                                           p->rows);
             bp_inv_algo_init(&algo);
-            if ((st = e->run(e, v, pos, bits, &algo, err)))
+            if ((st = e->run(e, v, pos, bits, &algo, err)) == BP_EUNAVAIL) {
+                if (!m->nskipped++)
+                    snprintf(m->skipped, sizeof m->skipped, "%s %lld: %.120s",
+                             bp_inv_axis_letter(p->axis), (long long)v, err->msg);
+                st = BP_OK;
+                continue;
+            }
+            if (st)
                 goto done;
             bp_inv_cfg_t *c;
             if ((st = bp_inv_map_add(m, band[k], v, bits, &algo, &c, err)))

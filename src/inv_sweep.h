@@ -1,10 +1,13 @@
 /* The invariance sweep: one engine, one problem, every configuration of
  * the axis and every placement, into a map (inv.h).
  *
- * The reference is computed once: the probed rows alone (a batch of R rows).
- * Then for each value v of the axis (ascending) and each placement, the
- * batch of v rows with the probed rows at the placement's row is computed
- * and its probed rows' result added to the map; with repeat N > 1 each
+ * The reference is computed once: the probed rows alone (a batch of R
+ * rows), or unsplit (S = 1), or on one rank (T = 1).  Then for each value v
+ * of the axis (ascending) and each placement, configuration v is computed
+ * (batch: v rows with the probed rows at the placement's row; split and
+ * ranks: the batch of p->batch rows) and its probed rows' result added to
+ * the map; a configuration the engine cannot run (BP_EUNAVAIL) is counted
+ * in the map's nskipped with the first reason.  With repeat N > 1 each
  * configuration is computed N times in a row and any run whose bits differ
  * from the first is counted against it (run-to-run nondeterminism). */
 #ifndef BP_INV_SWEEP_H
@@ -30,8 +33,8 @@ typedef struct {
 } bp_inv_sweep_opts_t;
 
 /* Runs the sweep; on success m is finished (bp_inv_map_finish) and owned
- * by the caller (bp_inv_map_free).  Values below the probed row count are
- * skipped (a batch cannot hold the probed rows). */
+ * by the caller (bp_inv_map_free).  On the batch axis, values below the
+ * probed row count are skipped (a batch cannot hold the probed rows). */
 bp_status bp_inv_sweep(bp_inv_engine_t *e, const bp_inv_problem_t *p,
                        const bp_inv_sweep_opts_t *o, bp_inv_map_t *m,
                        bp_error_t *err);

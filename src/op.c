@@ -5,9 +5,8 @@
  * that a probe's buffers have the dtypes the framework gives them: the type
  * promotion lattice of c10/core/ScalarType.h restricted to the dtypes
  * bitprobe knows, with Python numbers as "wrapped" scalars that never widen a
- * tensor of their own category.  Broadcasting is deliberately absent: an
- * elementwise op takes two tensors of one shape or a tensor and a scalar,
- * which is all the probes need and keeps every backend's indexing trivial. */
+ * tensor of their own category.  Elementwise ops broadcast as PyTorch's
+ * do; reductions keep the reduced dimension as 1 with keepdim. */
 #include "op.h"
 
 #include <inttypes.h>
@@ -147,6 +146,7 @@ const char *bp_key_type_name(bp_key_type_t t)
         [BP_KT_NUMBER] = "number",   [BP_KT_NUMBERS] = "numbers",
         [BP_KT_INTEGER] = "integer", [BP_KT_SHAPE] = "shape",
         [BP_KT_DTYPE] = "dtype",     [BP_KT_FORM] = "formulation",
+        [BP_KT_BOOL] = "bool",
     };
     return NAME_OF(names, t);
 }
@@ -343,11 +343,22 @@ static bp_dtype_t rule_dtype(const bp_op_t *op, const bp_meta_t *metas)
     case BP_DT_PROMOTE:
         break;
     }
+    /* c10's ResultTypeState: tensors with dimensions first, then 0-D
+     * tensors, then wrapped numbers; a lower group only decides when it is
+     * of a higher category (float over integer): bf16[n] + f32 0-D gives
+     * bf16, i64[n] + f32 0-D gives f32, i32[n] + i64 0-D gives i32. */
     int reads[BP_OP_MAXREADS];
     int n = bp_op_reads(op, reads);
-    bp_dtype_t dt = metas[reads[0]].dtype;
-    for (int r = 1; r < n; r++)
-        dt = promote(dt, metas[reads[r]].dtype);
+    bp_dtype_t dim = BP_NDTYPES, zero = BP_NDTYPES;
+    for (int r = 0; r < n; r++) {
+        const bp_meta_t *m = &metas[reads[r]];
+        bp_dtype_t *g = m->ndim > 0 ? &dim : &zero;
+        *g = *g == BP_NDTYPES ? m->dtype : promote(*g, m->dtype);
+    }
+    bp_dtype_t dt = dim == BP_NDTYPES                      ? zero
+                    : zero == BP_NDTYPES || is_float(dim) ? dim
+                    : is_float(zero)                      ? zero
+                                                          : dim;
     /* A wrapped number only lifts an integer tensor to the default float. */
     const bp_arg_t *s = op->a.kind == BP_ARG_SCALAR   ? &op->a
                         : op->b.kind == BP_ARG_SCALAR ? &op->b
@@ -387,6 +398,15 @@ static bp_status infer_kind(const bp_op_t *op, const bp_meta_t *metas,
         if ((st = bp_arange_length(op->start, op->end, op->step, &n, err)))
             return st;
         meta_set(out, dt, 1, &n);
+        return BP_OK;
+    }
+    case BP_OP_LOAD: {
+        size_t n;
+        if (!op->has_dtype || op->dtype_is_run)
+            return bp_error_set(err, BP_EINPUT, "load needs the tensor's dtype, not $dtype");
+        if ((st = bp_shape_numel(op->ndim, op->shape, op->dtype, &n, err)))
+            return st;
+        meta_set(out, op->dtype, op->ndim, op->shape);
         return BP_OK;
     }
     case BP_OP_UNIFORM: {
@@ -479,41 +499,59 @@ static bp_status infer_kind(const bp_op_t *op, const bp_meta_t *metas,
         return BP_OK;
     }
     case BP_OP_SUM: {
-        if (!op->has_axis) {
-            meta_set(out, dt, 0, NULL);
-            return BP_OK;
-        }
-        int ax;
-        if (!bp_axis_norm(op->axis, a->ndim, &ax))
+        /* Without axis, every dimension; keepdim keeps each reduced one
+         * as 1 (torch.sum(a, dim, keepdim)). */
+        int ax = -1;
+        if (op->has_axis && !bp_axis_norm(op->axis, a->ndim, &ax))
             return bp_error_set(err, BP_EINPUT, "sum axis %d out of range for %s",
                                 op->axis, shape_str(a, s1, sizeof s1));
         bp_meta_t m;
         memset(&m, 0, sizeof m);
         m.dtype = dt;
         for (int d = 0; d < a->ndim; d++)
-            if (d != ax)
+            if (op->has_axis && d != ax)
                 m.shape[m.ndim++] = a->shape[d];
+            else if (op->keepdim)
+                m.shape[m.ndim++] = 1;
         *out = m;
         return BP_OK;
     }
     default:
         break;
     }
-    /* Elementwise: the operand's shape, or both operands' (equal). */
+    /* Elementwise: the operand's shape, or the operands' broadcast
+     * (torch.broadcast_shapes: aligned at the right, a size 1 or a missing
+     * dimension stretches). */
     const bp_op_info_t *info = bp_op_info(op->kind);
     if (info->kind != BP_KIND_ELEMWISE &&
         !(info->kind == BP_KIND_LAYOUT && info->operands == BP_OPD_A))
         return bp_error_set(err, BP_EINTERNAL, "no shape rule for op '%s'",
                             bp_op_name(op->kind));
-    if (a && b && !bp_shape_equal(a->ndim, a->shape, b->ndim, b->shape))
-        return bp_error_set(err, BP_EINPUT,
-                            "shape mismatch: a is %s, b is %s "
-                            "(no broadcasting)",
-                            shape_str(a, s1, sizeof s1),
-                            shape_str(b, s2, sizeof s2));
     const bp_meta_t *t = a ? a : b;
     meta_set(out, dt, t->ndim, t->shape);
+    if (a && b && !bp_bcast_shape(a->ndim, a->shape, b->ndim, b->shape,
+                                  &out->ndim, out->shape))
+        return bp_error_set(err, BP_EINPUT,
+                            "shape mismatch: a is %s, b is %s "
+                            "(they do not broadcast)",
+                            shape_str(a, s1, sizeof s1),
+                            shape_str(b, s2, sizeof s2));
     return BP_OK;
+}
+
+/* tensor ** number converts the number with Scalar::to<scalar_t>() for
+ * f16, bf16 and integer tensors on every device (PowKernel.cpp, .cu), and
+ * c10's checked conversion refuses finite values beyond the type's range
+ * (c10/util/TypeCast.h overflows(): infinities and NaN pass).  f32 takes
+ * the exponent as a double on the CPU; only CUDA would refuse there. */
+static bool exponent_fits(bp_dtype_t dt, double v)
+{
+    switch (dt) {
+    case BP_F16: return !(fabs(v) > 65504.0) || isinf(v);
+    case BP_BF16: return !(fabs(v) > 0x1.fep127) || isinf(v);
+    case BP_I32: return v >= -2147483648.0 && v <= 2147483647.0;
+    default: return true;
+    }
 }
 
 bp_status bp_op_infer(const bp_op_t *op, const bp_meta_t *metas,
@@ -540,6 +578,24 @@ bp_status bp_op_infer(const bp_op_t *op, const bp_meta_t *metas,
                                 bp_op_name(op->kind), bp_dtype_name(dt));
         out->dtype = dt;
     }
+    /* A number meets an integer result only as an integer: an integer
+     * dtype asked of `x + 0.5` has no counterpart (PyTorch would promote). */
+    const bp_arg_t *num[2] = {&op->a, &op->b};
+    for (int k = 0; k < 2 && !is_float(out->dtype); k++) {
+        double v = num[k]->value;
+        if (num[k]->kind == BP_ARG_SCALAR && !(v == trunc(v) && fabs(v) < 0x1p63))
+            return bp_error_set(err, BP_EINPUT,
+                                "%s: the number %.17g is not an integer, but the "
+                                "result dtype is %s",
+                                k ? "b" : "a", v, bp_dtype_name(out->dtype));
+    }
+    if (op->kind == BP_OP_POW && op->a.kind == BP_ARG_BUF &&
+        op->b.kind == BP_ARG_SCALAR && !exponent_fits(out->dtype, op->b.value))
+        return bp_error_set(err, BP_EINPUT,
+                            "b: the exponent %.17g overflows %s (PyTorch "
+                            "refuses it: value cannot be converted without "
+                            "overflow)",
+                            op->b.value, bp_dtype_name(out->dtype));
     size_t numel;
     if ((st = bp_shape_numel(out->ndim, out->shape, out->dtype, &numel, err)))
         return st;

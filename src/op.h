@@ -34,7 +34,8 @@ typedef enum {
     BP_KT_INTEGER,
     BP_KT_SHAPE,   /* a list of integers >= 0 */
     BP_KT_DTYPE,
-    BP_KT_FORM     /* one of the op's formulations */
+    BP_KT_FORM,    /* one of the op's formulations */
+    BP_KT_BOOL     /* true or false */
 } bp_key_type_t;
 
 typedef enum {
@@ -120,6 +121,7 @@ typedef struct bp_op {
     double start, end, step;     /* arange */
     bool has_axis;
     int axis;                    /* concat, slice, sum (negative: from the end) */
+    bool keepdim;                /* reductions: keep the reduced dims as 1 */
     int64_t s_start, s_end, s_step; /* slice; s_end INT64_MAX: to the end */
     int ndim;                    /* tensor, uniform */
     int64_t shape[BP_MAXDIM];
@@ -127,6 +129,9 @@ typedef struct bp_op {
     size_t nvalues;
     uint64_t seed, stream;       /* uniform */
     double low, high;
+    void *data;                  /* load: the tensor's bytes, read next to
+                                    the probe file (bp_probe_load), or NULL */
+    size_t ndata;
 } bp_op_t;
 
 /* What a buffer will be: inferred before anything runs. */
@@ -178,12 +183,13 @@ const char *bp_op_flag_name(int i);
  * dtype); uniform gives f32.  An explicit dtype (dtype_is_run: the run
  * dtype) replaces the result dtype; an op without BP_OPF_INT refuses an
  * integer one.
- * Shapes: elementwise ops take two tensors of exactly one shape or a tensor
- * and a scalar ("shape mismatch" otherwise: no broadcasting); outer [n],[m]
- * -> [n,m]; concat joins along axis (others equal); slice as Python's
- * a[start:end:step] along axis; matmul [m,k]x[k,n] -> [m,n]; sum drops axis,
- * or gives a 0-D result without one; arange has bp_arange_length elements;
- * rotate_half needs an even last dimension. */
+ * Shapes: elementwise ops broadcast their tensors as PyTorch does
+ * (torch.broadcast_shapes; "shape mismatch" otherwise); outer [n],[m] ->
+ * [n,m]; concat joins along axis (others equal); slice as Python's
+ * a[start:end:step] along axis; matmul [m,k]x[k,n] -> [m,n]; sum drops
+ * axis, or every dimension without one (keepdim: keeps them as 1);
+ * arange has bp_arange_length elements; rotate_half needs an even last
+ * dimension. */
 bp_status bp_op_infer(const bp_op_t *op, const bp_meta_t *metas,
                       bp_dtype_t run_dtype, bp_meta_t *out, bp_error_t *err);
 

@@ -10,7 +10,7 @@
  * BP_KEY(ID, NAME, TYPE): a key an op may take in YAML, beyond the ones
  *   every op has (out, op, dtype).  TYPE is what the value must be
  *   (bp_key_type_t: BUFFER, BUFFERS, NUMBER, NUMBERS, INTEGER, SHAPE, DTYPE,
- *   FORM).  Keys are listed in unknown-key messages in this order.
+ *   FORM, BOOL).  Keys are listed in unknown-key messages in this order.
  *
  * BP_FORM(ID, NAME): a formulation (where frameworks compute an op
  *   differently).  The order is part of every probe's hash: append only.
@@ -58,6 +58,7 @@ BP_KEY(STREAM, "stream", INTEGER)
 BP_KEY(LOW, "low", NUMBER)
 BP_KEY(HIGH, "high", NUMBER)
 BP_KEY(AXIS, "axis", INTEGER)
+BP_KEY(KEEPDIM, "keepdim", BOOL)
 BP_KEY(START, "start", NUMBER)
 BP_KEY(END, "end", NUMBER)
 BP_KEY(STEP, "step", NUMBER)
@@ -117,9 +118,11 @@ BP_OP(SLICE, "slice", A, BP_K(AXIS) | BP_K(ISTART) | BP_K(IEND) | BP_K(ISTEP), 0
       0, SAME, LAYOUT, BP_OPF_INT, "a[start:end:step] along axis")
 BP_OP(MATMUL, "matmul", AB, 0, 0, 0, MATMUL, REDUCTION, BP_OPF_INT,
       "torch.matmul(a, b)")
-BP_OP(SUM, "sum", A, BP_K(AXIS), 0,
+BP_OP(SUM, "sum", A, BP_K(AXIS) | BP_K(KEEPDIM), 0,
       BP_FM(SEQUENTIAL) | BP_FM(PAIRWISE), ACC, REDUCTION, BP_OPF_INT,
-      "torch.sum(a, axis)")
+      "torch.sum(a, axis, keepdim)")
 BP_OP(ROTATE_HALF, "rotate_half", A, 0, 0, 0, SAME, LAYOUT, BP_OPF_INT,
       "torch.cat((-a[..., d/2:], a[..., :d/2]), -1)")
+BP_OP(LOAD, "load", NONE, BP_K(SHAPE), BP_K(SHAPE) | BP_K(DTYPE), 0, LITERAL, CREATION,
+      BP_OPF_INT, "safetensors.torch.load_file('<probe>.safetensors')[out]")
 #endif

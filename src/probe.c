@@ -29,6 +29,7 @@ void bp_probe_free(bp_probe_t *p)
         free(p->ops[i].out);
         free(p->ops[i].inputs);
         free(p->ops[i].values);
+        free(p->ops[i].data);
     }
     free(p->ops);
     for (size_t i = 0; i < p->noutputs; i++)
@@ -146,6 +147,10 @@ static void hash_op(fnv_t *f, const bp_op_t *op)
                (int)op->form);
     fnv_printf(f, "r%a,%a,%a;", op->start, op->end, op->step);
     fnv_printf(f, "ax%d,%d;", op->has_axis, op->has_axis ? op->axis : 0);
+    /* Fields added later enter the text only when set, so that the probes
+     * written before them keep their hashes (and goldens). */
+    if (op->keepdim)
+        fnv_printf(f, "kd1;");
     fnv_printf(f, "sl%" PRId64 ",%" PRId64 ",%" PRId64 ";", op->s_start,
                op->s_end, op->s_step);
     fnv_printf(f, "sh%d:", op->ndim);
@@ -156,6 +161,10 @@ static void hash_op(fnv_t *f, const bp_op_t *op)
         fnv_printf(f, "%a,", op->values[k]);
     fnv_printf(f, "u%" PRIu64 ",%" PRIu64 ",%a,%a;", op->seed, op->stream,
                op->low, op->high);
+    if (op->kind == BP_OP_LOAD) { /* what it loaded, when it has */
+        fnv_printf(f, "ld%zu:", op->ndata);
+        fnv_bytes(f, op->data, op->ndata);
+    }
 }
 
 static int param_cmp(const void *a, const void *b)

@@ -37,10 +37,13 @@ typedef struct bp_probe {
     size_t noutputs;
 } bp_probe_t;
 
-/* Reads and validates one probe file.  Errors read "file:line:col: what". */
+/* Reads and validates one probe file.  Errors read "file:line:col: what".
+ * Its load ops take their tensors from the safetensors file of the same
+ * name next to it (x.yaml: x.safetensors). */
 bp_status bp_probe_load(const char *path, bp_probe_t **out, bp_error_t *err);
 /* The same from memory: label stands for the file name (in messages, and
- * the probe's name must match its base name, as for a file). */
+ * the probe's name must match its base name, as for a file).  Load ops are
+ * left without their tensors (running one is an error). */
 bp_status bp_probe_parse(const char *text, size_t len, const char *label,
                          bp_probe_t **out, bp_error_t *err);
 /* Every *.yaml in dir, sorted by probe name; names must be unique. */

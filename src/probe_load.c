@@ -10,13 +10,83 @@
 #include <string.h>
 
 #include "probe_yaml.h"
+#include "st.h"
+
+/* The tensors of the probe's load ops, from <dir>/<name>.safetensors next
+ * to its file: each the tensor named like the op's buffer, with the dtype
+ * and shape the op says.  The hash then covers the bytes. */
+static bp_status resolve_loads(bp_probe_t *p, bp_error_t *err)
+{
+    size_t nload = 0;
+    for (size_t i = 0; i < p->nops; i++)
+        nload += p->ops[i].kind == BP_OP_LOAD;
+    if (!nload)
+        return BP_OK;
+    size_t len = strlen(p->path);
+    char *tpath = malloc(len + 32);
+    if (!tpath)
+        return bp_error_set(err, BP_ENOMEM, "out of memory");
+    memcpy(tpath, p->path, len + 1);
+    if (len > 5 && strcmp(tpath + len - 5, ".yaml") == 0)
+        tpath[len - 5] = '\0';
+    strcat(tpath, ".safetensors");
+    bp_st_file_t f;
+    bp_status st = bp_st_read(tpath, &f, err);
+    if (st) {
+        const bp_op_t *op = NULL;
+        for (size_t i = 0; !op && i < p->nops; i++)
+            if (p->ops[i].kind == BP_OP_LOAD)
+                op = &p->ops[i];
+        bp_error_prefix(err, "%s:%d:%d: load '%s' reads the probe's tensors: ", p->path,
+                        op->line, op->col, op->out);
+        free(tpath);
+        return st;
+    }
+    for (size_t i = 0; !st && i < p->nops; i++) {
+        bp_op_t *op = &p->ops[i];
+        if (op->kind != BP_OP_LOAD)
+            continue;
+        const bp_st_tensor_t *t = bp_st_find(&f, op->out);
+        bool same = t && t->buf.dtype == op->dtype && t->buf.ndim == op->ndim;
+        for (int d = 0; same && d < op->ndim; d++)
+            same = t->buf.shape[d] == op->shape[d];
+        if (!t) {
+            st = bp_error_set(err, BP_EINPUT, "%s:%d:%d: load '%s': '%s' has no tensor '%s'",
+                              p->path, op->line, op->col, op->out, tpath, op->out);
+        } else if (!same) {
+            char a[96], b[96];
+            bp_shape_format(op->ndim, op->shape, a, sizeof a);
+            bp_shape_format(t->buf.ndim, t->buf.shape, b, sizeof b);
+            st = bp_error_set(err, BP_EINPUT, "%s:%d:%d: load '%s' says %s %s, '%s' holds %s %s",
+                              p->path, op->line, op->col, op->out, bp_dtype_name(op->dtype), a,
+                              tpath, bp_dtype_name(t->buf.dtype), b);
+        } else {
+            op->ndata = bp_buf_nbytes(&t->buf);
+            op->data = malloc(op->ndata ? op->ndata : 1);
+            if (!op->data)
+                st = bp_error_set(err, BP_ENOMEM, "out of memory");
+            else if (op->ndata)
+                memcpy(op->data, t->buf.data, op->ndata);
+        }
+    }
+    bp_st_free(&f);
+    free(tpath);
+    if (!st)
+        bp_probe_hash(p, p->hash);
+    return st;
+}
 
 bp_status bp_probe_load(const char *path, bp_probe_t **out, bp_error_t *err)
 {
     *out = NULL;
     bp_ynode_t *root = NULL;
     bp_status st = bp_yaml_read(path, &root, err);
-    return bp_probe_from_tree(path, root, st, out, err);
+    st = bp_probe_from_tree(path, root, st, out, err);
+    if (!st && (st = resolve_loads(*out, err))) {
+        bp_probe_free(*out);
+        *out = NULL;
+    }
+    return st;
 }
 
 bp_status bp_probe_parse(const char *text, size_t len, const char *label,

@@ -176,6 +176,25 @@ static bp_status get_int(ld_t *L, const yn_t *n, const char *what, double lo,
     return BP_OK;
 }
 
+/* true or false, as YAML 1.2's core schema writes them, unquoted. */
+static bp_status get_bool(ld_t *L, const yn_t *n, const char *what, bool *out)
+{
+    static const char *const t[] = {"true", "True", "TRUE", NULL},
+                             *const f[] = {"false", "False", "FALSE", NULL};
+    if (n->kind == BP_YN_SCALAR && n->plain && in_list(n->str, t)) {
+        *out = true;
+        return BP_OK;
+    }
+    if (n->kind == BP_YN_SCALAR && n->plain && in_list(n->str, f)) {
+        *out = false;
+        return BP_OK;
+    }
+    if (n->kind != BP_YN_SCALAR)
+        return bad(L, n, "%s must be true or false, got %s", what, kind_name(n));
+    return bad(L, n, "%s must be true or false, got %s%.80s%s", what,
+               n->plain ? "" : "the quoted string \"", n->str, n->plain ? "" : "\"");
+}
+
 static bp_status get_dtype(ld_t *L, const yn_t *n, bool allow_run,
                            bool *is_run, bp_dtype_t *dt)
 {
@@ -544,6 +563,8 @@ static bp_status parse_op(ld_t *L, size_t i, const yn_t *n)
         op->has_axis = true;
         op->axis = (int)v;
     }
+    if ((x = bp_yaml_get(n, "keepdim")) && (st = get_bool(L, x, "keepdim", &op->keepdim)))
+        return st;
     switch (op->kind) {
     case BP_OP_TENSOR:
         return op_tensor(L, op, n, where);
@@ -551,6 +572,11 @@ static bp_status parse_op(ld_t *L, size_t i, const yn_t *n)
         return op_arange(L, op, n, where);
     case BP_OP_UNIFORM:
         return op_uniform(L, op, n, where);
+    case BP_OP_LOAD:
+        if (op->dtype_is_run)
+            return bad(L, bp_yaml_get(n, "dtype"), "load takes the dtype of the tensor in "
+                                                   "its file, not $dtype");
+        return get_shape(L, bp_yaml_get(n, "shape"), &op->ndim, op->shape);
     case BP_OP_CONCAT:
         op->has_axis = true; /* axis 0 unless given */
         return BP_OK;

@@ -24,6 +24,9 @@ int bp_rep_markdown(FILE *f, const bp_report_t *rep);
 int bp_rep_github(FILE *f, const bp_report_t *rep);
 int bp_rep_github_annotations(FILE *f, const bp_report_t *rep);
 int bp_rep_github_summary(FILE *f, const bp_report_t *rep);
+/* run --timing: per backend, per probe and dtype, then the rest. */
+struct bp_timing;
+int bp_rep_timing(FILE *f, const struct bp_timing *t);
 /* Markdown pieces shared by the Markdown and GitHub writers: s as escaped
  * text, and as a code span (also safe inside a table cell). */
 void bp_md_text(FILE *f, const char *s);
@@ -63,7 +66,9 @@ int bp_rep_emit(const bp_rep_targets_t *t, const bp_report_t *rep);
  * file cannot be written. */
 int bp_rep_write(const char *path, int (*fn)(FILE *, const bp_report_t *),
                  const bp_report_t *rep);
-/* The JSON document bp_rep_json writes (caller owns it). */
+/* The JSON document bp_rep_json writes (caller owns it), and its
+ * "summary" (the tally and verdict). */
 json_t *bp_rep_json_build(const bp_report_t *rep);
+json_t *bp_rep_json_summary(const bp_report_t *rep);
 
 #endif

@@ -11,8 +11,8 @@
  * $GITHUB_WORKSPACE when absolute and under it; diff results have no file.
  *
  * Step summary: a Markdown section appended to the file named by
- * $GITHUB_STEP_SUMMARY (when set): the counts, and a table of every
- * comparison that differs or was not compared. */
+ * $GITHUB_STEP_SUMMARY (when set): the verdict line (report.h's tally),
+ * and a table of every comparison that differs or was not compared. */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
@@ -82,14 +82,18 @@ static int worse_first(const void *pa, const void *pb)
     return ia < ib ? -1 : ia > ib;
 }
 
+/* What fails the verdict: drift, one-sided and not comparable tensors
+ * (exit 1), errors (exit 2). */
 static bool failing(const bp_result_t *r)
 {
-    return r->compared && r->counts && !r->cmp.pass;
+    return bp_result_outcome(r) != 0;
 }
 
 int bp_rep_github_annotations(FILE *f, const bp_report_t *rep)
 {
-    size_t nf = bp_report_failures(rep), k = 0;
+    size_t nf = 0, k = 0;
+    for (size_t i = 0; i < rep->n; i++)
+        nf += failing(&rep->r[i]);
     if (!nf)
         return 0;
     size_t *idx = malloc(nf * sizeof *idx);
@@ -117,7 +121,7 @@ int bp_rep_github_annotations(FILE *f, const bp_report_t *rep)
             fputc(',', f);
         }
         fputs("title=", f);
-        gh_escape(f, "bitprobe drift: ", true);
+        gh_escape(f, r->compared ? "bitprobe drift: " : "bitprobe: ", true);
         gh_escape(f, title, true);
         fputs("::", f);
         gh_escape(f, title, false);
@@ -126,7 +130,7 @@ int bp_rep_github_annotations(FILE *f, const bp_report_t *rep)
         fputc('\n', f);
     }
     if (nf > BP_GH_MAX_ANNOTATIONS)
-        fprintf(f, "::warning title=bitprobe::%zu more outputs drift beyond policy "
+        fprintf(f, "::warning title=bitprobe::%zu more results fail "
                    "(see the step summary or the report)\n", nf - BP_GH_MAX_ANNOTATIONS);
     free(idx);
     return ferror(f) ? 2 : 0;
@@ -134,20 +138,14 @@ int bp_rep_github_annotations(FILE *f, const bp_report_t *rep)
 
 int bp_rep_github_summary(FILE *f, const bp_report_t *rep)
 {
-    size_t compared = 0, differ = 0, skipped = 0, drift = bp_report_failures(rep);
-    for (size_t i = 0; i < rep->n; i++) {
-        const bp_result_t *r = &rep->r[i];
-        compared += r->compared;
-        skipped += !r->compared;
-        differ += r->compared && r->cmp.mismatched;
-    }
-    fprintf(f, "### bitprobe: %s\n\n", drift ? "drift beyond policy" : "no drift");
-    fprintf(f, "%zu comparisons: %zu bit-identical, %zu differ, %zu drift beyond policy",
-            compared, compared - differ, differ, drift);
-    if (skipped)
-        fprintf(f, "; %zu not compared", skipped);
+    bp_tally_t t;
+    char line[1024];
+    bp_report_tally(rep, &t);
+    bp_tally_line(rep, &t, line, sizeof line);
+    fprintf(f, "### bitprobe: %s\n\n", t.verdict);
+    bp_md_text(f, line);
     fputs(".\n\n", f);
-    if (differ || skipped) {
+    if (t.compared > t.n[BP_RS_IDENTICAL] || t.compared < t.results) {
         fputs("| probe | output | dtype | b vs a | mismatched | % | max ulp | policy | verdict |\n"
               "|---|---|---|---|---:|---:|---:|---|---|\n", f);
         for (size_t i = 0; i < rep->n; i++) {
@@ -168,7 +166,8 @@ int bp_rep_github_summary(FILE *f, const bp_report_t *rep)
             if (!r->compared) {
                 fputs(" | | | | ", f);
                 bp_md_code(f, pol);
-                fputs(" | skipped: ", f);
+                fprintf(f, " | %s%s%s: ", failing(r) ? "**" : "",
+                        bp_res_status_label(r->status), failing(r) ? "**" : "");
                 bp_md_text(f, r->note);
                 fputs(" |\n", f);
                 continue;

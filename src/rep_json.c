@@ -1,10 +1,15 @@
 /* The JSON report: everything the comparison engine computed, with the
  * environment fingerprint.  Schema (documented in the man page, REPORTS):
- *   {tool, version, command, env{..., backends[{name, key, fingerprint}]},
+ *   {tool, version, schema_version (2), command,
+ *    env{..., backends[{name, key, fingerprint}]},
  *    notes[], values[{probe, output, side, dtype, values[VALUE]}],
- *    summary{comparisons, identical, differ, drift},
- *    results[{probe, output, dtype, kind, a, b, policy, compared, counts,
- *             note?, file?, line?,   (the rest only when compared:)
+ *    summary{verdict ("passed", "drift", "error"), exit_status, line (the
+ *            verdict as text), nothing_compared? (why), nothing_compared_ok?
+ *            (true: on purpose, run --save), statuses{STATUS:
+ *            count}, comparisons, identical, differ, drift (results that
+ *            fail: exit 1), errors (exit 2), skipped},
+ *    results[{probe, output, dtype, kind, status, a, b, policy, compared,
+ *             counts, note?, file?, line?,   (the rest only when compared:)
  *             pass, shape[], total, mismatched, mismatched_percent,
  *             beyond_policy, class_changes, zero_sign_diffs, nan_payload_diffs,
  *             max_abs{value,index[]}, max_rel{...}, max_ulp{...} (when
@@ -13,6 +18,9 @@
  *   VALUE = {hex, decimal (exact expansion), g20 (%.20g), shortest (round
  *            trip), fields (sign exponent mantissa bits)}
  *   timing (run --timing): see timing.h, bp_timing_json.
+ *   STATUS: identical, within_policy, differs, drift, only_in_a, only_in_b,
+ *   not_comparable, missing_golden, skipped_backend, error (report.h).
+ *   Schema 1 (no schema_version) had no status, verdict or exit_status.
  *   Members a read report kept in rep->extra follow, as they were.
  * Non-finite numbers are written as the strings "inf", "-inf", "nan"; a
  * non-finite mismatch's ulp as "class change". */
@@ -63,11 +71,12 @@ static json_t *result_json(const bp_result_t *r)
 {
     char pol[128];
     bp_policy_format(&r->policy, pol, sizeof pol);
-    json_t *o = json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:b, s:b}",
+    json_t *o = json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:b, s:b}",
                           "probe", r->probe, "output", r->output ? r->output : "",
                           "dtype", bp_dtype_name(r->dtype), "kind", bp_res_kind_name(r->kind),
-                          "a", r->a, "b", r->b, "policy", pol, "compared", r->compared,
-                          "counts", r->counts);
+                          "status", bp_res_status_name(bp_result_status(r)),
+                          "a", r->a ? r->a : "", "b", r->b ? r->b : "", "policy", pol,
+                          "compared", r->compared, "counts", r->counts);
     if (r->note)
         json_object_set_new(o, "note", json_string(r->note));
     if (r->file) {
@@ -116,9 +125,34 @@ static json_t *result_json(const bp_result_t *r)
     return o;
 }
 
+json_t *bp_rep_json_summary(const bp_report_t *rep)
+{
+    bp_tally_t t;
+    char line[1024];
+    bp_report_tally(rep, &t);
+    bp_tally_line(rep, &t, line, sizeof line);
+    json_t *st = json_object();
+    for (int s = 0; s < BP_RS_COUNT; s++)
+        json_object_set_new(st, bp_res_status_name((bp_res_status_t)s),
+                            json_integer((json_int_t)t.n[s]));
+    json_t *o = json_pack("{s:s, s:i, s:s, s:o, s:I, s:I, s:I, s:I, s:I, s:I}",
+                          "verdict", t.verdict, "exit_status", t.exit, "line", line,
+                          "statuses", st, "comparisons", (json_int_t)t.compared,
+                          "identical", (json_int_t)t.n[BP_RS_IDENTICAL], "differ",
+                          (json_int_t)(t.compared - t.n[BP_RS_IDENTICAL]), "drift",
+                          (json_int_t)t.failed, "errors", (json_int_t)t.errors, "skipped",
+                          (json_int_t)t.skipped);
+    if (t.why_empty[0])
+        json_object_set_new(o, "nothing_compared", json_string(t.why_empty));
+    if (t.why_empty[0] && rep->empty_ok)
+        json_object_set_new(o, "nothing_compared_ok", json_true());
+    return o;
+}
+
 json_t *bp_rep_json_build(const bp_report_t *rep)
 {
-    json_t *root = json_pack("{s:s, s:s, s:s}", "tool", "bitprobe", "version", PACKAGE_VERSION,
+    json_t *root = json_pack("{s:s, s:s, s:i, s:s}", "tool", "bitprobe", "version",
+                             PACKAGE_VERSION, "schema_version", BP_REPORT_SCHEMA,
                              "command", rep->command ? rep->command : "");
     json_object_set(root, "env", rep->env ? rep->env : json_null());
     json_t *notes = json_array();
@@ -137,20 +171,12 @@ json_t *bp_rep_json_build(const bp_report_t *rep)
     }
     json_object_set_new(root, "values", vals);
     json_t *res = json_array();
-    size_t compared = 0, differ = 0;
-    for (size_t i = 0; i < rep->n; i++) {
+    for (size_t i = 0; i < rep->n; i++)
         json_array_append_new(res, result_json(&rep->r[i]));
-        compared += rep->r[i].compared;
-        differ += rep->r[i].compared && rep->r[i].cmp.mismatched;
-    }
     json_object_set_new(root, "results", res);
     if (rep->explain)
         json_object_set(root, "explain", rep->explain);
-    json_object_set_new(root, "summary",
-                        json_pack("{s:I, s:I, s:I, s:I}", "comparisons", (json_int_t)compared,
-                                  "identical", (json_int_t)(compared - differ), "differ",
-                                  (json_int_t)differ, "drift",
-                                  (json_int_t)bp_report_failures(rep)));
+    json_object_set_new(root, "summary", bp_rep_json_summary(rep));
     if (rep->timing)
         json_object_set_new(root, "timing", bp_timing_json(rep->timing));
     const char *key;

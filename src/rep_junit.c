@@ -1,15 +1,22 @@
 /* The JUnit XML report, for CI test viewers.
  *
- *   <testsuites name="bitprobe" tests= failures= errors="0" skipped=>
+ *   <testsuites name="bitprobe" tests= failures= errors= skipped=>
  *     <testsuite name="bitprobe.<probe>" ...>      one per probe, in order
  *       <properties><property name="command" value="bitprobe run ..."/>
  *       <testcase classname="bitprobe.<probe>"
  *                 name="<output>.<dtype>.<b> vs <a>" [file= line=]>
  *         <failure message="SUMMARY" type="drift">SUMMARY
  *           first mismatches, with both sides' bits</failure>  (drift)
- *         <skipped message="NOTE"/>                            (not compared)
+ *         <failure message="NOTE" type="only in a"/>   (one-sided, not comparable)
+ *         <error message="NOTE" type="missing golden"/> (errors, and what counts
+ *                                                  as one: missing golden, ...)
+ *         <skipped message="NOTE"/>           (not compared, informational)
  *         <system-out>SUMMARY ...</system-out>  (differs, does not count)
+ *     <testsuite name="bitprobe"> <testcase name="verdict"> <error .../>
+ *                                           (only when nothing was compared)
  *
+ * The counts are the report's tally (report.h): failures are the results
+ * that make the exit status 1, errors those that make it 2.
  * One testcase per result (probe, output, dtype, backend pair); diff
  * results are named after the tensor ("<tensor>.<dtype>.<b> vs <a>").
  * Every string is escaped for XML (xml.h). */
@@ -29,16 +36,16 @@ static void attr(FILE *f, const char *name, const char *value)
 }
 
 typedef struct {
-    size_t tests, failures, skipped;
+    size_t tests, failures, errors, skipped;
 } counts_t;
 
 static void count(const bp_result_t *r, counts_t *c)
 {
+    int o = bp_result_outcome(r);
     c->tests++;
-    if (!r->compared)
-        c->skipped++;
-    else if (r->counts && !r->cmp.pass)
-        c->failures++;
+    c->failures += o == 1;
+    c->errors += o == 2;
+    c->skipped += o == 0 && !r->compared;
 }
 
 static void value_text(FILE *f, bp_dtype_t dt, const char *side, uint64_t bits)
@@ -93,8 +100,11 @@ static void testcase(FILE *f, const bp_result_t *r)
         }
     }
     if (!r->compared) {
-        fputs(">\n      <skipped", f);
-        attr(f, "message", r->note ? r->note : "not compared");
+        int o = bp_result_outcome(r);
+        fputs(o == 2 ? ">\n      <error" : o == 1 ? ">\n      <failure" : ">\n      <skipped", f);
+        attr(f, "message", r->note ? r->note : bp_res_status_label(r->status));
+        if (o)
+            attr(f, "type", bp_res_status_label(r->status));
         fputs("/>\n    </testcase>\n", f);
     } else if (r->counts && !r->cmp.pass) {
         fputs(">\n      <failure", f);
@@ -122,15 +132,34 @@ static bool seen_before(const bp_report_t *rep, size_t i)
 
 static void counts_attrs(FILE *f, const counts_t *c)
 {
-    fprintf(f, " tests=\"%zu\" failures=\"%zu\" errors=\"0\" skipped=\"%zu\"", c->tests,
-            c->failures, c->skipped);
+    fprintf(f, " tests=\"%zu\" failures=\"%zu\" errors=\"%zu\" skipped=\"%zu\"", c->tests,
+            c->failures, c->errors, c->skipped);
+}
+
+/* Nothing compared is an error of its own, so that the counts say what
+ * the exit status says. */
+static void nothing_suite(FILE *f, const bp_report_t *rep, const bp_tally_t *t)
+{
+    char line[1024];
+    bp_tally_line(rep, t, line, sizeof line);
+    fputs("  <testsuite name=\"bitprobe\" tests=\"1\" failures=\"0\" errors=\"1\" "
+          "skipped=\"0\">\n    <testcase classname=\"bitprobe\" name=\"verdict\">\n"
+          "      <error", f);
+    attr(f, "message", line);
+    attr(f, "type", "nothing compared");
+    fputs("/>\n    </testcase>\n  </testsuite>\n", f);
 }
 
 int bp_rep_junit(FILE *f, const bp_report_t *rep)
 {
     counts_t all = {0};
+    bp_tally_t t;
+    bp_report_tally(rep, &t);
     for (size_t i = 0; i < rep->n; i++)
         count(&rep->r[i], &all);
+    bool nothing = t.why_empty[0] != '\0';
+    all.tests += nothing;
+    all.errors += nothing;
     fputs("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"bitprobe\"", f);
     counts_attrs(f, &all);
     fputs(">\n", f);
@@ -157,6 +186,8 @@ int bp_rep_junit(FILE *f, const bp_report_t *rep)
                 testcase(f, &rep->r[k]);
         fputs("  </testsuite>\n", f);
     }
+    if (nothing)
+        nothing_suite(f, rep, &t);
     fputs("</testsuites>\n", f);
     return ferror(f) ? 2 : 0;
 }

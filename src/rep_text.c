@@ -86,7 +86,8 @@ static void result_block(FILE *f, const bp_result_t *r, const bp_rep_opts_t *o)
     const bp_cmp_t *c = &r->cmp;
     char idx[96], pol[96];
     if (!r->compared) {
-        fprintf(f, "  %s vs %s: not compared: %s\n", r->b, r->a, r->note ? r->note : "");
+        fprintf(f, "  %s vs %s: %s: %s\n", r->b, r->a, bp_res_status_label(r->status),
+                r->note ? r->note : "");
         return;
     }
     const char *verdict = c->pass ? "" : (r->counts ? " DRIFT" : " (differs)");
@@ -183,17 +184,10 @@ int bp_rep_text(FILE *f, const bp_report_t *rep, const bp_rep_opts_t *o)
     }
     for (size_t k = 0; k < rep->nnotes; k++)
         fprintf(f, "note: %s\n", rep->notes[k]);
-    size_t compared = 0, failed = 0, differ = 0;
-    for (size_t k = 0; k < rep->n; k++) {
-        if (!rep->r[k].compared)
-            continue;
-        compared++;
-        if (rep->r[k].cmp.mismatched)
-            differ++;
-        if (rep->r[k].counts && !rep->r[k].cmp.pass)
-            failed++;
-    }
-    fprintf(f, "summary: %zu comparisons, %zu bit-identical, %zu differ, %zu drift beyond policy\n",
-            compared, compared - differ, differ, failed);
+    bp_tally_t t;
+    char line[1024];
+    bp_report_tally(rep, &t);
+    bp_tally_line(rep, &t, line, sizeof line);
+    fprintf(f, "%s\n", line);
     return ferror(f) ? 2 : 0;
 }

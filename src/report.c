@@ -12,15 +12,37 @@ static char *dup_or_null(const char *s)
     return s ? strdup(s) : NULL;
 }
 
-/* Quotes an argument for a POSIX shell when it needs it. */
-static void append_quoted(char **buf, size_t *len, size_t *cap, const char *arg)
+size_t bp_report_shell_word(const char *arg, char *out, size_t n)
 {
     bool plain = *arg != '\0';
     for (const char *p = arg; *p; p++)
         if (!strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
                     "0123456789-_=.,/:+@%", *p))
             plain = false;
-    size_t need = *len + strlen(arg) * 4 + 4;
+    size_t len = 0;
+#define PUT(c) (len + 1 < n ? (void)(out[len] = (c)) : (void)0, len++)
+    if (!plain)
+        PUT('\'');
+    for (const char *p = arg; *p; p++) {
+        if (*p == '\'' && !plain) {
+            PUT('\'');
+            PUT('\\');
+            PUT('\'');
+        }
+        PUT(*p);
+    }
+    if (!plain)
+        PUT('\'');
+#undef PUT
+    if (n)
+        out[len < n ? len : n - 1] = '\0';
+    return len;
+}
+
+/* Appends arg, quoted for a POSIX shell when it needs it, after a space. */
+static void append_quoted(char **buf, size_t *len, size_t *cap, const char *arg)
+{
+    size_t need = *len + bp_report_shell_word(arg, NULL, 0) + 2;
     if (need > *cap) {
         char *nb = realloc(*buf, need * 2);
         if (!nb)
@@ -28,25 +50,9 @@ static void append_quoted(char **buf, size_t *len, size_t *cap, const char *arg)
         *buf = nb;
         *cap = need * 2;
     }
-    char *o = *buf + *len;
     if (*len)
-        *o++ = ' ';
-    if (plain) {
-        o += sprintf(o, "%s", arg);
-    } else {
-        *o++ = '\'';
-        for (const char *p = arg; *p; p++) {
-            if (*p == '\'') {
-                memcpy(o, "'\\''", 4);
-                o += 4;
-            } else {
-                *o++ = *p;
-            }
-        }
-        *o++ = '\'';
-        *o = '\0';
-    }
-    *len = (size_t)(o - *buf);
+        (*buf)[(*len)++] = ' ';
+    *len += bp_report_shell_word(arg, *buf + *len, *cap - *len);
 }
 
 void bp_report_init(bp_report_t *rep, int argc, char **argv)
@@ -78,6 +84,7 @@ void bp_report_free(bp_report_t *rep)
     for (size_t i = 0; i < rep->nnotes; i++)
         free(rep->notes[i]);
     free(rep->notes);
+    free(rep->why_empty);
     free(rep->r);
     free(rep->v);
     free(rep->command);
@@ -147,12 +154,179 @@ bool bp_report_note(bp_report_t *rep, const char *fmt, ...)
     return true;
 }
 
+bool bp_report_why_empty(bp_report_t *rep, const char *why, bool ok)
+{
+    char *d = strdup(why);
+    if (!d)
+        return false;
+    free(rep->why_empty);
+    rep->why_empty = d;
+    rep->empty_ok = ok;
+    return true;
+}
+
+bp_res_status_t bp_result_status(const bp_result_t *r)
+{
+    if (!r->compared)
+        return r->status;
+    if (!r->cmp.pass)
+        return r->counts ? BP_RS_DRIFT : BP_RS_DIFFERS;
+    return r->cmp.mismatched ? BP_RS_WITHIN : BP_RS_IDENTICAL;
+}
+
+int bp_result_outcome(const bp_result_t *r)
+{
+    switch (bp_result_status(r)) {
+    case BP_RS_IDENTICAL:
+    case BP_RS_WITHIN:
+    case BP_RS_DIFFERS:
+        return 0;
+    case BP_RS_DRIFT:
+        return 1;
+    case BP_RS_ONLY_A:
+    case BP_RS_ONLY_B:
+    case BP_RS_NOT_COMPARABLE:
+        return r->counts ? 1 : 0;
+    case BP_RS_MISSING_GOLDEN:
+    case BP_RS_SKIPPED_BACKEND:
+        return r->counts ? 2 : 0;
+    case BP_RS_ERROR:
+    case BP_RS_COUNT:
+        break;
+    }
+    return 2;
+}
+
+static const struct {
+    const char *name, *label, *plural;
+} status_names[BP_RS_COUNT] = {
+    [BP_RS_IDENTICAL] = {"identical", "identical", "identical"},
+    [BP_RS_WITHIN] = {"within_policy", "within policy", "within policy"},
+    [BP_RS_DIFFERS] = {"differs", "differs (informational)", "differ (informational)"},
+    [BP_RS_DRIFT] = {"drift", "DRIFT", "drift"},
+    [BP_RS_ONLY_A] = {"only_in_a", "only in a", "only in a"},
+    [BP_RS_ONLY_B] = {"only_in_b", "only in b", "only in b"},
+    [BP_RS_NOT_COMPARABLE] = {"not_comparable", "not comparable", "not comparable"},
+    [BP_RS_MISSING_GOLDEN] = {"missing_golden", "missing golden", "missing golden"},
+    [BP_RS_SKIPPED_BACKEND] = {"skipped_backend", "skipped backend", "skipped backend"},
+    [BP_RS_ERROR] = {"error", "error", "errors"},
+};
+
+const char *bp_res_status_name(bp_res_status_t s)
+{
+    return s < BP_RS_COUNT ? status_names[s].name : "?";
+}
+
+const char *bp_res_status_label(bp_res_status_t s)
+{
+    return s < BP_RS_COUNT ? status_names[s].label : "?";
+}
+
+bool bp_res_status_parse(const char *name, bp_res_status_t *out)
+{
+    for (int s = 0; s < BP_RS_COUNT; s++)
+        if (strcmp(name, status_names[s].name) == 0) {
+            *out = (bp_res_status_t)s;
+            return true;
+        }
+    return false;
+}
+
+void bp_report_tally(const bp_report_t *rep, bp_tally_t *t)
+{
+    memset(t, 0, sizeof *t);
+    for (size_t i = 0; i < rep->n; i++) {
+        const bp_result_t *r = &rep->r[i];
+        int o = bp_result_outcome(r);
+        t->n[bp_result_status(r)]++;
+        t->results++;
+        t->compared += r->compared;
+        t->failed += o == 1;
+        t->errors += o == 2;
+        t->skipped += !r->compared && o == 0;
+    }
+    if (!t->compared && !t->failed) {
+        const char *why = rep->why_empty;
+        if (!why && t->results && t->n[BP_RS_MISSING_GOLDEN] == t->results)
+            why = "no goldens for this backend";
+        else if (!why && t->results && t->n[BP_RS_SKIPPED_BACKEND] == t->results)
+            why = "no backend ran";
+        else if (!why && !t->results)
+            why = "nothing to compare";
+        if (why)
+            snprintf(t->why_empty, sizeof t->why_empty, "%s", why);
+    }
+    t->exit = t->errors || (t->why_empty[0] && !rep->empty_ok) ? 2 : t->failed ? 1 : 0;
+    t->verdict = t->exit == 2 ? "error" : t->exit == 1 ? "drift" : "passed";
+}
+
+/* Appends to out (len so far in *len). */
+static void put(char *out, size_t n, size_t *len, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static void put(char *out, size_t n, size_t *len, const char *fmt, ...)
+{
+    if (*len >= n)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    int k = vsnprintf(out + *len, n - *len, fmt, ap);
+    va_end(ap);
+    if (k > 0)
+        *len = *len + (size_t)k < n ? *len + (size_t)k : n - 1;
+}
+
+static const char *plural(int s, size_t n)
+{
+    return n == 1 ? status_names[s].label : status_names[s].plural;
+}
+
+void bp_tally_line(const bp_report_t *rep, const bp_tally_t *t, char *out, size_t n)
+{
+    size_t len = 0;
+    out[0] = '\0';
+    put(out, n, &len, "%s: ", t->verdict);
+    if (t->why_empty[0]) {
+        put(out, n, &len, "nothing compared (%s)", t->why_empty);
+    } else if (t->compared) {
+        if (t->n[BP_RS_DRIFT])
+            put(out, n, &len, "%zu of %zu compared beyond policy (", t->n[BP_RS_DRIFT],
+                t->compared);
+        else
+            put(out, n, &len, "%zu compared (", t->compared);
+        const char *sep = "";
+        for (int s = BP_RS_IDENTICAL; s <= BP_RS_DIFFERS; s++)
+            if (t->n[s]) {
+                put(out, n, &len, "%s%zu %s", sep, t->n[s], plural(s, t->n[s]));
+                sep = ", ";
+            }
+        if (!*sep)
+            put(out, n, &len, "none identical");
+        put(out, n, &len, ")");
+    } else {
+        put(out, n, &len, "nothing compared");
+    }
+    /* The rest by status; skipped backends by name and reason, once each. */
+    for (int s = BP_RS_ONLY_A; s < BP_RS_COUNT; s++)
+        if (t->n[s] && s != BP_RS_SKIPPED_BACKEND)
+            put(out, n, &len, "; %zu %s", t->n[s], plural(s, t->n[s]));
+    for (size_t i = 0; i < rep->n; i++) {
+        const bp_result_t *r = &rep->r[i];
+        if (bp_result_status(r) != BP_RS_SKIPPED_BACKEND)
+            continue;
+        bool seen = false;
+        for (size_t k = 0; k < i && !seen; k++)
+            seen = bp_result_status(&rep->r[k]) == BP_RS_SKIPPED_BACKEND &&
+                   strcmp(rep->r[k].b, r->b) == 0;
+        if (!seen)
+            put(out, n, &len, "; %s skipped: %s", r->b, r->note ? r->note : "unavailable");
+    }
+}
+
 size_t bp_report_failures(const bp_report_t *rep)
 {
     size_t f = 0;
     for (size_t i = 0; i < rep->n; i++)
-        if (rep->r[i].compared && rep->r[i].counts && !rep->r[i].cmp.pass)
-            f++;
+        f += bp_result_outcome(&rep->r[i]) == 1;
     return f;
 }
 
@@ -178,7 +352,8 @@ void bp_result_summary(const bp_result_t *r, char *out, size_t n)
 {
     const bp_cmp_t *c = &r->cmp;
     if (!r->compared) {
-        snprintf(out, n, "not compared: %s", r->note ? r->note : "no data");
+        snprintf(out, n, "%s: %s", bp_res_status_label(r->status),
+                 r->note ? r->note : "not compared");
         return;
     }
     if (!c->mismatched) {

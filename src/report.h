@@ -13,6 +13,10 @@
 #include "dtype.h"
 #include "policy.h"
 
+/* The JSON report's schema_version: 2 added each result's status and the
+ * summary's verdict (rep_json.c). */
+#define BP_REPORT_SCHEMA 2
+
 /* Outputs up to this many elements also have their values reported. */
 #define BP_REPORT_SMALL 16
 
@@ -23,6 +27,23 @@ typedef enum {
     BP_RES_DIFF    /* tensor b of one file against tensor a of another */
 } bp_res_kind_t;
 
+/* What a result found.  A compared result's status follows from its
+ * comparison and policy (bp_result_status); the others are set by the
+ * command that adds them, with the reason in the note. */
+typedef enum {
+    BP_RS_IDENTICAL,       /* compared: bit-identical */
+    BP_RS_WITHIN,          /* compared: differs, within the policy */
+    BP_RS_DIFFERS,         /* compared: beyond the policy, informational (counts off) */
+    BP_RS_DRIFT,           /* compared: beyond the policy, and it counts */
+    BP_RS_ONLY_A,          /* a tensor on side a only */
+    BP_RS_ONLY_B,          /* a tensor on side b only */
+    BP_RS_NOT_COMPARABLE,  /* shapes or dtypes that cannot be compared */
+    BP_RS_MISSING_GOLDEN,  /* no golden to compare with */
+    BP_RS_SKIPPED_BACKEND, /* the backend did not run here */
+    BP_RS_ERROR,           /* the probe failed to load or run */
+    BP_RS_COUNT
+} bp_res_status_t;
+
 typedef struct bp_result {
     char *probe;      /* probe name, or the tensor name for diff */
     char *file;       /* probe file (for annotations) or NULL */
@@ -32,8 +53,12 @@ typedef struct bp_result {
     bp_res_kind_t kind;
     char *a, *b;      /* side labels: "cpu", "golden cpu-sleef", a path */
     bp_policy_t policy;
-    bool compared;    /* false: not compared, see note */
-    bool counts;      /* whether a failure here is drift (exit 1) */
+    bool compared;    /* false: not compared, see status and note */
+    bool counts;      /* whether this result can fail the verdict: drift,
+                       * a one-sided or not comparable tensor (exit 1); a
+                       * missing golden or a skipped backend (exit 2).
+                       * Off: informational.  Errors always count. */
+    bp_res_status_t status; /* of a result that was not compared */
     char *note;
     bp_cmp_t cmp;
 } bp_result_t;
@@ -53,8 +78,12 @@ typedef struct bp_report {
     size_t n, cap;
     bp_values_t *v;
     size_t nv, capv;
-    char **notes;   /* e.g. "cuda skipped: no CUDA device" */
+    char **notes;   /* e.g. "seed-div: not run (its dtypes are not among --dtype)" */
     size_t nnotes;
+    char *why_empty; /* why nothing was compared ("no probes matched"), or
+                      * NULL to let bp_report_tally say it; owned */
+    bool empty_ok;   /* comparing nothing is the point (run --save on one
+                      * backend without goldens: the bundle is for diff) */
     json_t *explain; /* explain's result (explain.h), or NULL; owned */
     struct bp_timing *timing; /* run --timing (timing.h), or NULL; not owned */
     json_t *extra;  /* a read report's top-level members the model does not
@@ -62,7 +91,11 @@ typedef struct bp_report {
                      * as they were (report_read.h), or NULL; owned */
 } bp_report_t;
 
+/* rep->command is "bitprobe" and argv, each a shell word. */
 void bp_report_init(bp_report_t *rep, int argc, char **argv);
+/* arg as one POSIX shell word ('...' when it needs quoting) into out (n
+ * bytes, cut when short); returns its length. */
+size_t bp_report_shell_word(const char *arg, char *out, size_t n);
 void bp_report_free(bp_report_t *rep);
 /* Appends a result (strings copied; cmp moved in: the caller must not free
  * it).  Returns the stored result, or NULL when out of memory. */
@@ -71,7 +104,47 @@ bool bp_report_add_values(bp_report_t *rep, const char *probe, const char *outpu
                           const char *side, bp_dtype_t dt, const void *data, size_t n);
 bool bp_report_note(bp_report_t *rep, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
-/* Results that count and did not pass. */
+/* Sets why_empty (copied) and empty_ok. */
+bool bp_report_why_empty(bp_report_t *rep, const char *why, bool ok);
+
+/* The status of r (derived from the comparison when r was compared). */
+bp_res_status_t bp_result_status(const bp_result_t *r);
+/* What r does to the verdict: 0 nothing, 1 it fails it (drift), 2 it is
+ * an error (trouble). */
+int bp_result_outcome(const bp_result_t *r);
+/* Status names: "identical", "within_policy", "differs", "drift",
+ * "only_in_a", "only_in_b", "not_comparable", "missing_golden",
+ * "skipped_backend", "error" (JSON), and as people read them ("within
+ * policy", "DRIFT", "only in a", ...). */
+const char *bp_res_status_name(bp_res_status_t s);
+const char *bp_res_status_label(bp_res_status_t s);
+bool bp_res_status_parse(const char *name, bp_res_status_t *out);
+
+/* The one count of a report that every format renders, and its verdict,
+ * which is the exit status of the command that made the report:
+ *   2 (error)  an error result, a missing golden or skipped backend that
+ *              counts, or nothing compared at all (and nothing one-sided)
+ *              unless the report says that is fine (empty_ok);
+ *   1 (drift)  a result that fails: drift, a one-sided or not comparable
+ *              tensor;
+ *   0 (passed) otherwise. */
+typedef struct bp_tally {
+    size_t n[BP_RS_COUNT]; /* results per status */
+    size_t results;
+    size_t compared;       /* identical + within + differs + drift */
+    size_t failed;         /* results with outcome 1 */
+    size_t errors;         /* results with outcome 2 */
+    size_t skipped;        /* not compared, and informational */
+    int exit;              /* 0, 1 or 2 */
+    const char *verdict;   /* "passed", "drift", "error" */
+    char why_empty[256];   /* nothing compared: why; else "" */
+} bp_tally_t;
+void bp_report_tally(const bp_report_t *rep, bp_tally_t *t);
+/* The verdict as one line, e.g. "passed: 327 compared (300 identical,
+ * 27 differ, informational); cuda skipped: no CUDA driver" or "error:
+ * nothing compared (no probes matched)". */
+void bp_tally_line(const bp_report_t *rep, const bp_tally_t *t, char *out, size_t n);
+/* Results that fail the verdict (outcome 1). */
 size_t bp_report_failures(const bp_report_t *rep);
 const char *bp_res_kind_name(bp_res_kind_t k);
 /* The multi-dimensional index of flat position `flat` in a row-major
@@ -82,7 +155,7 @@ void bp_result_title(const bp_result_t *r, char *out, size_t n);
 /* One line for CI messages: "329332 of 524288 elements differ (62.82%),
  * max 32512 ulp at [2235, 3], max abs 2 at [2235, 3], max rel 204099 at
  * [3416, 30]; 329332 beyond policy exact", "bit-identical (10 elements)",
- * or "not compared: <note>". */
+ * or, not compared, "<status>: <note>" ("missing golden: no golden ..."). */
 void bp_result_summary(const bp_result_t *r, char *out, size_t n);
 /* Mismatched fraction (0 when nothing was compared), for ranking. */
 double bp_result_fraction(const bp_result_t *r);

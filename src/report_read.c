@@ -426,6 +426,38 @@ static bp_status read_kind(rd_t *r, const json_t *o, const char *path, bp_res_ki
     return bad(r, kp, "unknown result kind '%.64s' (cross, golden, repeat, diff)", s);
 }
 
+/* status: what a compared result's figures give (checked after them), or
+ * what a result that was not compared says; schema 1 had none (its only
+ * results not compared were missing goldens). */
+static bp_status read_status(rd_t *r, const json_t *o, const char *path, bp_result_t *res)
+{
+    const char *s;
+    char kp[PATH_LEN];
+    TRY(get_str(r, o, path, "status", false, &s));
+    key_path(kp, path, "status");
+    res->status = BP_RS_MISSING_GOLDEN;
+    if (!s && !res->compared)
+        res->counts = false; /* schema 1: they never failed a run */
+    if (s && !bp_res_status_parse(s, &res->status))
+        return bad(r, kp, "unknown status '%.64s'", s);
+    if (s && !res->compared && res->status <= BP_RS_DRIFT)
+        return bad(r, kp, "'%s' for a result that was not compared", s);
+    return BP_OK;
+}
+
+/* A compared result's status, when written, is the one its figures give. */
+static bp_status check_status(rd_t *r, const json_t *o, const char *path,
+                              const bp_result_t *res)
+{
+    const char *s = json_string_value(json_object_get(o, "status"));
+    bp_res_status_t want = bp_result_status(res);
+    char kp[PATH_LEN];
+    key_path(kp, path, "status");
+    if (s && res->compared && res->status != want)
+        return bad(r, kp, "'%s', but the comparison gives '%s'", s, bp_res_status_name(want));
+    return BP_OK;
+}
+
 static bp_status read_result(rd_t *r, const json_t *o, const char *path, bp_report_t *rep)
 {
     bp_result_t res = {0};
@@ -447,6 +479,7 @@ static bp_status read_result(rd_t *r, const json_t *o, const char *path, bp_repo
     }
     TRY(get_bool(r, o, path, "compared", &res.compared));
     TRY(get_bool(r, o, path, "counts", &res.counts));
+    TRY(read_status(r, o, path, &res));
     TRY(get_str(r, o, path, "note", false, &note));
     TRY(get_str(r, o, path, "file", false, &file));
     /* Borrowed from o: bp_report_add copies them. */
@@ -459,6 +492,8 @@ static bp_status read_result(rd_t *r, const json_t *o, const char *path, bp_repo
         return bad(r, kp, "%zu is not a line number", line);
     res.line = (int)line;
     bp_status st = res.compared ? read_cmp(r, o, path, &res) : BP_OK;
+    if (!st)
+        st = check_status(r, o, path, &res);
     if (!st && !bp_report_add(rep, &res))
         st = bp_error_set(r->err, BP_ENOMEM, "out of memory");
     if (st)
@@ -538,34 +573,98 @@ static bp_status read_env(rd_t *r, const json_t *doc, bp_report_t *rep)
 /* summary, when present, must be what the results say. */
 static bp_status check_summary(rd_t *r, const json_t *doc, const bp_report_t *rep)
 {
-    json_t *s;
+    json_t *s, *v;
     TRY(member(r, doc, "", "summary", JSON_OBJECT, "an object", false, &s));
     if (!s)
         return BP_OK;
-    size_t want[4] = {0, 0, 0, bp_report_failures(rep)};
-    for (size_t i = 0; i < rep->n; i++) {
-        want[0] += rep->r[i].compared;
-        want[2] += rep->r[i].compared && rep->r[i].cmp.mismatched;
-    }
-    want[1] = want[0] - want[2];
-    static const char *const keys[] = {"comparisons", "identical", "differ", "drift"};
-    for (int k = 0; k < 4; k++) {
+    bp_tally_t t;
+    bp_report_tally(rep, &t);
+    size_t want[] = {t.compared, t.n[BP_RS_IDENTICAL], t.compared - t.n[BP_RS_IDENTICAL],
+                     t.failed, t.errors, t.skipped, (size_t)t.exit};
+    static const char *const keys[] = {"comparisons", "identical", "differ", "drift",
+                                       "errors", "skipped", "exit_status"};
+    for (size_t k = 0; k < sizeof keys / sizeof *keys; k++) {
         size_t got;
         char kp[PATH_LEN];
-        TRY(get_count(r, s, "summary", keys[k], true, &got));
+        /* Schema 1 had the first four only. */
+        TRY(get_count(r, s, "summary", keys[k], k < 4, &got));
         key_path(kp, "summary", keys[k]);
-        if (got != want[k])
+        if (json_object_get(s, keys[k]) && got != want[k])
             return bad(r, kp, "%zu, but the results give %zu", got, want[k]);
     }
+    const char *verdict;
+    TRY(get_str(r, s, "summary", "verdict", false, &verdict));
+    if (verdict && strcmp(verdict, t.verdict) != 0)
+        return bad(r, "summary.verdict", "'%.32s', but the results give '%s'", verdict,
+                   t.verdict);
+    TRY(member(r, s, "summary", "statuses", JSON_OBJECT, "an object", false, &v));
+    for (int k = 0; v && k < BP_RS_COUNT; k++) {
+        const char *name = bp_res_status_name((bp_res_status_t)k);
+        char kp[PATH_LEN];
+        size_t got;
+        TRY(get_count(r, v, "summary.statuses", name, true, &got));
+        key_path(kp, "summary.statuses", name);
+        if (got != t.n[k])
+            return bad(r, kp, "%zu, but the results give %zu", got, t.n[k]);
+    }
+    return BP_OK;
+}
+
+/* nothing_compared: why a report compared nothing (kept, as the command
+ * said it). */
+static bp_status read_nothing(rd_t *r, const json_t *doc, bp_report_t *rep)
+{
+    json_t *s = json_object_get(doc, "summary"), *ok = NULL;
+    const char *why = NULL;
+    if (json_is_object(s)) {
+        TRY(get_str(r, s, "summary", "nothing_compared", false, &why));
+        TRY(member(r, s, "summary", "nothing_compared_ok", JSON_TRUE, "true or false", false,
+                   &ok));
+    }
+    if (why && !bp_report_why_empty(rep, why, json_is_true(ok)))
+        return bp_error_set(r->err, BP_ENOMEM, "out of memory");
+    return BP_OK;
+}
+
+/* Schema 1 diff reports said "only in SIDE: TENSOR" in a note; such a
+ * tensor is a result now. */
+static bp_status upgrade_notes(rd_t *r, const json_t *doc, bp_report_t *rep)
+{
+    static const char diff[] = "bitprobe diff ";
+    if (json_object_get(doc, "schema_version") || !rep->command ||
+        strncmp(rep->command, diff, sizeof diff - 1) != 0)
+        return BP_OK;
+    size_t keep = 0;
+    for (size_t i = 0; i < rep->nnotes; i++) {
+        char *n = rep->notes[i], *colon = strrchr(n, ':');
+        if (strncmp(n, "only in ", 8) != 0 || !colon) {
+            rep->notes[keep++] = n;
+            continue;
+        }
+        *colon = '\0';
+        const char *side = n + 8, *tensor = colon[1] == ' ' ? colon + 2 : colon + 1;
+        bool in_a = rep->n && rep->r[0].a && strcmp(rep->r[0].a, side) == 0;
+        bp_result_t res = {.probe = (char *)tensor, .output = "", .dtype = BP_F32,
+                           .kind = BP_RES_DIFF, .a = in_a ? (char *)side : "",
+                           .b = in_a ? "" : (char *)side, .counts = true,
+                           .status = in_a ? BP_RS_ONLY_A : BP_RS_ONLY_B,
+                           .note = (char *)side};
+        bp_policy_exact(&res.policy);
+        bool ok = bp_report_add(rep, &res) != NULL;
+        free(n);
+        if (!ok)
+            return bp_error_set(r->err, BP_ENOMEM, "out of memory");
+    }
+    rep->nnotes = keep;
     return BP_OK;
 }
 
 /* Top-level members the model holds, and a manifest's own. */
 static bool known(const char *key)
 {
-    static const char *const keys[] = {"tool", "version", "command", "env", "notes",
-                                       "values", "results", "explain", "summary",
-                                       "files", "backends"};
+    static const char *const keys[] = {"tool", "version", "schema_version", "command",
+                                       "env", "notes", "values", "results", "explain",
+                                       "summary", "files", "backends"};
     for (size_t i = 0; i < sizeof keys / sizeof *keys; i++)
         if (strcmp(key, keys[i]) == 0)
             return true;
@@ -588,6 +687,10 @@ static bp_status read_doc(rd_t *r, const json_t *doc, bp_report_t *rep)
                                                "report (list, env and fingerprint write "
                                                "other documents)", r->label);
     TRY(get_str(r, doc, "", "version", false, &s));
+    TRY(member(r, doc, "", "schema_version", JSON_INTEGER, "an integer", false, &v));
+    if (v && (json_integer_value(v) < 1 || json_integer_value(v) > BP_REPORT_SCHEMA))
+        return bad(r, "schema_version", "%lld is not a schema this bitprobe reads (1 to %d)",
+                   (long long)json_integer_value(v), BP_REPORT_SCHEMA);
     TRY(get_str(r, doc, "", "command", false, &s));
     if (s && !(rep->command = strdup(s)))
         return bp_error_set(r->err, BP_ENOMEM, "out of memory");
@@ -602,7 +705,9 @@ static bp_status read_doc(rd_t *r, const json_t *doc, bp_report_t *rep)
     }
     TRY(member(r, doc, "", "explain", JSON_OBJECT, "an object", false, &v));
     rep->explain = v ? json_deep_copy(v) : NULL;
+    TRY(read_nothing(r, doc, rep));
     TRY(check_summary(r, doc, rep));
+    TRY(upgrade_notes(r, doc, rep));
     json_object_foreach((json_t *)doc, key, v) {
         if (known(key))
             continue;

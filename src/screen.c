@@ -104,10 +104,17 @@ void bp_screen_gpu_coverage(bp_screen_gpu_t *g)
     char sms[256] = "", names[512] = "";
     size_t len = 0, nl = 0;
     int n = 0;
+    int nt = 0, shown = 0;
     for (int t = 0; t < bp_screen_ntests; t++)
-        if ((g->uncovered_tests >> t & 1u) && nl + 20 < sizeof names)
+        nt += (int)(g->uncovered_tests >> t & 1u);
+    for (int t = 0; t < bp_screen_ntests; t++)
+        if ((g->uncovered_tests >> t & 1u) && shown < (nt > 4 ? 3 : 4)) {
             nl += (size_t)snprintf(names + nl, sizeof names - nl, "%s%s", nl ? ", " : "",
                                    bp_screen_tests[t].name);
+            shown++;
+        }
+    if (shown < nt)
+        snprintf(names + nl, sizeof names - nl, " and %d more", nt - shown);
     for (unsigned s = 0; g->uncovered && s < g->nsmid; s++)
         if (g->uncovered[s] && len + 16 < sizeof sms) {
             len += (size_t)snprintf(sms + len, sizeof sms - len, "%s%u", n ? ", " : "", s);

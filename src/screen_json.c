@@ -53,18 +53,22 @@ static json_t *gpu_obj(const bp_screen_gpu_t *g, const int *tests, int ntests)
                           (json_int_t)tr->wrong, "wrong_sms", tr->wrong_sms, "seconds",
                           tr->seconds));
     }
+    json_t *ids = json_array();
+    for (unsigned s = 0; g->present && s < g->nsmid; s++)
+        if (g->present[s])
+            json_array_append_new(ids, json_integer(s));
     for (unsigned s = 0; g->wrong_by_sm && s < g->nsmid; s++)
         if (g->wrong_by_sm[s])
             json_array_append_new(ws, json_pack("{s:i, s:i}", "sm", (int)s, "wrong",
                                                 (int)g->wrong_by_sm[s]));
     int st = bp_screen_status(g, 1);
-    return json_pack("{s:i, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:i, s:i, s:s, s:f, s:o,"
+    return json_pack("{s:i, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:i, s:i, s:o, s:s, s:f, s:o,"
                      " s:o, s:o, s:o}",
                      "index", g->index, "uuid", g->uuid, "pci_bus_id", g->pci, "name",
                      g->name, "cc", g->cc, "driver", g->driver, "cuda_driver",
                      g->cuda_driver, "golden_key", g->key, "sms", g->sms, "sm_ids_seen",
-                     g->seen, "verdict", verdict(st), "seconds", g->seconds, "wrong_by_sm",
-                     ws, "tests", ts, "error",
+                     g->seen, "sm_ids", ids, "verdict", verdict(st), "seconds", g->seconds,
+                     "wrong_by_sm", ws, "tests", ts, "error",
                      g->error[0] ? json_string(g->error) : json_null(), "note",
                      g->note[0] ? json_string(g->note) : json_null());
 }
@@ -92,9 +96,9 @@ json_t *bp_screen_json(const bp_screen_gpu_t *g, int n, const int *tests, int nt
         }
     }
     int st = bp_screen_status(g, n);
-    return json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:i, s:i, s:f, s:o, s:o, s:o}", "tool",
-                     "bitprobe", "version", PACKAGE_VERSION, "command", "screen", "host",
-                     host, "time", when, "verdict", verdict(st), "exit_status", st, "depth",
-                     depth, "seconds", seconds, "tests", names, "gpus", gpus, "faults",
-                     faults);
+    return json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:i, s:i, s:f, s:i, s:o, s:o, s:o}",
+                     "tool", "bitprobe", "version", PACKAGE_VERSION, "command", "screen",
+                     "host", host, "time", when, "verdict", verdict(st), "exit_status", st,
+                     "depth", depth, "seconds", seconds, "faults_kept_per_test",
+                     BP_SCREEN_KEEP, "tests", names, "gpus", gpus, "faults", faults);
 }

@@ -242,6 +242,24 @@ static bp_buf_t view(const bp_buf_t *scratch, int ndim, const int64_t *shape,
     return v;
 }
 
+bp_status bp_stack_param_emulate(bp_sops_t *ops, const bp_stack_param_t *p,
+                                 uint64_t seed, int W, const bp_buf_t *shard,
+                                 bp_buf_t *g, bp_error_t *err)
+{
+    size_t lo, hi;
+    bp_status st = BP_OK;
+    for (int r = 0; !st && r < W; r++) {
+        bp_stack_shard_range(p->numel, W, r, &lo, &hi);
+        int64_t n1[1] = {(int64_t)(hi - lo)};
+        bp_buf_t sh = view(shard, 1, n1, hi - lo);
+        st = ops->uniform(ops, &sh, 0, hi - lo, seed, p->stream, lo, p->low,
+                          p->high, err);
+        if (!st)
+            st = ops->copy(ops, g, lo, &sh, 0, hi - lo, err);
+    }
+    return st;
+}
+
 bp_status bp_stack_params_check(bp_sops_t *ops, const bp_stack_cfg_t *c,
                                 uint64_t seed, bp_dtype_t dt, int W,
                                 const bp_buf_t *w, bp_stack_pcheck_t *out,
@@ -271,15 +289,7 @@ bp_status bp_stack_params_check(bp_sops_t *ops, const bp_stack_cfg_t *c,
     for (size_t i = 0; !st && i < np; i++) {
         const bp_stack_param_t *p = &out[i].p;
         bp_buf_t g = view(&gathered, p->ndim, p->shape, p->numel);
-        for (int r = 0; !st && r < W; r++) {
-            bp_stack_shard_range(p->numel, W, r, &lo, &hi);
-            int64_t n1[1] = {(int64_t)(hi - lo)};
-            bp_buf_t sh = view(&shard, 1, n1, hi - lo);
-            st = ops->uniform(ops, &sh, 0, hi - lo, seed, p->stream, lo,
-                              p->low, p->high, err);
-            if (!st)
-                st = ops->copy(ops, &g, lo, &sh, 0, hi - lo, err);
-        }
+        st = bp_stack_param_emulate(ops, p, seed, W, &shard, &g, err);
         bp_buf_t a = view(&ha, p->ndim, p->shape, p->numel),
                  b = view(&hb, p->ndim, p->shape, p->numel);
         if (!st)

@@ -61,6 +61,12 @@ bp_status bp_stack_params_check(bp_sops_t *ops, const bp_stack_cfg_t *c,
                                 uint64_t seed, bp_dtype_t dt, int shards,
                                 const bp_buf_t *w, bp_stack_pcheck_t *out,
                                 bp_error_t *err);
+/* Parameter p as the one-device emulation gathers it: each of the W
+ * shards generated from its own counters into shard (at least the
+ * longest shard) and copied into place in g (p's numel elements). */
+bp_status bp_stack_param_emulate(bp_sops_t *ops, const bp_stack_param_t *p,
+                                 uint64_t seed, int W, const bp_buf_t *shard,
+                                 bp_buf_t *g, bp_error_t *err);
 /* Shard r of n elements over W ranks: [r*n/W, (r+1)*n/W). */
 void bp_stack_shard_range(size_t n, int W, int r, size_t *lo, size_t *hi);
 

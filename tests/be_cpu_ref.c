@@ -272,3 +272,11 @@ bp_buf_t t50(bp_backend_t *be, bp_dtype_t dt)
     ref_free(&q);
     return t;
 }
+
+bp_buf_t every16(bp_dtype_t dt)
+{
+    bp_buf_t a = vec_of(dt, 65536);
+    for (size_t i = 0; i < 65536; i++)
+        bp_dtype_store_bits(dt, a.data, i, i);
+    return a;
+}

@@ -69,6 +69,8 @@ uint64_t rnd(void);
 void seed(const char *test, uint64_t s);
 void fill_random(bp_buf_t *b);
 bp_buf_t t50(bp_backend_t *be, bp_dtype_t dt);
+/* Every bit pattern of a 16-bit dtype, in order (65536 elements). */
+bp_buf_t every16(bp_dtype_t dt);
 
 #define ck_hash(buf, want, what)                                              \
     do {                                                                      \

@@ -11,6 +11,7 @@
 
 #include "bundle.h"
 #include "consensus.h"
+#include "run_consensus.h"
 #include "st.h"
 
 static char root[256];
@@ -231,6 +232,81 @@ START_TEST(test_bad_input)
 }
 END_TEST
 
+
+/* run --gpu all: four "GPUs" (backends opened as cuda:K) of one kind and
+ * a CPU, one output; the third GPU flips a bit.  The CPU is no member. */
+START_TEST(test_run_gpus)
+{
+    bp_backend_t be[5];
+    bp_buf_t out[5], *bufs[5];
+    bp_error_t err = {0};
+    int64_t shape[1] = {8};
+    memset(be, 0, sizeof be);
+    for (int k = 0; k < 5; k++) {
+        be[k].name = k == 0 ? "cpu" : be[k].inst;
+        if (k)
+            snprintf(be[k].inst, sizeof be[k].inst, "cuda:%d", k - 1);
+        snprintf(be[k].key, sizeof be[k].key, "%s", k ? "cuda-sm90" : "cpu-sleef");
+        ck_assert_int_eq(bp_buf_alloc(&out[k], BP_F32, 1, shape, &err), BP_OK);
+        for (int i = 0; i < 8; i++)
+            ((float *)out[k].data)[i] = (float)i / 3.0f;
+        bufs[k] = &out[k];
+    }
+    ((uint32_t *)out[3].data)[5] ^= 1u; /* cuda:2 */
+    bp_backend_t *bes[5] = {&be[0], &be[1], &be[2], &be[3], &be[4]};
+    bp_output_t o = {.name = (char *)"y", .buf = 0};
+    bp_probe_t p = {.name = (char *)"probe", .outputs = &o, .noutputs = 1};
+    bp_report_t rep;
+    char *argv[] = {(char *)"run"};
+    bp_report_init(&rep, 1, argv);
+    bp_run_cons_t t;
+    memset(&t, 0, sizeof t);
+    bp_cmp_opts_t co;
+    bp_cmp_opts_init(&co);
+    ck_assert_int_eq(bp_run_consensus(&t, &p, 0, BP_F32, bes, bufs, 5, &co, &rep, &err), BP_OK);
+    /* one result: the majority's first GPU against the odd one, drift */
+    ck_assert_uint_eq(rep.n, 1);
+    ck_assert_str_eq(rep.r[0].a, "cuda:0");
+    ck_assert_str_eq(rep.r[0].b, "cuda:2");
+    ck_assert(rep.r[0].counts);
+    ck_assert_uint_eq(rep.r[0].cmp.mismatched, 1);
+    ck_assert_uint_eq(rep.r[0].cmp.first[0].index, 5);
+    ck_assert_uint_eq(bp_report_failures(&rep), 1);
+    ck_assert_uint_eq(rep.nnotes, 1);
+    ck_assert_str_eq(rep.notes[0], "consensus probe y fp32: cuda:0, cuda:1 and cuda:3 agree "
+                                   "(3 of 4 GPUs); odd one out: cuda:2");
+    ck_assert_uint_eq(t.odd[3], 1);
+    /* another kind of GPU may differ without drift, and is still named */
+    snprintf(be[3].key, sizeof be[3].key, "cuda-sm80");
+    ck_assert_int_eq(bp_run_consensus(&t, &p, 0, BP_F32, bes, bufs, 5, &co, &rep, &err), BP_OK);
+    ck_assert_uint_eq(rep.n, 2);
+    ck_assert(!rep.r[1].counts);
+    /* all agree: nothing but the tally */
+    ((uint32_t *)out[3].data)[5] ^= 1u;
+    ck_assert_int_eq(bp_run_consensus(&t, &p, 0, BP_F32, bes, bufs, 5, &co, &rep, &err), BP_OK);
+    ck_assert_uint_eq(rep.n, 2);
+    bp_run_consensus_note(&t, bes, 5, &rep);
+    ck_assert_str_eq(rep.notes[rep.nnotes - 1], "consensus of 4 GPUs: 2 of 3 outputs differ; "
+                                                "odd ones out: cuda:2 in 2");
+    /* two against two: no majority, nobody odd, each other group named */
+    memset(&t, 0, sizeof t);
+    ((uint32_t *)out[1].data)[0] ^= 1u;
+    ((uint32_t *)out[2].data)[0] ^= 1u;
+    ck_assert_int_eq(bp_run_consensus(&t, &p, 0, BP_F32, bes, bufs, 5, &co, &rep, &err), BP_OK);
+    ck_assert_uint_eq(t.split, 1);
+    ck_assert_uint_eq(t.odd[1] + t.odd[2] + t.odd[3] + t.odd[4], 0);
+    ck_assert_str_eq(rep.notes[rep.nnotes - 1], "consensus probe y fp32: no majority among 4 "
+                     "GPUs: cuda:2, cuda:3 in 2 groups (the largest: cuda:0 and cuda:1)");
+    /* one GPU: no consensus */
+    memset(&t, 0, sizeof t);
+    ck_assert_int_eq(bp_run_consensus(&t, &p, 0, BP_F32, bes, bufs, 2, &co, &rep, &err), BP_OK);
+    ck_assert_uint_eq(t.outputs, 0);
+    bp_report_free(&rep);
+    for (int k = 0; k < 5; k++)
+        bp_buf_free(&out[k]);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("consensus");
@@ -240,6 +316,7 @@ int main(void)
     tcase_add_test(tc, test_instances_and_split);
     tcase_add_test(tc, test_memory_members);
     tcase_add_test(tc, test_bad_input);
+    tcase_add_test(tc, test_run_gpus);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);

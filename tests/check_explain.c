@@ -95,6 +95,9 @@ static const char maps_yaml[] =
     "  - {out: add, op: add, a: x, b: y}\n"
     "  - {out: adds, op: add, a: x, b: 1.5}\n"
     "  - {out: e, op: exp, a: x}\n"
+    "  - {out: col, op: tensor, shape: [2, 1], values: [10, 20], dtype: fp32}\n"
+    "  - {out: bc, op: mul, a: col, b: v1}\n"
+    "  - {out: skd, op: sum, a: x, axis: 1, keepdim: true}\n"
     "outputs:\n"
     "  - {name: e}\n";
 
@@ -145,6 +148,13 @@ START_TEST(t_maps)
     /* sum of everything reads all 8 */
     d = deps_of(p, m, "total", 0);
     ck_assert_int_eq(d.n, 8);
+    /* broadcast: bc = col[2, 1] * v1[3] is [2, 3]; bc[1, 2] (flat 5) reads
+     * col[1, 0] (flat 1) and v1[2] */
+    d = deps_of(p, m, "bc", 5);
+    ck_assert(d.n == 2 && d.idx[0] == 1 && d.idx[1] == 2);
+    /* keepdim: skd[1, 0] (flat 1) reads x[1, :] = 4..7 */
+    d = deps_of(p, m, "skd", 1);
+    ck_assert(d.n == 4 && d.idx[0] == 4 && d.idx[3] == 7);
     /* elementwise: the same index of each tensor operand, none of a number */
     d = deps_of(p, m, "add", 6);
     ck_assert(d.n == 2 && d.buf[0] == x && d.idx[0] == 6 && d.buf[1] == y && d.idx[1] == 6);

@@ -16,10 +16,17 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <sleef.h>
+
+#include "backend.h"
+#include "buf.h"
 #include "inv.h"
 #include "inv_engine.h"
+#include "inv_formula.h"
+#include "inv_presets.h"
 #include "inv_report.h"
 #include "inv_sweep.h"
+#include "op.h"
 #include "report.h"
 
 /* ---- value lists and placements ---- */
@@ -427,9 +434,9 @@ START_TEST(t_reports)
     bp_inv_problem_t p = fake_problem();
     bp_inv_study_t s;
     bp_inv_study_init(&s);
-    snprintf(s.values, sizeof s.values, "1:96");
     bp_inv_map_t m;
     sweep(e, &p, "1:96", false, 1, &m);
+    snprintf(m.values, sizeof m.values, "1:96");
     float *ora = malloc((size_t)p.n * sizeof *ora);
     bp_error_t err;
     ck_assert(bp_inv_oracle(&p, 1, ora, &err) == BP_OK);
@@ -504,6 +511,196 @@ START_TEST(t_reports)
 }
 END_TEST
 
+/* ---- the formulations, on hand-derived values ---- */
+
+START_TEST(t_combine_orders)
+{
+    const float u = 0x1p-24f; /* half an ulp of 1 */
+    /* sequential: each u is lost to rounding (1 + u ties to even: 1); tree:
+     * (1 + u) + (u + u) = 1 + 2u, representable; over three, (1 + u) + u = 1 */
+    float v[4] = {1.0f, u, u, u};
+    ck_assert(bp_inv_combine(v, 4, BP_INV_SEQ, BP_F32) == 1.0f);
+    ck_assert(bp_inv_combine(v, 4, BP_INV_TREE, BP_F32) == 1.0f + 0x1p-23f);
+    ck_assert(bp_inv_combine(v, 3, BP_INV_TREE, BP_F32) == 1.0f);
+    /* all-reduce of ranks (1, u, u, 2u): rank order keeps 1 + 2u; a ring
+     * chunk starting at rank 1 adds the small ones first: 1 + 4u; the tree
+     * (1 + u) + (u + 2u) = 1 + 3u rounds to even: 1 + 4u */
+    float r[4] = {1.0f, u, u, 2 * u};
+    ck_assert(bp_inv_allreduce(r, 4, 0, 8, BP_INV_RANK, BP_F32) == 1.0f + 0x1p-23f);
+    ck_assert(bp_inv_allreduce(r, 4, 0, 8, BP_INV_RING, BP_F32) == 1.0f + 0x1p-22f);
+    ck_assert(bp_inv_allreduce(r, 4, 6, 8, BP_INV_RING, BP_F32) == 1.0f + 0x1p-23f);
+    ck_assert(bp_inv_allreduce(r, 4, 0, 8, BP_INV_TREE, BP_F32) == 1.0f + 0x1p-22f);
+    /* bf16 hops round each sum: 1 + 2^-8 is a bf16 tie, to even: 1 */
+    float b[2] = {1.0f, 0x1p-8f};
+    ck_assert(bp_inv_allreduce(b, 2, 0, 2, BP_INV_RANK, BP_BF16) == 1.0f);
+    int64_t k0, k1;
+    bp_inv_part(10, 3, 0, &k0, &k1);
+    ck_assert(k0 == 0 && k1 == 3);
+    bp_inv_part(10, 3, 2, &k0, &k1);
+    ck_assert(k0 == 6 && k1 == 10);
+}
+END_TEST
+
+/* Split-K at S = 1 is the CPU backend's matmul (fmaf over k ascending from
+ * +0): the two codes agree bit for bit. */
+START_TEST(t_split_one_is_matmul)
+{
+    const int64_t K = 300, N = 17;
+    bp_buf_t a = {0}, b = {0}, c = {0};
+    int64_t sa[2] = {1, K}, sb[2] = {K, N}, sc[2] = {1, N};
+    bp_error_t err;
+    ck_assert(bp_buf_alloc(&a, BP_F32, 2, sa, &err) == BP_OK);
+    ck_assert(bp_buf_alloc(&b, BP_F32, 2, sb, &err) == BP_OK);
+    ck_assert(bp_buf_alloc(&c, BP_F32, 2, sc, &err) == BP_OK);
+    bp_inv_fill(BP_F32, a.data, 0, 1, K, 3, BP_INV_STREAM_PROBE);
+    bp_inv_fill(BP_F32, b.data, 0, K, N, 3, BP_INV_STREAM_B);
+    bp_backend_t *be;
+    bp_backend_opts_t o;
+    bp_backend_opts_default(&o);
+    ck_assert(bp_backend_open("cpu", &o, &be, &err) == BP_OK);
+    bp_op_t op = {.kind = BP_OP_MATMUL};
+    bp_exec_t x = {.op = &op, .a = &a, .b = &b, .out = &c};
+    ck_assert(be->op[BP_OP_MATMUL](be, &x, &err) == BP_OK);
+    float out[17];
+    bp_inv_matmul_split(a.data, b.data, K, N, 1, BP_INV_SEQ, BP_F32, BP_F32, out);
+    ck_assert(memcmp(out, c.data, sizeof out) == 0);
+    /* S = 2 is ((first half) + (second half)) */
+    bp_inv_matmul_split(a.data, b.data, K, N, 2, BP_INV_SEQ, BP_F32, BP_F32, out);
+    const float *af = a.data, *bf = b.data;
+    for (int64_t j = 0; j < N; j++) {
+        float h0 = 0, h1 = 0;
+        for (int64_t q = 0; q < K / 2; q++)
+            h0 = fmaf(af[q], bf[q * N + j], h0);
+        for (int64_t q = K / 2; q < K; q++)
+            h1 = fmaf(af[q], bf[q * N + j], h1);
+        ck_assert(out[j] == h0 + h1);
+    }
+    bp_backend_close(be);
+    bp_buf_free(&a);
+    bp_buf_free(&b);
+    bp_buf_free(&c);
+}
+END_TEST
+
+/* Flash-decoding at S = 1 is the unsplit softmax-weighted sum, written out
+ * here; S > 1 changes bits on these inputs (seed 5) and stays close. */
+START_TEST(t_attention_split)
+{
+    enum { L = 300, D = 16 };
+    float q[D], k[L * D], v[L * D];
+    bp_inv_fill(BP_F32, q, 0, 1, D, 5, BP_INV_STREAM_PROBE);
+    bp_inv_fill(BP_F32, k, 0, L, D, 5, BP_INV_STREAM_B);
+    bp_inv_fill(BP_F32, v, 0, L, D, 5, BP_INV_STREAM_W);
+    float got[D], want[D], sc[L], o[D] = {0}, mx = -INFINITY, l = 0;
+    for (int j = 0; j < L; j++) {
+        float acc = 0;
+        for (int i = 0; i < D; i++)
+            acc = fmaf(q[i], k[j * D + i], acc);
+        sc[j] = acc * (1.0f / sqrtf((float)D));
+        mx = fmaxf(mx, sc[j]);
+    }
+    for (int j = 0; j < L; j++) {
+        float p = Sleef_expf_u10(sc[j] - mx);
+        l += p;
+        for (int i = 0; i < D; i++)
+            o[i] = fmaf(p, v[j * D + i], o[i]);
+    }
+    for (int i = 0; i < D; i++)
+        want[i] = o[i] / l;
+    bp_inv_attention_head(q, k, v, D, L, D, 1, BP_F32, got);
+    ck_assert(memcmp(got, want, sizeof got) == 0);
+    size_t differ = 0;
+    for (int s = 2; s <= 8; s *= 2) {
+        bp_inv_attention_head(q, k, v, D, L, D, s, BP_F32, got);
+        for (int i = 0; i < D; i++) {
+            differ += got[i] != want[i];
+            ck_assert_msg(fabsf(got[i] - want[i]) <= 1e-5f * (fabsf(want[i]) + 1e-3f),
+                          "S=%d [%d]: %a vs %a", s, i, (double)got[i], (double)want[i]);
+        }
+    }
+    ck_assert_msg(differ > 0, "splitting changed no bit (seed 5)");
+}
+END_TEST
+
+/* The oracle's softmax, log_softmax, rms_norm and mean against long double
+ * arithmetic done here (exp, log, sqrt of the C library at 64 bits), where
+ * the long double value is not within 2^-40 of a float rounding boundary. */
+static bool near_boundary(long double x)
+{
+    float f = (float)x;
+    long double lo = nextafterf(f, -INFINITY), hi = nextafterf(f, INFINITY);
+    long double m1 = ((long double)f + lo) / 2, m2 = ((long double)f + hi) / 2;
+    long double tol = fabsl(x) * 0x1p-40L;
+    return fabsl(x - m1) < tol || fabsl(x - m2) < tol;
+}
+
+START_TEST(t_oracle_rows)
+{
+    enum { H = 777 };
+    static const bp_inv_op_t ops[] = {BP_INV_SOFTMAX, BP_INV_LOG_SOFTMAX, BP_INV_RMS_NORM,
+                                      BP_INV_MEAN};
+    float x[H], w[H], got[H];
+    bp_inv_fill(BP_F32, x, 0, 1, H, 9, BP_INV_STREAM_PROBE);
+    bp_inv_fill(BP_F32, w, 0, 1, H, 9, BP_INV_STREAM_W);
+    for (size_t t = 0; t < 4; t++) {
+        bp_inv_problem_t p = {.op = ops[t], .dtype = BP_F32, .n = H, .rows = 1, .seed = 9};
+        bp_error_t err;
+        ck_assert_msg(bp_inv_oracle(&p, 1, got, &err) == BP_OK, "%s", err.msg);
+        long double mx = -INFINITY, s = 0;
+        for (int i = 0; i < H; i++)
+            mx = fmaxl(mx, x[i]);
+        for (int i = 0; i < H; i++)
+            s += ops[t] == BP_INV_RMS_NORM ? (long double)x[i] * x[i]
+                 : ops[t] == BP_INV_MEAN   ? (long double)x[i]
+                                           : expl((long double)x[i] - mx);
+        size_t checked = 0;
+        for (int i = 0; i < (ops[t] == BP_INV_MEAN ? 1 : H); i++) {
+            long double r;
+            switch (ops[t]) {
+            case BP_INV_SOFTMAX: r = expl((long double)x[i] - mx) / s; break;
+            case BP_INV_LOG_SOFTMAX: r = ((long double)x[i] - mx) - logl(s); break;
+            case BP_INV_RMS_NORM:
+                r = (long double)w[i] * x[i] /
+                    sqrtl(s / H + (long double)BP_INV_RMS_EPS);
+                break;
+            default: r = s / H;
+            }
+            if (near_boundary(r))
+                continue;
+            checked++;
+            ck_assert_msg(got[i] == (float)r, "%s [%d]: oracle %a, long double %La",
+                          bp_inv_op_name(ops[t]), i, (double)got[i], r);
+        }
+        ck_assert(checked > 0);
+    }
+}
+END_TEST
+
+START_TEST(t_presets)
+{
+    const bp_inv_preset_t *ps[64];
+    char bad[64];
+    int all = bp_inv_presets_expand("llm", ps, 64, bad, sizeof bad);
+    int n = 0;
+    for (const bp_inv_preset_t *p = bp_inv_presets(); p->name; p++) {
+        n++;
+        int64_t *v;
+        size_t nv;
+        bp_error_t e;
+        ck_assert_msg(bp_inv_values_parse(p->values, 1 << 20, &v, &nv, &e) == BP_OK,
+                      "%s: %s", p->name, e.msg);
+        free(v);
+        ck_assert(p->n > 0 && (p->op != BP_INV_MATMUL || p->k > 0));
+    }
+    ck_assert_int_eq(all, n);
+    ck_assert_int_eq(bp_inv_presets_expand("gemm-4096,gemm-4096,decode-32k", ps, 64, bad,
+                                           sizeof bad), 2);
+    ck_assert_int_eq(bp_inv_presets_expand("llm-rows,nope", ps, 64, bad, sizeof bad), -1);
+    ck_assert_str_eq(bad, "nope");
+    ck_assert_int_eq(bp_inv_presets_expand("llm-gemm", ps, 64, bad, sizeof bad), 5);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("inv");
@@ -517,6 +714,11 @@ int main(void)
     tcase_add_test(tc, t_arbitration);
     tcase_add_test(tc, t_cpu_invariant);
     tcase_add_test(tc, t_reports);
+    tcase_add_test(tc, t_combine_orders);
+    tcase_add_test(tc, t_split_one_is_matmul);
+    tcase_add_test(tc, t_attention_split);
+    tcase_add_test(tc, t_oracle_rows);
+    tcase_add_test(tc, t_presets);
     suite_add_tcase(s, tc);
     SRunner *r = srunner_create(s);
     srunner_run_all(r, CK_NORMAL);

@@ -21,19 +21,10 @@
 
 #include "backend.h"
 #include "probe.h"
+#include "test_files.h"
 #ifdef BP_MEMO_CUDA
 #include "gpu_rule.h"
 #endif
-
-static const char *srcdir(void)
-{
-    const char *s = getenv("top_srcdir");
-#ifdef BP_TEST_SRCDIR
-    if (!s || !*s)
-        s = BP_TEST_SRCDIR;
-#endif
-    return s && *s ? s : ".";
-}
 
 static bp_backend_t *open_be(const char *name, bool memo)
 {
@@ -106,7 +97,7 @@ static void shipped(const char *name, bool skip_large)
 {
     bp_backend_t *plain = open_be(name, false), *memo = open_be(name, true);
     char dir[1024];
-    snprintf(dir, sizeof dir, "%s/probes", srcdir());
+    snprintf(dir, sizeof dir, "%s/probes", test_top_srcdir());
     bp_probe_t **ps = NULL;
     size_t n = 0;
     bp_error_t err = {0};
@@ -333,9 +324,5 @@ int main(void)
         return bp_test_gpu_skip("check_memo_cuda", err.msg);
     json_decref(env);
 #endif
-    SRunner *sr = srunner_create(memo_suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return test_run_suite(memo_suite());
 }

@@ -232,12 +232,15 @@ START_TEST(t_loader)
     const char *m = load_err("{out: x, op: gt, a: a, b: 1}");
     ck_assert_msg(strstr(m, "t.yaml:6:18: unknown op 'gt' (ops: tensor, arange, "
                             "uniform, cast, add,"), "%s", m);
-    ck_assert_msg(strstr(m, "rotate_half)"), "%s", m);
+    ck_assert_msg(strstr(m, "rotate_half, load)"), "%s", m);
     m = load_err("{out: x, op: tanhh, a: a}");
     ck_assert_msg(strstr(m, "unknown op 'tanhh'; did you mean 'tanh'?"), "%s", m);
-    m = load_err("{out: x, op: sum, a: a, keepdim: 1}");
-    ck_assert_msg(strstr(m, "unknown key 'keepdim' in op 'x' (sum) (expected out, op, "
-                            "dtype, a, axis, formulation)"), "%s", m);
+    m = load_err("{out: x, op: exp, a: a, keepdim: true}");
+    ck_assert_msg(strstr(m, "unknown key 'keepdim' in op 'x' (exp) (expected out, op, "
+                            "dtype, a)"), "%s", m);
+    m = load_err("{out: x, op: sum, a: a, keepdims: true}");
+    ck_assert_msg(strstr(m, "(expected out, op, dtype, a, axis, keepdim, formulation)"),
+                  "%s", m);
     m = load_err("{out: x, op: slice, a: a, stop: 1}");
     ck_assert_msg(strstr(m, "(expected out, op, dtype, a, axis, start, end, step)"),
                   "%s", m);

@@ -15,16 +15,8 @@
 
 #include "op.h"
 #include "probe.h"
-
-static const char *srcdir(void)
-{
-    const char *s = getenv("top_srcdir");
-#ifdef BP_TEST_SRCDIR
-    if (!s || !*s)
-        s = BP_TEST_SRCDIR;
-#endif
-    return s && *s ? s : ".";
-}
+#include "st.h"
+#include "test_files.h"
 
 static char tmpdir[512];
 
@@ -106,7 +98,7 @@ static const char *const shipped[] = {
 START_TEST(t_shipped_load)
 {
     char dir[1024];
-    snprintf(dir, sizeof dir, "%s/probes", srcdir());
+    snprintf(dir, sizeof dir, "%s/probes", test_top_srcdir());
     bp_probe_t **ps;
     size_t n;
     bp_error_t err = {0};
@@ -184,7 +176,7 @@ START_TEST(t_shipped_shapes)
 {
     const shape_case_t *c = &shape_cases[_i];
     char path[1024];
-    snprintf(path, sizeof path, "%s/probes/%s.yaml", srcdir(), c->probe);
+    snprintf(path, sizeof path, "%s/probes/%s.yaml", test_top_srcdir(), c->probe);
     bp_probe_t *p = load_ok(path);
     bp_meta_t metas[64];
     bp_error_t err = {0};
@@ -204,7 +196,7 @@ END_TEST
 START_TEST(t_shipped_outputs)
 {
     char path[1024];
-    snprintf(path, sizeof path, "%s/probes/rope-llama2.yaml", srcdir());
+    snprintf(path, sizeof path, "%s/probes/rope-llama2.yaml", test_top_srcdir());
     bp_probe_t *p = load_ok(path);
     ck_assert_uint_eq(p->noutputs, 3);
     ck_assert_str_eq(p->outputs[0].name, "inv_freq");
@@ -226,7 +218,7 @@ START_TEST(t_shipped_outputs)
     ck_assert_int_eq(bp_probe_infer(p, BP_F64, metas, &err), BP_EINPUT);
     bp_probe_free(p);
 
-    snprintf(path, sizeof path, "%s/probes/matmul-fp32.yaml", srcdir());
+    snprintf(path, sizeof path, "%s/probes/matmul-fp32.yaml", test_top_srcdir());
     p = load_ok(path);
     ck_assert(p->outputs[0].policy.has_tol);
     ck_assert(p->outputs[0].policy.abs == 1e-5 && p->outputs[0].policy.rel == 1e-5);
@@ -263,7 +255,7 @@ static const bad_case_t bad_cases[] = {
     {"redefined-buffer.yaml",
      "6:11: buffer 'x' redefined (first defined at line 5, column 11)"},
     {"shape-mismatch.yaml", "7:5: shape mismatch: a is [4], b is [5] "
-                            "(no broadcasting) in op 'z' (add, fp32)"},
+                            "(they do not broadcast) in op 'z' (add, fp32)"},
     {"shape-matmul.yaml", "6:5: shape mismatch: matmul needs [m, k] x [k, n], "
                           "a is [2, 3], b is [2, 3]"},
     {"shape-tensor.yaml", "5:58: shape holds 6 values but values has 5"},
@@ -294,6 +286,9 @@ static const bad_case_t bad_cases[] = {
     {"not-mapping.yaml", "1:1: a probe must be a mapping, got a list"},
     {"arange-zero-step.yaml", "5:50: arange step must be nonzero"},
     {"arange-sign.yaml", "5:5: arange bounds inconsistent with step sign"},
+    {"int-dtype-fraction.yaml",
+     "6:5: b: the number 0.5 is not an integer, but the result dtype is i64"},
+    {"pow-exponent-overflow.yaml", "6:5: b: the exponent 100000 overflows fp16"},
     {"two-scalars.yaml", "5:5: op 'x' (add) needs a buffer as a or b"},
     {"bad-policy.yaml", "7:23: unknown policy 'loose'"},
     {"bad-formulation.yaml", "6:48: unknown formulation 'pairwise' for div"},
@@ -304,7 +299,7 @@ START_TEST(t_bad_corpus)
 {
     const bad_case_t *c = &bad_cases[_i];
     char path[1024], full[1400];
-    snprintf(path, sizeof path, "%s/tests/probes-bad/%s", srcdir(), c->file);
+    snprintf(path, sizeof path, "%s/tests/probes-bad/%s", test_top_srcdir(), c->file);
     bp_probe_t *p = NULL;
     bp_error_t err = {0};
     bp_status st = bp_probe_load(path, &p, &err);
@@ -321,7 +316,7 @@ END_TEST
 START_TEST(t_bad_corpus_complete)
 {
     char dir[1024];
-    snprintf(dir, sizeof dir, "%s/tests/probes-bad", srcdir());
+    snprintf(dir, sizeof dir, "%s/tests/probes-bad", test_top_srcdir());
     DIR *d = opendir(dir);
     ck_assert_ptr_nonnull(d);
     struct dirent *e;
@@ -620,6 +615,32 @@ START_TEST(t_promotion)
         ck_assert_int_eq(out.dtype, pairs[k].want);
         ck_assert(out.ndim == 2 && out.shape[0] == 5 && out.shape[1] == 5);
     }
+    /* a 0-D tensor decides only over a lower category (torch.result_type:
+     * torch.ones(4, dtype=bf16) + torch.tensor(1.) is bf16) */
+    static const struct {
+        bp_dtype_t dimd, zero, want;
+    } zd[] = {
+        {BP_BF16, BP_F32, BP_BF16}, {BP_F16, BP_BF16, BP_F16},
+        {BP_I64, BP_F32, BP_F32},   {BP_I32, BP_I64, BP_I32},
+        {BP_I32, BP_F64, BP_F64},   {BP_F32, BP_F64, BP_F32},
+    };
+    for (size_t k = 0; k < sizeof zd / sizeof zd[0]; k++) {
+        bp_meta_t metas[2] = {mk(zd[k].dimd, 1, 5, 0), mk(zd[k].zero, 0, 0, 0)};
+        bp_meta_t out;
+        bp_op_t op = {.kind = BP_OP_MUL, .a = {BP_ARG_BUF, 1, 0, false},
+                      .b = {BP_ARG_BUF, 0, 0, false}};
+        ck_assert_int_eq(bp_op_infer(&op, metas, BP_F32, &out, &err), BP_OK);
+        ck_assert_msg(out.dtype == zd[k].want, "%s 0-D * %s[5]: %s",
+                      bp_dtype_name(zd[k].zero), bp_dtype_name(zd[k].dimd),
+                      bp_dtype_name(out.dtype));
+        ck_assert(out.ndim == 1 && out.shape[0] == 5);
+    }
+    bp_meta_t z2[2] = {mk(BP_BF16, 0, 0, 0), mk(BP_F16, 0, 0, 0)};
+    bp_meta_t zo;
+    bp_op_t zop = {.kind = BP_OP_ADD, .a = {BP_ARG_BUF, 0, 0, false},
+                   .b = {BP_ARG_BUF, 1, 0, false}};
+    ck_assert_int_eq(bp_op_infer(&zop, z2, BP_F32, &zo, &err), BP_OK);
+    ck_assert_int_eq(zo.dtype, BP_F32); /* two 0-D: promote_types */
     /* tensor with a Python number: the tensor's dtype, unless an int tensor
      * meets a float */
     static const struct {
@@ -796,6 +817,86 @@ START_TEST(t_hash)
 }
 END_TEST
 
+/* load: the tensor next to the probe, bit for bit; every way the file can
+ * disagree with the op, at the op's position; the hash covers the bytes. */
+static void write_tensors(const char *name, const float *v, size_t n, bool as_f16)
+{
+    char path[1024];
+    snprintf(path, sizeof path, "%s/%s.safetensors", tmpdir, name);
+    bp_st_file_t f;
+    bp_st_init(&f);
+    bp_buf_t b;
+    bp_error_t err = {0};
+    int64_t shape[1] = {(int64_t)n};
+    ck_assert(bp_buf_alloc(&b, as_f16 ? BP_F16 : BP_F32, 1, shape, &err) == BP_OK);
+    for (size_t i = 0; i < n; i++)
+        bp_buf_set(&b, i, v[i]);
+    ck_assert(bp_st_add(&f, "x", &b, &err) == BP_OK);
+    ck_assert(bp_st_write(path, &f, false, &err) == BP_OK);
+    bp_buf_free(&b);
+    bp_st_free(&f);
+}
+
+START_TEST(t_load)
+{
+    static const char yaml[] =
+        "name: %s\ndescription: d\ndtypes: [fp32]\nops:\n"
+        "  - {out: x, op: load, dtype: %s, shape: [%s]}\n"
+        "  - {out: y, op: div, a: x, b: 10}\noutputs:\n  - {name: y}\n";
+    char text[512];
+    const float v[4] = {0, 1, 2, 9}, w[4] = {0, 1, 2, 8};
+    snprintf(text, sizeof text, yaml, "ld", "fp32", "4");
+    const char *path = write_probe("ld", text);
+    write_tensors("ld", v, 4, false);
+    bp_probe_t *p = NULL;
+    bp_error_t err = {0};
+    ck_assert_msg(bp_probe_load(path, &p, &err) == BP_OK, "%s", err.msg);
+    ck_assert_uint_eq(p->ops[0].ndata, 16);
+    ck_assert(memcmp(p->ops[0].data, v, 16) == 0);
+    char h1[17];
+    memcpy(h1, p->hash, 17);
+    bp_probe_free(p);
+    write_tensors("ld", w, 4, false);
+    ck_assert(bp_probe_load(path, &p, &err) == BP_OK);
+    ck_assert_str_ne(h1, p->hash); /* other inputs, another definition */
+    bp_probe_free(p);
+    /* From memory: parsed, but nothing to load. */
+    ck_assert(bp_probe_parse(text, strlen(text), "ld.yaml", &p, &err) == BP_OK);
+    ck_assert_ptr_null(p->ops[0].data);
+    bp_probe_free(p);
+    /* The file disagrees, or is not there. */
+    write_tensors("ld", v, 4, true);
+    ck_assert(bp_probe_load(path, &p, &err) == BP_EINPUT);
+    ck_assert_msg(strstr(err.msg, "ld.yaml:5:5: load 'x' says fp32 [4]") &&
+                      strstr(err.msg, "holds fp16 [4]"), "%s", err.msg);
+    snprintf(text, sizeof text, yaml, "ld", "fp32", "2, 2");
+    path = write_probe("ld", text);
+    ck_assert(bp_probe_load(path, &p, &err) == BP_EINPUT);
+    ck_assert_msg(strstr(err.msg, "says fp32 [2, 2]"), "%s", err.msg);
+    snprintf(text, sizeof text, yaml, "ld2", "fp32", "4");
+    path = write_probe("ld2", text);
+    ck_assert(bp_probe_load(path, &p, &err) == BP_EIO);
+    ck_assert_msg(strstr(err.msg, "ld2.yaml:5:5: load 'x' reads the probe's tensors: ") &&
+                      strstr(err.msg, "ld2.safetensors"), "%s", err.msg);
+    snprintf(text, sizeof text, "name: ld3\ndescription: d\ndtypes: [fp32]\nops:\n"
+             "  - {out: z, op: load, dtype: fp32, shape: [4]}\noutputs:\n  - {name: z}\n");
+    path = write_probe("ld3", text);
+    write_tensors("ld3", v, 4, false);
+    ck_assert(bp_probe_load(path, &p, &err) == BP_EINPUT);
+    ck_assert_msg(strstr(err.msg, "load 'z': ") && strstr(err.msg, "has no tensor 'z'"), "%s",
+                  err.msg);
+    /* $dtype is not a file's dtype; shape and dtype are required. */
+    snprintf(text, sizeof text, yaml, "ld", "$dtype", "4");
+    ck_assert(bp_probe_parse(text, strlen(text), "ld.yaml", &p, &err) == BP_EINPUT);
+    ck_assert_msg(strstr(err.msg, "load takes the dtype of the tensor in its file"), "%s",
+                  err.msg);
+    const char *nodt = "name: ld\ndescription: d\ndtypes: [fp32]\nops:\n"
+                       "  - {out: x, op: load, shape: [4]}\noutputs:\n  - {name: x}\n";
+    ck_assert(bp_probe_parse(nodt, strlen(nodt), "ld.yaml", &p, &err) == BP_EINPUT);
+    ck_assert_msg(strstr(err.msg, "missing required key 'dtype'"), "%s", err.msg);
+}
+END_TEST
+
 static Suite *probe_suite(void)
 {
     Suite *s = suite_create("probe");
@@ -819,6 +920,7 @@ static Suite *probe_suite(void)
     tcase_add_test(tc, t_numbers);
     tcase_add_test(tc, t_params_and_defaults);
     tcase_add_test(tc, t_hash);
+    tcase_add_test(tc, t_load);
     suite_add_tcase(s, tc);
 
     tc = tcase_create("infer");
@@ -831,9 +933,5 @@ static Suite *probe_suite(void)
 
 int main(void)
 {
-    SRunner *r = srunner_create(probe_suite());
-    srunner_run_all(r, CK_NORMAL);
-    int f = srunner_ntests_failed(r);
-    srunner_free(r);
-    return f ? EXIT_FAILURE : EXIT_SUCCESS;
+    return test_run_suite(probe_suite());
 }

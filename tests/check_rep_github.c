@@ -86,7 +86,7 @@ START_TEST(t_order_and_limit)
         ck_assert_ptr_nonnull(nl);
         line = nl + 1;
     }
-    ck_assert_str_eq(line, "::warning title=bitprobe::2 more outputs drift beyond policy "
+    ck_assert_str_eq(line, "::warning title=bitprobe::2 more results fail "
                            "(see the step summary or the report)\n");
     ck_assert_ptr_nonnull(strstr(out, "p4 y fp32: cpu vs golden cpu-sleef: 1 of 4 elements "
                                       "differ (25%25), max class change at [0]"));
@@ -147,7 +147,8 @@ START_TEST(t_summary_file)
     add(&rep, "same", "probes/s.yaml", 0, 1, true);
     bp_result_t skip = {.probe = "gone", .output = "y", .dtype = BP_BF16,
                         .kind = BP_RES_GOLDEN, .a = "golden oracle", .b = "oracle",
-                        .counts = true, .note = "no golden | here"};
+                        .counts = false, .status = BP_RS_MISSING_GOLDEN,
+                        .note = "no golden | here"};
     bp_policy_exact(&skip.policy);
     ck_assert_ptr_nonnull(bp_report_add(&rep, &skip));
     char path[] = "/tmp/bp-summary-XXXXXX";
@@ -170,14 +171,14 @@ START_TEST(t_summary_file)
     fclose(f);
     static const char want[] =
         "before\n"
-        "### bitprobe: drift beyond policy\n\n"
-        "2 comparisons: 1 bit-identical, 1 differ, 1 drift beyond policy; 1 not compared.\n\n"
+        "### bitprobe: drift\n\n"
+        "drift: 1 of 2 compared beyond policy (1 identical); 1 missing golden.\n\n"
         "| probe | output | dtype | b vs a | mismatched | % | max ulp | policy | verdict |\n"
         "|---|---|---|---|---:|---:|---:|---|---|\n"
         "| `drifts` | `y` | fp32 | `cpu` vs `golden cpu-sleef` | 2 / 4 | 50 | 3 | `exact` "
         "| **DRIFT** |\n"
         "| `gone` | `y` | bf16 | `oracle` vs `golden oracle` | | | | `exact` "
-        "| skipped: no golden \\| here |\n\n";
+        "| missing golden: no golden \\| here |\n\n";
     ck_assert_str_eq(text, want);
     /* Unwritable: trouble, nothing thrown away silently. */
     setenv("GITHUB_STEP_SUMMARY", "/nonexistent-dir/summary.md", 1);

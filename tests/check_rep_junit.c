@@ -406,13 +406,21 @@ static void add_cmp(bp_report_t *rep, const char *probe, const char *output, con
     bp_buf_free(&bb);
 }
 
-static void add_skipped(bp_report_t *rep, const char *probe, const char *note)
+/* A result that was not compared, with status st (counts: whether it can
+ * fail the verdict). */
+static void add_not_compared(bp_report_t *rep, const char *probe, const char *note,
+                             bp_res_status_t st, bool counts)
 {
     bp_result_t r = {.probe = (char *)probe, .output = "y", .dtype = BP_BF16,
                      .kind = BP_RES_GOLDEN, .a = "golden cpu-sleef", .b = "cpu",
-                     .counts = true, .note = (char *)note};
+                     .counts = counts, .status = st, .note = (char *)note};
     bp_policy_exact(&r.policy);
     ck_assert_ptr_nonnull(bp_report_add(rep, &r));
+}
+
+static void add_skipped(bp_report_t *rep, const char *probe, const char *note)
+{
+    add_not_compared(rep, probe, note, BP_RS_MISSING_GOLDEN, false);
 }
 
 static node_t *render(const bp_report_t *rep)
@@ -542,15 +550,57 @@ START_TEST(t_escaping)
 }
 END_TEST
 
+/* Nothing compared is an error: the counts say what the exit status says. */
 START_TEST(t_empty)
 {
     char *argv[] = {"diff"};
     bp_report_t rep;
     bp_report_init(&rep, 1, argv);
+    ck_assert(bp_report_why_empty(&rep, "no probes matched", false));
     node_t *root = render(&rep);
     ck_assert_str_eq(root->name, "testsuites");
-    ck_assert_str_eq(attr(root, "tests"), "0");
-    ck_assert_int_eq(root->nkids, 0);
+    ck_assert_str_eq(attr(root, "tests"), "1");
+    ck_assert_str_eq(attr(root, "errors"), "1");
+    ck_assert_int_eq(root->nkids, 1);
+    const node_t *tc = child(root->kid[0], "testcase");
+    ck_assert_str_eq(attr(tc, "name"), "verdict");
+    const node_t *e = child(tc, "error");
+    ck_assert_str_eq(attr(e, "message"), "error: nothing compared (no probes matched)");
+    ck_assert_str_eq(attr(e, "type"), "nothing compared");
+    node_free(root);
+    bp_report_free(&rep);
+}
+END_TEST
+
+/* Every status that fails the verdict is a failure (exit 1) or an error
+ * (exit 2) with its status as the type; informational ones are skipped. */
+START_TEST(t_statuses)
+{
+    char *argv[] = {"diff"};
+    bp_report_t rep;
+    bp_report_init(&rep, 1, argv);
+    add_not_compared(&rep, "t", "only in A.safetensors", BP_RS_ONLY_A, true);
+    add_not_compared(&rep, "t", "shapes [2] and [3]", BP_RS_NOT_COMPARABLE, true);
+    add_not_compared(&rep, "t", "no golden", BP_RS_MISSING_GOLDEN, true);
+    add_not_compared(&rep, "t", "cannot load", BP_RS_ERROR, false);
+    add_not_compared(&rep, "t", "no CUDA driver", BP_RS_SKIPPED_BACKEND, false);
+    add_cmp(&rep, "t", "y", "golden oracle", "oracle", A, A, true, BP_RES_GOLDEN);
+    node_t *root = render(&rep);
+    ck_assert_str_eq(attr(root, "tests"), "6");
+    ck_assert_str_eq(attr(root, "failures"), "2");
+    ck_assert_str_eq(attr(root, "errors"), "2");
+    ck_assert_str_eq(attr(root, "skipped"), "1");
+    const node_t *s = root->kid[0];
+    static const char *const kind[5] = {"failure", "failure", "error", "error", "skipped"};
+    static const char *const type[5] = {"only in a", "not comparable", "missing golden",
+                                        "error", NULL};
+    for (int i = 0; i < 5; i++) {
+        const node_t *k = child(s->kid[i + 1], kind[i]);
+        ck_assert_msg(k != NULL, "testcase %d has no <%s>", i, kind[i]);
+        if (type[i])
+            ck_assert_str_eq(attr(k, "type"), type[i]);
+    }
+    ck_assert_str_eq(attr(child(s->kid[1], "failure"), "message"), "only in A.safetensors");
     node_free(root);
     bp_report_free(&rep);
 }
@@ -601,6 +651,7 @@ int main(void)
     tcase_add_test(tc, t_structure);
     tcase_add_test(tc, t_escaping);
     tcase_add_test(tc, t_empty);
+    tcase_add_test(tc, t_statuses);
     tcase_add_test(tc, t_reader_rejects);
     suite_add_tcase(s, tc);
     SRunner *r = srunner_create(s);

@@ -135,7 +135,7 @@ START_TEST(t_report)
     check_tables(doc);
 
     static const char *want[] = {
-        "# bitprobe: drift beyond policy in 1 of 1 comparisons\n",
+        "# bitprobe drift: 1 of 1 compared beyond policy (none identical)\n",
         "```sh\nbitprobe run 'p|q' --markdown x.md\n```\n",
         "| | `this host` | `cpu` |\n|---|---|---|\n",
         "| cpu | `X\\|Y` |  |\n",

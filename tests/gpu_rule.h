@@ -48,7 +48,7 @@ static int bp_test_gpu_skip(const char *name, const char *why)
                 "usable: %s\n", name, node, why);
         return 1;
     }
-    if (strncmp(why, "no CUDA driver", 14) && strncmp(why, "no CUDA device", 14)) {
+    if (!strstr(why, "no CUDA driver") && !strstr(why, "no CUDA device")) {
         fprintf(stderr, "%s: FAIL: no CUDA device is usable for a reason other than a "
                 "missing GPU: %s\n", name, why);
         return 1;

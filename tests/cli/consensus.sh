@@ -45,9 +45,23 @@ PYEOF
 run 0 run seed-div --device cpu --no-golden --quiet --save "$TMP/e"
 run 0 diff --consensus "$TMP/a" "$TMP/e"
 out_has "note: 27 tensors are missing from some runs"
+# run --gpu: several GPUs as backends of their own (compared on a GPU
+# machine by tests/fidelity/); here, what is asked is checked.
+run 2 run seed-div --device cpu --gpu 0,1
+err_has "--gpu 0,1: --device names no cuda (or auto)"
+run 2 run seed-div --gpu one
+err_has "--gpu needs a device index (0 to 1023), all or a list (0,2), not 'one'"
+if ! "$BITPROBE" env --json | grep -q '"devices"'; then
+    run 2 run seed-div --gpu all
+    run 2 run seed-div --device cuda:0
+fi
+run 2 run seed-div --device cuda:x
+err_has "backend 'cuda:x': a device index must follow 'cuda:'"
 # Bad use.
 run 2 diff --consensus "$TMP/a"
-err_has "--consensus needs at least two saved runs"
+err_has "--consensus needs at least two runs: '$TMP/a' holds one"
+run 2 diff --consensus
+err_has "--consensus needs saved runs"
 run 2 diff --consensus "$TMP/a" "$TMP/a"
 err_has "is named twice"
 run 2 diff --consensus "$TMP/a" "$TMP/none"

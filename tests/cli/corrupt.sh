@@ -85,10 +85,10 @@ lane() {
         got=$?
         if [ "$got" -ne "$want" ]; then
             echo "$what: exit $got, expected $want"
-            cat "$TMP/e$1"
-        elif [ "$want" -eq 2 ] && ! grep -qF "golden of probe 'arange-step' is unusable: cannot read '$lg/$gold'" "$TMP/e$1"; then
+            cat "$TMP/o$1" "$TMP/e$1"
+        elif [ "$want" -eq 2 ] && ! grep -qF "golden of probe 'arange-step' is unusable: cannot read '$lg/$gold'" "$TMP/o$1"; then
             echo "$what: message does not name the golden:"
-            cat "$TMP/e$1"
+            cat "$TMP/o$1" "$TMP/e$1"
         fi
     done >"$TMP/fail$1"
 }

@@ -104,7 +104,7 @@ need_gpu() {
     node=$(gpu_device_node) &&
         fail "a GPU device is present ($node), but bitprobe's cuda backend is unavailable: $why"
     case "$why" in
-    "built without CUDA"* | "no CUDA driver"* | "no CUDA device"*) gpu_skip "no GPU here ($why)" ;;
+    *"built without CUDA"* | *"no CUDA driver"* | *"no CUDA device"*) gpu_skip "no GPU here ($why)" ;;
     esac
     fail "bitprobe's cuda backend is unavailable for a reason other than a missing GPU: $why"
 }

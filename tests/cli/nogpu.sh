@@ -13,9 +13,16 @@ run 2 run seed-div $opts --device cuda
 err_has "bitprobe: "
 grep -qi "cuda" "$TMP/err" || fail "the message does not say CUDA is missing"
 nocuda_build=$(grep -c "built without CUDA" "$TMP/err" || true)
+# auto: the skip is in the verdict line itself, the first line of stdout.
 run 0 run seed-div $opts --device auto
-[ "$nocuda_build" -gt 0 ] || err_has "cuda skipped"
-out_has "0 drift beyond policy"
+grep -q '^passed: .*; cuda skipped: ' "$TMP/out" || fail "the verdict does not say cuda was skipped"
+out_has "skipped backend"
+# --require cuda: a missing GPU is an error, before any work.
+run 2 run seed-div $opts --require cuda
+err_has "--require cuda: "
+[ -s "$TMP/out" ] && fail "--require cuda without a GPU printed a report"
+run 2 run seed-div $opts --device cpu --require cuda
+err_has "--require cuda: --device cpu does not name it"
 run 2 bless seed-div $opts --golden "$TMP/g" --device cuda
 [ -e "$TMP/g/seed-div/cuda-sm90.safetensors.gz" ] && fail "bless wrote a golden without a GPU"
 done_ok

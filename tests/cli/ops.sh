@@ -29,12 +29,12 @@ for o in ops:
     # the probe fuzzer's dictionary knows it (tests/fuzz/make_corpus.py)
     assert '"%s"' % o["name"] in fuzz_dict, "tests/fuzz/probe.dict lacks '%s'" % o["name"]
     keys = {k["name"]: k for k in o["keys"]}
-    assert "dtype" in keys and not keys["dtype"]["required"] or o["name"] == "cast", o
+    assert "dtype" in keys and not keys["dtype"]["required"] or o["name"] in ("cast", "load"), o
     assert ("formulation" in keys) == bool(o["formulations"]), o
     assert set(o["backends"]) >= {"cpu", "oracle"}, o
     for k in o["keys"]:
         assert k["type"] in ("buffer", "buffer|number", "buffers", "number", "numbers",
-                             "integer", "shape", "dtype", "formulation"), k
+                             "integer", "shape", "dtype", "formulation", "bool"), k
 div = ops[names.index("div")]
 assert div["flags"] == ["float_fn"] and div["dtype_rule"] == "promote", div
 assert [k["type"] for k in div["keys"] if k["name"] == "a"] == ["buffer|number"], div

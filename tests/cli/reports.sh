@@ -75,7 +75,7 @@ assert v == {"hex": "0x3d2cba15", "decimal": "0.0421696491539478302001953125",
 assert len(d["env"]["sides"]) == 2
 PY
 fi
-for s in "# bitprobe: drift beyond policy in 3 of 3 comparisons" "## Reproduce" \
+for s in "# bitprobe drift: 3 of 3 compared beyond policy (none identical)" "## Reproduce" \
          "## Environment" "| 329332 / 524288 | 62.82 |" "| 324808 / 524288 | 61.95 |" \
          "| 2 at [2235, 3] |" "| 16385-32768 | 41730 |" \
          '| [22] | a | `0.0421696491539478302001953125` | `0x3d2cba15` | `0 01111010 01011001011101000010101` | 1 |'; do
@@ -93,7 +93,7 @@ if $have_py; then
         fail "diff --junit - is not a clean JUnit document"
 fi
 run 0 diff "$cpu" "$cpu" --markdown -
-head -1 "$TMP/out" | grep -qF "# bitprobe: 3 comparisons, all bit-identical" || fail "markdown on stdout"
+head -1 "$TMP/out" | grep -qF "# bitprobe passed: 3 compared (3 identical)" || fail "markdown on stdout"
 
 # Only one report may take stdout.
 run 2 diff "$cpu" "$zero" --json - --junit -
@@ -147,10 +147,10 @@ PY
     sed -n 3p "$TMP/ann" | grep -qF 'seed-inv-freq y bf16' || fail "third annotation"
     # The step summary is appended to, not replaced.
     [ "$(head -1 "$TMP/summary.md")" = "earlier step" ] || fail "step summary overwritten"
-    grep -qF "### bitprobe: drift beyond policy" "$TMP/summary.md" || fail "step summary heading"
+    grep -qF "### bitprobe: drift" "$TMP/summary.md" || fail "step summary heading"
     grep -qF '| `seed-div` | `y` | fp16 | `oracle` vs `golden oracle` | 1 / 1 | 100 | class change | `exact` | **DRIFT** |' "$TMP/summary.md" ||
         fail "step summary row"
-    grep -qF "9 comparisons: 6 bit-identical, 3 differ, 3 drift beyond policy; 3 not compared." "$TMP/summary.md" ||
+    grep -qF "drift: 3 of 9 compared beyond policy (6 identical); 3 missing golden." "$TMP/summary.md" ||
         fail "step summary counts"
     # Markdown: the probe definition and the planted value with its bits.
     grep -qE '^### `([^`]*/)?probes/seed-inv-freq.yaml`' "$TMP/r.md" || fail "Markdown lacks the probe file"

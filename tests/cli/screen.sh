@@ -103,6 +103,7 @@ for g in r["gpus"]:
     for k in ("uuid", "pci_bus_id", "name", "driver", "sms", "verdict", "tests"):
         assert k in g, k
     assert [t["sms_covered"] for t in g["tests"]] == [8, 8]
+    assert g["sm_ids"] == list(range(0, 16, 2)) and g["sms"] == 8
 assert [g["verdict"] for g in r["gpus"]] == ["pass", "fail"]
 (f,) = r["faults"]
 assert f["gpu"] == 1 and f["sm"] == 6 and f["test"] == "div-fp32" and f["index"] == 0

@@ -32,11 +32,18 @@ if [ "${SANITIZE:-0}" = 1 ]; then
     done
     for tool in memcheck initcheck racecheck; do
         step "run under $tool" 0 timeout 150 \
-            compute-sanitizer --tool $tool --error-exitcode 9 $B run --device cuda --no-golden --quiet
+            compute-sanitizer --tool $tool --error-exitcode 9 $B run --device cuda --no-golden \
+            --save "$OUT/san-$tool" --quiet
     done
 fi
 if [ "${BLESS:-0}" = 1 ]; then
     step "bless cuda" 0 $B bless --device cuda
-    step "cuda goldens archived" 0 tar czf "$OUT/golden-cuda.tgz" golden/*/cuda-*.safetensors.gz
+    # The cuda goldens' relation to the oracle's, pinned for make check
+    # without a GPU (tests/check_golden_pairs.c): written anew, archived
+    # with them.
+    step "golden_pairs.txt" 0 env BP_PAIRS_WRITE=tests/data/golden_pairs.txt make check \
+        TESTS=tests/check_golden_pairs
+    step "cuda goldens archived" 0 tar czf "$OUT/golden-cuda.tgz" golden/*/cuda-*.safetensors.gz \
+        tests/data/golden_pairs.txt
 fi
 finish

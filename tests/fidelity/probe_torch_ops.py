@@ -30,20 +30,26 @@ def operand(v, params, bufs):
 
 def seq_sum(x, axis):
     x = x.movedim(axis, -1) if axis is not None else x.reshape(-1)
+    if not x.is_floating_point():  # integers wrap in int64: no order to pin
+        return x.sum(-1)
     acc_dt = torch.float64 if x.dtype == torch.float64 else torch.float32
     xs = x.to(acc_dt)
-    acc = xs[..., 0].clone()
-    for i in range(1, xs.shape[-1]):
+    acc = torch.zeros(xs.shape[:-1], dtype=acc_dt, device=xs.device)  # from +0
+    for i in range(xs.shape[-1]):
         acc = acc + xs[..., i]
     return acc.to(x.dtype)
 
 
 def pair_sum(x, axis):
     x = x.movedim(axis, -1) if axis is not None else x.reshape(-1)
+    if not x.is_floating_point():
+        return x.sum(-1)
     acc_dt = torch.float64 if x.dtype == torch.float64 else torch.float32
 
     def rec(v):
         n = v.shape[-1]
+        if n == 0:
+            return torch.zeros(v.shape[:-1], dtype=v.dtype, device=v.device)
         if n == 1:
             return v[..., 0]
         h = n // 2
@@ -56,7 +62,7 @@ def run_op(op, params, bufs, dt_out, device, uniform):
 
     dt_out is the output dtype of the ops that take one (tensor, arange,
     cast; None: PyTorch's default), uniform(op) the tensor of a `uniform`
-    op (it has no PyTorch counterpart).  required is False where PyTorch's
+    op (it has no PyTorch counterpart) or of a `load` op (its file's).  required is False where PyTorch's
     kernel has no fixed order (matmul, the default-order sum)."""
     k = op["op"]
     P = lambda key, d=None: param(op.get(key, d), params)
@@ -65,7 +71,7 @@ def run_op(op, params, bufs, dt_out, device, uniform):
         return t.reshape(op["shape"]) if "shape" in op else t, True
     if k == "arange":
         return torch.arange(P("start", 0), P("end"), P("step", 1), dtype=dt_out, device=device), True
-    if k == "uniform":
+    if k in ("uniform", "load"):  # a load's tensor is its file's: nothing to compute
         return uniform(op).to(device), True
     if k == "cast":
         return operand(op["a"], params, bufs).to(dt_out), True
@@ -81,18 +87,36 @@ def run_op(op, params, bufs, dt_out, device, uniform):
                 # (a divisor tensor reaches DivFunctor, not the CPU-scalar
                 # reciprocal path), rounded once to the result dtype.
                 rt = torch.result_type(a, b)
+                rt = rt if rt.is_floating_point else torch.float32  # true division
                 om = OPMATH.get(rt, rt)
-                q = a.to(om) / torch.full_like(a, b, dtype=om)
-                return q.to(rt), True
+                bt = torch.tensor(float(b), dtype=torch.float64).to(om).to(a.device)
+                return (a.to(om) / bt).to(rt), True
             elif form == "reciprocal" and not torch.is_tensor(b):
                 # CUDA's tensor / number: 1.0 / b in double, rounded once to
                 # opmath (BinaryDivTrueKernel.cu), then one multiplication.
                 rt = torch.result_type(a, b)
+                rt = rt if rt.is_floating_point else torch.float32  # true division
+                om = OPMATH.get(rt, rt)
                 one = torch.tensor(1.0, dtype=torch.float64)
-                r = (one / float(b)).to(OPMATH.get(rt, rt))
-                return a * r.item(), True
+                r = (one / float(b)).to(om).to(a.device)
+                return (a.to(om) * r).to(rt), True
             elif form == "reciprocal":
-                return a * torch.reciprocal(b), True
+                # Both operands in the result dtype, 1/b rounded in opmath,
+                # one multiplication, one rounding to the result dtype.
+                rt = torch.result_type(a, b) if torch.is_tensor(a) else b.dtype
+                rt = rt if rt.is_floating_point else torch.float32
+                om = OPMATH.get(rt, rt)
+                if torch.is_tensor(a):
+                    av = a.to(rt).to(om)
+                else:  # the number as opmath holds it
+                    av = torch.tensor(float(a), dtype=torch.float64).to(om).to(b.device)
+                return (av * (1 / b.to(rt).to(om))).to(rt), True
+            elif form == "true" and not torch.is_tensor(a):
+                # The number cast to b's dtype, then true division
+                # (Tensor.__rtruediv__ would take reciprocal(b) * a).
+                rt = b.dtype if b.is_floating_point() else torch.float32
+                at = torch.tensor(float(a), dtype=torch.float64).to(rt).to(b.device)
+                return at.expand_as(b) / b, True
             return a / b, True
         fn = {"add": torch.add, "sub": torch.sub, "mul": torch.mul, "pow": torch.pow}[k]
         return fn(a, b), True
@@ -119,10 +143,17 @@ def run_op(op, params, bufs, dt_out, device, uniform):
         ax = op.get("axis")
         form = op.get("formulation", "default")
         if form == "sequential":
-            return seq_sum(a, ax), True
-        if form == "pairwise":
-            return pair_sum(a, ax), True
-        return (a.sum() if ax is None else a.sum(ax)), False
+            r, req = seq_sum(a, ax), True
+        elif form == "pairwise":
+            r, req = pair_sum(a, ax), True
+        else:
+            r, req = (a.sum() if ax is None else a.sum(ax)), False
+        if op.get("keepdim"):  # torch.sum(a, dim, keepdim=True)
+            shape = [1] * a.dim() if ax is None else list(a.shape)
+            if ax is not None:
+                shape[ax % a.dim()] = 1
+            r = r.reshape(shape)
+        return r, req
     raise ValueError(f"op '{k}' has no PyTorch counterpart here")
 
 

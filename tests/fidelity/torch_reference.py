@@ -3,29 +3,43 @@
 
 Writes into OUTDIR:
   probes_ref.safetensors  <probe>.<output>.<dtype>.<device> for every probe formulation
-  rope_cpu.safetensors    Llama-2 RoPE caches built on the CPU in fp32, stored in bf16
-  rope_cuda_zero.safetensors   built on CUDA with the positions arange in bf16
+  rope_cpu.safetensors.gz Llama-2 RoPE caches built on the CPU in fp32, stored in bf16
+  rope_cuda_zero.safetensors.gz  built on CUDA with the positions arange in bf16
                                (DeepSpeed zero.Init casts float constructors at once)
-  rope_cuda_fp32.safetensors   built on CUDA in fp32, stored in bf16
-  info.json               torch/CUDA versions, CPU capability, GPU name
+  rope_cuda_fp32.safetensors.gz  built on CUDA in fp32, stored in bf16
+  info.json               torch/CUDA versions, CPU capability, GPU name, and under
+                          "env" the PyTorch build and CPU model (refio.torch_env)
 These files are independent references for bitprobe's tests: they come from
-PyTorch, not from bitprobe.  Exits 77 where torch or a GPU is missing.
+PyTorch, not from bitprobe.  The rope_* files and info.json are stored in
+tests/data/torch; torch_compare.py checks a run against them bit for bit.
+Exits 77 where torch or a GPU is missing.
 """
 import json
 import os
 import platform
 import sys
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import refio  # noqa: E402
+
 try:
     import torch
-    from safetensors.torch import save_file
 except ImportError as e:
     print(f"SKIP: {e}")
     sys.exit(77)
+
+
+def save_file(tensors, path):
+    refio.st_write(path, tensors)
 if not torch.cuda.is_available():
     print("SKIP: no CUDA device")
     sys.exit(77)
 
+# MKL VML resolves each function's kernel on its first call; a first call
+# made by several threads at once can run a low-accuracy kernel on one of
+# them (pytorch/pytorch#188792): one call of each, alone, first.
+for f in (torch.sin, torch.cos, torch.exp, torch.log, torch.tanh, torch.sqrt, torch.reciprocal):
+    f(torch.ones(1))
 out = sys.argv[1] if len(sys.argv) > 1 else "."
 os.makedirs(out, exist_ok=True)
 DT = {"fp32": torch.float32, "bf16": torch.bfloat16, "fp16": torch.float16}
@@ -72,15 +86,14 @@ save_file(res, os.path.join(out, "probes_ref.safetensors"))
 
 bf = torch.bfloat16
 inv, c, s = rope("cpu")
-save_file({"inv_freq": inv, "cos": c.to(bf), "sin": s.to(bf)}, os.path.join(out, "rope_cpu.safetensors"))
+save_file({"inv_freq": inv, "cos": c.to(bf), "sin": s.to(bf)}, os.path.join(out, "rope_cpu.safetensors.gz"))
 inv, c, s = rope("cuda", pos_dtype=bf)
 save_file({"inv_freq": inv.cpu(), "cos": c.to(bf).cpu(), "sin": s.to(bf).cpu()},
-          os.path.join(out, "rope_cuda_zero.safetensors"))
+          os.path.join(out, "rope_cuda_zero.safetensors.gz"))
 inv, c, s = rope("cuda")
 save_file({"inv_freq": inv.cpu(), "cos": c.to(bf).cpu(), "sin": s.to(bf).cpu()},
-          os.path.join(out, "rope_cuda_fp32.safetensors"))
+          os.path.join(out, "rope_cuda_fp32.safetensors.gz"))
 
-a = torch.load if False else None
 cpu = {k: v for k, v in zip(("inv_freq", "cos", "sin"), rope("cpu"))}
 zc = rope("cuda", pos_dtype=bf)
 f32c = rope("cuda")
@@ -99,7 +112,7 @@ for name, i in (("cos", 1), ("sin", 2)):
 info = {
     "torch": torch.__version__,
     "cuda": torch.version.cuda,
-    "cpu_capability": torch.backends.cpu.get_cpu_capability(),
+    "cpu_capability": refio.cpu_capability(),
     "gpu": torch.cuda.get_device_name(0),
     "cc": list(torch.cuda.get_device_capability(0)),
     "machine": platform.processor() or platform.machine(),
@@ -107,6 +120,7 @@ info = {
     "rope_summary": summary,
     "seed_div_cuda_hex": hex(torch.tensor([9.0], device="cuda").div(10).view(torch.int32).item()),
     "seed_div_cpu_hex": hex(torch.tensor([9.0]).div(10).view(torch.int32).item()),
+    "env": refio.torch_env(),
 }
 json.dump(info, open(os.path.join(out, "info.json"), "w"), indent=1)
 print(json.dumps(info, indent=1))

@@ -208,6 +208,22 @@ def main():
     write("manifest", all_variants(list(manifests(saved)), nflip=3, ntrunc=2))
     write("index", all_variants(list(indexes()), nflip=3, ntrunc=2))
     write("zip", all_variants(list(zips()), nflip=6, ntrunc=3))
+    write("ledger", ledger_corpus())
+
+
+def ledger_corpus():
+    """The good and bad ledgers cut and flipped, plus a few written here:
+    a deep argument, a huge seq, a ledger whose ops only one side has."""
+    items = list(files("tests/ledger-good/*.ledger", "tests/ledger-bad/*.ledger"))
+    yield from all_variants(items, nflip=4, ntrunc=2)
+    hdr = b'{"format":"bitprobe-ledger","version":1,"hash":"fmix64-sum/1"}\n'
+    end = b'{"end":{"records":%d,"captures":0}}\n'
+    yield "seed-deep-args.ledger", (hdr + b'{"seq":0,"op":"x","module":"","args":' +
+                                    b"[" * 3000 + b"]" * 3000 + b',"in":[],"out":[]}\n' +
+                                    end % 1)
+    yield "seed-empty-records.ledger", hdr + end % 0
+    yield "seed-big-seq.ledger", (hdr + b'{"seq":9223372036854775807,"op":"x","module":"",'
+                                  b'"args":[],"in":[],"out":[]}\n' + end % 1)
 
 
 if __name__ == "__main__":

@@ -79,6 +79,16 @@ variant("too-many-values.json",
         setitem(["values", 0, "values"], [{"hex": "0x3f800000"}] * 17))
 variant("summary-drift.json", setitem(["summary"], {"comparisons": 1, "identical": 0,
                                                      "differ": 1, "drift": 0}))
+variant("summary-exit.json", setitem(["summary"], {"comparisons": 1, "identical": 0,
+                                                    "differ": 1, "drift": 1,
+                                                    "exit_status": 0}))
+variant("summary-verdict.json", setitem(["summary"], {"comparisons": 1, "identical": 0,
+                                                       "differ": 1, "drift": 1,
+                                                       "verdict": "passed"}))
+variant("unknown-status.json", setitem(R + ["status"], "fine"))
+variant("status-contradicts.json", setitem(R + ["status"], "identical"))
+variant("status-not-compared.json", setitem(["results", 1, "status"], "within_policy"))
+variant("schema-future.json", setitem(["schema_version"], 3))
 variant("result-not-object.json", setitem(["results", 1], "tiny"))
 variant("note-not-string.json", setitem(["notes", 0], 7))
 variant("no-tool.json", delitem(["tool"]))

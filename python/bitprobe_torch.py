@@ -1,0 +1,836 @@
+"""bitprobe_torch: record every ATen op a PyTorch program runs into a
+bitprobe op ledger (docs/ledger-format.md), for `bitprobe diff A.ledger
+B.ledger` and `bitprobe explain A.ledger B.ledger --op SEQ`.
+
+    python -m bitprobe_torch record -o run.ledger script.py args...
+
+    import bitprobe_torch
+    with bitprobe_torch.record("run.ledger"):
+        model(x)
+
+A TorchDispatchMode sees each op after autograd, as the device runs it;
+global module hooks say which module it ran under.  For each op the ledger
+keeps its name, module path, non-tensor arguments, and per input and output
+tensor: dtype, shape, strides, device, byte count and a 64-bit hash of its
+raw bytes, computed where the tensor lives (a GPU run copies nothing to the
+host but one 8-byte sum per tensor, in batches).  Inputs are hashed before
+the op runs, so in-place ops are seen as they were.
+
+The hash (HASH_NAME, the same in bitprobe's C reader, src/ledger_hash.c):
+the tensor's bytes in row-major order of its logical shape (what
+.contiguous() lays out, whatever its strides), zero-padded to a multiple of
+4 and read as little-endian 32-bit words w_0..w_{n-1}:
+
+    x_i = i * 2**32 + w_i   (w_i as a signed 32-bit integer), mod 2**64
+    S   = sum of fmix64(x_i), mod 2**64
+    H   = fmix64(S + nbytes mod 2**64)
+
+fmix64 is MurmurHash3's 64-bit finaliser (a bijection).  A sum is what any
+device reduces to the same bits in any order.  Changing one word always
+changes S (fmix64 is a bijection and x_i encodes i); for other changes a
+false "identical" needs a 64-bit collision, about 2**-64 per pair of
+tensors if fmix64 behaves as a random function.  It is not a cryptographic
+hash: it guards against accidents, not against someone crafting tensors.
+
+Full tensors are captured (safetensors, next to the ledger) for ops whose
+name matches --capture, for everything up to --capture-bytes, or, with
+--reference A.ledger, for the first --diverging ops whose outputs appear
+nowhere in A (this mode waits for each hash: slower).
+
+Works with PyTorch 1.13 and 2.x.  Standard library and torch only.
+"""
+
+import argparse
+import json
+import os
+import platform
+import re
+import runpy
+import struct
+import sys
+import threading
+import time
+import weakref
+
+import torch
+from torch.utils._python_dispatch import TorchDispatchMode
+
+LEDGER_FORMAT = "bitprobe-ledger"
+LEDGER_VERSION = 1
+HASH_NAME = "fmix64-sum/1"
+__version__ = "1.0"
+
+_MASK64 = (1 << 64) - 1
+_C1 = 0xFF51AFD7ED558CCD
+_C2 = 0xC4CEB9FE1A85EC53
+
+
+def _signed64(v):
+    v &= _MASK64
+    return v - (1 << 64) if v >> 63 else v
+
+
+def fmix64(x):
+    """MurmurHash3's finaliser on a Python integer (mod 2**64)."""
+    x &= _MASK64
+    x ^= x >> 33
+    x = (x * _C1) & _MASK64
+    x ^= x >> 33
+    x = (x * _C2) & _MASK64
+    x ^= x >> 33
+    return x
+
+
+def hash_bytes(data):
+    """The ledger hash of raw bytes, in plain Python: the reference that
+    the torch and CUDA versions are checked against."""
+    n = len(data)
+    padded = bytes(data) + b"\0" * (-n % 4)
+    s = 0
+    for i, (w,) in enumerate(struct.iter_unpack("<i", padded)):
+        s += fmix64((i << 32) + w)
+    return fmix64((s + n) & _MASK64)
+
+
+# dtype: (ledger name = safetensors name, bytes per element).  Names of
+# dtypes safetensors lacks keep torch's name.
+def _dtype_table():
+    t = {
+        torch.float64: "F64", torch.float32: "F32", torch.float16: "F16",
+        torch.bfloat16: "BF16", torch.int64: "I64", torch.int32: "I32",
+        torch.int16: "I16", torch.int8: "I8", torch.uint8: "U8", torch.bool: "BOOL",
+        torch.complex64: "C64", torch.complex128: "C128",
+    }
+    for attr, name in (("float8_e4m3fn", "F8_E4M3"), ("float8_e5m2", "F8_E5M2"),
+                       ("uint16", "U16"), ("uint32", "U32"), ("uint64", "U64")):
+        if hasattr(torch, attr):
+            t[getattr(torch, attr)] = name
+    return t
+
+
+_DTYPES = _dtype_table()
+# What bitprobe's safetensors reader takes: every safetensors dtype (complex
+# tensors are hashed but not captured).
+CAPTURABLE = {"F64", "F32", "F16", "BF16", "I64", "I32", "I16", "I8", "U8", "BOOL",
+              "F8_E4M3", "F8_E5M2", "U16", "U32", "U64"}
+
+
+def dtype_name(dt):
+    return _DTYPES.get(dt) or str(dt).replace("torch.", "")
+
+
+# Ops whose outputs hold whatever memory held: not hashed (their bits
+# differ from run to run and mean nothing).
+_UNINIT = re.compile(r"^aten::(empty|empty_like|empty_strided|new_empty|new_empty_strided|"
+                     r"_empty_affine_quantized|empty_permuted)(\.|$)")
+
+
+# In-place ops whose first argument's old contents do not matter: it is
+# not hashed as an input (it may be uninitialised memory).
+_OVERWRITE = re.compile(r"^aten::(normal_|uniform_|fill_|zero_|copy_|random_|bernoulli_|"
+                        r"exponential_|geometric_|cauchy_|log_normal_|set_|resize_)(\.|$)")
+
+
+# --- hashing on the tensor's device ------------------------------------
+
+_CHUNK = 1 << 22  # words per torch-ops pass: bounds the int64 temporaries
+_LOW31 = (1 << 31) - 1
+
+
+def _words(t):
+    """A 1-D int32 view of t's bytes in row-major order, zero-padded to a
+    multiple of 4 bytes."""
+    t = t.detach()
+    if t.dtype.is_complex:
+        t = torch.view_as_real(t)
+    if not t.is_contiguous():
+        t = t.contiguous()
+    flat = t.reshape(-1)
+    nbytes = flat.numel() * flat.element_size()
+    if nbytes == 0:
+        return flat.new_empty(0, dtype=torch.int32), 0
+    try:
+        b = flat.view(torch.uint8)
+    except RuntimeError:
+        b = flat.clone().view(torch.uint8)
+    if nbytes % 4:
+        b = torch.cat([b, b.new_zeros(4 - nbytes % 4)])
+    try:
+        w = b.view(torch.int32)
+    except RuntimeError:  # storage offset not a multiple of 4
+        w = b.clone().view(torch.int32)
+    return w, nbytes
+
+
+class _TorchHasher:
+    """S, the sum of fmix64(x_i), with torch integer ops on the tensor's
+    device (int64 arithmetic wraps; >> is arithmetic, so each shift is
+    masked to make it logical)."""
+
+    def __init__(self):
+        self._pos = {}
+
+    def _positions(self, dev, n):
+        p = self._pos.get(dev)
+        if p is None or p.numel() < n:
+            p = torch.arange(max(n, 1024), dtype=torch.int64, device=dev) << 32
+            self._pos[dev] = p
+        return p[:n]
+
+    def partial(self, w):
+        total = None
+        for base in range(0, w.numel(), _CHUNK):
+            c = w[base:base + _CHUNK]
+            x = c.to(torch.int64)
+            x += self._positions(c.device, c.numel())
+            if base:
+                x += _signed64(base << 32)
+            x.bitwise_xor_((x >> 33).bitwise_and_(_LOW31))
+            x.mul_(_signed64(_C1))
+            x.bitwise_xor_((x >> 33).bitwise_and_(_LOW31))
+            x.mul_(_signed64(_C2))
+            x.bitwise_xor_((x >> 33).bitwise_and_(_LOW31))
+            s = x.sum()
+            total = s if total is None else total + s
+        if total is None:
+            total = torch.zeros((), dtype=torch.int64, device=w.device)
+        return total
+
+
+_CUDA_SOURCE = r"""
+__device__ __forceinline__ unsigned long long bp_fmix64(unsigned long long x)
+{
+    x ^= x >> 33; x *= 0xff51afd7ed558ccdULL;
+    x ^= x >> 33; x *= 0xc4ceb9fe1a85ec53ULL;
+    x ^= x >> 33; return x;
+}
+/* S of the ledger hash over nbytes bytes at p (4-byte aligned), added to
+ * *out: one pass, no temporaries. */
+extern "C" __global__ void bp_ledger_hash(const unsigned char *p, double nbytes_d,
+                                          unsigned long long *out)
+{
+    unsigned long long nbytes = (unsigned long long)nbytes_d;
+    unsigned long long full = nbytes / 4, nw = (nbytes + 3) / 4;
+    const unsigned int *w = (const unsigned int *)p;
+    unsigned long long acc = 0;
+    for (unsigned long long i = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x;
+         i < nw; i += (unsigned long long)gridDim.x * blockDim.x) {
+        unsigned int v = 0;
+        if (i < full)
+            v = w[i];
+        else
+            for (unsigned long long k = 4 * i; k < nbytes; k++)
+                v |= (unsigned int)p[k] << (8 * (k - 4 * i));
+        acc += bp_fmix64((i << 32) + (unsigned long long)(long long)(int)v);
+    }
+    for (int o = 16; o > 0; o >>= 1)
+        acc += __shfl_down_sync(0xffffffffu, acc, o);
+    if ((threadIdx.x & 31) == 0 && acc)
+        atomicAdd(out, acc);
+}
+"""
+
+
+class _CudaHasher:
+    """S in one kernel launch per tensor (NVRTC through torch.cuda's
+    compile_kernel, PyTorch 2.8 and later), into a slot of a device buffer
+    that is read back in batches."""
+
+    SLOTS = 4096
+
+    def __init__(self, dev):
+        compile_kernel = (getattr(torch.cuda, "compile_kernel", None) or
+                          getattr(torch.cuda, "_compile_kernel", None))
+        if compile_kernel is None:
+            raise RuntimeError("this PyTorch has no torch.cuda.compile_kernel")
+        with torch.cuda.device(dev):
+            self.kernel = compile_kernel(_CUDA_SOURCE, "bp_ledger_hash")
+        self.dev = dev
+        self.slots = torch.zeros(self.SLOTS, dtype=torch.int64, device=dev)
+        self.used = 0
+        props = torch.cuda.get_device_properties(dev)
+        self.max_blocks = props.multi_processor_count * 8
+
+    def partial(self, w):
+        """A 0-d view of the slot that will hold S (valid until reset)."""
+        if self.used == self.SLOTS:
+            return None
+        slot = self.slots[self.used:self.used + 1]
+        self.used += 1
+        nbytes = w.numel() * 4
+        if nbytes:
+            if w.data_ptr() % 4:
+                w = w.clone()
+            blocks = max(1, min(self.max_blocks, (w.numel() + 255) // 256))
+            with torch.cuda.device(self.dev):
+                self.kernel(grid=(blocks, 1, 1), block=(256, 1, 1),
+                            args=[w, float(nbytes), slot])
+        return slot[0]
+
+    def reset(self):
+        self.slots.zero_()
+        self.used = 0
+
+
+def _selftest(partial_fn, dev):
+    """Checks a hasher against the pure-Python reference on awkward sizes;
+    returns an error string or None."""
+    g = torch.Generator().manual_seed(1234)
+    for n in (0, 1, 5, 4096 + 3):
+        data = torch.randint(0, 256, (n,), generator=g, dtype=torch.uint8)
+        t = data.to(dev)
+        w, nbytes = _words(t)
+        got = _finish(int(partial_fn(w).item()), nbytes)
+        want = hash_bytes(data.numpy().tobytes())
+        if got != want:
+            return "hash of %d bytes on %s: %016x, expected %016x" % (n, dev, got, want)
+    return None
+
+
+def _finish(s, nbytes):
+    return fmix64((s + nbytes) & _MASK64)
+
+
+class _Hash:
+    """A tensor's hash: pending (a 0-d device tensor holding S) until the
+    batch is read back."""
+    __slots__ = ("s", "nbytes", "value")
+
+    def __init__(self, s, nbytes):
+        self.s, self.nbytes, self.value = s, nbytes, None
+
+
+class Hasher:
+    """Hashes tensors where they live; resolve() reads the pending sums back
+    in one transfer per device."""
+
+    def __init__(self, fast_cuda=True):
+        self.torch_ops = _TorchHasher()
+        self.cuda = {}       # device -> _CudaHasher, or None when unavailable
+        self.fast_cuda = fast_cuda
+        self.pending = []
+        self.paths = {}      # device -> which implementation, for the header
+        self.notes = []
+
+    def _cuda_for(self, dev):
+        if dev not in self.cuda:
+            h = None
+            if self.fast_cuda:
+                try:
+                    h = _CudaHasher(dev)
+                    err = _selftest(lambda w: h.partial(w), dev)
+                    h.reset()
+                    if err:
+                        self.notes.append("CUDA hash kernel disagrees (%s): torch ops used" % err)
+                        h = None
+                except Exception as e:  # no NVRTC, old PyTorch: torch ops
+                    self.notes.append("CUDA hash kernel unavailable (%s): torch ops used" %
+                                      str(e).splitlines()[0][:200])
+                    h = None
+            if h is None:
+                err = _selftest(self.torch_ops.partial, dev)
+                if err:
+                    raise RuntimeError("bitprobe_torch: " + err)
+            self.cuda[dev] = h
+            self.paths[str(dev)] = "cuda-kernel" if h else "torch-ops"
+        return self.cuda[dev]
+
+    def submit(self, t):
+        w, nbytes = _words(t)
+        dev = w.device
+        s = None
+        if dev.type == "cuda":
+            h = self._cuda_for(dev)
+            if h is not None:
+                s = h.partial(w)
+                if s is None:  # slots full: read them back first
+                    self.resolve()
+                    s = h.partial(w)
+        elif str(dev) not in self.paths:
+            err = _selftest(self.torch_ops.partial, dev)
+            if err:
+                raise RuntimeError("bitprobe_torch: " + err)
+            self.paths[str(dev)] = "torch-ops"
+        if s is None:
+            s = self.torch_ops.partial(w)
+        h = _Hash(s, nbytes)
+        self.pending.append(h)
+        return h
+
+    def resolve(self):
+        if not self.pending:
+            return
+        by_dev = {}
+        for h in self.pending:
+            by_dev.setdefault(h.s.device, []).append(h)
+        for dev, hs in by_dev.items():
+            sums = torch.stack([h.s for h in hs]).cpu().tolist()
+            for h, s in zip(hs, sums):
+                h.value = _finish(s & _MASK64, h.nbytes)
+                h.s = None
+        for h in self.cuda.values():
+            if h is not None:
+                h.reset()
+        self.pending = []
+
+
+# --- the ledger ---------------------------------------------------------
+
+def _op_info(func, cache={}):
+    """("aten::div.Tensor", whether it writes to an argument), cached."""
+    n = cache.get(func)
+    if n is None:
+        s = func._schema
+        ov = getattr(func, "_overloadname", "") or s.overload_name
+        mutates = any(a.alias_info is not None and a.alias_info.is_write for a in s.arguments)
+        n = (s.name + ("." + ov if ov and ov != "default" else ""), mutates)
+        cache[func] = n
+    return n
+
+
+def _host_copy(t):
+    return t.detach().to("cpu", copy=True)
+
+
+def _float(v):
+    if v != v:
+        return {"float": "nan"}
+    if v in (float("inf"), float("-inf")):
+        return {"float": "inf" if v > 0 else "-inf"}
+    return v
+
+
+class _Entry:
+    """One tensor operand or result of a recorded op."""
+    __slots__ = ("meta", "hash", "why", "cap")
+
+    def __init__(self, meta, h, why=None):
+        self.meta, self.hash, self.why, self.cap = meta, h, why, None
+
+    def json(self):
+        d = dict(self.meta)
+        if self.hash is None:
+            d["hash"] = None
+            d["why"] = self.why
+        else:
+            d["hash"] = "%016x" % (self.hash.value if isinstance(self.hash, _Hash) else self.hash)
+        if self.cap:
+            d["capture"] = self.cap
+        return d
+
+
+def _meta(t):
+    return {
+        "dtype": dtype_name(t.dtype),
+        "shape": list(t.shape),
+        "stride": list(t.stride()) if t.layout == torch.strided else None,
+        "device": str(t.device),
+        "nbytes": t.numel() * t.element_size(),
+    }
+
+
+class Recorder(TorchDispatchMode):
+    """Records every op run inside `with Recorder(path): ...` into the ledger
+    at path (written when the block ends).
+
+    capture: a regular expression; ops whose name matches (re.search) have
+      their tensor inputs and outputs captured.
+    capture_bytes: capture every tensor until this many bytes are held.
+    reference: a ledger path; with diverging=N, the first N ops with an
+      output found nowhere in it are captured (inputs and outputs).
+    """
+
+    def __init__(self, path, capture=None, capture_bytes=0, reference=None, diverging=8,
+                 argv=None, fast_cuda=True):
+        super().__init__()
+        self.path = path
+        self.capture_re = re.compile(capture) if capture else None
+        self.capture_bytes = int(capture_bytes or 0)
+        self.reference = reference
+        self.diverging = int(diverging) if reference else 0
+        self.ref_keys = _tensor_keys(reference) if reference else None
+        self.argv = list(argv) if argv is not None else list(sys.argv)
+        self.hasher = Hasher(fast_cuda=fast_cuda)
+        self.records = []      # written when their hashes are known
+        self.cache = {}        # id(tensor) -> (weakref, version, _Hash or None, why)
+        self.captures = {}     # name -> CPU tensor
+        self.cap_names = {}    # (hash, dtype, shape) -> name
+        self.cap_held = 0
+        self.cap_limit = self.capture_bytes or (1 << 30)
+        self.cap_skipped = 0
+        self.diverged = 0
+        self.seq = 0
+        self.lock = threading.Lock()
+        self.stack = []        # module paths
+        self.names = {}        # id(module) -> path
+        self.hooks = []
+        self.out = None
+        self.status = "ok"
+        self.t0 = None
+
+    # --- module paths
+    def _pre_hook(self, mod, args):
+        name = self.names.get(id(mod))
+        if name is None:
+            if self.stack:
+                name = self.stack[-1] + "/" + type(mod).__name__
+            else:
+                name = type(mod).__name__
+            self.names[id(mod)] = name
+            for sub, m in mod.named_modules():
+                if sub and id(m) not in self.names:
+                    self.names[id(m)] = sub if not self.stack else name + "." + sub
+        self.stack.append(name)
+
+    def _post_hook(self, mod, args, out):
+        name = self.names.get(id(mod))
+        while self.stack:  # an exception may have skipped inner pops
+            if self.stack.pop() == name:
+                break
+
+    # --- hashing with a cache keyed on the tensor object and its version
+    def _entry(self, t, why=None, fresh=False):
+        """t's entry; why: a reason not to hash it.  fresh: t was just
+        written in place; PyTorch bumps its version counter only after the
+        op returns, so the cache is bypassed and the result kept for the
+        next version."""
+        meta = _meta(t)
+        if why is None and (t.layout != torch.strided or t.device.type == "meta"):
+            why = "layout %s on %s" % (t.layout, t.device)
+        try:
+            ver = t._version
+        except Exception:  # inference tensors have no version counter
+            ver = None
+        if why is None and not fresh:
+            hit = self.cache.get(id(t))
+            if hit is not None and ver is not None and hit[0]() is t and hit[1] == ver:
+                return _Entry(meta, hit[2], hit[3])
+        if why is None:
+            try:
+                e = _Entry(meta, self.hasher.submit(t))
+            except Exception as ex:
+                e = _Entry(meta, None, "not hashed: %s" % str(ex).splitlines()[0][:120])
+        else:
+            e = _Entry(meta, None, why)
+        if ver is not None and e.why != "overwritten by the op":
+            cache = self.cache
+            try:
+                ref = weakref.ref(t, lambda r, k=id(t): cache.pop(k, None))
+                cache[id(t)] = (ref, ver + fresh, e.hash, e.why)
+            except TypeError:
+                pass
+        return e
+
+    def _encode(self, v, tensors):
+        if isinstance(v, torch.Tensor):
+            tensors.append(v)
+            return {"t": len(tensors) - 1}
+        if v is None or isinstance(v, (bool, str)):
+            return v
+        if isinstance(v, int):
+            return v if -(1 << 63) <= v < (1 << 63) else {"int": str(v)}
+        if isinstance(v, float):
+            return _float(v)
+        if isinstance(v, (list, tuple)):
+            return [self._encode(x, tensors) for x in v]
+        if isinstance(v, torch.dtype):
+            return {"dtype": dtype_name(v)}
+        if isinstance(v, torch.device):
+            return {"device": str(v)}
+        if isinstance(v, complex):
+            return {"complex": [_float(v.real), _float(v.imag)]}
+        return {"repr": repr(v)[:200]}
+
+    def _flatten_out(self, out):
+        if isinstance(out, torch.Tensor):
+            return [out]
+        if isinstance(out, (list, tuple)):
+            r = []
+            for o in out:
+                r.extend(self._flatten_out(o))
+            return r
+        return []
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        name, mutates = _op_info(func)
+        with self.lock:
+            ins = []
+            enc_args = [self._encode(a, ins) for a in args]
+            nin_args = len(ins)
+            enc_kwargs = {k: self._encode(v, ins) for k, v in kwargs.items()}
+            in_entries = []
+            for k, t in enumerate(ins):
+                why = None
+                if k >= nin_args and "out" in kwargs and _contains(kwargs["out"], t):
+                    why = "out= argument"
+                elif k == 0 and nin_args and _OVERWRITE.match(name):
+                    why = "overwritten by the op"
+                in_entries.append(self._entry(t, why))
+            want = self._wants_capture(name)
+            # Inputs are copied before the op when it may overwrite them.
+            early = want or (mutates and self.diverged < self.diverging)
+            pre = [_host_copy(t) if early and e.hash is not None else None
+                   for t, e in zip(ins, in_entries)]
+        out = func(*args, **kwargs)
+        with self.lock:
+            outs = self._flatten_out(out)
+            uninit = "uninitialized" if _UNINIT.match(name) else None
+            out_entries = [self._entry(t, uninit, fresh=mutates) for t in outs]
+            rec = {"seq": self.seq, "op": name, "module": self.stack[-1] if self.stack else "",
+                   "args": enc_args}
+            if enc_kwargs:
+                rec["kwargs"] = enc_kwargs
+            if not outs and out is not None:
+                rec["ret"] = self._encode(out, [])
+            self.seq += 1
+            if not want and self.diverged < self.diverging:
+                self.hasher.resolve()
+                if any(e.hash is not None and _key(e) not in self.ref_keys for e in out_entries):
+                    self.diverged += 1
+                    want = True
+                    if not early:
+                        pre = [_host_copy(t) if e.hash is not None else None
+                               for t, e in zip(ins, in_entries)]
+            if want:
+                self._capture(rec["seq"], "in", in_entries, pre)
+                self._capture(rec["seq"], "out", out_entries, outs)
+            self.records.append((rec, in_entries, out_entries))
+            if len(self.records) >= 1024:
+                self._flush()
+        return out
+
+    def _wants_capture(self, name):
+        if self.capture_re is not None and self.capture_re.search(name):
+            return True
+        return self.capture_bytes > 0 and self.cap_held < self.capture_bytes
+
+    def _capture(self, seq, role, entries, tensors):
+        if any(e.hash is not None and isinstance(e.hash, _Hash) and e.hash.value is None
+               for e in entries):
+            self.hasher.resolve()
+        for k, (e, t) in enumerate(zip(entries, tensors)):
+            if e.hash is None or t is None:
+                continue
+            key = _key(e)
+            if key in self.cap_names:
+                e.cap = self.cap_names[key]
+                continue
+            nb = e.meta["nbytes"]
+            if e.meta["dtype"] not in CAPTURABLE or self.cap_held + nb > self.cap_limit:
+                self.cap_skipped += 1
+                continue
+            name = "%d.%s%d" % (seq, role, k)
+            self.captures[name] = t.detach().to("cpu", copy=True).contiguous()
+            self.cap_names[key] = name
+            self.cap_held += nb
+            e.cap = name
+
+    # --- writing
+    def _flush(self):
+        self.hasher.resolve()
+        for rec, ins, outs in self.records:
+            rec["in"] = [e.json() for e in ins]
+            rec["out"] = [e.json() for e in outs]
+            self.out.write(json.dumps(rec, separators=(",", ":")) + "\n")
+        self.records = []
+
+    def _header(self):
+        capturing = self.capture_re is not None or self.capture_bytes or self.diverging
+        h = {
+            "format": LEDGER_FORMAT, "version": LEDGER_VERSION, "hash": HASH_NAME,
+            "recorder": "bitprobe_torch " + __version__,
+            "torch": torch.__version__, "python": platform.python_version(),
+            "platform": platform.platform(), "argv": self.argv,
+            "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+            "captures": os.path.basename(self.path) + ".safetensors" if capturing else None,
+            "settings": _settings(),
+        }
+        if torch.cuda.is_available():
+            h["cuda"] = {"runtime": torch.version.cuda,
+                         "devices": [torch.cuda.get_device_name(i)
+                                     for i in range(torch.cuda.device_count())]}
+        return h
+
+    def __enter__(self):
+        self.out = open(self.path + ".tmp", "w")
+        self.out.write(json.dumps(self._header(), separators=(",", ":")) + "\n")
+        self.t0 = time.time()
+        mm = torch.nn.modules.module
+        self.hooks = [mm.register_module_forward_pre_hook(self._pre_hook),
+                      mm.register_module_forward_hook(self._post_hook)]
+        return super().__enter__()
+
+    def __exit__(self, etype, evalue, tb):
+        r = super().__exit__(etype, evalue, tb)
+        for h in self.hooks:
+            h.remove()
+        self.hooks = []
+        if etype is not None and not issubclass(etype, SystemExit):
+            self.status = "exception: %s: %s" % (etype.__name__, str(evalue)[:200])
+        elif etype is not None and evalue.code not in (None, 0):
+            self.status = "exit %s" % (evalue.code,)
+        self.close()
+        return r
+
+    def close(self):
+        """Writes what is pending, the end record and the captures; the
+        ledger appears under its name only now, complete."""
+        if self.out is None:
+            return
+        self._flush()
+        notes = list(self.hasher.notes)
+        if self.cap_skipped:
+            notes.append("%d tensors not captured (dtype not capturable or over the byte "
+                         "limit)" % self.cap_skipped)
+        end = {"end": {"records": self.seq, "captures": len(self.captures),
+                       "status": self.status, "hash_paths": self.hasher.paths,
+                       "notes": notes, "seconds": round(time.time() - self.t0, 3)}}
+        self.out.write(json.dumps(end, separators=(",", ":")) + "\n")
+        self.out.close()
+        self.out = None
+        cap_path = self.path + ".safetensors"
+        if self.captures:
+            write_safetensors(cap_path + ".tmp", self.captures,
+                              {"format": "bitprobe-ledger-captures",
+                               "ledger": os.path.basename(self.path)})
+            os.replace(cap_path + ".tmp", cap_path)
+        elif os.path.exists(cap_path):
+            os.remove(cap_path)  # left by an earlier run: it would not match
+        os.replace(self.path + ".tmp", self.path)
+
+
+def _contains(v, t):
+    if v is t:
+        return True
+    return isinstance(v, (list, tuple)) and any(x is t for x in v)
+
+
+def _key(e):
+    return ("%016x" % e.hash.value if isinstance(e.hash, _Hash) else e.hash,
+            e.meta["dtype"], tuple(e.meta["shape"]))
+
+
+def _settings():
+    s = {"default_dtype": dtype_name(torch.get_default_dtype()),
+         "deterministic": torch.are_deterministic_algorithms_enabled(),
+         "num_threads": torch.get_num_threads()}
+    b = torch.backends
+    for key, obj, attr in (("matmul_allow_tf32", getattr(b.cuda, "matmul", None), "allow_tf32"),
+                           ("cudnn_allow_tf32", b.cudnn, "allow_tf32"),
+                           ("matmul_bf16_reduced", getattr(b.cuda, "matmul", None),
+                            "allow_bf16_reduced_precision_reduction"),
+                           ("matmul_fp16_reduced", getattr(b.cuda, "matmul", None),
+                            "allow_fp16_reduced_precision_reduction")):
+        try:
+            s[key] = bool(getattr(obj, attr))
+        except Exception:
+            pass
+    return s
+
+
+def write_safetensors(path, tensors, metadata=None):
+    """tensors: name -> contiguous CPU tensor of a safetensors dtype."""
+    header, blobs, off = {}, [], 0
+    for name, t in tensors.items():
+        raw = t.reshape(-1).view(torch.uint8).numpy().tobytes() if t.numel() else b""
+        header[name] = {"dtype": dtype_name(t.dtype), "shape": list(t.shape),
+                        "data_offsets": [off, off + len(raw)]}
+        blobs.append(raw)
+        off += len(raw)
+    if metadata:
+        header["__metadata__"] = {k: str(v) for k, v in metadata.items()}
+    hj = json.dumps(header, separators=(",", ":")).encode()
+    with open(path, "wb") as f:
+        f.write(struct.pack("<Q", len(hj)))
+        f.write(hj)
+        for b in blobs:
+            f.write(b)
+
+
+def read_ledger(path):
+    """(header, records, end) of a ledger: the format is JSON Lines, so
+    [json.loads(l) for l in open(path)] reads it too."""
+    lines = [json.loads(l) for l in open(path)]
+    if not lines or lines[0].get("format") != LEDGER_FORMAT:
+        raise ValueError("%s: not a bitprobe ledger" % path)
+    end = lines[-1].get("end") if len(lines) > 1 else None
+    return lines[0], lines[1:-1] if end else lines[1:], end
+
+
+def _tensor_keys(path):
+    _, recs, _ = read_ledger(path)
+    keys = set()
+    for r in recs:
+        for e in r.get("in", []) + r.get("out", []):
+            if e.get("hash"):
+                keys.add((e["hash"], e["dtype"], tuple(e["shape"])))
+    return keys
+
+
+def record(path, **kw):
+    """A context manager recording the ops run inside it (see Recorder)."""
+    return Recorder(path, **kw)
+
+
+def _size(s):
+    m = re.fullmatch(r"(\d+)([KMG]i?B?)?", s.strip(), re.I)
+    if not m:
+        raise argparse.ArgumentTypeError("not a byte count: %r (e.g. 512M, 2G)" % s)
+    mult = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30}[(m.group(2) or "")[:1].upper()]
+    return int(m.group(1)) * mult
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(
+        prog="python -m bitprobe_torch",
+        description="Record every ATen op a PyTorch script runs into a bitprobe ledger.")
+    sub = p.add_subparsers(dest="cmd")
+    r = sub.add_parser("record", help="run a script under the recorder",
+                       description="Run SCRIPT with ARGS under the recorder; write the ledger "
+                                   "to -o (and captured tensors to LEDGER.safetensors).")
+    r.add_argument("-o", "--output", required=True, metavar="LEDGER")
+    r.add_argument("--capture", metavar="REGEX",
+                   help="capture the tensors of ops whose name matches (e.g. 'aten::(div|pow)')")
+    r.add_argument("--capture-bytes", type=_size, default=0, metavar="N",
+                   help="capture every tensor until N bytes are held (e.g. 256M)")
+    r.add_argument("--reference", metavar="LEDGER",
+                   help="a ledger of another run: capture the first --diverging ops whose "
+                        "outputs it does not hold")
+    r.add_argument("--diverging", type=int, default=8, metavar="N",
+                   help="with --reference: how many diverging ops to capture (default 8)")
+    r.add_argument("--no-cuda-kernel", action="store_true",
+                   help="hash CUDA tensors with torch ops, not the compiled kernel")
+    r.add_argument("script")
+    r.add_argument("args", nargs=argparse.REMAINDER)
+    h = sub.add_parser("hash", help="print the ledger hash of a file's bytes")
+    h.add_argument("file")
+    a = p.parse_args(argv)
+    if a.cmd == "hash":
+        with open(a.file, "rb") as f:
+            print("%016x" % hash_bytes(f.read()))
+        return 0
+    if a.cmd != "record":
+        p.print_help()
+        return 2
+    if a.reference and not os.path.exists(a.reference):
+        p.error("--reference %s: no such file" % a.reference)
+    sys.argv = [a.script] + a.args
+    sys.path.insert(0, os.path.dirname(os.path.abspath(a.script)))
+    code = 0
+    rec = Recorder(a.output, capture=a.capture, capture_bytes=a.capture_bytes,
+                   reference=a.reference, diverging=a.diverging,
+                   argv=[a.script] + a.args, fast_cuda=not a.no_cuda_kernel)
+    try:
+        with rec:
+            runpy.run_path(a.script, run_name="__main__")
+    except SystemExit as e:
+        code = e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
+    print("bitprobe_torch: %d ops recorded to %s%s" % (
+        rec.seq, a.output, ", %d tensors captured" % len(rec.captures) if rec.captures else ""),
+        file=sys.stderr)
+    return code
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,175 @@
+/* Golden comparison for run: each output of each backend against the
+ * golden blessed for that backend's key (see cmd_run.h). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cmd_run.h"
+#include "golden.h"
+#include "timing.h"
+
+typedef struct bp_run_gentry {
+    const bp_probe_t *probe;
+    int k;
+    char key[64];
+    bp_st_file_t f;
+    bool ok, missing;
+    char msg[1024];
+    struct bp_run_gentry *next;
+} gentry_t;
+
+void bp_run_goldens_init(bp_run_goldens_t *g)
+{
+    pthread_mutex_init(&g->lock, NULL);
+    g->list = NULL;
+}
+
+static gentry_t *find(bp_run_goldens_t *g, const bp_probe_t *p, int k, const char *key)
+{
+    pthread_mutex_lock(&g->lock);
+    gentry_t *e = g->list;
+    while (e && !(e->probe == p && e->k == k && strcmp(e->key, key) == 0))
+        e = e->next;
+    pthread_mutex_unlock(&g->lock);
+    return e;
+}
+
+void bp_run_goldens_done(bp_run_goldens_t *g, const bp_probe_t *p)
+{
+    pthread_mutex_lock(&g->lock);
+    gentry_t **at = &g->list;
+    while (*at) {
+        gentry_t *e = *at;
+        if (!p || e->probe == p) {
+            *at = e->next;
+            bp_st_free(&e->f);
+            free(e);
+        } else {
+            at = &e->next;
+        }
+    }
+    pthread_mutex_unlock(&g->lock);
+}
+
+void bp_run_goldens_free(bp_run_goldens_t *g)
+{
+    bp_run_goldens_done(g, NULL);
+    pthread_mutex_destroy(&g->lock);
+}
+
+/* Backend slot k's golden of p (blessed for key), loaded (and timed into t)
+ * on first use; NULL when out of memory. */
+static gentry_t *entry_for(bp_run_goldens_t *g, const bp_run_opts_t *o, const bp_probe_t *p,
+                           int k, const char *key, bp_timing_t *t, const char *be_name)
+{
+    gentry_t *e = find(g, p, k, key);
+    if (e)
+        return e;
+    e = calloc(1, sizeof *e);
+    if (!e)
+        return NULL;
+    bp_error_t err = {0};
+    double t0 = bp_timing_now();
+    e->probe = p;
+    e->k = k;
+    snprintf(e->key, sizeof e->key, "%s", key);
+    e->ok = bp_golden_load(bp_cli_golden_dir(o->golden_dir), p, key, &e->f, &e->missing,
+                           &err) == BP_OK;
+    memcpy(e->msg, err.msg, sizeof err.msg);
+    if (t) {
+        int b = bp_timing_backend(t, be_name);
+        if (b >= 0)
+            t->be[b].golden_load_s += bp_timing_now() - t0;
+    }
+    pthread_mutex_lock(&g->lock);
+    e->next = g->list;
+    g->list = e;
+    pthread_mutex_unlock(&g->lock);
+    return e;
+}
+
+void bp_run_goldens_prepare(bp_run_goldens_t *g, const bp_run_opts_t *o, const bp_probe_t *p,
+                            int k, const char *key, bp_timing_t *t, const char *be_name)
+{
+    if (o->golden)
+        entry_for(g, o, p, k, key, t, be_name);
+}
+
+/* A result that was not compared: a missing golden (informational with
+ * --missing=skip) or an unusable one, with the command that fixes it. */
+static int not_compared(const bp_run_opts_t *o, bp_result_t *r, bool missing,
+                        const char *msg, const char *device, bp_report_t *rep)
+{
+    char hint[1024], note[2400];
+    bp_run_hint(o, "bless", r->probe, device, hint, sizeof hint);
+    if (missing)
+        snprintf(note, sizeof note, "%s (bless it with '%s'%s)", msg, hint,
+                 o->missing_skip ? "" : ", or pass --missing=skip");
+    else
+        snprintf(note, sizeof note, "%s (re-bless it with '%s')", msg, hint);
+    r->status = missing ? BP_RS_MISSING_GOLDEN : BP_RS_ERROR;
+    r->counts = !(missing && o->missing_skip);
+    r->note = note;
+    return bp_report_add(rep, r) ? BP_EXIT_OK : BP_EXIT_TROUBLE;
+}
+
+int bp_run_goldens_compare(bp_run_goldens_t *g, const bp_run_opts_t *o, const bp_probe_t *p,
+                           size_t oi, bp_dtype_t dt, bp_backend_t *const *bes,
+                           bp_buf_t *const *bufs, int n, bp_report_t *rep)
+{
+    if (!o->golden)
+        return BP_EXIT_OK;
+    const bp_output_t *out = &p->outputs[oi];
+    char tname[256], label[96], msg[1200];
+    bp_golden_tensor_name(out->name, dt, tname, sizeof tname);
+    for (int k = 0; k < n; k++) {
+        const gentry_t *s = entry_for(g, o, p, k, bes[k]->key, rep->timing, bes[k]->name);
+        if (!s) {
+            fprintf(stderr, "bitprobe: out of memory\n");
+            return BP_EXIT_TROUBLE;
+        }
+        snprintf(label, sizeof label, "golden %s", bes[k]->key);
+        bp_result_t r = {
+            .probe = p->name, .file = p->path, .line = out->line, .output = out->name,
+            .dtype = bufs[k][out->buf].dtype, .kind = BP_RES_GOLDEN, .a = label,
+            .b = (char *)bes[k]->name, .policy = out->policy, .counts = true,
+        };
+        const bp_st_tensor_t *gt = s->ok ? bp_st_find(&s->f, tname) : NULL;
+        int rc;
+        if (!s->ok || !gt) {
+            if (s->ok)
+                snprintf(msg, sizeof msg, "golden of probe '%s' on backend '%s' has no "
+                         "tensor '%s'", p->name, bes[k]->key, tname);
+            else
+                snprintf(msg, sizeof msg, "%s", s->msg);
+            rc = not_compared(o, &r, s->ok || s->missing, msg, bes[k]->name, rep);
+            if (rc)
+                return rc;
+            continue;
+        }
+        bp_error_t err = {0};
+        double t0 = bp_timing_now();
+        bp_status st = bp_compare(&gt->buf, &bufs[k][out->buf], &out->policy, &o->cmp, &r.cmp,
+                                  &err);
+        if (rep->timing) {
+            int ti = bp_timing_backend(rep->timing, bes[k]->name);
+            if (ti >= 0)
+                rep->timing->be[ti].golden_cmp_s += bp_timing_now() - t0;
+        }
+        if (st == BP_ENOMEM)
+            return bp_cli_fail(&err);
+        if (st) {
+            bp_error_prefix(&err, "golden '%s' of probe '%s': ", tname, p->name);
+            rc = not_compared(o, &r, false, err.msg, bes[k]->name, rep);
+            if (rc)
+                return rc;
+            continue;
+        }
+        r.compared = true;
+        if (!bp_report_add(rep, &r)) {
+            bp_cmp_free(&r.cmp);
+            return BP_EXIT_TROUBLE;
+        }
+    }
+    return BP_EXIT_OK;
+}

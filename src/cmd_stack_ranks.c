@@ -1,0 +1,378 @@
+/* bitprobe stack --ranks W: the layer stack's sharded init and a
+ * tensor-parallel reduction over W real ranks, one process per GPU, NCCL
+ * between them (stack_ranks.h).  Without a launcher's variables bitprobe
+ * starts the W processes itself (ranks.h) and returns the worst of their
+ * exit statuses; under torchrun, mpirun or srun it is one of the ranks.
+ * Rank 0 prints the report.  Exit 0 every gathered parameter equals the
+ * unsharded init and the one-device emulation bit for bit, 1 one differs,
+ * 2 trouble. */
+#include <getopt.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
+
+#include "backend.h"
+#include "cli.h"
+#include "config.h"
+#include "ranks.h"
+#include "stack_ranks.h"
+
+/* tiny, bf16, o_proj's reduction over 16 rows, the three algorithms */
+static void opts_init(bp_ranks_opts_t *o)
+{
+    bp_error_t err = {0};
+    memset(o, 0, sizeof *o);
+    bp_stack_preset("tiny", &o->cfg, &err);
+    o->dtype = BP_BF16;
+    o->gemm = BP_STACK_GEMM_PEDANTIC;
+    o->tp_rows = 16;
+    o->params = o->tp = o->oracle = true;
+    o->algos[0] = "default";
+    o->algos[1] = "Ring";
+    o->algos[2] = "Tree";
+    o->nalgos = 3;
+}
+
+#ifdef BP_HAVE_CUDA
+static const char *cmp_line(const bp_cmp_t *c, char *out, size_t n)
+{
+    if (!c->mismatched)
+        snprintf(out, n, "bit-identical");
+    else
+        snprintf(out, n, "%zu of %zu differ, max %llu ulp", c->mismatched, c->total,
+                 (unsigned long long)c->max_ulp);
+    return out;
+}
+
+static json_t *cmp_json(const bp_cmp_t *c)
+{
+    return json_pack("{s:I, s:I, s:I}", "elements", (json_int_t)c->total, "differ",
+                     (json_int_t)c->mismatched, "max_ulp", (json_int_t)c->max_ulp);
+}
+
+static void print_text(const bp_ranks_env_t *e, const bp_ranks_opts_t *o,
+                       const bp_ranks_result_t *r)
+{
+    char a[128], b[128], d[128];
+    const char *env_algo = getenv("NCCL_ALGO");
+    printf("stack --ranks %d: %s, %d rank%s (%s launch), NCCL %s, %s, preset %s\n",
+           r->world, bp_ranks_failed(r) ? "FAIL" : "ok", r->world, r->world == 1 ? "" : "s",
+           e->launcher, r->nccl, bp_dtype_name(o->dtype), o->cfg.preset);
+    for (int k = 0; k < r->world; k++)
+        printf("  rank %d: %s\n", k, r->gpus[k]);
+    if (o->params) {
+        if (!r->params_differ)
+            printf("parameters: all %zu gathered over NCCL are bit-identical to the unsharded "
+                   "init and to the one-device emulation (%llu elements on each of %d rank%s, "
+                   "%.2f s)\n", r->nparams, (unsigned long long)r->elems, r->world,
+                   r->world == 1 ? "" : "s", r->t_params);
+        else
+            printf("parameters: FAIL: %zu of %zu gathered over NCCL differ (elements summed "
+                   "over the ranks):\n", r->params_differ, r->nparams);
+        size_t shown = 0;
+        for (size_t i = 0; i < r->nparams && shown < 20; i++)
+            if (r->params[i].vs_whole || r->params[i].vs_emulated) {
+                printf("  %s: %llu elements vs the unsharded init, %llu vs the emulation\n",
+                       r->params[i].p.name, (unsigned long long)r->params[i].vs_whole,
+                       (unsigned long long)r->params[i].vs_emulated);
+                shown++;
+            }
+    }
+    if (o->tp) {
+        printf("tensor-parallel reduction: %s, x [%lld, %lld] w^T, K split over %d rank%s, "
+               "partials and sums in %s (%.2f s)\n", r->tp_weight, (long long)r->tp_T,
+               (long long)r->tp_K, r->world, r->world == 1 ? "" : "s", bp_dtype_name(o->dtype),
+               r->t_tp);
+        if (r->have_oracle)
+            printf("  unsharded (one cuBLAS call over K) vs the oracle: %s (oracle %.2f s)\n",
+                   cmp_line(&r->unsharded_vs_oracle, a, sizeof a), r->t_oracle);
+        printf("  %-9s %-34s %-34s %-34s %s\n", "NCCL_ALGO", "vs unsharded", "vs the first",
+               "vs the oracle", "nearer/farther than unsharded");
+        for (int k = 0; k < r->ntp; k++) {
+            const bp_ranks_tp_t *t = &r->tp[k];
+            char label[48];
+            if (strcmp(t->algo, "default") == 0)
+                snprintf(label, sizeof label, "default%s%s%s", env_algo ? " (" : "",
+                         env_algo ? env_algo : "", env_algo ? ")" : "");
+            else
+                snprintf(label, sizeof label, "%s", t->algo);
+            if (!t->ran) {
+                printf("  %-9s not run: %s\n", label, t->error);
+                continue;
+            }
+            printf("  %-9s %-34s %-34s %-34s", label, cmp_line(&t->vs_unsharded, a, sizeof a),
+                   cmp_line(&t->vs_first, b, sizeof b),
+                   t->have_oracle ? cmp_line(&t->vs_oracle, d, sizeof d) : "-");
+            if (t->have_oracle)
+                printf(" %zu / %zu", t->nearer, t->farther);
+            printf("\n");
+        }
+    }
+}
+
+static json_t *result_json(const bp_ranks_env_t *e, const bp_ranks_opts_t *o,
+                           const bp_ranks_result_t *r)
+{
+    json_t *gpus = json_array(), *diff = json_array(), *algos = json_array();
+    for (int k = 0; k < r->world; k++)
+        json_array_append_new(gpus, json_string(r->gpus[k]));
+    for (size_t i = 0; i < r->nparams; i++)
+        if (r->params[i].vs_whole || r->params[i].vs_emulated)
+            json_array_append_new(diff, json_pack("{s:s, s:I, s:I}", "name",
+                                                  r->params[i].p.name, "vs_unsharded",
+                                                  (json_int_t)r->params[i].vs_whole,
+                                                  "vs_emulated",
+                                                  (json_int_t)r->params[i].vs_emulated));
+    for (int k = 0; k < r->ntp; k++) {
+        const bp_ranks_tp_t *t = &r->tp[k];
+        json_array_append_new(
+            algos, json_pack("{s:s, s:b, s:o, s:o, s:o, s:o, s:I, s:I}", "algo", t->algo, "ran",
+                             t->ran, "error", t->ran ? json_null() : json_string(t->error),
+                             "vs_unsharded", t->ran ? cmp_json(&t->vs_unsharded) : json_null(),
+                             "vs_first", t->ran ? cmp_json(&t->vs_first) : json_null(),
+                             "vs_oracle", t->have_oracle ? cmp_json(&t->vs_oracle)
+                                                         : json_null(),
+                             "nearer_oracle", (json_int_t)t->nearer, "farther_oracle",
+                             (json_int_t)t->farther));
+    }
+    const char *env_algo = getenv("NCCL_ALGO");
+    return json_pack(
+        "{s:s, s:s, s:s, s:s, s:i, s:s, s:s, s:s, s:s, s:o, s:o, s:o}", "tool", "bitprobe",
+        "version", PACKAGE_VERSION, "command", "stack --ranks", "verdict",
+        bp_ranks_failed(r) ? "fail" : "pass", "world", r->world, "launcher", e->launcher,
+        "nccl", r->nccl, "dtype", bp_dtype_name(o->dtype), "preset", o->cfg.preset, "gpus",
+        gpus, "params",
+        o->params ? json_pack("{s:I, s:I, s:I, s:f, s:o}", "count", (json_int_t)r->nparams,
+                              "differ", (json_int_t)r->params_differ, "elements",
+                              (json_int_t)r->elems, "seconds", r->t_params, "differing", diff)
+                  : (json_decref(diff), json_null()),
+        "tp",
+        o->tp ? json_pack("{s:s, s:I, s:I, s:I, s:o, s:o, s:o, s:f}", "weight", r->tp_weight,
+                          "rows", (json_int_t)r->tp_T, "k", (json_int_t)r->tp_K, "n",
+                          (json_int_t)r->tp_N, "env_nccl_algo",
+                          env_algo ? json_string(env_algo) : json_null(), "unsharded_vs_oracle",
+                          r->have_oracle ? cmp_json(&r->unsharded_vs_oracle) : json_null(),
+                          "algos", algos, "seconds", r->t_tp)
+              : (json_decref(algos), json_null()));
+}
+
+/* This process is rank e->rank: the unique id, the run, rank 0's report. */
+static int as_rank(const bp_ranks_env_t *e, const bp_ranks_opts_t *o, const char *json_path)
+{
+    bp_error_t err = {0};
+    bp_nccl_id_t id;
+    char path[PATH_MAX] = "";
+    bp_status st = BP_OK;
+    if (e->self) {
+        const char *hex = getenv("BP_NCCL_ID");
+        st = hex ? bp_ranks_id_parse(hex, &id, &err)
+                 : bp_error_set(&err, BP_EINPUT, "BP_RANKS_CHILD is set without BP_NCCL_ID");
+    } else if (!(st = bp_ranks_id_path(path, sizeof path, &err))) {
+        if (e->rank == 0) {
+            if (!(st = bp_nccl_load(&err))) {
+                bp_nccl_result_t r = BP_NCCL(ncclGetUniqueId)(&id);
+                st = r ? bp_nccl_fail(&err, "ncclGetUniqueId", r, NULL)
+                       : bp_ranks_id_publish(path, &id, &err);
+            }
+        } else {
+            st = bp_ranks_id_wait(path, bp_ranks_timeout(), &id, &err);
+        }
+    }
+    bp_ranks_result_t res;
+    memset(&res, 0, sizeof res);
+    if (!st)
+        st = bp_stack_ranks(e, &id, o, &res, &err);
+    if (path[0] && e->rank == 0)
+        unlink(path);
+    if (st) {
+        fprintf(stderr, "bitprobe stack: rank %d: %s\n", e->rank, err.msg);
+        bp_ranks_result_free(&res);
+        return BP_EXIT_TROUBLE;
+    }
+    int rc = bp_ranks_failed(&res) ? BP_EXIT_DRIFT : BP_EXIT_OK;
+    if (e->rank == 0) {
+        if (json_path) {
+            if (bp_cli_json_out("stack", json_path, result_json(e, o, &res)))
+                rc = BP_EXIT_TROUBLE;
+        }
+        if (!json_path || strcmp(json_path, "-") != 0)
+            print_text(e, o, &res);
+        fflush(stdout);
+    }
+    bp_ranks_result_free(&res);
+    return rc;
+}
+
+/* No launcher: start W copies of bitprobe with the same arguments. */
+static int launch(int W, int argc, char **argv)
+{
+    bp_error_t err = {0};
+    json_t *env = bp_be_cuda_env(&err);
+    int ngpu = env ? (int)json_array_size(json_object_get(env, "devices")) : 0;
+    json_decref(env);
+    if (!env) {
+        fprintf(stderr, "bitprobe stack: --ranks needs CUDA GPUs: %s\n", err.msg);
+        return BP_EXIT_TROUBLE;
+    }
+    if (ngpu < W) {
+        fprintf(stderr, "bitprobe stack: --ranks %d needs %d GPUs, one per rank; %d %s "
+                        "visible\n", W, W, ngpu, ngpu == 1 ? "is" : "are");
+        return BP_EXIT_TROUBLE;
+    }
+    if (bp_nccl_load(&err))
+        return bp_cli_fail(&err);
+    bp_nccl_id_t id;
+    bp_nccl_result_t r = BP_NCCL(ncclGetUniqueId)(&id);
+    if (r) {
+        bp_nccl_fail(&err, "ncclGetUniqueId", r, NULL);
+        return bp_cli_fail(&err);
+    }
+    char **av = calloc((size_t)argc + 2, sizeof *av);
+    if (!av)
+        return BP_EXIT_TROUBLE;
+    av[0] = (char *)"bitprobe";
+    for (int i = 0; i < argc; i++)
+        av[i + 1] = argv[i];
+    int status = BP_EXIT_TROUBLE;
+    bp_status st = bp_ranks_launch(W, av, &id, 30.0, &status, &err);
+    free(av);
+    if (st)
+        return bp_cli_fail(&err);
+    return status;
+}
+
+#endif
+
+int cmd_stack_ranks(int argc, char **argv)
+{
+    enum { O_RANKS = 256, O_PRESET, O_LAYERS, O_DTYPE, O_SEED, O_GEMM, O_TP_ROWS, O_ALGOS,
+           O_NO_PARAMS, O_NO_TP, O_NO_ORACLE, O_THREADS, O_JSON, O_QUIET };
+    static const struct option opts[] = {
+        {"ranks", required_argument, 0, O_RANKS},   {"preset", required_argument, 0, O_PRESET},
+        {"layers", required_argument, 0, O_LAYERS}, {"dtype", required_argument, 0, O_DTYPE},
+        {"seed", required_argument, 0, O_SEED},     {"gemm", required_argument, 0, O_GEMM},
+        {"tp-rows", required_argument, 0, O_TP_ROWS},
+        {"algos", required_argument, 0, O_ALGOS},   {"no-params", no_argument, 0, O_NO_PARAMS},
+        {"no-tp", no_argument, 0, O_NO_TP},         {"no-oracle", no_argument, 0, O_NO_ORACLE},
+        {"threads", required_argument, 0, O_THREADS},
+        {"json", required_argument, 0, O_JSON},     {"quiet", no_argument, 0, O_QUIET},
+        {0, 0, 0, 0}};
+    bp_ranks_opts_t o;
+    opts_init(&o);
+    bp_error_t err = {0};
+    const char *json_path = NULL;
+    size_t W = 0, v;
+    long layers = -1;
+    char algos[128];
+    int c;
+    opterr = 0;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "q", opts, NULL)) != -1) {
+        switch (c) {
+        case O_RANKS:
+            if (!bp_cli_count(optarg, 4096, &W) || W == 0)
+                return bp_cli_usage_error("stack", "--ranks needs a number of ranks (1-4096), "
+                                          "not '%s'", optarg);
+            break;
+        case O_PRESET:
+            if (bp_stack_preset(optarg, &o.cfg, &err))
+                return bp_cli_usage_error("stack", "%s", err.msg);
+            break;
+        case O_LAYERS:
+            if (!bp_cli_count(optarg, 1024, &v) || v == 0)
+                return bp_cli_usage_error("stack", "--layers needs 1-1024, not '%s'", optarg);
+            layers = (long)v;
+            break;
+        case O_DTYPE:
+            if (!bp_dtype_parse(optarg, &o.dtype) ||
+                (o.dtype != BP_F32 && o.dtype != BP_BF16 && o.dtype != BP_F16))
+                return bp_cli_usage_error("stack", "--dtype: fp32, bf16 or fp16, not '%s'",
+                                          optarg);
+            break;
+        case O_SEED: {
+            char *end;
+            o.seed = strtoull(optarg, &end, 0);
+            if (!*optarg || *end || *optarg == '-')
+                return bp_cli_usage_error("stack", "--seed needs a number, not '%s'", optarg);
+            break;
+        }
+        case O_GEMM:
+            if (strcmp(optarg, "pedantic") == 0)
+                o.gemm = BP_STACK_GEMM_PEDANTIC;
+            else if (strcmp(optarg, "default") == 0)
+                o.gemm = BP_STACK_GEMM_DEFAULT;
+            else
+                return bp_cli_usage_error("stack", "--gemm: pedantic or default, not '%s'",
+                                          optarg);
+            break;
+        case O_TP_ROWS:
+            if (!bp_cli_count(optarg, 4096, &v) || v == 0)
+                return bp_cli_usage_error("stack", "--tp-rows needs 1-4096, not '%s'", optarg);
+            o.tp_rows = (int64_t)v;
+            break;
+        case O_ALGOS: {
+            snprintf(algos, sizeof algos, "%s", optarg);
+            char *items[BP_RANKS_MAX_ALGOS + 1];
+            int n = bp_cli_split(algos, items, BP_RANKS_MAX_ALGOS + 1);
+            if (n < 1 || n > BP_RANKS_MAX_ALGOS)
+                return bp_cli_usage_error("stack", "--algos: 1 to %d of default, Ring, Tree",
+                                          BP_RANKS_MAX_ALGOS);
+            o.nalgos = 0;
+            for (int i = 0; i < n; i++) {
+                static const char *const known[] = {"default", "Ring", "Tree", NULL};
+                const char *k = NULL;
+                for (int j = 0; known[j] && !k; j++)
+                    if (strcasecmp(items[i], known[j]) == 0)
+                        k = known[j];
+                if (!k)
+                    return bp_cli_usage_error("stack", "--algos: '%s' is not default, Ring "
+                                              "or Tree", items[i]);
+                o.algos[o.nalgos++] = k;
+            }
+            break;
+        }
+        case O_NO_PARAMS: o.params = false; break;
+        case O_NO_TP: o.tp = false; break;
+        case O_NO_ORACLE: o.oracle = false; break;
+        case O_THREADS:
+            if (!bp_cli_count(optarg, 4096, &v))
+                return bp_cli_usage_error("stack", "--threads needs a number, not '%s'", optarg);
+            o.oracle_threads = (int)v;
+            break;
+        case O_JSON: json_path = optarg; break;
+        case 'q':
+        case O_QUIET: bp_cli_quiet = true; break;
+        default:
+            return bp_cli_usage_error("stack", "--ranks: option '%s' does not apply (see "
+                                      "'bitprobe help stack')", argv[optind - 1]);
+        }
+    }
+    if (optind < argc)
+        return bp_cli_usage_error("stack", "unexpected argument '%s'", argv[optind]);
+    if (layers > 0)
+        o.cfg.layers = layers;
+    if (bp_stack_cfg_check(&o.cfg, &err))
+        return bp_cli_usage_error("stack", "%s", err.msg);
+    if (!o.params && !o.tp)
+        return bp_cli_usage_error("stack", "--no-params and --no-tp leave nothing to run");
+    bp_ranks_env_t e;
+    bool found;
+    if (bp_ranks_env(&e, &found, &err))
+        return bp_cli_fail(&err);
+    if (found && e.world != (int)W) {
+        fprintf(stderr, "bitprobe stack: --ranks %zu, but the %s launcher started %d rank%s\n",
+                W, e.launcher, e.world, e.world == 1 ? "" : "s");
+        return BP_EXIT_TROUBLE;
+    }
+#ifdef BP_HAVE_CUDA
+    return found ? as_rank(&e, &o, json_path) : launch((int)W, argc, argv);
+#else
+    (void)json_path;
+    fprintf(stderr, "bitprobe stack: --ranks needs CUDA GPUs: this bitprobe was built "
+                    "without CUDA\n");
+    return BP_EXIT_TROUBLE;
+#endif
+}

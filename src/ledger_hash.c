@@ -1,0 +1,105 @@
+/* The ledger hash, fmix64-sum/1 (docs/ledger-format.md: the same function
+ * as bitprobe_torch.hash_bytes and its torch and CUDA versions), and the
+ * captured tensors checked against it. */
+#include "ledger.h"
+
+#include <limits.h>
+#include <string.h>
+
+static uint64_t fmix64(uint64_t x)
+{
+    x ^= x >> 33;
+    x *= 0xff51afd7ed558ccdull;
+    x ^= x >> 33;
+    x *= 0xc4ceb9fe1a85ec53ull;
+    x ^= x >> 33;
+    return x;
+}
+
+uint64_t bp_ledger_hash(const void *data, size_t nbytes)
+{
+    const unsigned char *p = data;
+    uint64_t s = 0;
+    size_t nw = (nbytes + 3) / 4;
+    for (size_t i = 0; i < nw; i++) {
+        uint32_t w = 0;
+        for (size_t k = 0; k < 4 && 4 * i + k < nbytes; k++)
+            w |= (uint32_t)p[4 * i + k] << (8 * k);
+        /* w as a signed 32-bit integer, sign-extended. */
+        uint64_t x = ((uint64_t)i << 32) + (uint64_t)(int64_t)(int32_t)w;
+        s += fmix64(x);
+    }
+    return fmix64(s + (uint64_t)nbytes);
+}
+
+bp_status bp_ledger_captures_path(const bp_ledger_t *l, char *out, size_t n, bp_error_t *err)
+{
+    const char *c = bp_ledger_header_str(l, "captures");
+    if (!c)
+        return bp_error_set(err, BP_EINPUT, "ledger '%s' has no captured tensors (record with "
+                            "--capture, --capture-bytes or --reference)", l->path);
+    const char *slash = strrchr(l->path, '/');
+    int len = slash ? snprintf(out, n, "%.*s/%s", (int)(slash - l->path), l->path, c)
+                    : snprintf(out, n, "%s", c);
+    if (len < 0 || (size_t)len >= n)
+        return bp_error_set(err, BP_EINPUT, "path too long next to '%s'", l->path);
+    return BP_OK;
+}
+
+static bool same_shape(const bp_ledger_tensor_t *t, const bp_st_tensor_t *s)
+{
+    if (t->ndim != s->buf.ndim)
+        return false;
+    for (int d = 0; d < t->ndim; d++)
+        if (t->shape[d] != s->buf.shape[d])
+            return false;
+    return true;
+}
+
+static bp_status check_one(const bp_ledger_t *l, const char *path, const bp_st_file_t *f,
+                           size_t seq, const char *role, uint32_t k,
+                           const bp_ledger_tensor_t *t, bp_error_t *err)
+{
+    const bp_st_tensor_t *s = bp_st_find(f, t->capture);
+    if (!s)
+        return bp_error_set(err, BP_EINPUT, "captures '%s' lack tensor '%s' (ledger '%s', "
+                            "record %zu, %s[%u])", path, t->capture, l->path, seq, role, k);
+    const char *dt = bp_dtype_info(s->buf.dtype)->st_name;
+    if (strcmp(dt, t->dtype) != 0 || !same_shape(t, s)) {
+        char a[128], b[128];
+        bp_shape_format(t->ndim < BP_MAXDIM ? t->ndim : BP_MAXDIM, t->shape, a, sizeof a);
+        bp_shape_format(s->buf.ndim, s->buf.shape, b, sizeof b);
+        return bp_error_set(err, BP_EINPUT, "captured tensor '%s' in '%s' is %s %s, record %zu "
+                            "of '%s' says %s %s", t->capture, path, dt, b, seq, l->path,
+                            t->dtype, a);
+    }
+    uint64_t h = bp_ledger_hash(s->buf.data, bp_buf_nbytes(&s->buf));
+    if (h != t->hash)
+        return bp_error_set(err, BP_EINPUT, "captured tensor '%s' in '%s' hashes to %016llx, "
+                            "record %zu of '%s' says %016llx: the captures do not belong to "
+                            "this ledger", t->capture, path, (unsigned long long)h, seq,
+                            l->path, (unsigned long long)t->hash);
+    return BP_OK;
+}
+
+bp_status bp_ledger_read_captures(const bp_ledger_t *l, bp_st_file_t *f, bp_error_t *err)
+{
+    char path[PATH_MAX];
+    bp_status st = bp_ledger_captures_path(l, path, sizeof path, err);
+    if (st)
+        return st;
+    if ((st = bp_st_read(path, f, err)))
+        return st;
+    for (size_t i = 0; !st && i < l->n; i++) {
+        const bp_ledger_op_t *op = &l->ops[i];
+        for (uint32_t k = 0; !st && k < op->nin; k++)
+            if (op->in[k].capture)
+                st = check_one(l, path, f, i, "in", k, &op->in[k], err);
+        for (uint32_t k = 0; !st && k < op->nout; k++)
+            if (op->out[k].capture)
+                st = check_one(l, path, f, i, "out", k, &op->out[k], err);
+    }
+    if (st)
+        bp_st_free(f);
+    return st;
+}

@@ -1,0 +1,53 @@
+/* NCCL by dlopen (nccl_dl.h). */
+#include "nccl_dl.h"
+
+#include <stdio.h>
+
+#include "dl.h"
+
+bp_nccl_t bp_nccl_fns;
+
+#define NCCL_FNS(X)                                                                       \
+    X(ncclGetVersion) X(ncclGetUniqueId) X(ncclCommInitRank) X(ncclCommDestroy)            \
+    X(ncclCommAbort) X(ncclAllGather) X(ncclAllReduce) X(ncclBroadcast)                    \
+    X(ncclGetErrorString) X(ncclGetLastError)
+#define NAME(f) #f,
+#define SLOT(f) (void **)&bp_nccl_fns.f,
+static const char *const names[] = {NCCL_FNS(NAME)};
+static void **const slots[] = {NCCL_FNS(SLOT)};
+#undef NAME
+#undef SLOT
+
+static bp_dl_lib_t nccl = {"libnccl.so.2", "BP_NCCL_LIB", "NCCL", "NCCL 2.13 or later",
+                           names, slots, sizeof names / sizeof names[0], &bp_nccl_fns,
+                           sizeof bp_nccl_fns, PTHREAD_ONCE_INIT, ""};
+
+static void load(void)
+{
+    bp_dl_open(&nccl);
+}
+
+bp_status bp_nccl_load(bp_error_t *err)
+{
+    return bp_dl_loaded(&nccl, load, err);
+}
+
+void bp_nccl_version(char *out, size_t n)
+{
+    int v = 0;
+    if (!bp_nccl_fns.ncclGetVersion || BP_NCCL(ncclGetVersion)(&v) != 0 || v <= 0)
+        snprintf(out, n, "unknown");
+    else /* NCCL_VERSION(X, Y, Z) = X * 10000 + Y * 100 + Z since 2.9 */
+        snprintf(out, n, "%d.%d.%d", v / 10000, v / 100 % 100, v % 100);
+}
+
+bp_status bp_nccl_fail(bp_error_t *err, const char *call, bp_nccl_result_t r,
+                       bp_nccl_comm_t comm)
+{
+    const char *last = comm && bp_nccl_fns.ncclGetLastError ? BP_NCCL(ncclGetLastError)(comm)
+                                                            : NULL;
+    return bp_error_set(err, BP_EINTERNAL, "%s failed: %s (NCCL error %d)%s%s", call,
+                        bp_nccl_fns.ncclGetErrorString ? BP_NCCL(ncclGetErrorString)(r)
+                                                       : "?",
+                        r, last && *last ? ": " : "", last && *last ? last : "");
+}

@@ -1,0 +1,232 @@
+/* A ledger diff as text: the verdict first, the first introduced op in
+ * full, the ops that introduced, inherited or absorbed a difference (at
+ * most --first of each), the modules in the order the program ran them,
+ * then the two sides. */
+#include "rep_ledger.h"
+
+#include <inttypes.h>
+#include <string.h>
+
+#include "buf.h"
+
+static const char *modname(const char *m)
+{
+    return *m ? m : "(no module)";
+}
+
+static void entry_id(const bp_ledger_entry_t *e, char *out, size_t n)
+{
+    if (e->a >= 0 && e->b >= 0)
+        snprintf(out, n, "A#%ld B#%ld", e->a, e->b);
+    else if (e->a >= 0)
+        snprintf(out, n, "A#%ld", e->a);
+    else
+        snprintf(out, n, "B#%ld", e->b);
+}
+
+static void tensor_desc(const bp_ledger_tensor_t *t, char *out, size_t n)
+{
+    char sh[160];
+    bp_shape_format(t->ndim < BP_MAXDIM ? t->ndim : BP_MAXDIM, t->shape, sh, sizeof sh);
+    snprintf(out, n, "%s %s%s", t->dtype, sh, t->ndim > BP_MAXDIM ? "..." : "");
+}
+
+/* What makes the entry not identical, in a few words. */
+static void why(const bp_ledger_diff_t *d, const bp_ledger_entry_t *e, char *out, size_t n)
+{
+    size_t used = 0;
+    out[0] = '\0';
+    if (e->a < 0 || e->b < 0)
+        used += (size_t)snprintf(out + used, n - used, "only in %s", e->a < 0 ? "B" : "A");
+    else if (e->fuzzy)
+        used += (size_t)snprintf(out + used, n - used, "paired with A's %s",
+                                 d->A->ops[e->a].op);
+    for (int s = 0; s < 2 && used < n; s++) {
+        long i = s ? e->b : e->a;
+        if (i < 0 || (s == 1 && e->a >= 0 && !e->by_presence))
+            continue; /* a positional pair: say it once */
+        const bp_ledger_op_t *op = s ? &d->B->ops[i] : &d->A->ops[i];
+        for (uint32_t k = 0; k < op->nin + op->nout && used < n; k++)
+            if (bp_ledger_entry_differs(d, e, s, k)) {
+                bool in = k < op->nin;
+                used += (size_t)snprintf(out + used, n - used, "%s%s[%u] differs", used ? ", " : "",
+                                         in ? "in" : "out", in ? k : k - op->nin);
+                break; /* the first is enough on a line */
+            }
+    }
+    if (used < n && e->args_differ && e->status == BP_LOP_INTRODUCED)
+        used += (size_t)snprintf(out + used, n - used, "%sarguments differ", used ? ", " : "");
+    if (used < n && (e->from_a >= 0 || e->from_b >= 0)) {
+        if (e->from_b >= 0)
+            used += (size_t)snprintf(out + used, n - used, " (from B#%ld)", e->from_b);
+        else
+            used += (size_t)snprintf(out + used, n - used, " (from A#%ld)", e->from_a);
+    }
+    if (used < n && e->external)
+        snprintf(out + used, n - used, "%sno recorded op made that input", used ? "; " : "");
+}
+
+static void entry_line(FILE *f, const bp_ledger_diff_t *d, const bp_ledger_entry_t *e)
+{
+    char id[64], w[256];
+    entry_id(e, id, sizeof id);
+    why(d, e, w, sizeof w);
+    const bp_ledger_op_t *op = bp_ledger_entry_op(d, e);
+    fprintf(f, "  %-13s %-28s %-24s %s\n", id, op->op, modname(op->module), w);
+}
+
+static void tensors(FILE *f, const bp_ledger_diff_t *d, const bp_ledger_entry_t *e)
+{
+    const bp_ledger_op_t *oa = e->a >= 0 ? &d->A->ops[e->a] : NULL;
+    const bp_ledger_op_t *ob = e->b >= 0 ? &d->B->ops[e->b] : NULL;
+    for (int s = 0; s < 2; s++) {
+        const bp_ledger_op_t *op = s ? ob : oa;
+        if (!op || (s == 1 && oa && !e->by_presence))
+            continue;
+        bool pos = oa && ob && !e->by_presence;
+        for (uint32_t k = 0; k < op->nin + op->nout; k++) {
+            bool in = k < op->nin;
+            const bp_ledger_tensor_t *t = in ? &op->in[k] : &op->out[k - op->nin];
+            char name[32], desc[200];
+            snprintf(name, sizeof name, "%s%s[%u]", pos ? "" : s ? "B " : "A ", in ? "in" : "out",
+                     in ? k : k - op->nin);
+            tensor_desc(t, desc, sizeof desc);
+            fprintf(f, "    %-10s %-24s ", name, desc);
+            if (!t->has_hash) {
+                fprintf(f, "not hashed (%s)\n", t->why ? t->why : "no hash");
+                continue;
+            }
+            bool differs = bp_ledger_entry_differs(d, e, s, k);
+            if (pos) {
+                const bp_ledger_tensor_t *u = in ? &ob->in[k] : &ob->out[k - ob->nin];
+                if (!differs)
+                    fprintf(f, "%016" PRIx64 "  identical\n", t->hash);
+                else {
+                    char du[200];
+                    tensor_desc(u, du, sizeof du);
+                    fprintf(f, "A %016" PRIx64 "  B %016" PRIx64 "%s%s  differ\n", t->hash,
+                            u->hash, strcmp(t->dtype, u->dtype) ? "  B is " : "",
+                            strcmp(t->dtype, u->dtype) ? du : "");
+                }
+            } else {
+                fprintf(f, "%016" PRIx64 "  %s %s\n", t->hash, differs ? "not in" : "also in",
+                        s ? "A" : "B");
+            }
+        }
+    }
+    const bp_ledger_op_t *op = ob ? ob : oa;
+    fprintf(f, "    call       %.300s%s\n", op->call, strlen(op->call) > 300 ? "..." : "");
+}
+
+static void list(FILE *f, const bp_ledger_diff_t *d, bp_lop_status_t st, size_t first)
+{
+    size_t n = d->count[st], shown = 0;
+    if (!n)
+        return;
+    if (n <= first)
+        fprintf(f, "%s (%zu):\n", bp_lop_status_name(st), n);
+    else
+        fprintf(f, "%s, the first %zu of %zu:\n", bp_lop_status_name(st), first, n);
+    for (size_t x = 0; x < d->n && shown < first; x++)
+        if (d->e[x].status == st) {
+            entry_line(f, d, &d->e[x]);
+            shown++;
+        }
+}
+
+static void modules(FILE *f, const bp_ledger_diff_t *d, bool all)
+{
+    fprintf(f, "modules, in the order they ran%s:\n", all ? "" : " (those with differences)");
+    fprintf(f, "  %-24s %6s %9s %10s %9s %8s %6s  %-16s %s\n", "module", "ops", "identical",
+            "introduced", "inherited", "absorbed", "n/c", "outputs differ", "first");
+    for (size_t m = 0; m < d->nmods; m++) {
+        const bp_ledger_module_t *md = &d->mods[m];
+        if (!all && md->first == SIZE_MAX)
+            continue;
+        char outs[48], first[64] = "";
+        snprintf(outs, sizeof outs, "%zu/%zu (%.0f%%)", md->outs_differ, md->outs,
+                 md->outs ? 100.0 * (double)md->outs_differ / (double)md->outs : 0.0);
+        if (md->first != SIZE_MAX)
+            entry_id(&d->e[md->first], first, sizeof first);
+        fprintf(f, "  %-24s %6zu %9zu %10zu %9zu %8zu %6zu  %-16s %s\n", modname(md->module),
+                md->ops, md->count[BP_LOP_IDENTICAL], md->count[BP_LOP_INTRODUCED],
+                md->count[BP_LOP_INHERITED], md->count[BP_LOP_ABSORBED],
+                md->count[BP_LOP_NOT_COMPARABLE], outs, first);
+    }
+}
+
+static void side(FILE *f, const char *tag, const bp_ledger_t *L)
+{
+    const char *torch = bp_ledger_header_str(L, "torch");
+    const char *st = json_string_value(json_object_get(L->end, "status"));
+    json_t *devs = json_object_get(json_object_get(L->header, "cuda"), "devices");
+    fprintf(f, "%s = %s: %zu ops, torch %s%s%s%s%s\n", tag, L->path, L->n, torch ? torch : "?",
+            json_array_size(devs) ? ", " : "",
+            json_array_size(devs) ? json_string_value(json_array_get(devs, 0)) : "",
+            st && strcmp(st, "ok") ? ", recording ended with " : "",
+            st && strcmp(st, "ok") ? st : "");
+}
+
+int bp_rep_ledger_text(FILE *f, const bp_ledger_diff_t *d, const bp_rep_opts_t *o)
+{
+    size_t differing = d->count[BP_LOP_INTRODUCED] + d->count[BP_LOP_INHERITED] +
+                       d->count[BP_LOP_ABSORBED];
+    char align[128];
+    if (d->exact)
+        snprintf(align, sizeof align, "%zu ops paired one to one", d->paired);
+    else if (d->fuzzy)
+        snprintf(align, sizeof align, "%zu ops paired, %zu of them by name only; %zu only in "
+                 "A, %zu only in B", d->paired, d->fuzzy, d->only_a, d->only_b);
+    else
+        snprintf(align, sizeof align, "%zu ops paired, %zu only in A, %zu only in B", d->paired,
+                 d->only_a, d->only_b);
+    if (!differing && d->count[BP_LOP_IDENTICAL]) {
+        if (o->quiet)
+            return 0;
+        fprintf(f, "identical: ledgers A and B agree bit for bit (%s%s)\n", align,
+                d->count[BP_LOP_NOT_COMPARABLE] ? "; ops only on one side make no tensor "
+                                                  "the other lacks that any op used" : "");
+        if (d->count[BP_LOP_NOT_COMPARABLE]) {
+            list(f, d, BP_LOP_NOT_COMPARABLE, o->first);
+        }
+        side(f, "A", d->A);
+        side(f, "B", d->B);
+        return 0;
+    }
+    if (!differing) {
+        fprintf(f, "NOT COMPARED: no op of A and B could be compared (%s)\n", align);
+        side(f, "A", d->A);
+        side(f, "B", d->B);
+        return 0;
+    }
+    fprintf(f, "DIFFERENT: %zu introduced, %zu inherited, %zu absorbed, %zu identical, %zu not "
+            "comparable (%s)\n", d->count[BP_LOP_INTRODUCED], d->count[BP_LOP_INHERITED],
+            d->count[BP_LOP_ABSORBED], d->count[BP_LOP_IDENTICAL],
+            d->count[BP_LOP_NOT_COMPARABLE], align);
+    size_t x = d->first_introduced != SIZE_MAX ? d->first_introduced : d->first_differing;
+    const bp_ledger_entry_t *e = &d->e[x];
+    const bp_ledger_op_t *op = bp_ledger_entry_op(d, e);
+    char id[64], w[256];
+    entry_id(e, id, sizeof id);
+    why(d, e, w, sizeof w);
+    fprintf(f, "first %s: %s %s in module '%s'%s%s%s\n",
+            d->first_introduced != SIZE_MAX ? "introduced" : "difference", id, op->op,
+            modname(op->module), *w ? " (" : "", w, *w ? ")" : "");
+    if (d->first_introduced == SIZE_MAX && e->external)
+        fprintf(f, "  no recorded op introduced it: an input of this op differs and was made "
+                   "outside the recording (a parameter or an input of the program)\n");
+    tensors(f, d, e);
+    if (d->first_introduced != SIZE_MAX)
+        fprintf(f, "  its inputs and outputs as a probe, with the oracle's verdict: bitprobe "
+                   "explain %s %s --op %c%ld\n", d->A->path, d->B->path, e->b >= 0 ? 'b' : 'a',
+                e->b >= 0 ? e->b : e->a);
+    if (!o->quiet) {
+        list(f, d, BP_LOP_INTRODUCED, o->first);
+        list(f, d, BP_LOP_INHERITED, o->first);
+        list(f, d, BP_LOP_ABSORBED, o->first);
+        modules(f, d, false);
+    }
+    side(f, "A", d->A);
+    side(f, "B", d->B);
+    return 0;
+}

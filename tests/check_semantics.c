@@ -1,0 +1,216 @@
+/* PyTorch's tensor semantics on every backend: broadcasting, keepdim, the
+ * layout ops, comparisons and where.  Each case is a small probe whose
+ * result is exact (small integers and halves, so every backend, the
+ * oracle included, must give these bits), and its expected shape and
+ * values were written by hand from what PyTorch gives for the same
+ * expression (stated beside each case).
+ *
+ * Built twice: check_semantics runs the cases on cpu and oracle;
+ * check_semantics_cuda (BP_SEM_CUDA) on cuda, skipping by the GPU rule
+ * (tests/gpu_rule.h) where no GPU is usable. */
+#include <check.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backend.h"
+#include "probe.h"
+#ifdef BP_SEM_CUDA
+#include "gpu_rule.h"
+#endif
+
+typedef struct {
+    const char *name;
+    const char *ops;   /* the probe's ops: lines of "  - {...}\n" */
+    const char *out;   /* the buffer checked */
+    const char *dtype; /* its dtype */
+    int ndim;
+    int64_t shape[4];
+    int n;
+    double v[16];
+} sem_case_t;
+
+/* An error case: the probe must not load, the message must contain want. */
+typedef struct {
+    const char *ops;
+    const char *want;
+} sem_bad_t;
+
+static const sem_case_t cases[] = {
+    /* torch.tensor([[1,2,3],[4,5,6.]]) + torch.tensor([10,20,30.]) */
+    {"bcast_row",
+     "  - {out: a, op: tensor, values: [1, 2, 3, 4, 5, 6], shape: [2, 3], dtype: fp32}\n"
+     "  - {out: b, op: tensor, values: [10, 20, 30], dtype: fp32}\n"
+     "  - {out: y, op: add, a: a, b: b}\n",
+     "y", "fp32", 2, {2, 3}, 6, {11, 22, 33, 14, 25, 36}},
+    /* torch.tensor([[1.],[2.]]) * torch.tensor([[1.,2.,3.]]) */
+    {"bcast_outer",
+     "  - {out: a, op: tensor, values: [1, 2], shape: [2, 1], dtype: fp32}\n"
+     "  - {out: b, op: tensor, values: [1, 2, 3], shape: [1, 3], dtype: fp32}\n"
+     "  - {out: y, op: mul, a: a, b: b}\n",
+     "y", "fp32", 2, {2, 3}, 6, {1, 2, 3, 2, 4, 6}},
+    /* torch.tensor([1.,2.,3.]) - torch.tensor([[10.],[20.]]) */
+    {"bcast_both",
+     "  - {out: a, op: tensor, values: [1, 2, 3], dtype: fp32}\n"
+     "  - {out: b, op: tensor, values: [10, 20], shape: [2, 1], dtype: fp32}\n"
+     "  - {out: y, op: sub, a: a, b: b}\n",
+     "y", "fp32", 2, {2, 3}, 6, {-9, -8, -7, -19, -18, -17}},
+    /* torch.tensor([1.,2.,3.,4.]) / torch.tensor([2.]): a tensor divisor */
+    {"bcast_div",
+     "  - {out: a, op: tensor, values: [1, 2, 3, 4], dtype: fp32}\n"
+     "  - {out: b, op: tensor, values: [2], dtype: fp32}\n"
+     "  - {out: y, op: div, a: a, b: b}\n",
+     "y", "fp32", 1, {4}, 4, {0.5, 1, 1.5, 2}},
+    /* torch.tensor([[2.],[3.]]) ** torch.tensor([1.,2.]) */
+    {"bcast_pow",
+     "  - {out: a, op: tensor, values: [2, 3], shape: [2, 1], dtype: fp32}\n"
+     "  - {out: b, op: tensor, values: [1, 2], dtype: fp32}\n"
+     "  - {out: y, op: pow, a: a, b: b}\n",
+     "y", "fp32", 2, {2, 2}, 4, {2, 4, 3, 9}},
+    /* torch.tensor(5.) * torch.tensor([1.,2.,3.]): a 0-D tensor */
+    {"bcast_0d",
+     "  - {out: a, op: tensor, values: [5], shape: [], dtype: fp32}\n"
+     "  - {out: b, op: tensor, values: [1, 2, 3], dtype: fp32}\n"
+     "  - {out: y, op: mul, a: a, b: b}\n",
+     "y", "fp32", 1, {3}, 3, {5, 10, 15}},
+    /* bf16: torch.tensor([[1],[2]], dtype=bf16) + torch.tensor([0.5, 256],
+     * dtype=bf16): 257 rounds to 256 in bf16, 258 stays */
+    {"bcast_bf16",
+     "  - {out: a, op: tensor, values: [1, 2], shape: [2, 1], dtype: bf16}\n"
+     "  - {out: b, op: tensor, values: [0.5, 256], dtype: bf16}\n"
+     "  - {out: y, op: add, a: a, b: b}\n",
+     "y", "bf16", 2, {2, 2}, 4, {1.5, 256, 2.5, 258}},
+    /* x.sum(1, keepdim=True), x.sum(0, keepdim=True), x.sum(keepdim=True)
+     * hand-summed: rows 6, 15; columns 5, 7, 9; all 21 */
+    {"keepdim_1",
+     "  - {out: a, op: tensor, values: [1, 2, 3, 4, 5, 6], shape: [2, 3], dtype: fp32}\n"
+     "  - {out: y, op: sum, a: a, axis: 1, keepdim: true}\n",
+     "y", "fp32", 2, {2, 1}, 2, {6, 15}},
+    {"keepdim_0",
+     "  - {out: a, op: tensor, values: [1, 2, 3, 4, 5, 6], shape: [2, 3], dtype: fp32}\n"
+     "  - {out: y, op: sum, a: a, axis: -2, keepdim: true}\n",
+     "y", "fp32", 2, {1, 3}, 3, {5, 7, 9}},
+    {"keepdim_all",
+     "  - {out: a, op: tensor, values: [1, 2, 3, 4, 5, 6], shape: [2, 3], dtype: fp32}\n"
+     "  - {out: y, op: sum, a: a, keepdim: true}\n",
+     "y", "fp32", 2, {1, 1}, 1, {21}},
+    {"keepdim_false",
+     "  - {out: a, op: tensor, values: [1, 2, 3, 4, 5, 6], shape: [2, 3], dtype: fp32}\n"
+     "  - {out: y, op: sum, a: a, axis: 1, keepdim: false}\n",
+     "y", "fp32", 1, {2}, 2, {6, 15}},
+    /* HF LlamaRMSNorm's shape: w * (x * torch.rsqrt(x.pow(2).sum(-1,
+     * keepdim=True) / 4 + 0)): rows of 1s and 2s have mean squares 1 and 4,
+     * rsqrt 1 and 0.5, so every normalised element is 1, times w */
+    {"rmsnorm_shape",
+     "  - {out: x, op: tensor, values: [1, 1, 1, 1, 2, 2, 2, 2], shape: [2, 4], dtype: fp32}\n"
+     "  - {out: w, op: tensor, values: [1, 2, 3, 4], dtype: fp32}\n"
+     "  - {out: sq, op: pow, a: x, b: 2}\n"
+     "  - {out: ss, op: sum, a: sq, axis: -1, keepdim: true}\n"
+     "  - {out: ms, op: div, a: ss, b: 4}\n"
+     "  - {out: v, op: add, a: ms, b: 0}\n"
+     "  - {out: r, op: rsqrt, a: v}\n"
+     "  - {out: h, op: mul, a: x, b: r}\n"
+     "  - {out: y, op: mul, a: w, b: h}\n",
+     "y", "fp32", 2, {2, 4}, 8, {1, 2, 3, 4, 1, 2, 3, 4}},
+};
+
+static const sem_bad_t bad[] = {
+    {"  - {out: a, op: arange, end: 4, dtype: fp32}\n"
+     "  - {out: b, op: arange, end: 3, dtype: fp32}\n"
+     "  - {out: y, op: add, a: a, b: b}\n",
+     "shape mismatch: a is [4], b is [3] (they do not broadcast)"},
+    {"  - {out: a, op: arange, end: 4, dtype: fp32}\n"
+     "  - {out: y, op: sum, a: a, keepdim: 1}\n",
+     "keepdim must be true or false, got 1"},
+    {"  - {out: a, op: arange, end: 4, dtype: fp32}\n"
+     "  - {out: y, op: sum, a: a, axis: 1, keepdim: true}\n",
+     "sum axis 1 out of range for [4]"},
+};
+
+#ifdef BP_SEM_CUDA
+static const char *const backends[] = {"cuda"};
+#else
+static const char *const backends[] = {"cpu", "oracle"};
+#endif
+#define NBE (sizeof backends / sizeof backends[0])
+
+static bp_probe_t *load(const char *ops, bp_error_t *err)
+{
+    char yaml[4096];
+    snprintf(yaml, sizeof yaml,
+             "name: t\ndescription: d\ndtypes: [fp32]\nops:\n%soutputs:\n"
+             "  - {name: %s}\n", ops, strstr(ops, "out: y,") ? "y" : "a");
+    bp_probe_t *p = NULL;
+    bp_probe_parse(yaml, strlen(yaml), "t.yaml", &p, err);
+    return p;
+}
+
+START_TEST(t_case)
+{
+    const sem_case_t *c = &cases[_i % (sizeof cases / sizeof cases[0])];
+    const char *bname = backends[_i / (sizeof cases / sizeof cases[0])];
+    bp_error_t err = {0};
+    bp_probe_t *p = load(c->ops, &err);
+    ck_assert_msg(p, "%s: %s", c->name, err.msg);
+    bp_backend_t *be = NULL;
+    ck_assert_msg(bp_backend_open(bname, NULL, &be, &err) == BP_OK, "%s", err.msg);
+    bp_buf_t *bufs = calloc(p->nops, sizeof *bufs);
+    ck_assert_msg(bp_backend_run(be, p, BP_F32, bufs, &err) == BP_OK, "%s on %s: %s",
+                  c->name, bname, err.msg);
+    int k = bp_probe_find_buf(p, c->out);
+    const bp_buf_t *y = &bufs[k];
+    bp_dtype_t dt;
+    ck_assert(bp_dtype_parse(c->dtype, &dt));
+    ck_assert_msg(y->dtype == dt, "%s on %s: dtype %s", c->name, bname,
+                  bp_dtype_name(y->dtype));
+    char want[96], got[96];
+    bp_shape_format(c->ndim, c->shape, want, sizeof want);
+    bp_shape_format(y->ndim, y->shape, got, sizeof got);
+    ck_assert_msg(strcmp(want, got) == 0, "%s on %s: shape %s, expected %s", c->name,
+                  bname, got, want);
+    ck_assert_uint_eq(y->numel, (size_t)c->n);
+    for (int i = 0; i < c->n; i++) {
+        double v = bp_buf_get(y, (size_t)i);
+        ck_assert_msg(v == c->v[i] || (isnan(v) && isnan(c->v[i])),
+                      "%s on %s: element %d is %.17g, expected %.17g", c->name, bname,
+                      i, v, c->v[i]);
+    }
+    bp_backend_bufs_free(bufs, p->nops);
+    free(bufs);
+    bp_backend_close(be);
+    bp_probe_free(p);
+}
+END_TEST
+
+START_TEST(t_bad)
+{
+    bp_error_t err = {0};
+    bp_probe_t *p = load(bad[_i].ops, &err);
+    ck_assert_ptr_null(p);
+    ck_assert_msg(strstr(err.msg, bad[_i].want), "got '%s', want '%s'", err.msg,
+                  bad[_i].want);
+}
+END_TEST
+
+int main(void)
+{
+#ifdef BP_SEM_CUDA
+    bp_backend_t *be = NULL;
+    bp_error_t err = {0};
+    if (bp_backend_open("cuda", NULL, &be, &err) != BP_OK)
+        return bp_test_gpu_skip("check_semantics_cuda", err.msg);
+    bp_backend_close(be);
+#endif
+    Suite *s = suite_create("semantics");
+    TCase *tc = tcase_create("core");
+    tcase_set_timeout(tc, 60);
+    tcase_add_loop_test(tc, t_case, 0, (int)(NBE * (sizeof cases / sizeof cases[0])));
+    tcase_add_loop_test(tc, t_bad, 0, (int)(sizeof bad / sizeof bad[0]));
+    suite_add_tcase(s, tc);
+    SRunner *sr = srunner_create(s);
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}

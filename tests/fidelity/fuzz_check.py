@@ -1,0 +1,192 @@
+"""The fuzzer's checker: every op of every probe replayed in PyTorch on
+bitprobe's own inputs, one device at a time, and compared bit for bit
+(NaNs by class) with bitprobe's output of that op.
+
+Each op reads the buffers bitprobe saved (`run --save --intermediates`)
+for the same device, so one op's difference is never counted again
+downstream.  An op's verdict:
+  identical     bit-identical, dtype and shape equal
+  differ        a required op that is not identical: a failure
+  mkl           CPU, an op PyTorch's x86 builds take from MKL VML (fp32 and
+                fp64 sin, cos, exp, log, tanh, sqrt, ...), which bitprobe
+                does not reproduce: counted and reported, not a failure
+  unpinned      PyTorch's order is not fixed (matmul through BLAS/cuBLAS
+                heuristics, the default-order sum): reported, not required
+  own           bitprobe's own generator (`uniform`): nothing to replay
+  no-replay     the op has no PyTorch counterpart in probe_torch_ops.py: a
+                failure of coverage, reported apart
+  unsupported   this PyTorch build has no kernel for it (fp16 on the CPU
+                before PyTorch 2.x): reported, not a failure
+  refused       PyTorch raises on an input bitprobe computes (an exponent
+                beyond float's range on CUDA): reported with its message
+"""
+import collections
+import glob
+import os
+
+import torch
+
+import st_io
+from probe_torch_ops import DT, bits, mismatches, run_op
+
+# aten/src/ATen/cpu/vml.h: IMPLEMENT_VML_MKL (float and double only), for
+# the kernels that call vml::v<op> (UnaryOpsKernel.cpp).
+MKL_OPS = {"sin", "cos", "exp", "log", "tanh", "sqrt", "acos", "asin", "atan", "erf", "erfc",
+           "erfinv", "log10", "log2", "tan", "trunc"}
+NAMES = {v: k for k, v in DT.items()}
+
+
+def mkl_op(op, out_dtype):
+    """True where PyTorch's CPU result comes from MKL VML: the op itself,
+    or pow with exponent 0.5, which PowKernel.cpp sends to sqrt."""
+    if out_dtype not in (torch.float32, torch.float64) or not torch.backends.mkl.is_available():
+        return False
+    if op["op"] in MKL_OPS:
+        return True
+    return op["op"] == "pow" and not isinstance(op.get("b"), str) and op.get("b") == 0.5
+
+
+def container(bundle, probe, device):
+    """The probe's container for a device in a bundle ('cpu' or 'cuda')."""
+    fs = sorted(glob.glob(os.path.join(bundle, probe, f"{device}-*.safetensors.gz")) +
+                glob.glob(os.path.join(bundle, probe, f"{device}.safetensors.gz")))
+    return fs[0] if fs else None
+
+
+class Result:
+    """Counts per (device, op, dtype) and verdict, and the failures."""
+
+    def __init__(self):
+        self.counts = collections.Counter()
+        self.failures = []
+        self.refusals = []
+
+    def add(self, device, op, dtype, verdict):
+        self.counts[(device, op, dtype, verdict)] += 1
+
+    def total(self, device=None, verdict=None):
+        return sum(n for (dv, _, _, v), n in self.counts.items()
+                   if (device is None or dv == device) and (verdict is None or v == verdict))
+
+    def merge(self, other):
+        self.counts.update(other.counts)
+        self.failures.extend(other.failures)
+        self.refusals.extend(other.refusals)
+
+
+def _dt_out(op, run_dtype):
+    d = op.get("dtype")
+    if d is None:
+        return None
+    return DT[run_dtype if d == "$dtype" else d]
+
+
+def replay_op(op, bufs, dt_out, device, saved):
+    """PyTorch's result of op on bufs (tensors on device).  An explicit
+    dtype on an op that computes is its common dtype: the tensor operands
+    are converted to it first (`op(a.to(dtype), ...)`), as bitprobe's
+    backends do, and for an integer dtype the numbers are integers."""
+    k = op["op"]
+    if dt_out is not None and k not in ("tensor", "arange", "uniform", "cast"):
+        conv = {}
+        for key in ("a", "b"):
+            v = op.get(key)
+            if isinstance(v, str):
+                conv[v] = bufs[v].to(dt_out)
+        for v in op.get("inputs", []):
+            conv[v] = bufs[v].to(dt_out)
+        bufs = dict(bufs, **conv)
+        if not dt_out.is_floating_point:  # the numbers are integral (bitprobe checks)
+            op = dict(op, **{k: int(op[k]) for k in ("a", "b") if isinstance(op.get(k), float)})
+    t, required = run_op(op, {}, bufs, dt_out if k in ("tensor", "arange", "cast") else None,
+                         device, lambda _op: saved)
+    if dt_out is not None and t.dtype != dt_out:
+        t = t.to(dt_out)
+    return t, required
+
+
+def check_probe(spec, bundle, device, res, log=print, keep=None):
+    """Replays one probe's saved container for device ('cpu'/'cuda') in
+    every run dtype; adds to res.  keep(op_index) limits which ops count
+    (the minimiser's focus); returns False when the container is missing."""
+    path = container(bundle, spec["name"], device)
+    if path is None:
+        return False
+    data = st_io.load(path)
+    tdev = "cuda" if device == "cuda" else "cpu"
+    for d in spec["dtypes"]:
+        bufs = {}
+        for i, op in enumerate(spec["ops"]):
+            key = f"{op['out']}.{d}"
+            mine = data.get(key)
+            if mine is None:
+                raise RuntimeError(f"{path}: buffer {key} missing (save with --intermediates)")
+            dt_out = _dt_out(op, d)
+            counted = keep is None or keep(i)
+            verdict = None
+            if op["op"] == "uniform":
+                verdict = "own"
+            else:
+                try:
+                    t, required = replay_op(op, bufs, dt_out, tdev, mine.to(tdev))
+                except ValueError as e:
+                    if "no PyTorch counterpart" not in str(e):
+                        raise
+                    verdict = "no-replay"
+                except (RuntimeError, NotImplementedError) as e:
+                    # PyTorch refuses what bitprobe ran: a kernel this
+                    # build lacks, or an input it rejects (fp32 ** 1e39
+                    # on CUDA); reported apart, with the first messages.
+                    msg = str(e).splitlines()[0]
+                    verdict = "unsupported" if "not implemented for" in msg else "refused"
+                    if counted and verdict == "refused":
+                        res.refusals.append(_failure(spec, d, i, op, device, mine, None,
+                                                     f"PyTorch raised: {msg}"))
+            if verdict is None:
+                n = mismatches(mine, t) if t.dtype == mine.dtype else -2
+                if n == 0:
+                    verdict = "identical"
+                elif not required:
+                    verdict = "unpinned"
+                elif device == "cpu" and mkl_op(op, mine.dtype):
+                    verdict = "mkl"
+                else:
+                    verdict = "differ"
+                    if counted:
+                        res.failures.append(_failure(spec, d, i, op, device, mine, t, None, n))
+            if counted:
+                res.add(device, op["op"], NAMES.get(mine.dtype, str(mine.dtype)), verdict)
+            bufs[op["out"]] = mine.to(tdev)
+    return True
+
+
+def _failure(spec, d, i, op, device, mine, t, why, n=None):
+    f = {"probe": spec["name"], "dtype": d, "index": i, "op": op["op"], "out": op["out"],
+         "device": device, "numel": mine.numel()}
+    if why is not None:
+        f["why"] = why
+        return f
+    if n == -2:
+        f["why"] = f"PyTorch gives {t.dtype}, bitprobe {mine.dtype}"
+        return f
+    if n == -1:
+        f["why"] = f"PyTorch gives shape {list(t.shape)}, bitprobe {list(mine.shape)}"
+        return f
+    mb, mn = bits(mine)
+    tb, tn = bits(t)
+    bad = ((mb != tb) & ~(mn & tn)).reshape(-1).nonzero().reshape(-1)
+    j = int(bad[0])
+    f["mismatched"] = n
+    f["first"] = j
+    f["bitprobe"] = _show(mine.reshape(-1)[j], mb.reshape(-1)[j])
+    f["pytorch"] = _show(t.reshape(-1)[j].cpu(), tb.reshape(-1)[j])
+    f["why"] = (f"{n} of {mine.numel()} differ; first at flat index {j}: bitprobe "
+                f"{f['bitprobe']}, PyTorch {f['pytorch']}")
+    return f
+
+
+def _show(v, b):
+    width = {1: 2, 2: 4, 4: 8, 8: 16}[v.element_size()]
+    if v.is_floating_point():
+        return f"{float(v)!r} (0x{int(b) & ((1 << (4 * width)) - 1):0{width}x})"
+    return str(int(v))

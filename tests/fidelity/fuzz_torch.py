@@ -1,0 +1,270 @@
+#!/usr/bin/env python3
+"""Differential fuzzer: random probes over bitprobe's whole op table, run
+by bitprobe on each device and replayed op by op in PyTorch.
+
+    fuzz_torch.py run --bitprobe B --seed S [--probes N] [--ops M]
+                      [--devices cpu,cuda] [--out DIR] [--regress DIR]
+                      [--minimise] [--only I,J] [--small]
+    fuzz_torch.py regress --bitprobe B --dir tests/fidelity/regress
+                      [--devices cpu,cuda] [--write]
+
+`run` generates N probes of about M ops each from seed S (probe i is a
+pure function of S and i: fuzz_gen), lets bitprobe run them all at once
+(`run --device cpu,cuda --no-golden --save --intermediates`), replays every
+op in PyTorch on the same device from bitprobe's own inputs (fuzz_check)
+and requires bit identity: on CUDA for every op, on the CPU for every op
+but those PyTorch takes from MKL (counted apart).  It prints the counts per
+op kind and dtype, then every failure with its seed and probe; with
+--minimise each failure is reduced by delta debugging (ops, shapes,
+elements, scalars) to the smallest probe that still fails, and with
+--regress DIR saved there with PyTorch's bits beside it (fuzz_min).
+
+`regress` re-checks saved regression probes: PyTorch's stored bits against
+bitprobe's on each device present (with --write: PyTorch's bits are
+computed here and stored, on a machine with PyTorch and the devices).
+
+Exit: 0 no failure, 1 failures (or ops without a PyTorch replay),
+2 bad usage or a bitprobe error, 77 PyTorch or a requested device missing.
+"""
+import argparse
+import collections
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+
+
+def _isa_env(argv):
+    """ATEN_CPU_CAPABILITY must be set before torch loads."""
+    for i, a in enumerate(argv):
+        if a == "--aten-cpu-capability" and i + 1 < len(argv):
+            os.environ["ATEN_CPU_CAPABILITY"] = argv[i + 1]
+        elif a.startswith("--aten-cpu-capability="):
+            os.environ["ATEN_CPU_CAPABILITY"] = a.split("=", 1)[1]
+
+
+_isa_env(sys.argv)
+try:
+    import torch
+except ImportError as e:
+    print(f"SKIP: {e}")
+    sys.exit(77)
+
+import fuzz_check  # noqa: E402
+import fuzz_gen  # noqa: E402
+import fuzz_ops  # noqa: E402
+
+
+def log(msg):
+    print(msg, flush=True)
+
+
+def torch_env():
+    import fuzz_min
+    cap = fuzz_min.cpu_isa()
+    gpu = torch.cuda.get_device_name(0) if torch.cuda.is_available() else "no GPU"
+    return (f"torch {torch.__version__}, CPU capability {cap}, MKL "
+            f"{'yes' if torch.backends.mkl.is_available() else 'no'}, {gpu}")
+
+
+def bitprobe_run(bitprobe, probes, bundle, devices, extra=()):
+    """Runs every probe in the directory; returns (exit status, stderr)."""
+    if os.path.exists(bundle):
+        shutil.rmtree(bundle)
+    cmd = [bitprobe, "run", "--probes", probes, "--device", ",".join(devices), "--no-golden",
+           "--save", bundle, "--intermediates", "--quiet", *extra]
+    p = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    return p.returncode, p.stderr
+
+
+def run_batch(args, specs, work, devices):
+    """bitprobe over the specs, then the replay; probes bitprobe cannot run
+    are reported and set aside.  Returns (specs run, Result, set aside)."""
+    pdir = os.path.join(work, "probes")
+    os.makedirs(pdir, exist_ok=True)
+    for f in os.listdir(pdir):
+        os.remove(os.path.join(pdir, f))
+    specs, refused = fuzz_gen.validate(specs, pdir, args.bitprobe)
+    aside = [(n, op, msg) for n, op, msg in refused]
+    bundle = os.path.join(work, "bundle")
+    for _ in range(len(specs) + 1):
+        rc, err = bitprobe_run(args.bitprobe, pdir, bundle, devices, args.bitprobe_arg)
+        if rc in (0, 1):
+            break
+        bad = [s for s in specs if f"'{s['name']}'" in err or f"/{s['name']}.yaml" in err
+               or f" {s['name']} " in err]
+        if not bad:
+            raise RuntimeError(f"bitprobe run failed (exit {rc}): {err.strip()}")
+        for s in bad[:1]:
+            aside.append((s["name"], None, err.strip().splitlines()[-1]))
+            specs.remove(s)
+            os.remove(os.path.join(pdir, s["name"] + ".yaml"))
+    res = fuzz_check.Result()
+    for s in specs:
+        for dv in devices:
+            if not fuzz_check.check_probe(s, bundle, dv, res):
+                raise RuntimeError(f"no {dv} container for {s['name']} in {bundle}")
+    return specs, res, aside
+
+
+def report(res, devices, seconds, out=log):
+    ops = sorted({op for (_, op, _, _) in res.counts})
+    dts = sorted({dt for (_, _, dt, _) in res.counts})
+    for dv in devices:
+        checked = res.total(dv) - res.total(dv, "own")
+        out(f"{dv}: {checked} ops replayed: {res.total(dv, 'identical')} identical, "
+            f"{res.total(dv, 'differ')} differ, {res.total(dv, 'mkl')} MKL (CPU, not required), "
+            f"{res.total(dv, 'unpinned')} unpinned order (not required), "
+            f"{res.total(dv, 'no-replay')} without a PyTorch replay, "
+            f"{res.total(dv, 'unsupported')} this PyTorch cannot run, "
+            f"{res.total(dv, 'refused')} PyTorch refuses")
+    out("per op kind (identical/replayed; differ, mkl, unpinned where any):")
+    for dv in devices:
+        for op in ops:
+            cells = []
+            for dt in dts:
+                c = {v: res.counts[(dv, op, dt, v)] for v in
+                     ("identical", "differ", "mkl", "unpinned", "own", "no-replay", "unsupported",
+                      "refused")}
+                n = sum(c.values())
+                if not n:
+                    continue
+                s = f"{dt} {c['identical']}/{n - c['own']}" if c["own"] < n else f"{dt} own {n}"
+                s += "".join(f" {k} {c[k]}" for k in ("differ", "mkl", "unpinned", "no-replay",
+                                                      "unsupported", "refused")
+                             if c[k])
+                cells.append(s)
+            if cells:
+                out(f"  {dv:4} {op:12} " + "; ".join(cells))
+    for dv in devices:
+        diff = collections.Counter({(op, dt): n for (d2, op, dt, v), n in res.counts.items()
+                                    if d2 == dv and v == "differ"})
+        out(f"{dv} differences by op: " + (", ".join(f"{op} {dt} {n}" for (op, dt), n in
+                                                     sorted(diff.items())) or "none"))
+        if dv == "cpu":
+            mkl = collections.Counter()
+            for (d2, op, dt, v), n in res.counts.items():
+                if d2 == "cpu" and fuzz_check.mkl_op({"op": op}, fuzz_check.DT.get(dt)):
+                    mkl[(op, dt, v)] += n
+            cells = sorted({(op, dt) for op, dt, _ in mkl})
+            out("cpu MKL ops (not required): " + (", ".join(
+                f"{op} {dt} {mkl[(op, dt, 'mkl')]} of "
+                f"{sum(mkl[(op, dt, v)] for v in ('mkl', 'identical'))} differ"
+                for op, dt in cells) or "none (this PyTorch has no MKL)"))
+    out(f"time: {seconds:.1f} s")
+
+
+def cmd_run(args):
+    devices = args.devices.split(",")
+    if "cuda" in devices and not torch.cuda.is_available():
+        log("SKIP: PyTorch sees no CUDA device")
+        return 77
+    torch.set_num_threads(1)  # bitprobe models ATen's chunking with one thread
+    table, origin = fuzz_ops.load(args.bitprobe)
+    missing = [o["name"] for o in table if not all(d in o["backends"] for d in devices)]
+    if missing:  # an op a requested backend lacks would stop the whole batch
+        log("fuzz: not drawn (no backend on every device asked for): " + ", ".join(missing))
+        table = [o for o in table if o["name"] not in missing]
+    log(f"fuzz: seed {args.seed}, {args.probes} probes of about {args.ops} ops, devices "
+        f"{','.join(devices)}; op table from {origin}: {len(table)} ops")
+    log(f"fuzz: {torch_env()}")
+    work = args.out or tempfile.mkdtemp(prefix="bitprobe-fuzz-")
+    os.makedirs(work, exist_ok=True)
+    t0 = time.time()
+    idx = [int(i) for i in args.only.split(",")] if args.only else range(args.probes)
+    specs = [fuzz_gen.probe(args.seed, i, table, args.ops, large=not args.small) for i in idx]
+    specs, res, aside = run_batch(args, specs, work, devices)
+    for name, op, msg in aside:
+        log(f"set aside: {name} {op or ''}: {msg}")
+    report(res, devices, time.time() - t0)
+    kinds = {o["name"] for o in table}
+    seen = {op for (_, op, _, _) in res.counts}
+    if kinds - seen:
+        log("not drawn in this run: " + ", ".join(sorted(kinds - seen)))
+    noreplay = sorted({op for (_, op, _, v) in res.counts if v == "no-replay"})
+    if noreplay:
+        log("FAIL no PyTorch replay (add to tests/fidelity/probe_torch_ops.py): " + ", ".join(noreplay))
+    for f in res.refusals[:10]:
+        log(f"note: seed {args.seed} {f['probe']} {f['dtype']} op {f['index']} ({f['op']}) on "
+            f"{f['device']}: {f['why']}")
+    for f in res.failures:
+        log(f"FAIL seed {args.seed} {f['probe']} {f['dtype']} op {f['index']} ({f['op']} -> "
+            f"{f['out']}) on {f['device']}: {f['why']}")
+    summary = {"seed": args.seed, "probes": len(specs), "env": torch_env(),
+               "counts": [[*k, n] for k, n in sorted(res.counts.items())],
+               "failures": res.failures, "refusals": res.refusals, "set_aside": aside}
+    with open(os.path.join(work, "summary.json"), "w") as f:
+        json.dump(summary, f, indent=1)
+    with open(os.path.join(work, "specs.json"), "w") as f:
+        json.dump(specs, f)
+    if res.failures and args.minimise:
+        import fuzz_min
+        fuzz_min.minimise_all(args, res.failures, {s["name"]: s for s in specs}, work, log)
+    short = coverage(res, devices, table, args.require) if args.require else []
+    for line in short:
+        log("FAIL coverage: " + line)
+    log(f"fuzz: work files in {work}")
+    return 1 if res.failures or noreplay or short else 0
+
+
+def coverage(res, devices, table, need):
+    """What this run left unchecked against --require N: fewer than N ops
+    replayed on a device, an op kind of the table or a dtype never
+    replayed there."""
+    short = []
+    kinds = {o["name"] for o in table if o["name"] != "uniform"}
+    for dv in devices:
+        n = res.total(dv) - res.total(dv, "own")
+        if n < need:
+            short.append(f"{dv}: {n} ops replayed, fewer than {need}")
+        seen = {op for (d2, op, _, v), k in res.counts.items() if d2 == dv and v != "own"}
+        if kinds - seen:
+            short.append(f"{dv}: op kinds never replayed: {', '.join(sorted(kinds - seen))}")
+        dts = {dt for (d2, _, dt, v), k in res.counts.items() if d2 == dv and v != "own"}
+        if set(fuzz_gen.DTYPES) - dts:
+            short.append(f"{dv}: dtypes never replayed: "
+                         f"{', '.join(sorted(set(fuzz_gen.DTYPES) - dts))}")
+    return short
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    r = sub.add_parser("run")
+    r.add_argument("--bitprobe", required=True)
+    r.add_argument("--seed", type=int, required=True)
+    r.add_argument("--probes", type=int, default=50)
+    r.add_argument("--ops", type=int, default=40)
+    r.add_argument("--devices", default="cpu,cuda")
+    r.add_argument("--out")
+    r.add_argument("--regress")
+    r.add_argument("--minimise", action="store_true")
+    r.add_argument("--max-minimise", type=int, default=20)
+    r.add_argument("--only")
+    r.add_argument("--small", action="store_true", help="no tensors beyond a few thousand elements")
+    r.add_argument("--require", type=int, default=0,
+                   help="fail unless every device replayed N ops, every op kind and dtype")
+    r.add_argument("--bitprobe-arg", action="append", default=[])
+    r.add_argument("--aten-cpu-capability")
+    g = sub.add_parser("regress")
+    g.add_argument("--bitprobe", required=True)
+    g.add_argument("--dir", required=True)
+    g.add_argument("--devices", default="cpu,cuda")
+    g.add_argument("--write", action="store_true")
+    g.add_argument("--bitprobe-arg", action="append", default=[])
+    g.add_argument("--aten-cpu-capability")
+    args = ap.parse_args()
+    if args.cmd == "run":
+        return cmd_run(args)
+    import fuzz_min
+    return fuzz_min.cmd_regress(args, log)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
