@@ -106,9 +106,9 @@ for k in ("only_a", "only_b", "reshaped"):
 assert res["e4"]["class_changes"] == 1 and res["e4"]["nan_payload_diffs"] == 1
 assert res["w_f32"]["max_ulp"]["value"] == 1 and res["w_f32"]["zero_sign_diffs"] == 1
 PY
-out_has "only in $TMP/A"
-out_has "only in $TMP/B"
-out_has "not comparable (shapes differ: fp32 [6] in A, fp32 [2, 3] in B)"
+out_has "only in a: $TMP/A"
+out_has "only in b: $TMP/B"
+out_has "not comparable: shapes differ: fp32 [6] in A, fp32 [2, 3] in B"
 # the index itself names the same set; a checkpoint against itself is identical
 run 1 diff "$TMP/A/model.safetensors.index.json" "$TMP/B"
 run 0 diff "$TMP/A" "$TMP/A/model.safetensors.index.json"
@@ -147,5 +147,5 @@ out_has "sub/s.npz: x  fp32 [1000]"
 out_has "2 of 1000 differ"
 out_has "ck/model.safetensors.index.json: w_f32  fp32 [64, 33]"
 out_has "skipped $TMP/ra/config.json: JSON"
-out_has "only in $TMP/rb/extra.npz"
+out_has "only in b: $TMP/rb/extra.npz"
 done_ok

@@ -42,10 +42,10 @@ st(sys.argv[1] + "/b.safetensors", B)
 PY
 a="$TMP/a.safetensors" b="$TMP/b.safetensors"
 run 1 diff "$a" "$b" --json "$TMP/d.json"
-out_has "not compared: not comparable (shapes differ: fp32 [4] in A, fp32 [2, 2] in B)"
-out_has "not compared: not comparable (dtypes differ: fp16 in A, fp32 in B (--cast compares them after exact widening))"
-out_has "not compared: not comparable (dtype F4)"
-out_has "not compared: not comparable (dtypes differ: bf16 in A, fp16 in B)"
+out_has "not comparable: shapes differ: fp32 [4] in A, fp32 [2, 2] in B"
+out_has "not comparable: dtypes differ: fp16 in A, fp32 in B (--cast compares them after exact widening)"
+out_has "not comparable: dtype F4"
+out_has "not comparable: dtypes differ: bf16 in A, fp16 in B"
 py - "$TMP/d.json" <<'PY' || fail "the JSON report's figures"
 import json, sys
 r = {x["probe"]: x for x in json.load(open(sys.argv[1]))["results"]}
@@ -65,8 +65,8 @@ PY
 # do not widen to each other
 run 1 diff "$a" "$b" --cast
 out_has "half  fp32 [2]"
-out_has "not comparable (dtypes differ: bf16 in A, fp16 in B (neither widens exactly to the other))"
-out_lacks "not comparable (dtypes differ: fp16"
+out_has "not comparable: dtypes differ: bf16 in A, fp16 in B (neither widens exactly to the other)"
+out_lacks "not comparable: dtypes differ: fp16"
 
 # a file that is not a tensor file is named for what it looks like
 printf '{"weight_map": {}}\n' >"$TMP/x.json"

@@ -8,7 +8,7 @@ d="$top_srcdir/tests/data/torch"
 gunzip -c "$d/rope_cpu.safetensors.gz" >"$TMP/cpu.safetensors"
 gunzip -c "$d/rope_cuda_zero.safetensors.gz" >"$TMP/zero.safetensors"
 run 0 run seed-div div-by-3-and-7 --device cpu,oracle --save "$TMP/a" --quiet
-run 0 run seed-div div-by-3-and-7 --device cpu --cpu-math libm --missing=skip --save "$TMP/b" --quiet
+run 0 run seed-div div-by-3-and-7 --device cpu,oracle --cpu-math libm --missing=skip --save "$TMP/b" --quiet
 
 same_report() { # A B ARGS...: every way of reading gives one report
     a=$1 b=$2
