@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "buf.h"
+#include "cpu_isa.h"
 #include "error.h"
 #include "op.h"
 #include "probe.h"
@@ -24,6 +25,7 @@ typedef enum {
 
 typedef struct bp_backend_opts {
     bp_cpu_math_t cpu_math;
+    bp_cpu_isa_t cpu_isa; /* ATen CPU capability the CPU backend models */
     int gpu;     /* CUDA device index */
     const char *gpus; /* --gpu all or a list (0,2): each a backend of its
                          own, cuda:K (cli.c), or NULL */

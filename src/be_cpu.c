@@ -482,9 +482,8 @@ const char *bp_cpu_simd_name(const bp_cpu_t *c)
 {
     if (c->math == BP_CPU_MATH_LIBM)
         return "none (libm)";
-    return c->simd ? "avx2"
-                   : "none (scalar SLEEF: bits can differ from "
-                     "ATen's AVX2 kernels)";
+    return c->isa == BP_CPU_ISA_AVX512 ? "avx512 (avx2 for kernels ATen has no AVX-512 build of)"
+                                       : "avx2";
 }
 
 const bp_op_fn bp_cpu_ops[BP_OP_COUNT] = {
@@ -534,17 +533,28 @@ static json_t *fingerprint(const bp_cpu_t *c)
 #else
     const char *cc = "unknown";
 #endif
-    return json_pack(
-        "{s:s, s:s, s:s, s:s, s:i, s:i, s:i, s:s, s:s, s:s}", "cpu_math",
+    const char *tr =
+        c->math == BP_CPU_MATH_LIBM
+            ? "glibc's libm per lane"
+        : c->isa == BP_CPU_ISA_AVX512
+            ? "SLEEF's AVX-512 entry points for exp, log, tanh and pow (kernels ATen "
+              "builds for AVX-512), its AVX2 ones for sin and cos (ATen runs their "
+              "AVX2 build); PyTorch's x86 wheels take fp32/fp64 sin, cos, exp, log, "
+              "tanh and sqrt from MKL VML instead"
+            : "SLEEF's AVX2 entry points (PyTorch's non-MKL path; x86 wheels take "
+              "fp32/fp64 sin, cos, exp, log, tanh and sqrt from MKL VML)";
+    json_t *fp = json_pack(
+        "{s:s, s:s, s:s, s:s, s:s, s:i, s:i, s:i, s:s, s:s, s:s}", "cpu_math",
         bp_cpu_math_name(c->math), "sleef", sleef, "simd", bp_cpu_simd_name(c),
-        "aten_cpu_capability", c->vec_bytes == 64 ? "avx512" : "avx2",
-        "vector_bytes", c->vec_bytes, "vector_width_f32",
-        (int)bp_cpu_lanes(BP_F32, c->vec_bytes), "aten_threads",
-        BP_CPU_THREADS, "compiler", cc, "matmul",
+        "aten_cpu_capability", bp_cpu_isa_name(c->isa), "aten_cpu_capability_from",
+        c->isa_source, "vector_bytes", c->vec_bytes, "vector_width_f32",
+        (int)bp_cpu_lanes(BP_F32, c->vec_bytes), "aten_threads", BP_CPU_THREADS,
+        "compiler", cc, "matmul",
         "fp32 accumulator, k ascending, one fmaf per product, start +0",
-        "transcendentals",
-        "SLEEF's AVX2 entry points (PyTorch's non-MKL path; x86 wheels use "
-        "MKL VML for fp32 sin/cos/exp/log/tanh)");
+        "transcendentals", tr);
+    if (fp && c->isa_ignored)
+        json_object_set_new(fp, "aten_cpu_capability_ignored", json_string(c->isa_ignored));
+    return fp;
 }
 
 bp_status bp_be_cpu_open(const bp_backend_opts_t *o, bp_backend_t **out,
@@ -561,10 +571,18 @@ bp_status bp_be_cpu_open(const bp_backend_opts_t *o, bp_backend_t **out,
         free(c);
         return bp_error_set(err, BP_ENOMEM, "out of memory");
     }
-    c->math = o->cpu_math;
-    __builtin_cpu_init();
-    c->simd = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-    c->vec_bytes = BP_CPU_VEC_BYTES;
+    bp_status st =
+        bp_cpu_isa_resolve(o->cpu_isa, &c->isa, &c->isa_source, &c->isa_ignored, err);
+    if (st) {
+        free(be);
+        free(c);
+        return st;
+    }
+    /* ATen's DEFAULT build has no SLEEF: its Vectorized math is std:: per
+     * lane, which libm mode models. */
+    c->math = c->isa == BP_CPU_ISA_DEFAULT ? BP_CPU_MATH_LIBM : o->cpu_math;
+    c->simd = c->isa != BP_CPU_ISA_DEFAULT;
+    c->vec_bytes = c->isa == BP_CPU_ISA_AVX512 ? 64 : BP_CPU_VEC_BYTES;
     be->name = "cpu";
     be->dtypes = BP_DTYPES_ARITH;
     be->device = false;
@@ -573,9 +591,10 @@ bp_status bp_be_cpu_open(const bp_backend_opts_t *o, bp_backend_t **out,
     const char *key = c->math == BP_CPU_MATH_SLEEF_U10   ? "cpu-sleef"
                       : c->math == BP_CPU_MATH_SLEEF_U35 ? "cpu-sleef-u35"
                                                          : "cpu-libm";
-    /* Scalar SLEEF gives other bits than its AVX2 build: other goldens. */
+    /* AVX-512 moves pow's vector/tail boundary and takes SLEEF's AVX-512
+     * builds: other bits, other goldens. */
     snprintf(be->key, sizeof be->key, "%s%s", key,
-             c->simd || c->math == BP_CPU_MATH_LIBM ? "" : "-scalar");
+             c->isa == BP_CPU_ISA_AVX512 ? "-avx512" : "");
     be->fingerprint = fingerprint(c);
     if (!be->fingerprint) {
         cpu_destroy(be);

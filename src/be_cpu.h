@@ -12,11 +12,14 @@
  * which formula an element gets.
  *
  * V is the number of lanes of one ATen vector register for the element
- * type: 32 bytes on AVX2, 64 on AVX-512.  ATen picks AVX-512 on CPUs with
- * AVX512 VL/BW/DQ, but only for kernels registered with
- * ALSO_REGISTER_AVX512_DISPATCH (pow, exp, log, tanh, reciprocal); arange,
- * sin, cos, sqrt and rsqrt always run their AVX2 build.  BP_CPU_VEC_BYTES
- * is the default for the former and the only width of the latter. */
+ * type: 32 bytes on AVX2 (and ATen's DEFAULT build), 64 on AVX-512.  With
+ * the AVX512 capability (cpu_isa.h) ATen runs the AVX-512 build only of
+ * the kernels registered with ALSO_REGISTER_AVX512_DISPATCH (pow, exp,
+ * log, tanh, reciprocal); REGISTER_DISPATCH leaves the AVX-512 slot empty
+ * and DispatchStub falls back to the AVX2 build, which is what arange,
+ * sin, cos, sqrt, rsqrt, sum and the binary ops get (their .cpp files,
+ * PyTorch 2.x).  vec_bytes is the former's width; BP_CPU_VEC_BYTES the
+ * latter's. */
 #ifndef BP_BE_CPU_H
 #define BP_BE_CPU_H
 
@@ -37,8 +40,12 @@
 
 typedef struct {
     bp_cpu_math_t math;
-    bool simd;     /* AVX2 and FMA present: SLEEF's AVX2 entry points run */
-    int vec_bytes; /* register width for kernels with an AVX-512 build */
+    bp_cpu_isa_t isa;       /* ATen's CPU capability modelled (cpu_isa.h) */
+    const char *isa_source; /* where it came from: --cpu-isa, ... */
+    const char *isa_ignored; /* an ATEN_CPU_CAPABILITY ATen would ignore */
+    bool simd;     /* AVX2 or AVX-512: SLEEF's vector entry points run */
+    int vec_bytes; /* register width for kernels with an AVX-512 build:
+                      64 on AVX512, BP_CPU_VEC_BYTES otherwise */
 } bp_cpu_t;
 
 /* Lanes of one ATen register of dt for a register of `bytes` bytes. */

@@ -7,20 +7,21 @@
  * Vectorized<float>::<op>, i.e. Sleef_<op>f8_u10; bf16 and f16 are widened
  * to float, computed, and rounded once.  SLEEF's scalar entry points
  * (Sleef_sinf_u10) are a different build and differ in the last bit on
- * about 0.5% of inputs, so the AVX2 entry points are called directly
- * (Sleef_sinf8_u10avx2), whatever the host offers beyond AVX2: ATen runs
- * sin and cos from its AVX2 build even on AVX-512 hosts, and for exp, log,
- * tanh and pow SLEEF's AVX-512 build gave the same bits as its AVX2 build
- * on 2^24 sampled inputs (SLEEF 3.5.1).  u35 selects Sleef_<op>f8_u35avx2
- * where SLEEF has one (not for exp and pow); libm selects glibc.
+ * about 0.5% of inputs, so the vector entry points are called directly:
+ * with ATen's AVX2 capability Sleef_<op>f8_u10avx2; with AVX512 (cpu_isa.h)
+ * Sleef_<op>f16_u10avx512f for exp, log, tanh and pow, which ATen also
+ * builds for AVX-512, and still the AVX2 ones for sin and cos, which it
+ * does not (STATIC_IMPLEMENT_COMPLEX_KERNEL_WITHOUT_AVX512).  u35 selects
+ * the _u35 builds where SLEEF has one (not for exp and pow); libm selects
+ * glibc (and ATen's DEFAULT capability, whose Vectorized math is std::).
  *
  * sqrt: IEEE (one rounding in float, then one to bf16/f16).
  * reciprocal: 1/x in float, rounded once.
  * rsqrt: 1/sqrt(x), two roundings in float; for bf16/f16 the scalar tail
  *   of cpu_kernel_vec computes (T)1 / std::sqrt(T x), rounding sqrt to the
  *   dtype first.
- * pow: cpu_kernel_vec with Vectorized::pow (Sleef_powf8_u10) in the vector
- *   part and std::pow in the tail (glibc: powf(float, float), and for an
+ * pow: cpu_kernel_vec with Vectorized::pow (Sleef_powf8_u10; on AVX512
+ *   Sleef_powf16_u10, two registers of 16 lanes) in the vector part and std::pow in the tail (glibc: powf(float, float), and for an
  *   fp32 tensor ** scalar pow(double, double) with the exponent kept in
  *   double while the vector part rounds it to float).  tensor ** scalar
  *   first dispatches 0.5 -> sqrt, -0.5 -> rsqrt, -1 -> reciprocal (f32,
@@ -110,6 +111,85 @@ static double pow4(double x, double y)
 }
 #pragma GCC pop_options
 
+/* SLEEF's AVX-512 entry points, for the kernels ATen also builds for
+ * AVX-512 (exp, log, tanh: UnaryOpsKernel.cpp's ..._WITH_AVX512; pow:
+ * PowKernel.cpp's ALSO_REGISTER_AVX512_DISPATCH) when the AVX512
+ * capability is modelled; only called on CPUs that have it (cpu_isa.c). */
+#pragma GCC push_options
+#pragma GCC target("avx512f,avx512dq,avx512bw,avx512vl,avx2,fma")
+typedef __m512 (*v16_fn)(__m512);
+typedef __m512d (*v8d_fn)(__m512d);
+__m512 Sleef_expf16_u10avx512f(__m512);
+__m512 Sleef_logf16_u10avx512f(__m512);
+__m512 Sleef_tanhf16_u10avx512f(__m512);
+__m512 Sleef_logf16_u35avx512f(__m512);
+__m512 Sleef_tanhf16_u35avx512f(__m512);
+__m512 Sleef_powf16_u10avx512f(__m512, __m512);
+__m512d Sleef_expd8_u10avx512f(__m512d);
+__m512d Sleef_logd8_u10avx512f(__m512d);
+__m512d Sleef_tanhd8_u10avx512f(__m512d);
+__m512d Sleef_logd8_u35avx512f(__m512d);
+__m512d Sleef_tanhd8_u35avx512f(__m512d);
+__m512d Sleef_powd8_u10avx512f(__m512d, __m512d);
+
+static void map16(v16_fn f, float *x, size_t n)
+{
+    size_t i = 0;
+    for (; i + 16 <= n; i += 16)
+        _mm512_storeu_ps(x + i, f(_mm512_loadu_ps(x + i)));
+    if (i < n) {
+        float t[16] = {0};
+        memcpy(t, x + i, (n - i) * sizeof *t);
+        _mm512_storeu_ps(t, f(_mm512_loadu_ps(t)));
+        memcpy(x + i, t, (n - i) * sizeof *t);
+    }
+}
+
+static void map8d(v8d_fn f, double *x, size_t n)
+{
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8)
+        _mm512_storeu_pd(x + i, f(_mm512_loadu_pd(x + i)));
+    if (i < n) {
+        double t[8] = {0};
+        memcpy(t, x + i, (n - i) * sizeof *t);
+        _mm512_storeu_pd(t, f(_mm512_loadu_pd(t)));
+        memcpy(x + i, t, (n - i) * sizeof *t);
+    }
+}
+
+static float pow16(float x, float y)
+{
+    float r[16];
+    _mm512_storeu_ps(r, Sleef_powf16_u10avx512f(_mm512_set1_ps(x), _mm512_set1_ps(y)));
+    return r[0];
+}
+
+static double pow8d(double x, double y)
+{
+    double r[8];
+    _mm512_storeu_pd(r, Sleef_powd8_u10avx512f(_mm512_set1_pd(x), _mm512_set1_pd(y)));
+    return r[0];
+}
+#pragma GCC pop_options
+
+/* The AVX-512 builds, keyed by op; empty where ATen has no AVX-512 kernel
+ * (sin, cos: STATIC_IMPLEMENT_COMPLEX_KERNEL_WITHOUT_AVX512), so that the
+ * AVX2 entry points below serve them on AVX-512 hosts too. */
+typedef struct {
+    v16_fn v16_u10, v16_u35;
+    v8d_fn v8d_u10, v8d_u35;
+} cpu_fn512_t;
+
+static const cpu_fn512_t fns512[BP_OP_COUNT] = {
+    [BP_OP_EXP] = {Sleef_expf16_u10avx512f, Sleef_expf16_u10avx512f, Sleef_expd8_u10avx512f,
+                   Sleef_expd8_u10avx512f},
+    [BP_OP_LOG] = {Sleef_logf16_u10avx512f, Sleef_logf16_u35avx512f, Sleef_logd8_u10avx512f,
+                   Sleef_logd8_u35avx512f},
+    [BP_OP_TANH] = {Sleef_tanhf16_u10avx512f, Sleef_tanhf16_u35avx512f,
+                    Sleef_tanhd8_u10avx512f, Sleef_tanhd8_u35avx512f},
+};
+
 typedef float (*f1_fn)(float);
 typedef double (*d1_fn)(double);
 
@@ -149,8 +229,14 @@ bool bp_cpu_has_map(bp_op_kind_t k)
 void bp_cpu_map_f32(const bp_cpu_t *c, bp_op_kind_t k, float *x, size_t n)
 {
     const cpu_fn_t *fn = &fns[k];
+    const cpu_fn512_t *f5 = &fns512[k];
+    bool u35 = c->math == BP_CPU_MATH_SLEEF_U35;
+    if (c->math != BP_CPU_MATH_LIBM && c->isa == BP_CPU_ISA_AVX512 && f5->v16_u10) {
+        map16(u35 ? f5->v16_u35 : f5->v16_u10, x, n);
+        return;
+    }
     if (c->math != BP_CPU_MATH_LIBM && c->simd) {
-        map8(c->math == BP_CPU_MATH_SLEEF_U35 ? fn->v8_u35 : fn->v8_u10, x, n);
+        map8(u35 ? fn->v8_u35 : fn->v8_u10, x, n);
         return;
     }
     f1_fn f = c->math == BP_CPU_MATH_LIBM        ? fn->s_libm
@@ -163,8 +249,14 @@ void bp_cpu_map_f32(const bp_cpu_t *c, bp_op_kind_t k, float *x, size_t n)
 void bp_cpu_map_f64(const bp_cpu_t *c, bp_op_kind_t k, double *x, size_t n)
 {
     const cpu_fn_t *fn = &fns[k];
+    const cpu_fn512_t *f5 = &fns512[k];
+    bool u35 = c->math == BP_CPU_MATH_SLEEF_U35;
+    if (c->math != BP_CPU_MATH_LIBM && c->isa == BP_CPU_ISA_AVX512 && f5->v8d_u10) {
+        map8d(u35 ? f5->v8d_u35 : f5->v8d_u10, x, n);
+        return;
+    }
     if (c->math != BP_CPU_MATH_LIBM && c->simd) {
-        map4(c->math == BP_CPU_MATH_SLEEF_U35 ? fn->v4_u35 : fn->v4_u10, x, n);
+        map4(u35 ? fn->v4_u35 : fn->v4_u10, x, n);
         return;
     }
     d1_fn f = c->math == BP_CPU_MATH_LIBM        ? fn->d_libm
@@ -178,6 +270,8 @@ float bp_cpu_vpowf(const bp_cpu_t *c, float x, float y)
 {
     if (c->math == BP_CPU_MATH_LIBM)
         return powf(x, y);
+    if (c->isa == BP_CPU_ISA_AVX512)
+        return pow16(x, y);
     return c->simd ? pow8(x, y) : Sleef_powf_u10(x, y);
 }
 
@@ -185,6 +279,8 @@ double bp_cpu_vpow(const bp_cpu_t *c, double x, double y)
 {
     if (c->math == BP_CPU_MATH_LIBM)
         return pow(x, y);
+    if (c->isa == BP_CPU_ISA_AVX512)
+        return pow8d(x, y);
     return c->simd ? pow4(x, y) : Sleef_pow_u10(x, y);
 }
 

@@ -77,6 +77,12 @@ bool bp_cli_opt_cpu_math(const char *arg, bp_backend_opts_t *o, char *why, size_
     return bp_cpu_math_parse(arg, &o->cpu_math);
 }
 
+bool bp_cli_opt_cpu_isa(const char *arg, bp_backend_opts_t *o, char *why, size_t n)
+{
+    snprintf(why, n, "unknown --cpu-isa '%s' (avx512, avx2, default, auto)", arg);
+    return bp_cpu_isa_parse(arg, &o->cpu_isa);
+}
+
 bool bp_cli_opt_gpu(const char *arg, bp_backend_opts_t *o, char *why, size_t n)
 {
     long long v;

@@ -52,6 +52,10 @@ bool bp_cli_count(const char *s, long max, size_t *out);
     X(CPU_MATH, "cpu-math",                                                              \
       "  --cpu-math M      sleef-u10 (default), sleef-u35 or libm for CPU transcendentals\n", \
       bp_cli_opt_cpu_math) S                                                             \
+    X(CPU_ISA, "cpu-isa",                                                                \
+      "  --cpu-isa I       ATen CPU capability to model: avx512, avx2 or default (default:\n" \
+      "                    ATEN_CPU_CAPABILITY, else what this CPU offers, as ATen picks)\n", \
+      bp_cli_opt_cpu_isa) S                                                              \
     X(GPU, "gpu",                                                                        \
       "  --gpu N           CUDA device index (default 0); all, or a list (0,2): each GPU\n" \
       "                    a backend of its own (cuda:K), the GPUs compared with each\n"   \

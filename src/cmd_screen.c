@@ -15,6 +15,7 @@
 
 #include "bitfmt.h"
 #include "cli.h"
+#include "config.h"
 #include "screen_dev.h"
 #include "screen_golden.h"
 #include "screen_run.h"

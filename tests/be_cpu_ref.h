@@ -29,6 +29,9 @@ typedef enum {
     MP_SET
 } mp_op_t;
 
+/* The CPU backend modelling ATen's capability isa (AUTO: as bitprobe
+ * picks it here); cpu_math and cpu model AVX2, whatever the host. */
+bp_backend_t *cpu_isa(bp_cpu_math_t m, bp_cpu_isa_t isa);
 bp_backend_t *cpu_math(bp_cpu_math_t m);
 bp_backend_t *cpu(void);
 void set_vec_bytes(bp_backend_t *be, int bytes);

@@ -23,6 +23,7 @@
 
 void be_cpu_aten_tests(TCase *tc);
 void be_cpu_ulp_tests(TCase *tc);
+void be_cpu_isa_tests(TCase *tc);
 
 /* ---- backend object ----------------------------------------------- */
 
@@ -643,6 +644,10 @@ int main(void)
     tcase_add_test(tc, t_bad_input);
     tcase_add_test(tc, t_loop_layout);
     suite_add_tcase(s, tc);
+    TCase *ti = tcase_create("isa");
+    tcase_add_checked_fixture(ti, NULL, ref_release);
+    be_cpu_isa_tests(ti);
+    suite_add_tcase(s, ti);
     TCase *tu = tcase_create("ulp");
     tcase_add_checked_fixture(tu, NULL, ref_release);
     tcase_set_timeout(tu, 300);

@@ -21,5 +21,16 @@ for label in "cpu vs golden cpu-sleef" "oracle vs golden oracle"; do
 done
 grep -q "^passed: " "$TMP/out" || fail "the verdict is not passed"
 out_lacks "DRIFT"
+# The goldens of ATen's AVX512 capability (cpu-sleef-avx512): make check
+# models AVX2 everywhere (ATEN_CPU_CAPABILITY=avx2 in its environment);
+# these are checked where the CPU can run SLEEF's AVX-512 build.
+if "$BITPROBE" run seed-div --device cpu --cpu-isa avx512 --no-golden >/dev/null 2>&1; then
+    run 0 run --device cpu --cpu-isa avx512
+    got=$(count "cpu vs golden cpu-sleef-avx512")
+    [ "$got" -eq "$nexp" ] || fail "$got 'cpu vs golden cpu-sleef-avx512' comparisons, expected $nexp"
+    out_lacks "DRIFT"
+else
+    echo "no AVX-512 here: the cpu-sleef-avx512 goldens are not checked"
+fi
 echo "$nprobes probes, $nexp outputs x dtypes, each against its cpu and oracle golden"
 done_ok

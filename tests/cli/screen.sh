@@ -31,6 +31,10 @@ if "$BITPROBE" screen --test div-fp32 >/dev/null 2>&1; then
 else
     run 2 screen --test div-fp32
     grep -qiE "cuda|built without" "$TMP/err" || fail "the message does not say why"
+    # a CUDA build says what is missing, not that it has no CUDA
+    if "$BITPROBE" env --json | grep -q '"cuda": true'; then
+        ! grep -q "built without CUDA" "$TMP/err" || fail "a CUDA build claims to have none"
+    fi
 fi
 
 export BP_SCREEN_FAKE=2x8
