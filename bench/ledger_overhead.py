@@ -74,16 +74,18 @@ def main():
                 model(ids)
 
     times = {"plain": [], "recorded": []}
+    cpu = {"plain": [], "recorded": []}
     for f in (plain, recorded):  # warm-up: allocator, cuBLAS, the hash kernel
         f()
     sync(a.device)
     for _ in range(a.repeat):
         for name, f in (("plain", plain), ("recorded", recorded)):
             sync(a.device)
-            t0 = time.perf_counter()
+            t0, c0 = time.perf_counter(), time.process_time()
             f()
             sync(a.device)
             times[name].append(time.perf_counter() - t0)
+            cpu[name].append(time.process_time() - c0)
     with open(path) as fh:
         lines = fh.readlines()
     end = json.loads(lines[-1])["end"]
@@ -101,6 +103,8 @@ def main():
     print("ops per forward: %d, ledger %.1f KiB" % (end["records"], size / 1024))
     print("forward, median of %d: plain %.4f s, recorded %.4f s: %.2fx (target on a GPU: "
           "at most 2x)" % (a.repeat, tp, tr, tr / tp))
+    cp, cr = statistics.median(cpu["plain"]), statistics.median(cpu["recorded"])
+    print("CPU time, median: plain %.4f s, recorded %.4f s: %.2fx" % (cp, cr, cr / cp))
     print("per op: %.1f us of recording" % (1e6 * (tr - tp) / max(end["records"], 1)))
     return 0
 
