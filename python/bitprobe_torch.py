@@ -251,20 +251,26 @@ class _CudaHasher:
         props = torch.cuda.get_device_properties(dev)
         self.max_blocks = props.multi_processor_count * 8
 
-    def partial(self, w):
-        """A 0-d view of the slot that will hold S (valid until reset)."""
+    def partial(self, t, nbytes=None):
+        """A 0-d view of the slot that will hold S of t's bytes (a
+        contiguous tensor of any dtype; nbytes: its byte count), valid until
+        reset; None when every slot is taken."""
         if self.used == self.SLOTS:
             return None
         slot = self.slots[self.used:self.used + 1]
         self.used += 1
-        nbytes = w.numel() * 4
+        if nbytes is None:
+            nbytes = t.numel() * t.element_size()
         if nbytes:
-            if w.data_ptr() % 4:
-                w = w.clone()
-            blocks = max(1, min(self.max_blocks, (w.numel() + 255) // 256))
-            with torch.cuda.device(self.dev):
-                self.kernel(grid=(blocks, 1, 1), block=(256, 1, 1),
-                            args=[w, float(nbytes), slot])
+            if t.data_ptr() % 4:  # the kernel reads aligned 32-bit words
+                t = t.clone()
+            blocks = max(1, min(self.max_blocks, (nbytes // 4 + 255) // 256))
+            args = [t, float(nbytes), slot]
+            if torch.cuda.current_device() == self.dev.index:
+                self.kernel(grid=(blocks, 1, 1), block=(256, 1, 1), args=args)
+            else:
+                with torch.cuda.device(self.dev):
+                    self.kernel(grid=(blocks, 1, 1), block=(256, 1, 1), args=args)
         return slot[0]
 
     def reset(self):
@@ -273,14 +279,14 @@ class _CudaHasher:
 
 
 def _selftest(partial_fn, dev):
-    """Checks a hasher against the pure-Python reference on awkward sizes;
-    returns an error string or None."""
+    """Checks a hasher (partial_fn: a uint8 tensor on dev -> S) against the
+    pure-Python reference on awkward sizes, odd tails included; returns an
+    error string or None."""
     g = torch.Generator().manual_seed(1234)
     for n in (0, 1, 5, 4096 + 3):
         data = torch.randint(0, 256, (n,), generator=g, dtype=torch.uint8)
         t = data.to(dev)
-        w, nbytes = _words(t)
-        got = _finish(int(partial_fn(w).item()), nbytes)
+        got = _finish(int(partial_fn(t).item()) & _MASK64, n)
         want = hash_bytes(data.numpy().tobytes())
         if got != want:
             return "hash of %d bytes on %s: %016x, expected %016x" % (n, dev, got, want)
@@ -318,7 +324,7 @@ class Hasher:
             if self.fast_cuda:
                 try:
                     h = _CudaHasher(dev)
-                    err = _selftest(lambda w: h.partial(w), dev)
+                    err = _selftest(h.partial, dev)
                     h.reset()
                     if err:
                         self.notes.append("CUDA hash kernel disagrees (%s): torch ops used" % err)
@@ -328,26 +334,41 @@ class Hasher:
                                       str(e).splitlines()[0][:200])
                     h = None
             if h is None:
-                err = _selftest(self.torch_ops.partial, dev)
+                err = _selftest(self._torch_partial, dev)
                 if err:
                     raise RuntimeError("bitprobe_torch: " + err)
             self.cuda[dev] = h
             self.paths[str(dev)] = "cuda-kernel" if h else "torch-ops"
         return self.cuda[dev]
 
+    def _torch_partial(self, t):
+        return self.torch_ops.partial(_words(t)[0])
+
     def submit(self, t):
-        w, nbytes = _words(t)
-        dev = w.device
-        s = None
+        # Conjugate and negative views hold other bytes than they show.
+        if t.is_complex() and t.is_conj():
+            t = t.resolve_conj()
+        if getattr(t, "is_neg", None) and t.is_neg():
+            t = t.resolve_neg()
+        dev = t.device
         if dev.type == "cuda":
             h = self._cuda_for(dev)
-            if h is not None:
-                s = h.partial(w)
+            if h is not None:  # the kernel reads the bytes where they are
+                c = t.detach()
+                if not c.is_contiguous():
+                    c = c.contiguous()
+                nbytes = c.numel() * c.element_size()
+                s = h.partial(c, nbytes)
                 if s is None:  # slots full: read them back first
                     self.resolve()
-                    s = h.partial(w)
-        elif str(dev) not in self.paths:
-            err = _selftest(self.torch_ops.partial, dev)
+                    s = h.partial(c, nbytes)
+                hh = _Hash(s, nbytes)
+                self.pending.append(hh)
+                return hh
+        w, nbytes = _words(t)
+        s = None
+        if dev.type != "cuda" and str(dev) not in self.paths:
+            err = _selftest(self._torch_partial, dev)
             if err:
                 raise RuntimeError("bitprobe_torch: " + err)
             self.paths[str(dev)] = "torch-ops"
@@ -377,13 +398,16 @@ class Hasher:
 # --- the ledger ---------------------------------------------------------
 
 def _op_info(func, cache={}):
-    """("aten::div.Tensor", whether it writes to an argument), cached."""
+    """("aten::div.Tensor", whether it writes to an argument, whether its
+    results are uninitialised, whether it overwrites its first argument),
+    cached per op."""
     n = cache.get(func)
     if n is None:
         s = func._schema
         ov = getattr(func, "_overloadname", "") or s.overload_name
         mutates = any(a.alias_info is not None and a.alias_info.is_write for a in s.arguments)
-        n = (s.name + ("." + ov if ov and ov != "default" else ""), mutates)
+        name = s.name + ("." + ov if ov and ov != "default" else "")
+        n = (name, mutates, bool(_UNINIT.match(name)), bool(_OVERWRITE.match(name)))
         cache[func] = n
     return n
 
@@ -401,14 +425,18 @@ def _float(v):
 
 
 class _Entry:
-    """One tensor operand or result of a recorded op."""
+    """One tensor operand or result of a recorded op: meta is (dtype name,
+    shape, strides or None, device, nbytes), made into JSON only when the
+    record is written."""
     __slots__ = ("meta", "hash", "why", "cap")
 
     def __init__(self, meta, h, why=None):
         self.meta, self.hash, self.why, self.cap = meta, h, why, None
 
     def json(self):
-        d = dict(self.meta)
+        dt, shape, stride, dev, nb = self.meta
+        d = {"dtype": dt, "shape": list(shape), "stride": None if stride is None else list(stride),
+             "device": dev, "nbytes": nb}
         if self.hash is None:
             d["hash"] = None
             d["why"] = self.why
@@ -419,14 +447,17 @@ class _Entry:
         return d
 
 
+_DEVICE_NAMES = {}
+
+
 def _meta(t):
-    return {
-        "dtype": dtype_name(t.dtype),
-        "shape": list(t.shape),
-        "stride": list(t.stride()) if t.layout == torch.strided else None,
-        "device": str(t.device),
-        "nbytes": t.numel() * t.element_size(),
-    }
+    dev = t.device
+    name = _DEVICE_NAMES.get(dev)
+    if name is None:
+        name = _DEVICE_NAMES[dev] = str(dev)
+    strided = t.layout == torch.strided
+    return (_DTYPES.get(t.dtype) or dtype_name(t.dtype), tuple(t.shape),
+            t.stride() if strided else None, name, t.numel() * t.element_size())
 
 
 class Recorder(TorchDispatchMode):
@@ -495,7 +526,7 @@ class Recorder(TorchDispatchMode):
         op returns, so the cache is bypassed and the result kept for the
         next version."""
         meta = _meta(t)
-        if why is None and (t.layout != torch.strided or t.device.type == "meta"):
+        if why is None and (meta[2] is None or t.device.type == "meta"):
             why = "layout %s on %s" % (t.layout, t.device)
         try:
             ver = t._version
@@ -513,10 +544,13 @@ class Recorder(TorchDispatchMode):
         else:
             e = _Entry(meta, None, why)
         if ver is not None and e.why != "overwritten by the op":
-            cache = self.cache
+            # No callback on the weak reference (it costs on every tensor):
+            # a dead or reused id fails the identity check; the cache is
+            # emptied now and then instead.
+            if len(self.cache) > 200000:
+                self.cache.clear()
             try:
-                ref = weakref.ref(t, lambda r, k=id(t): cache.pop(k, None))
-                cache[id(t)] = (ref, ver + fresh, e.hash, e.why)
+                self.cache[id(t)] = (weakref.ref(t), ver + fresh, e.hash, e.why)
             except TypeError:
                 pass
         return e
@@ -553,7 +587,7 @@ class Recorder(TorchDispatchMode):
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
-        name, mutates = _op_info(func)
+        name, mutates, uninit_op, overwrites = _op_info(func)
         with self.lock:
             ins = []
             enc_args = [self._encode(a, ins) for a in args]
@@ -564,7 +598,7 @@ class Recorder(TorchDispatchMode):
                 why = None
                 if k >= nin_args and "out" in kwargs and _contains(kwargs["out"], t):
                     why = "out= argument"
-                elif k == 0 and nin_args and _OVERWRITE.match(name):
+                elif k == 0 and nin_args and overwrites:
                     why = "overwritten by the op"
                 in_entries.append(self._entry(t, why))
             want = self._wants_capture(name)
@@ -575,7 +609,7 @@ class Recorder(TorchDispatchMode):
         out = func(*args, **kwargs)
         with self.lock:
             outs = self._flatten_out(out)
-            uninit = "uninitialized" if _UNINIT.match(name) else None
+            uninit = "uninitialized" if uninit_op else None
             out_entries = [self._entry(t, uninit, fresh=mutates) for t in outs]
             rec = {"seq": self.seq, "op": name, "module": self.stack[-1] if self.stack else "",
                    "args": enc_args}
@@ -616,8 +650,8 @@ class Recorder(TorchDispatchMode):
             if key in self.cap_names:
                 e.cap = self.cap_names[key]
                 continue
-            nb = e.meta["nbytes"]
-            if e.meta["dtype"] not in CAPTURABLE or self.cap_held + nb > self.cap_limit:
+            nb = e.meta[4]
+            if e.meta[0] not in CAPTURABLE or self.cap_held + nb > self.cap_limit:
                 self.cap_skipped += 1
                 continue
             name = "%d.%s%d" % (seq, role, k)
@@ -708,7 +742,7 @@ def _contains(v, t):
 
 def _key(e):
     return ("%016x" % e.hash.value if isinstance(e.hash, _Hash) else e.hash,
-            e.meta["dtype"], tuple(e.meta["shape"]))
+            e.meta[0], tuple(e.meta[1]))
 
 
 def _settings():

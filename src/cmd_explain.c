@@ -15,6 +15,7 @@
 #include "explain.h"
 #include "rep.h"
 #include "rep_explain.h"
+#include "rep_ledger.h"
 
 const char cmd_explain_usage[] =
     "bitprobe explain PROBE --a B1 --b B2 [--dtype D] [--probes DIR] [--json FILE] [--first K]\n"
@@ -29,6 +30,12 @@ const char cmd_explain_usage[] =
     "  --json FILE       the report with its \"explain\" section as JSON ('-': stdout)\n"
     BP_BACKEND_USAGE
     "  --nan-payload     NaN payload bits count (default: NaNs equal by class)\n"
+    "bitprobe explain A.ledger B.ledger [--op ID] [--out DIR] [--device LIST] [--json FILE]\n"
+    "  two op ledgers (python -m bitprobe_torch record): the op that introduced their\n"
+    "  difference (or --op ID: b23, 23 for B's op 23, a23 for A's), written as a probe\n"
+    "  with its captured inputs (DIR/ledger-ID-OP.yaml and .safetensors; DIR: '.'),\n"
+    "  run on the oracle (which side is correctly rounded) and on --device (default\n"
+    "  auto: which formulation reproduces which side's bits)\n"
     "  Exit status: 0 the outputs agree end to end, 1 some differ, 2 trouble.";
 
 typedef struct {
@@ -208,16 +215,19 @@ static int explain(const bp_probe_t *p, bp_dtype_t dt, side_t *a, side_t *b,
 int cmd_explain(int argc, char **argv)
 {
     enum { O_A = 256, O_B, O_AKEY, O_BKEY, O_DTYPE, O_PROBES, O_JSON, O_FIRST, O_NANP,
-           O_QUIET };
+           O_QUIET, O_OP, O_OUT, O_DEVICE };
     static const struct option opts[] = {
         {"a", required_argument, 0, O_A},           {"b", required_argument, 0, O_B},
         {"a-key", required_argument, 0, O_AKEY},    {"b-key", required_argument, 0, O_BKEY},
         {"dtype", required_argument, 0, O_DTYPE},   {"probes", required_argument, 0, O_PROBES},
         {"json", required_argument, 0, O_JSON},     {"first", required_argument, 0, O_FIRST},
         {"nan-payload", no_argument, 0, O_NANP},    {"quiet", no_argument, 0, O_QUIET},
-        BP_BACKEND_LONG_OPTIONS,                    {0, 0, 0, 0}};
+        {"op", required_argument, 0, O_OP},         {"out", required_argument, 0, O_OUT},
+        {"device", required_argument, 0, O_DEVICE}, BP_BACKEND_LONG_OPTIONS,
+        {0, 0, 0, 0}};
     side_t a = {.opt = "--a"}, b = {.opt = "--b"};
-    const char *dtype = NULL, *probes = NULL, *json = NULL;
+    const char *dtype = NULL, *probes = NULL, *json = NULL, *op = NULL, *out = ".";
+    const char *device = "auto";
     size_t first = 10;
     bool nanp = false;
     bp_backend_opts_t bo;
@@ -235,6 +245,9 @@ int cmd_explain(int argc, char **argv)
         case O_PROBES: probes = optarg; break;
         case O_JSON: json = optarg; break;
         case O_NANP: nanp = true; break;
+        case O_OP: op = optarg; break;
+        case O_OUT: out = optarg; break;
+        case O_DEVICE: device = optarg; break;
         case 'q':
         case O_QUIET: bp_cli_quiet = true; break;
         case O_FIRST:
@@ -247,6 +260,10 @@ int cmd_explain(int argc, char **argv)
             if (rc < 0)
                 return bp_cli_usage_error("explain", "unknown option '%s'", argv[optind - 1]);
         }
+    }
+    if (argc - optind == 2) { /* two op ledgers (cmd_explain_ledger.c) */
+        bp_cli_devices_t dev = {.list = device, .be = bo};
+        return cmd_explain_ledger(argv[optind], argv[optind + 1], op, out, &dev, first, json);
     }
     if (argc - optind != 1)
         return bp_cli_usage_error("explain", "needs one probe, got %d", argc - optind);

@@ -148,12 +148,7 @@ static const bp_ledger_tensor_t *tens(const bp_ledger_op_t *op, uint32_t k)
 
 static bool same_shape(const bp_ledger_tensor_t *a, const bp_ledger_tensor_t *b)
 {
-    if (a->ndim != b->ndim)
-        return false;
-    for (int d = 0; d < a->ndim; d++)
-        if (a->shape[d] != b->shape[d])
-            return false;
-    return true;
+    return bp_shape_equal(a->ndim, a->shape, b->ndim, b->shape);
 }
 
 static bool teq(const bp_ledger_tensor_t *a, const bp_ledger_tensor_t *b)
@@ -458,6 +453,23 @@ bp_status bp_ledger_diff(const bp_ledger_t *A, const bp_ledger_t *B, bp_ledger_d
         st = modules(d, err);
     if (st)
         bp_ledger_diff_free(d);
+    return st;
+}
+
+bp_status bp_ledger_diff_files(const char *pa, const char *pb, bp_ledger_t *A, bp_ledger_t *B,
+                               bp_ledger_diff_t *d, bp_error_t *err)
+{
+    bp_status st = bp_ledger_read(pa, A, err);
+    if (st)
+        return st;
+    if ((st = bp_ledger_read(pb, B, err))) {
+        bp_ledger_free(A);
+        return st;
+    }
+    if ((st = bp_ledger_diff(A, B, d, err))) {
+        bp_ledger_free(A);
+        bp_ledger_free(B);
+    }
     return st;
 }
 

@@ -93,6 +93,10 @@ typedef struct bp_ledger_diff {
 /* Compares two ledgers (they must name one hash). */
 bp_status bp_ledger_diff(const bp_ledger_t *A, const bp_ledger_t *B, bp_ledger_diff_t *out,
                          bp_error_t *err);
+/* Reads the ledgers at pa and pb and compares them; on failure nothing
+ * is left to free. */
+bp_status bp_ledger_diff_files(const char *pa, const char *pb, bp_ledger_t *A, bp_ledger_t *B,
+                               bp_ledger_diff_t *d, bp_error_t *err);
 void bp_ledger_diff_free(bp_ledger_diff_t *d);
 const char *bp_lop_status_name(bp_lop_status_t s);
 /* Whether tensor k of the entry's side differs (side 0: A, 1: B; k <

@@ -46,16 +46,6 @@ bp_status bp_ledger_captures_path(const bp_ledger_t *l, char *out, size_t n, bp_
     return BP_OK;
 }
 
-static bool same_shape(const bp_ledger_tensor_t *t, const bp_st_tensor_t *s)
-{
-    if (t->ndim != s->buf.ndim)
-        return false;
-    for (int d = 0; d < t->ndim; d++)
-        if (t->shape[d] != s->buf.shape[d])
-            return false;
-    return true;
-}
-
 static bp_status check_one(const bp_ledger_t *l, const char *path, const bp_st_file_t *f,
                            size_t seq, const char *role, uint32_t k,
                            const bp_ledger_tensor_t *t, bp_error_t *err)
@@ -65,7 +55,7 @@ static bp_status check_one(const bp_ledger_t *l, const char *path, const bp_st_f
         return bp_error_set(err, BP_EINPUT, "captures '%s' lack tensor '%s' (ledger '%s', "
                             "record %zu, %s[%u])", path, t->capture, l->path, seq, role, k);
     const char *dt = bp_dtype_info(s->buf.dtype)->st_name;
-    if (strcmp(dt, t->dtype) != 0 || !same_shape(t, s)) {
+    if (strcmp(dt, t->dtype) != 0 || !bp_shape_equal(t->ndim, t->shape, s->buf.ndim, s->buf.shape)) {
         char a[128], b[128];
         bp_shape_format(t->ndim < BP_MAXDIM ? t->ndim : BP_MAXDIM, t->shape, a, sizeof a);
         bp_shape_format(s->buf.ndim, s->buf.shape, b, sizeof b);

@@ -1,13 +1,15 @@
-/* A ledger diff as text: the verdict first, the first introduced op in
- * full, the ops that introduced, inherited or absorbed a difference (at
- * most --first of each), the modules in the order the program ran them,
- * then the two sides. */
+/* A ledger diff as text, JUnit and Markdown.  Text: the verdict first, the
+ * first introduced op in full, the ops that introduced, inherited or
+ * absorbed a difference (at most --first of each), the modules in the
+ * order the program ran them, then the two sides. */
 #include "rep_ledger.h"
 
 #include <inttypes.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "buf.h"
+#include "xml.h"
 
 static const char *modname(const char *m)
 {
@@ -75,6 +77,7 @@ static void entry_line(FILE *f, const bp_ledger_diff_t *d, const bp_ledger_entry
     fprintf(f, "  %-13s %-28s %-24s %s\n", id, op->op, modname(op->module), w);
 }
 
+static void tensors(FILE *f, const bp_ledger_diff_t *d, const bp_ledger_entry_t *e);
 static void tensors(FILE *f, const bp_ledger_diff_t *d, const bp_ledger_entry_t *e)
 {
     const bp_ledger_op_t *oa = e->a >= 0 ? &d->A->ops[e->a] : NULL;
@@ -134,15 +137,40 @@ static void list(FILE *f, const bp_ledger_diff_t *d, bp_lop_status_t st, size_t 
         }
 }
 
-static void modules(FILE *f, const bp_ledger_diff_t *d, bool all)
+/* The modules with a difference, in the order the difference reached
+ * them (the entry where each first differs); n receives their count. */
+static const bp_ledger_module_t *g_mods;
+static int by_first(const void *x, const void *y)
 {
-    fprintf(f, "modules, in the order they ran%s:\n", all ? "" : " (those with differences)");
+    size_t a = g_mods[*(const size_t *)x].first, b = g_mods[*(const size_t *)y].first;
+    return a < b ? -1 : a > b;
+}
+
+static size_t *mods_by_first(const bp_ledger_diff_t *d, size_t *n)
+{
+    size_t *v = malloc((d->nmods ? d->nmods : 1) * sizeof *v);
+    *n = 0;
+    if (!v)
+        return NULL;
+    for (size_t m = 0; m < d->nmods; m++)
+        if (d->mods[m].first != SIZE_MAX)
+            v[(*n)++] = m;
+    g_mods = d->mods;
+    qsort(v, *n, sizeof *v, by_first);
+    return v;
+}
+
+static void modules(FILE *f, const bp_ledger_diff_t *d)
+{
+    size_t nm;
+    size_t *order = mods_by_first(d, &nm);
+    if (!order)
+        return;
+    fprintf(f, "modules, in the order the difference reached them:\n");
     fprintf(f, "  %-24s %6s %9s %10s %9s %8s %6s  %-16s %s\n", "module", "ops", "identical",
             "introduced", "inherited", "absorbed", "n/c", "outputs differ", "first");
-    for (size_t m = 0; m < d->nmods; m++) {
-        const bp_ledger_module_t *md = &d->mods[m];
-        if (!all && md->first == SIZE_MAX)
-            continue;
+    for (size_t k = 0; k < nm; k++) {
+        const bp_ledger_module_t *md = &d->mods[order[k]];
         char outs[48], first[64] = "";
         snprintf(outs, sizeof outs, "%zu/%zu (%.0f%%)", md->outs_differ, md->outs,
                  md->outs ? 100.0 * (double)md->outs_differ / (double)md->outs : 0.0);
@@ -153,6 +181,7 @@ static void modules(FILE *f, const bp_ledger_diff_t *d, bool all)
                 md->count[BP_LOP_INHERITED], md->count[BP_LOP_ABSORBED],
                 md->count[BP_LOP_NOT_COMPARABLE], outs, first);
     }
+    free(order);
 }
 
 static void side(FILE *f, const char *tag, const bp_ledger_t *L)
@@ -224,9 +253,201 @@ int bp_rep_ledger_text(FILE *f, const bp_ledger_diff_t *d, const bp_rep_opts_t *
         list(f, d, BP_LOP_INTRODUCED, o->first);
         list(f, d, BP_LOP_INHERITED, o->first);
         list(f, d, BP_LOP_ABSORBED, o->first);
-        modules(f, d, false);
+        modules(f, d);
     }
     side(f, "A", d->A);
     side(f, "B", d->B);
     return 0;
+}
+
+/* ---- JUnit: one testcase per module ---------------------------------- */
+
+static size_t mod_differing(const bp_ledger_module_t *md)
+{
+    return md->count[BP_LOP_INTRODUCED] + md->count[BP_LOP_INHERITED] +
+           md->count[BP_LOP_ABSORBED];
+}
+
+/* "1 introduced (B#46 aten::_to_copy), 5 inherited" for a module. */
+void bp_rep_ledger_module_summary(const bp_ledger_diff_t *d, const bp_ledger_module_t *md,
+                                  char *out, size_t n)
+{
+    size_t used = 0;
+    out[0] = '\0';
+    for (int s = BP_LOP_INTRODUCED; s <= BP_LOP_ABSORBED && used < n; s++)
+        if (md->count[s])
+            used += (size_t)snprintf(out + used, n - used, "%s%zu %s", used ? ", " : "",
+                                     md->count[s], bp_lop_status_name((bp_lop_status_t)s));
+    if (md->first != SIZE_MAX && used < n) {
+        char id[64];
+        entry_id(&d->e[md->first], id, sizeof id);
+        used += (size_t)snprintf(out + used, n - used, "; first at %s %s", id,
+                                 bp_ledger_entry_op(d, &d->e[md->first])->op);
+    }
+    if (used < n)
+        snprintf(out + used, n - used, "%s%zu of %zu outputs differ", used ? "; " : "",
+                 md->outs_differ, md->outs);
+}
+
+int bp_rep_ledger_junit(FILE *f, const bp_ledger_diff_t *d)
+{
+    size_t failures = 0;
+    for (size_t m = 0; m < d->nmods; m++)
+        failures += mod_differing(&d->mods[m]) > 0;
+    fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"bitprobe diff\" "
+               "tests=\"%zu\" failures=\"%zu\" errors=\"0\">\n  <testsuite name=\"",
+            d->nmods, failures);
+    bp_xml_put(f, d->A->path, true);
+    fputs(" vs ", f);
+    bp_xml_put(f, d->B->path, true);
+    fprintf(f, "\" tests=\"%zu\" failures=\"%zu\" errors=\"0\">\n", d->nmods, failures);
+    for (size_t m = 0; m < d->nmods; m++) {
+        const bp_ledger_module_t *md = &d->mods[m];
+        char sum[512];
+        bp_rep_ledger_module_summary(d, md, sum, sizeof sum);
+        fputs("    <testcase classname=\"ledger\" name=\"", f);
+        bp_xml_put(f, modname(md->module), true);
+        fputs("\">", f);
+        if (mod_differing(md)) {
+            fputs("<failure message=\"", f);
+            bp_xml_put(f, sum, true);
+            fputs("\">", f);
+            for (size_t x = 0, k = 0; x < d->n && k < 20; x++) {
+                const bp_ledger_entry_t *e = &d->e[x];
+                const bp_ledger_op_t *op = bp_ledger_entry_op(d, e);
+                if (op->module != md->module && strcmp(op->module, md->module))
+                    continue;
+                if (e->status == BP_LOP_IDENTICAL || e->status == BP_LOP_NOT_COMPARABLE)
+                    continue;
+                char id[64], w[256], line[512];
+                entry_id(e, id, sizeof id);
+                why(d, e, w, sizeof w);
+                snprintf(line, sizeof line, "%s %s %s: %s\n", id, op->op,
+                         bp_lop_status_name(e->status), w);
+                bp_xml_put(f, line, false);
+                k++;
+            }
+            fputs("</failure>", f);
+        }
+        fputs("</testcase>\n", f);
+    }
+    fputs("  </testsuite>\n</testsuites>\n", f);
+    return ferror(f) ? 2 : 0;
+}
+
+/* ---- Markdown: a ticket ------------------------------------------------ */
+
+static void md_side(FILE *f, const char *tag, const bp_ledger_t *L)
+{
+    const char *keys[] = {"torch", "python", "platform", "created", "recorder"};
+    fprintf(f, "| %s | ", tag);
+    bp_md_code(f, L->path);
+    fprintf(f, " | %zu |", L->n);
+    for (size_t i = 0; i < sizeof keys / sizeof *keys; i++) {
+        const char *v = bp_ledger_header_str(L, keys[i]);
+        fputs(" ", f);
+        bp_md_text(f, v ? v : "");
+        fputs(" |", f);
+    }
+    json_t *devs = json_object_get(json_object_get(L->header, "cuda"), "devices");
+    fputs(" ", f);
+    bp_md_text(f, json_array_size(devs) ? json_string_value(json_array_get(devs, 0)) : "");
+    fputs(" |\n", f);
+}
+
+static void md_entries(FILE *f, const bp_ledger_diff_t *d, bp_lop_status_t st, size_t first)
+{
+    size_t n = d->count[st], shown = 0;
+    if (!n)
+        return;
+    fprintf(f, "\n### %s (%zu%s)\n\n| op | aten | module | why |\n|---|---|---|---|\n",
+            bp_lop_status_name(st), n, n > first ? ", the first shown" : "");
+    for (size_t x = 0; x < d->n && shown < first; x++) {
+        const bp_ledger_entry_t *e = &d->e[x];
+        if (e->status != st)
+            continue;
+        char id[64], w[256];
+        entry_id(e, id, sizeof id);
+        why(d, e, w, sizeof w);
+        const bp_ledger_op_t *op = bp_ledger_entry_op(d, e);
+        fprintf(f, "| %s | ", id);
+        bp_md_code(f, op->op);
+        fputs(" | ", f);
+        bp_md_code(f, modname(op->module));
+        fputs(" | ", f);
+        bp_md_text(f, w);
+        fputs(" |\n", f);
+        shown++;
+    }
+}
+
+int bp_rep_ledger_markdown(FILE *f, const bp_ledger_diff_t *d, size_t first)
+{
+    size_t differing = d->count[BP_LOP_INTRODUCED] + d->count[BP_LOP_INHERITED] +
+                       d->count[BP_LOP_ABSORBED];
+    if (!first)
+        first = 10;
+    if (differing)
+        fprintf(f, "# bitprobe: op ledgers differ: %zu introduced, %zu inherited, %zu "
+                   "absorbed\n\n", d->count[BP_LOP_INTRODUCED], d->count[BP_LOP_INHERITED],
+                d->count[BP_LOP_ABSORBED]);
+    else
+        fprintf(f, "# bitprobe: op ledgers %s\n\n", d->count[BP_LOP_IDENTICAL]
+                                                      ? "bit-identical" : "not compared");
+    fputs("| side | ledger | ops | torch | python | platform | recorded | recorder | GPU |\n"
+          "|---|---|---:|---|---|---|---|---|---|\n", f);
+    md_side(f, "A", d->A);
+    md_side(f, "B", d->B);
+    fprintf(f, "\nAlignment: %zu ops paired%s, %zu only in A, %zu only in B.\n", d->paired,
+            d->exact ? " one to one" : "", d->only_a, d->only_b);
+    size_t x = d->first_introduced != SIZE_MAX ? d->first_introduced : d->first_differing;
+    if (x != SIZE_MAX) {
+        const bp_ledger_entry_t *e = &d->e[x];
+        const bp_ledger_op_t *op = bp_ledger_entry_op(d, e);
+        char id[64], w[256];
+        entry_id(e, id, sizeof id);
+        why(d, e, w, sizeof w);
+        fprintf(f, "\n## First %s: %s ", d->first_introduced != SIZE_MAX ? "introduced" :
+                "difference", id);
+        bp_md_code(f, op->op);
+        fputs(" in module ", f);
+        bp_md_code(f, modname(op->module));
+        fputs("\n\n", f);
+        bp_md_text(f, w);
+        fputs("\n\n```\n", f);
+        tensors(f, d, e);
+        fputs("```\n", f);
+        if (d->first_introduced != SIZE_MAX)
+            fprintf(f, "\nAs a probe with the oracle's verdict: `bitprobe explain A B --op "
+                       "%c%ld`.\n", e->b >= 0 ? 'b' : 'a', e->b >= 0 ? e->b : e->a);
+    }
+    md_entries(f, d, BP_LOP_INTRODUCED, first);
+    md_entries(f, d, BP_LOP_INHERITED, first);
+    md_entries(f, d, BP_LOP_ABSORBED, first);
+    if (differing) {
+        fputs("\n### Modules, in the order the difference reached them\n\n"
+              "| module | ops | introduced | inherited | absorbed | outputs differing | first |\n"
+              "|---|---:|---:|---:|---:|---:|---|\n", f);
+        size_t rows = 0, left = 0, nm;
+        size_t *order = mods_by_first(d, &nm);
+        for (size_t k = 0; order && k < nm; k++) {
+            const bp_ledger_module_t *md = &d->mods[order[k]];
+            if (rows == 200) { /* a ticket stays under GitHub's 65536 characters */
+                left++;
+                continue;
+            }
+            char id[64];
+            entry_id(&d->e[md->first], id, sizeof id);
+            fputs("| ", f);
+            bp_md_code(f, modname(md->module));
+            fprintf(f, " | %zu | %zu | %zu | %zu | %zu/%zu | %s |\n", md->ops,
+                    md->count[BP_LOP_INTRODUCED], md->count[BP_LOP_INHERITED],
+                    md->count[BP_LOP_ABSORBED], md->outs_differ, md->outs, id);
+            rows++;
+        }
+        free(order);
+        if (left)
+            fprintf(f, "\n%zu more modules with differences: see the JSON report.\n", left);
+    }
+    return ferror(f) ? 2 : 0;
 }

@@ -26,7 +26,7 @@ import os
 
 import torch
 
-import st_io
+import refio
 from probe_torch_ops import DT, bits, mismatches, run_op
 
 # aten/src/ATen/cpu/vml.h: IMPLEMENT_VML_MKL (float and double only), for
@@ -112,7 +112,7 @@ def check_probe(spec, bundle, device, res, log=print, keep=None):
     path = container(bundle, spec["name"], device)
     if path is None:
         return False
-    data = st_io.load(path)
+    data = refio.st_tensors(path)
     tdev = "cuda" if device == "cuda" else "cpu"
     for d in spec["dtypes"]:
         bufs = {}

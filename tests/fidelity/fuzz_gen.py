@@ -24,6 +24,7 @@ import re
 import subprocess
 
 RUN_DTYPES = ["fp32", "bf16", "fp16"]
+SOURCES = ("tensor", "arange", "uniform")  # the creation ops drawn
 DTYPES = ["fp32", "bf16", "fp16", "fp64", "i64", "i32"]
 FLOATS = ("fp32", "bf16", "fp16", "fp64")
 INF, NAN = float("inf"), float("nan")

@@ -18,30 +18,16 @@
 set -u
 OUT=${OUT:-/tmp/out}
 mkdir -p "$OUT"
-B=${BITPROBE:-./src/bitprobe}
 SEED=${SEED:-$(date +%s)}
 PROBES=${PROBES:-300}
 OPS=${OPS:-40}
 MIN_OPS=${MIN_OPS:-20000}
 DEVICES=${DEVICES:-cpu,cuda}
 HERE=$(dirname "$0")
-[ -x "$B" ] || { echo "fuzz_gpu: no bitprobe at $B (build the tree first, or set BITPROBE)"; exit 2; }
-PY=
-for p in ${PYTHON3:-} python3 /usr/bin/python3; do
-    [ -n "$p" ] && "$p" -c 'import torch, numpy' >/dev/null 2>&1 && { PY=$p; break; }
-done
-[ -n "$PY" ] || { echo "fuzz_gpu: SKIP: no python3 with torch and numpy"; exit 77; }
+. "$HERE/torch_gpu.sh"
 echo "fuzz_gpu: seed $SEED, $PROBES probes of about $OPS ops, devices $DEVICES, output in $OUT"
 "$B" env >"$OUT/fuzz-env.txt" 2>&1
-case ",$DEVICES," in
-*,cuda,*)
-    if ! "$B" list 2>/dev/null | grep -q '^  cuda  *available'; then
-        echo "fuzz_gpu: cuda: SKIP: bitprobe has no usable CUDA device here ($("$B" list 2>/dev/null | grep '^  cuda' | sed 's/^ *//'))"
-        exit 77
-    fi
-    "$PY" -c 'import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)' ||
-        { echo "fuzz_gpu: cuda: SKIP: PyTorch sees no CUDA device"; exit 77; } ;;
-esac
+case ",$DEVICES," in *,cuda,*) need_cuda ;; esac
 set -- --bitprobe "$B" --seed "$SEED" --probes "$PROBES" --ops "$OPS" --devices "$DEVICES" \
     --out "${WORK:-${TMPDIR:-/tmp}/bitprobe-fuzz-$SEED}" --minimise --regress "$OUT/regress" \
     --require "$MIN_OPS"

@@ -34,7 +34,7 @@ import torch
 
 import fuzz_check
 import fuzz_gen
-import st_io
+import refio
 
 LITERAL_MAX = 20000  # elements a literal may hold (the YAML file stays < 1 MiB)
 MAX_TESTS = 250      # bitprobe runs per failure
@@ -163,7 +163,7 @@ def minimise(failure, spec, bitprobe, extra, work, log):
         log(f"  {target}: does not fail alone in {dtype}; kept as generated")
         return None
     ok, _, (d, bundle) = trial.run(s)
-    data = st_io.load(fuzz_check.container(bundle, s["name"], dev))
+    data = refio.st_tensors(fuzz_check.container(bundle, s["name"], dev))
     shutil.rmtree(d)
     m = _materialise(s, target, data, dtype)
     if m is not None and trial.fails(m, target):
@@ -205,7 +205,7 @@ def torch_bits(spec, device, bundle):
     """PyTorch's bits of the probe's outputs on device, replayed on the
     inputs bitprobe saved; None when an output is not required there."""
     res = fuzz_check.Result()
-    data = st_io.load(fuzz_check.container(bundle, spec["name"], device))
+    data = refio.st_tensors(fuzz_check.container(bundle, spec["name"], device))
     tdev = "cuda" if device == "cuda" else "cpu"
     out = {}
     outs = set(spec["outputs"])
@@ -226,12 +226,8 @@ def torch_bits(spec, device, bundle):
 
 def cpu_isa():
     """PyTorch's ATen CPU capability here, in --cpu-isa's words."""
-    if hasattr(torch.backends, "cpu") and hasattr(torch.backends.cpu, "get_cpu_capability"):
-        cap = torch.backends.cpu.get_cpu_capability()
-    else:  # before PyTorch 2.0: the build report names it
-        m = re.search(r"CPU capability usage: (\w+)", torch.__config__.show())
-        cap = m.group(1) if m else "DEFAULT"
-    return {"AVX512": "avx512", "AVX2": "avx2"}.get(cap.upper(), "default")
+    cap = refio.cpu_capability().upper()
+    return {"AVX512": "avx512", "AVX2": "avx2"}.get(cap, "default")
 
 
 def save(spec, name, directory, bitprobe, extra, devices, origin, log):
@@ -256,7 +252,7 @@ def save(spec, name, directory, bitprobe, extra, devices, origin, log):
         tag = f"cpu-{cpu_isa()}" if dev == "cpu" else "cuda"
         meta = {"torch": torch.__version__, "origin": origin,
                 "device": torch.cuda.get_device_name(0) if dev == "cuda" else f"cpu {cpu_isa()}"}
-        st_io.save(os.path.join(directory, f"{name}.{tag}.safetensors"), bits, meta)
+        refio.st_write(os.path.join(directory, f"{name}.{tag}.safetensors"), bits, meta)
         written.append(tag)
     shutil.rmtree(work)
     if written:

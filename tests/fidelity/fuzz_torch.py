@@ -166,6 +166,12 @@ def cmd_run(args):
         log("SKIP: PyTorch sees no CUDA device")
         return 77
     torch.set_num_threads(1)  # bitprobe models ATen's chunking with one thread
+    import fuzz_min
+    if "cpu" in devices and fuzz_min.isa_option(args.bitprobe) and not any(
+            a.startswith("--cpu-isa") for a in args.bitprobe_arg):
+        # the capability this PyTorch runs, which its build may cap below
+        # what the CPU offers (and what bitprobe would detect)
+        args.bitprobe_arg += ["--cpu-isa", fuzz_min.cpu_isa()]
     table, origin = fuzz_ops.load(args.bitprobe)
     missing = [o["name"] for o in table if not all(d in o["backends"] for d in devices)]
     if missing:  # an op a requested backend lacks would stop the whole batch
@@ -173,7 +179,7 @@ def cmd_run(args):
         table = [o for o in table if o["name"] not in missing]
     log(f"fuzz: seed {args.seed}, {args.probes} probes of about {args.ops} ops, devices "
         f"{','.join(devices)}; op table from {origin}: {len(table)} ops")
-    log(f"fuzz: {torch_env()}")
+    log(f"fuzz: {torch_env()}; bitprobe {' '.join(args.bitprobe_arg) or '(no options)'}")
     work = args.out or tempfile.mkdtemp(prefix="bitprobe-fuzz-")
     os.makedirs(work, exist_ok=True)
     t0 = time.time()
@@ -185,8 +191,12 @@ def cmd_run(args):
     report(res, devices, time.time() - t0)
     kinds = {o["name"] for o in table}
     seen = {op for (_, op, _, _) in res.counts}
-    if kinds - seen:
-        log("not drawn in this run: " + ", ".join(sorted(kinds - seen)))
+    nogen = sorted(o["name"] for o in table
+                   if o["kind"] == "creation" and o["name"] not in fuzz_gen.SOURCES)
+    if nogen:
+        log("never drawn (creation ops the generator has no rule for): " + ", ".join(nogen))
+    if kinds - seen - set(nogen):
+        log("not drawn in this run: " + ", ".join(sorted(kinds - seen - set(nogen))))
     noreplay = sorted({op for (_, op, _, v) in res.counts if v == "no-replay"})
     if noreplay:
         log("FAIL no PyTorch replay (add to tests/fidelity/probe_torch_ops.py): " + ", ".join(noreplay))
@@ -218,7 +228,10 @@ def coverage(res, devices, table, need):
     replayed on a device, an op kind of the table or a dtype never
     replayed there."""
     short = []
-    kinds = {o["name"] for o in table if o["name"] != "uniform"}
+    # sources the generator makes; other creation ops (load: a file) it
+    # cannot draw, and says so above
+    kinds = {o["name"] for o in table if o["kind"] != "creation" or o["name"] in fuzz_gen.SOURCES}
+    kinds.discard("uniform")
     for dv in devices:
         n = res.total(dv) - res.total(dv, "own")
         if n < need:
@@ -231,6 +244,46 @@ def coverage(res, devices, table, need):
             short.append(f"{dv}: dtypes never replayed: "
                          f"{', '.join(sorted(set(fuzz_gen.DTYPES) - dts))}")
     return short
+
+
+def cmd_shipped(args):
+    """The shipped probes (or any directory of them), op by op against
+    PyTorch on each device: the same replay and verdicts as the fuzzer."""
+    import glob
+    import probe_spec
+    devices = args.devices.split(",")
+    if "cuda" in devices and not torch.cuda.is_available():
+        log("SKIP: PyTorch sees no CUDA device")
+        return 77
+    torch.set_num_threads(1)
+    import fuzz_min
+    log(f"shipped: {torch_env()}; bitprobe {' '.join(args.bitprobe_arg) or '(no options)'}")
+    specs = [probe_spec.load(p) for p in sorted(glob.glob(os.path.join(args.probes, "*.yaml")))]
+    if args.probe:
+        specs = [s for s in specs if s["name"] in args.probe]
+    t0 = time.time()
+    work = tempfile.mkdtemp(prefix="bitprobe-shipped-")
+    bundle = os.path.join(work, "b")
+    rc, err = bitprobe_run(args.bitprobe, args.probes, bundle, devices, args.bitprobe_arg)
+    if rc not in (0, 1):
+        log(f"bitprobe run failed (exit {rc}): {err.strip()}")
+        return 2
+    res = fuzz_check.Result()
+    for sp in specs:
+        for dv in devices:
+            fuzz_check.check_probe(sp, bundle, dv, res)
+    if "cpu" in devices and specs:
+        key = os.path.basename(fuzz_check.container(bundle, specs[0]["name"], "cpu"))
+        log(f"bitprobe's CPU backend key: {key.split('.')[0]}; PyTorch's ATen CPU "
+            f"capability: {fuzz_min.cpu_isa()}")
+    report(res, devices, time.time() - t0)
+    for f in res.failures:
+        log(f"FAIL {f['probe']} {f['dtype']} {f['out']} ({f['op']}) on {f['device']}: {f['why']}")
+    for f in res.refusals:
+        log(f"note: {f['probe']} {f['dtype']} {f['out']} ({f['op']}) on {f['device']}: {f['why']}")
+    shutil.rmtree(work)
+    log(f"shipped: {len(specs)} probes; exit {1 if res.failures else 0}")
+    return 1 if res.failures else 0
 
 
 def main():
@@ -252,6 +305,13 @@ def main():
                    help="fail unless every device replayed N ops, every op kind and dtype")
     r.add_argument("--bitprobe-arg", action="append", default=[])
     r.add_argument("--aten-cpu-capability")
+    sh = sub.add_parser("shipped")
+    sh.add_argument("--bitprobe", required=True)
+    sh.add_argument("--probes", default="probes")
+    sh.add_argument("--probe", action="append")
+    sh.add_argument("--devices", default="cpu,cuda")
+    sh.add_argument("--bitprobe-arg", action="append", default=[])
+    sh.add_argument("--aten-cpu-capability")
     g = sub.add_parser("regress")
     g.add_argument("--bitprobe", required=True)
     g.add_argument("--dir", required=True)
@@ -262,6 +322,8 @@ def main():
     args = ap.parse_args()
     if args.cmd == "run":
         return cmd_run(args)
+    if args.cmd == "shipped":
+        return cmd_shipped(args)
     import fuzz_min
     return fuzz_min.cmd_regress(args, log)
 

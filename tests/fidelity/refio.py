@@ -7,6 +7,7 @@ a JSON header, then the raw little-endian data).
 - st_write(path, {name: tensor}, meta): a safetensors file, gzip'd when
   the path ends in .gz (with mtime 0, so equal tensors give equal bytes);
 - st_read(path): {name: (dtype name, shape, raw bytes)} and the metadata;
+- st_tensors(path): {name: torch tensor};
 - fnv1a64(dtype, raw): FNV-1a 64 of the element bytes with every NaN made
   one pattern, as tests/be_cpu_ref.c's hash() (PyTorch writes 0xffff for
   a bf16 NaN where bitprobe writes 0x7fff: NaNs compare by class);
@@ -82,6 +83,18 @@ def st_read(path):
         b, e = t["data_offsets"]
         out[name] = (t["dtype"], tuple(t["shape"]), data[b:e])
     return out, meta
+
+
+def st_tensors(path):
+    """The file's tensors as torch tensors, {name: tensor}."""
+    import torch
+    dts = {"F64": torch.float64, "F32": torch.float32, "BF16": torch.bfloat16,
+           "F16": torch.float16, "I64": torch.int64, "I32": torch.int32}
+    out = {}
+    for name, (dt, shape, raw) in st_read(path)[0].items():
+        t = torch.frombuffer(bytearray(raw), dtype=dts[dt]) if raw else torch.empty(0, dtype=dts[dt])
+        out[name] = t.reshape(shape)
+    return out
 
 
 def elements(dtype, raw):

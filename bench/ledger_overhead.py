@@ -1,0 +1,113 @@
+"""The recorder's overhead: the same Llama-style forward
+(tests/ledger_torch/llama_block.py) timed without bitprobe_torch and
+under it (hashes only: no captures), alternately, in one process, on one
+device.  Prints the machine, the shapes, the hash implementation the
+recorder used, the ops per forward, the median wall time of each and their
+ratio (target: at most 2x on a GPU), and the ledger's size per forward.
+
+    python3 bench/ledger_overhead.py [--device cpu|cuda] [--preset small|gpu] [--repeat N]
+"""
+import argparse
+import json
+import os
+import platform
+import statistics
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "python"))
+sys.path.insert(0, os.path.join(HERE, "..", "tests", "ledger_torch"))
+
+import torch  # noqa: E402
+
+import bitprobe_torch  # noqa: E402
+import llama_block  # noqa: E402
+
+PRESETS = {
+    # a forward of about a tenth of a second on one CPU core
+    "small": ["--dim", "256", "--heads", "8", "--hidden", "688", "--layers", "4",
+              "--seq", "256", "--vocab", "1024"],
+    # Llama-style shapes a GPU is busy with: 4 layers of hidden 2048
+    "gpu": ["--dim", "2048", "--heads", "16", "--hidden", "5632", "--layers", "4",
+            "--seq", "2048", "--vocab", "32000", "--batch", "2", "--dtype", "bf16"],
+}
+
+
+def cpu_name():
+    try:
+        for line in open("/proc/cpuinfo"):
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.machine()
+
+
+def sync(dev):
+    if dev.startswith("cuda"):
+        torch.cuda.synchronize()
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--device", default="cpu")
+    p.add_argument("--preset", default=None, choices=sorted(PRESETS))
+    p.add_argument("--repeat", type=int, default=5)
+    p.add_argument("--no-cuda-kernel", action="store_true",
+                   help="hash CUDA tensors with torch ops (the fallback), not the kernel")
+    a = p.parse_args()
+    preset = a.preset or ("gpu" if a.device.startswith("cuda") else "small")
+    m_args = llama_block.parser().parse_args(PRESETS[preset] + ["--device", a.device])
+    model, ids = llama_block.build(m_args)
+    tmp = tempfile.mkdtemp(prefix="ledger-bench.")
+    path = os.path.join(tmp, "run.ledger")
+
+    def plain():
+        with torch.no_grad():
+            model(ids)
+
+    def recorded():
+        with torch.no_grad():
+            with bitprobe_torch.record(path, fast_cuda=not a.no_cuda_kernel):
+                model(ids)
+
+    times = {"plain": [], "recorded": []}
+    cpu = {"plain": [], "recorded": []}
+    for f in (plain, recorded):  # warm-up: allocator, cuBLAS, the hash kernel
+        f()
+    sync(a.device)
+    for _ in range(a.repeat):
+        for name, f in (("plain", plain), ("recorded", recorded)):
+            sync(a.device)
+            t0, c0 = time.perf_counter(), time.process_time()
+            f()
+            sync(a.device)
+            times[name].append(time.perf_counter() - t0)
+            cpu[name].append(time.process_time() - c0)
+    with open(path) as fh:
+        lines = fh.readlines()
+    end = json.loads(lines[-1])["end"]
+    size = os.path.getsize(path)
+    os.remove(path)
+    os.rmdir(tmp)
+    tp, tr = statistics.median(times["plain"]), statistics.median(times["recorded"])
+    dev = torch.cuda.get_device_name(0) if a.device.startswith("cuda") else cpu_name()
+    print("machine: %s (%s), torch %s, %d CPU threads" % (dev, a.device, torch.__version__,
+                                                        torch.get_num_threads()))
+    print("model: preset %s: %s" % (preset, " ".join(PRESETS[preset])))
+    print("hash: %s" % ", ".join("%s %s" % kv for kv in end["hash_paths"].items()))
+    for n in end["notes"]:
+        print("note:", n)
+    print("ops per forward: %d, ledger %.1f KiB" % (end["records"], size / 1024))
+    print("forward, median of %d: plain %.4f s, recorded %.4f s: %.2fx (target on a GPU: "
+          "at most 2x)" % (a.repeat, tp, tr, tr / tp))
+    cp, cr = statistics.median(cpu["plain"]), statistics.median(cpu["recorded"])
+    print("CPU time, median: plain %.4f s, recorded %.4f s: %.2fx" % (cp, cr, cr / cp))
+    print("per op: %.1f us of recording" % (1e6 * (tr - tp) / max(end["records"], 1)))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,30 @@
+#!/bin/sh
+# bitprobe_torch's overhead on a Llama-style forward, against the same
+# forward without it, in one process (bench/ledger_overhead.py): on the CPU
+# here, and on CUDA where a GPU is (hashes only; target at most 2x wall
+# time there).  Needs a Python with torch (PYTHON3, python3, then
+# /usr/bin/python3); exit 77 without one.  By hand:
+#   sh bench/ledger_overhead.sh            # cpu, and cuda when present
+#   DEVICE=cuda sh bench/ledger_overhead.sh
+set -u
+HERE=$(dirname "$0")
+PY=
+for p in "${PYTHON3:-}" python3 /usr/bin/python3; do
+    [ -n "$p" ] && "$p" -c 'import torch' >/dev/null 2>&1 && { PY=$p; break; }
+done
+[ -n "$PY" ] || { echo "SKIP: no Python with torch"; exit 77; }
+echo "== bench/ledger_overhead.sh: the op ledger recorder on a Llama-style forward"
+echo "date: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
+sh "$HERE/commit.sh" "$HERE/.."
+devs=${DEVICE:-}
+if [ -z "$devs" ]; then
+    devs=cpu
+    "$PY" -c 'import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)' &&
+        devs="cpu cuda"
+fi
+rc=0
+for d in $devs; do
+    echo "-- $d"
+    "$PY" "$HERE/ledger_overhead.py" --device "$d" ${REPEAT:+--repeat "$REPEAT"} || rc=1
+done
+exit $rc
