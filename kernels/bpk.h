@@ -103,6 +103,10 @@ int bpk_concat_part(void *stream, void *out, int out_dt, int64_t out_len,
 int bpk_slice(void *stream, void *out, const void *in, int dt, int64_t outer,
               int64_t in_len, int64_t out_len, int64_t start, int64_t step,
               int64_t inner);
+/* out[i] = in[src[i]], converted as bpk_cast does; src is a device array
+ * of n offsets into in (the layout ops' map, src/layout.c). */
+int bpk_gather(void *stream, void *out, int out_dt, const void *in, int in_dt,
+               const int64_t *src, int64_t n);
 /* Each row of d elements: cat(-x[d/2:], x[:d/2]). */
 int bpk_rotate_half(void *stream, void *out, const void *in, int dt,
                     int64_t rows, int64_t d);

@@ -1,4 +1,6 @@
-/* Data movement on the GPU: cast, fill, concat, slice, rotate_half.
+/* Data movement on the GPU: cast, fill, concat, slice, rotate_half, and
+ * the gather of the layout ops (reshape ... embedding), whose element map
+ * the host computes (src/layout.c).
  *
  * Exact by construction: elements are copied, and converted only where
  * the dtypes differ, with PyTorch's copy_ semantics (bpk_convert: c10's
@@ -173,5 +175,23 @@ extern "C" int bpk_rotate_half(void *stream, void *out, const void *in, int dt,
         return 0;
     bpk_rotate_half_kernel<<<bpk_blocks(n), BPK_THREADS, 0,
                              (cudaStream_t)stream>>>(out, in, dt, d, n);
+    return bpk_launched();
+}
+
+__global__ void bpk_gather_kernel(void *out, int out_dt, const void *in, int in_dt,
+                                  const long long *src, int64_t n)
+{
+    BPK_FOR(i, n) { bpk_convert(out, out_dt, i, in, in_dt, src[i]); }
+}
+
+extern "C" int bpk_gather(void *stream, void *out, int out_dt, const void *in,
+                          int in_dt, const int64_t *src, int64_t n)
+{
+    if (!bpk_dtype_ok(out_dt) || !bpk_dtype_ok(in_dt))
+        return (int)cudaErrorInvalidValue;
+    if (n <= 0)
+        return 0;
+    bpk_gather_kernel<<<bpk_blocks(n), BPK_THREADS, 0, (cudaStream_t)stream>>>(
+        out, out_dt, in, in_dt, (const long long *)src, n);
     return bpk_launched();
 }

@@ -20,6 +20,7 @@
 
 #include <sleef.h>
 
+#include "layout.h"
 #include "rng.h"
 
 size_t bp_cpu_lanes(bp_dtype_t dt, int bytes)
@@ -478,6 +479,23 @@ bp_status bp_cpu_op_rotate_half(bp_backend_t *be, const bp_exec_t *x,
     return BP_OK;
 }
 
+/* reshape, view, transpose, permute, unsqueeze, squeeze, expand,
+ * index_select, embedding: each output element a copy of the source
+ * element layout.c names (converted where a dtype asks). */
+bp_status bp_cpu_op_gather(bp_backend_t *be, const bp_exec_t *x, bp_error_t *err)
+{
+    (void)be;
+    int64_t *src;
+    bp_status s = bp_layout_map(x->op, x->a, x->b, x->out, &src, err);
+    if (s)
+        return s;
+    const bp_buf_t *from = bp_layout_source(x->op, x->a, x->b);
+    for (size_t i = 0; i < x->out->numel; i++)
+        convert_one(from, (size_t)src[i], x->out, i);
+    free(src);
+    return BP_OK;
+}
+
 const char *bp_cpu_simd_name(const bp_cpu_t *c)
 {
     if (c->math == BP_CPU_MATH_LIBM)
@@ -512,6 +530,15 @@ const bp_op_fn bp_cpu_ops[BP_OP_COUNT] = {
     [BP_OP_MATMUL] = bp_cpu_op_matmul,
     [BP_OP_SUM] = bp_cpu_op_sum,
     [BP_OP_ROTATE_HALF] = bp_cpu_op_rotate_half,
+    [BP_OP_RESHAPE] = bp_cpu_op_gather,
+    [BP_OP_VIEW] = bp_cpu_op_gather,
+    [BP_OP_TRANSPOSE] = bp_cpu_op_gather,
+    [BP_OP_PERMUTE] = bp_cpu_op_gather,
+    [BP_OP_UNSQUEEZE] = bp_cpu_op_gather,
+    [BP_OP_SQUEEZE] = bp_cpu_op_gather,
+    [BP_OP_EXPAND] = bp_cpu_op_gather,
+    [BP_OP_INDEX_SELECT] = bp_cpu_op_gather,
+    [BP_OP_EMBEDDING] = bp_cpu_op_gather,
 };
 
 static void cpu_destroy(bp_backend_t *be)

@@ -118,6 +118,7 @@ bp_status bp_cpu_op_concat(bp_backend_t *, const bp_exec_t *, bp_error_t *);
 bp_status bp_cpu_op_slice(bp_backend_t *, const bp_exec_t *, bp_error_t *);
 bp_status bp_cpu_op_rotate_half(bp_backend_t *, const bp_exec_t *,
                                 bp_error_t *);
+bp_status bp_cpu_op_gather(bp_backend_t *, const bp_exec_t *, bp_error_t *);
 
 bp_status bp_cpu_op_unary(bp_backend_t *, const bp_exec_t *, bp_error_t *);
 bp_status bp_cpu_op_pow(bp_backend_t *, const bp_exec_t *, bp_error_t *);

@@ -21,9 +21,11 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "bpk.h"
+#include "layout.h"
 
 _Static_assert(BPK_F64 == (int)BP_F64 && BPK_F32 == (int)BP_F32 &&
                    BPK_BF16 == (int)BP_BF16 && BPK_F16 == (int)BP_F16 &&
@@ -660,6 +662,52 @@ static bp_status op_matmul(bp_backend_t *be, const bp_exec_t *x,
                         a->dev, b->dev, out->dev, err);
 }
 
+/* The layout ops: the host computes each output element's source
+ * (src/layout.c; an index tensor's values are read back first, so that an
+ * index out of range is refused by name, where PyTorch's kernel would
+ * raise a device-side assert), and one gather kernel copies. */
+static bp_status op_gather(bp_backend_t *be, const bp_exec_t *x, bp_error_t *err)
+{
+    const bp_op_t *op = x->op;
+    bp_buf_t *out = x->out;
+    const bp_buf_t *from = bp_layout_source(op, x->a, x->b);
+    bp_status st = dev_of(x->a, "a", err);
+    if (!st && op->b.kind == BP_ARG_BUF)
+        st = dev_of(x->b, "b", err);
+    if (!st)
+        st = dev_of(out, "out", err);
+    if (st)
+        return st;
+    bp_buf_t ix = {0}, offs = {0};
+    const bp_buf_t *index = NULL;
+    if (!bp_layout_is_view(op->kind)) {
+        ix = *(op->kind == BP_OP_EMBEDDING ? x->a : x->b);
+        ix.data = malloc(bp_buf_nbytes(&ix) ? bp_buf_nbytes(&ix) : 1);
+        st = ix.data ? be->download(be, &ix, err)
+                     : bp_error_set(err, BP_ENOMEM, "out of memory");
+        index = &ix;
+    }
+    int64_t n = numel(out);
+    if (!st)
+        st = bp_buf_alloc(&offs, BP_I64, 1, &n, err);
+    if (!st)
+        st = bp_layout_sources(op, x->a, x->b, out, index, offs.data, err);
+    if (!st)
+        st = be->dev_alloc(be, &offs, err);
+    if (!st)
+        st = be->upload(be, &offs, err);
+    if (!st) {
+        int rc = bpk_gather(bp_cuda_stream(be), out->dev, (int)out->dtype, from->dev,
+                            (int)from->dtype, offs.dev, n);
+        st = bp_cuda_finish(be, "bpk_gather", rc, err);
+    }
+    if (offs.dev)
+        be->dev_free(be, &offs);
+    bp_buf_free(&offs);
+    free(ix.data);
+    return st;
+}
+
 const bp_op_fn bp_cuda_ops[BP_OP_COUNT] = {
     [BP_OP_TENSOR] = op_tensor,
     [BP_OP_LOAD] = op_load,
@@ -686,4 +734,13 @@ const bp_op_fn bp_cuda_ops[BP_OP_COUNT] = {
     [BP_OP_MATMUL] = op_matmul,
     [BP_OP_SUM] = op_sum,
     [BP_OP_ROTATE_HALF] = op_rotate_half,
+    [BP_OP_RESHAPE] = op_gather,
+    [BP_OP_VIEW] = op_gather,
+    [BP_OP_TRANSPOSE] = op_gather,
+    [BP_OP_PERMUTE] = op_gather,
+    [BP_OP_UNSQUEEZE] = op_gather,
+    [BP_OP_SQUEEZE] = op_gather,
+    [BP_OP_EXPAND] = op_gather,
+    [BP_OP_INDEX_SELECT] = op_gather,
+    [BP_OP_EMBEDDING] = op_gather,
 };

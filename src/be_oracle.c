@@ -466,6 +466,11 @@ static bp_status op_copy(bp_backend_t *be, const bp_exec_t *x, bp_error_t *err)
     return bp_oracle_copy(nthreads(be), x, err);
 }
 
+static bp_status op_gather(bp_backend_t *be, const bp_exec_t *x, bp_error_t *err)
+{
+    return bp_oracle_gather(nthreads(be), x, err);
+}
+
 static bp_status op_sum(bp_backend_t *be, const bp_exec_t *x, bp_error_t *err)
 {
     return bp_oracle_sum(nthreads(be), x, err);
@@ -505,6 +510,15 @@ const bp_op_fn bp_oracle_ops[BP_OP_COUNT] = {
     [BP_OP_MATMUL] = op_matmul,
     [BP_OP_SUM] = op_sum,
     [BP_OP_ROTATE_HALF] = op_copy,
+    [BP_OP_RESHAPE] = op_gather,
+    [BP_OP_VIEW] = op_gather,
+    [BP_OP_TRANSPOSE] = op_gather,
+    [BP_OP_PERMUTE] = op_gather,
+    [BP_OP_UNSQUEEZE] = op_gather,
+    [BP_OP_SQUEEZE] = op_gather,
+    [BP_OP_EXPAND] = op_gather,
+    [BP_OP_INDEX_SELECT] = op_gather,
+    [BP_OP_EMBEDDING] = op_gather,
 };
 
 void bp_be_oracle_thread_done(void)

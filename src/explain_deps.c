@@ -4,6 +4,8 @@
 
 #include <math.h>
 
+#include "layout.h"
+
 static size_t prod(const bp_meta_t *m, int from, int to)
 {
     size_t n = 1;
@@ -114,6 +116,13 @@ void bp_explain_deps(const bp_probe_t *p, const bp_meta_t *metas, size_t i, size
         sum_deps(p, metas, i, e, fn, ctx);
         return;
     default:
+        if (bp_layout_is_view(op->kind)) { /* the one element it copies */
+            const bp_meta_t *in = &metas[op->a.buf], *o = &metas[i];
+            int64_t st[BP_MAXDIM];
+            bp_layout_view_strides(op, in->ndim, in->shape, o->ndim, o->shape, st);
+            fn(ctx, op->a.buf, bp_layout_offset(o->ndim, o->shape, st, e));
+            return;
+        }
         break;
     }
     /* Elementwise: each tensor operand's element broadcast to e.  An op of

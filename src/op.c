@@ -145,6 +145,7 @@ const char *bp_key_type_name(bp_key_type_t t)
         [BP_KT_BUFFER] = "buffer",   [BP_KT_BUFFERS] = "buffers",
         [BP_KT_NUMBER] = "number",   [BP_KT_NUMBERS] = "numbers",
         [BP_KT_INTEGER] = "integer", [BP_KT_SHAPE] = "shape",
+        [BP_KT_DIMS] = "integers",
         [BP_KT_DTYPE] = "dtype",     [BP_KT_FORM] = "formulation",
         [BP_KT_BOOL] = "bool",
     };
@@ -167,6 +168,7 @@ const char *bp_dtype_rule_name(bp_dtype_rule_t r)
         [BP_DT_LITERAL] = "literal", [BP_DT_F32] = "fp32",
         [BP_DT_SAME] = "same",       [BP_DT_PROMOTE] = "promote",
         [BP_DT_ACC] = "accumulate",  [BP_DT_MATMUL] = "matmul",
+        [BP_DT_B] = "b",
     };
     return NAME_OF(names, r);
 }
@@ -340,6 +342,8 @@ static bp_dtype_t rule_dtype(const bp_op_t *op, const bp_meta_t *metas)
         return a ? a->dtype : BP_F32;
     case BP_DT_ACC:
         return !a ? BP_F32 : is_float(a->dtype) ? a->dtype : BP_I64;
+    case BP_DT_B:
+        return op->b.kind == BP_ARG_BUF ? metas[op->b.buf].dtype : BP_F32;
     case BP_DT_PROMOTE:
         break;
     }
@@ -366,6 +370,157 @@ static bp_dtype_t rule_dtype(const bp_op_t *op, const bp_meta_t *metas)
     if (s && !is_float(dt) && !s->is_int)
         dt = BP_F32;
     return dt;
+}
+
+/* The shapes of the layout ops that read one tensor's elements into a new
+ * arrangement (layout.c maps their elements), as PyTorch checks them. */
+static bp_status infer_layout(const bp_op_t *op, const bp_meta_t *a,
+                              const bp_meta_t *b, bp_dtype_t dt, bp_meta_t *out,
+                              bp_error_t *err)
+{
+    char s1[128], s2[128];
+    const char *name = bp_op_name(op->kind);
+    bp_meta_t m;
+    memset(&m, 0, sizeof m);
+    m.dtype = dt;
+    size_t an = 1;
+    for (int d = 0; d < a->ndim; d++)
+        an *= (size_t)a->shape[d];
+    switch (op->kind) {
+    case BP_OP_RESHAPE:
+    case BP_OP_VIEW: {
+        int infer = -1;
+        size_t known = 1;
+        for (int d = 0; d < op->ndim; d++) {
+            if (op->shape[d] == -1 && infer < 0) {
+                infer = d;
+                continue;
+            }
+            if (op->shape[d] < 0)
+                return bp_error_set(err, BP_EINPUT, "%s: only one dimension can be "
+                                    "-1 and none below it, got %s", name,
+                                    (bp_shape_format(op->ndim, op->shape, s1, sizeof s1), s1));
+            known *= (size_t)op->shape[d];
+        }
+        m.ndim = op->ndim;
+        for (int d = 0; d < op->ndim; d++)
+            m.shape[d] = op->shape[d];
+        if (infer >= 0 && known && an % known == 0)
+            m.shape[infer] = (int64_t)(an / known);
+        size_t mn = 1;
+        for (int d = 0; d < m.ndim; d++)
+            mn *= (size_t)m.shape[d];
+        if ((infer >= 0 && (!known || an % known)) || (infer < 0 && mn != an))
+            return bp_error_set(err, BP_EINPUT, "%s: shape %s is invalid for input "
+                                "of size %zu (a is %s)", name,
+                                (bp_shape_format(op->ndim, op->shape, s1, sizeof s1), s1),
+                                an, shape_str(a, s2, sizeof s2));
+        break;
+    }
+    case BP_OP_TRANSPOSE:
+    case BP_OP_PERMUTE: {
+        int p[BP_MAXDIM], n = op->kind == BP_OP_PERMUTE ? op->ndims : a->ndim;
+        bool seen[BP_MAXDIM] = {false}, ok = n == a->ndim;
+        int d0 = 0, d1 = 0;
+        if (op->kind == BP_OP_TRANSPOSE) {
+            ok = op->ndims == 2 && bp_axis_norm((int)op->dims[0], a->ndim, &d0) &&
+                 bp_axis_norm((int)op->dims[1], a->ndim, &d1);
+            for (int d = 0; ok && d < n; d++)
+                p[d] = d == d0 ? d1 : d == d1 ? d0 : d;
+        } else {
+            for (int d = 0; ok && d < n; d++)
+                ok = bp_axis_norm((int)op->dims[d], a->ndim, &p[d]) && !seen[p[d]] &&
+                     (seen[p[d]] = true);
+        }
+        if (!ok)
+            return bp_error_set(err, BP_EINPUT, "%s: %s of a %d-dimensional a (%s)",
+                                name,
+                                op->kind == BP_OP_TRANSPOSE
+                                    ? "dim0 or dim1 out of range"
+                                    : "dims is not a permutation of the dimensions",
+                                a->ndim, shape_str(a, s1, sizeof s1));
+        m.ndim = n;
+        for (int d = 0; d < n; d++)
+            m.shape[d] = a->shape[p[d]];
+        break;
+    }
+    case BP_OP_UNSQUEEZE: {
+        int ax;
+        if (a->ndim >= BP_MAXDIM || !bp_axis_norm(op->axis, a->ndim + 1, &ax))
+            return bp_error_set(err, BP_EINPUT, "unsqueeze axis %d out of range for %s",
+                                op->axis, shape_str(a, s1, sizeof s1));
+        for (int d = 0, k = 0; d <= a->ndim; d++)
+            m.shape[m.ndim++] = d == ax ? 1 : a->shape[k++];
+        break;
+    }
+    case BP_OP_SQUEEZE: {
+        int ax = -1;
+        if (op->has_axis && !bp_axis_norm(op->axis, a->ndim, &ax))
+            return bp_error_set(err, BP_EINPUT, "squeeze axis %d out of range for %s",
+                                op->axis, shape_str(a, s1, sizeof s1));
+        for (int d = 0; d < a->ndim; d++)
+            if (a->shape[d] != 1 || (op->has_axis && d != ax))
+                m.shape[m.ndim++] = a->shape[d];
+        break;
+    }
+    case BP_OP_EXPAND: {
+        int lead = op->ndim - a->ndim;
+        if (lead < 0)
+            return bp_error_set(err, BP_EINPUT, "expand: shape %s has fewer dimensions "
+                                "than a (%s)",
+                                (bp_shape_format(op->ndim, op->shape, s1, sizeof s1), s1),
+                                shape_str(a, s2, sizeof s2));
+        m.ndim = op->ndim;
+        for (int d = 0; d < op->ndim; d++) {
+            int64_t want = op->shape[d], have = d < lead ? -2 : a->shape[d - lead];
+            if (want == -1 && have >= 0)
+                want = have;
+            if (want < 0 || (have >= 0 && have != 1 && want != have))
+                return bp_error_set(err, BP_EINPUT, "expand: a (%s) cannot be expanded "
+                                    "to %s (dimension %d)",
+                                    shape_str(a, s2, sizeof s2),
+                                    (bp_shape_format(op->ndim, op->shape, s1, sizeof s1), s1),
+                                    d);
+            m.shape[d] = want;
+        }
+        break;
+    }
+    case BP_OP_INDEX_SELECT:
+    case BP_OP_EMBEDDING: {
+        const bp_meta_t *ix = op->kind == BP_OP_EMBEDDING ? a : b,
+                        *from = op->kind == BP_OP_EMBEDDING ? b : a;
+        if (ix->dtype != BP_I64 && ix->dtype != BP_I32)
+            return bp_error_set(err, BP_EINPUT, "%s: the index (%s) must be i64 or i32, "
+                                "not %s", name, op->kind == BP_OP_EMBEDDING ? "a" : "b",
+                                bp_dtype_name(ix->dtype));
+        size_t k = 1;
+        for (int d = 0; d < ix->ndim; d++)
+            k *= (size_t)ix->shape[d];
+        if (op->kind == BP_OP_EMBEDDING) {
+            if (from->ndim != 2 || ix->ndim + 1 > BP_MAXDIM)
+                return bp_error_set(err, BP_EINPUT, "embedding: the weight b must be "
+                                    "2-D, got %s", shape_str(from, s1, sizeof s1));
+            m = *ix;
+            m.shape[m.ndim++] = from->shape[1];
+        } else {
+            int ax;
+            if (ix->ndim > 1)
+                return bp_error_set(err, BP_EINPUT, "index_select: the index b must be "
+                                    "1-D, got %s", shape_str(ix, s1, sizeof s1));
+            if (!bp_axis_norm(op->axis, from->ndim, &ax))
+                return bp_error_set(err, BP_EINPUT, "index_select axis %d out of range "
+                                    "for %s", op->axis, shape_str(from, s1, sizeof s1));
+            m = *from;
+            m.shape[ax] = (int64_t)k;
+        }
+        m.dtype = dt;
+        break;
+    }
+    default:
+        return bp_error_set(err, BP_EINTERNAL, "no layout rule for op '%s'", name);
+    }
+    *out = m;
+    return BP_OK;
 }
 
 /* The result shape (and dtype, from rule_dtype). */
@@ -498,6 +653,10 @@ static bp_status infer_kind(const bp_op_t *op, const bp_meta_t *metas,
         out->dtype = dt;
         return BP_OK;
     }
+    case BP_OP_RESHAPE: case BP_OP_VIEW: case BP_OP_TRANSPOSE: case BP_OP_PERMUTE:
+    case BP_OP_UNSQUEEZE: case BP_OP_SQUEEZE: case BP_OP_EXPAND:
+    case BP_OP_INDEX_SELECT: case BP_OP_EMBEDDING:
+        return infer_layout(op, a, b, dt, out, err);
     case BP_OP_SUM: {
         /* Without axis, every dimension; keepdim keeps each reduced one
          * as 1 (torch.sum(a, dim, keepdim)). */

@@ -33,6 +33,7 @@ typedef enum {
     BP_KT_NUMBERS, /* a list of numbers */
     BP_KT_INTEGER,
     BP_KT_SHAPE,   /* a list of integers >= 0 */
+    BP_KT_DIMS,    /* a list of integers (-1 or a negative dimension allowed) */
     BP_KT_DTYPE,
     BP_KT_FORM,    /* one of the op's formulations */
     BP_KT_BOOL     /* true or false */
@@ -59,7 +60,8 @@ typedef enum {
     BP_DT_SAME,
     BP_DT_PROMOTE,
     BP_DT_ACC,
-    BP_DT_MATMUL
+    BP_DT_MATMUL,
+    BP_DT_B
 } bp_dtype_rule_t;
 
 typedef enum {
@@ -123,8 +125,10 @@ typedef struct bp_op {
     int axis;                    /* concat, slice, sum (negative: from the end) */
     bool keepdim;                /* reductions: keep the reduced dims as 1 */
     int64_t s_start, s_end, s_step; /* slice; s_end INT64_MAX: to the end */
-    int ndim;                    /* tensor, uniform */
-    int64_t shape[BP_MAXDIM];
+    int ndim;                    /* tensor, uniform; reshape, view, expand */
+    int64_t shape[BP_MAXDIM];    /* (those may hold -1) */
+    int ndims;                   /* permute: dims; transpose: dim0, dim1 */
+    int64_t dims[BP_MAXDIM];
     double *values;              /* tensor */
     size_t nvalues;
     uint64_t seed, stream;       /* uniform */

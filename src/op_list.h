@@ -9,8 +9,8 @@
  *
  * BP_KEY(ID, NAME, TYPE): a key an op may take in YAML, beyond the ones
  *   every op has (out, op, dtype).  TYPE is what the value must be
- *   (bp_key_type_t: BUFFER, BUFFERS, NUMBER, NUMBERS, INTEGER, SHAPE, DTYPE,
- *   FORM, BOOL).  Keys are listed in unknown-key messages in this order.
+ *   (bp_key_type_t: BUFFER, BUFFERS, NUMBER, NUMBERS, INTEGER, SHAPE, DIMS,
+ *   DTYPE, FORM, BOOL).  Keys are listed in unknown-key messages in this order.
  *
  * BP_FORM(ID, NAME): a formulation (where frameworks compute an op
  *   differently).  The order is part of every probe's hash: append only.
@@ -37,6 +37,7 @@
  *                      written as a float)
  *             ACC      a's dtype, integers summed in i64 (torch.sum)
  *             MATMUL   a's dtype; both operands one float dtype, no promotion
+ *             B        b's dtype (embedding: the weight's)
  *   KIND      CREATION, ELEMWISE (one output element from the same element
  *             of each operand), LAYOUT (moves elements), REDUCTION (one
  *             output element from many), FUSED.
@@ -65,6 +66,10 @@ BP_KEY(STEP, "step", NUMBER)
 BP_KEY(ISTART, "start", INTEGER)
 BP_KEY(IEND, "end", INTEGER)
 BP_KEY(ISTEP, "step", INTEGER)
+BP_KEY(VSHAPE, "shape", DIMS)
+BP_KEY(DIMS, "dims", DIMS)
+BP_KEY(DIM0, "dim0", INTEGER)
+BP_KEY(DIM1, "dim1", INTEGER)
 BP_KEY(DTYPE, "dtype", DTYPE)
 BP_KEY(FORMULATION, "formulation", FORM)
 #endif
@@ -125,4 +130,22 @@ BP_OP(ROTATE_HALF, "rotate_half", A, 0, 0, 0, SAME, LAYOUT, BP_OPF_INT,
       "torch.cat((-a[..., d/2:], a[..., :d/2]), -1)")
 BP_OP(LOAD, "load", NONE, BP_K(SHAPE), BP_K(SHAPE) | BP_K(DTYPE), 0, LITERAL, CREATION,
       BP_OPF_INT, "safetensors.torch.load_file('<probe>.safetensors')[out]")
+BP_OP(RESHAPE, "reshape", A, BP_K(VSHAPE), BP_K(VSHAPE), 0, SAME, LAYOUT, BP_OPF_INT,
+      "a.reshape(shape), one -1 inferred")
+BP_OP(VIEW, "view", A, BP_K(VSHAPE), BP_K(VSHAPE), 0, SAME, LAYOUT, BP_OPF_INT,
+      "a.view(shape) (reshape: buffers are contiguous)")
+BP_OP(TRANSPOSE, "transpose", A, BP_K(DIM0) | BP_K(DIM1), BP_K(DIM0) | BP_K(DIM1), 0,
+      SAME, LAYOUT, BP_OPF_INT, "a.transpose(dim0, dim1)")
+BP_OP(PERMUTE, "permute", A, BP_K(DIMS), BP_K(DIMS), 0, SAME, LAYOUT, BP_OPF_INT,
+      "a.permute(dims)")
+BP_OP(UNSQUEEZE, "unsqueeze", A, BP_K(AXIS), BP_K(AXIS), 0, SAME, LAYOUT, BP_OPF_INT,
+      "a.unsqueeze(axis)")
+BP_OP(SQUEEZE, "squeeze", A, BP_K(AXIS), 0, 0, SAME, LAYOUT, BP_OPF_INT,
+      "a.squeeze(axis), every size-1 dimension without axis")
+BP_OP(EXPAND, "expand", A, BP_K(VSHAPE), BP_K(VSHAPE), 0, SAME, LAYOUT, BP_OPF_INT,
+      "a.expand(shape), -1 keeps a dimension")
+BP_OP(INDEX_SELECT, "index_select", AB, BP_K(AXIS), BP_K(AXIS), 0, SAME, LAYOUT,
+      BP_OPF_INT, "torch.index_select(a, axis, b), b integer")
+BP_OP(EMBEDDING, "embedding", AB, 0, 0, 0, B, LAYOUT, BP_OPF_INT,
+      "torch.nn.functional.embedding(a, b): rows of b by a's integers")
 #endif

@@ -4,8 +4,10 @@
 #include <gmp.h>
 #include <mpfr.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "layout.h"
 #include "oracle_mpfr.h"
 
 /* Operands summed by one mpfr_sum call before an exact accumulation. */
@@ -79,6 +81,47 @@ static bp_status copy_kernel(bp_oracle_ws_t *ws, const void *vctx,
         bp_dtype_store_bits(dt, c->out->data, i, bits);
     }
     return BP_OK;
+}
+
+/* ---- gathers: the layout ops of layout.c ---- */
+
+typedef struct {
+    const bp_buf_t *from;
+    bp_buf_t *out;
+    const int64_t *src;
+} gather_ctx_t;
+
+static bp_status gather_kernel(bp_oracle_ws_t *ws, const void *vctx, size_t begin,
+                               size_t end, bp_error_t *err)
+{
+    (void)err;
+    const gather_ctx_t *c = vctx;
+    bp_dtype_t dt = c->out->dtype;
+    for (size_t i = begin; i < end; i++) {
+        size_t s = (size_t)c->src[i];
+        uint64_t bits;
+        if (c->from->dtype == dt) { /* the value itself, NaN payloads kept */
+            bits = bp_dtype_load_bits(dt, c->from->data, s);
+        } else {
+            bp_oracle_load(ws->x, c->from->dtype, c->from->data, s);
+            bits = bp_oracle_round(ws, mpfr_set(ws->r, ws->x, ws->rnd));
+        }
+        bp_dtype_store_bits(dt, c->out->data, i, bits);
+    }
+    return BP_OK;
+}
+
+bp_status bp_oracle_gather(int threads, const bp_exec_t *x, bp_error_t *err)
+{
+    int64_t *src;
+    bp_status st = bp_layout_map(x->op, x->a, x->b, x->out, &src, err);
+    if (st)
+        return st;
+    gather_ctx_t c = {bp_layout_source(x->op, x->a, x->b), x->out, src};
+    st = bp_oracle_map(threads, 16 * BP_ORACLE_GRAIN, x->out->dtype, x->out->numel,
+                       gather_kernel, &c, err);
+    free(src);
+    return st;
 }
 
 /* Splits shape around axis: outer (before), inner (after). */

@@ -15,6 +15,9 @@
 #include "backend.h"
 
 bp_status bp_oracle_copy(int threads, const bp_exec_t *x, bp_error_t *err);
+/* The layout ops of layout.c: each element the exact value of its source,
+ * rounded once where the dtype changes. */
+bp_status bp_oracle_gather(int threads, const bp_exec_t *x, bp_error_t *err);
 bp_status bp_oracle_sum(int threads, const bp_exec_t *x, bp_error_t *err);
 bp_status bp_oracle_matmul(int threads, const bp_exec_t *x, bp_error_t *err);
 

@@ -151,6 +151,11 @@ static void hash_op(fnv_t *f, const bp_op_t *op)
      * written before them keep their hashes (and goldens). */
     if (op->keepdim)
         fnv_printf(f, "kd1;");
+    if (op->ndims) {
+        fnv_printf(f, "dm%d:", op->ndims);
+        for (int d = 0; d < op->ndims && d < BP_MAXDIM; d++)
+            fnv_printf(f, "%" PRId64 ",", op->dims[d]);
+    }
     fnv_printf(f, "sl%" PRId64 ",%" PRId64 ",%" PRId64 ";", op->s_start,
                op->s_end, op->s_step);
     fnv_printf(f, "sh%d:", op->ndim);

@@ -235,6 +235,22 @@ static bp_status get_shape(ld_t *L, const yn_t *n, int *ndim, int64_t *shape)
 }
 
 
+/* A list of at most BP_MAXDIM integers (dimensions, or a shape with -1). */
+static bp_status get_dims(ld_t *L, const yn_t *n, const char *what, int *ndim,
+                          int64_t *dims)
+{
+    bp_status st = want(L, n, BP_YN_SEQ, what);
+    if (st)
+        return st;
+    if (n->n > BP_MAXDIM)
+        return bad(L, n, "%s has %zu entries (at most %d)", what, n->n, BP_MAXDIM);
+    for (size_t d = 0; d < n->n; d++)
+        if ((st = get_int(L, n->kid[d], what, -MAX_INT, MAX_INT, &dims[d])))
+            return st;
+    *ndim = (int)n->n;
+    return BP_OK;
+}
+
 /* ---- ops ----------------------------------------------------------------- */
 
 /* Index of the first op whose out: is name, or -1. */
@@ -565,6 +581,19 @@ static bp_status parse_op(ld_t *L, size_t i, const yn_t *n)
     }
     if ((x = bp_yaml_get(n, "keepdim")) && (st = get_bool(L, x, "keepdim", &op->keepdim)))
         return st;
+    if (bp_op_takes(op->kind, BP_KEY_VSHAPE) && (x = bp_yaml_get(n, "shape")) &&
+        (st = get_dims(L, x, "shape", &op->ndim, op->shape)))
+        return st;
+    if ((x = bp_yaml_get(n, "dims")) && (st = get_dims(L, x, "dims", &op->ndims, op->dims)))
+        return st;
+    if (bp_op_takes(op->kind, BP_KEY_DIM0)) {
+        if ((st = get_int(L, bp_yaml_get(n, "dim0"), "dim0", -BP_MAXDIM, BP_MAXDIM - 1,
+                          &op->dims[0])) ||
+            (st = get_int(L, bp_yaml_get(n, "dim1"), "dim1", -BP_MAXDIM, BP_MAXDIM - 1,
+                          &op->dims[1])))
+            return st;
+        op->ndims = 2;
+    }
     switch (op->kind) {
     case BP_OP_TENSOR:
         return op_tensor(L, op, n, where);

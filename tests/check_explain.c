@@ -98,6 +98,7 @@ static const char maps_yaml[] =
     "  - {out: col, op: tensor, shape: [2, 1], values: [10, 20], dtype: fp32}\n"
     "  - {out: bc, op: mul, a: col, b: v1}\n"
     "  - {out: skd, op: sum, a: x, axis: 1, keepdim: true}\n"
+    "  - {out: xt, op: transpose, a: x, dim0: 0, dim1: 1}\n"
     "outputs:\n"
     "  - {name: e}\n";
 
@@ -152,6 +153,12 @@ START_TEST(t_maps)
      * col[1, 0] (flat 1) and v1[2] */
     d = deps_of(p, m, "bc", 5);
     ck_assert(d.n == 2 && d.idx[0] == 1 && d.idx[1] == 2);
+    /* xt = x.T is [4, 2]; xt[3, 1] (flat 7) is x[1, 3] (flat 7), xt[1, 0]
+     * (flat 2) is x[0, 1] (flat 1) */
+    d = deps_of(p, m, "xt", 7);
+    ck_assert(d.n == 1 && d.buf[0] == x && d.idx[0] == 7);
+    d = deps_of(p, m, "xt", 2);
+    ck_assert(d.n == 1 && d.idx[0] == 1);
     /* keepdim: skd[1, 0] (flat 1) reads x[1, :] = 4..7 */
     d = deps_of(p, m, "skd", 1);
     ck_assert(d.n == 4 && d.idx[0] == 4 && d.idx[3] == 7);

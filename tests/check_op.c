@@ -232,7 +232,10 @@ START_TEST(t_loader)
     const char *m = load_err("{out: x, op: gt, a: a, b: 1}");
     ck_assert_msg(strstr(m, "t.yaml:6:18: unknown op 'gt' (ops: tensor, arange, "
                             "uniform, cast, add,"), "%s", m);
-    ck_assert_msg(strstr(m, "rotate_half, load)"), "%s", m);
+    char last[64];
+    snprintf(last, sizeof last, ", %s)", bp_op_name((bp_op_kind_t)(BP_OP_COUNT - 1)));
+    /* every op to the last, or as many as the message holds */
+    ck_assert_msg(strstr(m, last) || strstr(m, ", ...)"), "%s", m);
     m = load_err("{out: x, op: tanhh, a: a}");
     ck_assert_msg(strstr(m, "unknown op 'tanhh'; did you mean 'tanh'?"), "%s", m);
     m = load_err("{out: x, op: exp, a: a, keepdim: true}");

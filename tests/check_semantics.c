@@ -37,6 +37,8 @@ typedef struct {
     const char *want;
 } sem_bad_t;
 
+#define X "  - {out: x, op: tensor, values: [0, 1, 2, 3, 4, 5], shape: [2, 3], dtype: fp32}\n"
+
 static const sem_case_t cases[] = {
     /* torch.tensor([[1,2,3],[4,5,6.]]) + torch.tensor([10,20,30.]) */
     {"bcast_row",
@@ -113,6 +115,69 @@ static const sem_case_t cases[] = {
      "  - {out: h, op: mul, a: x, b: r}\n"
      "  - {out: y, op: mul, a: w, b: h}\n",
      "y", "fp32", 2, {2, 4}, 8, {1, 2, 3, 4, 1, 2, 3, 4}},
+    /* x = torch.arange(6.).reshape(2, 3) in the layout cases below */
+    /* x.reshape(3, -1) */
+    {"reshape", X
+     "  - {out: y, op: reshape, a: x, shape: [3, -1]}\n",
+     "y", "fp32", 2, {3, 2}, 6, {0, 1, 2, 3, 4, 5}},
+    /* x.view(6) */
+    {"view", X "  - {out: y, op: view, a: x, shape: [6]}\n",
+     "y", "fp32", 1, {6}, 6, {0, 1, 2, 3, 4, 5}},
+    /* x.transpose(0, 1): [[0, 3], [1, 4], [2, 5]] */
+    {"transpose", X "  - {out: y, op: transpose, a: x, dim0: 0, dim1: -1}\n",
+     "y", "fp32", 2, {3, 2}, 6, {0, 3, 1, 4, 2, 5}},
+    /* x.reshape(1, 2, 3).permute(2, 0, 1): y[k, 0, i] = x[i, k] */
+    {"permute", X
+     "  - {out: x3, op: reshape, a: x, shape: [1, 2, 3]}\n"
+     "  - {out: y, op: permute, a: x3, dims: [2, 0, -2]}\n",
+     "y", "fp32", 3, {3, 1, 2}, 6, {0, 3, 1, 4, 2, 5}},
+    /* x.unsqueeze(-1) */
+    {"unsqueeze", X "  - {out: y, op: unsqueeze, a: x, axis: -1}\n",
+     "y", "fp32", 3, {2, 3, 1}, 6, {0, 1, 2, 3, 4, 5}},
+    /* x.reshape(1, 2, 1, 3).squeeze(): every size-1 dimension */
+    {"squeeze_all", X
+     "  - {out: x4, op: reshape, a: x, shape: [1, 2, 1, 3]}\n"
+     "  - {out: y, op: squeeze, a: x4}\n",
+     "y", "fp32", 2, {2, 3}, 6, {0, 1, 2, 3, 4, 5}},
+    /* .squeeze(2) drops that one; .squeeze(1) (size 2) keeps the shape */
+    {"squeeze_axis", X
+     "  - {out: x4, op: reshape, a: x, shape: [1, 2, 1, 3]}\n"
+     "  - {out: y, op: squeeze, a: x4, axis: 2}\n",
+     "y", "fp32", 3, {1, 2, 3}, 6, {0, 1, 2, 3, 4, 5}},
+    {"squeeze_noop", X
+     "  - {out: x4, op: reshape, a: x, shape: [1, 2, 1, 3]}\n"
+     "  - {out: y, op: squeeze, a: x4, axis: 1}\n",
+     "y", "fp32", 4, {1, 2, 1, 3}, 6, {0, 1, 2, 3, 4, 5}},
+    /* torch.tensor([1., 2., 3.]).expand(2, -1) */
+    {"expand_new",
+     "  - {out: v, op: tensor, values: [1, 2, 3], dtype: fp32}\n"
+     "  - {out: y, op: expand, a: v, shape: [2, -1]}\n",
+     "y", "fp32", 2, {2, 3}, 6, {1, 2, 3, 1, 2, 3}},
+    /* torch.tensor([[1.], [2.]]).expand(2, 3) */
+    {"expand_one",
+     "  - {out: v, op: tensor, values: [1, 2], shape: [2, 1], dtype: fp32}\n"
+     "  - {out: y, op: expand, a: v, shape: [2, 3]}\n",
+     "y", "fp32", 2, {2, 3}, 6, {1, 1, 1, 2, 2, 2}},
+    /* torch.index_select(x, 1, torch.tensor([2, 0])) */
+    {"index_select_1", X
+     "  - {out: i, op: tensor, values: [2, 0]}\n"
+     "  - {out: y, op: index_select, a: x, b: i, axis: 1}\n",
+     "y", "fp32", 2, {2, 2}, 4, {2, 0, 5, 3}},
+    /* torch.index_select(x, 0, torch.tensor([1, 1, 0], dtype=torch.int32)) */
+    {"index_select_0", X
+     "  - {out: i, op: tensor, values: [1, 1, 0], dtype: i32}\n"
+     "  - {out: y, op: index_select, a: x, b: i, axis: 0}\n",
+     "y", "fp32", 2, {3, 3}, 9, {3, 4, 5, 3, 4, 5, 0, 1, 2}},
+    /* F.embedding(torch.tensor([[1, 0], [1, 1]]), x): rows 1, 0, 1, 1 */
+    {"embedding", X
+     "  - {out: ids, op: tensor, values: [1, 0, 1, 1], shape: [2, 2]}\n"
+     "  - {out: y, op: embedding, a: ids, b: x}\n",
+     "y", "fp32", 3, {2, 2, 3}, 12, {3, 4, 5, 0, 1, 2, 3, 4, 5, 3, 4, 5}},
+    /* torch.tensor([257., 258.]).reshape(2, 1).to(bf16): 257 ties to 256 */
+    {"reshape_dtype",
+     "  - {out: v, op: tensor, values: [257, 258], dtype: fp32}\n"
+     "  - {out: y, op: reshape, a: v, shape: [2, 1], dtype: bf16}\n",
+     "y", "bf16", 2, {2, 1}, 2, {256, 258}},
 };
 
 static const sem_bad_t bad[] = {
@@ -126,6 +191,37 @@ static const sem_bad_t bad[] = {
     {"  - {out: a, op: arange, end: 4, dtype: fp32}\n"
      "  - {out: y, op: sum, a: a, axis: 1, keepdim: true}\n",
      "sum axis 1 out of range for [4]"},
+    {X "  - {out: y, op: reshape, a: x, shape: [4]}\n",
+     "reshape: shape [4] is invalid for input of size 6 (a is [2, 3])"},
+    {X "  - {out: y, op: reshape, a: x, shape: [-1, -1]}\n",
+     "reshape: only one dimension can be -1"},
+    {X "  - {out: y, op: permute, a: x, dims: [0, 0]}\n",
+     "permute: dims is not a permutation of the dimensions of a 2-dimensional a"},
+    {X "  - {out: y, op: transpose, a: x, dim0: 0, dim1: 2}\n",
+     "transpose: dim0 or dim1 out of range"},
+    {X "  - {out: y, op: expand, a: x, shape: [2, 4]}\n",
+     "expand: a ([2, 3]) cannot be expanded to [2, 4] (dimension 1)"},
+    {X "  - {out: y, op: expand, a: x, shape: [-1, 2, 3]}\n",
+     "expand: a ([2, 3]) cannot be expanded to [-1, 2, 3] (dimension 0)"},
+    {X "  - {out: i, op: tensor, values: [0.5]}\n"
+       "  - {out: y, op: index_select, a: x, b: i, axis: 0}\n",
+     "index_select: the index (b) must be i64 or i32, not fp32"},
+    {X "  - {out: y, op: index_select, a: x, b: x}\n",
+     "missing required key 'axis' in op 'y' (index_select)"},
+    {X "  - {out: y, op: embedding, a: x, b: x}\n",
+     "embedding: the index (a) must be i64 or i32, not fp32"},
+    {X "  - {out: y, op: unsqueeze, a: x, axis: 3}\n",
+     "unsqueeze axis 3 out of range for [2, 3]"},
+};
+
+/* Indices out of range: refused at run time, by name, on every backend. */
+static const sem_bad_t run_bad[] = {
+    {X "  - {out: i, op: tensor, values: [0, 3]}\n"
+       "  - {out: y, op: index_select, a: x, b: i, axis: 1}\n",
+     "index_select: index 3 is out of range for axis 1 of size 3 (element 1 of b)"},
+    {X "  - {out: i, op: tensor, values: [-1]}\n"
+       "  - {out: y, op: embedding, a: i, b: x}\n",
+     "embedding: index -1 is out of range for axis 0 of size 2 (element 0 of a)"},
 };
 
 #ifdef BP_SEM_CUDA
@@ -193,6 +289,26 @@ START_TEST(t_bad)
 }
 END_TEST
 
+START_TEST(t_run_bad)
+{
+    const sem_bad_t *c = &run_bad[_i % (sizeof run_bad / sizeof run_bad[0])];
+    const char *bname = backends[_i / (sizeof run_bad / sizeof run_bad[0])];
+    bp_error_t err = {0};
+    bp_probe_t *p = load(c->ops, &err);
+    ck_assert_msg(p, "%s", err.msg);
+    bp_backend_t *be = NULL;
+    ck_assert_msg(bp_backend_open(bname, NULL, &be, &err) == BP_OK, "%s", err.msg);
+    bp_buf_t *bufs = calloc(p->nops, sizeof *bufs);
+    ck_assert_int_eq(bp_backend_run(be, p, BP_F32, bufs, &err), BP_EINPUT);
+    ck_assert_msg(strstr(err.msg, c->want), "%s: got '%s', want '%s'", bname, err.msg,
+                  c->want);
+    bp_backend_bufs_free(bufs, p->nops);
+    free(bufs);
+    bp_backend_close(be);
+    bp_probe_free(p);
+}
+END_TEST
+
 int main(void)
 {
 #ifdef BP_SEM_CUDA
@@ -207,6 +323,8 @@ int main(void)
     tcase_set_timeout(tc, 60);
     tcase_add_loop_test(tc, t_case, 0, (int)(NBE * (sizeof cases / sizeof cases[0])));
     tcase_add_loop_test(tc, t_bad, 0, (int)(sizeof bad / sizeof bad[0]));
+    tcase_add_loop_test(tc, t_run_bad, 0,
+                        (int)(NBE * (sizeof run_bad / sizeof run_bad[0])));
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);

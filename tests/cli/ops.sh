@@ -34,7 +34,7 @@ for o in ops:
     assert set(o["backends"]) >= {"cpu", "oracle"}, o
     for k in o["keys"]:
         assert k["type"] in ("buffer", "buffer|number", "buffers", "number", "numbers",
-                             "integer", "shape", "dtype", "formulation", "bool"), k
+                             "integer", "integers", "shape", "dtype", "formulation", "bool"), k
 div = ops[names.index("div")]
 assert div["flags"] == ["float_fn"] and div["dtype_rule"] == "promote", div
 assert [k["type"] for k in div["keys"] if k["name"] == "a"] == ["buffer|number"], div

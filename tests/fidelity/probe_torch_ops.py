@@ -136,6 +136,19 @@ def run_op(op, params, bufs, dt_out, device, uniform):
         x = operand(op["a"], params, bufs)
         h = x.shape[-1] // 2
         return torch.cat((-x[..., h:], x[..., :h]), dim=-1), True
+    layout = {  # copies; .to() applies a probe's explicit dtype
+        "reshape": lambda a: a.reshape(op["shape"]),
+        "view": lambda a: a.view(op["shape"]),
+        "transpose": lambda a: a.transpose(P("dim0"), P("dim1")),
+        "permute": lambda a: a.permute(op["dims"]),
+        "unsqueeze": lambda a: a.unsqueeze(P("axis")),
+        "squeeze": lambda a: a.squeeze() if "axis" not in op else a.squeeze(P("axis")),
+        "expand": lambda a: a.expand(op["shape"]),
+        "index_select": lambda a: torch.index_select(a, P("axis"), operand(op["b"], params, bufs)),
+        "embedding": lambda a: torch.nn.functional.embedding(a, operand(op["b"], params, bufs)),
+    }
+    if k in layout:
+        return layout[k](operand(op["a"], params, bufs)).contiguous().to(dt_out), True
     if k == "matmul":
         return operand(op["a"], params, bufs) @ operand(op["b"], params, bufs), False
     if k == "sum":
