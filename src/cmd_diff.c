@@ -1,28 +1,45 @@
-/* bitprobe diff A B: compare two bundles, safetensors files or .npy files
- * tensor by tensor.  Exit 0 identical (or within --policy), 1 different,
- * 2 trouble, as diff(1) and cmp(1). */
+/* bitprobe diff A B: compare two saved runs, tensor files, checkpoints or
+ * directories of them (as diff -r), tensor by tensor, paired by meaning
+ * (tpair.h) and streamed (diffrun.h).  Exit 0 identical (or within
+ * --policy), 1 different (a tensor that differs, is on one side only or
+ * cannot be compared), 2 trouble, as diff(1) and cmp(1). */
 #include <getopt.h>
-#include <sys/stat.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "bundle.h"
 #include "cli.h"
+#include "diffrun.h"
+#include "dwalk.h"
 #include "envinfo.h"
+#include "jsondiff.h"
 #include "rep.h"
 #include "rep_ledger.h"
+#include "tpair.h"
+#include "tset.h"
 
 const char cmd_diff_usage[] =
-    "bitprobe diff A B [--map A=B] [--policy P] [--as bf16] [--first K] [--json FILE] [--junit FILE] [--markdown FILE] [--github] [--quiet]\n"
-    "  A, B              bundle directories (run --save), .safetensors[.gz] or .npy files,\n"
-    "                    or op ledgers (python -m bitprobe_torch record): the ops are\n"
-    "                    aligned and the one that introduced a difference named\n"
-    "  --map A=B         tensor A of the first side is tensor B of the second\n"
+    "bitprobe diff A B [--a KEY] [--b KEY] [--map A=B] [--cast] [--policy P] [--as bf16] [--first K] [--threads N] [--json FILE] [--junit FILE] [--markdown FILE] [--github] [--quiet]\n"
+    "  A, B              saved runs (run --save), tensor files (.safetensors[.gz], .npy,\n"
+    "                    .npz), Hugging Face checkpoints (a directory with its\n"
+    "                    *.safetensors.index.json, or the index), directories of them\n"
+    "                    (paired by relative path, as diff -r), or op ledgers (python\n"
+    "                    -m bitprobe_torch record): the ops are aligned and the one that\n"
+    "                    introduced a difference named\n"
+    "  --a KEY, --b KEY  the backend of each saved run to compare, by key or name\n"
+    "                    (default: by key, then name, then the only one of each side)\n"
+    "  --map A=B         tensor A of the first side is tensor B of the second; A*=B*\n"
+    "                    renames a prefix\n"
+    "  --cast            compare a dtype with one it widens to exactly (fp16, bf16 or\n"
+    "                    fp8 with fp32, fp8 with fp16 ...) in the wider dtype\n"
     "  --policy P        exact (default), ulp=N, abs=X, rel=X, fraction=F, comma-separated\n"
     "  --as bf16         read 16-bit integer .npy arrays as bf16\n"
     "  --first K         show the first K mismatches per tensor (default 10)\n"
     "  --nan-payload     NaN payload bits count (default: NaNs equal by class)\n"
+    "  --threads N       threads comparing (default: one per core, at most 16)\n"
     "  --json FILE       the full report as JSON ('-': stdout instead of the text)\n"
     "  --junit FILE      JUnit XML, one testcase per tensor\n"
     "  --markdown FILE   a self-contained bug-ticket report in Markdown\n"
@@ -33,72 +50,18 @@ const char cmd_diff_usage[] =
     "                    bit-identical results per tensor, the majority, the odd ones\n"
     "                    out and what they ran on (with --json, --first, --quiet)\n"
     "  Exit status: 0 identical or within policy (--consensus: every run agrees),\n"
-    "  1 different (an outlier, or no majority), 2 trouble.";
+    "  1 different (a tensor that differs, is on one side only or cannot be compared;\n"
+    "  --consensus: an outlier, or no majority), 2 trouble.";
 
 #define MAX_MAPS 64
 
 typedef struct {
-    char *from, *to;
-} map_t;
-
-static const char *mapped(const map_t *maps, int n, const char *name)
-{
-    for (int i = 0; i < n; i++)
-        if (strcmp(maps[i].from, name) == 0)
-            return maps[i].to;
-    return name;
-}
-
-/* A tensor on one side only: a difference (exit 1), as diff -r counts a
- * file in one directory only. */
-static int one_sided(bp_report_t *rep, const bp_st_tensor_t *t, bool in_a, const char *la,
-                     const char *lb, const bp_policy_t *pol)
-{
-    bp_result_t r = {
-        .probe = t->name, .output = "", .dtype = t->buf.dtype, .kind = BP_RES_DIFF,
-        .a = (char *)la, .b = (char *)lb, .policy = *pol, .counts = true,
-        .status = in_a ? BP_RS_ONLY_A : BP_RS_ONLY_B, .note = (char *)(in_a ? la : lb),
-    };
-    return bp_report_add(rep, &r) ? BP_EXIT_OK : BP_EXIT_TROUBLE;
-}
-
-static int compare_sets(const bp_st_file_t *a, const bp_st_file_t *b, const map_t *maps,
-                        int nmaps, const bp_policy_t *pol, const bp_cmp_opts_t *co,
-                        const char *la, const char *lb, bp_report_t *rep)
-{
-    bool single = a->n == 1 && b->n == 1;
-    bool *used = calloc(b->n ? b->n : 1, sizeof *used);
-    if (!used)
-        return BP_EXIT_TROUBLE;
-    int rc = BP_EXIT_OK;
-    for (size_t i = 0; i < a->n && !rc; i++) {
-        const bp_st_tensor_t *ta = &a->t[i], *tb;
-        tb = single ? &b->t[0] : bp_st_find(b, mapped(maps, nmaps, ta->name));
-        if (!tb) {
-            rc = one_sided(rep, ta, true, la, lb, pol);
-            continue;
-        }
-        used[tb - b->t] = true;
-        bp_result_t r = {
-            .probe = ta->name, .output = strcmp(ta->name, tb->name) ? tb->name : "",
-            .dtype = ta->buf.dtype, .kind = BP_RES_DIFF, .a = (char *)la, .b = (char *)lb,
-            .policy = *pol, .compared = true, .counts = true,
-        };
-        bp_error_t err = {0};
-        if (bp_compare(&ta->buf, &tb->buf, pol, co, &r.cmp, &err)) {
-            bp_error_prefix(&err, "tensor '%s': ", ta->name);
-            rc = bp_cli_fail(&err);
-        } else if (!bp_report_add(rep, &r)) {
-            bp_cmp_free(&r.cmp);
-            rc = BP_EXIT_TROUBLE;
-        }
-    }
-    for (size_t k = 0; k < b->n && !rc; k++)
-        if (!used[k])
-            rc = one_sided(rep, &b->t[k], false, la, lb, pol);
-    free(used);
-    return rc;
-}
+    bp_pair_opts_t po;
+    bp_drun_opts_t ro;
+    bp_tset_opts_t so;
+    bp_policy_t pol;
+    bp_cmp_opts_t co;
+} dopts_t;
 
 /* Keys of a side's environment laid out as the host's ("cpu", "libs.mpfr")
  * so that the Markdown table puts equal things on one row, with each
@@ -117,7 +80,7 @@ static void put_backend(json_t *env, const char *key, json_t *fingerprint)
 /* What a side says about where it was made: a bundle's manifest
  * environment and backends, or a file's metadata (its fingerprint decoded,
  * CRCs left out); {} when it has none. */
-static json_t *side_env(const char *path, const bp_st_file_t *f)
+static json_t *side_env(const char *path, const bp_tset_t *set)
 {
     json_t *env = json_object();
     struct stat sb;
@@ -135,10 +98,11 @@ static json_t *side_env(const char *path, const bp_st_file_t *f)
                             json_object_get(b, "fingerprint"));
             json_decref(m);
         }
-    } else if (f->meta) {
+    } else if (set && set->nf && set->f[0].meta) {
+        const json_t *meta = set->f[0].meta;
         const char *k;
         json_t *v;
-        json_object_foreach(f->meta, k, v) {
+        json_object_foreach((json_t *)meta, k, v) {
             if (strncmp(k, BP_ST_CRC_PREFIX, strlen(BP_ST_CRC_PREFIX)) == 0)
                 continue;
             const char *s = json_string_value(v);
@@ -147,7 +111,7 @@ static json_t *side_env(const char *path, const bp_st_file_t *f)
                 json_t *host = json_object_get(fp, "host");
                 if (json_is_object(host))
                     json_object_update_missing(env, host);
-                put_backend(env, json_string_value(json_object_get(f->meta, "backend_key")),
+                put_backend(env, json_string_value(json_object_get(meta, "backend_key")),
                             json_object_get(fp, "backend"));
                 json_decref(fp);
             } else {
@@ -158,54 +122,238 @@ static json_t *side_env(const char *path, const bp_st_file_t *f)
     return json_pack("{s:s, s:o}", "label", path, "env", env);
 }
 
+/* What the report says of two sides: "<label>:<key>" for saved runs. */
+static void side_label(const char *path, const char *key, char *out, size_t n)
+{
+    snprintf(out, n, "%s%s%s", path, key ? ":" : "", key ? key : "");
+}
+
+/* Results not compared, and counting (exit 1): one-sided and incomparable
+ * tensors. */
+static bool add_uncompared(bp_report_t *rep, const bp_pair_t *p, const char *title,
+                           const char *la, const char *lb, const bp_policy_t *pol)
+{
+    const bp_tent_t *t = p->a ? p->a : p->b;
+    bp_result_t r = {
+        .probe = (char *)title, .output = t->output ? t->output : "", .dtype = p->dt,
+        .kind = BP_RES_DIFF, .a = (char *)la, .b = (char *)lb, .policy = *pol,
+        .compared = false, .counts = true,
+        .status = p->kind == BP_PAIR_NOT_COMPARABLE ? BP_RS_NOT_COMPARABLE
+                  : p->kind == BP_PAIR_ONLY_A        ? BP_RS_ONLY_A
+                                                     : BP_RS_ONLY_B,
+        .note = p->kind == BP_PAIR_NOT_COMPARABLE ? (char *)p->why
+                : (char *)(p->kind == BP_PAIR_ONLY_A ? la : lb),
+    };
+    return bp_report_add(rep, &r) != NULL;
+}
+
+/* The fingerprints of two paired backends: which items differ (a note). */
+static void note_backends(bp_report_t *rep, const bp_tset_t *a, const bp_tset_t *b,
+                          const bp_pairs_t *P)
+{
+    static const char *const skip[] = {"evidence", "summary", "title", NULL};
+    for (size_t i = 0; i < P->nkeys; i++) {
+        json_t *fa = NULL, *fb = NULL, *x;
+        size_t k;
+        json_array_foreach(json_object_get(a->manifest, "backends"), k, x)
+            if (strcmp(json_string_value(json_object_get(x, "key")) ?: "", P->keys[i].key_a) == 0)
+                fa = json_object_get(x, "fingerprint");
+        json_array_foreach(json_object_get(b->manifest, "backends"), k, x)
+            if (strcmp(json_string_value(json_object_get(x, "key")) ?: "", P->keys[i].key_b) == 0)
+                fb = json_object_get(x, "fingerprint");
+        char what[2048];
+        size_t nd = fa && fb ? bp_json_diff(fa, fb, skip, 8, what, sizeof what) : 0;
+        if (!fa || !fb)
+            bp_report_note(rep, "%s:%s vs %s:%s: %s has no fingerprint", a->path,
+                           P->keys[i].key_a, b->path, P->keys[i].key_b, fa ? "B" : "A");
+        else if (nd)
+            bp_report_note(rep, "%s:%s vs %s:%s: fingerprints differ in %s", a->path,
+                           P->keys[i].key_a, b->path, P->keys[i].key_b, what);
+        else
+            bp_report_note(rep, "%s:%s vs %s:%s: same fingerprint", a->path,
+                           P->keys[i].key_a, b->path, P->keys[i].key_b);
+    }
+    json_t *ha = json_object_get(a->manifest, "env"), *hb = json_object_get(b->manifest, "env");
+    char what[2048];
+    if (ha && hb && bp_json_diff(ha, hb, skip, 8, what, sizeof what))
+        bp_report_note(rep, "hosts differ in %s", what);
+}
+
+/* One pair of sets (rel: their relative path in a directory walk, or
+ * NULL): paired, compared, added to the report.  0, or an exit status. */
+static int diff_sets(const char *pa, const char *pb, const char *rel, const dopts_t *o,
+                     bp_report_t *rep, json_t *sides)
+{
+    bp_tset_t a, b;
+    bp_error_t err = {0};
+    if (bp_tset_open(pa, &o->so, &a, &err))
+        return bp_cli_fail(&err);
+    if (bp_tset_open(pb, &o->so, &b, &err)) {
+        bp_tset_free(&a);
+        return bp_cli_fail(&err);
+    }
+    bp_pairs_t P;
+    bp_cmp_t *cmp = NULL;
+    int rc = BP_EXIT_OK;
+    if (bp_pair_sets(&a, &b, &o->po, &P, &err)) {
+        rc = bp_cli_fail(&err);
+        goto done;
+    }
+    if (!(cmp = calloc(P.n ? P.n : 1, sizeof *cmp)) ||
+        bp_diff_run(&a, &b, &P, &o->ro, cmp, &err)) {
+        rc = cmp ? bp_cli_fail(&err) : BP_EXIT_TROUBLE;
+        goto pairs;
+    }
+    if (a.kind == BP_TSET_BUNDLE && b.kind == BP_TSET_BUNDLE)
+        note_backends(rep, &a, &b, &P);
+    for (size_t i = 0; i < P.n && !rc; i++) {
+        const bp_pair_t *p = &P.p[i];
+        const bp_tent_t *t = p->a ? p->a : p->b;
+        char la[PATH_MAX + 300], lb[PATH_MAX + 300], title[2 * PATH_MAX];
+        side_label(pa, p->a ? p->a->key : NULL, la, sizeof la);
+        side_label(pb, p->b ? p->b->key : NULL, lb, sizeof lb);
+        snprintf(title, sizeof title, "%s%s%s", rel ? rel : "", rel ? ": " : "",
+                 t->probe ? t->probe : t->name);
+        if (p->kind != BP_PAIR_COMPARE) {
+            if (!add_uncompared(rep, p, title, la, lb, &o->pol))
+                rc = BP_EXIT_TROUBLE;
+            continue;
+        }
+        const char *out = p->a->output ? p->a->output
+                          : strcmp(p->a->name, p->b->name) ? p->b->name : "";
+        bp_result_t r = {
+            .probe = title, .output = (char *)out, .dtype = p->dt, .kind = BP_RES_DIFF,
+            .a = la, .b = lb, .policy = o->pol, .compared = true, .counts = true,
+            .note = p->why[0] ? (char *)p->why : NULL, .cmp = cmp[i],
+        };
+        memset(&cmp[i], 0, sizeof cmp[i]);
+        if (!bp_report_add(rep, &r)) {
+            bp_cmp_free(&r.cmp);
+            rc = BP_EXIT_TROUBLE;
+        }
+    }
+    if (sides && !rel) {
+        json_array_append_new(sides, side_env(pa, &a));
+        json_array_append_new(sides, side_env(pb, &b));
+    }
+    for (size_t i = 0; i < P.n; i++)
+        bp_cmp_free(&cmp[i]);
+pairs:
+    free(cmp);
+    bp_pairs_free(&P);
+done:
+    bp_tset_free(&a);
+    bp_tset_free(&b);
+    return rc;
+}
+
+static bool is_dir(const char *p)
+{
+    struct stat sb;
+    return stat(p, &sb) == 0 && S_ISDIR(sb.st_mode);
+}
+
+/* Two plain directories, as diff -r: sets paired by relative path. */
+static int diff_dirs(const char *pa, const char *pb, const dopts_t *o, bp_report_t *rep)
+{
+    bp_walk_t wa, wb;
+    bp_error_t err = {0};
+    if (bp_walk(pa, &wa, &err))
+        return bp_cli_fail(&err);
+    if (bp_walk(pb, &wb, &err)) {
+        bp_walk_free(&wa);
+        return bp_cli_fail(&err);
+    }
+    int rc = BP_EXIT_OK;
+    size_t i = 0, j = 0;
+    while (!rc && (i < wa.n || j < wb.n)) {
+        int c = i == wa.n ? 1 : j == wb.n ? -1 : strcmp(wa.rel[i], wb.rel[j]);
+        if (c != 0) {
+            /* a set on one side only: one result for it, as diff -r's "Only in" */
+            const char *rel = c < 0 ? wa.rel[i++] : wb.rel[j++];
+            bp_pair_t p = {.kind = c < 0 ? BP_PAIR_ONLY_A : BP_PAIR_ONLY_B, .dt = BP_U8};
+            bp_tent_t t = {.name = (char *)rel};
+            p.a = c < 0 ? &t : NULL;
+            p.b = c < 0 ? NULL : &t;
+            char la[PATH_MAX], lb[PATH_MAX];
+            snprintf(la, sizeof la, "%s/%s", pa, rel);
+            snprintf(lb, sizeof lb, "%s/%s", pb, rel);
+            if (!add_uncompared(rep, &p, rel, c < 0 ? la : pa, c < 0 ? pb : lb, &o->pol))
+                rc = BP_EXIT_TROUBLE;
+            continue;
+        }
+        char fa[PATH_MAX], fb[PATH_MAX];
+        snprintf(fa, sizeof fa, "%s/%s", pa, wa.rel[i]);
+        snprintf(fb, sizeof fb, "%s/%s", pb, wb.rel[j]);
+        rc = diff_sets(fa, fb, wa.rel[i], o, rep, NULL);
+        i++;
+        j++;
+    }
+    for (size_t k = 0; k < wa.nskipped; k++)
+        bp_report_note(rep, "skipped %s/%s", pa, wa.skipped[k]);
+    for (size_t k = 0; k < wb.nskipped; k++)
+        bp_report_note(rep, "skipped %s/%s", pb, wb.skipped[k]);
+    bp_walk_free(&wa);
+    bp_walk_free(&wb);
+    return rc;
+}
+
 int cmd_diff(int argc, char **argv)
 {
     for (int i = 1; i < argc && strcmp(argv[i], "--") != 0; i++)
         if (strcmp(argv[i], "--consensus") == 0)
             return cmd_diff_consensus(argc, argv);
-    enum { O_MAP = 256, O_POLICY, O_AS, O_FIRST, O_NANP };
+    enum { O_MAP = 256, O_POLICY, O_AS, O_FIRST, O_NANP, O_A, O_B, O_CAST, O_THREADS };
     static const struct option opts[] = {
         {"map", required_argument, 0, O_MAP},    {"policy", required_argument, 0, O_POLICY},
         {"as", required_argument, 0, O_AS},      {"first", required_argument, 0, O_FIRST},
-        {"nan-payload", no_argument, 0, O_NANP}, BP_REP_LONG_OPTIONS,
+        {"nan-payload", no_argument, 0, O_NANP}, {"a", required_argument, 0, O_A},
+        {"b", required_argument, 0, O_B},        {"cast", no_argument, 0, O_CAST},
+        {"threads", required_argument, 0, O_THREADS}, BP_REP_LONG_OPTIONS,
         {0, 0, 0, 0}};
-    map_t maps[MAX_MAPS];
-    int nmaps = 0, c;
-    bool as_bf16 = false;
+    bp_map_t maps[MAX_MAPS];
+    int c;
+    dopts_t o;
+    memset(&o, 0, sizeof o);
     bp_rep_targets_t t;
     bp_rep_targets_init(&t);
-    bp_policy_t pol;
-    bp_policy_exact(&pol);
-    bp_cmp_opts_t co;
-    bp_cmp_opts_init(&co);
+    bp_policy_exact(&o.pol);
+    bp_cmp_opts_init(&o.co);
     bp_error_t err = {0};
     opterr = 0;
     optind = 1;
     while ((c = getopt_long(argc, argv, "q", opts, NULL)) != -1) {
         switch (c) {
-        case O_MAP: {
-            char *eq = strchr(optarg, '=');
-            if (!eq || eq == optarg || !eq[1] || nmaps == MAX_MAPS)
-                return bp_cli_usage_error("diff", "--map takes NAME_IN_A=NAME_IN_B, not '%s'",
-                                          optarg);
-            *eq = '\0';
-            maps[nmaps++] = (map_t){optarg, eq + 1};
+        case O_MAP:
+            if (o.po.nmaps == MAX_MAPS || !bp_map_parse(optarg, &maps[o.po.nmaps]))
+                return bp_cli_usage_error("diff", "--map takes NAME_A=NAME_B or PREFIX_A*=PREFIX_B*"
+                                          " (at most %d), not '%s'", MAX_MAPS, optarg);
+            o.po.nmaps++;
             break;
-        }
         case O_POLICY:
-            if (bp_policy_parse(optarg, &pol, &err))
+            if (bp_policy_parse(optarg, &o.pol, &err))
                 return bp_cli_usage_error("diff", "%s", err.msg);
             break;
         case O_AS:
             if (strcmp(optarg, "bf16") != 0)
                 return bp_cli_usage_error("diff", "--as takes bf16, not '%s'", optarg);
-            as_bf16 = true;
+            o.so.as_bf16 = true;
             break;
         case O_FIRST:
-            if (!bp_cli_count(optarg, 1000000, &co.first_k))
+            if (!bp_cli_count(optarg, 1000000, &o.co.first_k))
                 return bp_cli_usage_error("diff", "--first needs a count, not '%s'", optarg);
             break;
-        case O_NANP: co.nan_payload = true; break;
+        case O_NANP: o.co.nan_payload = true; break;
+        case O_A: o.po.pick_a = optarg; break;
+        case O_B: o.po.pick_b = optarg; break;
+        case O_CAST: o.po.cast = true; break;
+        case O_THREADS: {
+            size_t n;
+            if (!bp_cli_count(optarg, 64, &n) || n == 0)
+                return bp_cli_usage_error("diff", "--threads takes 1 to 64, not '%s'", optarg);
+            o.ro.threads = (int)n;
+            break;
+        }
         default:
             if (!bp_rep_targets_option(&t, c, optarg))
                 return bp_cli_usage_error("diff", "unknown option '%s'", argv[optind - 1]);
@@ -216,33 +364,41 @@ int cmd_diff(int argc, char **argv)
     int urc = bp_rep_targets_check("diff", &t);
     if (urc >= 0)
         return urc;
+    o.po.maps = maps;
+    o.ro.pol = &o.pol;
+    o.ro.co = &o.co;
+    /* the engine's old path, whole tensors in memory: kept for the test
+     * that the streamed path gives the same report */
+    const char *mem = getenv("BP_DIFF_IN_MEMORY"), *seg = getenv("BP_DIFF_SEGMENT");
+    o.ro.in_memory = mem && strcmp(mem, "1") == 0;
+    /* segments this many bytes long (tests: small files cut in many) */
+    o.ro.segment = seg ? strtoull(seg, NULL, 10) : 0;
     const char *pa = argv[optind], *pb = argv[optind + 1];
     if (bp_ledger_sniff(pa) || bp_ledger_sniff(pb))
-        return cmd_diff_ledger(pa, pb, &t, co.first_k, argc, argv);
-    bp_st_file_t a, b;
-    if (bp_tset_load(pa, as_bf16, &a, &err))
-        return bp_cli_fail(&err);
-    if (bp_tset_load(pb, as_bf16, &b, &err)) {
-        bp_st_free(&a);
-        return bp_cli_fail(&err);
-    }
+        return cmd_diff_ledger(pa, pb, &t, o.co.first_k, argc, argv);
     bp_report_t rep;
     bp_report_init(&rep, argc, argv);
     rep.env = bp_envinfo_host();
-    int rc = compare_sets(&a, &b, maps, nmaps, &pol, &co, pa, pb, &rep);
+    json_t *sides = json_array();
+    int rc;
+    bp_dir_kind_t ka = BP_DIR_BUNDLE, kb = BP_DIR_BUNDLE;
+    if (is_dir(pa) && is_dir(pb) && !bp_tset_dir_kind(pa, &ka, &err) &&
+        !bp_tset_dir_kind(pb, &kb, &err) && ka == BP_DIR_PLAIN && kb == BP_DIR_PLAIN)
+        rc = diff_dirs(pa, pb, &o, &rep);
+    else if (err.msg[0])
+        rc = bp_cli_fail(&err);
+    else
+        rc = diff_sets(pa, pb, NULL, &o, &rep, sides);
     if (!rc) {
         t.text = (bp_rep_opts_t){.quiet = bp_cli_quiet, .color = bp_cli_color(),
-                                 .first = co.first_k};
-        json_t *sides = json_array();
-        json_array_append_new(sides, side_env(pa, &a));
-        json_array_append_new(sides, side_env(pb, &b));
+                                 .first = o.co.first_k};
         json_object_set_new(rep.env, "sides", sides);
+        sides = NULL;
         bp_tally_t tally;
         bp_report_tally(&rep, &tally);
         rc = bp_rep_emit(&t, &rep) ? BP_EXIT_TROUBLE : tally.exit;
     }
+    json_decref(sides);
     bp_report_free(&rep);
-    bp_st_free(&a);
-    bp_st_free(&b);
     return rc;
 }

@@ -110,8 +110,13 @@ void bp_cmp_free(bp_cmp_t *c)
 /* Per-comparison state shared by the scan loops.  The policy is folded
  * into limits that reject everything when a part is absent, so the hot
  * loop tests it without branching on has_ulp/has_tol. */
-typedef struct {
-    bp_cmp_t *c;
+struct bp_cmp_stream {
+    bp_cmp_t *c;     /* &own below */
+    bp_cmp_t own;
+    bp_dtype_t dt;
+    size_t base;     /* flat index of the next element fed */
+    size_t fed;      /* elements fed so far */
+    double fraction; /* the policy's max_mismatch_fraction */
     bool nan_payload;
     size_t first_k, first_cap;
     bool nomem;
@@ -124,7 +129,8 @@ typedef struct {
      * (distances there are below 2^32, so it is never a real bin). */
     uint64_t vh[4][65];
     bp_vchunk_t ch;
-} scan_t;
+};
+typedef struct bp_cmp_stream scan_t;
 
 static void __attribute__((noinline))
 record(scan_t *s, size_t i, uint64_t a, uint64_t b, uint64_t ulp, double ab,
@@ -275,19 +281,19 @@ INLINE void scan_float(scan_t *s, bp_dtype_t dt, const unsigned char *pa,
         beyond += !within;
         if (ab > max_abs) {
             max_abs = ab;
-            iabs = i;
+            iabs = s->base + i;
         }
         double rel = ab / ref; /* ref 0: ab > 0, so inf */
         if (rel > max_rel) {
             max_rel = rel;
-            irel = i;
+            irel = s->base + i;
         }
         if (d > max_ulp) {
             max_ulp = d;
-            iulp = i;
+            iulp = s->base + i;
         }
         if (UNLIKELY(c->nfirst < s->first_k))
-            record(s, i, x, y, d, ab, rel, bin == BP_HIST_CLASS, !within);
+            record(s, s->base + i, x, y, d, ab, rel, bin == BP_HIST_CLASS, !within);
     }
     c->mismatched += mism;
     c->beyond_policy += beyond;
@@ -334,18 +340,18 @@ INLINE void scan_int_w(scan_t *s, size_t size, bool sgn,
         c->beyond_policy += !within;
         if (ab > c->max_abs) {
             c->max_abs = ab;
-            c->max_abs_idx = i;
+            c->max_abs_idx = s->base + i;
         }
         if (rel > c->max_rel) {
             c->max_rel = rel;
-            c->max_rel_idx = i;
+            c->max_rel_idx = s->base + i;
         }
         if (d > c->max_ulp) {
             c->max_ulp = d;
-            c->max_ulp_idx = i;
+            c->max_ulp_idx = s->base + i;
         }
         if (c->nfirst < s->first_k)
-            record(s, i, x, y, d, ab, rel, false, !within);
+            record(s, s->base + i, x, y, d, ab, rel, false, !within);
     }
 }
 
@@ -404,18 +410,18 @@ static void absorb(scan_t *s, bp_dtype_t dt, const unsigned char *pa,
     c->beyond_policy += ch->beyond;
     if (UNLIKELY(ch->max_ab > c->max_abs)) {
         c->max_abs = ch->max_ab;
-        c->max_abs_idx = find_max(dt, pa, pb, base, 0, ch->max_ab);
+        c->max_abs_idx = s->base + find_max(dt, pa, pb, base, 0, ch->max_ab);
     }
     if (UNLIKELY(ch->max_rel > c->max_rel)) {
         c->max_rel = ch->max_rel;
-        c->max_rel_idx = find_max(dt, pa, pb, base, 1, ch->max_rel);
+        c->max_rel_idx = s->base + find_max(dt, pa, pb, base, 1, ch->max_rel);
     }
     if (UNLIKELY(ch->max_d > c->max_ulp)) {
         size_t j = 0;
         while (ch->d[j] != ch->max_d)
             j++;
         c->max_ulp = ch->max_d;
-        c->max_ulp_idx = base + j;
+        c->max_ulp_idx = s->base + base + j;
     }
     if (ch->max_d <= 8) { /* the common case: drift of a few ulp */
         s->vh[0][1] += ch->mism - ch->gt[0];
@@ -487,8 +493,9 @@ static int kernel_auto(void)
 
 const char *bp_cmp_kernel(void)
 {
-    int l = kernel_level < 0 ? kernel_auto() : kernel_level;
-    return l ? "avx2" : "scalar";
+    if (kernel_level < 0)
+        kernel_level = kernel_auto();
+    return kernel_level ? "avx2" : "scalar";
 }
 
 bool bp_cmp_set_kernel(const char *name)
@@ -519,13 +526,162 @@ size_t bp_cmp_allowed(double frac, size_t total)
     return n;
 }
 
+bp_status bp_cmp_begin(bp_dtype_t dt, int ndim, const int64_t *shape, size_t base,
+                       const bp_policy_t *pol, const bp_cmp_opts_t *opts,
+                       bp_cmp_stream_t **out, bp_error_t *err)
+{
+    *out = NULL;
+    if (!bp_dtype_info(dt) || ndim < 0 || ndim > BP_MAXDIM)
+        return bp_error_set(err, BP_EINTERNAL,
+                            "cannot compare: malformed tensor descriptor");
+    bp_policy_t exact;
+    if (!pol) {
+        bp_policy_exact(&exact);
+        pol = &exact;
+    }
+    bp_cmp_opts_t defo;
+    if (!opts) {
+        bp_cmp_opts_init(&defo);
+        opts = &defo;
+    }
+    /* Some 6 KiB with the chunk buffer: on the heap. */
+    scan_t *s = malloc(sizeof *s);
+    if (!s)
+        return bp_error_set(err, BP_ENOMEM, "cannot compare: out of memory");
+    memset(s, 0, offsetof(scan_t, ch));
+    s->c = &s->own;
+    s->own.dtype = dt;
+    s->own.ndim = ndim;
+    if (ndim)
+        memcpy(s->own.shape, shape, (size_t)ndim * sizeof *shape);
+    s->dt = dt;
+    s->base = base;
+    s->fraction = pol->max_mismatch_fraction;
+    s->nan_payload = opts->nan_payload;
+    s->first_k = opts->first_k;
+    s->ulp_lim = pol->has_ulp ? pol->max_ulp : 0;
+    s->tol_abs = pol->has_tol ? pol->abs : -1.0;
+    s->tol_rel = pol->has_tol ? pol->rel : 0.0;
+    s->ch.ulp_lim = s->ulp_lim > UINT32_MAX ? UINT32_MAX
+                                            : (uint32_t)s->ulp_lim;
+    s->ch.tol_abs = s->tol_abs;
+    s->ch.tol_rel = s->tol_rel;
+    if (kernel_level < 0)
+        kernel_level = kernel_auto();
+    s->vk = kernel_level ? bp_vkern(dt) : NULL;
+    *out = s;
+    return BP_OK;
+}
+
+void bp_cmp_feed(bp_cmp_stream_t *s, const void *a, const void *b, size_t n)
+{
+    const size_t size = bp_dtype_info(s->dt)->size, per = BLOCK_BYTES / size;
+    const unsigned char *pa = a, *pb = b;
+    for (size_t i0 = 0; i0 < n; i0 += per) {
+        size_t k = n - i0 < per ? n - i0 : per;
+        if (memcmp(pa + i0 * size, pb + i0 * size, k * size) != 0)
+            scan(s, s->dt, pa, pb, i0, i0 + k);
+    }
+    s->base += n;
+    s->fed += n;
+}
+
+/* Allowance and verdict of a comparison whose counts are complete. */
+static void settle(bp_cmp_t *c, double fraction)
+{
+    c->hist[0] = c->total - c->mismatched;
+    c->allowed = bp_cmp_allowed(fraction, c->total);
+    c->pass = c->beyond_policy <= c->allowed;
+}
+
+bp_status bp_cmp_end(bp_cmp_stream_t *s, bp_cmp_t *out, bp_error_t *err)
+{
+    bool nomem = s->nomem;
+    size_t k = s->first_k;
+    *out = s->own;
+    memcpy(out->hist, s->hist, sizeof out->hist);
+    for (int l = 0; l < 4; l++)
+        for (int j = 1; j < 64; j++)
+            out->hist[j] += s->vh[l][j];
+    out->total = s->fed;
+    settle(out, s->fraction);
+    free(s);
+    if (nomem) {
+        bp_cmp_free(out);
+        return bp_error_set(err, BP_ENOMEM,
+                            "cannot compare: out of memory keeping the "
+                            "first %zu mismatches", k);
+    }
+    return BP_OK;
+}
+
+void bp_cmp_abort(bp_cmp_stream_t *s)
+{
+    if (!s)
+        return;
+    free(s->own.first);
+    free(s);
+}
+
+bp_status bp_cmp_merge(bp_cmp_t *dst, bp_cmp_t *seg, const bp_policy_t *pol,
+                       size_t first_k, bp_error_t *err)
+{
+    /* seg's elements come after dst's: a maximum moves only when seg's is
+     * strictly greater (the lowest index wins ties, as in one pass). */
+    if (seg->mismatched) {
+        bool none = dst->mismatched == 0;
+        if (none || seg->max_abs > dst->max_abs) {
+            dst->max_abs = seg->max_abs;
+            dst->max_abs_idx = seg->max_abs_idx;
+        }
+        if (none || seg->max_rel > dst->max_rel) {
+            dst->max_rel = seg->max_rel;
+            dst->max_rel_idx = seg->max_rel_idx;
+        }
+        if (none || seg->max_ulp > dst->max_ulp) {
+            dst->max_ulp = seg->max_ulp;
+            dst->max_ulp_idx = seg->max_ulp_idx;
+        }
+    }
+    dst->total += seg->total;
+    dst->mismatched += seg->mismatched;
+    dst->beyond_policy += seg->beyond_policy;
+    dst->class_changes += seg->class_changes;
+    dst->zero_sign_diffs += seg->zero_sign_diffs;
+    dst->nan_payload_diffs += seg->nan_payload_diffs;
+    for (int j = 1; j < BP_HIST_BINS; j++)
+        dst->hist[j] += seg->hist[j];
+    size_t take = first_k > dst->nfirst ? first_k - dst->nfirst : 0;
+    if (take > seg->nfirst)
+        take = seg->nfirst;
+    if (take) {
+        bp_mismatch_t *p = realloc(dst->first, (dst->nfirst + take) * sizeof *p);
+        if (!p) {
+            bp_cmp_free(seg);
+            return bp_error_set(err, BP_ENOMEM,
+                                "cannot compare: out of memory keeping the "
+                                "first %zu mismatches", first_k);
+        }
+        memcpy(p + dst->nfirst, seg->first, take * sizeof *p);
+        dst->first = p;
+        dst->nfirst += take;
+    }
+    bp_cmp_free(seg);
+    bp_policy_t exact;
+    if (!pol) {
+        bp_policy_exact(&exact);
+        pol = &exact;
+    }
+    settle(dst, pol->max_mismatch_fraction);
+    return BP_OK;
+}
+
 bp_status bp_compare(const bp_buf_t *a, const bp_buf_t *b,
                      const bp_policy_t *pol, const bp_cmp_opts_t *opts,
                      bp_cmp_t *out, bp_error_t *err)
 {
     memset(out, 0, sizeof *out);
-    const bp_dtype_info_t *ia = bp_dtype_info(a->dtype);
-    if (!ia || !bp_dtype_info(b->dtype) || a->ndim < 0 ||
+    if (!bp_dtype_info(a->dtype) || !bp_dtype_info(b->dtype) || a->ndim < 0 ||
         a->ndim > BP_MAXDIM || b->ndim < 0 || b->ndim > BP_MAXDIM)
         return bp_error_set(err, BP_EINTERNAL,
                             "cannot compare: malformed tensor descriptor");
@@ -548,64 +704,13 @@ bp_status bp_compare(const bp_buf_t *a, const bp_buf_t *b,
         return bp_error_set(err, BP_EINTERNAL,
                             "cannot compare: %s side has no host data",
                             a->data ? "actual" : "expected");
-
-    bp_policy_t exact;
-    if (!pol) {
-        bp_policy_exact(&exact);
-        pol = &exact;
-    }
-    bp_cmp_opts_t defo;
-    if (!opts) {
-        bp_cmp_opts_init(&defo);
-        opts = &defo;
-    }
-    out->dtype = a->dtype;
-    out->ndim = a->ndim;
-    memcpy(out->shape, a->shape, sizeof out->shape);
-    out->total = a->numel;
-
-    /* Some 6 KiB with the chunk buffer: on the heap. */
-    scan_t *s = malloc(sizeof *s);
-    if (!s)
-        return bp_error_set(err, BP_ENOMEM, "cannot compare: out of memory");
-    memset(s, 0, offsetof(scan_t, ch));
-    s->c = out;
-    s->nan_payload = opts->nan_payload;
-    s->first_k = opts->first_k;
-    s->ulp_lim = pol->has_ulp ? pol->max_ulp : 0;
-    s->tol_abs = pol->has_tol ? pol->abs : -1.0;
-    s->tol_rel = pol->has_tol ? pol->rel : 0.0;
-    s->ch.ulp_lim = s->ulp_lim > UINT32_MAX ? UINT32_MAX
-                                            : (uint32_t)s->ulp_lim;
-    s->ch.tol_abs = s->tol_abs;
-    s->ch.tol_rel = s->tol_rel;
-    if (kernel_level < 0)
-        kernel_level = kernel_auto();
-    s->vk = kernel_level ? bp_vkern(a->dtype) : NULL;
-
-    const size_t size = ia->size, per = BLOCK_BYTES / size;
-    const unsigned char *pa = a->data, *pb = b->data;
-    for (size_t i0 = 0; i0 < a->numel; i0 += per) {
-        size_t n = a->numel - i0 < per ? a->numel - i0 : per;
-        if (memcmp(pa + i0 * size, pb + i0 * size, n * size) != 0)
-            scan(s, a->dtype, pa, pb, i0, i0 + n);
-    }
-    bool nomem = s->nomem;
-    memcpy(out->hist, s->hist, sizeof out->hist);
-    for (int l = 0; l < 4; l++)
-        for (int k = 1; k < 64; k++)
-            out->hist[k] += s->vh[l][k];
-    free(s);
-    if (nomem) {
-        bp_cmp_free(out);
-        return bp_error_set(err, BP_ENOMEM,
-                            "cannot compare: out of memory keeping the "
-                            "first %zu mismatches", opts->first_k);
-    }
-    out->hist[0] = out->total - out->mismatched;
-    out->allowed = bp_cmp_allowed(pol->max_mismatch_fraction, out->total);
-    out->pass = out->beyond_policy <= out->allowed;
-    return BP_OK;
+    bp_cmp_stream_t *s;
+    bp_status st = bp_cmp_begin(a->dtype, a->ndim, a->shape, 0, pol, opts, &s, err);
+    if (st)
+        return st;
+    if (a->numel)
+        bp_cmp_feed(s, a->data, b->data, a->numel);
+    return bp_cmp_end(s, out, err);
 }
 
 double bp_cmp_percentile_ulp(const bp_cmp_t *c, double p)

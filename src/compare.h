@@ -97,6 +97,29 @@ bp_status bp_compare(const bp_buf_t *a, const bp_buf_t *b,
                      bp_cmp_t *out, bp_error_t *err);
 void bp_cmp_free(bp_cmp_t *c);
 
+/* The same comparison in pieces, for tensors that do not sit in memory
+ * whole (diff streams files through it): begin with the dtype and the
+ * whole tensor's shape, feed the elements of both sides in order, any
+ * number at a time and at any alignment, end to get the figures.  base is
+ * the flat index of the first element fed, so that a tensor cut into
+ * segments can be compared segment by segment (in parallel) and the
+ * segments merged in order with bp_cmp_merge.  The figures are exactly
+ * bp_compare's, however the elements are cut: its engine is this one.
+ * The caller checks dtypes and shapes; the stream is freed by end or
+ * abort. */
+typedef struct bp_cmp_stream bp_cmp_stream_t;
+bp_status bp_cmp_begin(bp_dtype_t dt, int ndim, const int64_t *shape, size_t base,
+                       const bp_policy_t *pol, const bp_cmp_opts_t *opts,
+                       bp_cmp_stream_t **out, bp_error_t *err);
+void bp_cmp_feed(bp_cmp_stream_t *s, const void *a, const void *b, size_t n);
+/* out->total is the number of elements fed. */
+bp_status bp_cmp_end(bp_cmp_stream_t *s, bp_cmp_t *out, bp_error_t *err);
+void bp_cmp_abort(bp_cmp_stream_t *s);
+/* Adds seg, the comparison of the elements right after dst's, to dst
+ * (first_k: the opts' first_k; pol as given to begin) and frees seg. */
+bp_status bp_cmp_merge(bp_cmp_t *dst, bp_cmp_t *seg, const bp_policy_t *pol,
+                       size_t first_k, bp_error_t *err);
+
 /* Histogram bin of a finite ulp distance (0 -> 0, 1 -> 1, 3 -> 3, ...). */
 int bp_hist_bin(uint64_t ulp);
 /* "0", "1", "2", "3-4", ..., "inf/nan"; "?" out of range. */
@@ -113,8 +136,9 @@ double bp_cmp_percentile_ulp(const bp_cmp_t *c, double p);
 void bp_cmp_index_format(const bp_cmp_t *c, size_t i, char *out, size_t n);
 
 /* The inner loop the engine uses for f32/bf16/f16: "avx2" or "scalar".  All give identical results; the
- * choice is made once from the CPU ("auto"), and tests and benchmarks may
- * force one.  Not thread-safe: set it before comparing.  False when the
+ * choice is made once from the CPU ("auto"; bp_cmp_kernel makes it), and
+ * tests and benchmarks may force one.  Not thread-safe: set it, or ask
+ * for it, before comparing in threads.  False when the
  * name is unknown or the CPU cannot run it. */
 const char *bp_cmp_kernel(void);
 bool bp_cmp_set_kernel(const char *name);

@@ -401,3 +401,47 @@ uint64_t bp_ulp_distance(bp_dtype_t dt, uint64_t a, uint64_t b)
      * stays below 2^64 because each is below 2^63. */
     return ma + mb;
 }
+
+/* 1: widens, 0: does not, -1: not worked out yet. */
+static signed char widens[BP_NDTYPES][BP_NDTYPES];
+static bool widens_known;
+
+static bool widens_by_trial(bp_dtype_t from, bp_dtype_t to)
+{
+    if (from == BP_F32)
+        return to == BP_F64;
+    if (infos[from].size > 2 || to == from)
+        return false;
+    uint64_t codes = 1ull << (infos[from].size * 8);
+    for (uint64_t c = 0; c < codes; c++) {
+        double v = bp_dtype_bits_to_double(from, c);
+        double w = bp_dtype_bits_to_double(to, bp_dtype_bits_from_double(to, v));
+        if (isnan(v) ? !isnan(w) : (w != v || signbit(w) != signbit(v)))
+            return false;
+    }
+    return true;
+}
+
+bool bp_dtype_widens(bp_dtype_t from, bp_dtype_t to)
+{
+    if ((unsigned)from >= BP_NDTYPES || (unsigned)to >= BP_NDTYPES ||
+        !infos[from].is_float || !infos[to].is_float)
+        return false;
+    if (!widens_known) {
+        for (int f = 0; f < BP_NDTYPES; f++)
+            for (int t = 0; t < BP_NDTYPES; t++)
+                widens[f][t] = -1;
+        widens_known = true;
+    }
+    if (widens[from][to] < 0)
+        widens[from][to] = widens_by_trial(from, to);
+    return widens[from][to] == 1;
+}
+
+void bp_dtype_widen(bp_dtype_t from, bp_dtype_t to, const void *src, void *dst, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        double v = bp_dtype_bits_to_double(from, bp_dtype_load_bits(from, src, i));
+        bp_dtype_store_bits(to, dst, i, bp_dtype_bits_from_double(to, v));
+    }
+}

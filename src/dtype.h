@@ -124,6 +124,16 @@ double bp_dtype_bits_to_double(bp_dtype_t dt, uint64_t bits);
  * C or PyTorch cast to bool. */
 uint64_t bp_dtype_bits_from_double(bp_dtype_t dt, double v);
 
+/* Whether every value of float dtype from is exactly a value of float
+ * dtype to (NaN a NaN, infinity infinity): bf16, fp16 and both fp8 widen to
+ * fp32 and fp64, fp32 to fp64, the fp8 formats to fp16 and bf16; fp16 and
+ * bf16 do not widen to each other.  Worked out by converting every value
+ * (the 16-bit and 8-bit formats) once, on first use; call it once before
+ * threads use it. */
+bool bp_dtype_widens(bp_dtype_t from, bp_dtype_t to);
+/* Converts n elements of from into to (a dtype from widens to): exact. */
+void bp_dtype_widen(bp_dtype_t from, bp_dtype_t to, const void *src, void *dst, size_t n);
+
 bool bp_dtype_bits_isnan(bp_dtype_t dt, uint64_t bits);
 bool bp_dtype_bits_isinf(bp_dtype_t dt, uint64_t bits);
 

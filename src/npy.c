@@ -31,6 +31,7 @@ typedef struct {
     int ndim;
     int64_t shape[BP_MAXDIM];
     size_t data_off; /* file offset of the data */
+    char descr[32];
 } npy_info_t;
 
 static bp_status fail(const char *label, bp_error_t *err, uint64_t off,
@@ -105,27 +106,28 @@ static bp_status parse_descr(lex_t *lx, bool as_bf16, npy_info_t *info)
         return st;
     static const struct { const char *descr; bp_dtype_t dt; } ok[] = {
         {"<f4", BP_F32}, {"<f2", BP_F16}, {"<f8", BP_F64},
-        {"<i4", BP_I32}, {"<i8", BP_I64},
+        {"<i4", BP_I32}, {"<i8", BP_I64}, {"<i2", BP_I16},
+        {"|i1", BP_I8},  {"<i1", BP_I8},  {"|u1", BP_U8},
+        {"<u1", BP_U8},  {"<u2", BP_U16}, {"<u4", BP_U32},
+        {"<u8", BP_U64}, {"|b1", BP_BOOL}, {"<b1", BP_BOOL},
     };
+    snprintf(info->descr, sizeof info->descr, "%s", d);
+    /* NumPy has no bfloat16: its bits are saved as 16-bit integers. */
+    if (as_bf16 && (strcmp(d, "<u2") == 0 || strcmp(d, "<i2") == 0)) {
+        info->dt = BP_BF16;
+        return BP_OK;
+    }
     for (size_t k = 0; k < sizeof ok / sizeof ok[0]; k++)
         if (strcmp(d, ok[k].descr) == 0) {
             info->dt = ok[k].dt;
             return BP_OK;
         }
-    if (strcmp(d, "<u2") == 0 || strcmp(d, "<i2") == 0) {
-        if (as_bf16) {
-            info->dt = BP_BF16;
-            return BP_OK;
-        }
-        lx->i = at;
-        return LFAIL(lx, "dtype '%s' holds 16-bit integers: use --as bf16 "
-                     "to read them as bfloat16 bits", d);
-    }
     lx->i = at;
     if (d[0] == '>')
         return LFAIL(lx, "big-endian dtype '%s' is not supported", d);
-    return LFAIL(lx, "unsupported dtype '%s' (supported: <f4 <f2 <f8 <i4 "
-                 "<i8, and <u2/<i2 with --as bf16)", d);
+    return LFAIL(lx, "unsupported dtype '%s' (supported: <f8 <f4 <f2 <i8 "
+                 "<i4 <i2 |i1 <u8 <u4 <u2 |u1 |b1, and <u2/<i2 as bf16 "
+                 "with --as bf16)", d);
 }
 
 static bp_status parse_shape(lex_t *lx, npy_info_t *info)
@@ -276,9 +278,9 @@ static bp_status header_info(const unsigned char *d, size_t len,
     return BP_OK;
 }
 
-/* Shapes the buffer and checks that exactly have bytes of data follow. */
-static bp_status shape_data(const npy_info_t *info, uint64_t have,
-                            const char *label, bp_buf_t *out, bp_error_t *err)
+/* Checks that exactly the data's bytes follow the header (have of them). */
+static bp_status data_size(const npy_info_t *info, uint64_t have, const char *label,
+                           bp_buf_t *out, bp_error_t *err)
 {
     bp_status st = bp_buf_shape(out, info->dt, info->ndim, info->shape, err);
     if (st)
@@ -291,6 +293,17 @@ static bp_status shape_data(const npy_info_t *info, uint64_t have,
     if (have > need)
         return fail(label, err, info->data_off + need, "%" PRIu64 " trailing "
                     "bytes after the data", have - need);
+    return BP_OK;
+}
+
+/* Shapes the buffer, checks the data's size and allocates it. */
+static bp_status shape_data(const npy_info_t *info, uint64_t have,
+                            const char *label, bp_buf_t *out, bp_error_t *err)
+{
+    bp_status st = data_size(info, have, label, out, err);
+    if (st)
+        return st;
+    uint64_t need = bp_buf_nbytes(out);
     out->data = malloc(need ? need : 1);
     if (!out->data)
         return bp_error_set(err, BP_ENOMEM, "%s: out of memory for %" PRIu64
@@ -310,6 +323,35 @@ bp_status bp_npy_parse(const void *data, size_t len, const char *label,
         return st;
     memcpy(out->data, (const unsigned char *)data + info.data_off,
            bp_buf_nbytes(out));
+    return BP_OK;
+}
+
+bp_status bp_npy_layout(const void *head, size_t avail, uint64_t total,
+                        const char *label, bool as_bf16, bp_npy_layout_t *out,
+                        bp_error_t *err)
+{
+    npy_info_t info;
+    memset(out, 0, sizeof *out);
+    size_t hs, hl;
+    bp_status st = prelude(head, avail, label, err, &hs, &hl);
+    if (st)
+        return st;
+    if (total < hs + hl)
+        return fail(label, err, total, "file ends inside the %zu-byte header", hl);
+    if (avail < hs + hl)
+        return bp_error_set(err, BP_EINTERNAL, "%s: %zu header bytes given, %zu needed",
+                            label, avail, hs + hl);
+    if ((st = header_info(head, hs + hl, label, as_bf16, &info, err)))
+        return st;
+    bp_buf_t shape;
+    if ((st = data_size(&info, total - info.data_off, label, &shape, err)))
+        return st;
+    out->dt = info.dt;
+    out->ndim = info.ndim;
+    memcpy(out->shape, info.shape, sizeof out->shape);
+    out->data_off = info.data_off;
+    out->nbytes = bp_buf_nbytes(&shape);
+    memcpy(out->descr, info.descr, sizeof out->descr);
     return BP_OK;
 }
 

@@ -94,12 +94,8 @@ static bp_status tensor_done(bp_st_parser_t *p)
     uint32_t c =
         (uint32_t)crc32_z(0, t->buf.data, (size_t)(e->end - e->begin));
     if (c != e->crc) {
-        char q[256];
-        bp_st_quote(t->name, q, sizeof q);
-        return bp_st_fail(p, 8 + p->hlen + e->begin,
-                          "CRC mismatch for tensor '%s' (stored 0x%08" PRIx32
-                          ", computed 0x%08" PRIx32 ")",
-                          q, e->crc, c);
+        return bp_st_crc_error(p->label, p->inflated, 8 + p->hlen + e->begin,
+                               t->name, e->crc, c, p->err);
     }
     return BP_OK;
 }
@@ -122,6 +118,23 @@ static bp_status next_tensor(bp_st_parser_t *p)
     return BP_OK;
 }
 
+/* The length field's rules: at most 100 MB, and within a known length. */
+static bp_status head_len(bp_st_parser_t *p)
+{
+    p->hlen = 0;
+    for (int i = 7; i >= 0; i--)
+        p->hlen = p->hlen << 8 | p->lenbuf[i];
+    if (p->hlen > BP_ST_MAX_HEADER)
+        return bp_st_fail(p, 0, "header length %" PRIu64 " exceeds 100 MB",
+                          p->hlen);
+    if (p->total != UINT64_MAX && 8 + p->hlen > p->total)
+        return bp_st_fail(p, 0,
+                          "header length %" PRIu64 " runs past the end of "
+                          "the %" PRIu64 "-byte file",
+                          p->hlen, p->total);
+    return BP_OK;
+}
+
 static bp_status advance(bp_st_parser_t *p, size_t n)
 {
     bp_status st;
@@ -134,17 +147,8 @@ static bp_status advance(bp_st_parser_t *p, size_t n)
                           p->data_end);
     p->pos += n;
     if (p->stage == ST_LEN && p->pos == 8) {
-        p->hlen = 0;
-        for (int i = 7; i >= 0; i--)
-            p->hlen = p->hlen << 8 | p->lenbuf[i];
-        if (p->hlen > BP_ST_MAX_HEADER)
-            return bp_st_fail(p, 0, "header length %" PRIu64 " exceeds 100 MB",
-                              p->hlen);
-        if (p->total != UINT64_MAX && 8 + p->hlen > p->total)
-            return bp_st_fail(p, 0,
-                              "header length %" PRIu64 " runs past the end of "
-                              "the %" PRIu64 "-byte file",
-                              p->hlen, p->total);
+        if ((st = head_len(p)))
+            return st;
         p->have = 0;
         if (!p->lazy) {
             p->hdr = malloc(p->hlen + 1);
@@ -441,4 +445,113 @@ done:
     free(label);
     close(fd);
     return st;
+}
+
+/* ---- layouts (no data) ---------------------------------------------- */
+
+bp_status bp_st_head_len(const unsigned char len8[8], uint64_t total,
+                         const char *label, bool inflated, uint64_t *hlen,
+                         bp_error_t *err)
+{
+    bp_st_parser_t p;
+    bp_st_file_t none;
+    parser_init(&p, label, total, &none, err);
+    p.inflated = inflated;
+    memcpy(p.lenbuf, len8, 8);
+    bp_status st = head_len(&p);
+    *hlen = p.hlen;
+    return st;
+}
+
+bp_status bp_st_layout_parse(const char *hdr, uint64_t hlen, uint64_t total,
+                             const char *label, bool inflated,
+                             bool allow_unknown, bp_st_layout_t *out,
+                             bp_error_t *err)
+{
+    bp_st_parser_t p;
+    bp_st_file_t none;
+    memset(out, 0, sizeof *out);
+    parser_init(&p, label, total, &none, err);
+    p.inflated = inflated;
+    p.layout_only = true;
+    p.allow_unknown = allow_unknown;
+    p.hdr = (char *)hdr;
+    p.hlen = hlen;
+    bp_status st = bp_st_parse_header(&p);
+    p.hdr = NULL; /* the caller's */
+    if (!st) {
+        out->e = calloc(p.nents ? p.nents : 1, sizeof *out->e);
+        if (!out->e)
+            st = bp_error_set(err, BP_ENOMEM, "%s: out of memory", label);
+    }
+    if (!st) {
+        for (size_t i = 0; i < p.nents; i++) {
+            const bp_st_ent_t *e = &p.ents[i];
+            bp_st_entry_t *o = &out->e[i];
+            o->name = e->name;
+            p.ents[i].name = NULL;
+            memcpy(o->dtype, e->dtname, sizeof o->dtype);
+            o->known = e->known;
+            o->dt = e->dt;
+            o->ndim = e->ndim;
+            memcpy(o->shape, e->shape, sizeof o->shape);
+            o->begin = e->begin;
+            o->end = e->end;
+            o->has_crc = e->has_crc;
+            o->crc = e->crc;
+        }
+        out->n = p.nents;
+        out->meta = p.layout_meta;
+        p.layout_meta = NULL;
+        out->data_start = 8 + hlen;
+        out->data_len = p.data_end;
+    }
+    json_decref(p.layout_meta);
+    parser_done(&p, BP_OK);
+    if (st)
+        bp_st_layout_free(out);
+    return st;
+}
+
+void bp_st_layout_free(bp_st_layout_t *l)
+{
+    for (size_t i = 0; l->e && i < l->n; i++)
+        free(l->e[i].name);
+    free(l->e);
+    json_decref(l->meta);
+    memset(l, 0, sizeof *l);
+}
+
+bp_status bp_st_stream_error(const char *label, bool inflated, uint64_t pos,
+                             uint64_t hlen, uint64_t data_end, bp_error_t *err)
+{
+    bp_st_parser_t p;
+    bp_st_file_t none;
+    parser_init(&p, label, UINT64_MAX, &none, err);
+    p.inflated = inflated;
+    p.hlen = hlen;
+    p.data_end = data_end;
+    uint64_t end = 8 + hlen + data_end;
+    if (pos > end)
+        return bp_st_fail(&p, end,
+                          "trailing bytes after the %" PRIu64
+                          " data bytes the header claims", data_end);
+    p.pos = pos;
+    p.stage = pos < 8 ? ST_LEN : pos < 8 + hlen ? ST_HDR : ST_DATA;
+    return finish(&p);
+}
+
+bp_status bp_st_crc_error(const char *label, bool inflated, uint64_t off, const char *name,
+                          uint32_t stored, uint32_t computed, bp_error_t *err)
+{
+    bp_st_parser_t p;
+    bp_st_file_t none;
+    char q[256];
+    parser_init(&p, label, UINT64_MAX, &none, err);
+    p.inflated = inflated;
+    bp_st_quote(name, q, sizeof q);
+    return bp_st_fail(&p, off,
+                      "CRC mismatch for tensor '%s' (stored 0x%08" PRIx32
+                      ", computed 0x%08" PRIx32 ")",
+                      q, stored, computed);
 }

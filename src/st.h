@@ -125,6 +125,54 @@ const bp_st_tensor_t *bp_st_find(const bp_st_file_t *f, const char *name);
 /* Frees everything f owns and leaves it empty. */
 void bp_st_free(bp_st_file_t *f);
 
+/* ---- layouts: where the tensors are, without their data ----
+ * For readers that stream the data themselves (diff, tset.h).  The same
+ * rules as bp_st_read for everything the header says, in the same words;
+ * with allow_unknown a dtype bitprobe does not read is no error: its
+ * entry has known == false, its dtype string, and data_offsets as given
+ * (only the layout rules apply to it).  The data's own rules (CRCs, a
+ * stream's length) are the streaming reader's to check. */
+typedef struct {
+    char *name;
+    char dtype[24];      /* as the header spells it (quoted, cut to fit) */
+    bool known;          /* dt is valid */
+    bp_dtype_t dt;
+    int ndim;
+    int64_t shape[BP_MAXDIM];
+    uint64_t begin, end; /* in the data section */
+    bool has_crc;
+    uint32_t crc;
+} bp_st_entry_t;
+
+typedef struct {
+    bp_st_entry_t *e;    /* in data order */
+    size_t n;
+    json_t *meta;        /* __metadata__, or NULL */
+    uint64_t data_start; /* 8 + header length */
+    uint64_t data_len;   /* the last tensor's end */
+} bp_st_layout_t;
+
+/* The length field's rules for the first 8 bytes (total: the input's
+ * length, UINT64_MAX when unknown; inflated: offsets are in the inflated
+ * stream). */
+bp_status bp_st_head_len(const unsigned char len8[8], uint64_t total,
+                         const char *label, bool inflated, uint64_t *hlen,
+                         bp_error_t *err);
+/* The header's hlen bytes (following the length field) into out. */
+bp_status bp_st_layout_parse(const char *hdr, uint64_t hlen, uint64_t total,
+                             const char *label, bool inflated,
+                             bool allow_unknown, bp_st_layout_t *out,
+                             bp_error_t *err);
+void bp_st_layout_free(bp_st_layout_t *l);
+/* A stream whose content ends at pos, before the 8 + hlen + data_end
+ * bytes its header claims (or, pos beyond that, runs past them): the
+ * error bp_st_read gives for it. */
+bp_status bp_st_stream_error(const char *label, bool inflated, uint64_t pos,
+                             uint64_t hlen, uint64_t data_end, bp_error_t *err);
+/* A tensor whose data (at off) does not match its stored CRC. */
+bp_status bp_st_crc_error(const char *label, bool inflated, uint64_t off, const char *name,
+                          uint32_t stored, uint32_t computed, bp_error_t *err);
+
 /* True when data starts with the gzip magic 1f 8b. */
 bool bp_st_is_gzip(const void *data, size_t len);
 

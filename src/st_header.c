@@ -231,12 +231,13 @@ static bp_status parse_tensor(bp_st_parser_t *p, const char *name, json_t *v,
                           missing);
     if (!json_is_string(dtype))
         return bp_st_fail(p, dpos, "dtype of tensor '%s' is not a string", q);
-    if (!bp_dtype_from_st(json_string_value(dtype), &e->dt)) {
-        char qd[64];
-        bp_st_quote(json_string_value(dtype), qd, sizeof qd);
-        return bp_st_fail(p, dpos, "unknown dtype '%s' for tensor '%s'", qd,
-                          q);
-    }
+    bp_st_quote(json_string_value(dtype), e->dtname, sizeof e->dtname);
+    e->known = bp_dtype_from_st(json_string_value(dtype), &e->dt);
+    if (!e->known && !p->allow_unknown)
+        return bp_st_fail(p, dpos, "unknown dtype '%s' for tensor '%s'",
+                          e->dtname, q);
+    if (!e->known)
+        e->dt = BP_U8; /* sizes below count bytes; data_offsets decide */
     if (!json_is_array(shape))
         return bp_st_fail(p, spos, "shape of tensor '%s' is not an array", q);
     if (json_array_size(shape) > BP_MAXDIM)
@@ -276,6 +277,8 @@ static bp_status parse_tensor(bp_st_parser_t *p, const char *name, json_t *v,
                           "data_offsets of tensor '%s' end (%" PRIu64
                           ") before they begin (%" PRIu64 ")",
                           q, e->end, e->begin);
+    if (!e->known)
+        return BP_OK; /* no element size: the layout rules alone apply */
     char sh[160];
     bp_shape_format(e->ndim, e->shape, sh, sizeof sh);
     if (over)
@@ -492,13 +495,17 @@ static bp_status check_header(bp_st_parser_t *p, json_t *root, pos_t *ps)
                           "%" PRIu64 " trailing bytes after the %" PRIu64
                           " data bytes the header claims",
                           p->total - claimed, at);
-    if (claimed > BP_ST_MAX_INFLATED)
+    if (p->total == UINT64_MAX && claimed > BP_ST_MAX_INFLATED)
         return bp_st_fail(p, p->nents ? p->ents[p->nents - 1].hpos : 8,
                           "the header claims %" PRIu64
                           " bytes in all, more than "
                           "the limit of %" PRIu64 " for streamed input",
                           claimed, (uint64_t)BP_ST_MAX_INFLATED);
 
+    if (p->layout_only) {
+        p->layout_meta = meta ? json_incref(meta) : NULL;
+        return BP_OK;
+    }
     bp_st_file_t *f = p->out;
     f->t = calloc(p->nents ? p->nents : 1, sizeof *f->t);
     if (!f->t)

@@ -17,6 +17,8 @@ typedef struct {
     size_t kpos;               /* header offset of the tensor's key */
     char *name;
     bp_dtype_t dt;
+    bool known;                /* dt is a dtype bitprobe reads */
+    char dtname[24];           /* the header's dtype string, quoted */
     int ndim;
     int64_t shape[BP_MAXDIM];
     bool has_crc;
@@ -40,6 +42,11 @@ typedef struct {
     uint64_t have;    /* bytes allocated for the current stage's buffer */
     bp_st_file_t *out;
     bp_error_t *err;
+    /* Layout only (bp_st_layout_parse): no buffers are allocated, the
+     * entries stay in ents and the metadata goes to layout_meta. */
+    bool layout_only;
+    bool allow_unknown;        /* unknown dtypes become !known entries */
+    json_t *layout_meta;
     unsigned char trap[64];
 } bp_st_parser_t;
 

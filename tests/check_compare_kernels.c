@@ -435,6 +435,117 @@ START_TEST(t_random_vs_naive)
 }
 END_TEST
 
+/* Two comparisons agree in every figure. */
+static void same_cmp(const bp_cmp_t *x, const bp_cmp_t *y, const char *what)
+{
+    ck_assert_msg(x->total == y->total && x->mismatched == y->mismatched &&
+                  x->beyond_policy == y->beyond_policy && x->allowed == y->allowed &&
+                  x->pass == y->pass && x->class_changes == y->class_changes &&
+                  x->zero_sign_diffs == y->zero_sign_diffs &&
+                  x->nan_payload_diffs == y->nan_payload_diffs, "%s: counts", what);
+    ck_assert_msg(memcmp(x->hist, y->hist, sizeof x->hist) == 0, "%s: histogram", what);
+    if (x->mismatched)
+        ck_assert_msg(x->max_abs == y->max_abs && x->max_abs_idx == y->max_abs_idx &&
+                      x->max_rel == y->max_rel && x->max_rel_idx == y->max_rel_idx &&
+                      x->max_ulp == y->max_ulp && x->max_ulp_idx == y->max_ulp_idx,
+                      "%s: maxima %a@%zu %a@%zu %" PRIu64 "@%zu vs %a@%zu %a@%zu %" PRIu64
+                      "@%zu", what, x->max_abs, x->max_abs_idx, x->max_rel, x->max_rel_idx,
+                      x->max_ulp, x->max_ulp_idx, y->max_abs, y->max_abs_idx, y->max_rel,
+                      y->max_rel_idx, y->max_ulp, y->max_ulp_idx);
+    ck_assert_msg(x->nfirst == y->nfirst, "%s: %zu first mismatches, %zu", what, x->nfirst,
+                  y->nfirst);
+    for (size_t k = 0; k < x->nfirst; k++) {
+        const bp_mismatch_t *m = &x->first[k], *q = &y->first[k];
+        ck_assert_msg(m->index == q->index && m->a == q->a && m->b == q->b &&
+                      m->ulp == q->ulp && !memcmp(&m->abs, &q->abs, sizeof m->abs) &&
+                      !memcmp(&m->rel, &q->rel, sizeof m->rel) &&
+                      m->class_change == q->class_change &&
+                      m->beyond_policy == q->beyond_policy, "%s: first[%zu]", what, k);
+    }
+}
+
+/* The streaming API cut every way (pieces of any length, segments
+ * compared apart and merged) gives bp_compare's figures exactly. */
+START_TEST(t_stream_pieces)
+{
+    const char *env = getenv("BP_SEED");
+    uint64_t seed = env ? strtoull(env, NULL, 0) : (uint64_t)time(NULL) ^ 0x5eedu;
+    printf("check_compare: stream cross-check seed %" PRIu64 "\n", seed);
+    fflush(stdout);
+    sm_state = seed;
+    static const char *pols[] = {"exact", "ulp=2", "abs=1e-3,rel=1e-2", "ulp=4,fraction=0.3"};
+    for (int round = 0; round < 40; round++) {
+        bp_dtype_t dt = (bp_dtype_t)(rnd() % BP_NDTYPES);
+        size_t n = 1 + rnd() % 90000;
+        bp_buf_t a = mk(dt, n), b = mk(dt, n);
+        unsigned w = (unsigned)bp_dtype_info(dt)->size * 8;
+        uint64_t mask = w == 64 ? ~0ull : (1ull << w) - 1;
+        bool finite = rnd() % 2;
+        for (size_t i = 0; i < n; i++) {
+            uint64_t x;
+            do
+                x = rnd() & mask;
+            while (finite && is_special(dt, x));
+            put(&a, i, x);
+            put(&b, i, rnd() % 7 == 0 ? perturb(dt, x, finite) : x);
+        }
+        bp_policy_t p;
+        bp_error_t e;
+        const char *ps = pols[rnd() % 4];
+        ck_assert_int_eq(bp_policy_parse(ps, &p, &e), BP_OK);
+        bp_cmp_opts_t o;
+        bp_cmp_opts_init(&o);
+        o.first_k = rnd() % 30;
+        for (int kn = 0; kn < NKERNELS; kn++) {
+            if (!bp_cmp_set_kernel(kernels[kn]))
+                continue;
+            char what[128];
+            snprintf(what, sizeof what, "seed %" PRIu64 " round %d %s n=%zu %s %s", seed,
+                     round, bp_dtype_name(dt), n, ps, kernels[kn]);
+            bp_cmp_t whole, pieces, segs;
+            ck_assert_int_eq(bp_compare(&a, &b, &p, &o, &whole, &e), BP_OK);
+            const size_t sz = bp_dtype_info(dt)->size;
+            const unsigned char *pa = a.data, *pb = b.data;
+            bp_cmp_stream_t *st;
+            ck_assert_int_eq(bp_cmp_begin(dt, a.ndim, a.shape, 0, &p, &o, &st, &e), BP_OK);
+            for (size_t i = 0; i < n;) {
+                size_t k = 1 + rnd() % (rnd() % 2 ? 37 : 20000);
+                if (k > n - i)
+                    k = n - i;
+                bp_cmp_feed(st, pa + i * sz, pb + i * sz, k);
+                i += k;
+            }
+            ck_assert_int_eq(bp_cmp_end(st, &pieces, &e), BP_OK);
+            same_cmp(&whole, &pieces, what);
+            /* segments: cut points in order, each compared on its own */
+            size_t cut = 0;
+            memset(&segs, 0, sizeof segs);
+            int nseg = 1 + (int)(rnd() % 5);
+            for (int g = 0; g < nseg; g++) {
+                size_t end = g == nseg - 1 ? n : cut + rnd() % (n - cut + 1);
+                bp_cmp_t one;
+                ck_assert_int_eq(bp_cmp_begin(dt, a.ndim, a.shape, cut, &p, &o, &st, &e),
+                                 BP_OK);
+                bp_cmp_feed(st, pa + cut * sz, pb + cut * sz, end - cut);
+                ck_assert_int_eq(bp_cmp_end(st, &one, &e), BP_OK);
+                if (g == 0)
+                    segs = one;
+                else
+                    ck_assert_int_eq(bp_cmp_merge(&segs, &one, &p, o.first_k, &e), BP_OK);
+                cut = end;
+            }
+            same_cmp(&whole, &segs, what);
+            bp_cmp_free(&whole);
+            bp_cmp_free(&pieces);
+            bp_cmp_free(&segs);
+        }
+        ck_assert(bp_cmp_set_kernel("auto"));
+        bp_buf_free(&a);
+        bp_buf_free(&b);
+    }
+}
+END_TEST
+
 START_TEST(t_kernel_names)
 {
     ck_assert(bp_cmp_set_kernel("auto"));
@@ -455,5 +566,6 @@ void bp_test_add_kernel_tests(TCase *tc)
     tcase_add_test(tc, t_kernel_specials);
     tcase_add_test(tc, t_small_distances);
     tcase_add_test(tc, t_random_vs_naive);
+    tcase_add_test(tc, t_stream_pieces);
     tcase_add_test(tc, t_kernel_names);
 }

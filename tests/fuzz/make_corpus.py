@@ -21,6 +21,7 @@ import json
 import os
 import random
 import re
+import struct
 import sys
 import zlib
 
@@ -114,6 +115,64 @@ def manifests(saved):
     yield "compact.json", json.dumps(j, separators=(",", ":")).encode()
 
 
+def indexes():
+    """The hostile index cases and the good one, and a few by hand."""
+    for f in files("tests/index-bad/*.json"):
+        yield f
+    yield "many-shards.json", json.dumps(
+        {"weight_map": {"t%d" % i: "s%d.safetensors" % (i % 7) for i in range(50)}}).encode()
+    yield "nested-metadata.json", b'{"metadata": {"a": {"b": [1, {"c": null}]}}, "weight_map": {"x": "a/b.safetensors"}}'
+    yield "unicode.json", '{"weight_map": {"\u00e9": "\u00e9.safetensors"}}'.encode()
+
+
+def zips():
+    """.npz-like zips: stored, deflated, zip64, a data descriptor, other
+    methods, and broken ones (cut, overlapping, lying sizes)."""
+    import io
+    import zipfile
+    h = b"{'descr': '<f4', 'fortran_order': False, 'shape': (3,), }"
+    h += b" " * (-(10 + len(h) + 1) % 64) + b"\n"
+    npy = b"\x93NUMPY\x01\x00" + struct.pack("<H", len(h)) + h + struct.pack("<3f", 1, 2, 3)
+
+    def mk(method=zipfile.ZIP_STORED, force64=False, stream=False, names=("x.npy", "y.npy")):
+        b = io.BytesIO()
+        with zipfile.ZipFile(b, "w", method) as z:
+            for n in names:
+                zi = zipfile.ZipInfo(n, date_time=(1980, 1, 1, 0, 0, 0))
+                zi.compress_type = method
+                with z.open(zi, "w", force_zip64=force64) as w:
+                    w.write(npy)
+        raw = b.getvalue()
+        return raw
+    yield "stored.npz", mk()
+    yield "deflated.npz", mk(zipfile.ZIP_DEFLATED)
+    yield "zip64.npz", mk(zipfile.ZIP_DEFLATED, force64=True)
+    yield "bzip2.npz", mk(zipfile.ZIP_BZIP2)
+    yield "lzma.npz", mk(zipfile.ZIP_LZMA)
+    yield "empty.npz", mk(names=())
+    yield "not-npy.npz", mk(names=("x.txt",))
+    b = io.BytesIO()
+    class Unseekable(io.RawIOBase):
+        def writable(self): return True
+        def write(self, d): return b.write(d)
+    with zipfile.ZipFile(Unseekable(), "w", zipfile.ZIP_DEFLATED) as z:
+        zi = zipfile.ZipInfo("x.npy", date_time=(1980, 1, 1, 0, 0, 0))
+        zi.compress_type = zipfile.ZIP_DEFLATED
+        z.writestr(zi, npy)
+    yield "descriptor.npz", b.getvalue()
+    # two entries of one member: the second's local header offset pointed
+    # at the first's (the overlapping-entry bomb's trick)
+    import warnings
+    warnings.simplefilter("ignore")
+    raw = mk(names=("x.npy", "x.npy"))
+    cd = raw.rfind(b"PK\x01\x02")
+    yield "overlap.npz", raw[:cd + 42] + struct.pack("<I", 0) + raw[cd + 46:]
+    raw = mk()
+    # a member claiming more bytes than the file holds
+    first = raw.find(b"PK\x01\x02")
+    yield "big-size.npz", raw[:first + 20] + struct.pack("<II", 10 ** 9, 10 ** 9) + raw[first + 28:]
+
+
 def probe_dict():
     """The probe schema's words: op names, keys and formulations from the
     op table (src/op_list.h), then the rest of the schema."""
@@ -147,6 +206,8 @@ def main():
     good = list(files("tests/st-good/*.safetensors*")) + list(small_goldens())
     write("st_roundtrip", all_variants(good, nflip=3, ntrunc=1))
     write("manifest", all_variants(list(manifests(saved)), nflip=3, ntrunc=2))
+    write("index", all_variants(list(indexes()), nflip=3, ntrunc=2))
+    write("zip", all_variants(list(zips()), nflip=6, ntrunc=3))
     write("ledger", ledger_corpus())
 
 

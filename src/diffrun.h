@@ -1,0 +1,45 @@
+/* Comparing paired tensors at memory speed (what diff runs): the data
+ * streams through the comparison engine in windows (tread.h), never whole,
+ * with the work spread over threads, so that memory stays flat in the
+ * files' size and the figures are exactly bp_compare's.
+ *
+ * Work is cut into jobs:
+ *  - a pair whose sides are both mapped is cut into segments of
+ *    BP_DIFF_SEGMENT bytes, compared apart and merged in order
+ *    (bp_cmp_merge), so one large tensor uses every thread too;
+ *  - a stream (gzip file, deflated .npz member) is read once, front to
+ *    back, by one job: the pairs whose side it holds are compared as its
+ *    bytes pass, its other tensors are read through (their CRCs checked)
+ *    and its end is checked as bp_st_read checks it;
+ *  - a mapped tensor that carries a CRC and is compared with nothing is
+ *    read for its CRC.
+ * CRCs (bitprobe's files carry one per tensor) are checked on the bytes
+ * compared; a mismatch is an error in bp_st_read's words.  The first
+ * error stops the work and is returned. */
+#ifndef BP_DIFFRUN_H
+#define BP_DIFFRUN_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "compare.h"
+#include "tpair.h"
+#include "tset.h"
+
+#define BP_DIFF_SEGMENT ((uint64_t)64 << 20)
+
+typedef struct {
+    const bp_policy_t *pol;
+    const bp_cmp_opts_t *co;
+    int threads;     /* 0: one per online CPU (at most 16) */
+    uint64_t segment; /* bytes per segment; 0: BP_DIFF_SEGMENT */
+    bool in_memory;  /* each tensor read whole, then bp_compare: the path
+                      * before streaming, kept to test that both agree */
+} bp_drun_opts_t;
+
+/* Compares the BP_PAIR_COMPARE pairs of p; out[i] receives pair i's
+ * figures (others zeroed).  On failure out holds nothing. */
+bp_status bp_diff_run(const bp_tset_t *a, const bp_tset_t *b, const bp_pairs_t *p,
+                      const bp_drun_opts_t *o, bp_cmp_t *out, bp_error_t *err);
+
+#endif

@@ -1,0 +1,84 @@
+# bitprobe diff carries on past what it cannot compare: a tensor of a dtype
+# bitprobe does not read, of another shape or of another dtype is a "not
+# comparable" result naming both sides, everything else is compared, and
+# the exit status is 1; --cast compares a dtype with one it widens to
+# exactly.  Every safetensors dtype is compared bit for bit.
+. "$top_srcdir/tests/cli/lib.sh"
+find_python || { echo "SKIP: no Python to write the files"; exit 77; }
+py - "$TMP" <<'PY' || fail "cannot write the files"
+import json, struct, sys
+def st(path, tensors):
+    off, hdr, data = 0, {}, b""
+    for name, dt, shape, raw in tensors:
+        hdr[name] = {"dtype": dt, "shape": shape, "data_offsets": [off, off + len(raw)]}
+        off += len(raw)
+        data += raw
+    h = json.dumps(hdr).encode()
+    h += b" " * (-len(h) % 8)
+    open(path, "wb").write(struct.pack("<Q", len(h)) + h + data)
+f32 = lambda *v: struct.pack("<%df" % len(v), *v)
+A = [("same", "F32", [2], f32(1, 2)),
+     ("shape", "F32", [4], f32(1, 2, 3, 4)),
+     ("half", "F16", [2], struct.pack("<2H", 0x3c00, 0x4000)),          # 1, 2
+     ("fp4", "F4", [4], b"\x12\x34"),
+     ("u8", "U8", [3], bytes([0, 255, 7])),
+     ("i16", "I16", [2], struct.pack("<2h", -5, 9)),
+     ("e4", "F8_E4M3", [4], bytes([0x7e, 0x7f, 0x00, 0x38])),
+     ("e5", "F8_E5M2", [2], bytes([0x7b, 0x3c])),
+     ("bo", "BOOL", [3], bytes([1, 0, 1])),
+     ("bf", "BF16", [2], struct.pack("<2H", 0x3f80, 0x4000))]            # 1, 2
+B = [("same", "F32", [2], f32(1, 2)),
+     ("shape", "F32", [2, 2], f32(1, 2, 3, 4)),
+     ("half", "F32", [2], f32(1, 2.5)),
+     ("fp4", "F4", [4], b"\x12\x34"),
+     ("u8", "U8", [3], bytes([0, 254, 7])),
+     ("i16", "I16", [2], struct.pack("<2h", 5, 9)),
+     ("e4", "F8_E4M3", [4], bytes([0x7e, 0xff, 0x80, 0x39])),  # NaN sign, -0, 1 ulp
+     ("e5", "F8_E5M2", [2], bytes([0x7c, 0x3c])),              # max vs inf
+     ("bo", "BOOL", [3], bytes([1, 1, 1])),
+     ("bf", "F16", [2], struct.pack("<2H", 0x3c00, 0x4000))]
+st(sys.argv[1] + "/a.safetensors", A)
+st(sys.argv[1] + "/b.safetensors", B)
+PY
+a="$TMP/a.safetensors" b="$TMP/b.safetensors"
+run 1 diff "$a" "$b" --json "$TMP/d.json"
+out_has "not comparable: shapes differ: fp32 [4] in A, fp32 [2, 2] in B"
+out_has "not comparable: dtypes differ: fp16 in A, fp32 in B (--cast compares them after exact widening)"
+out_has "not comparable: dtype F4"
+out_has "not comparable: dtypes differ: bf16 in A, fp16 in B"
+py - "$TMP/d.json" <<'PY' || fail "the JSON report's figures"
+import json, sys
+r = {x["probe"]: x for x in json.load(open(sys.argv[1]))["results"]}
+assert not r["shape"]["compared"] and not r["fp4"]["compared"] and not r["half"]["compared"]
+assert r["same"]["mismatched"] == 0
+assert r["u8"]["mismatched"] == 1 and r["u8"]["max_ulp"]["value"] == 1, r["u8"]
+assert r["i16"]["mismatched"] == 1 and r["i16"]["max_abs"]["value"] == 10, r["i16"]
+# e4m3fn: NaN against -NaN is equal by class, +0 against -0 equal, 1 vs 1.125 one ulp
+assert r["e4"]["mismatched"] == 1 and r["e4"]["nan_payload_diffs"] == 1, r["e4"]
+assert r["e4"]["zero_sign_diffs"] == 1 and r["e4"]["max_ulp"]["value"] == 1
+# e5m2: the largest finite value against infinity is a class change
+assert r["e5"]["mismatched"] == 1 and r["e5"]["class_changes"] == 1, r["e5"]
+assert r["bo"]["mismatched"] == 1, r["bo"]
+PY
+
+# --cast: fp16 widens exactly to fp32 and is compared there; bf16 and fp16
+# do not widen to each other
+run 1 diff "$a" "$b" --cast
+out_has "half  fp32 [2]"
+out_has "not comparable: dtypes differ: bf16 in A, fp16 in B (neither widens exactly to the other)"
+out_lacks "not comparable: dtypes differ: fp16"
+
+# a file that is not a tensor file is named for what it looks like
+printf '{"weight_map": {}}\n' >"$TMP/x.json"
+run 2 diff "$TMP/x.json" "$a"
+err_has "cannot read '$TMP/x.json': JSON, not safetensors, .npy or .npz"
+printf 'name: x\nops: []\n' >"$TMP/p.yaml"
+run 2 diff "$a" "$TMP/p.yaml"
+err_has "cannot read '$TMP/p.yaml': YAML, not safetensors"
+gzip -c "$TMP/p.yaml" >"$TMP/p.yaml.gz"
+run 2 diff "$a" "$TMP/p.yaml.gz"
+err_has "cannot read '$TMP/p.yaml.gz': gzip'd YAML, not safetensors"
+: >"$TMP/empty"
+run 2 diff "$a" "$TMP/empty"
+err_has "an empty file, not safetensors"
+done_ok

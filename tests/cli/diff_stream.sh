@@ -1,0 +1,53 @@
+# The streamed comparison (windows, segments merged, threads) reports
+# exactly what the whole-tensor engine reports: the same JSON for files
+# that fit in memory, read both ways (BP_DIFF_IN_MEMORY=1 is the old path:
+# each tensor read whole, then bp_compare), with tensors cut into segments
+# of a few bytes (BP_DIFF_SEGMENT) and on one thread or several.
+. "$top_srcdir/tests/cli/lib.sh"
+d="$top_srcdir/tests/data/torch"
+gunzip -c "$d/rope_cpu.safetensors.gz" >"$TMP/cpu.safetensors"
+gunzip -c "$d/rope_cuda_zero.safetensors.gz" >"$TMP/zero.safetensors"
+run 0 run seed-div div-by-3-and-7 --device cpu,oracle --save "$TMP/a" --quiet
+run 0 run seed-div div-by-3-and-7 --device cpu,oracle --cpu-math libm --missing=skip --save "$TMP/b" --quiet
+
+same_report() { # A B ARGS...: every way of reading gives one report
+    a=$1 b=$2
+    shift 2
+    BP_DIFF_IN_MEMORY=1 "$BITPROBE" diff "$a" "$b" "$@" --json "$TMP/mem.json" >/dev/null 2>&1
+    want=$?
+    [ $want -le 1 ] || fail "diff $a $b $*: exit $want in memory"
+    for how in "0 0" "4096 0" "1000 0" "12 1"; do
+        seg=${how% *} th=${how#* }
+        BP_DIFF_SEGMENT=$seg "$BITPROBE" diff "$a" "$b" "$@" --threads $((th ? th : 2)) \
+            --json "$TMP/s.json" >/dev/null 2>&1
+        got=$?
+        ntests=$((ntests + 1))
+        [ $got -eq $want ] || fail "diff $a $b $* (segments of $seg bytes): exit $got, in memory $want"
+        # the command lines differ by the options given: left out
+        grep -v '"command"' "$TMP/mem.json" >"$TMP/m"
+        grep -v '"command"' "$TMP/s.json" >"$TMP/g"
+        cmp -s "$TMP/m" "$TMP/g" ||
+            fail "diff $a $b $* (segments of $seg bytes): the streamed report differs: $(diff "$TMP/m" "$TMP/g" | head -5)"
+    done
+}
+same_report "$TMP/cpu.safetensors" "$TMP/zero.safetensors"
+same_report "$d/rope_cpu.safetensors.gz" "$TMP/zero.safetensors" --first 50
+same_report "$d/rope_cpu.safetensors.gz" "$d/rope_cuda_zero.safetensors.gz" --policy ulp=2
+same_report "$TMP/a" "$TMP/b"
+same_report "$TMP/a" "$TMP/b" --a oracle --b cpu --first 0
+same_report "$top_srcdir/tests/index-bad/good.safetensors.index.json" "$TMP/cpu.safetensors"
+same_report "$top_srcdir/tests/st-good/storage.safetensors" "$top_srcdir/tests/st-good/storage.safetensors"
+# A plain file with CRCs (a golden, inflated), cut into segments: the CRCs
+# combine, and a flipped data byte is found in any segment.
+g="$top_srcdir/golden/rope-llama2/cpu-sleef.safetensors.gz"
+gunzip -c "$g" >"$TMP/g.safetensors"
+same_report "$TMP/g.safetensors" "$g"
+cp "$TMP/g.safetensors" "$TMP/bad.safetensors"
+size=$(wc -c <"$TMP/bad.safetensors")
+printf '\377' | dd of="$TMP/bad.safetensors" bs=1 seek=$((size - 1000)) conv=notrunc 2>/dev/null
+for seg in 0 4096 100; do
+    BP_DIFF_SEGMENT=$seg run 2 diff "$TMP/g.safetensors" "$TMP/bad.safetensors"
+    err_has "cannot read '$TMP/bad.safetensors': CRC mismatch for tensor"
+done
+BP_DIFF_IN_MEMORY=1 run 2 diff "$TMP/g.safetensors" "$TMP/bad.safetensors"
+done_ok
