@@ -384,6 +384,27 @@ int bp_cli_open_backends(const char *cmd, const bp_cli_devices_t *d, bp_backend_
     return BP_EXIT_OK;
 }
 
+int bp_cli_param_arg(const char *cmd, const char *arg, bp_param_arg_t *params,
+                     char (*names)[BP_CLI_PARAM_NAME], size_t *n, size_t max)
+{
+    const char *eq = strchr(arg, '=');
+    size_t len = eq ? (size_t)(eq - arg) : 0;
+    if (!eq || !len || !eq[1])
+        return bp_cli_usage_error(cmd, "--param takes NAME=VALUE, not '%s'", arg);
+    if (len >= BP_CLI_PARAM_NAME)
+        return bp_cli_usage_error(cmd, "--param: the name in '%s' is too long", arg);
+    if (*n == max)
+        return bp_cli_usage_error(cmd, "more than %zu --param options", max);
+    memcpy(names[*n], arg, len);
+    names[*n][len] = '\0';
+    for (size_t i = 0; i < *n; i++)
+        if (strcmp(params[i].name, names[*n]) == 0)
+            return bp_cli_usage_error(cmd, "--param %s given twice", names[*n]);
+    params[*n].name = names[*n];
+    params[(*n)++].value = eq + 1; /* argv's storage: valid for the run */
+    return 0;
+}
+
 int bp_cli_select(const char *cmd, bp_probe_t **all, size_t nall, char **names, int nnames,
                   bp_probe_t ***sel, size_t *nsel)
 {

@@ -123,6 +123,13 @@ bp_status bp_cli_open_one(const bp_cli_devices_t *d, const char *name, struct bp
 int bp_cli_open_backends(const char *cmd, const bp_cli_devices_t *d, bp_backend_t **bes,
                          int *n, bp_cli_skip_t *skipped, int *nskipped, struct bp_timing *t);
 /* The probes named (all when none is): unknown names are an error. */
+/* --param NAME=VALUE: appends to params[*n] (at most max), the name kept
+ * in names[*n]; the value is checked when a probe reads it.  Returns 0, or
+ * a usage error's status. */
+#define BP_CLI_PARAM_NAME 136
+int bp_cli_param_arg(const char *cmd, const char *arg, bp_param_arg_t *params,
+                     char (*names)[BP_CLI_PARAM_NAME], size_t *n, size_t max);
+
 int bp_cli_select(const char *cmd, bp_probe_t **all, size_t nall, char **names,
                   int nnames, bp_probe_t ***sel, size_t *nsel);
 

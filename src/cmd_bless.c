@@ -14,12 +14,14 @@
 #include "runopts.h"
 
 const char cmd_bless_usage[] =
-    "bitprobe bless [PROBE...] [--device LIST] [--dtype LIST] [--probes DIR] [--golden DIR] [--dry-run]\n"
+    "bitprobe bless [PROBE...] [--device LIST] [--dtype LIST] [--probes DIR] [--golden DIR] [--param NAME=VALUE] [--dry-run]\n"
     "  --device LIST     backends whose goldens to write (default: auto)\n"
     "  --require LIST    backends that must be blessed: a missing one is an error\n"
     "  --dtype LIST      re-run only these dtypes; other blessed dtypes are kept\n"
     "  --probes DIR      read probes from DIR (default: ./probes, then the installed set)\n"
     "  --golden DIR      goldens under DIR (default: ./golden, then the installed set)\n"
+    "  --param NAME=VALUE  bless the probe with its parameter NAME replaced (repeatable):\n"
+    "                    the goldens then belong to the override's hash\n"
     "  --dry-run         print what would change, write nothing\n"
     BP_BACKEND_USAGE
     "  --quiet           no note of the backends auto skipped\n"
@@ -169,7 +171,8 @@ int cmd_bless(int argc, char **argv)
     bp_probe_t **all = NULL;
     size_t nall = 0;
     bp_error_t err = {0};
-    if (bp_probe_load_dir(bp_cli_probes_dir(o.probes_dir), &all, &nall, &err))
+    if (bp_probe_load_dir_params(bp_cli_probes_dir(o.probes_dir), o.params, o.nparams,
+                                 &all, &nall, &err))
         return bp_cli_fail(&err);
     bp_backend_t *bes[BP_CLI_MAX_BACKENDS];
     bp_cli_skip_t skipped[BP_CLI_MAX_BACKENDS];
@@ -177,6 +180,8 @@ int cmd_bless(int argc, char **argv)
     size_t nsel = 0;
     int nb = 0, nskipped = 0;
     rc = bp_cli_select("bless", all, nall, o.names, o.nnames, &sel, &nsel);
+    if (!rc && bp_probe_params_check(sel, nsel, o.params, o.nparams, &err))
+        rc = bp_cli_fail(&err);
     if (!rc)
         rc = bp_cli_open_backends("bless", &o.dev, bes, &nb, skipped, &nskipped, NULL);
     for (int k = 0; k < nskipped && !bp_cli_quiet; k++)

@@ -11,8 +11,10 @@
 #include "probe.h"
 
 const char cmd_list_usage[] =
-    "bitprobe list [--probes DIR] [--ops] [--json]\n"
+    "bitprobe list [--probes DIR] [--param NAME=VALUE] [--ops] [--json]\n"
     "  --probes DIR   read probes from DIR (default: ./probes, then the installed set)\n"
+    "  --param NAME=VALUE  list the probes with parameter NAME replaced (repeatable):\n"
+    "                 their hashes as run and bless would see them\n"
     "  --ops          list the ops a probe can use instead: keys, kind, PyTorch meaning\n"
     "  --json         machine-readable listing (with --ops: every fact about each op)";
 
@@ -162,11 +164,15 @@ static int list_ops(bool as_json)
 int cmd_list(int argc, char **argv)
 {
     static const struct option opts[] = {{"probes", required_argument, 0, 'p'},
+                                         {"param", required_argument, 0, 'P'},
                                          {"json", no_argument, 0, 'j'},
                                          {"ops", no_argument, 0, 'o'},
                                          {0, 0, 0, 0}};
     const char *dir_opt = NULL;
     bool as_json = false, ops = false;
+    bp_param_arg_t params[32];
+    char param_names[32][BP_CLI_PARAM_NAME];
+    size_t nparams = 0;
     int c;
     opterr = 0;
     optind = 1;
@@ -177,22 +183,31 @@ int cmd_list(int argc, char **argv)
             as_json = true;
         else if (c == 'o')
             ops = true;
+        else if (c == 'P') {
+            int rc = bp_cli_param_arg("list", optarg, params, param_names, &nparams,
+                                      sizeof params / sizeof params[0]);
+            if (rc)
+                return rc;
+        }
         else
             return bp_cli_usage_error("list", "unknown option '%s'", argv[optind - 1]);
     }
     if (optind < argc)
         return bp_cli_usage_error("list", "unexpected argument '%s'", argv[optind]);
-    if (ops && dir_opt)
+    if (ops && (dir_opt || nparams))
         return bp_cli_usage_error("list", "--ops lists the ops bitprobe knows; it reads "
-                                  "no probes (drop --probes)");
+                                  "no probes (drop --probes and --param)");
     if (ops)
         return list_ops(as_json);
     const char *dir = bp_cli_probes_dir(dir_opt);
     bp_probe_t **ps = NULL;
     size_t n = 0;
     bp_error_t err = {0};
-    if (bp_probe_load_dir(dir, &ps, &n, &err))
+    if (bp_probe_load_dir_params(dir, params, nparams, &ps, &n, &err) ||
+        bp_probe_params_check(ps, n, params, nparams, &err)) {
+        bp_probe_free_all(ps, n);
         return bp_cli_fail(&err);
+    }
     json_t *bes = backends_json();
     char dts[64], outs[512];
     if (as_json) {
@@ -202,6 +217,8 @@ int cmd_list(int argc, char **argv)
             json_t *o = json_pack("{s:s, s:s, s:s, s:s, s:[], s:[]}", "name", ps[i]->name,
                                   "description", ps[i]->description, "file", ps[i]->path,
                                   "hash", ps[i]->hash, "outputs", "dtypes");
+            if (ps[i]->overrides)
+                json_object_set_new(o, "param_overrides", json_string(ps[i]->overrides));
             for (size_t k = 0; k < ps[i]->noutputs; k++)
                 json_array_append_new(json_object_get(o, "outputs"),
                                       json_string(ps[i]->outputs[k].name));
@@ -222,6 +239,9 @@ int cmd_list(int argc, char **argv)
             dtypes_str(ps[i]->dtypes, dts, sizeof dts);
             outputs_str(ps[i], outs, sizeof outs);
             printf("  %-24s %-18s %-22s %s\n", ps[i]->name, dts, outs, ps[i]->description);
+            if (ps[i]->overrides)
+                printf("  %-24s with --param %s (hash %s)\n", "", ps[i]->overrides,
+                       ps[i]->hash);
         }
         printf("\nBackends:\n");
         size_t i;

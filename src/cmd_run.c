@@ -17,13 +17,16 @@
 #include "timing.h"
 
 const char cmd_run_usage[] =
-    "bitprobe run [PROBE...] [--device LIST] [--require LIST] [--dtype LIST] [--probes DIR] [--golden DIR] [--save DIR] [--json FILE] [--junit FILE] [--markdown FILE] [--github] [--quiet]\n"
+    "bitprobe run [PROBE...] [--device LIST] [--require LIST] [--dtype LIST] [--probes DIR] [--golden DIR] [--param NAME=VALUE] [--save DIR] [--json FILE] [--junit FILE] [--markdown FILE] [--github] [--quiet]\n"
     "  --device LIST     comma-separated backends: cpu, oracle, cuda, auto (default: auto,\n"
     "                    every backend available here; a missing GPU is skipped and said)\n"
     "  --require LIST    backends that must run: a missing one is an error (exit 2)\n"
     "  --dtype LIST      comma-separated dtypes among fp32, bf16, fp16 (default: the probe's)\n"
     "  --probes DIR      read probes from DIR (default: ./probes, then the installed set)\n"
     "  --golden DIR      goldens under DIR (default: ./golden, then the installed set)\n"
+    "  --param NAME=VALUE  replace the probe parameter NAME (repeatable); the probe's\n"
+    "                    hash changes with it: goldens of the probe as written are\n"
+    "                    refused (use --no-golden, or bless under the override)\n"
     "  --no-golden       compare across backends only\n"
     "  --missing=MODE    a missing golden is an error (fail, default) or informational (skip)\n"
     "  --agree           differences between backends beyond policy count as drift\n"
@@ -688,11 +691,14 @@ int cmd_run(int argc, char **argv)
     bp_error_t err = {0};
     rc = BP_EXIT_OK;
     double t0 = bp_timing_now();
-    if (bp_probe_load_dir(bp_cli_probes_dir(o.probes_dir), &all, &nall, &err))
+    if (bp_probe_load_dir_params(bp_cli_probes_dir(o.probes_dir), o.params, o.nparams,
+                                 &all, &nall, &err))
         rc = bp_cli_fail(&err);
     timing.load_s = bp_timing_now() - t0;
     if (!rc)
         rc = bp_cli_select("run", all, nall, o.names, o.nnames, &sel, &nsel);
+    if (!rc && bp_probe_params_check(sel, nsel, o.params, o.nparams, &err))
+        rc = bp_cli_fail(&err);
     run_ctx_t ctx = {.o = &o, .rep = &rep, .bs = &bs};
     pthread_mutex_init(&ctx.mu, NULL);
     pthread_cond_init(&ctx.cv, NULL);

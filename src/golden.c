@@ -67,10 +67,17 @@ bp_status bp_golden_load(const char *root, const bp_probe_t *p, const char *key,
     char path[4096];
     const char *hash = bp_st_get_meta(out, "probe_hash");
     bp_golden_path(root, p->name, key, path, sizeof path, NULL);
-    bp_error_set(err, BP_EINPUT,
-                 "golden '%s' was blessed from a different definition of probe '%s' "
-                 "(hash %.16s, the probe now hashes to %s)",
-                 path, p->name, hash ? hash : "(none)", p->hash);
+    if (p->overrides)
+        bp_error_set(err, BP_EINPUT,
+                     "probe '%s' runs with --param %s, which changes its hash to %s; "
+                     "golden '%s' is of another definition (hash %.16s): use "
+                     "--no-golden, or bless under the override",
+                     p->name, p->overrides, p->hash, path, hash ? hash : "(none)");
+    else
+        bp_error_set(err, BP_EINPUT,
+                     "golden '%s' was blessed from a different definition of probe '%s' "
+                     "(hash %.16s, the probe now hashes to %s)",
+                     path, p->name, hash ? hash : "(none)", p->hash);
     bp_st_free(out);
     return BP_EINPUT;
 }

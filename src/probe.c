@@ -35,6 +35,7 @@ void bp_probe_free(bp_probe_t *p)
     for (size_t i = 0; i < p->noutputs; i++)
         free(p->outputs[i].name);
     free(p->outputs);
+    free(p->overrides);
     free(p);
 }
 

@@ -23,6 +23,13 @@ typedef struct {
     int line, col;
 } bp_output_t;
 
+/* A parameter override from the command line (--param NAME=VALUE): the
+ * value as it was written, a number in the probe file's syntax. */
+typedef struct {
+    const char *name;
+    const char *value;
+} bp_param_arg_t;
+
 typedef struct bp_probe {
     char *name;
     char *description;
@@ -35,6 +42,8 @@ typedef struct bp_probe {
     size_t nops;
     bp_output_t *outputs;
     size_t noutputs;
+    char *overrides; /* "base=500000,..." where --param changed its params
+                        (its hash then differs from the file's), else NULL */
 } bp_probe_t;
 
 /* Reads and validates one probe file.  Errors read "file:line:col: what".
@@ -49,6 +58,22 @@ bp_status bp_probe_parse(const char *text, size_t len, const char *label,
 /* Every *.yaml in dir, sorted by probe name; names must be unique. */
 bp_status bp_probe_load_dir(const char *dir, bp_probe_t ***out, size_t *n,
                             bp_error_t *err);
+/* The same with the parameter overrides args[nargs]: in each probe that
+ * has a parameter of that name, its value (parsed as the file's numbers
+ * are, an integer or not by how it is written) replaces the file's before
+ * anything reads it, and the probe records it in `overrides`.  A value
+ * that is not a number fails (BP_EINPUT).  Which names no probe has is
+ * left to the caller (bp_probe_params_check), who knows which probes it
+ * selected. */
+bp_status bp_probe_load_dir_params(const char *dir, const bp_param_arg_t *args,
+                                   size_t nargs, bp_probe_t ***out, size_t *n,
+                                   bp_error_t *err);
+/* Every override names a parameter of at least one of probes[n]; else
+ * BP_EINPUT: "unknown parameter 'bse' (the probes have base, dim, ...);
+ * did you mean 'base'?" */
+bp_status bp_probe_params_check(bp_probe_t *const *probes, size_t n,
+                                const bp_param_arg_t *args, size_t nargs,
+                                bp_error_t *err);
 void bp_probe_free(bp_probe_t *p);
 void bp_probe_free_all(bp_probe_t **ps, size_t n);
 /* Index of the op producing the named buffer, or -1. */

@@ -5,12 +5,14 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "probe_yaml.h"
 #include "st.h"
+#include "suggest.h"
 
 /* The tensors of the probe's load ops, from <dir>/<name>.safetensors next
  * to its file: each the tensor named like the op's buffer, with the dtype
@@ -76,17 +78,23 @@ static bp_status resolve_loads(bp_probe_t *p, bp_error_t *err)
     return st;
 }
 
-bp_status bp_probe_load(const char *path, bp_probe_t **out, bp_error_t *err)
+static bp_status load_file(const char *path, const bp_param_arg_t *args, size_t nargs,
+                           bp_probe_t **out, bp_error_t *err)
 {
     *out = NULL;
     bp_ynode_t *root = NULL;
     bp_status st = bp_yaml_read(path, &root, err);
-    st = bp_probe_from_tree(path, root, st, out, err);
+    st = bp_probe_from_tree(path, root, st, args, nargs, out, err);
     if (!st && (st = resolve_loads(*out, err))) {
         bp_probe_free(*out);
         *out = NULL;
     }
     return st;
+}
+
+bp_status bp_probe_load(const char *path, bp_probe_t **out, bp_error_t *err)
+{
+    return load_file(path, NULL, 0, out, err);
 }
 
 bp_status bp_probe_parse(const char *text, size_t len, const char *label,
@@ -95,7 +103,7 @@ bp_status bp_probe_parse(const char *text, size_t len, const char *label,
     *out = NULL;
     bp_ynode_t *root = NULL;
     bp_status st = bp_yaml_parse(text, len, label, &root, err);
-    return bp_probe_from_tree(label, root, st, out, err);
+    return bp_probe_from_tree(label, root, st, NULL, 0, out, err);
 }
 
 /* ---- directories ----------------------------------------------------------- */
@@ -119,6 +127,13 @@ static bool is_yaml_name(const char *s)
 
 bp_status bp_probe_load_dir(const char *dir, bp_probe_t ***out, size_t *n,
                             bp_error_t *err)
+{
+    return bp_probe_load_dir_params(dir, NULL, 0, out, n, err);
+}
+
+bp_status bp_probe_load_dir_params(const char *dir, const bp_param_arg_t *args,
+                                   size_t nargs, bp_probe_t ***out, size_t *n,
+                                   bp_error_t *err)
 {
     *out = NULL;
     *n = 0;
@@ -158,7 +173,7 @@ bp_status bp_probe_load_dir(const char *dir, bp_probe_t ***out, size_t *n,
         st = bp_error_set(err, BP_ENOMEM, "out of memory");
     size_t np = 0;
     for (size_t i = 0; !st && i < nn; i++)
-        if (!(st = bp_probe_load(names[i], &ps[np], err)))
+        if (!(st = load_file(names[i], args, nargs, &ps[np], err)))
             np++;
     if (!st && np)
         qsort(ps, np, sizeof *ps, probe_cmp);
@@ -176,5 +191,42 @@ bp_status bp_probe_load_dir(const char *dir, bp_probe_t ***out, size_t *n,
     }
     *out = ps;
     *n = np;
+    return BP_OK;
+}
+
+bp_status bp_probe_params_check(bp_probe_t *const *probes, size_t n,
+                                const bp_param_arg_t *args, size_t nargs,
+                                bp_error_t *err)
+{
+    for (size_t a = 0; a < nargs; a++) {
+        const char *names[256];
+        size_t nn = 0;
+        bool found = false;
+        for (size_t i = 0; i < n && !found; i++)
+            for (size_t k = 0; k < probes[i]->nparams; k++) {
+                const char *pn = probes[i]->params[k].name;
+                found |= strcmp(pn, args[a].name) == 0;
+                bool dup = false;
+                for (size_t j = 0; j < nn; j++)
+                    dup |= strcmp(names[j], pn) == 0;
+                if (!dup && nn < 256)
+                    names[nn++] = pn;
+            }
+        if (found)
+            continue;
+        char list[400] = "";
+        for (size_t j = 0; j < nn; j++) {
+            size_t l = strlen(list);
+            snprintf(list + l, sizeof list - l, "%s%s", j ? ", " : "", names[j]);
+        }
+        const char *near = bp_suggest(args[a].name, names, nn);
+        char hint[160] = "";
+        if (near)
+            snprintf(hint, sizeof hint, "; did you mean '%s'?", near);
+        return bp_error_set(err, BP_EINPUT, "--param %s: unknown parameter '%s' (%s%s)%s",
+                            args[a].name, args[a].name,
+                            nn ? "the probes have " : "the probes have no parameters",
+                            list, hint);
+    }
     return BP_OK;
 }

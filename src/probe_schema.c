@@ -34,6 +34,8 @@ typedef struct {
     bool *param_int;    /* per param: written as an integer */
     const yn_t **defs;  /* per op: its out: node (first definitions win) */
     size_t ndefs;
+    const bp_param_arg_t *args; /* --param overrides */
+    size_t nargs;
 } ld_t;
 
 static bp_status bad(ld_t *L, const yn_t *n, const char *fmt, ...)
@@ -728,6 +730,30 @@ static bp_status parse_outputs(ld_t *L, const yn_t *n)
     return BP_OK;
 }
 
+/* A --param override of parameter name, if there is one: its value
+ * replaces the file's, and the probe notes it. */
+static bp_status override(ld_t *L, const char *name, double *v, bool *is_int)
+{
+    for (size_t a = 0; a < L->nargs; a++) {
+        if (strcmp(L->args[a].name, name) != 0)
+            continue;
+        int r = bp_yaml_number(L->args[a].value, v, is_int);
+        if (r != 1)
+            return bp_error_set(L->err, BP_EINPUT,
+                                "--param %s=%s: the value is not a number%s", name,
+                                L->args[a].value, r == 2 ? " within a double's range" : "");
+        bp_probe_t *p = L->p;
+        size_t old = p->overrides ? strlen(p->overrides) : 0,
+               len = old + strlen(name) + strlen(L->args[a].value) + 3;
+        char *o = realloc(p->overrides, len);
+        if (!o)
+            return oom(L);
+        snprintf(o + old, len - old, "%s%s=%s", old ? "," : "", name, L->args[a].value);
+        p->overrides = o;
+    }
+    return BP_OK;
+}
+
 static bp_status parse_params(ld_t *L, const yn_t *n)
 {
     bp_status st = want(L, n, BP_YN_MAP, "params");
@@ -754,6 +780,8 @@ static bp_status parse_params(ld_t *L, const yn_t *n)
         /* Look-ups see only the params before this one: none, by the check
          * above; nparams grows as each one is read. */
         if ((st = get_num(L, v, what, &p->params[i].value, &L->param_int[i])))
+            return st;
+        if ((st = override(L, k->str, &p->params[i].value, &L->param_int[i])))
             return st;
         if (!(p->params[i].name = strdup(k->str)))
             return oom(L);
@@ -840,9 +868,10 @@ static bp_status parse_probe(ld_t *L, const yn_t *root)
 }
 
 bp_status bp_probe_from_tree(const char *path, bp_ynode_t *root, bp_status st,
-                             bp_probe_t **out, bp_error_t *err)
+                             const void *args, size_t nargs, bp_probe_t **out,
+                             bp_error_t *err)
 {
-    ld_t L = {.path = path, .err = err};
+    ld_t L = {.path = path, .err = err, .args = args, .nargs = nargs};
     const yn_t start = {.line = 1, .col = 1};
     if (!st && !root)
         st = bad(&L, &start, "empty file (a probe is a mapping with name, "

@@ -38,11 +38,13 @@ const bp_ynode_t *bp_yaml_get(const bp_ynode_t *map, const char *key);
  * 0 for anything else, 2 for a number beyond the range of a double. */
 int bp_yaml_number(const char *s, double *v, bool *is_int);
 /* probe_schema.c: the probe of the tree root (NULL: an empty file) read
- * as path, when st (the YAML layer's status) is BP_OK; frees the tree.
- * Fails as bp_probe_load does. */
+ * as path, when st (the YAML layer's status) is BP_OK, with the parameter
+ * overrides args (bp_param_arg_t[nargs], probe.h); frees the tree.  Fails
+ * as bp_probe_load does. */
 struct bp_probe;
 bp_status bp_probe_from_tree(const char *path, bp_ynode_t *root, bp_status st,
-                             struct bp_probe **out, bp_error_t *err);
+                             const void *args, size_t nargs, struct bp_probe **out,
+                             bp_error_t *err);
 /* "path:line:col: message" into err, BP_EINPUT. */
 bp_status bp_yaml_errorv(bp_error_t *err, const char *path, int line, int col,
                          const char *fmt, va_list ap);

@@ -43,6 +43,9 @@ int bp_run_opts_option(const char *cmd, bp_run_opts_t *o, int c, const char *arg
     case BP_RUN_O_DEVICE: o->dev.list = arg; return 0;
     case BP_RUN_O_REQUIRE: o->dev.require = arg; return 0;
     case BP_RUN_O_DTYPE: return parse_dtypes(cmd, arg, &o->dtypes);
+    case BP_RUN_O_PARAM:
+        return bp_cli_param_arg(cmd, arg, o->params, o->param_names, &o->nparams,
+                                BP_RUN_MAX_PARAMS);
     default: return bp_cli_backend_option(cmd, c, arg, &o->dev.be);
     }
 }
@@ -78,5 +81,11 @@ void bp_run_hint(const bp_run_opts_t *o, const char *cmd, const char *probe,
     if (o->golden_dir) {
         append_arg(out, n, &len, "--golden");
         append_arg(out, n, &len, o->golden_dir);
+    }
+    for (size_t i = 0; i < o->nparams; i++) {
+        char kv[256];
+        snprintf(kv, sizeof kv, "%s=%s", o->params[i].name, o->params[i].value);
+        append_arg(out, n, &len, "--param");
+        append_arg(out, n, &len, kv);
     }
 }

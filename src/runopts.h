@@ -8,7 +8,10 @@
 
 #include "cli.h"
 #include "compare.h"
+#include "probe.h"
 #include "rep.h"
+
+#define BP_RUN_MAX_PARAMS 32
 
 typedef struct bp_run_opts {
     char **names;  /* probes named on the command line */
@@ -26,19 +29,24 @@ typedef struct bp_run_opts {
     int repeat;
     bool timing;       /* run --timing */
     bp_rep_targets_t out; /* run's reports */
+    bp_param_arg_t params[BP_RUN_MAX_PARAMS]; /* --param NAME=VALUE */
+    char param_names[BP_RUN_MAX_PARAMS][BP_CLI_PARAM_NAME];
+    size_t nparams;
 } bp_run_opts_t;
 
 /* The shared options as getopt_long entries (the caller includes
- * <getopt.h>): --probes, --golden, --device, --dtype, --require and the
+ * <getopt.h>): --probes, --golden, --device, --dtype, --require, --param
+ * (repeatable) and the
  * backend group (cli.h). */
 enum { BP_RUN_O_PROBES = 0x280, BP_RUN_O_GOLDEN, BP_RUN_O_DEVICE, BP_RUN_O_DTYPE,
-       BP_RUN_O_REQUIRE };
+       BP_RUN_O_REQUIRE, BP_RUN_O_PARAM };
 #define BP_RUN_LONG_OPTIONS                                                              \
     {"probes", required_argument, 0, BP_RUN_O_PROBES},                                   \
     {"golden", required_argument, 0, BP_RUN_O_GOLDEN},                                   \
     {"device", required_argument, 0, BP_RUN_O_DEVICE},                                   \
     {"dtype", required_argument, 0, BP_RUN_O_DTYPE},                                     \
     {"require", required_argument, 0, BP_RUN_O_REQUIRE},                                 \
+    {"param", required_argument, 0, BP_RUN_O_PARAM},                                     \
     BP_BACKEND_LONG_OPTIONS
 
 /* The defaults: every backend here (auto), every dtype, goldens on. */

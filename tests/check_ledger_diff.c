@@ -396,6 +396,65 @@ START_TEST(t_align_lcs)
 }
 END_TEST
 
+/* Past the cost limit (streams that share little, 9000 ops each): the
+ * split heuristic still gives a valid alignment, every op once, in order,
+ * exact pairs of equal ops only, and finds the long common runs. */
+START_TEST(t_align_large)
+{
+    enum { N = 9000 };
+    static const char *names[] = {"aten::add.Tensor", "aten::mul.Tensor", "aten::exp",
+                                  "aten::mm", "aten::neg", "aten::cos", "aten::sin"};
+    unsigned seed = (unsigned)time(NULL);
+    printf("t_align_large seed %u\n", seed);
+    srand(seed);
+    char **sa = malloc(N * sizeof *sa), **sb = malloc(N * sizeof *sb);
+    int *xa = malloc(N * sizeof *xa), *xb = malloc(N * sizeof *xb);
+    for (int i = 0; i < N; i++) {
+        xa[i] = rand() % 7;
+        /* B: A's middle third as it is, random elsewhere */
+        xb[i] = i >= N / 3 && i < 2 * N / 3 ? xa[i] : rand() % 7;
+        sa[i] = malloc(64);
+        sb[i] = malloc(64);
+        snprintf(sa[i], 64, "%s|m|1|%d", names[xa[i]], i + 2);
+        snprintf(sb[i], 64, "%s|m|1|%d", names[xb[i]], i + 2);
+    }
+    bp_ledger_t A, B;
+    ledger_of((const char *const *)sa, N, "A", &A);
+    ledger_of((const char *const *)sb, N, "B", &B);
+    bp_ledger_pair_t *p;
+    size_t np;
+    bp_error_t e = {0};
+    ck_assert(bp_ledger_align(&A, &B, &p, &np, &e) == BP_OK);
+    long la = -1, lb = -1;
+    size_t exact = 0;
+    for (size_t k = 0; k < np; k++) {
+        if (p[k].a >= 0)
+            ck_assert_msg(p[k].a == ++la, "seed %u: A out of order", seed);
+        if (p[k].b >= 0)
+            ck_assert_msg(p[k].b == ++lb, "seed %u: B out of order", seed);
+        if (p[k].a >= 0 && p[k].b >= 0 && !p[k].fuzzy) {
+            ck_assert_msg(xa[p[k].a] == xb[p[k].b], "seed %u: unequal pair", seed);
+            exact++;
+        }
+    }
+    ck_assert_int_eq(la, N - 1);
+    ck_assert_int_eq(lb, N - 1);
+    ck_assert_msg(exact >= N / 3, "seed %u: %zu exact pairs, the common third alone is %d",
+                  seed, exact, N / 3);
+    free(p);
+    bp_ledger_free(&A);
+    bp_ledger_free(&B);
+    for (int i = 0; i < N; i++) {
+        free(sa[i]);
+        free(sb[i]);
+    }
+    free(sa);
+    free(sb);
+    free(xa);
+    free(xb);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("ledger_diff");
@@ -411,6 +470,8 @@ int main(void)
     tcase_add_test(tc, t_terminal_one_sided);
     tcase_add_test(tc, t_other_hash);
     tcase_add_test(tc, t_align_lcs);
+    tcase_add_test(tc, t_align_large);
+    tcase_set_timeout(tc, 120);
     suite_add_tcase(s, tc);
     SRunner *r = srunner_create(s);
     srunner_run_all(r, CK_NORMAL);
