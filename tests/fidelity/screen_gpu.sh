@@ -18,6 +18,12 @@
 # a GPU.   sh tests/fidelity/screen_gpu.sh    (after building with CUDA)
 . tests/fidelity/steps.sh
 B=./src/bitprobe
+# NCCL: the toolkit's, else the one PyTorch's wheels carry
+if [ -z "${BP_NCCL_LIB:-}" ] && ! ldconfig -p 2>/dev/null | grep -q libnccl.so.2 &&
+    [ ! -e "$(dirname "$(dirname "$(command -v nvcc 2>/dev/null || echo /usr/local/cuda/bin/nvcc)")")/lib64/libnccl.so.2" ]; then
+    lib=$(python3 -c 'import os, nvidia.nccl as m; print(os.path.join(list(m.__path__)[0], "lib", "libnccl.so.2"))' 2>/dev/null)
+    [ -n "$lib" ] && [ -f "$lib" ] && export BP_NCCL_LIB="$lib" && echo "NCCL from $lib"
+fi
 "$B" env --json 2>/dev/null | grep -q '"devices"' || { echo "no GPU here: SKIP"; exit 77; }
 step "environment" 0 "$B" env
 cat "$log"
