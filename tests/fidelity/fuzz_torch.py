@@ -123,7 +123,10 @@ def report(res, devices, seconds, out=log):
             f"{res.total(dv, 'unpinned')} unpinned order (not required), "
             f"{res.total(dv, 'no-replay')} without a PyTorch replay, "
             f"{res.total(dv, 'unsupported')} this PyTorch cannot run, "
-            f"{res.total(dv, 'refused')} PyTorch refuses")
+            f"{res.total(dv, 'refused')} PyTorch refuses"
+            + (f", {res.total(dv, 'old-pytorch')} as PyTorch >= 2.1 computes them "
+               f"(this PyTorch rounds the scalar first; not required)"
+               if res.total(dv, 'old-pytorch') else ""))
     out("per op kind (identical/replayed; differ, mkl, unpinned where any):")
     for dv in devices:
         for op in ops:
@@ -131,13 +134,13 @@ def report(res, devices, seconds, out=log):
             for dt in dts:
                 c = {v: res.counts[(dv, op, dt, v)] for v in
                      ("identical", "differ", "mkl", "unpinned", "own", "no-replay", "unsupported",
-                      "refused")}
+                      "refused", "old-pytorch")}
                 n = sum(c.values())
                 if not n:
                     continue
                 s = f"{dt} {c['identical']}/{n - c['own']}" if c["own"] < n else f"{dt} own {n}"
                 s += "".join(f" {k} {c[k]}" for k in ("differ", "mkl", "unpinned", "no-replay",
-                                                      "unsupported", "refused")
+                                                      "unsupported", "refused", "old-pytorch")
                              if c[k])
                 cells.append(s)
             if cells:

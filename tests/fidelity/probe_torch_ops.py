@@ -118,8 +118,16 @@ def run_op(op, params, bufs, dt_out, device, uniform):
                 at = torch.tensor(float(a), dtype=torch.float64).to(rt).to(b.device)
                 return at.expand_as(b) / b, True
             return a / b, True
-        fn = {"add": torch.add, "sub": torch.sub, "mul": torch.mul, "pow": torch.pow}[k]
-        return fn(a, b), True
+        # Python's operators, as code states them: `2.5 * t` is
+        # t.__rmul__(2.5), i.e. torch.mul(t, 2.5) with the number second
+        # (where ATen's CPU kernels take it in opmath), not torch.mul(2.5, t).
+        if k == "add":
+            return a + b, True
+        if k == "sub":
+            return a - b, True
+        if k == "mul":
+            return a * b, True
+        return a ** b, True
     if k in UNARY:
         return UNARY[k](operand(op["a"], params, bufs)), True
     if k == "outer":
