@@ -66,7 +66,7 @@ def later_scalar_formula(op, bufs, out_dtype):
     k = op["op"]
     if k not in ("mul", "div") or out_dtype not in (torch.bfloat16, torch.float16):
         return None
-    if op.get("formulation", "default") not in ("default", "true") or op.get("dtype"):
+    if op.get("formulation", "default") not in ("default", "true"):
         return None
     a, b = op.get("a"), op.get("b")
     if k == "div" and not isinstance(a, str):
@@ -130,9 +130,10 @@ def replay_op(op, bufs, dt_out, device, saved):
     k = op["op"]
     if dt_out is not None and k not in ("tensor", "arange", "uniform", "cast"):
         conv = {}
+        index = {"index_select": "b", "embedding": "a"}.get(k)  # indices stay integers
         for key in ("a", "b"):
             v = op.get(key)
-            if isinstance(v, str):
+            if isinstance(v, str) and key != index:
                 conv[v] = bufs[v].to(dt_out)
         for v in op.get("inputs", []):
             conv[v] = bufs[v].to(dt_out)
