@@ -11,6 +11,11 @@
  *   double and rounded once to opmath, as PyTorch's CUDA kernel does
  *   (bp_div_scalar_reciprocal); by a tensor, by 1/b rounded in float
  *   (f64: double).
+ *   The same path takes a one-element second operand of another dtype
+ *   (a 0-D f32, f64 or integer tensor against a bf16/f16 one: the kernels
+ *   test iter.is_scalar(2), and original_scalar_value reads the tensor as
+ *   it was before TensorIterator cast it): its value in float, not rounded
+ *   to the dtype (bf16 t * torch.tensor(1.0039) multiplies by 1.0039f).
  * scalar / tensor (Tensor.__rtruediv__): reciprocal(b) rounded to the
  *   dtype, then times the scalar as mul does; `true` divides the scalar,
  *   cast to the dtype, by b; `reciprocal` is s * (1/b in float).
@@ -110,6 +115,28 @@ static double compute_f64(bp_op_kind_t k, bp_form_t form, bool scalar_a,
     return a / b;
 }
 
+/* A one-element b of another dtype than a bf16/f16 mul or div (default or
+ * true): true and its value in float (original_scalar_value<float>: one
+ * rounding, also from int64) in *v. */
+static bool original_scalar(const bp_exec_t *x, bp_dtype_t dt, double *v)
+{
+    const bp_buf_t *b = x->b;
+    bp_op_kind_t k = x->op->kind;
+    if ((dt != BP_BF16 && dt != BP_F16) || !b || b->numel != 1 ||
+        b->dtype == dt)
+        return false;
+    if (k != BP_OP_MUL &&
+        !(k == BP_OP_DIV && x->op->form != BP_FORM_RECIPROCAL))
+        return false;
+    if (b->dtype == BP_I64)
+        *v = (float)(int64_t)bp_buf_bits(b, 0);
+    else if (b->dtype == BP_I32)
+        *v = (float)(int32_t)(uint32_t)bp_buf_bits(b, 0);
+    else
+        *v = (float)bp_buf_get(b, 0);
+    return true;
+}
+
 bp_status bp_cpu_op_binary(bp_backend_t *be, const bp_exec_t *x,
                            bp_error_t *err)
 {
@@ -128,17 +155,19 @@ bp_status bp_cpu_op_binary(bp_backend_t *be, const bp_exec_t *x,
                             bp_op_name(k), bp_form_name(form));
     if (bp_dtype_is_int(dt))
         return binary_int(x, err);
-    double *as = NULL, *bs = NULL;
+    double *as = NULL, *bs = NULL, bv = 0.0;
+    bool bo = x->a && original_scalar(x, dt, &bv);
     bp_status s = BP_OK;
     if (x->a)
         s = bp_cpu_expand(x->a, out, dt, &as, err);
-    if (!s && x->b)
+    if (!s && x->b && !bo)
         s = bp_cpu_expand(x->b, out, dt, &bs, err);
     if (s)
         goto done;
     bool sa = !x->a;
     double av = sa ? scalar_as(k, dt, x->op->a.value, true, form) : 0.0;
-    double bv = x->b ? 0.0 : scalar_as(k, dt, x->op->b.value, false, form);
+    if (!x->b)
+        bv = scalar_as(k, dt, x->op->b.value, false, form);
     if (k == BP_OP_DIV && form == BP_FORM_RECIPROCAL && !x->b) {
         k = BP_OP_MUL; /* CUDA's tensor / number, pinned */
         bv = bp_div_scalar_reciprocal(x->op->b.value, dt);

@@ -23,10 +23,16 @@ import random
 import re
 import subprocess
 
+import fuzz_rules
+
 RUN_DTYPES = ["fp32", "bf16", "fp16"]
 SOURCES = ("tensor", "arange", "uniform")  # the creation ops drawn
 DTYPES = ["fp32", "bf16", "fp16", "fp64", "i64", "i32"]
 FLOATS = ("fp32", "bf16", "fp16", "fp64")
+# Cast targets beyond DTYPES, drawn now and then where every backend of the
+# run computes them (fuzz_torch.py asks bitprobe: extra_dtypes).
+EXTRA_DTYPES = ["fp8_e4m3", "fp8_e5m2", "bool", "u8", "i8", "i16"]
+NOT_DRAWN = ("load",)  # creation ops that need more than keys (a file)
 INF, NAN = float("inf"), float("nan")
 
 # Python numbers as users write them, then the edges.
@@ -198,9 +204,11 @@ class Buf:
 
 
 class Gen:
-    def __init__(self, rng, table, max_numel=120000, large=True):
+    def __init__(self, rng, table, max_numel=120000, large=True, extra_dtypes=()):
         self.r = rng
-        self.table = [o for o in table if o["kind"] != "creation"]
+        self.extra_dtypes = list(extra_dtypes)
+        self.table = [o for o in table if o["kind"] != "creation" or
+                      o["name"] not in SOURCES + NOT_DRAWN]
         self.creation = {o["name"] for o in table if o["kind"] == "creation"}
         self.max_numel = max_numel
         self.large = large
@@ -259,11 +267,17 @@ class Gen:
         if k < 0.7 or small:
             n = r.choice(LENGTHS_SMALL) if small else self.length()
             return (n,)
+        if k > 0.92 and not small:
+            return (r.choice([1, 2, 3, 4]), r.choice([1, 3, 8, 17]), r.choice([1, 2, 5, 16, 64]))
         rows = r.choice([1, 2, 3, 4, 7, 8, 16, 33, 64])
         cols = r.choice([1, 2, 5, 8, 9, 16, 17, 31, 64, 100, 128, 129, 257])
         while rows * cols > self.max_numel:
             rows = max(1, rows // 2)
         return (rows, cols)
+
+    def cast_dtypes(self):
+        """The dtypes a `dtype:` key is drawn from."""
+        return DTYPES + (self.extra_dtypes if self.r.random() < 0.25 else [])
 
     def dtype_spec(self, float_only=False):
         """'$dtype' or a concrete dtype, for a source."""
@@ -355,6 +369,8 @@ class Gen:
                 dt = ds[0] if ds[0] in FLOATS else "i64"
             elif rule == "f32":
                 dt = "fp32"
+            elif rule == "bool":
+                dt = "bool"
             else:
                 dt = ds[0] if ds else "fp32"
             if "float_fn" in flags and dt not in FLOATS:
@@ -370,15 +386,25 @@ class Gen:
         ins = []
         shape = None
         scalar_int = None
-        if name == "matmul":
+        rule = fuzz_rules.RULES.get(name)
+        known = ("none", "a", "ab", "ab_ts", "inputs")
+        if rule is not None or (opd not in known or opd == "none"):
+            got = (rule or fuzz_rules.generic)(self, o, p, spec)
+            if got is None:
+                return None
+            ins, shape = got
+        elif o["rule"] == "matmul":
             m, k, n = r.choice([1, 3, 8, 16, 17, 64]), r.choice([1, 7, 16, 31, 64]), \
                 r.choice([1, 5, 8, 33, 64])
+            batch = () if name == "matmul" else (r.choice([1, 2, 3, 5]),)  # bmm
+            if len(batch) and m * n * batch[0] > self.max_numel:
+                return None
             ds = self.dtype_spec(float_only=True)
-            a = self.source(p, (m, k), ds, float_only=True)
-            b = self.source(p, (k, n), ds, float_only=True)
+            a = self.source(p, batch + (m, k), ds, float_only=True)
+            b = self.source(p, batch + (k, n), ds, float_only=True)
             if a is None or b is None:
                 return None
-            ins, shape = [a, b], (m, n)
+            ins, shape = [a, b], batch + (m, n)
             spec.update(a=a.name, b=b.name)
         elif name == "outer":
             a = self.pick(p, lambda b: len(b.shape) == 1 and b.numel() <= 512)
@@ -455,14 +481,14 @@ class Gen:
                     return None
             ins, shape = [a], a.shape
             spec["a"] = a.name
-            shape = self.keys(o, spec, a)
+            shape = self.keys(o, p, spec, a)
             if shape is False:
                 return None
         if o["forms"] and r.random() < 0.6:
             spec["formulation"] = r.choice(o["forms"] + ["default"])
         dts = self.result(o, p, ins, scalar_int)
         if name == "cast" or "dtype" in o["required"]:
-            ds = r.choice(DTYPES)
+            ds = r.choice(self.cast_dtypes())
             spec["dtype"] = ds
             dts = {d: ds for d in p.dtypes}
         elif r.random() < 0.06:
@@ -474,7 +500,7 @@ class Gen:
                 ds = "fp32"
             spec["dtype"] = ds
             dts = {d: (d if ds == "$dtype" else ds) for d in p.dtypes}
-        if name == "matmul" and any(ins[0].dt[d] != ins[1].dt[d] for d in p.dtypes):
+        if o["rule"] == "matmul" and any(ins[0].dt[d] != ins[1].dt[d] for d in p.dtypes):
             return None
         spec["out"] = p.fresh()
         if shape is not None and math.prod(shape) > self.max_numel:
@@ -500,7 +526,7 @@ class Gen:
             return r.choice(POW_BASES) if r.random() < 0.7 else self.scalar()
         return r.choice(POW_EXPONENTS) if r.random() < 0.7 else self.scalar()
 
-    def keys(self, o, spec, a):
+    def keys(self, o, p, spec, a):
         """Fills an 'a' op's keys; returns the result shape (None: not
         known to this generator), or False to give the op up."""
         r = self.r
@@ -529,6 +555,8 @@ class Gen:
             keep = "keepdim" in o["keys"] and r.random() < 0.3
             if keep:
                 spec["keepdim"] = True
+            if fuzz_rules.fill_keys(self, o, p, spec, a, skip=("axis", "keepdim")) is False:
+                return False
             if nd == 0 or (r.random() < 0.4 and "axis" not in o["required"]):
                 if o["kind"] != "reduction":
                     return shape
@@ -539,21 +567,10 @@ class Gen:
                 return tuple(1 if i == ax else a.shape[i] for i in range(nd)
                              if keep or i != ax)
             return shape
-        for k, t in o["keys"].items():  # keys this generator has no rule for
-            if k in spec or (k not in o["required"] and r.random() < 0.5):
-                continue
-            if t == "integer":
-                spec[k] = r.randint(-2, 4)
-            elif t == "number":
-                spec[k] = self.scalar()
-            elif t == "dtype":
-                spec[k] = r.choice(DTYPES)
-            elif t == "shape":
-                spec[k] = list(self.shape(small=True))
-            elif t == "bool":
-                spec[k] = r.random() < 0.5
-            shape = None
-        return shape
+        res = fuzz_rules.fill_keys(self, o, p, spec, a)  # keys without a rule here
+        if res is False or (res is None and o["kind"] not in ("elemwise", "fused")):
+            return res if res is False else None
+        return shape if res is None else res
 
 
 def broadcast(a, b):
@@ -591,10 +608,10 @@ class Probe:
         return b
 
 
-def probe(seed, index, table, nops, large=True, max_numel=120000):
+def probe(seed, index, table, nops, large=True, max_numel=120000, extra_dtypes=()):
     """The index-th probe of a seed: a spec dict."""
     rng = random.Random(f"{seed}:{index}")
-    g = Gen(rng, table, max_numel=max_numel, large=large)
+    g = Gen(rng, table, max_numel=max_numel, large=large, extra_dtypes=extra_dtypes)
     k = rng.random()
     dtypes = ["fp32"] if k < 0.3 else rng.sample(RUN_DTYPES, rng.randint(1, 3))
     dtypes = [d for d in RUN_DTYPES if d in dtypes]
@@ -634,6 +651,23 @@ def write(spec, d):
 
 
 _ERR = re.compile(r"^bitprobe: (?P<path>[^:]+\.yaml):(?P<line>\d+):(?P<col>\d+): (?P<msg>.*)$", re.M)
+
+
+def extra_dtypes(bitprobe, devices, d):
+    """The EXTRA_DTYPES every device's backend computes a cast to: one
+    small probe each, run by bitprobe in directory d."""
+    ok = []
+    for dt in EXTRA_DTYPES:
+        with open(os.path.join(d, "dt.yaml"), "w") as f:
+            f.write("name: dt\ndescription: \"a cast\"\ndtypes: [fp32]\nops:\n"
+                    "  - {out: x, op: tensor, values: [0.0, 1.5, -2.0]}\n"
+                    f"  - {{out: y, op: cast, a: x, dtype: {dt}}}\noutputs:\n  - {{name: y}}\n")
+        p = subprocess.run([bitprobe, "run", "dt", "--probes", d, "--device", ",".join(devices),
+                            "--no-golden", "--quiet"], capture_output=True, text=True)
+        if p.returncode in (0, 1):
+            ok.append(dt)
+    os.remove(os.path.join(d, "dt.yaml"))
+    return ok
 
 
 def validate(specs, d, bitprobe, log=None):

@@ -30,6 +30,7 @@ import argparse
 import collections
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -101,9 +102,16 @@ def run_batch(args, specs, work, devices):
                or f" {s['name']} " in err]
         if not bad:
             raise RuntimeError(f"bitprobe run failed (exit {rc}): {err.strip()}")
-        for s in bad[:1]:
-            aside.append((s["name"], None, err.strip().splitlines()[-1]))
-            specs.remove(s)
+        s = bad[0]
+        m = re.search(r"/" + re.escape(s["name"]) + r"\.yaml:\d+: op '(?P<out>[^']+)'", err)
+        msg = err.strip().splitlines()[-1]
+        pruned = fuzz_gen.prune(s, [m["out"]]) if m else {"ops": []}
+        aside.append((s["name"], m["out"] if m and pruned["ops"] else None, msg))
+        specs.remove(s)
+        if pruned["ops"]:  # only the op bitprobe cannot run goes, with what reads it
+            specs.append(pruned)
+            fuzz_gen.write(pruned, pdir)
+        else:
             os.remove(os.path.join(pdir, s["name"] + ".yaml"))
     res = fuzz_check.Result()
     for s in specs:
@@ -123,7 +131,10 @@ def report(res, devices, seconds, out=log):
             f"{res.total(dv, 'unpinned')} unpinned order (not required), "
             f"{res.total(dv, 'no-replay')} without a PyTorch replay, "
             f"{res.total(dv, 'unsupported')} this PyTorch cannot run, "
-            f"{res.total(dv, 'refused')} PyTorch refuses")
+            f"{res.total(dv, 'refused')} PyTorch refuses"
+            + (f", {res.total(dv, 'old-pytorch')} as PyTorch >= 2.1 computes them "
+               f"(this PyTorch rounds the scalar first; not required)"
+               if res.total(dv, 'old-pytorch') else ""))
     out("per op kind (identical/replayed; differ, mkl, unpinned where any):")
     for dv in devices:
         for op in ops:
@@ -131,13 +142,13 @@ def report(res, devices, seconds, out=log):
             for dt in dts:
                 c = {v: res.counts[(dv, op, dt, v)] for v in
                      ("identical", "differ", "mkl", "unpinned", "own", "no-replay", "unsupported",
-                      "refused")}
+                      "refused", "old-pytorch")}
                 n = sum(c.values())
                 if not n:
                     continue
                 s = f"{dt} {c['identical']}/{n - c['own']}" if c["own"] < n else f"{dt} own {n}"
                 s += "".join(f" {k} {c[k]}" for k in ("differ", "mkl", "unpinned", "no-replay",
-                                                      "unsupported", "refused")
+                                                      "unsupported", "refused", "old-pytorch")
                              if c[k])
                 cells.append(s)
             if cells:
@@ -184,7 +195,11 @@ def cmd_run(args):
     os.makedirs(work, exist_ok=True)
     t0 = time.time()
     idx = [int(i) for i in args.only.split(",")] if args.only else range(args.probes)
-    specs = [fuzz_gen.probe(args.seed, i, table, args.ops, large=not args.small) for i in idx]
+    extra = fuzz_gen.extra_dtypes(args.bitprobe, devices, work)
+    log("fuzz: cast targets beyond " + "/".join(fuzz_gen.DTYPES) + ": " +
+        (", ".join(extra) or "none (no backend of the run computes them)"))
+    specs = [fuzz_gen.probe(args.seed, i, table, args.ops, large=not args.small,
+                            extra_dtypes=extra) for i in idx]
     specs, res, aside = run_batch(args, specs, work, devices)
     for name, op, msg in aside:
         log(f"dropped (bitprobe refuses it): {name} {op or 'the whole probe'}: {msg}")
