@@ -43,7 +43,7 @@ TAIL=30 step "fuzz $DEVICES: seed $SEED, $PROBES probes, >= $MIN_OPS ops per dev
     WORK="${TMPDIR:-/tmp}/bp-fuzz-$SEED" sh "$HERE/fuzz_gpu.sh"
 TAIL=12 step "fuzz cpu with ATEN_CPU_CAPABILITY=avx2 and --cpu-isa avx2: seed $((SEED + 1))" 0 \
     env OUT="$OUT/fuzz-avx2" SEED=$((SEED + 1)) PROBES=$((PROBES / 3)) MIN_OPS=$((MIN_OPS / 4)) \
-    DEVICES=cpu ISA=avx2 WORK="${TMPDIR:-/tmp}/bp-fuzz-$((SEED + 1))" sh "$HERE/fuzz_gpu.sh"
+    DEVICES=cpu ISA=avx2 MINIMISE_S=60 WORK="${TMPDIR:-/tmp}/bp-fuzz-$((SEED + 1))" sh "$HERE/fuzz_gpu.sh"
 rm -rf "$OUT/regress-bits"
 cp -r "$HERE/regress" "$OUT/regress-bits"
 TAIL=3 step "regressions: PyTorch's bits on $DEVICES written" 0 \

@@ -703,34 +703,50 @@ def validate(specs, d, bitprobe, log=None):
     """Writes every spec to d and lets bitprobe load them all; an op that
     bitprobe refuses (named by file:line) is dropped with its dependants,
     until every probe loads.  Returns the specs that remain and the
-    refusals as (probe, op, message)."""
-    by_name = {s["name"]: s for s in specs}
-    lines = {s["name"]: write(s, d) for s in specs}
-    refused = []
-    for _ in range(20 * len(specs) + 10):
-        p = subprocess.run([bitprobe, "list", "--probes", d], capture_output=True, text=True)
+    refusals as (probe, op, message).  One `bitprobe list` of d when every
+    probe loads; otherwise each probe is loaded alone until it does."""
+    for s in specs:
+        write(s, d)
+    p = subprocess.run([bitprobe, "list", "--probes", d], capture_output=True, text=True)
+    if p.returncode == 0:
+        return list(specs), []
+    one = os.path.join(d, ".one")
+    os.makedirs(one, exist_ok=True)
+    kept, refused = [], []
+    for spec in specs:
+        name = spec["name"]
+        os.remove(os.path.join(d, name + ".yaml"))
+        spec = _load_alone(spec, one, bitprobe, refused, log)
+        os.remove(os.path.join(one, name + ".yaml"))
+        if spec is not None:
+            write(spec, d)
+            kept.append(spec)
+    os.rmdir(one)
+    return kept, refused
+
+
+def _load_alone(spec, one, bitprobe, refused, log):
+    """spec, less the ops bitprobe refuses, loaded alone in directory one;
+    None when nothing is left."""
+    name = spec["name"]
+    for _ in range(len(spec["ops"]) + 1):
+        lines = write(spec, one)
+        p = subprocess.run([bitprobe, "list", "--probes", one], capture_output=True, text=True)
         if p.returncode == 0:
-            return list(by_name.values()), refused
+            return spec
         m = _ERR.search(p.stderr)
         if not m:
             raise RuntimeError("bitprobe list failed without a position: " + p.stderr.strip())
-        name = os.path.basename(m["path"])[:-5]
-        spec, line = by_name[name], int(m["line"])
-        idx = [i for i, ln in enumerate(lines[name]) if ln == line]
+        idx = [i for i, ln in enumerate(lines) if ln == int(m["line"])]
         if not idx:  # the error is not at an op line: the whole probe goes
-            os.remove(os.path.join(d, name + ".yaml"))
-            del by_name[name]
             refused.append((name, None, m["msg"]))
-            continue
+            return None
         op = spec["ops"][idx[0]]
         refused.append((name, op["op"], m["msg"]))
         if log:
             log(f"  refused by bitprobe: {name} {op['op']} ({m['msg']})")
         spec = prune(spec, [op["out"]])
         if not spec["ops"]:
-            os.remove(os.path.join(d, name + ".yaml"))
-            del by_name[name]
-            continue
-        by_name[name] = spec
-        lines[name] = write(spec, d)
-    raise RuntimeError("bitprobe keeps refusing the generated probes")
+            write(spec, one)
+            return None
+    raise RuntimeError(f"bitprobe keeps refusing {name}")
