@@ -10,14 +10,9 @@
 #   DEVICE=cuda sh bench/ledger_overhead.sh
 set -u
 HERE=$(dirname "$0")
-PY=
-for p in "${PYTHON3:-}" python3 /usr/bin/python3; do
-    [ -n "$p" ] && "$p" -c 'import torch' >/dev/null 2>&1 && { PY=$p; break; }
-done
-[ -n "$PY" ] || { echo "SKIP: no Python with torch"; exit 77; }
-echo "== bench/ledger_overhead.sh: the op ledger recorder on a Llama-style forward"
-echo "date: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
-sh "$HERE/commit.sh" "$HERE/.."
+. "$HERE/lib.sh"
+bench_python torch
+bench_header "bench/ledger_overhead.sh: the op ledger recorder on a Llama-style forward"
 devs=${DEVICE:-}
 if [ -z "$devs" ]; then
     devs=cpu

@@ -212,30 +212,68 @@ def operand_list(raw):
     return out
 
 
+def _bool_tensor(g, p, shape):
+    r = g.r
+    name = p.fresh()
+    op = {"out": name, "op": "tensor", "values": [r.randint(0, 1) for _ in range(math.prod(shape))],
+          "shape": list(shape), "dtype": "bool"}
+    return p.add(op, shape, {d: "bool" for d in p.dtypes})
+
+
+def _inputs(g, o, p, spec):
+    """A list operand of an op that is not concat (layer_norm's [x, weight,
+    bias], sdpa's [q, k, v]): a tensor, then tensors of its shape or of its
+    last dimension."""
+    r = g.r
+    x = g.pick(p, lambda b: len(b.shape) >= 1 and b.numel() <= 20000)
+    if x is None:
+        return None
+    ins = [x]
+    for _ in range(r.choice([0, 1, 2, 2, 2, 3])):
+        sh = x.shape if r.random() < 0.5 else x.shape[-1:]
+        same = [b for b in g.readable(p) if b.shape == sh and b is not x]
+        b = r.choice(same) if same and r.random() < 0.3 else g.source(p, sh, g.dtype_spec(True),
+                                                                      True)
+        if b is None:
+            return None
+        ins.append(b)
+    spec["inputs"] = [b.name for b in ins]
+    if fill_keys(g, o, p, spec, x) is False:
+        return None
+    return ins, (x.shape if o["kind"] in ("elemwise", "fused") else None)
+
+
 def generic(g, o, p, spec):
     """Operands and keys of an op from its table entry alone."""
     r = g.r
     opds = operand_list(o.get("operand_list", ""))
     if opds == [("inputs", False)]:
-        return None  # a list operand of an op without a rule: concat has one
+        return _inputs(g, o, p, spec)
+    # `a,b:tensor-or-number` (as `cond,a,b:tensor-or-number`) lets each of
+    # the listed operands be a number, as long as one is a tensor
+    numbers = any(n for _, n in opds)
     ins = []
     base = None
-    for i, (name, num_ok) in enumerate(opds):
-        if name in ("cond", "condition", "mask"):
+    cond = ("cond", "condition", "mask")
+    for name, _ in opds:
+        if name in cond:
             b = g.pick(p, lambda b: all(t == "bool" for t in b.dt.values()) and
                        (base is None or _bcasts(b.shape, base.shape)))
             if b is None:
-                b = g.pick(p, lambda b: base is None or _bcasts(b.shape, base.shape))
+                b = _bool_tensor(g, p, base.shape if base is not None else g.shape(small=True))
+        elif numbers and r.random() < 0.3 and \
+                any(isinstance(spec.get(n), str) for n, _ in opds if n not in cond):
+            spec[name] = g.scalar()  # a number, another operand being a tensor
+            continue
         elif base is None:
             b = g.pick(p)
-        elif num_ok and r.random() < 0.3:
-            spec[name] = g.scalar()
-            continue
         else:
-            same = [c for c in p.bufs if c.shape == base.shape]
+            same = [c for c in g.readable(p) if c.shape == base.shape]
             b = r.choice(same) if same and r.random() < 0.5 else None
             if b is None:
                 sh = g.bcast_of(base.shape) if r.random() < 0.3 else base.shape
+                if o["kind"] == "fused" and r.random() < 0.5:
+                    sh = base.shape[-1:]  # a weight: rms_norm(a, [d], b)
                 b = g.source(p, sh, g.dtype_spec(), False)
         if b is None:
             return None
@@ -244,7 +282,10 @@ def generic(g, o, p, spec):
         spec[name] = b.name
         ins.append(b)
     shape = None
-    if ins and o["kind"] in ("elemwise", "fused"):
+    if not ins:
+        if opds:
+            return None
+    elif o["kind"] in ("elemwise", "fused"):
         shape = ins[0].shape
         for b in ins[1:]:
             if not _bcasts(b.shape, shape) and not _bcasts(shape, b.shape):
@@ -290,11 +331,16 @@ def fill_keys(g, o, p, spec, a, skip=()):
             spec[k] = list(a.shape[-r.randint(1, nd):]) if nd else []
         elif t in ("integers", "dims", "shape"):
             spec[k] = list(g.shape(small=True))
+        elif k == "correction":
+            spec[k] = r.choice([0, 1, 1, 2])
         elif t == "integer":
-            spec[k] = r.choice([0, 1, 1, 2, 3, 5, 8, 16, 100]) if k not in ("correction",) \
-                else r.choice([0, 1, 1, 2])
+            spec[k] = r.choice([0, 1, 1, 2, 3, 5, 8, 16, 100])
         elif t == "number":
             spec[k] = r.choice([1e-5, 1e-6, 1e-12, 1e-3, 0.1]) if k in EPS_KEYS else g.scalar()
+        elif t in ("form", "formulation"):
+            if not o["forms"]:
+                continue
+            spec[k] = r.choice(o["forms"])
         elif t == "dtype":
             spec[k] = r.choice(g.cast_dtypes())
         elif t in ("buffer", "buffer|number") and a is not None:
@@ -308,6 +354,8 @@ def fill_keys(g, o, p, spec, a, skip=()):
             spec[k] = b.name
         else:
             return False  # a key type this generator does not know
+    if o["kind"] == "reduction" and "keepdim" not in keys:
+        return None  # softmax's axis keeps the shape, a sum's would not: not known
     if o["kind"] == "reduction" and a is not None and "axis" in keys and not skip:
         keep = bool(spec.get("keepdim"))
         if "axis" not in spec:
