@@ -6,7 +6,7 @@ recorder used, the ops per forward, the median wall time of each and their
 ratio (target: at most 2x on a GPU) with the recording time per op in
 microseconds, and the ledger's size per forward.
 
-    python3 bench/ledger_overhead.py [--device cpu|cuda] [--preset small|gpu|realistic]
+    python3 bench/ledger_overhead.py [--device cpu|cuda] [--preset tiny|small|gpu|realistic]
                                      [--repeat N]
 """
 import argparse
@@ -28,6 +28,11 @@ import bitprobe_torch  # noqa: E402
 import llama_block  # noqa: E402
 
 PRESETS = {
+    # tensors of a few hundred bytes: the recorder's cost per op that does
+    # not grow with the bytes (Python, kernel launches, the host hash's
+    # torch calls) is what shows
+    "tiny": ["--dim", "16", "--heads", "2", "--hidden", "16", "--layers", "4", "--seq", "4",
+             "--vocab", "16"],
     # a forward of about a tenth of a second on one CPU core
     "small": ["--dim", "256", "--heads", "8", "--hidden", "688", "--layers", "4",
               "--seq", "256", "--vocab", "1024"],
@@ -112,7 +117,8 @@ def main():
     print("forward, median of %d: plain %.4f s, recorded %.4f s: %.2fx, %.1f us per op "
           "(target on a GPU: at most 2x)" % (a.repeat, tp, tr, tr / tp, per_op))
     cp, cr = statistics.median(cpu["plain"]), statistics.median(cpu["recorded"])
-    print("CPU time, median: plain %.4f s, recorded %.4f s: %.2fx" % (cp, cr, cr / cp))
+    print("CPU time, median: plain %.4f s, recorded %.4f s: %.2fx, %.1f us per op" % (
+        cp, cr, cr / cp, 1e6 * (cr - cp) / max(end["records"], 1)))
     return 0
 
 

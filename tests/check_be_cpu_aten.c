@@ -96,7 +96,7 @@ START_TEST(t_arange_float)
     const __typeof__(ar_cases[0]) *c = &ar_cases[_i];
     bp_buf_t out = vec_of(c->dt, c->n);
     ck_assert_int_eq(
-        bp_cpu_arange_fill(&out, c->start, c->step, c->threads, &err), BP_OK);
+        bp_cpu_arange_fill(&out, c->start, c->step, c->threads, true, &err), BP_OK);
     double *want = malloc(c->n * sizeof *want);
     ref_arange(c->dt, c->start, c->step, c->n, c->threads, want);
     for (size_t i = 0; i < c->n; i++)

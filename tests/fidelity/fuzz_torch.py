@@ -312,8 +312,13 @@ def cmd_shipped(args):
     for f in res.refusals:
         log(f"note: {f['probe']} {f['dtype']} {f['out']} ({f['op']}) on {f['device']}: {f['why']}")
     shutil.rmtree(work)
-    log(f"shipped: {len(specs)} probes; exit {1 if res.failures else 0}")
-    return 1 if res.failures else 0
+    noreplay = sorted({op for (_, op, _, v) in res.counts if v == "no-replay"})
+    if noreplay:
+        log("FAIL no PyTorch replay (add to tests/fidelity/probe_torch_ops.py): " +
+            ", ".join(noreplay))
+    rc = 1 if res.failures or noreplay else 0
+    log(f"shipped: {len(specs)} probes; exit {rc}")
+    return rc
 
 
 def main():

@@ -37,10 +37,13 @@ cap = getattr(getattr(torch.backends, "cpu", None), "get_cpu_capability", lambda
 print("PyTorch", torch.__version__, "CUDA", torch.version.cuda, "on", torch.cuda.get_device_name(0) + ";",
       "CPU capability", cap + ", MKL", "yes" if torch.backends.mkl.is_available() else "no")' | tee "$OUT/env.txt"
 
-echo "== the hash on the GPU: compiled kernel and torch ops against the Python reference"
+echo "== the hash on the GPU: compiled kernel and torch ops against the Python reference; the recorder's caches against the bytes"
 "$PY" tests/ledger_torch/hash_check.py --device cuda >"$OUT/hash_check.txt" 2>&1 ||
     fail "hash_check --device cuda (see $OUT/hash_check.txt)"
 cat "$OUT/hash_check.txt"
+"$PY" tests/ledger_torch/cache_check.py --device cuda >"$OUT/cache_check.txt" 2>&1 ||
+    fail "cache_check --device cuda (see $OUT/cache_check.txt)"
+tail -1 "$OUT/cache_check.txt"
 
 echo "== recording: the block on the CPU (every tensor captured), then on CUDA (the ops that diverge captured)"
 # Head dim 128 (dim 512 over 4 heads), as Llama's: RoPE has 64 frequencies,
@@ -138,12 +141,15 @@ grep -q '^  cuda    reproduces B.s bits$' "$OUT/explain.txt" &&
 grep '^verdict:' "$OUT/explain.txt" || fail "explain gave no verdict (see $OUT/explain.txt)"
 ls "$OUT/explain"
 
-echo "== the recorder's overhead (hashes only), at two sizes; the 2x target is judged on 'realistic'"
-# gpu: 4 layers of hidden 2048, 2 x 2048 tokens (a forward of ~15 ms on an
-# H100: the recorder's per-op cost shows); realistic: the same layers at
-# batch 4 x seq 4096 bf16, a small Llama-style model at a realistic batch.
-for preset in gpu realistic; do
-    "$PY" bench/ledger_overhead.py --device cuda --preset $preset >"$OUT/overhead_$preset.txt" 2>&1 ||
+echo "== the recorder's overhead (hashes only), at three sizes; the 2x target is judged on 'realistic'"
+# tiny: tensors of a few hundred bytes (the recorder's cost per op: Python
+# and launches); gpu: 4 layers of hidden 2048, 2 x 2048 tokens (a forward of
+# ~15 ms on an H100); realistic: the same layers at batch 4 x seq 4096 bf16,
+# a small Llama-style model at a realistic batch.
+for preset in tiny gpu realistic; do
+    rep=5; [ $preset = tiny ] && rep=21
+    "$PY" bench/ledger_overhead.py --device cuda --preset $preset --repeat $rep \
+        >"$OUT/overhead_$preset.txt" 2>&1 ||
         fail "bench/ledger_overhead.py --device cuda --preset $preset (see $OUT/overhead_$preset.txt)"
     echo "-- preset $preset"
     cat "$OUT/overhead_$preset.txt"
@@ -163,7 +169,7 @@ echo "== summary"
 cat "$OUT/env.txt"
 echo "first introduced op: $op in module '$mod' ($id, out[0] $dt [$shape])"
 grep '^verdict:' "$OUT/explain.txt"
-for preset in gpu realistic; do
+for preset in tiny gpu realistic; do
     echo "overhead, preset $preset: $(grep '^forward' "$OUT/overhead_$preset.txt" | sed 's/^forward, //')"
 done
 echo "(the 2x target judged on preset realistic)"
