@@ -283,19 +283,24 @@ class _CudaHasher:
 
     SLOTS = 4096
 
-    def __init__(self, dev):
-        compile_kernel = (getattr(torch.cuda, "compile_kernel", None) or
-                          getattr(torch.cuda, "_compile_kernel", None))
-        if compile_kernel is None:
-            raise RuntimeError("this PyTorch has no torch.cuda.compile_kernel")
-        with torch.cuda.device(dev):
-            self.kernel = compile_kernel(_CUDA_SOURCE, "bp_ledger_hash")
-        self.launch_note = None
-        try:
-            self.launcher = _Launcher(self.kernel)
-        except Exception as e:  # compile_kernel's own callable, slower
-            self.launcher = None
-            self.launch_note = str(e).splitlines()[0][:200]
+    def __init__(self, dev, setup=None):
+        """setup: (kernel, launcher, launch_note) of an earlier hasher on dev
+        (compiled once per process), or None to compile."""
+        if setup is not None:
+            self.kernel, self.launcher, self.launch_note = setup
+        else:
+            compile_kernel = (getattr(torch.cuda, "compile_kernel", None) or
+                              getattr(torch.cuda, "_compile_kernel", None))
+            if compile_kernel is None:
+                raise RuntimeError("this PyTorch has no torch.cuda.compile_kernel")
+            with torch.cuda.device(dev):
+                self.kernel = compile_kernel(_CUDA_SOURCE, "bp_ledger_hash")
+            self.launch_note = None
+            try:
+                self.launcher = _Launcher(self.kernel)
+            except Exception as e:  # compile_kernel's own callable, slower
+                self.launcher = None
+                self.launch_note = str(e).splitlines()[0][:200]
         self.dev, self.index = dev, dev.index
         self.slots = torch.zeros(self.SLOTS, dtype=torch.int64, device=dev)
         self.base = self.slots.data_ptr()
@@ -380,6 +385,14 @@ class _Hash:
         self.s, self.nbytes, self.value, self.src, self.slot = s, nbytes, value, src, slot
 
 
+# Once per process (a recorder opened per forward compiles and checks
+# nothing again): (CUDA device, fast_cuda) -> ((kernel, launcher,
+# launch_note) or None for torch ops, notes); host devices whose torch-ops
+# hash passed its self-test.
+_CUDA_SETUP = {}
+_TORCH_CHECKED = set()
+
+
 class Hasher:
     """Hashes tensors where they live; resolve() reads the pending sums back
     in one transfer per device."""
@@ -395,34 +408,48 @@ class Hasher:
 
     def _cuda_for(self, dev):
         if dev not in self.cuda:
-            h = None
-            if self.fast_cuda:
-                try:
-                    h = _CudaHasher(dev)
-                    err = self._selftest_cuda(h)
-                    if err and h.launcher is not None:
-                        # the direct launch failed: compile_kernel's callable
-                        self.notes.append("direct launch of the CUDA hash kernel failed (%s): "
-                                          "compile_kernel's launcher used" % err)
-                        h.launcher = None
-                        err = self._selftest_cuda(h)
-                    if err:
-                        self.notes.append("CUDA hash kernel disagrees (%s): torch ops used" % err)
-                        h = None
-                except Exception as e:  # no NVRTC, old PyTorch: torch ops
-                    self.notes.append("CUDA hash kernel unavailable (%s): torch ops used" %
-                                      str(e).splitlines()[0][:200])
-                    h = None
-            if h is None:
-                err = _selftest(self._torch_partial, dev)
-                if err:
-                    raise RuntimeError("bitprobe_torch: " + err)
+            key = (dev, self.fast_cuda)
+            setup = _CUDA_SETUP.get(key)
+            if setup is not None:  # compiled and checked by an earlier recorder
+                h = _CudaHasher(dev, setup[0]) if setup[0] else None
+                notes = setup[1]
+            else:
+                h, notes = self._cuda_setup(dev)
+                _CUDA_SETUP[key] = ((h.kernel, h.launcher, h.launch_note) if h else None, notes)
+            self.notes.extend(notes)
             self.cuda[dev] = h
             self.paths[str(dev)] = "cuda-kernel" if h else "torch-ops"
-            if h is not None and h.launch_note:
-                self.notes.append("no direct launch of the CUDA hash kernel (%s): "
-                                  "compile_kernel's launcher used" % h.launch_note)
         return self.cuda[dev]
+
+    def _cuda_setup(self, dev):
+        """The hasher for dev (None: torch ops), both checked against the
+        reference, and notes on what was not used."""
+        h, notes = None, []
+        if self.fast_cuda:
+            try:
+                h = _CudaHasher(dev)
+                err = self._selftest_cuda(h)
+                if err and h.launcher is not None:
+                    # the direct launch failed: compile_kernel's callable
+                    notes.append("direct launch of the CUDA hash kernel failed (%s): "
+                                 "compile_kernel's launcher used" % err)
+                    h.launcher = None
+                    err = self._selftest_cuda(h)
+                if err:
+                    notes.append("CUDA hash kernel disagrees (%s): torch ops used" % err)
+                    h = None
+            except Exception as e:  # no NVRTC, old PyTorch: torch ops
+                notes.append("CUDA hash kernel unavailable (%s): torch ops used" %
+                             str(e).splitlines()[0][:200])
+                h = None
+        if h is None:
+            err = _selftest(self._torch_partial, dev)
+            if err:
+                raise RuntimeError("bitprobe_torch: " + err)
+        elif h.launch_note:
+            notes.append("no direct launch of the CUDA hash kernel (%s): compile_kernel's "
+                         "launcher used" % h.launch_note)
+        return h, notes
 
     @staticmethod
     def _selftest_cuda(h):
@@ -460,9 +487,11 @@ class Hasher:
             self.pending.append(hh)
             return hh
         if dev not in self.checked:
-            err = _selftest(self._torch_partial, dev)
-            if err:
-                raise RuntimeError("bitprobe_torch: " + err)
+            if dev not in _TORCH_CHECKED:
+                err = _selftest(self._torch_partial, dev)
+                if err:
+                    raise RuntimeError("bitprobe_torch: " + err)
+                _TORCH_CHECKED.add(dev)
             self.paths[str(dev)] = "torch-ops"
             self.checked.add(dev)
         # Synchronous on the host: the value now.

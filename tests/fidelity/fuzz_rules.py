@@ -220,20 +220,34 @@ def _bool_tensor(g, p, shape):
     return p.add(op, shape, {d: "bool" for d in p.dtypes})
 
 
+def _float(b):
+    return all(t in ("fp32", "bf16", "fp16", "fp64") for t in b.dt.values())
+
+
+def _dspec_like(p, b):
+    """A source's dtype spec giving b's dtype in every run dtype."""
+    if all(b.dt[d] == d for d in p.dtypes):
+        return "$dtype"
+    kinds = set(b.dt.values())
+    return kinds.pop() if len(kinds) == 1 else "$dtype"
+
+
 def _inputs(g, o, p, spec):
     """A list operand of an op that is not concat (layer_norm's [x, weight,
     bias], sdpa's [q, k, v]): a tensor, then tensors of its shape or of its
     last dimension."""
     r = g.r
-    x = g.pick(p, lambda b: len(b.shape) >= 1 and b.numel() <= 20000)
+    same = r.random() < 0.5  # [q, k, v] all alike, else [x, weight, bias]
+    x = g.pick(p, lambda b: len(b.shape) >= (2 if same else 1) and b.numel() <= 20000 and
+               _float(b))
     if x is None:
         return None
+    ds = _dspec_like(p, x)  # fused ops take one float dtype
     ins = [x]
-    for _ in range(r.choice([0, 1, 2, 2, 2, 3])):
-        sh = x.shape if r.random() < 0.5 else x.shape[-1:]
-        same = [b for b in g.readable(p) if b.shape == sh and b is not x]
-        b = r.choice(same) if same and r.random() < 0.3 else g.source(p, sh, g.dtype_spec(True),
-                                                                      True)
+    for _ in range(2 if r.random() < 0.7 else r.choice([0, 1, 3])):
+        sh = x.shape if same else x.shape[-1:]
+        like = [b for b in g.readable(p) if b.shape == sh and b is not x and b.dt == x.dt]
+        b = r.choice(like) if like and r.random() < 0.3 else g.source(p, sh, ds, True)
         if b is None:
             return None
         ins.append(b)
@@ -266,15 +280,19 @@ def generic(g, o, p, spec):
             spec[name] = g.scalar()  # a number, another operand being a tensor
             continue
         elif base is None:
-            b = g.pick(p)
+            fused = o["kind"] == "fused"  # one float dtype, at least one dimension
+            b = g.pick(p, lambda b: not fused or (_float(b) and len(b.shape) >= 1))
         else:
             same = [c for c in g.readable(p) if c.shape == base.shape]
             b = r.choice(same) if same and r.random() < 0.5 else None
             if b is None:
                 sh = g.bcast_of(base.shape) if r.random() < 0.3 else base.shape
-                if o["kind"] == "fused" and r.random() < 0.5:
-                    sh = base.shape[-1:]  # a weight: rms_norm(a, [d], b)
-                b = g.source(p, sh, g.dtype_spec(), False)
+                ds = g.dtype_spec()
+                if o["kind"] == "fused":
+                    ds = _dspec_like(p, base)
+                    if r.random() < 0.5:
+                        sh = base.shape[-1:]  # a weight: rms_norm(a, [d], b)
+                b = g.source(p, sh, ds, False)
         if b is None:
             return None
         if base is None:
