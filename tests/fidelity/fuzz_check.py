@@ -27,7 +27,7 @@ import os
 import torch
 
 import refio
-from probe_torch_ops import DT, bits, mismatches, run_op
+from probe_torch_ops import DT, bits, dtype, mismatches, run_op
 
 # aten/src/ATen/cpu/vml.h: IMPLEMENT_VML_MKL (float and double only), for
 # the kernels that call vml::v<op> (UnaryOpsKernel.cpp).
@@ -78,7 +78,7 @@ def _dt_out(op, run_dtype):
     d = op.get("dtype")
     if d is None:
         return None
-    return DT[run_dtype if d == "$dtype" else d]
+    return dtype(run_dtype if d == "$dtype" else d)
 
 
 def replay_op(op, bufs, dt_out, device, saved):
@@ -115,19 +115,22 @@ def check_probe(spec, bundle, device, res, log=print, keep=None):
     data = refio.st_tensors(path)
     tdev = "cuda" if device == "cuda" else "cpu"
     for d in spec["dtypes"]:
-        bufs = {}
+        bufs, fp8_bytes = {}, set()  # fp8 buffers this torch holds as bytes
         for i, op in enumerate(spec["ops"]):
             key = f"{op['out']}.{d}"
             mine = data.get(key)
             if mine is None:
                 raise RuntimeError(f"{path}: buffer {key} missing (save with --intermediates)")
-            dt_out = _dt_out(op, d)
             counted = keep is None or keep(i)
             verdict = None
             if op["op"] == "uniform":
                 verdict = "own"
             else:
                 try:
+                    reads = [op.get(x) for x in ("a", "b", "cond")] + list(op.get("inputs", []))
+                    if any(isinstance(v, str) and v in fp8_bytes for v in reads):
+                        raise NotImplementedError("fp8 not implemented for this PyTorch")
+                    dt_out = _dt_out(op, d)
                     t, required = replay_op(op, bufs, dt_out, tdev, mine.to(tdev))
                 except ValueError as e:
                     if "no PyTorch counterpart" not in str(e):
@@ -155,8 +158,11 @@ def check_probe(spec, bundle, device, res, log=print, keep=None):
                     if counted:
                         res.failures.append(_failure(spec, d, i, op, device, mine, t, None, n))
             if counted:
-                res.add(device, op["op"], NAMES.get(mine.dtype, str(mine.dtype)), verdict)
+                res.add(device, op["op"], refio.FP8_AS_BYTES.get(key) or
+                        NAMES.get(mine.dtype, str(mine.dtype)), verdict)
             bufs[op["out"]] = mine.to(tdev)
+            if key in refio.FP8_AS_BYTES:
+                fp8_bytes.add(op["out"])
     return True
 
 

@@ -26,6 +26,9 @@ import subprocess
 RUN_DTYPES = ["fp32", "bf16", "fp16"]
 SOURCES = ("tensor", "arange", "uniform")  # the creation ops drawn
 DTYPES = ["fp32", "bf16", "fp16", "fp64", "i64", "i32"]
+# Dtypes only some ops take (op flags bool, fp8): casts make them, the
+# comparisons make bool, where reads it; the layout ops move them.
+STORAGE = ["bool", "fp8_e4m3", "fp8_e5m2"]
 FLOATS = ("fp32", "bf16", "fp16", "fp64")
 INF, NAN = float("inf"), float("nan")
 
@@ -83,7 +86,7 @@ def _fmt(v):
     return fmt_num(v)
 
 
-KEY_ORDER = ["out", "op", "a", "b", "inputs", "values", "shape", "start", "end", "step", "seed",
+KEY_ORDER = ["out", "op", "cond", "a", "b", "inputs", "values", "shape", "start", "end", "step", "seed",
              "stream", "low", "high", "axis", "keepdim", "dtype", "formulation"]
 
 
@@ -204,6 +207,7 @@ class Gen:
         self.creation = {o["name"] for o in table if o["kind"] == "creation"}
         self.max_numel = max_numel
         self.large = large
+        self.cur = None  # the op being drawn
 
     # -- values ---------------------------------------------------------
     def decimal(self):
@@ -334,8 +338,18 @@ class Gen:
         return p.add(op, (n,), dts)
 
     # -- ops ------------------------------------------------------------
+    def takes(self, b):
+        """Whether the op being drawn may read buffer b: bool and fp8
+        buffers only reach the ops whose flags say they take them."""
+        flags = self.cur["flags"] if self.cur else set()
+        for dt in b.dt.values():
+            if (dt == "bool" and "bool" not in flags) or \
+                    (dt.startswith("fp8") and "fp8" not in flags):
+                return False
+        return True
+
     def pick(self, p, pred=lambda b: True):
-        c = [b for b in p.bufs if b.shape is not None and pred(b)]
+        c = [b for b in p.bufs if b.shape is not None and pred(b) and self.takes(b)]
         return self.r.choice(c) if c else None
 
     def result(self, op, p, ins, scalar_is_int=None):
@@ -355,6 +369,8 @@ class Gen:
                 dt = ds[0] if ds[0] in FLOATS else "i64"
             elif rule == "f32":
                 dt = "fp32"
+            elif rule == "bool":
+                dt = "bool"
             else:
                 dt = ds[0] if ds else "fp32"
             if "float_fn" in flags and dt not in FLOATS:
@@ -365,6 +381,7 @@ class Gen:
     def op(self, p):
         r = self.r
         o = r.choice(self.table)
+        self.cur = o
         name, opd = o["name"], o["operands"]
         spec = {"out": None, "op": name}
         ins = []
@@ -393,7 +410,7 @@ class Gen:
                 return None
             mode = r.random() if opd == "ab_ts" else 0.0
             if mode < 0.5:
-                same = [b for b in p.bufs if b.shape == a.shape]
+                same = [b for b in p.bufs if b.shape == a.shape and self.takes(b)]
                 b = r.choice(same) if same and r.random() < 0.6 else None
                 if b is None and o["kind"] == "elemwise" and r.random() < 0.4:
                     b = self.source(p, self.bcast_of(a.shape), self.dtype_spec(), False)
@@ -420,6 +437,11 @@ class Gen:
                     spec.update(a=a.name, b=s)
                 else:
                     spec.update(a=s, b=a.name)
+        elif opd == "cond_ab":  # where(cond, a, b)
+            res = self.where(p, spec)
+            if res is None:
+                return None
+            ins, shape, scalar_int = res
         elif opd == "inputs":
             a = self.pick(p, lambda b: len(b.shape) >= 1)
             if a is None:
@@ -460,12 +482,19 @@ class Gen:
                 return None
         if o["forms"] and r.random() < 0.6:
             spec["formulation"] = r.choice(o["forms"] + ["default"])
-        dts = self.result(o, p, ins, scalar_int)
+        dts = self.result(o, p, ins, scalar_int) if ins else {}
+        if name == "where" and not ins:  # two numbers: i64, or fp32 if one is a float
+            f = any(isinstance(spec[k], float) for k in ("a", "b"))
+            dts = {d: "fp32" if f else "i64" for d in p.dtypes}
         if name == "cast" or "dtype" in o["required"]:
-            ds = r.choice(DTYPES)
+            ds = r.choice(DTYPES + STORAGE if name == "cast" else DTYPES)
             spec["dtype"] = ds
             dts = {d: ds for d in p.dtypes}
-        elif r.random() < 0.06:
+        elif name == "sum" and r.random() < 0.3 and \
+                all(ins[0].dt[d] in ("bf16", "fp16") for d in p.dtypes):
+            spec["dtype"] = "fp32"  # torch.sum(x, dtype=torch.float32)
+            dts = {d: "fp32" for d in p.dtypes}
+        elif o["rule"] != "bool" and r.random() < 0.06:
             float_only = "float_fn" in o["flags"]
             ds = self.dtype_spec(float_only)
             nums = [v for v in (spec.get("a"), spec.get("b")) if isinstance(v, (int, float))]
@@ -480,6 +509,40 @@ class Gen:
         if shape is not None and math.prod(shape) > self.max_numel:
             return None
         return p.add(spec, shape, dts)
+
+    def where(self, p, spec):
+        """cond (a bool buffer: an earlier one, or a comparison made here),
+        a and b (buffers broadcasting with it, or numbers); returns (tensor
+        operands, shape, whether a lone number is an int) or None."""
+        r = self.r
+        cond = self.pick(p, lambda b: all(v == "bool" for v in b.dt.values()))
+        if cond is None or r.random() < 0.3:
+            x = self.pick(p, lambda b: all(v in DTYPES for v in b.dt.values()))
+            if x is None:
+                return None
+            s = self.scalar(for_int=any(v not in FLOATS for v in x.dt.values()))
+            cmp = r.choice(["lt", "le", "gt", "ge", "eq", "ne"])
+            cond = p.add({"out": p.fresh(), "op": cmp, "a": x.name, "b": s}, x.shape,
+                         {d: "bool" for d in p.dtypes})
+        ins, shape, nums = [], cond.shape, []
+        for key in ("a", "b"):
+            k = r.random()
+            if k < 0.35:
+                v = self.scalar()
+                spec[key] = v
+                nums.append(v)
+                continue
+            like = [b for b in p.bufs if b.shape == cond.shape and b is not cond and
+                    all(v in DTYPES for v in b.dt.values())]
+            t = r.choice(like) if like and k < 0.7 else \
+                self.source(p, self.bcast_of(cond.shape) if r.random() < 0.4 else cond.shape)
+            if t is None:
+                return None
+            spec[key] = t.name
+            ins.append(t)
+            shape = broadcast(shape, t.shape)
+        spec["cond"] = cond.name
+        return ins, shape, (isinstance(nums[0], int) if len(nums) == 1 else None)
 
     def bcast_of(self, shape):
         """A shape that broadcasts against shape (torch.broadcast_shapes):
@@ -615,7 +678,7 @@ def prune(spec, drop):
     gone = set(drop)
     ops = []
     for op in spec["ops"]:
-        reads = [op.get("a"), op.get("b")] + list(op.get("inputs", []))
+        reads = [op.get("a"), op.get("b"), op.get("cond")] + list(op.get("inputs", []))
         if op["out"] in gone or any(isinstance(x, str) and x in gone for x in reads):
             gone.add(op["out"])
             continue

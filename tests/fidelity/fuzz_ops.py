@@ -8,16 +8,19 @@ same facts for the ops of src/op.h at the time it was written.
 
 Each op becomes a dict:
   name      the YAML `op:` value
-  operands  none | a | ab | ab_ts | inputs
+  operands  none | a | ab | ab_ts | inputs | cond_ab (where: a bool cond,
+            a and b each a tensor or a number)
   keys      {key name: type} beyond operands, out, op, dtype, formulation
             (type: number, numbers, integer, shape, dtype, buffer, buffers)
   required  key names that must be present
   forms     formulation names besides `default`
   kind      creation | elemwise | layout | reduction | fused
   flags     set of: float_fn (integer results become fp32), int (integer
-            dtypes computed)
+            dtypes computed), bool (reads or makes bool), fp8 (reads or makes
+            fp8)
   rule      the result dtype without `dtype:`: literal, f32, same, promote,
-            acc (integers sum to i64), matmul (one float dtype, no promotion)
+            acc (integers sum to i64), matmul (one float dtype, no promotion),
+            bool (comparisons)
   backends  the backends that implement it
 """
 import json
@@ -55,11 +58,11 @@ BUILTIN = [
 ]
 
 # Keys every op has, or that the generator sets from the operands' class.
-_IMPLIED = {"out", "op", "a", "b", "inputs", "dtype", "formulation"}
+_IMPLIED = {"out", "op", "a", "b", "inputs", "cond", "dtype", "formulation"}
 
 
 _OPERANDS = {"none": "none", "a": "a", "a,b": "ab", "a,b:tensor-or-number": "ab_ts",
-             "inputs": "inputs"}
+             "inputs": "inputs", "cond,a,b:tensor-or-number": "cond_ab"}
 _KINDS = {"elementwise": "elemwise"}
 _RULES = {"fp32": "f32", "accumulate": "acc"}
 
@@ -78,7 +81,7 @@ def _norm(entry):
         "name": entry["name"],
         "operands": _OPERANDS.get(opd, opd),
         "keys": keys,
-        "required": [k for k in required if k not in ("a", "b", "inputs")],
+        "required": [k for k in required if k not in ("a", "b", "inputs", "cond")],
         "forms": [f for f in entry.get("formulations", []) if f != "default"],
         "kind": _KINDS.get(entry.get("kind", ""), entry.get("kind", "elemwise")),
         "flags": {str(f).lower() for f in entry.get("flags", [])},

@@ -7,12 +7,30 @@ that torch imports."""
 import torch
 
 DT = {"fp32": torch.float32, "bf16": torch.bfloat16, "fp16": torch.float16,
-      "fp64": torch.float64, "i64": torch.int64, "i32": torch.int32}
+      "fp64": torch.float64, "i64": torch.int64, "i32": torch.int32, "bool": torch.bool}
+# The fp8 dtypes came with PyTorch 2.1: where they are missing, an op that
+# names one raises NotImplementedError ("not implemented for"), which the
+# fuzzer's checker counts as unsupported.
+FP8 = {"fp8_e4m3": "float8_e4m3fn", "fp8_e5m2": "float8_e5m2"}
+for _k, _v in FP8.items():
+    if hasattr(torch, _v):
+        DT[_k] = getattr(torch, _v)
+
+
+def dtype(name):
+    """The torch dtype of a bitprobe dtype name."""
+    if name in FP8 and name not in DT:
+        raise NotImplementedError(f"{name} not implemented for PyTorch {torch.__version__}")
+    return DT[name]
 # ATen's opmath_type: the type bf16 and f16 compute in.
 OPMATH = {torch.bfloat16: torch.float32, torch.float16: torch.float32}
 UNARY = {"reciprocal": torch.reciprocal, "exp": torch.exp, "log": torch.log,
          "sin": torch.sin, "cos": torch.cos, "tanh": torch.tanh, "sqrt": torch.sqrt,
          "rsqrt": torch.rsqrt, "neg": torch.neg}
+
+
+COMPARE = {"lt": lambda a, b: a < b, "le": lambda a, b: a <= b, "gt": lambda a, b: a > b,
+           "ge": lambda a, b: a >= b, "eq": lambda a, b: a == b, "ne": lambda a, b: a != b}
 
 
 def param(v, params):
@@ -122,6 +140,11 @@ def run_op(op, params, bufs, dt_out, device, uniform):
         return fn(a, b), True
     if k in UNARY:
         return UNARY[k](operand(op["a"], params, bufs)), True
+    if k in COMPARE:  # Python's operators take a number on either side
+        return COMPARE[k](operand(op["a"], params, bufs), operand(op["b"], params, bufs)), True
+    if k == "where":
+        return torch.where(operand(op["cond"], params, bufs), operand(op["a"], params, bufs),
+                           operand(op["b"], params, bufs)), True
     if k == "outer":
         return torch.outer(operand(op["a"], params, bufs), operand(op["b"], params, bufs)), True
     if k == "concat":
@@ -178,6 +201,8 @@ def bits(t):
         return t.view(torch.int32), t.isnan()
     if t.dtype == torch.float64:
         return t.view(torch.int64), t.isnan()
+    if t.dtype in [DT[k] for k in FP8 if k in DT]:
+        return t.view(torch.uint8), t.float().isnan()
     return t, torch.zeros_like(t, dtype=torch.bool)
 
 
