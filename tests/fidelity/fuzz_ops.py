@@ -8,19 +8,18 @@ same facts for the ops of src/op.h at the time it was written.
 
 Each op becomes a dict:
   name      the YAML `op:` value
-  operands  none | a | ab | ab_ts | inputs | cond_ab (where: a bool cond,
-            a and b each a tensor or a number)
+  operands  none | a | ab | ab_ts | inputs, or the listing's own words
+            for another operand list (e.g. cond,a,b)
+  operand_list  the listing's operand list as written (a,b:tensor-or-number)
   keys      {key name: type} beyond operands, out, op, dtype, formulation
             (type: number, numbers, integer, shape, dtype, buffer, buffers)
   required  key names that must be present
   forms     formulation names besides `default`
   kind      creation | elemwise | layout | reduction | fused
   flags     set of: float_fn (integer results become fp32), int (integer
-            dtypes computed), bool (reads or makes bool), fp8 (reads or makes
-            fp8)
+            dtypes computed)
   rule      the result dtype without `dtype:`: literal, f32, same, promote,
-            acc (integers sum to i64), matmul (one float dtype, no promotion),
-            bool (comparisons)
+            acc (integers sum to i64), matmul (one float dtype, no promotion)
   backends  the backends that implement it
 """
 import json
@@ -58,13 +57,15 @@ BUILTIN = [
 ]
 
 # Keys every op has, or that the generator sets from the operands' class.
-_IMPLIED = {"out", "op", "a", "b", "inputs", "cond", "dtype", "formulation"}
+_IMPLIED = {"out", "op", "a", "b", "inputs", "dtype", "formulation"}
 
 
 _OPERANDS = {"none": "none", "a": "a", "a,b": "ab", "a,b:tensor-or-number": "ab_ts",
-             "inputs": "inputs", "cond,a,b:tensor-or-number": "cond_ab"}
+             "inputs": "inputs"}
 _KINDS = {"elementwise": "elemwise"}
 _RULES = {"fp32": "f32", "accumulate": "acc"}
+_OPERAND_LISTS = {"none": "none", "a": "a", "ab": "a,b", "ab_ts": "a,b:tensor-or-number",
+                  "inputs": "inputs"}
 
 
 def _norm(entry):
@@ -80,8 +81,9 @@ def _norm(entry):
     return {
         "name": entry["name"],
         "operands": _OPERANDS.get(opd, opd),
+        "operand_list": opd,
         "keys": keys,
-        "required": [k for k in required if k not in ("a", "b", "inputs", "cond")],
+        "required": [k for k in required if k not in ("a", "b", "inputs")],
         "forms": [f for f in entry.get("formulations", []) if f != "default"],
         "kind": _KINDS.get(entry.get("kind", ""), entry.get("kind", "elemwise")),
         "flags": {str(f).lower() for f in entry.get("flags", [])},
@@ -92,8 +94,9 @@ def _norm(entry):
 
 
 def builtin():
-    return [{"name": n, "operands": o, "keys": k, "required": r, "forms": f, "kind": kd,
-             "flags": set(fl), "rule": ru, "backends": {"cpu", "cuda"}, "torch": ""}
+    return [{"name": n, "operands": o, "operand_list": _OPERAND_LISTS[o], "keys": k,
+             "required": r, "forms": f, "kind": kd, "flags": set(fl), "rule": ru,
+             "backends": {"cpu", "cuda"}, "torch": ""}
             for n, o, k, r, f, kd, fl, ru in BUILTIN]
 
 

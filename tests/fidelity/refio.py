@@ -19,29 +19,26 @@ import io
 import json
 import struct
 
-ST_DTYPES = {"F64": 8, "F32": 4, "BF16": 2, "F16": 2, "I64": 8, "I32": 4, "BOOL": 1,
-             "F8_E4M3": 1, "F8_E5M2": 1}
-NAN_CANON = {"F64": 0x7FF8000000000000, "F32": 0x7FC00000, "BF16": 0x7FFF, "F16": 0x7FFF,
-             "F8_E5M2": 0x7F}
-EXP_MASK = {"F64": (0x7FF0000000000000, 0x000FFFFFFFFFFFFF), "F32": (0x7F800000, 0x007FFFFF),
-            "BF16": (0x7F80, 0x007F), "F16": (0x7C00, 0x03FF), "F8_E5M2": (0x7C, 0x03)}
+ST_DTYPES = {"F64": 8, "F32": 4, "BF16": 2, "F16": 2, "I64": 8, "I32": 4, "I16": 2, "I8": 1,
+             "U8": 1, "BOOL": 1, "F8_E4M3": 1, "F8_E5M2": 1}
+# safetensors' names of torch's dtypes (fp8: PyTorch 2.1 and later).
+_TORCH_ST = {"float64": "F64", "float32": "F32", "bfloat16": "BF16", "float16": "F16",
+             "int64": "I64", "int32": "I32", "int16": "I16", "int8": "I8", "uint8": "U8",
+             "bool": "BOOL", "float8_e4m3fn": "F8_E4M3", "float8_e5m2": "F8_E5M2"}
 
 
-def torch_dtypes():
-    """{safetensors name: torch dtype} for the dtypes this torch has (the
-    fp8 ones came with PyTorch 2.1)."""
+def _st_torch():
+    """{safetensors dtype name: torch dtype} for the dtypes this torch has."""
     import torch
-    d = {"F64": torch.float64, "F32": torch.float32, "BF16": torch.bfloat16,
-         "F16": torch.float16, "I64": torch.int64, "I32": torch.int32, "BOOL": torch.bool}
-    for name, attr in (("F8_E4M3", "float8_e4m3fn"), ("F8_E5M2", "float8_e5m2")):
-        if hasattr(torch, attr):
-            d[name] = getattr(torch, attr)
-    return d
+    return {st: getattr(torch, attr) for attr, st in _TORCH_ST.items() if hasattr(torch, attr)}
+NAN_CANON = {"F64": 0x7FF8000000000000, "F32": 0x7FC00000, "BF16": 0x7FFF, "F16": 0x7FFF}
+EXP_MASK = {"F64": (0x7FF0000000000000, 0x000FFFFFFFFFFFFF), "F32": (0x7F800000, 0x007FFFFF),
+            "BF16": (0x7F80, 0x007F), "F16": (0x7C00, 0x03FF)}
 
 
 def st_name(t):
     """The safetensors dtype name of a torch tensor."""
-    return {v: k for k, v in torch_dtypes().items()}[t.dtype]
+    return {v: k for k, v in _st_torch().items()}[t.dtype]
 
 
 def raw_bytes(t):
@@ -98,24 +95,14 @@ def st_read(path):
 
 
 def st_tensors(path):
-    """The file's tensors as torch tensors, {name: tensor}; an fp8 tensor
-    on a torch without fp8 comes as its bytes (uint8), its name and dtype
-    kept in FP8_AS_BYTES."""
+    """The file's tensors as torch tensors, {name: tensor}."""
     import torch
-    dts = torch_dtypes()
-    for name in ("F8_E4M3", "F8_E5M2"):
-        dts.setdefault(name, torch.uint8)
-    FP8_AS_BYTES.clear()
+    dts = _st_torch()
     out = {}
     for name, (dt, shape, raw) in st_read(path)[0].items():
         t = torch.frombuffer(bytearray(raw), dtype=dts[dt]) if raw else torch.empty(0, dtype=dts[dt])
         out[name] = t.reshape(shape)
-        if dt.startswith("F8") and dts[dt] == torch.uint8:
-            FP8_AS_BYTES[name] = "fp8_e4m3" if dt == "F8_E4M3" else "fp8_e5m2"
     return out
-
-
-FP8_AS_BYTES = {}  # tensor name -> its fp8 dtype, where read as bytes
 
 
 def elements(dtype, raw):
