@@ -27,6 +27,10 @@ RUN_DTYPES = ["fp32", "bf16", "fp16"]
 SOURCES = ("tensor", "arange", "uniform")  # the creation ops drawn
 DTYPES = ["fp32", "bf16", "fp16", "fp64", "i64", "i32"]
 FLOATS = ("fp32", "bf16", "fp16", "fp64")
+# Ops of the table whose operands or result shape the generic rules do not
+# give: a rule each in Gen.fused, or the input's shape kept (along an axis).
+FUSED_SHAPES = ("bmm", "rms_norm", "layer_norm", "sdpa")
+SHAPE_KEEPING = ("softmax", "log_softmax", "cumsum")
 INF, NAN = float("inf"), float("nan")
 
 # Python numbers as users write them, then the edges.
@@ -380,6 +384,11 @@ class Gen:
                 return None
             ins, shape = [a, b], (m, n)
             spec.update(a=a.name, b=b.name)
+        elif name in FUSED_SHAPES:
+            got = self.fused(p, name, spec)
+            if got is None:
+                return None
+            ins, shape = got
         elif name == "outer":
             a = self.pick(p, lambda b: len(b.shape) == 1 and b.numel() <= 512)
             b = self.pick(p, lambda b: len(b.shape) == 1 and b.numel() <= 512)
@@ -481,6 +490,55 @@ class Gen:
             return None
         return p.add(spec, shape, dts)
 
+    def fused(self, p, name, spec):
+        """bmm, rms_norm, layer_norm, sdpa: operands of one float dtype in
+        the shapes the op needs; returns (inputs, result shape)."""
+        r = self.r
+        ds = self.dtype_spec(float_only=True)
+        pick = lambda: r.choice([1, 2, 3, 8, 17, 32, 64, 100])
+        if name == "bmm":
+            B, m, k, n = r.choice([1, 2, 3]), pick(), pick(), pick()
+            a, b = self.source(p, (B, m, k), ds, True), self.source(p, (B, k, n), ds, True)
+            if a is None or b is None:
+                return None
+            spec.update(a=a.name, b=b.name)
+            return [a, b], (B, m, n)
+        if name in ("rms_norm", "layer_norm"):
+            h = r.choice([1, 7, 8, 16, 33, 64, 128, 512, 4096])
+            lead = r.choice([(), (1,), (3,), (2, 5)])
+            x = self.source(p, lead + (h,), ds, True)
+            w = self.source(p, (h,), ds, True)
+            if x is None or w is None:
+                return None
+            if r.random() < 0.5:
+                spec["eps"] = r.choice([1e-5, 1e-6, 0.001])
+            if name == "rms_norm":
+                spec.update(a=x.name, b=w.name)
+                return [x, w], x.shape
+            ins = [x, w] if r.random() < 0.8 else [x]
+            if len(ins) == 2 and r.random() < 0.7:
+                b = self.source(p, (h,), ds, True)
+                if b is None:
+                    return None
+                ins.append(b)
+            spec["inputs"] = [t.name for t in ins]
+            return ins, x.shape
+        lead = r.choice([(1,), (2,), (2, 3)])
+        L, S, E, Ev = pick(), pick(), r.choice([8, 16, 64]), r.choice([8, 16, 64])
+        if r.random() < 0.5:
+            S = L
+        q = self.source(p, lead + (L, E), ds, True)
+        k = self.source(p, lead + (S, E), ds, True)
+        v = self.source(p, lead + (S, Ev), ds, True)
+        if q is None or k is None or v is None:
+            return None
+        spec["inputs"] = [q.name, k.name, v.name]
+        if r.random() < 0.5:
+            spec["is_causal"] = True
+        if r.random() < 0.2:
+            spec["scale"] = r.choice([0.125, 0.3, 1.0])
+        return [q, k, v], lead + (L, Ev)
+
     def bcast_of(self, shape):
         """A shape that broadcasts against shape (torch.broadcast_shapes):
         a suffix of it, some dimensions 1, or 0-D."""
@@ -525,6 +583,13 @@ class Gen:
                 spec["step"] = st
             first, length = _slice(s, e, st, dim)
             return tuple(length if i == ax else a.shape[i] for i in range(nd))
+        if name == "var" and r.random() < 0.5:
+            spec["correction"] = r.choice([0, 1, 2])
+        if name in SHAPE_KEEPING:  # along an axis, one result per element
+            if nd == 0 and r.random() < 0.5:
+                return False
+            spec["axis"] = r.randrange(max(nd, 1)) - (nd if r.random() < 0.3 and nd else 0)
+            return a.shape
         if "axis" in o["keys"]:
             keep = "keepdim" in o["keys"] and r.random() < 0.3
             if keep:
