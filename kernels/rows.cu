@@ -4,8 +4,8 @@
  * row alone; where PyTorch's kernel has a fixed order that one thread can
  * replay, the thread replays it:
  *
- * softmax, log_softmax over the last axis with len <= 2048 and len *
- *   sizeof(dtype) <= 8192 (SoftMax.cu host_softmax takes the persistent
+ * softmax, log_softmax where nothing follows the axis (inner size 1) and
+ *   len <= 2048, len * sizeof(dtype) <= 8192 (SoftMax.cu host_softmax takes the persistent
  *   kernel there: PersistentSoftmax.cuh softmax_warp_forward): W = min(32,
  *   next power of two of len) lanes; lane l holds x[l + it*W] for it <
  *   next_pow2 / W (-inf past the end), its max from its first element

@@ -220,12 +220,18 @@ def _mean(op, P, A, ins, device):
 
 def _softmax_required(a, ax, device):
     """bitprobe's CUDA kernel is PyTorch's where host_softmax takes the
-    persistent kernel: the last axis, <= 2048 values of <= 8 KiB."""
+    persistent kernel: nothing after the axis (inner size 1), <= 2048
+    values of <= 8 KiB."""
     if device == "cpu":
         return True
-    n = a.shape[ax] if a.dim() else 1
-    return (a.dim() == 0 or ax % a.dim() == a.dim() - 1) and n <= 2048 and \
-        n * a.element_size() <= 8192
+    if a.dim() == 0:
+        return True
+    ax %= a.dim()
+    inner = 1
+    for d in a.shape[ax + 1:]:
+        inner *= d
+    n = a.shape[ax]
+    return inner == 1 and n <= 2048 and n * a.element_size() <= 8192
 
 
 def _rms_norm(op, P, A, ins, device):
