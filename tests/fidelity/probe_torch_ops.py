@@ -19,6 +19,10 @@ UNARY = {"reciprocal": torch.reciprocal, "exp": torch.exp, "log": torch.log,
          "rsqrt": torch.rsqrt, "neg": torch.neg}
 
 
+COMPARE = {"lt": lambda a, b: a < b, "le": lambda a, b: a <= b, "gt": lambda a, b: a > b,
+           "ge": lambda a, b: a >= b, "eq": lambda a, b: a == b, "ne": lambda a, b: a != b}
+
+
 def param(v, params):
     if isinstance(v, str) and v.startswith("$"):
         return params[v[1:]]
@@ -134,6 +138,11 @@ def run_op(op, params, bufs, dt_out, device, uniform):
         return a ** b, True
     if k in UNARY:
         return UNARY[k](operand(op["a"], params, bufs)), True
+    if k in COMPARE:  # Python's operators take a number on either side
+        return COMPARE[k](operand(op["a"], params, bufs), operand(op["b"], params, bufs)), True
+    if k == "where":
+        return torch.where(operand(op["cond"], params, bufs), operand(op["a"], params, bufs),
+                           operand(op["b"], params, bufs)), True
     if k == "outer":
         return torch.outer(operand(op["a"], params, bufs), operand(op["b"], params, bufs)), True
     if k == "concat":
