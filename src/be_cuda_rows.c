@@ -55,10 +55,19 @@ bp_status bp_cuda_op_softmax(bp_backend_t *be, const bp_exec_t *x, bp_error_t *e
         st = span(x, false, &outer, &len, &inner, err);
     if (st)
         return st;
-    if (x->a->dtype != x->out->dtype)
-        return bp_error_set(err, BP_EINPUT, "softmax of %s into %s: cast first",
-                            bp_dtype_name(x->a->dtype), bp_dtype_name(x->out->dtype));
-    int rc = bpk_softmax(bp_cuda_stream(be), x->out->dev, x->a->dev, (int)x->out->dtype,
+    /* An operand of another dtype (an integer tensor, or a probe's dtype:)
+     * is converted to the result's first, as TensorIterator would. */
+    const void *in = x->a->dev;
+    if (x->a->dtype != x->out->dtype) {
+        st = bp_cuda_finish(be, "bpk_cast",
+                            bpk_cast(bp_cuda_stream(be), x->out->dev, (int)x->out->dtype,
+                                     x->a->dev, (int)x->a->dtype, (int64_t)x->a->numel),
+                            err);
+        if (st)
+            return st;
+        in = x->out->dev; /* in place: each row is read before it is written */
+    }
+    int rc = bpk_softmax(bp_cuda_stream(be), x->out->dev, in, (int)x->out->dtype,
                          outer, len, inner, x->op->kind == BP_OP_LOG_SOFTMAX);
     return bp_cuda_finish(be, "bpk_softmax", rc, err);
 }
