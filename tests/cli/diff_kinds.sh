@@ -63,7 +63,7 @@ PY
 
 # --cast: fp16 widens exactly to fp32 and is compared there; bf16 and fp16
 # do not widen to each other
-run 1 diff "$a" "$b" --cast
+run 1 diff -vv "$a" "$b" --cast
 out_has "half  fp32 [2]"
 out_has "not comparable: dtypes differ: bf16 in A, fp16 in B (neither widens exactly to the other)"
 out_lacks "not comparable: dtypes differ: fp16"

@@ -12,7 +12,7 @@ nfiles=$(ls "$top_srcdir"/probes/*.yaml | wc -l)
 [ "$nprobes" -eq "$nfiles" ] || fail "list shows $nprobes probes, probes/ holds $nfiles"
 [ "$nexp" -gt 0 ] || fail "no probe outputs listed"
 
-run 0 run --device cpu,oracle
+run 0 run -vv --device cpu,oracle
 # count LABEL: the comparison lines of the last run with this label.
 count() { grep -c "^  $1: " "$TMP/out"; }
 for label in "cpu vs golden cpu-sleef" "oracle vs golden oracle"; do
@@ -25,7 +25,7 @@ out_lacks "DRIFT"
 # models AVX2 everywhere (ATEN_CPU_CAPABILITY=avx2 in its environment);
 # these are checked where the CPU can run SLEEF's AVX-512 build.
 if "$BITPROBE" run seed-div --device cpu --cpu-isa avx512 --no-golden >/dev/null 2>&1; then
-    run 0 run --device cpu --cpu-isa avx512
+    run 0 run -vv --device cpu --cpu-isa avx512
     got=$(count "cpu vs golden cpu-sleef-avx512")
     [ "$got" -eq "$nexp" ] || fail "$got 'cpu vs golden cpu-sleef-avx512' comparisons, expected $nexp"
     out_lacks "DRIFT"
