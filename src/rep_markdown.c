@@ -26,6 +26,7 @@
 
 #include "bitfmt.h"
 #include "config.h"
+#include "diff_fp.h"
 #include "rep.h"
 
 /* Probe files embedded beyond this size are cut (a probe is a few KB). */
@@ -688,6 +689,7 @@ int bp_rep_markdown(FILE *f, const bp_report_t *rep)
     }
     if (PIECE(P_ENV)) {
         environment(m, rep);
+        bp_diff_fp_markdown(m, json_object_get(rep->extra, "fingerprints"));
         CLOSE();
     }
     bool any = false;
