@@ -98,7 +98,7 @@ cp "$TMP/pytorch_model.bin" "$TMP/r1/"
 cp "$TMP/pytorch_model.bin" "$TMP/r2/"
 cp "$a" "$TMP/r1/model.safetensors"
 cp "$a" "$TMP/r2/model.safetensors"
-run 1 diff "$TMP/r1" "$TMP/r2"
+run 1 diff -vv "$TMP/r1" "$TMP/r2"
 out_has "note: skipped $TMP/r1/pytorch_model.bin: a torch.save archive (pickled tensors)"
 out_has "model.safetensors: same  fp32 [2]"
 done_ok
