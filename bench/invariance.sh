@@ -20,14 +20,9 @@ OUT=${OUT:-/tmp/out}
 mkdir -p "$OUT" || exit 2
 SHAPE=${SHAPE:-4096x4096}
 M=${M:-1:1024}
-echo "== bench/invariance.sh: $SHAPE bf16, M $M, cuBLAS as torch.mm calls it"
-echo "date: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
-sh "$HERE/commit.sh" "$HERE/.."
-PY=
-for p in "${PYTHON3:-}" python3 /usr/bin/python3; do
-    [ -n "$p" ] && "$p" -c "import torch" >/dev/null 2>&1 && { PY=$p; break; }
-done
-[ -n "$PY" ] || { echo "SKIP: no python with torch"; exit 77; }
+. "$HERE/lib.sh"
+bench_header "bench/invariance.sh: $SHAPE bf16, M $M, cuBLAS as torch.mm calls it"
+bench_python torch
 if ! "$BITPROBE" list 2>/dev/null | grep -q '^ *cuda *available'; then
     echo "SKIP: no CUDA device for bitprobe"
     exit 77

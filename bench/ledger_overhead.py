@@ -3,9 +3,11 @@
 under it (hashes only: no captures), alternately, in one process, on one
 device.  Prints the machine, the shapes, the hash implementation the
 recorder used, the ops per forward, the median wall time of each and their
-ratio (target: at most 2x on a GPU), and the ledger's size per forward.
+ratio (target: at most 2x on a GPU) with the recording time per op in
+microseconds, and the ledger's size per forward.
 
-    python3 bench/ledger_overhead.py [--device cpu|cuda] [--preset small|gpu] [--repeat N]
+    python3 bench/ledger_overhead.py [--device cpu|cuda] [--preset tiny|small|gpu|realistic]
+                                     [--repeat N]
 """
 import argparse
 import json
@@ -26,12 +28,22 @@ import bitprobe_torch  # noqa: E402
 import llama_block  # noqa: E402
 
 PRESETS = {
+    # tensors of a few hundred bytes: the recorder's cost per op that does
+    # not grow with the bytes (Python, kernel launches, the host hash's
+    # torch calls) is what shows
+    "tiny": ["--dim", "16", "--heads", "2", "--hidden", "16", "--layers", "4", "--seq", "4",
+             "--vocab", "16"],
     # a forward of about a tenth of a second on one CPU core
     "small": ["--dim", "256", "--heads", "8", "--hidden", "688", "--layers", "4",
               "--seq", "256", "--vocab", "1024"],
-    # Llama-style shapes a GPU is busy with: 4 layers of hidden 2048
+    # Llama-style layers on a GPU: 4 layers of hidden 2048, 2 x 2048 tokens (a
+    # forward of ~15 ms on an H100, where the per-op cost shows)
     "gpu": ["--dim", "2048", "--heads", "16", "--hidden", "5632", "--layers", "4",
             "--seq", "2048", "--vocab", "32000", "--batch", "2", "--dtype", "bf16"],
+    # a small Llama-style model at a realistic batch: the same 4 layers, batch
+    # 4 x seq 4096 in bf16
+    "realistic": ["--dim", "2048", "--heads", "16", "--hidden", "5632", "--layers", "4",
+                  "--seq", "4096", "--vocab", "32000", "--batch", "4", "--dtype", "bf16"],
 }
 
 
@@ -101,11 +113,12 @@ def main():
     for n in end["notes"]:
         print("note:", n)
     print("ops per forward: %d, ledger %.1f KiB" % (end["records"], size / 1024))
-    print("forward, median of %d: plain %.4f s, recorded %.4f s: %.2fx (target on a GPU: "
-          "at most 2x)" % (a.repeat, tp, tr, tr / tp))
+    per_op = 1e6 * (tr - tp) / max(end["records"], 1)
+    print("forward, median of %d: plain %.4f s, recorded %.4f s: %.2fx, %.1f us per op "
+          "(target on a GPU: at most 2x)" % (a.repeat, tp, tr, tr / tp, per_op))
     cp, cr = statistics.median(cpu["plain"]), statistics.median(cpu["recorded"])
-    print("CPU time, median: plain %.4f s, recorded %.4f s: %.2fx" % (cp, cr, cr / cp))
-    print("per op: %.1f us of recording" % (1e6 * (tr - tp) / max(end["records"], 1)))
+    print("CPU time, median: plain %.4f s, recorded %.4f s: %.2fx, %.1f us per op" % (
+        cp, cr, cr / cp, 1e6 * (cr - cp) / max(end["records"], 1)))
     return 0
 
 

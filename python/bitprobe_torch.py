@@ -14,7 +14,11 @@ keeps its name, module path, non-tensor arguments, and per input and output
 tensor: dtype, shape, strides, device, byte count and a 64-bit hash of its
 raw bytes, computed where the tensor lives (a GPU run copies nothing to the
 host but one 8-byte sum per tensor, in batches).  Inputs are hashed before
-the op runs, so in-place ops are seen as they were.
+the op runs, so in-place ops are seen as they were.  Bytes are hashed once:
+a tensor met again, or a view of bytes already hashed (a reshape of a
+contiguous tensor, a dtype view), takes its hash from a cache that an op
+writing to any tensor empties (Recorder._entry; tests/ledger_torch/
+cache_check.py checks every hash written against the bytes).
 
 The hash (HASH_NAME, the same in bitprobe's C reader, src/ledger_hash.c):
 the tensor's bytes in row-major order of its logical shape (what
@@ -109,6 +113,7 @@ def _dtype_table():
 
 
 _DTYPES = _dtype_table()
+_HAS_NEG = hasattr(torch.Tensor, "is_neg")
 # What bitprobe's safetensors reader takes: every safetensors dtype (complex
 # tensors are hashed but not captured).
 CAPTURABLE = {"F64", "F32", "F16", "BF16", "I64", "I32", "I16", "I8", "U8", "BOOL",
@@ -231,6 +236,46 @@ extern "C" __global__ void bp_ledger_hash(const unsigned char *p, double nbytes_
 """
 
 
+def _raw_stream_fn():
+    """A function device index -> the current CUDA stream's handle, as
+    cheap as this PyTorch allows."""
+    raw = getattr(torch._C, "_cuda_getCurrentRawStream", None)
+    if raw is not None:
+        return raw
+    return lambda index: torch.cuda.current_stream(index).cuda_stream
+
+
+class _Launcher:
+    """cuLaunchKernel called through ctypes with argument buffers built
+    once: what compile_kernel's callable redoes on every launch (opening
+    the driver library, converting each argument, looking up the stream)
+    is done once here, and the recorder launches once per tensor."""
+
+    def __init__(self, kernel):
+        import ctypes
+        func = getattr(kernel, "func", None)
+        if func is None or getattr(torch.version, "hip", None):
+            raise RuntimeError("no kernel handle")
+        lib = ctypes.CDLL("libcuda.so.1")
+        launch = lib.cuLaunchKernel
+        u = ctypes.c_uint
+        launch.argtypes = [ctypes.c_void_p, u, u, u, u, u, u, u, ctypes.c_void_p,
+                           ctypes.c_void_p, ctypes.c_void_p]
+        launch.restype = ctypes.c_int
+        self.launch, self.func = launch, func
+        self.p, self.n, self.o = ctypes.c_void_p(), ctypes.c_double(), ctypes.c_void_p()
+        self.argv = (ctypes.c_void_p * 3)(ctypes.addressof(self.p), ctypes.addressof(self.n),
+                                          ctypes.addressof(self.o))
+        self.stream = _raw_stream_fn()
+
+    def __call__(self, index, blocks, ptr, nbytes, out_ptr):
+        self.p.value, self.n.value, self.o.value = ptr, float(nbytes), out_ptr
+        rc = self.launch(self.func, blocks, 1, 1, 256, 1, 1, 0, self.stream(index), self.argv,
+                         None)
+        if rc:
+            raise RuntimeError("cuLaunchKernel: CUDA error %d" % rc)
+
+
 class _CudaHasher:
     """S in one kernel launch per tensor (NVRTC through torch.cuda's
     compile_kernel, PyTorch 2.8 and later), into a slot of a device buffer
@@ -238,55 +283,88 @@ class _CudaHasher:
 
     SLOTS = 4096
 
-    def __init__(self, dev):
-        compile_kernel = (getattr(torch.cuda, "compile_kernel", None) or
-                          getattr(torch.cuda, "_compile_kernel", None))
-        if compile_kernel is None:
-            raise RuntimeError("this PyTorch has no torch.cuda.compile_kernel")
-        with torch.cuda.device(dev):
-            self.kernel = compile_kernel(_CUDA_SOURCE, "bp_ledger_hash")
-        self.dev = dev
+    def __init__(self, dev, setup=None):
+        """setup: (kernel, launcher, launch_note) of an earlier hasher on dev
+        (compiled once per process), or None to compile."""
+        if setup is not None:
+            self.kernel, self.launcher, self.launch_note = setup
+        else:
+            compile_kernel = (getattr(torch.cuda, "compile_kernel", None) or
+                              getattr(torch.cuda, "_compile_kernel", None))
+            if compile_kernel is None:
+                raise RuntimeError("this PyTorch has no torch.cuda.compile_kernel")
+            with torch.cuda.device(dev):
+                self.kernel = compile_kernel(_CUDA_SOURCE, "bp_ledger_hash")
+            self.launch_note = None
+            try:
+                self.launcher = _Launcher(self.kernel)
+            except Exception as e:  # compile_kernel's own callable, slower
+                self.launcher = None
+                self.launch_note = str(e).splitlines()[0][:200]
+        self.dev, self.index = dev, dev.index
         self.slots = torch.zeros(self.SLOTS, dtype=torch.int64, device=dev)
+        self.base = self.slots.data_ptr()
         self.used = 0
+        self.values = None
         props = torch.cuda.get_device_properties(dev)
         self.max_blocks = props.multi_processor_count * 8
+        getdev = getattr(torch._C, "_cuda_getDevice", None)
+        self.current = getdev if getdev is not None else torch.cuda.current_device
 
-    def partial(self, t, nbytes=None):
-        """A 0-d view of the slot that will hold S of t's bytes (a
-        contiguous tensor of any dtype; nbytes: its byte count), valid until
-        reset; None when every slot is taken."""
+    def launch(self, t, nbytes):
+        """Starts S of t's bytes (a contiguous tensor of any dtype; nbytes:
+        its byte count) into a free slot; returns the slot, or None when
+        every slot is taken."""
         if self.used == self.SLOTS:
             return None
-        slot = self.slots[self.used:self.used + 1]
+        slot = self.used
         self.used += 1
-        if nbytes is None:
-            nbytes = t.numel() * t.element_size()
         if nbytes:
             if t.data_ptr() % 4:  # the kernel reads aligned 32-bit words
                 t = t.clone()
             blocks = max(1, min(self.max_blocks, (nbytes // 4 + 255) // 256))
-            args = [t, float(nbytes), slot]
-            if torch.cuda.current_device() == self.dev.index:
-                self.kernel(grid=(blocks, 1, 1), block=(256, 1, 1), args=args)
-            else:
+            if self.current() != self.index:
                 with torch.cuda.device(self.dev):
-                    self.kernel(grid=(blocks, 1, 1), block=(256, 1, 1), args=args)
-        return slot[0]
+                    self._launch(t, nbytes, blocks, slot)
+            else:
+                self._launch(t, nbytes, blocks, slot)
+        return slot
+
+    def _launch(self, t, nbytes, blocks, slot):
+        if self.launcher is not None:
+            self.launcher(self.index, blocks, t.data_ptr(), nbytes, self.base + 8 * slot)
+        else:
+            self.kernel(grid=(blocks, 1, 1), block=(256, 1, 1),
+                        args=[t, float(nbytes), self.slots[slot:slot + 1]])
+
+    def read(self):
+        """The slots' sums (read back once per batch)."""
+        if self.values is None:
+            self.values = self.slots[:self.used].tolist()
+        return self.values
+
+    def partial(self, t):
+        """S of t's bytes, now (for the self-test)."""
+        t = t.contiguous()
+        slot = self.launch(t, t.numel() * t.element_size())
+        return int(self.slots[slot].item())
 
     def reset(self):
-        self.slots.zero_()
+        if self.used:
+            self.slots[:self.used].zero_()
         self.used = 0
+        self.values = None
 
 
 def _selftest(partial_fn, dev):
-    """Checks a hasher (partial_fn: a uint8 tensor on dev -> S) against the
-    pure-Python reference on awkward sizes, odd tails included; returns an
-    error string or None."""
+    """Checks a hasher (partial_fn: a uint8 tensor on dev -> S, an int or a
+    0-d tensor) against the pure-Python reference on awkward sizes, odd
+    tails included; returns an error string or None."""
     g = torch.Generator().manual_seed(1234)
     for n in (0, 1, 5, 4096 + 3):
         data = torch.randint(0, 256, (n,), generator=g, dtype=torch.uint8)
         t = data.to(dev)
-        got = _finish(int(partial_fn(t).item()) & _MASK64, n)
+        got = _finish(int(partial_fn(t)) & _MASK64, n)
         want = hash_bytes(data.numpy().tobytes())
         if got != want:
             return "hash of %d bytes on %s: %016x, expected %016x" % (n, dev, got, want)
@@ -298,12 +376,21 @@ def _finish(s, nbytes):
 
 
 class _Hash:
-    """A tensor's hash: pending (a 0-d device tensor holding S) until the
-    batch is read back."""
-    __slots__ = ("s", "nbytes", "value")
+    """A tensor's hash: value, or pending until its batch is read back
+    (s: a 0-d device tensor holding S; or src: the _CudaHasher and slot
+    holding it)."""
+    __slots__ = ("s", "nbytes", "value", "src", "slot")
 
-    def __init__(self, s, nbytes):
-        self.s, self.nbytes, self.value = s, nbytes, None
+    def __init__(self, s, nbytes, value=None, src=None, slot=None):
+        self.s, self.nbytes, self.value, self.src, self.slot = s, nbytes, value, src, slot
+
+
+# Once per process (a recorder opened per forward compiles and checks
+# nothing again): (CUDA device, fast_cuda) -> ((kernel, launcher,
+# launch_note) or None for torch ops, notes); host devices whose torch-ops
+# hash passed its self-test.
+_CUDA_SETUP = {}
+_TORCH_CHECKED = set()
 
 
 class Hasher:
@@ -316,30 +403,62 @@ class Hasher:
         self.fast_cuda = fast_cuda
         self.pending = []
         self.paths = {}      # device -> which implementation, for the header
+        self.checked = set()  # devices whose torch-ops hash passed its self-test
         self.notes = []
 
     def _cuda_for(self, dev):
         if dev not in self.cuda:
-            h = None
-            if self.fast_cuda:
-                try:
-                    h = _CudaHasher(dev)
-                    err = _selftest(h.partial, dev)
-                    h.reset()
-                    if err:
-                        self.notes.append("CUDA hash kernel disagrees (%s): torch ops used" % err)
-                        h = None
-                except Exception as e:  # no NVRTC, old PyTorch: torch ops
-                    self.notes.append("CUDA hash kernel unavailable (%s): torch ops used" %
-                                      str(e).splitlines()[0][:200])
-                    h = None
-            if h is None:
-                err = _selftest(self._torch_partial, dev)
-                if err:
-                    raise RuntimeError("bitprobe_torch: " + err)
+            key = (dev, self.fast_cuda)
+            setup = _CUDA_SETUP.get(key)
+            if setup is not None:  # compiled and checked by an earlier recorder
+                h = _CudaHasher(dev, setup[0]) if setup[0] else None
+                notes = setup[1]
+            else:
+                h, notes = self._cuda_setup(dev)
+                _CUDA_SETUP[key] = ((h.kernel, h.launcher, h.launch_note) if h else None, notes)
+            self.notes.extend(notes)
             self.cuda[dev] = h
             self.paths[str(dev)] = "cuda-kernel" if h else "torch-ops"
         return self.cuda[dev]
+
+    def _cuda_setup(self, dev):
+        """The hasher for dev (None: torch ops), both checked against the
+        reference, and notes on what was not used."""
+        h, notes = None, []
+        if self.fast_cuda:
+            try:
+                h = _CudaHasher(dev)
+                err = self._selftest_cuda(h)
+                if err and h.launcher is not None:
+                    # the direct launch failed: compile_kernel's callable
+                    notes.append("direct launch of the CUDA hash kernel failed (%s): "
+                                 "compile_kernel's launcher used" % err)
+                    h.launcher = None
+                    err = self._selftest_cuda(h)
+                if err:
+                    notes.append("CUDA hash kernel disagrees (%s): torch ops used" % err)
+                    h = None
+            except Exception as e:  # no NVRTC, old PyTorch: torch ops
+                notes.append("CUDA hash kernel unavailable (%s): torch ops used" %
+                             str(e).splitlines()[0][:200])
+                h = None
+        if h is None:
+            err = _selftest(self._torch_partial, dev)
+            if err:
+                raise RuntimeError("bitprobe_torch: " + err)
+        elif h.launch_note:
+            notes.append("no direct launch of the CUDA hash kernel (%s): compile_kernel's "
+                         "launcher used" % h.launch_note)
+        return h, notes
+
+    @staticmethod
+    def _selftest_cuda(h):
+        try:
+            err = _selftest(h.partial, h.dev)
+        except Exception as e:
+            err = str(e).splitlines()[0][:200]
+        h.reset()
+        return err
 
     def _torch_partial(self, t):
         return self.torch_ops.partial(_words(t)[0])
@@ -352,38 +471,43 @@ class Hasher:
             t = t.resolve_neg()
         dev = t.device
         if dev.type == "cuda":
-            h = self._cuda_for(dev)
+            h = self.cuda[dev] if dev in self.cuda else self._cuda_for(dev)
             if h is not None:  # the kernel reads the bytes where they are
-                c = t.detach()
-                if not c.is_contiguous():
-                    c = c.contiguous()
+                c = t if t.is_contiguous() else t.contiguous()
                 nbytes = c.numel() * c.element_size()
-                s = h.partial(c, nbytes)
-                if s is None:  # slots full: read them back first
+                slot = h.launch(c, nbytes)
+                if slot is None:  # slots full: read them back first
                     self.resolve()
-                    s = h.partial(c, nbytes)
-                hh = _Hash(s, nbytes)
+                    slot = h.launch(c, nbytes)
+                hh = _Hash(None, nbytes, src=h, slot=slot)
                 self.pending.append(hh)
                 return hh
-        w, nbytes = _words(t)
-        s = None
-        if dev.type != "cuda" and str(dev) not in self.paths:
-            err = _selftest(self._torch_partial, dev)
-            if err:
-                raise RuntimeError("bitprobe_torch: " + err)
+            w, nbytes = _words(t)
+            hh = _Hash(self.torch_ops.partial(w), nbytes)
+            self.pending.append(hh)
+            return hh
+        if dev not in self.checked:
+            if dev not in _TORCH_CHECKED:
+                err = _selftest(self._torch_partial, dev)
+                if err:
+                    raise RuntimeError("bitprobe_torch: " + err)
+                _TORCH_CHECKED.add(dev)
             self.paths[str(dev)] = "torch-ops"
-        if s is None:
-            s = self.torch_ops.partial(w)
-        h = _Hash(s, nbytes)
-        self.pending.append(h)
-        return h
+            self.checked.add(dev)
+        # Synchronous on the host: the value now.
+        w, nbytes = _words(t)
+        return _Hash(None, nbytes, _finish(int(self.torch_ops.partial(w)) & _MASK64, nbytes))
 
     def resolve(self):
         if not self.pending:
             return
         by_dev = {}
         for h in self.pending:
-            by_dev.setdefault(h.s.device, []).append(h)
+            if h.src is not None:
+                h.value = _finish(h.src.read()[h.slot] & _MASK64, h.nbytes)
+                h.src = None
+            else:
+                by_dev.setdefault(h.s.device, []).append(h)
         for dev, hs in by_dev.items():
             sums = torch.stack([h.s for h in hs]).cpu().tolist()
             for h, s in zip(hs, sums):
@@ -397,18 +521,23 @@ class Hasher:
 
 # --- the ledger ---------------------------------------------------------
 
-def _op_info(func, cache={}):
-    """("aten::div.Tensor", whether it writes to an argument, whether its
-    results are uninitialised, whether it overwrites its first argument),
-    cached per op."""
-    n = cache.get(func)
+_JSON = json.JSONEncoder(separators=(",", ":"))
+_OPS = {}  # id(func) -> (func, name, name as JSON, mutates, uninit, overwrites)
+
+
+def _op_info(func):
+    """(func, "aten::div.Tensor", its JSON, whether it writes to an
+    argument, whether its results are uninitialised, whether it overwrites
+    its first argument), cached per op."""
+    n = _OPS.get(id(func))
     if n is None:
         s = func._schema
         ov = getattr(func, "_overloadname", "") or s.overload_name
         mutates = any(a.alias_info is not None and a.alias_info.is_write for a in s.arguments)
         name = s.name + ("." + ov if ov and ov != "default" else "")
-        n = (name, mutates, bool(_UNINIT.match(name)), bool(_OVERWRITE.match(name)))
-        cache[func] = n
+        n = (func, name, _JSON.encode(name), mutates, bool(_UNINIT.match(name)),
+             bool(_OVERWRITE.match(name)))
+        _OPS[id(func)] = n  # func is held: its id is not reused
     return n
 
 
@@ -424,30 +553,47 @@ def _float(v):
     return v
 
 
+# meta -> the entry's JSON up to its hash: '{"dtype":...,"nbytes":N,"hash":'
+_META_JSON = {}
+
+
 class _Entry:
     """One tensor operand or result of a recorded op: meta is (dtype name,
     shape, strides or None, device, nbytes), made into JSON only when the
-    record is written."""
+    record is written.  An entry is shared by the records of one tensor
+    until it is captured (copy())."""
     __slots__ = ("meta", "hash", "why", "cap")
 
     def __init__(self, meta, h, why=None):
         self.meta, self.hash, self.why, self.cap = meta, h, why, None
 
+    def copy(self):
+        return _Entry(self.meta, self.hash, self.why)
+
     def json(self):
-        dt, shape, stride, dev, nb = self.meta
-        d = {"dtype": dt, "shape": list(shape), "stride": None if stride is None else list(stride),
-             "device": dev, "nbytes": nb}
-        if self.hash is None:
-            d["hash"] = None
-            d["why"] = self.why
+        meta = self.meta
+        head = _META_JSON.get(meta)
+        if head is None:
+            dt, shape, stride, dev, nb = meta
+            d = {"dtype": dt, "shape": list(shape),
+                 "stride": None if stride is None else list(stride), "device": dev,
+                 "nbytes": nb, "hash": None}
+            head = _JSON.encode(d)[:-5]  # without 'null}'
+            if len(_META_JSON) > 100000:
+                _META_JSON.clear()
+            _META_JSON[meta] = head
+        h = self.hash
+        if h is None:
+            tail = 'null,"why":' + _JSON.encode(self.why)
         else:
-            d["hash"] = "%016x" % (self.hash.value if isinstance(self.hash, _Hash) else self.hash)
+            tail = '"%016x"' % (h.value if isinstance(h, _Hash) else h)
         if self.cap:
-            d["capture"] = self.cap
-        return d
+            tail += ',"capture":' + _JSON.encode(self.cap)
+        return head + tail + "}"
 
 
 _DEVICE_NAMES = {}
+_STRIDED = torch.strided
 
 
 def _meta(t):
@@ -455,9 +601,9 @@ def _meta(t):
     name = _DEVICE_NAMES.get(dev)
     if name is None:
         name = _DEVICE_NAMES[dev] = str(dev)
-    strided = t.layout == torch.strided
-    return (_DTYPES.get(t.dtype) or dtype_name(t.dtype), tuple(t.shape),
-            t.stride() if strided else None, name, t.numel() * t.element_size())
+    dt = t.dtype
+    return (_DTYPES.get(dt) or dtype_name(dt), tuple(t.shape),
+            t.stride() if t.layout == _STRIDED else None, name, t.numel() * t.element_size())
 
 
 class Recorder(TorchDispatchMode):
@@ -483,7 +629,9 @@ class Recorder(TorchDispatchMode):
         self.argv = list(argv) if argv is not None else list(sys.argv)
         self.hasher = Hasher(fast_cuda=fast_cuda)
         self.records = []      # written when their hashes are known
-        self.cache = {}        # id(tensor) -> (weakref, version, _Hash or None, why)
+        self.cache = {}        # id(tensor) -> (weakref, version, data_ptr, epoch, _Entry)
+        self.bytes_cache = {}  # where the bytes are -> (weakref, version, epoch, _Hash)
+        self.epoch = 0         # ops that wrote to a tensor so far
         self.captures = {}     # name -> CPU tensor
         self.cap_names = {}    # (hash, dtype, shape) -> name
         self.cap_held = 0
@@ -494,6 +642,7 @@ class Recorder(TorchDispatchMode):
         self.lock = threading.Lock()
         self.stack = []        # module paths
         self.names = {}        # id(module) -> path
+        self.modjson = {}      # module path -> its JSON
         self.hooks = []
         self.out = None
         self.status = "ok"
@@ -519,41 +668,82 @@ class Recorder(TorchDispatchMode):
             if self.stack.pop() == name:
                 break
 
-    # --- hashing with a cache keyed on the tensor object and its version
+    # --- hashing, with two caches
     def _entry(self, t, why=None, fresh=False):
         """t's entry; why: a reason not to hash it.  fresh: t was just
         written in place; PyTorch bumps its version counter only after the
-        op returns, so the cache is bypassed and the result kept for the
-        next version."""
-        meta = _meta(t)
-        if why is None and (meta[2] is None or t.device.type == "meta"):
-            why = "layout %s on %s" % (t.layout, t.device)
+        op returns, so the caches are bypassed and the result kept for the
+        next version.
+
+        An entry holds while no op has written to a tensor since it was
+        made (epoch: a write through an alias with a version counter of its
+        own, as x.data has, is seen too).  The first cache is keyed on the
+        tensor object (id, checked through a weak reference), its version
+        counter and address.  The second on where
+        its bytes are: a contiguous tensor's hash is its address and byte
+        count's, whatever its shape or dtype (views, reshapes, expands of
+        it and the tensors an op returns as they came hash the same bytes
+        in the same order), a strided one's its address, dtype, shape and
+        strides'; an entry there also needs the tensor hashed alive (so
+        that the memory is not reused) and its version counter unchanged."""
         try:
             ver = t._version
         except Exception:  # inference tensors have no version counter
             ver = None
-        if why is None and not fresh:
+        if why is None and not fresh and ver is not None:
             hit = self.cache.get(id(t))
-            if hit is not None and ver is not None and hit[0]() is t and hit[1] == ver:
-                return _Entry(meta, hit[2], hit[3])
+            if (hit is not None and hit[1] == ver and hit[3] == self.epoch and hit[0]() is t and
+                    hit[2] == t.data_ptr()):
+                return hit[4]
+        meta = _meta(t)
+        key = None
+        if why is None and (meta[2] is None or meta[3] == "meta"):
+            why = "layout %s on %s" % (t.layout, t.device)
         if why is None:
+            if ver is not None and not (_HAS_NEG and t.is_neg()) and not (
+                    meta[0][0] in "Cc" and t.is_conj()):
+                try:
+                    ptr = t.data_ptr()
+                    key = (ptr, meta[4], meta[3]) if t.is_contiguous() else (
+                        ptr, meta[0], meta[1], meta[2], meta[3])
+                except Exception:  # no storage to point at
+                    key = None
+                if key is not None and not fresh:
+                    hit = self.bytes_cache.get(key)
+                    if hit is not None and hit[2] == self.epoch:
+                        src = hit[0]()
+                        if src is not None and src._version == hit[1]:
+                            e = _Entry(meta, hit[3])
+                            self._remember(t, ver, e)
+                            return e
             try:
                 e = _Entry(meta, self.hasher.submit(t))
             except Exception as ex:
                 e = _Entry(meta, None, "not hashed: %s" % str(ex).splitlines()[0][:120])
+                key = None
         else:
             e = _Entry(meta, None, why)
         if ver is not None and e.why != "overwritten by the op":
-            # No callback on the weak reference (it costs on every tensor):
-            # a dead or reused id fails the identity check; the cache is
-            # emptied now and then instead.
-            if len(self.cache) > 200000:
-                self.cache.clear()
-            try:
-                self.cache[id(t)] = (weakref.ref(t), ver + fresh, e.hash, e.why)
-            except TypeError:
-                pass
+            self._remember(t, ver + fresh, e)
+            if key is not None:
+                if len(self.bytes_cache) > 200000:
+                    self.bytes_cache.clear()
+                try:
+                    self.bytes_cache[key] = (weakref.ref(t), ver + fresh, self.epoch, e.hash)
+                except TypeError:
+                    pass
         return e
+
+    def _remember(self, t, ver, e):
+        # No callback on the weak reference (it costs on every tensor): a
+        # dead or reused id fails the identity check; the cache is emptied
+        # now and then instead.
+        if len(self.cache) > 200000:
+            self.cache.clear()
+        try:
+            self.cache[id(t)] = (weakref.ref(t), ver, t.data_ptr(), self.epoch, e)
+        except Exception:  # no weak reference, or no storage to point at
+            pass
 
     def _encode(self, v, tensors):
         if isinstance(v, torch.Tensor):
@@ -586,37 +776,45 @@ class Recorder(TorchDispatchMode):
         return []
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-        kwargs = kwargs or {}
-        name, mutates, uninit_op, overwrites = _op_info(func)
+        if kwargs is None:
+            kwargs = {}
+        _, name, name_json, mutates, uninit_op, overwrites = _OPS.get(id(func)) or _op_info(func)
         with self.lock:
             ins = []
             enc_args = [self._encode(a, ins) for a in args]
             nin_args = len(ins)
-            enc_kwargs = {k: self._encode(v, ins) for k, v in kwargs.items()}
-            in_entries = []
-            for k, t in enumerate(ins):
-                why = None
-                if k >= nin_args and "out" in kwargs and _contains(kwargs["out"], t):
-                    why = "out= argument"
-                elif k == 0 and nin_args and overwrites:
-                    why = "overwritten by the op"
-                in_entries.append(self._entry(t, why))
+            enc_kwargs = {k: self._encode(v, ins) for k, v in kwargs.items()} if kwargs else None
+            entry = self._entry
+            if nin_args == len(ins) and not (overwrites and nin_args):
+                in_entries = [entry(t) for t in ins]
+            else:
+                in_entries = []
+                for k, t in enumerate(ins):
+                    why = None
+                    if k >= nin_args and "out" in kwargs and _contains(kwargs["out"], t):
+                        why = "out= argument"
+                    elif k == 0 and nin_args and overwrites:
+                        why = "overwritten by the op"
+                    in_entries.append(entry(t, why))
             want = self._wants_capture(name)
             # Inputs are copied before the op when it may overwrite them.
             early = want or (mutates and self.diverged < self.diverging)
             pre = [_host_copy(t) if early and e.hash is not None else None
-                   for t, e in zip(ins, in_entries)]
+                   for t, e in zip(ins, in_entries)] if early else None
         out = func(*args, **kwargs)
         with self.lock:
-            outs = self._flatten_out(out)
+            if mutates:
+                self.epoch += 1
+            outs = [out] if isinstance(out, torch.Tensor) else self._flatten_out(out)
             uninit = "uninitialized" if uninit_op else None
-            out_entries = [self._entry(t, uninit, fresh=mutates) for t in outs]
-            rec = {"seq": self.seq, "op": name, "module": self.stack[-1] if self.stack else "",
-                   "args": enc_args}
+            out_entries = [entry(t, uninit, mutates) for t in outs]
+            seq = self.seq
+            head = '{"seq":%d,"op":%s,"module":%s,"args":%s' % (
+                seq, name_json, self._module_json(), _JSON.encode(enc_args))
             if enc_kwargs:
-                rec["kwargs"] = enc_kwargs
+                head += ',"kwargs":' + _JSON.encode(enc_kwargs)
             if not outs and out is not None:
-                rec["ret"] = self._encode(out, [])
+                head += ',"ret":' + _JSON.encode(self._encode(out, []))
             self.seq += 1
             if not want and self.diverged < self.diverging:
                 self.hasher.resolve()
@@ -627,12 +825,19 @@ class Recorder(TorchDispatchMode):
                         pre = [_host_copy(t) if e.hash is not None else None
                                for t, e in zip(ins, in_entries)]
             if want:
-                self._capture(rec["seq"], "in", in_entries, pre)
-                self._capture(rec["seq"], "out", out_entries, outs)
-            self.records.append((rec, in_entries, out_entries))
+                self._capture(seq, "in", in_entries, pre)
+                self._capture(seq, "out", out_entries, outs)
+            self.records.append((head, in_entries, out_entries))
             if len(self.records) >= 1024:
                 self._flush()
         return out
+
+    def _module_json(self):
+        m = self.stack[-1] if self.stack else ""
+        j = self.modjson.get(m)
+        if j is None:
+            j = self.modjson[m] = _JSON.encode(m)
+        return j
 
     def _wants_capture(self, name):
         if self.capture_re is not None and self.capture_re.search(name):
@@ -643,11 +848,13 @@ class Recorder(TorchDispatchMode):
         if any(e.hash is not None and isinstance(e.hash, _Hash) and e.hash.value is None
                for e in entries):
             self.hasher.resolve()
-        for k, (e, t) in enumerate(zip(entries, tensors)):
+        for k, t in enumerate(tensors):
+            e = entries[k]
             if e.hash is None or t is None:
                 continue
             key = _key(e)
             if key in self.cap_names:
+                e = entries[k] = e.copy()  # entries are shared between records
                 e.cap = self.cap_names[key]
                 continue
             nb = e.meta[4]
@@ -658,16 +865,19 @@ class Recorder(TorchDispatchMode):
             self.captures[name] = t.detach().to("cpu", copy=True).contiguous()
             self.cap_names[key] = name
             self.cap_held += nb
+            e = entries[k] = e.copy()
             e.cap = name
 
     # --- writing
     def _flush(self):
         self.hasher.resolve()
-        for rec, ins, outs in self.records:
-            rec["in"] = [e.json() for e in ins]
-            rec["out"] = [e.json() for e in outs]
-            self.out.write(json.dumps(rec, separators=(",", ":")) + "\n")
+        lines = []
+        for head, ins, outs in self.records:
+            lines.append('%s,"in":[%s],"out":[%s]}\n' % (
+                head, ",".join([e.json() for e in ins]), ",".join([e.json() for e in outs])))
+        self.out.write("".join(lines))
         self.records = []
+
 
     def _header(self):
         capturing = self.capture_re is not None or self.capture_bytes or self.diverging

@@ -142,9 +142,10 @@ bp_status bp_cpu_op_arange(bp_backend_t *, const bp_exec_t *, bp_error_t *);
 bp_status bp_cpu_op_matmul(bp_backend_t *, const bp_exec_t *, bp_error_t *);
 bp_status bp_cpu_op_sum(bp_backend_t *, const bp_exec_t *, bp_error_t *);
 
-/* arange over [0, n) as ATen's arange_kernel with `threads` threads
+/* arange over [0, n) as ATen's arange_kernel with `threads` threads,
+ * fused as its AVX2 and AVX-512 builds or not as its DEFAULT build
  * (exposed for tests of the chunking). */
 bp_status bp_cpu_arange_fill(bp_buf_t *out, double start, double step,
-                             int threads, bp_error_t *err);
+                             int threads, bool fused, bp_error_t *err);
 
 #endif

@@ -11,6 +11,11 @@
  *   double and rounded once to opmath, as PyTorch's CUDA kernel does
  *   (bp_div_scalar_reciprocal); by a tensor, by 1/b rounded in float
  *   (f64: double).
+ *   The same path takes a one-element second operand of another dtype
+ *   (a 0-D f32, f64 or integer tensor against a bf16/f16 one: the kernels
+ *   test iter.is_scalar(2), and original_scalar_value reads the tensor as
+ *   it was before TensorIterator cast it): its value in float, not rounded
+ *   to the dtype (bf16 t * torch.tensor(1.0039) multiplies by 1.0039f).
  * scalar / tensor (Tensor.__rtruediv__): reciprocal(b) rounded to the
  *   dtype, then times the scalar as mul does; `true` divides the scalar,
  *   cast to the dtype, by b; `reciprocal` is s * (1/b in float).
@@ -110,6 +115,29 @@ static double compute_f64(bp_op_kind_t k, bp_form_t form, bool scalar_a,
     return a / b;
 }
 
+/* A one-element b of another dtype than a bf16/f16 mul or div (default or
+ * true): true and its value in float (original_scalar_value<float>: one
+ * rounding, also from int64) in *v.  Not with an explicit dtype, which
+ * converts the operands first (`op(a.to(dtype), b.to(dtype))`). */
+static bool original_scalar(const bp_exec_t *x, bp_dtype_t dt, double *v)
+{
+    const bp_buf_t *b = x->b;
+    bp_op_kind_t k = x->op->kind;
+    if ((dt != BP_BF16 && dt != BP_F16) || !b || b->numel != 1 ||
+        b->dtype == dt || x->op->has_dtype)
+        return false;
+    if (k != BP_OP_MUL &&
+        !(k == BP_OP_DIV && x->op->form != BP_FORM_RECIPROCAL))
+        return false;
+    if (b->dtype == BP_I64)
+        *v = (float)(int64_t)bp_buf_bits(b, 0);
+    else if (b->dtype == BP_I32)
+        *v = (float)(int32_t)(uint32_t)bp_buf_bits(b, 0);
+    else
+        *v = (float)bp_buf_get(b, 0);
+    return true;
+}
+
 bp_status bp_cpu_op_binary(bp_backend_t *be, const bp_exec_t *x,
                            bp_error_t *err)
 {
@@ -128,17 +156,19 @@ bp_status bp_cpu_op_binary(bp_backend_t *be, const bp_exec_t *x,
                             bp_op_name(k), bp_form_name(form));
     if (bp_dtype_is_int(dt))
         return binary_int(x, err);
-    double *as = NULL, *bs = NULL;
+    double *as = NULL, *bs = NULL, bv = 0.0;
+    bool bo = x->a && original_scalar(x, dt, &bv);
     bp_status s = BP_OK;
     if (x->a)
         s = bp_cpu_expand(x->a, out, dt, &as, err);
-    if (!s && x->b)
+    if (!s && x->b && !bo)
         s = bp_cpu_expand(x->b, out, dt, &bs, err);
     if (s)
         goto done;
     bool sa = !x->a;
     double av = sa ? scalar_as(k, dt, x->op->a.value, true, form) : 0.0;
-    double bv = x->b ? 0.0 : scalar_as(k, dt, x->op->b.value, false, form);
+    if (!x->b)
+        bv = scalar_as(k, dt, x->op->b.value, false, form);
     if (k == BP_OP_DIV && form == BP_FORM_RECIPROCAL && !x->b) {
         k = BP_OP_MUL; /* CUDA's tensor / number, pinned */
         bv = bp_div_scalar_reciprocal(x->op->b.value, dt);
@@ -172,47 +202,70 @@ bp_status bp_cpu_op_outer(bp_backend_t *be, const bp_exec_t *x,
     row.shape[0] = 1;
     row.shape[1] = b->shape[0];
     x = &(bp_exec_t){
-        .op = &(bp_op_t){.kind = BP_OP_MUL}, .a = &col, .b = &row, .out = out};
+        .op = &(bp_op_t){.kind = BP_OP_MUL, .has_dtype = x->op->has_dtype},
+        .a = &col, .b = &row, .out = out};
     return bp_cpu_op_binary(be, x, err);
 }
 
+/* a*b + c as one fused multiply-add, or (fused false) rounded twice: ATen's
+ * DEFAULT build targets x86-64 without FMA instructions. */
+static double madd(double a, double b, double c, bool fused)
+{
+    if (fused)
+        return fma(a, b, c);
+    volatile double ab = a * b; /* never contracted by this compiler */
+    return ab + c;
+}
+
+static float maddf(float a, float b, float c, bool fused)
+{
+    if (fused)
+        return fmaf(a, b, c);
+    volatile float ab = a * b;
+    return ab + c;
+}
+
 /* One chunk [p, e) of ATen's arange_kernel.  PyTorch's x86 builds compile
- * the kernel with g++ -O3 -mavx2 -mfma, whose default -ffp-contract=fast
- * fuses start + step*idx and base + k*step into FMAs; f64 arange from
- * PyTorch 2.11 shows it (lane 3 of arange(0, 100, 0.3) is 2.1, not
- * 2.0999999999999996). */
+ * the AVX2 kernel with g++ -O3 -mavx2 -mfma, whose default
+ * -ffp-contract=fast fuses start + step*idx and base + k*step into FMAs
+ * (fused); f64 arange from PyTorch 2.11 shows it (lane 3 of arange(0, 100,
+ * 0.3) is 2.1, not 2.0999999999999996).  The DEFAULT build (no FMA) rounds
+ * the product and the sum apart, with the same 32-byte registers. */
 static void arange_chunk(bp_buf_t *out, double start, double step, size_t p,
-                         size_t e)
+                         size_t e, bool fused)
 {
     bp_dtype_t dt = out->dtype;
     size_t n = e - p, v = bp_cpu_lanes(dt, BP_CPU_VEC_BYTES), i = 0;
     if (dt == BP_F32 || dt == BP_F64) {
         for (; i + 2 * v <= n; i += 2 * v)
             for (size_t r = i; r < i + 2 * v; r += v) {
-                double base =
-                    bp_cpu_round(dt, fma(step, (double)(p + r), start));
+                double base = bp_cpu_round(
+                    dt, madd(step, (double)(p + r), start, fused));
                 for (size_t k = 0; k < v; k++)
                     bp_cpu_store(out, p + r + k,
-                                 k ? fma((double)k, step, base) : base);
+                                 k ? madd((double)k, step, base, fused)
+                                   : base);
             }
         for (; i < n; i++)
-            bp_cpu_store(out, p + i, fma(step, (double)(p + i), start));
+            bp_cpu_store(out, p + i,
+                         madd(step, (double)(p + i), start, fused));
         return;
     }
     float fs = (float)start, fd = (float)step;
     for (; i + 2 * v <= n; i += 2 * v)
         for (size_t r = i; r < i + 2 * v; r += v) {
-            float base = (float)bp_cpu_round(dt, fmaf(fd, (float)(p + r), fs));
+            float base = (float)bp_cpu_round(
+                dt, maddf(fd, (float)(p + r), fs, fused));
             for (size_t k = 0; k < v; k++)
                 bp_cpu_store(out, p + r + k,
-                             k ? fmaf((float)k, fd, base) : base);
+                             k ? maddf((float)k, fd, base, fused) : base);
         }
     for (; i < n; i++)
-        bp_cpu_store(out, p + i, fmaf(fd, (float)(p + i), fs));
+        bp_cpu_store(out, p + i, maddf(fd, (float)(p + i), fs, fused));
 }
 
 bp_status bp_cpu_arange_fill(bp_buf_t *out, double start, double step,
-                             int threads, bp_error_t *err)
+                             int threads, bool fused, bp_error_t *err)
 {
     size_t n = out->numel;
     if (bp_dtype_is_int(out->dtype)) {
@@ -237,18 +290,20 @@ bp_status bp_cpu_arange_fill(bp_buf_t *out, double start, double step,
         nt = most ? most : 1;
     size_t chunk = (n + nt - 1) / nt;
     for (size_t p = 0; p < n; p += chunk)
-        arange_chunk(out, start, step, p, p + chunk < n ? p + chunk : n);
+        arange_chunk(out, start, step, p, p + chunk < n ? p + chunk : n,
+                     fused);
     return BP_OK;
 }
 
 bp_status bp_cpu_op_arange(bp_backend_t *be, const bp_exec_t *x,
                            bp_error_t *err)
 {
-    (void)be;
+    const bp_cpu_t *c = be->state;
     if (x->out->ndim != 1)
         return bp_error_set(err, BP_EINTERNAL, "arange output is not 1-D");
     return bp_cpu_arange_fill(x->out, x->op->start, x->op->step,
-                              BP_CPU_THREADS, err);
+                              BP_CPU_THREADS, c->isa != BP_CPU_ISA_DEFAULT,
+                              err);
 }
 
 bp_status bp_cpu_op_matmul(bp_backend_t *be, const bp_exec_t *x,

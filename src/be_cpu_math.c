@@ -480,6 +480,10 @@ bp_status bp_cpu_op_unary(bp_backend_t *be, const bp_exec_t *x,
     case BP_OP_RECIPROCAL: fill_reciprocal(out, v); goto done;
     case BP_OP_RSQRT: {
         bp_cpu_loop_t l = bp_cpu_loop(out, x->a, NULL);
+        /* The DEFAULT build's Vectorized<T>::rsqrt (vec_base.h) maps the
+         * scalar formula over its lanes: every element as a tail. */
+        if (!c->simd)
+            l.vec = false;
         fill_rsqrt(out, v, &l, bp_cpu_lanes(out->dtype, BP_CPU_VEC_BYTES));
         goto done;
     }
@@ -546,7 +550,9 @@ static void pow_ts(const bp_cpu_t *c, bp_buf_t *out, const double *xs,
             return;
         }
         if (e == -0.5) {
-            fill_rsqrt(out, xs, l, lanes);
+            bp_cpu_loop_t lr = *l;
+            lr.vec = lr.vec && c->simd; /* DEFAULT: every element a tail */
+            fill_rsqrt(out, xs, &lr, lanes);
             return;
         }
         if (e == -1.0) {

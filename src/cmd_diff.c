@@ -12,10 +12,10 @@
 
 #include "bundle.h"
 #include "cli.h"
+#include "diff_fp.h"
 #include "diffrun.h"
 #include "dwalk.h"
 #include "envinfo.h"
-#include "jsondiff.h"
 #include "rep.h"
 #include "rep_ledger.h"
 #include "tpair.h"
@@ -147,38 +147,6 @@ static bool add_uncompared(bp_report_t *rep, const bp_pair_t *p, const char *tit
     return bp_report_add(rep, &r) != NULL;
 }
 
-/* The fingerprints of two paired backends: which items differ (a note). */
-static void note_backends(bp_report_t *rep, const bp_tset_t *a, const bp_tset_t *b,
-                          const bp_pairs_t *P)
-{
-    static const char *const skip[] = {"evidence", "summary", "title", NULL};
-    for (size_t i = 0; i < P->nkeys; i++) {
-        json_t *fa = NULL, *fb = NULL, *x;
-        size_t k;
-        json_array_foreach(json_object_get(a->manifest, "backends"), k, x)
-            if (strcmp(json_string_value(json_object_get(x, "key")) ?: "", P->keys[i].key_a) == 0)
-                fa = json_object_get(x, "fingerprint");
-        json_array_foreach(json_object_get(b->manifest, "backends"), k, x)
-            if (strcmp(json_string_value(json_object_get(x, "key")) ?: "", P->keys[i].key_b) == 0)
-                fb = json_object_get(x, "fingerprint");
-        char what[2048];
-        size_t nd = fa && fb ? bp_json_diff(fa, fb, skip, 8, what, sizeof what) : 0;
-        if (!fa || !fb)
-            bp_report_note(rep, "%s:%s vs %s:%s: %s has no fingerprint", a->path,
-                           P->keys[i].key_a, b->path, P->keys[i].key_b, fa ? "B" : "A");
-        else if (nd)
-            bp_report_note(rep, "%s:%s vs %s:%s: fingerprints differ in %s", a->path,
-                           P->keys[i].key_a, b->path, P->keys[i].key_b, what);
-        else
-            bp_report_note(rep, "%s:%s vs %s:%s: same fingerprint", a->path,
-                           P->keys[i].key_a, b->path, P->keys[i].key_b);
-    }
-    json_t *ha = json_object_get(a->manifest, "env"), *hb = json_object_get(b->manifest, "env");
-    char what[2048];
-    if (ha && hb && bp_json_diff(ha, hb, skip, 8, what, sizeof what))
-        bp_report_note(rep, "hosts differ in %s", what);
-}
-
 /* One pair of sets (rel: their relative path in a directory walk, or
  * NULL): paired, compared, added to the report.  0, or an exit status. */
 static int diff_sets(const char *pa, const char *pb, const char *rel, const dopts_t *o,
@@ -205,7 +173,8 @@ static int diff_sets(const char *pa, const char *pb, const char *rel, const dopt
         goto pairs;
     }
     if (a.kind == BP_TSET_BUNDLE && b.kind == BP_TSET_BUNDLE)
-        note_backends(rep, &a, &b, &P);
+        if (!bp_diff_fingerprints(rep, &a, &b, &P))
+            rc = BP_EXIT_TROUBLE;
     for (size_t i = 0; i < P.n && !rc; i++) {
         const bp_pair_t *p = &P.p[i];
         const bp_tent_t *t = p->a ? p->a : p->b;

@@ -8,7 +8,7 @@
 
 typedef struct {
     char *key;
-    char *val;  /* compact JSON, strings without quotes */
+    const json_t *val; /* borrowed from the compared document */
 } leaf_t;
 
 typedef struct {
@@ -56,16 +56,12 @@ static void flatten(const json_t *v, const char *prefix, const char *const *skip
         out->l = l;
         out->cap = cap;
     }
-    char *val = json_is_string(v) ? strdup(json_string_value(v))
-                                  : json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
     char *key = strdup(prefix);
-    if (!val || !key) {
-        free(val);
-        free(key);
+    if (!key) {
         out->nomem = true;
         return;
     }
-    out->l[out->n++] = (leaf_t){key, val};
+    out->l[out->n++] = (leaf_t){key, v};
 }
 
 static int by_key(const void *a, const void *b)
@@ -73,50 +69,70 @@ static int by_key(const void *a, const void *b)
     return strcmp(((const leaf_t *)a)->key, ((const leaf_t *)b)->key);
 }
 
-static void add(char *out, size_t n, size_t *len, size_t *shown, size_t max, size_t *count,
-                const char *key, const char *va, const char *vb)
+static bool add(json_t *out, const char *key, const json_t *va, const json_t *vb)
 {
-    (*count)++;
-    if (*shown >= max || *len >= n)
-        return;
-    *len += (size_t)snprintf(out + *len, n - *len, "%s%s (%.60s | %.60s)", *shown ? ", " : "",
-                             key, va ? va : "absent", vb ? vb : "absent");
-    (*shown)++;
+    return json_array_append_new(out, json_pack("{s:s, s:O, s:O}", "item", key, "a",
+                                                va ? va : json_null(), "b",
+                                                vb ? vb : json_null())) == 0;
 }
 
-size_t bp_json_diff(const json_t *a, const json_t *b, const char *const *skip, size_t max,
-                    char *out, size_t n)
+json_t *bp_json_diff(const json_t *a, const json_t *b, const char *const *skip, size_t *same)
 {
     leaves_t la = {0}, lb = {0};
     flatten(a, "", skip, &la, 0);
     flatten(b, "", skip, &lb, 0);
-    qsort(la.l, la.n, sizeof *la.l, by_key);
-    qsort(lb.l, lb.n, sizeof *lb.l, by_key);
-    size_t i = 0, j = 0, len = 0, shown = 0, count = 0;
-    if (n)
-        out[0] = '\0';
-    while (i < la.n || j < lb.n) {
+    json_t *out = la.nomem || lb.nomem ? NULL : json_array();
+    if (la.n)
+        qsort(la.l, la.n, sizeof *la.l, by_key);
+    if (lb.n)
+        qsort(lb.l, lb.n, sizeof *lb.l, by_key);
+    size_t i = 0, j = 0, eq = 0;
+    bool ok = out != NULL;
+    while (ok && (i < la.n || j < lb.n)) {
         int c = i == la.n ? 1 : j == lb.n ? -1 : strcmp(la.l[i].key, lb.l[j].key);
         if (c < 0) {
-            add(out, n, &len, &shown, max, &count, la.l[i].key, la.l[i].val, NULL);
+            ok = add(out, la.l[i].key, la.l[i].val, NULL);
             i++;
         } else if (c > 0) {
-            add(out, n, &len, &shown, max, &count, lb.l[j].key, NULL, lb.l[j].val);
+            ok = add(out, lb.l[j].key, NULL, lb.l[j].val);
             j++;
         } else {
-            if (strcmp(la.l[i].val, lb.l[j].val) != 0)
-                add(out, n, &len, &shown, max, &count, la.l[i].key, la.l[i].val, lb.l[j].val);
+            if (json_equal((json_t *)la.l[i].val, (json_t *)lb.l[j].val))
+                eq++;
+            else
+                ok = add(out, la.l[i].key, la.l[i].val, lb.l[j].val);
             i++;
             j++;
         }
     }
-    if (count > shown && len < n)
-        snprintf(out + len, n - len, ", and %zu more", count - shown);
     for (size_t k = 0; k < la.n; k++)
-        free(la.l[k].key), free(la.l[k].val);
+        free(la.l[k].key);
     for (size_t k = 0; k < lb.n; k++)
-        free(lb.l[k].key), free(lb.l[k].val);
+        free(lb.l[k].key);
     free(la.l);
     free(lb.l);
-    return count;
+    if (!ok) {
+        json_decref(out);
+        return NULL;
+    }
+    if (same)
+        *same = eq;
+    return out;
+}
+
+void bp_json_diff_value(const json_t *v, char *out, size_t n)
+{
+    if (!n)
+        return;
+    if (!v || json_is_null(v)) {
+        snprintf(out, n, "absent");
+        return;
+    }
+    if (json_is_string(v)) {
+        snprintf(out, n, "%s", json_string_value(v));
+        return;
+    }
+    char *s = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
+    snprintf(out, n, "%s", s ? s : "?");
+    free(s);
 }

@@ -444,8 +444,10 @@ static bp_status infer_layout(const bp_op_t *op, const bp_meta_t *a,
         bool seen[BP_MAXDIM] = {false}, ok = n == a->ndim;
         int d0 = 0, d1 = 0;
         if (op->kind == BP_OP_TRANSPOSE) {
-            ok = op->ndims == 2 && bp_axis_norm((int)op->dims[0], a->ndim, &d0) &&
-                 bp_axis_norm((int)op->dims[1], a->ndim, &d1);
+            /* a 0-D a takes dims 0 and -1, as maybe_wrap_dim's scalars */
+            int nd = a->ndim ? a->ndim : 1;
+            ok = op->ndims == 2 && bp_axis_norm((int)op->dims[0], nd, &d0) &&
+                 bp_axis_norm((int)op->dims[1], nd, &d1);
             for (int d = 0; ok && d < n; d++)
                 p[d] = d == d0 ? d1 : d == d1 ? d0 : d;
         } else {
@@ -476,7 +478,7 @@ static bp_status infer_layout(const bp_op_t *op, const bp_meta_t *a,
     }
     case BP_OP_SQUEEZE: {
         int ax = -1;
-        if (op->has_axis && !bp_axis_norm(op->axis, a->ndim, &ax))
+        if (op->has_axis && !bp_axis_norm(op->axis, a->ndim ? a->ndim : 1, &ax))
             return bp_error_set(err, BP_EINPUT, "squeeze axis %d out of range for %s",
                                 op->axis, shape_str(a, s1, sizeof s1));
         for (int d = 0; d < a->ndim; d++)
@@ -692,7 +694,7 @@ static bp_status infer_kind(const bp_op_t *op, const bp_meta_t *metas,
         /* Without axis, every dimension; keepdim keeps each reduced one
          * as 1 (torch.sum(a, dim, keepdim)). */
         int ax = -1;
-        if (op->has_axis && !bp_axis_norm(op->axis, a->ndim, &ax))
+        if (op->has_axis && !bp_axis_norm(op->axis, a->ndim ? a->ndim : 1, &ax))
             return bp_error_set(err, BP_EINPUT, "sum axis %d out of range for %s",
                                 op->axis, shape_str(a, s1, sizeof s1));
         bp_meta_t m;

@@ -18,6 +18,7 @@
 
 #include "bitfmt.h"
 #include "config.h"
+#include "diff_fp.h"
 #include "rep.h"
 
 /* Probe files embedded beyond this size are cut (a probe is a few KB). */
@@ -599,6 +600,7 @@ int bp_rep_markdown(FILE *f, const bp_report_t *rep)
     const char *cmd = rep->command ? rep->command : "";
     fenced(f, "sh", cmd, strlen(cmd));
     environment(f, rep);
+    bp_diff_fp_markdown(f, json_object_get(rep->extra, "fingerprints"));
     probes(f, rep);
     if (rep->n)
         fputs("## Results\n\n", f);

@@ -46,12 +46,28 @@ static bool yamlish(const unsigned char *h, size_t n)
                                             h[k + 1] == '\n' || h[k + 1] == '\r');
 }
 
+/* torch.save's zip (PyTorch 1.6 on) opens with "<archive>/data.pkl": the
+ * first local header's name (length at byte 26, name at byte 30). */
+static bool torch_zip(const unsigned char *h, size_t n)
+{
+    if (n < 30)
+        return false;
+    size_t len = (size_t)h[26] | (size_t)h[27] << 8;
+    static const char pkl[] = "data.pkl";
+    size_t k = sizeof pkl - 1;
+    if (len < k || 30 + len > n || memcmp(h + 30 + len - k, pkl, k) != 0)
+        return false;
+    return len == k || h[30 + len - k - 1] == '/';
+}
+
 bp_sniff_t bp_sniff(const unsigned char *h, size_t n, uint64_t size)
 {
     if (n == 0)
         return BP_SNIFF_EMPTY;
     if (starts(h, n, "\x1f\x8b", 2))
         return BP_SNIFF_GZIP;
+    if (starts(h, n, "PK\x03\x04", 4) && torch_zip(h, n))
+        return BP_SNIFF_TORCH;
     if (starts(h, n, "PK\x03\x04", 4) || starts(h, n, "PK\x05\x06", 4))
         return BP_SNIFF_ZIP;
     if (starts(h, n, "\x93NUMPY", 6))
@@ -85,6 +101,7 @@ const char *bp_sniff_name(bp_sniff_t k)
     case BP_SNIFF_SAFETENSORS: return "safetensors";
     case BP_SNIFF_GZIP: return "gzip";
     case BP_SNIFF_ZIP: return "zip (an .npz or a torch.save archive)";
+    case BP_SNIFF_TORCH: return "a torch.save archive (pickled tensors)";
     case BP_SNIFF_NPY: return "an .npy array";
     case BP_SNIFF_JSON: return "JSON";
     case BP_SNIFF_YAML: return "YAML";

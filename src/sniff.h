@@ -10,7 +10,8 @@
 typedef enum {
     BP_SNIFF_SAFETENSORS, /* a plausible length field and '{' after it */
     BP_SNIFF_GZIP,
-    BP_SNIFF_ZIP,         /* .npz, or a torch.save archive */
+    BP_SNIFF_ZIP,         /* .npz, or another zip */
+    BP_SNIFF_TORCH,       /* a zip whose first member is data.pkl: torch.save */
     BP_SNIFF_NPY,
     BP_SNIFF_JSON,
     BP_SNIFF_YAML,
@@ -23,8 +24,8 @@ typedef enum {
 
 /* head: the first n bytes of a file of size bytes (UINT64_MAX: unknown). */
 bp_sniff_t bp_sniff(const unsigned char *head, size_t n, uint64_t size);
-/* "safetensors", "gzip", "zip (an .npz or a torch.save archive)", "an .npy
- * array", "JSON", "YAML", "HDF5", "a Python pickle", "text", "an empty
+/* "safetensors", "gzip", "zip (an .npz or a torch.save archive)", "a
+ * torch.save archive (pickled tensors)", "an .npy array", "JSON", "YAML", "HDF5", "a Python pickle", "text", "an empty
  * file", "binary data of no format bitprobe knows". */
 const char *bp_sniff_name(bp_sniff_t k);
 

@@ -11,6 +11,9 @@
 #include <zlib.h>
 
 #define INBUF ((size_t)1 << 16)
+/* Windows of a mapped source asked of the kernel ahead of use (8 MiB):
+ * the disk reads on while the comparison runs at memory speed */
+#define AHEAD 4
 
 struct bp_tread {
     char *label;
@@ -125,10 +128,11 @@ static bp_status map_get(bp_tread_t *r, uint64_t off, size_t len, const unsigned
         if (m == MAP_FAILED)
             return io_fail(r, "cannot map", err);
         r->map = m;
-        /* the next window, read ahead while this one is compared */
+        /* the next windows, read ahead while this one is compared (pages
+         * already cached or on their way cost nothing to ask again) */
         uint64_t next = r->mapoff + r->maplen;
         if (next < fend)
-            (void)posix_fadvise(r->fd, (off_t)next, (off_t)BP_TREAD_WINDOW,
+            (void)posix_fadvise(r->fd, (off_t)next, (off_t)(AHEAD * BP_TREAD_WINDOW),
                                 POSIX_FADV_WILLNEED);
     }
     *p = r->map + (at - r->mapoff);

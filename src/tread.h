@@ -29,7 +29,9 @@
 
 #include "error.h"
 
-#define BP_TREAD_WINDOW ((size_t)8 << 20)
+/* 2 MiB: as fast as 8 MiB windows (mapping costs per page, not per call)
+ * and a quarter of the memory, which every thread holds twice */
+#define BP_TREAD_WINDOW ((size_t)2 << 20)
 
 typedef enum { BP_TF_MAP, BP_TF_GZIP, BP_TF_DEFLATE } bp_tf_kind_t;
 

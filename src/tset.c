@@ -246,8 +246,11 @@ static bp_status open_file(bp_tset_t *s, int fd, const char *path, const bp_tset
         close(fd);
         return bp_error_set(err, BP_EINPUT, "cannot read '%s': %s, not safetensors, .npy "
                             "or .npz%s", path, bp_sniff_name(k),
-                            k == BP_SNIFF_JSON ? " (a checkpoint's index is named "
-                                                 "*.safetensors.index.json)" : "");
+                            k == BP_SNIFF_JSON    ? " (a checkpoint's index is named "
+                                                    "*.safetensors.index.json)"
+                            : k == BP_SNIFF_TORCH ? " (safetensors.torch.save_file writes "
+                                                    "its tensors as safetensors)"
+                                                  : "");
     }
     size_t fi;
     bp_status st = bp_tset_add_file(s, fd, false, path, &src, &fi, err);

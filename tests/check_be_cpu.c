@@ -152,7 +152,7 @@ START_TEST(t_arange_int)
     for (int i = 0; i < 50; i++)
         ck_assert_int_eq((int32_t)bits(&b, i), 10 - 3 * i);
     bp_buf_t z = vec_of(BP_I64, 3);
-    ck_assert_int_eq(bp_cpu_arange_fill(&z, 0, 0.5, 1, &err), BP_EINPUT);
+    ck_assert_int_eq(bp_cpu_arange_fill(&z, 0, 0.5, 1, true, &err), BP_EINPUT);
     bp_backend_close(be);
 }
 END_TEST

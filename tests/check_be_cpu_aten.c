@@ -96,7 +96,7 @@ START_TEST(t_arange_float)
     const __typeof__(ar_cases[0]) *c = &ar_cases[_i];
     bp_buf_t out = vec_of(c->dt, c->n);
     ck_assert_int_eq(
-        bp_cpu_arange_fill(&out, c->start, c->step, c->threads, &err), BP_OK);
+        bp_cpu_arange_fill(&out, c->start, c->step, c->threads, true, &err), BP_OK);
     double *want = malloc(c->n * sizeof *want);
     ref_arange(c->dt, c->start, c->step, c->n, c->threads, want);
     for (size_t i = 0; i < c->n; i++)
@@ -213,6 +213,55 @@ START_TEST(t_scalar_operands)
 }
 END_TEST
 
+/* A one-element tensor of another dtype as the second operand of a
+ * bf16/f16 mul or div: ATen's CPU kernels see iter.is_scalar(2) and read
+ * it with original_scalar_value<float>, so its value enters in float, not
+ * rounded to the dtype (BinaryOpsKernel.cpp, PyTorch 2.1 and later). */
+static const struct {
+    bp_op_kind_t k;
+    bp_dtype_t dt, sdt;
+    double s;
+} orig_cases[] = {
+    {BP_OP_MUL, BP_BF16, BP_F32, 1.00390625 + 0x1p-20}, /* bf16: 1.0 */
+    {BP_OP_MUL, BP_BF16, BP_I64, 257},                  /* bf16: 256 */
+    {BP_OP_DIV, BP_F16, BP_F64, 3.3},
+    {BP_OP_DIV, BP_BF16, BP_I32, -1028},
+    {BP_OP_ADD, BP_BF16, BP_F32, 1.00390625 + 0x1p-20}, /* add: rounded */
+};
+
+START_TEST(t_scalar_tensor_operand)
+{
+    bp_backend_t *be = cpu();
+    const __typeof__(orig_cases[0]) *c = &orig_cases[_i];
+    bp_buf_t t = t50(be, c->dt);
+    bp_buf_t s = alloc(c->sdt, 0, NULL);
+    bp_buf_set(&s, 0, c->s);
+    bp_buf_t r = op2(be, c->k, &t, NAN, &s, NAN, c->dt);
+    double sf = (float)c->s, sd = mp_round(c->dt, MP_SET, sf, 0);
+    ck_assert(sf != sd); /* the case tells the two readings apart */
+    int changed = 0;
+    for (size_t i = 0; i < 50; i++) {
+        double x = bp_buf_get(&t, i), want;
+        if (c->k == BP_OP_ADD)
+            want = mp_round(c->dt, MP_ADD, x, sd);
+        else
+            want = mp_round(c->dt, MP_SET,
+                            mp_round(BP_F32, c->k == BP_OP_MUL ? MP_MUL : MP_DIV,
+                                     x, sf),
+                            0);
+        double other = mp_round(c->dt, c->k == BP_OP_MUL   ? MP_MUL
+                                        : c->k == BP_OP_DIV ? MP_DIV
+                                                            : MP_ADD,
+                                x, sd);
+        changed += encode(c->dt, want) != encode(c->dt, other);
+        ck_bits(&r, i, encode(c->dt, want));
+    }
+    if (c->k != BP_OP_ADD)
+        ck_assert_int_gt(changed, 0);
+    bp_backend_close(be);
+}
+END_TEST
+
 START_TEST(t_div_forms)
 {
     bp_backend_t *be = cpu();
@@ -262,5 +311,7 @@ void be_cpu_aten_tests(TCase *tc)
     tcase_add_test(tc, t_rsqrt_all);
     tcase_add_loop_test(tc, t_scalar_operands, 0,
                         (int)(sizeof scal_cases / sizeof scal_cases[0]));
+    tcase_add_loop_test(tc, t_scalar_tensor_operand, 0,
+                        (int)(sizeof orig_cases / sizeof orig_cases[0]));
     tcase_add_test(tc, t_div_forms);
 }

@@ -148,6 +148,14 @@ static const sem_case_t cases[] = {
      "  - {out: x4, op: reshape, a: x, shape: [1, 2, 1, 3]}\n"
      "  - {out: y, op: squeeze, a: x4, axis: 1}\n",
      "y", "fp32", 4, {1, 2, 1, 3}, 6, {0, 1, 2, 3, 4, 5}},
+    /* torch.tensor(1.5).squeeze(-1).transpose(0, -1).squeeze(0): a 0-D
+     * tensor takes dims 0 and -1 (maybe_wrap_dim wraps scalars as 1-D) */
+    {"scalar_dims",
+     "  - {out: v, op: tensor, values: [1.5], shape: [], dtype: fp32}\n"
+     "  - {out: s, op: squeeze, a: v, axis: -1}\n"
+     "  - {out: t, op: transpose, a: s, dim0: 0, dim1: -1}\n"
+     "  - {out: y, op: squeeze, a: t, axis: 0}\n",
+     "y", "fp32", 0, {0}, 1, {1.5}},
     /* torch.tensor([1., 2., 3.]).expand(2, -1) */
     {"expand_new",
      "  - {out: v, op: tensor, values: [1, 2, 3], dtype: fp32}\n"
@@ -212,6 +220,9 @@ static const sem_bad_t bad[] = {
      "embedding: the index (a) must be i64 or i32, not fp32"},
     {X "  - {out: y, op: unsqueeze, a: x, axis: 3}\n",
      "unsqueeze axis 3 out of range for [2, 3]"},
+    {"  - {out: v, op: tensor, values: [1.5], shape: [], dtype: fp32}\n"
+     "  - {out: y, op: squeeze, a: v, axis: 1}\n",
+     "squeeze axis 1 out of range for []"},
 };
 
 /* Indices out of range: refused at run time, by name, on every backend. */

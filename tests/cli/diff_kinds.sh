@@ -81,4 +81,24 @@ err_has "cannot read '$TMP/p.yaml.gz': gzip'd YAML, not safetensors"
 : >"$TMP/empty"
 run 2 diff "$a" "$TMP/empty"
 err_has "an empty file, not safetensors"
+# torch.save's zip (its first member <archive>/data.pkl) is named as such,
+# not read as an .npz; a directory walk skips it and compares the rest, as
+# in a Hugging Face repository holding pytorch_model.bin beside
+# model.safetensors
+py - "$TMP/pytorch_model.bin" <<'PY' || fail "cannot write the archive"
+import sys, zipfile
+with zipfile.ZipFile(sys.argv[1], "w") as z:
+    z.writestr("pytorch_model/data.pkl", b"\x80\x02}q\x00.")
+    z.writestr("pytorch_model/version", b"3\n")
+PY
+run 2 diff "$TMP/pytorch_model.bin" "$a"
+err_has "cannot read '$TMP/pytorch_model.bin': a torch.save archive (pickled tensors), not safetensors, .npy or .npz"
+mkdir "$TMP/r1" "$TMP/r2"
+cp "$TMP/pytorch_model.bin" "$TMP/r1/"
+cp "$TMP/pytorch_model.bin" "$TMP/r2/"
+cp "$a" "$TMP/r1/model.safetensors"
+cp "$a" "$TMP/r2/model.safetensors"
+run 1 diff "$TMP/r1" "$TMP/r2"
+out_has "note: skipped $TMP/r1/pytorch_model.bin: a torch.save archive (pickled tensors)"
+out_has "model.safetensors: same  fp32 [2]"
 done_ok

@@ -10,8 +10,10 @@ run 0 run $P --device cpu,oracle --save "$TMP/a" --quiet
 run 0 run $P --device cpu,oracle --cpu-math libm --missing=skip --save "$TMP/b" --quiet
 run 1 diff "$TMP/a" "$TMP/b" --json "$TMP/d.json"
 out_lacks "only in"
-out_has "$TMP/a:cpu-sleef vs $TMP/b:cpu-libm: fingerprints differ in cpu_math (sleef-u10 | libm)"
-out_has "$TMP/a:oracle vs $TMP/b:oracle: same fingerprint"
+out_has "$TMP/a:cpu-sleef vs $TMP/b:cpu-libm: backend fingerprints differ in "
+out_has "note:   cpu_math: sleef-u10 | libm"
+out_has "$TMP/a:oracle vs $TMP/b:oracle: same backend fingerprint ("
+out_has "$TMP/a vs $TMP/b: same host fingerprint ("
 find_python || skip_later "no Python: the JSON checks"
 py - "$TMP/d.json" "$TMP/a/manifest.json" <<'PY' || fail "not every output was compared"
 import json, sys
@@ -25,7 +27,39 @@ assert len(res) == want, (len(res), want)
 assert {r["a"].rsplit(":", 1)[1] for r in res} == {"cpu-sleef", "oracle"}
 assert {r["b"].rsplit(":", 1)[1] for r in res} == {"cpu-libm", "oracle"}
 assert any(r["mismatched"] for r in res), "sleef and libm agree everywhere?"
+# the fingerprints side by side: each pair of backends and the hosts, the
+# items that differ with both values in full, as the manifests have them
+fps = {(f["what"], f["a"], f["b"]): f for f in rep["fingerprints"]}
+a, b = sys.argv[1].rsplit("/", 1)[0] + "/a", sys.argv[1].rsplit("/", 1)[0] + "/b"
+cpu = fps[("backend", a + ":cpu-sleef", b + ":cpu-libm")]
+fa = {x["key"]: x["fingerprint"] for x in man["backends"]}["cpu-sleef"]
+mb = json.load(open(b + "/manifest.json"))
+fb = {x["key"]: x["fingerprint"] for x in mb["backends"]}["cpu-libm"]
+d = {x["item"]: (x["a"], x["b"]) for x in cpu["differ"]}
+assert d["cpu_math"] == (fa["cpu_math"], fb["cpu_math"]) == ("sleef-u10", "libm"), d
+assert all(fa.get(k) != fb.get(k) for k in d if "." not in k), d
+assert cpu["same"] > 0
+assert fps[("backend", a + ":oracle", b + ":oracle")]["differ"] == []
+assert fps[("host", a, b)]["differ"] == []
 PY
+# hosts that differ: their items named, side by side, in the text, the
+# JSON and the Markdown report
+if [ -n "${PY:-}" ]; then
+    cp -r "$TMP/b" "$TMP/h"
+    py - "$TMP/h/manifest.json" <<'PY' || fail "cannot edit the manifest"
+import json, sys
+m = json.load(open(sys.argv[1]))
+m["env"]["cpu"] = "Other CPU"
+m["env"]["libs"]["sleef"] = "9.9"
+json.dump(m, open(sys.argv[1], "w"))
+PY
+    run 1 diff "$TMP/a" "$TMP/h" --quiet --markdown "$TMP/h.md"
+    out_has "$TMP/a vs $TMP/h: host fingerprints differ in 2 items ("
+    out_has "): cpu, libs.sleef"
+    out_has "note:   libs.sleef: $(py -c 'import json,sys; print(json.load(open(sys.argv[1]))["env"]["libs"]["sleef"])' "$TMP/a/manifest.json") | 9.9"
+    grep -q '^## Fingerprints side by side' "$TMP/h.md" || fail "no fingerprint section in the Markdown report"
+    grep -q '^| libs.sleef | `[0-9.]*` | `9.9` |$' "$TMP/h.md" || fail "libs.sleef not side by side in the Markdown report"
+fi
 
 # one backend on each side: paired whatever their names (a CPU run against
 # the oracle's)
@@ -33,7 +67,7 @@ run 0 run $P --device cpu --save "$TMP/c" --quiet
 run 0 run $P --device oracle --save "$TMP/o" --quiet
 run 1 diff "$TMP/c" "$TMP/o"
 out_lacks "only in"
-out_has "$TMP/c:cpu-sleef vs $TMP/o:oracle: fingerprints differ in"
+out_has "$TMP/c:cpu-sleef vs $TMP/o:oracle: backend fingerprints differ in"
 
 # --a / --b pick each side's backend by key or name
 run 1 diff "$TMP/a" "$TMP/b" --a oracle --b cpu

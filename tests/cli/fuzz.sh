@@ -1,9 +1,10 @@
 # The differential fuzzer's machinery on the CPU (tests/fidelity/
 # fuzz_torch.py), where a python3 with torch is installed (else SKIP): a
 # seed gives the same probes twice, bitprobe loads every generated probe,
-# every op kind of `bitprobe list --ops --json` that the generator draws has
-# a PyTorch replay (a new op needs its line in probe_torch_ops.py), and the
-# replay's counts add up.  Bit identity with this PyTorch is not required
+# the replay's counts add up, and every op of `bitprobe list --ops --json`
+# (but load, which needs a file) is drawn in an instance bitprobe runs and
+# has a PyTorch replay: a new op needs its line in probe_torch_ops.py, and
+# a rule in fuzz_rules.py where the generic one cannot draw it.  Bit identity with this PyTorch is not required
 # here (an old PyTorch rounds some scalars otherwise): fuzz_gpu.sh requires
 # it against the PyTorch the goldens are measured with.
 . "$top_srcdir/tests/cli/lib.sh"
@@ -31,5 +32,13 @@ identical = sum(c[-1] for c in s["counts"] if c[3] == "identical")
 assert s["probes"] >= 5 and n > 200 and identical > n // 2, (s["probes"], n, identical)
 assert all(c[3] != "no-replay" for c in s["counts"])
 PY
-echo "6 probes twice, identical; every drawn op kind replayed"
+"$PY" "$F" run --bitprobe "$BITPROBE" --seed 4 --each-op 2 --ops 10 --small --devices cpu \
+    --out "$TMP/each" >"$TMP/out" 2>"$TMP/err"
+rc=$?
+ntests=$((ntests + 1))
+[ "$rc" -eq 0 ] || [ "$rc" -eq 1 ] || fail "fuzz_torch.py run --each-op: exit $rc"
+if grep -q "FAIL coverage\|no PyTorch replay" "$TMP/out"; then
+    fail "$(grep "FAIL coverage\|no PyTorch replay\|not drawn in this run" "$TMP/out")"
+fi
+echo "6 probes twice, identical; every op of the table drawn and replayed"
 done_ok

@@ -17,6 +17,8 @@ cd "$TMP" || fail "cd $TMP"
 
 "$PY" "$top_srcdir/tests/ledger_torch/hash_check.py" >hash.txt 2>&1 ||
     { cat hash.txt; fail "the torch-ops hash differs from the Python reference"; }
+"$PY" "$top_srcdir/tests/ledger_torch/cache_check.py" >cache.txt 2>&1 ||
+    { cat cache.txt; fail "a recorded hash differs from its tensor's bytes (the recorder's caches)"; }
 
 "$PY" -m bitprobe_torch record -o a.ledger "$M" >rec-a.txt 2>&1 ||
     { cat rec-a.txt; fail "recording A"; }

@@ -27,6 +27,9 @@ for y in "$R"/*.yaml; do
             if [ "$isa_opt" = 0 ]; then
                 [ "$isa" = avx2 ] || continue
                 extra=
+            elif ! "$BITPROBE" fingerprint --device cpu --cpu-isa "$isa" >/dev/null 2>&1; then
+                echo "$name: $tag not checked: this CPU lacks $isa"
+                continue
             fi ;;
         *) fail "$f: unknown device tag '$tag'" ;;
         esac

@@ -28,6 +28,13 @@ downstream.  An op's verdict:
                 before PyTorch 2.x): reported, not a failure
   refused       PyTorch raises on an input bitprobe computes (an exponent
                 beyond float's range on CUDA): reported with its message
+  old-pytorch   CPU, a PyTorch before 2.1 (Debian's 1.13): bf16/fp16 `t * s`,
+                `t / s` and `s / t` with a number (or one-element tensor) s
+                second, where these versions round s to the dtype first and
+                later ones take it in float (BinaryOpsKernel.cpp mul_kernel,
+                div_true_kernel: original_scalar_value<opmath_t>); counted
+                only where bitprobe equals the later formula, computed here
+                in this PyTorch
 """
 import collections
 import glob
@@ -70,6 +77,40 @@ def version_op(op, out_dtype):
     if op["op"] == "silu":
         return out_dtype in (torch.bfloat16, torch.float16)
     return op["op"] == "linspace" and out_dtype in (torch.float32, torch.float64)
+
+
+OLD_SCALAR = tuple(int(x) for x in torch.__version__.split(".")[:2]) < (2, 1)
+
+
+def later_scalar_formula(op, bufs, out_dtype):
+    """The result PyTorch 2.1 and later give on the CPU for a bf16/fp16 mul
+    or div whose second operand is a number or one element (is_scalar(2)):
+    the other operand in float times (or over) that element taken in float
+    from its own dtype, rounded once.  None where that path does not apply.
+    `s / t` is t.reciprocal() * s: the reciprocal rounded to the dtype,
+    then the same multiplication."""
+    k = op["op"]
+    if k not in ("mul", "div") or out_dtype not in (torch.bfloat16, torch.float16):
+        return None
+    if op.get("formulation", "default") not in ("default", "true"):
+        return None
+    a, b = op.get("a"), op.get("b")
+    if k == "div" and not isinstance(a, str):
+        if op.get("formulation", "default") != "default":
+            return None
+        return (bufs[b].to(out_dtype).reciprocal().float() * float(a)).to(out_dtype)
+    if k == "mul" and not isinstance(a, str):
+        a, b = b, a  # `s * t` is t.__rmul__(s): the number second
+    if not isinstance(a, str):
+        return None
+    if isinstance(b, str):
+        if bufs[b].numel() != 1 or bufs[b].dtype == out_dtype:
+            return None
+        s = bufs[b].reshape(()).float()
+    else:
+        s = torch.tensor(float(b), dtype=torch.float64).float()
+    x = bufs[a].to(out_dtype).float()
+    return (x * s if k == "mul" else x / s).to(out_dtype)
 
 
 def container(bundle, probe, device):
@@ -119,9 +160,10 @@ def replay_op(op, bufs, dt_out, device, saved):
     k = op["op"]
     if dt_out is not None and k not in _DTYPE_ARG + ("uniform",):
         conv = {}
+        index = {"index_select": "b", "embedding": "a"}.get(k)  # indices stay integers
         for key in ("a", "b"):
             v = op.get(key)
-            if isinstance(v, str):
+            if isinstance(v, str) and key != index:
                 conv[v] = bufs[v].to(dt_out)
         for v in op.get("inputs", []):
             conv[v] = bufs[v].to(dt_out)
@@ -184,6 +226,8 @@ def check_probe(spec, bundle, device, res, log=print, keep=None):
                     verdict = "onednn"
                 elif device == "cpu" and version_op(op, mine.dtype):
                     verdict = "version"
+                elif device == "cpu" and OLD_SCALAR and _later(op, bufs, mine):
+                    verdict = "old-pytorch"
                 else:
                     verdict = "differ"
                     if counted:
@@ -192,6 +236,11 @@ def check_probe(spec, bundle, device, res, log=print, keep=None):
                 res.add(device, op["op"], NAMES.get(mine.dtype, str(mine.dtype)), verdict)
             bufs[op["out"]] = mine.to(tdev)
     return True
+
+
+def _later(op, bufs, mine):
+    t = later_scalar_formula(op, bufs, mine.dtype)
+    return t is not None and t.shape == mine.shape and mismatches(mine, t) == 0
 
 
 def _failure(spec, d, i, op, device, mine, t, why, n=None):

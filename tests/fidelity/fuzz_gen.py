@@ -21,12 +21,19 @@ import math
 import os
 import random
 import re
+import shutil
 import subprocess
+
+import fuzz_rules
 
 RUN_DTYPES = ["fp32", "bf16", "fp16"]
 SOURCES = ("tensor", "arange", "uniform", "linspace", "full")  # the creation ops drawn
 DTYPES = ["fp32", "bf16", "fp16", "fp64", "i64", "i32"]
 FLOATS = ("fp32", "bf16", "fp16", "fp64")
+# Cast targets beyond DTYPES, drawn now and then where every backend of the
+# run computes them (fuzz_torch.py asks bitprobe: extra_dtypes).
+EXTRA_DTYPES = ["fp8_e4m3", "fp8_e5m2", "bool", "u8", "i8", "i16"]
+NOT_DRAWN = ("load",)  # creation ops that need more than keys (a file)
 INF, NAN = float("inf"), float("nan")
 
 # Python numbers as users write them, then the edges.
@@ -198,9 +205,12 @@ class Buf:
 
 
 class Gen:
-    def __init__(self, rng, table, max_numel=120000, large=True):
+    def __init__(self, rng, table, max_numel=120000, large=True, extra_dtypes=(), focus=None):
         self.r = rng
-        self.table = [o for o in table if o["kind"] != "creation"]
+        self.focus = focus
+        self.flags = set()  # the flags of the op being drawn
+        self.extra_dtypes = list(extra_dtypes)
+        self.table = [o for o in table if o["name"] in drawn(table)]
         self.creation = {o["name"] for o in table if o["kind"] == "creation"}
         self.max_numel = max_numel
         self.large = large
@@ -259,11 +269,17 @@ class Gen:
         if k < 0.7 or small:
             n = r.choice(LENGTHS_SMALL) if small else self.length()
             return (n,)
+        if k > 0.92 and not small:
+            return (r.choice([1, 2, 3, 4]), r.choice([1, 3, 8, 17]), r.choice([1, 2, 5, 16, 64]))
         rows = r.choice([1, 2, 3, 4, 7, 8, 16, 33, 64])
         cols = r.choice([1, 2, 5, 8, 9, 16, 17, 31, 64, 100, 128, 129, 257])
         while rows * cols > self.max_numel:
             rows = max(1, rows // 2)
         return (rows, cols)
+
+    def cast_dtypes(self):
+        """The dtypes a `dtype:` key is drawn from."""
+        return DTYPES + (self.extra_dtypes if self.r.random() < 0.25 else [])
 
     def dtype_spec(self, float_only=False):
         """'$dtype' or a concrete dtype, for a source."""
@@ -351,8 +367,17 @@ class Gen:
 
     # -- ops ------------------------------------------------------------
     def pick(self, p, pred=lambda b: True):
-        c = [b for b in p.bufs if b.shape is not None and pred(b)]
+        """A buffer of the probe that pred accepts and the op being drawn
+        reads: bool and fp8 buffers only for ops flagged for them."""
+        c = [b for b in self.readable(p) if pred(b)]
         return self.r.choice(c) if c else None
+
+    def readable(self, p):
+        """The buffers of known shape the op being drawn may read."""
+        flags = self.flags
+        return [b for b in p.bufs if b.shape is not None and
+                ("bool" in flags or "bool" not in b.dt.values()) and
+                ("fp8" in flags or not any(t.startswith("fp8") for t in b.dt.values()))]
 
     def result(self, op, p, ins, scalar_is_int=None):
         """Dtype of the op's result in each run dtype, by the table's rule."""
@@ -371,6 +396,8 @@ class Gen:
                 dt = ds[0] if ds[0] in FLOATS else "i64"
             elif rule == "f32":
                 dt = "fp32"
+            elif rule == "bool":
+                dt = "bool"
             else:
                 dt = ds[0] if ds else "fp32"
             if "float_fn" in flags and dt not in FLOATS:
@@ -380,21 +407,38 @@ class Gen:
 
     def op(self, p):
         r = self.r
-        o = r.choice(self.table)
+        focus = [o for o in self.table if o["name"] == self.focus]
+        o = focus[0] if focus and r.random() < 0.6 else r.choice(self.table)
         name, opd = o["name"], o["operands"]
+        self.flags = o["flags"]
         spec = {"out": None, "op": name}
         ins = []
         shape = None
         scalar_int = None
-        if name == "matmul":
+        rule = fuzz_rules.RULES.get(name)
+        known = ("none", "a", "ab", "ab_ts", "inputs")
+        # ops of a known operand class but another kind than the ops the
+        # branches below were written for (rms_norm's a, b; layer_norm's and
+        # sdpa's inputs) take the generic rule too
+        other = (opd == "ab" and o["kind"] not in ("elemwise",) and o["rule"] != "matmul") or \
+            (opd == "inputs" and o["kind"] != "layout")
+        if rule is not None or opd not in known or opd == "none" or other:
+            got = (rule or fuzz_rules.generic)(self, o, p, spec)
+            if got is None:
+                return None
+            ins, shape = got
+        elif o["rule"] == "matmul":
             m, k, n = r.choice([1, 3, 8, 16, 17, 64]), r.choice([1, 7, 16, 31, 64]), \
                 r.choice([1, 5, 8, 33, 64])
+            batch = () if name == "matmul" else (r.choice([1, 2, 3, 5]),)  # bmm
+            if len(batch) and m * n * batch[0] > self.max_numel:
+                return None
             ds = self.dtype_spec(float_only=True)
-            a = self.source(p, (m, k), ds, float_only=True)
-            b = self.source(p, (k, n), ds, float_only=True)
+            a = self.source(p, batch + (m, k), ds, float_only=True)
+            b = self.source(p, batch + (k, n), ds, float_only=True)
             if a is None or b is None:
                 return None
-            ins, shape = [a, b], (m, n)
+            ins, shape = [a, b], batch + (m, n)
             spec.update(a=a.name, b=b.name)
         elif name == "outer":
             a = self.pick(p, lambda b: len(b.shape) == 1 and b.numel() <= 512)
@@ -409,7 +453,7 @@ class Gen:
                 return None
             mode = r.random() if opd == "ab_ts" else 0.0
             if mode < 0.5:
-                same = [b for b in p.bufs if b.shape == a.shape]
+                same = [b for b in self.readable(p) if b.shape == a.shape]
                 b = r.choice(same) if same and r.random() < 0.6 else None
                 if b is None and o["kind"] == "elemwise" and r.random() < 0.4:
                     b = self.source(p, self.bcast_of(a.shape), self.dtype_spec(), False)
@@ -441,7 +485,7 @@ class Gen:
             if a is None:
                 return None
             ax = r.randrange(len(a.shape))
-            like = [b for b in p.bufs if b.shape is not None and len(b.shape) == len(a.shape) and
+            like = [b for b in self.readable(p) if len(b.shape) == len(a.shape) and
                     all(b.shape[i] == a.shape[i] for i in range(len(a.shape)) if i != ax)]
             ins = [a] + [r.choice(like) for _ in range(r.randint(0, 3))]
             if r.random() < 0.3:
@@ -471,7 +515,7 @@ class Gen:
                     return None
             ins, shape = [a], a.shape
             spec["a"] = a.name
-            shape = self.keys(o, spec, a)
+            shape = self.keys(o, p, spec, a)
             if shape is False:
                 return None
         if "approximate" in o["keys"]:  # gelu: its formulation under PyTorch's name
@@ -481,10 +525,10 @@ class Gen:
             spec["formulation"] = r.choice(o["forms"] + ["default"])
         dts = self.result(o, p, ins, scalar_int)
         if name == "cast" or "dtype" in o["required"]:
-            ds = r.choice(DTYPES)
+            ds = r.choice(self.cast_dtypes())
             spec["dtype"] = ds
             dts = {d: ds for d in p.dtypes}
-        elif r.random() < 0.06:
+        elif r.random() < 0.06 and o["rule"] != "bool":
             float_only = "float_fn" in o["flags"]
             ds = self.dtype_spec(float_only)
             nums = [v for v in (spec.get("a"), spec.get("b")) if isinstance(v, (int, float))]
@@ -493,7 +537,7 @@ class Gen:
                 ds = "fp32"
             spec["dtype"] = ds
             dts = {d: (d if ds == "$dtype" else ds) for d in p.dtypes}
-        if name == "matmul" and any(ins[0].dt[d] != ins[1].dt[d] for d in p.dtypes):
+        if o["rule"] == "matmul" and any(ins[0].dt[d] != ins[1].dt[d] for d in p.dtypes):
             return None
         spec["out"] = p.fresh()
         if shape is not None and math.prod(shape) > self.max_numel:
@@ -519,7 +563,7 @@ class Gen:
             return r.choice(POW_BASES) if r.random() < 0.7 else self.scalar()
         return r.choice(POW_EXPONENTS) if r.random() < 0.7 else self.scalar()
 
-    def keys(self, o, spec, a):
+    def keys(self, o, p, spec, a):
         """Fills an 'a' op's keys; returns the result shape (None: not
         known to this generator), or False to give the op up."""
         r = self.r
@@ -563,6 +607,8 @@ class Gen:
             keep = "keepdim" in o["keys"] and r.random() < 0.3
             if keep:
                 spec["keepdim"] = True
+            if fuzz_rules.fill_keys(self, o, p, spec, a, skip=("axis", "keepdim")) is False:
+                return False
             if nd == 0 or (r.random() < 0.4 and "axis" not in o["required"]):
                 if o["kind"] != "reduction":
                     return shape
@@ -573,21 +619,10 @@ class Gen:
                 return tuple(1 if i == ax else a.shape[i] for i in range(nd)
                              if keep or i != ax)
             return shape
-        for k, t in o["keys"].items():  # keys this generator has no rule for
-            if k in spec or (k not in o["required"] and r.random() < 0.5):
-                continue
-            if t == "integer":
-                spec[k] = r.randint(-2, 4)
-            elif t == "number":
-                spec[k] = self.scalar()
-            elif t == "dtype":
-                spec[k] = r.choice(DTYPES)
-            elif t == "shape":
-                spec[k] = list(self.shape(small=True))
-            elif t == "bool":
-                spec[k] = r.random() < 0.5
-            shape = None
-        return shape
+        res = fuzz_rules.fill_keys(self, o, p, spec, a)  # keys without a rule here
+        if res is False or (res is None and o["kind"] not in ("elemwise", "fused")):
+            return res if res is False else None
+        return shape if res is None else res
 
 
 def broadcast(a, b):
@@ -625,10 +660,19 @@ class Probe:
         return b
 
 
-def probe(seed, index, table, nops, large=True, max_numel=120000):
-    """The index-th probe of a seed: a spec dict."""
+def drawn(table):
+    """The ops of the table the generator draws as ops (not as sources)."""
+    return [o["name"] for o in table if o["kind"] != "creation" or
+            o["name"] not in SOURCES + NOT_DRAWN]
+
+
+def probe(seed, index, table, nops, large=True, max_numel=120000, extra_dtypes=(),
+          focus=None):
+    """The index-th probe of a seed: a spec dict; with focus (an op name),
+    most of its ops are that op."""
     rng = random.Random(f"{seed}:{index}")
-    g = Gen(rng, table, max_numel=max_numel, large=large)
+    g = Gen(rng, table, max_numel=max_numel, large=large, extra_dtypes=extra_dtypes,
+            focus=focus)
     k = rng.random()
     dtypes = ["fp32"] if k < 0.3 else rng.sample(RUN_DTYPES, rng.randint(1, 3))
     dtypes = [d for d in RUN_DTYPES if d in dtypes]
@@ -670,38 +714,73 @@ def write(spec, d):
 _ERR = re.compile(r"^bitprobe: (?P<path>[^:]+\.yaml):(?P<line>\d+):(?P<col>\d+): (?P<msg>.*)$", re.M)
 
 
+def extra_dtypes(bitprobe, devices, d):
+    """The EXTRA_DTYPES every device's backend computes a cast to: one
+    small probe each, run by bitprobe in directory d."""
+    ok = []
+    for dt in EXTRA_DTYPES:
+        with open(os.path.join(d, "dt.yaml"), "w") as f:
+            f.write("name: dt\ndescription: \"a cast\"\ndtypes: [fp32]\nops:\n"
+                    "  - {out: x, op: tensor, values: [0.0, 1.5, -2.0]}\n"
+                    f"  - {{out: y, op: cast, a: x, dtype: {dt}}}\noutputs:\n  - {{name: y}}\n")
+        p = subprocess.run([bitprobe, "run", "dt", "--probes", d, "--device", ",".join(devices),
+                            "--no-golden", "--quiet", "--save", os.path.join(d, "dt-run")],
+                           capture_output=True, text=True)
+        if p.returncode in (0, 1):
+            ok.append(dt)
+        shutil.rmtree(os.path.join(d, "dt-run"), ignore_errors=True)
+    os.remove(os.path.join(d, "dt.yaml"))
+    return ok
+
+
 def validate(specs, d, bitprobe, log=None):
     """Writes every spec to d and lets bitprobe load them all; an op that
     bitprobe refuses (named by file:line) is dropped with its dependants,
     until every probe loads.  Returns the specs that remain and the
-    refusals as (probe, op, message)."""
-    by_name = {s["name"]: s for s in specs}
-    lines = {s["name"]: write(s, d) for s in specs}
-    refused = []
-    for _ in range(20 * len(specs) + 10):
-        p = subprocess.run([bitprobe, "list", "--probes", d], capture_output=True, text=True)
+    refusals as (probe, op, message).  One `bitprobe list` of d when every
+    probe loads; otherwise each probe is loaded alone until it does."""
+    for s in specs:
+        write(s, d)
+    p = subprocess.run([bitprobe, "list", "--probes", d], capture_output=True, text=True)
+    if p.returncode == 0:
+        return list(specs), []
+    one = os.path.join(d, ".one")
+    os.makedirs(one, exist_ok=True)
+    kept, refused = [], []
+    for spec in specs:
+        name = spec["name"]
+        os.remove(os.path.join(d, name + ".yaml"))
+        spec = _load_alone(spec, one, bitprobe, refused, log)
+        os.remove(os.path.join(one, name + ".yaml"))
+        if spec is not None:
+            write(spec, d)
+            kept.append(spec)
+    os.rmdir(one)
+    return kept, refused
+
+
+def _load_alone(spec, one, bitprobe, refused, log):
+    """spec, less the ops bitprobe refuses, loaded alone in directory one;
+    None when nothing is left."""
+    name = spec["name"]
+    for _ in range(len(spec["ops"]) + 1):
+        lines = write(spec, one)
+        p = subprocess.run([bitprobe, "list", "--probes", one], capture_output=True, text=True)
         if p.returncode == 0:
-            return list(by_name.values()), refused
+            return spec
         m = _ERR.search(p.stderr)
         if not m:
             raise RuntimeError("bitprobe list failed without a position: " + p.stderr.strip())
-        name = os.path.basename(m["path"])[:-5]
-        spec, line = by_name[name], int(m["line"])
-        idx = [i for i, ln in enumerate(lines[name]) if ln == line]
+        idx = [i for i, ln in enumerate(lines) if ln == int(m["line"])]
         if not idx:  # the error is not at an op line: the whole probe goes
-            os.remove(os.path.join(d, name + ".yaml"))
-            del by_name[name]
             refused.append((name, None, m["msg"]))
-            continue
+            return None
         op = spec["ops"][idx[0]]
         refused.append((name, op["op"], m["msg"]))
         if log:
             log(f"  refused by bitprobe: {name} {op['op']} ({m['msg']})")
         spec = prune(spec, [op["out"]])
         if not spec["ops"]:
-            os.remove(os.path.join(d, name + ".yaml"))
-            del by_name[name]
-            continue
-        by_name[name] = spec
-        lines[name] = write(spec, d)
-    raise RuntimeError("bitprobe keeps refusing the generated probes")
+            write(spec, one)
+            return None
+    raise RuntimeError(f"bitprobe keeps refusing {name}")

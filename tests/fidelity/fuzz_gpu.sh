@@ -11,8 +11,9 @@
 # Run from a configured and built tree (CUDA enabled), nothing is built:
 #   OUT=/tmp/out SEED=12345 sh tests/fidelity/fuzz_gpu.sh
 # SEED (default: the time) decides every probe; PROBES and OPS size the
-# run; ISA=avx2 runs PyTorch with ATEN_CPU_CAPABILITY=avx2 and bitprobe
-# with --cpu-isa avx2; DEVICES=cpu runs the CPU half alone (no GPU needed).
+# run; MINIMISE_S (120) bounds the time spent minimising failures;
+# ISA=avx2 runs PyTorch with ATEN_CPU_CAPABILITY=avx2 and bitprobe with
+# --cpu-isa avx2; DEVICES=cpu runs the CPU half alone (no GPU needed).
 # Exit: 0 all identical as required, 1 a failure, 2 no bitprobe,
 # 77 no GPU (or no PyTorch).
 set -u
@@ -30,13 +31,14 @@ echo "fuzz_gpu: seed $SEED, $PROBES probes of about $OPS ops, devices $DEVICES, 
 case ",$DEVICES," in *,cuda,*) need_cuda ;; esac
 set -- --bitprobe "$B" --seed "$SEED" --probes "$PROBES" --ops "$OPS" --devices "$DEVICES" \
     --out "${WORK:-${TMPDIR:-/tmp}/bitprobe-fuzz-$SEED}" --minimise --regress "$OUT/regress" \
-    --require "$MIN_OPS"
+    --require "$MIN_OPS" --minimise-s "${MINIMISE_S:-120}"
 if [ -n "${ISA:-}" ]; then
     set -- "$@" --aten-cpu-capability "$ISA" --bitprobe-arg=--cpu-isa --bitprobe-arg="$ISA"
 fi
 "$PY" "$HERE/fuzz_torch.py" run "$@" >"$OUT/fuzz.txt" 2>&1
 rc=$?
-grep -v '^minimising\|^  b[0-9]*:' "$OUT/fuzz.txt" | head -120
+# the verdict lines (the table per op kind and dtype is in fuzz.txt)
+grep -E '^(fuzz|cpu|cuda|FAIL|not drawn|never drawn|time|  saved)' "$OUT/fuzz.txt" | head -80
 w=${WORK:-${TMPDIR:-/tmp}/bitprobe-fuzz-$SEED}
 [ -f "$w/summary.json" ] && cp "$w/summary.json" "$OUT/fuzz-summary-$SEED.json"
 [ -d "$OUT/regress" ] && echo "fuzz_gpu: minimised failures in $OUT/regress: $(ls "$OUT/regress" | grep -c '\.yaml$') probes"

@@ -29,6 +29,7 @@ import re
 import shutil
 import subprocess
 import tempfile
+import time
 
 import torch
 
@@ -153,11 +154,13 @@ def _ddmin(items, test, budget):
 SIMPLE = [1, 2, 3, 10, -1, 0.5, 0.1, 2.5, 0.3, 0.001]
 
 
-def minimise(failure, spec, bitprobe, extra, work, log):
-    """The smallest probe found that still shows the failure, or None."""
+def minimise(failure, spec, bitprobe, extra, work, log, deadline=None):
+    """The smallest probe found that still shows the failure, or None;
+    past deadline (time.time()) it stops reducing and returns what it has."""
     dev, dtype, target = failure["device"], failure["dtype"], failure["out"]
     trial = Trial(bitprobe, dev, extra, work)
-    budget = lambda: trial.runs < MAX_TESTS  # noqa: E731
+    budget = lambda: trial.runs < MAX_TESTS and (  # noqa: E731
+        deadline is None or time.time() < deadline)
     s = _slice_to(dict(spec, dtypes=[dtype]), target)
     if not trial.fails(s, target):
         log(f"  {target}: does not fail alone in {dtype}; kept as generated")
@@ -273,9 +276,17 @@ def minimise_all(args, failures, specs, work, log):
         todo.append(f)
     mw = os.path.join(work, "minimise")
     os.makedirs(mw, exist_ok=True)
+    deadline = time.time() + args.minimise_s
     for f in todo[:args.max_minimise]:
-        log(f"minimising seed {args.seed} {f['probe']} {f['dtype']} {f['op']} on {f['device']}")
-        m = minimise(f, specs[f["probe"]], args.bitprobe, args.bitprobe_arg, mw, log)
+        if time.time() < deadline:
+            log(f"minimising seed {args.seed} {f['probe']} {f['dtype']} {f['op']} on "
+                f"{f['device']}")
+            m = minimise(f, specs[f["probe"]], args.bitprobe, args.bitprobe_arg, mw, log,
+                         deadline)
+        else:  # out of time: the op and what it reads, unreduced
+            log(f"not minimised (--minimise-s {args.minimise_s} spent): seed {args.seed} "
+                f"{f['probe']} {f['dtype']} {f['op']} on {f['device']}")
+            m = _slice_to(dict(specs[f["probe"]], dtypes=[f["dtype"]]), f["out"])
         if m is None or not args.regress:
             continue
         os.makedirs(args.regress, exist_ok=True)
@@ -308,7 +319,11 @@ def cmd_regress(args, log):
             if dev == "cuda" and not torch.cuda.is_available():
                 continue
             if args.write:
-                tags = save(spec, name, args.dir, args.bitprobe, args.bitprobe_arg, [dev],
+                extra = list(args.bitprobe_arg)
+                if dev == "cpu" and isa_option(args.bitprobe) and not any(
+                        a.startswith("--cpu-isa") for a in extra):
+                    extra += ["--cpu-isa", cpu_isa()]  # the capability PyTorch runs
+                tags = save(spec, name, args.dir, args.bitprobe, extra, [dev],
                             spec.get("origin", name), log)
                 log(f"{name}: PyTorch's bits written for {', '.join(tags) or 'nothing'}")
                 continue
@@ -327,6 +342,10 @@ def cmd_regress(args, log):
                                     dev, "--no-golden", "--save", work + "/b", "--quiet", *extra],
                                    capture_output=True, text=True)
                 got = glob.glob(os.path.join(work, "b", name, f"{dev}*.safetensors.gz"))
+                if "which this CPU lacks" in p.stderr:
+                    log(f"not checked: {name} {tag} (this CPU lacks {tag[4:]})")
+                    shutil.rmtree(work)
+                    continue
                 if p.returncode not in (0, 1) or not got:
                     log(f"FAIL {name} {tag}: bitprobe: {p.stderr.strip()}")
                     bad += 1

@@ -8,7 +8,9 @@ same facts for the ops of src/op.h at the time it was written.
 
 Each op becomes a dict:
   name      the YAML `op:` value
-  operands  none | a | ab | ab_ts | inputs
+  operands  none | a | ab | ab_ts | inputs, or the listing's own words
+            for another operand list (e.g. cond,a,b)
+  operand_list  the listing's operand list as written (a,b:tensor-or-number)
   keys      {key name: type} beyond operands, out, op, dtype, formulation
             (type: number, numbers, integer, shape, dtype, buffer, buffers)
   required  key names that must be present
@@ -62,6 +64,8 @@ _OPERANDS = {"none": "none", "a": "a", "a,b": "ab", "a,b:tensor-or-number": "ab_
              "inputs": "inputs"}
 _KINDS = {"elementwise": "elemwise"}
 _RULES = {"fp32": "f32", "accumulate": "acc"}
+_OPERAND_LISTS = {"none": "none", "a": "a", "ab": "a,b", "ab_ts": "a,b:tensor-or-number",
+                  "inputs": "inputs"}
 
 
 def _norm(entry):
@@ -77,6 +81,7 @@ def _norm(entry):
     return {
         "name": entry["name"],
         "operands": _OPERANDS.get(opd, opd),
+        "operand_list": opd,
         "keys": keys,
         "required": [k for k in required if k not in ("a", "b", "inputs")],
         "forms": [f for f in entry.get("formulations", []) if f != "default"],
@@ -89,8 +94,9 @@ def _norm(entry):
 
 
 def builtin():
-    return [{"name": n, "operands": o, "keys": k, "required": r, "forms": f, "kind": kd,
-             "flags": set(fl), "rule": ru, "backends": {"cpu", "cuda"}, "torch": ""}
+    return [{"name": n, "operands": o, "operand_list": _OPERAND_LISTS[o], "keys": k,
+             "required": r, "forms": f, "kind": kd, "flags": set(fl), "rule": ru,
+             "backends": {"cpu", "cuda"}, "torch": ""}
             for n, o, k, r, f, kd, fl, ru in BUILTIN]
 
 

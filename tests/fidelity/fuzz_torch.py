@@ -30,6 +30,7 @@ import argparse
 import collections
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -101,9 +102,17 @@ def run_batch(args, specs, work, devices):
                or f" {s['name']} " in err]
         if not bad:
             raise RuntimeError(f"bitprobe run failed (exit {rc}): {err.strip()}")
-        for s in bad[:1]:
-            aside.append((s["name"], None, err.strip().splitlines()[-1]))
-            specs.remove(s)
+        s = bad[0]
+        m = re.search(r"/" + re.escape(s["name"]) + r"\.yaml:\d+: op '(?P<out>[^']+)'", err)
+        msg = err.strip().splitlines()[-1]
+        pruned = fuzz_gen.prune(s, [m["out"]]) if m else {"ops": []}
+        kind = [op["op"] for op in s["ops"] if m and op["out"] == m["out"]]
+        aside.append((s["name"], kind[0] if kind and pruned["ops"] else None, msg))
+        specs.remove(s)
+        if pruned["ops"]:  # only the op bitprobe cannot run goes, with what reads it
+            specs.append(pruned)
+            fuzz_gen.write(pruned, pdir)
+        else:
             os.remove(os.path.join(pdir, s["name"] + ".yaml"))
     res = fuzz_check.Result()
     for s in specs:
@@ -123,7 +132,10 @@ def report(res, devices, seconds, out=log):
             f"{res.total(dv, 'unpinned')} unpinned order (not required), "
             f"{res.total(dv, 'no-replay')} without a PyTorch replay, "
             f"{res.total(dv, 'unsupported')} this PyTorch cannot run, "
-            f"{res.total(dv, 'refused')} PyTorch refuses")
+            f"{res.total(dv, 'refused')} PyTorch refuses"
+            + (f", {res.total(dv, 'old-pytorch')} as PyTorch >= 2.1 computes them "
+               f"(this PyTorch rounds the scalar first; not required)"
+               if res.total(dv, 'old-pytorch') else ""))
     out("per op kind (identical/replayed; differ, mkl, unpinned where any):")
     for dv in devices:
         for op in ops:
@@ -131,14 +143,14 @@ def report(res, devices, seconds, out=log):
             for dt in dts:
                 c = {v: res.counts[(dv, op, dt, v)] for v in
                      ("identical", "differ", "mkl", "onednn", "version", "unpinned", "own",
-                      "no-replay", "unsupported", "refused")}
+                      "no-replay", "unsupported", "refused", "old-pytorch")}
                 n = sum(c.values())
                 if not n:
                     continue
                 s = f"{dt} {c['identical']}/{n - c['own']}" if c["own"] < n else f"{dt} own {n}"
                 s += "".join(f" {k} {c[k]}" for k in ("differ", "mkl", "onednn", "version",
-                                                      "unpinned", "no-replay",
-                                                      "unsupported", "refused")
+                                                      "unpinned", "no-replay", "unsupported",
+                                                      "refused", "old-pytorch")
                              if c[k])
                 cells.append(s)
             if cells:
@@ -178,6 +190,9 @@ def cmd_run(args):
     if missing:  # an op a requested backend lacks would stop the whole batch
         log("fuzz: not drawn (no backend on every device asked for): " + ", ".join(missing))
         table = [o for o in table if o["name"] not in missing]
+    ops = fuzz_gen.drawn(table)
+    if args.each_op:
+        args.probes = args.each_op * len(ops)
     log(f"fuzz: seed {args.seed}, {args.probes} probes of about {args.ops} ops, devices "
         f"{','.join(devices)}; op table from {origin}: {len(table)} ops")
     log(f"fuzz: {torch_env()}; bitprobe {' '.join(args.bitprobe_arg) or '(no options)'}")
@@ -185,19 +200,30 @@ def cmd_run(args):
     os.makedirs(work, exist_ok=True)
     t0 = time.time()
     idx = [int(i) for i in args.only.split(",")] if args.only else range(args.probes)
-    specs = [fuzz_gen.probe(args.seed, i, table, args.ops, large=not args.small) for i in idx]
+    # the extra dtypes bitprobe computes on every device and this torch has
+    extra = [d for d in fuzz_gen.extra_dtypes(args.bitprobe, devices, work)
+             if d in fuzz_check.DT]
+    log("fuzz: cast targets beyond " + "/".join(fuzz_gen.DTYPES) + ": " +
+        (", ".join(extra) or "none (no backend of the run computes them, or torch lacks them)"))
+    specs = [fuzz_gen.probe(args.seed, i, table, args.ops, large=not args.small,
+                            extra_dtypes=extra,
+                            focus=ops[i % len(ops)] if args.each_op and ops else None)
+             for i in idx]
     specs, res, aside = run_batch(args, specs, work, devices)
     for name, op, msg in aside:
         log(f"dropped (bitprobe refuses it): {name} {op or 'the whole probe'}: {msg}")
     report(res, devices, time.time() - t0)
     kinds = {o["name"] for o in table}
     seen = {op for (_, op, _, _) in res.counts}
-    nogen = sorted(o["name"] for o in table
-                   if o["kind"] == "creation" and o["name"] not in fuzz_gen.SOURCES)
+    nogen = sorted(kinds & set(fuzz_gen.NOT_DRAWN))
     if nogen:
-        log("never drawn (creation ops the generator has no rule for): " + ", ".join(nogen))
-    if kinds - seen - set(nogen):
-        log("not drawn in this run: " + ", ".join(sorted(kinds - seen - set(nogen))))
+        log("never drawn (creation ops that need a file): " + ", ".join(nogen))
+    undrawn = sorted(kinds - seen - set(nogen))
+    for op in undrawn:
+        why = [msg for _, o, msg in aside if o == op] + \
+            [msg for _, _, msg in aside if f"({op}" in msg]
+        log(f"not drawn in this run: {op}" + (f" (bitprobe refused {len(why)} draws, e.g. "
+                                               f"{why[0]})" if why else ""))
     noreplay = sorted({op for (_, op, _, v) in res.counts if v == "no-replay"})
     if noreplay:
         log("FAIL no PyTorch replay (add to tests/fidelity/probe_torch_ops.py): " + ", ".join(noreplay))
@@ -208,6 +234,8 @@ def cmd_run(args):
         log(f"FAIL seed {args.seed} {f['probe']} {f['dtype']} op {f['index']} ({f['op']} -> "
             f"{f['out']}) on {f['device']}: {f['why']}")
     summary = {"seed": args.seed, "probes": len(specs), "env": torch_env(),
+               "bitprobe_args": args.bitprobe_arg, "devices": devices,
+               "date": time.strftime("%Y-%m-%d", time.gmtime()),
                "counts": [[*k, n] for k, n in sorted(res.counts.items())],
                "failures": res.failures, "refusals": res.refusals, "set_aside": aside}
     with open(os.path.join(work, "summary.json"), "w") as f:
@@ -218,6 +246,9 @@ def cmd_run(args):
         import fuzz_min
         fuzz_min.minimise_all(args, res.failures, {s["name"]: s for s in specs}, work, log)
     short = coverage(res, devices, table, args.require) if args.require else []
+    if args.each_op and undrawn:
+        short.append("ops the generator drew no instance of that bitprobe runs: " +
+                     ", ".join(undrawn) + " (a rule in tests/fidelity/fuzz_rules.py)")
     for line in short:
         log("FAIL coverage: " + line)
     log(f"fuzz: work files in {work}")
@@ -229,10 +260,9 @@ def coverage(res, devices, table, need):
     replayed on a device, an op kind of the table or a dtype never
     replayed there."""
     short = []
-    # sources the generator makes; other creation ops (load: a file) it
-    # cannot draw, and says so above
-    kinds = {o["name"] for o in table if o["kind"] != "creation" or o["name"] in fuzz_gen.SOURCES}
-    kinds.discard("uniform")
+    # every op but those that need a file (load) and bitprobe's own
+    # generator (uniform: nothing to replay)
+    kinds = {o["name"] for o in table} - set(fuzz_gen.NOT_DRAWN) - {"uniform"}
     for dv in devices:
         n = res.total(dv) - res.total(dv, "own")
         if n < need:
@@ -283,8 +313,13 @@ def cmd_shipped(args):
     for f in res.refusals:
         log(f"note: {f['probe']} {f['dtype']} {f['out']} ({f['op']}) on {f['device']}: {f['why']}")
     shutil.rmtree(work)
-    log(f"shipped: {len(specs)} probes; exit {1 if res.failures else 0}")
-    return 1 if res.failures else 0
+    noreplay = sorted({op for (_, op, _, v) in res.counts if v == "no-replay"})
+    if noreplay:
+        log("FAIL no PyTorch replay (add to tests/fidelity/probe_torch_ops.py): " +
+            ", ".join(noreplay))
+    rc = 1 if res.failures or noreplay else 0
+    log(f"shipped: {len(specs)} probes; exit {rc}")
+    return rc
 
 
 def main():
@@ -300,8 +335,13 @@ def main():
     r.add_argument("--regress")
     r.add_argument("--minimise", action="store_true")
     r.add_argument("--max-minimise", type=int, default=20)
+    r.add_argument("--minimise-s", type=float, default=300,
+                   help="seconds of minimising in all; later failures are saved unreduced")
     r.add_argument("--only")
     r.add_argument("--small", action="store_true", help="no tensors beyond a few thousand elements")
+    r.add_argument("--each-op", type=int, default=0, metavar="K",
+                   help="K probes per op of the table instead of --probes, each drawing "
+                        "mostly that op; fails unless every op was drawn and replayed")
     r.add_argument("--require", type=int, default=0,
                    help="fail unless every device replayed N ops, every op kind and dtype")
     r.add_argument("--bitprobe-arg", action="append", default=[])

@@ -21,6 +21,7 @@
 #   - split-K (cuBLASLt's own, forced; the formulations) and tensor
 #     parallelism emulated on one device.
 #   sh tests/fidelity/invariance_gpu.sh
+# (about 10 minutes on an H100; STEPS=LO-HI runs a part, see steps.sh)
 . "$(dirname "$0")/steps.sh"
 B=${BITPROBE:-./src/bitprobe}
 T="$(dirname "$0")/invariance_torch.py"
@@ -48,8 +49,14 @@ show() {
 }
 
 step "environment" 0 "$B" env
-step "invariance test suites, GPU required" 0 \
-    env BP_REQUIRE_GPU=1 make check TESTS="tests/check_inv tests/cli/invariance.sh tests/cli/invariance_cuda.sh"
+inv_suites() {
+    env BP_REQUIRE_GPU=1 make check TESTS="tests/check_inv tests/cli/invariance.sh tests/cli/invariance_cuda.sh" && return 0
+    for f in tests/check_inv.log tests/cli/invariance.sh.log tests/cli/invariance_cuda.sh.log; do
+        echo "--- $f"; tail -n 25 "$f"
+    done
+    return 1
+}
+TAIL=60 step "invariance test suites, GPU required" 0 inv_suites
 
 # torch.mm's cuBLAS call, the headline map
 step "inputs of the 4096x4096 bf16 sweep" 0 \
@@ -59,7 +66,11 @@ show 40 "cublas bf16 4096x4096 M 1:1024, three placements" "0|1" \
     "$B" invariance --engine cublas --shape 4096x4096 --m 1:1024 --place all \
     --json "$OUT/cublas.json" --svg "$OUT/cublas.svg" --markdown "$OUT/cublas.md"
 check "every configuration names its cuBLASLt algorithm" grep -q '"algo_id"' "$OUT/cublas.json"
-check "the SVG renders" rsvg-convert -o "$OUT/cublas.png" "$OUT/cublas.svg"
+if command -v rsvg-convert >/dev/null 2>&1; then
+    check "the SVG renders" rsvg-convert -o "$OUT/cublas.png" "$OUT/cublas.svg"
+else  # no renderer on the GPU machine: the SVG must at least be well-formed XML
+    check "the SVG is well-formed XML" "$PY" -c 'import sys, xml.dom.minidom; xml.dom.minidom.parse(sys.argv[1])' "$OUT/cublas.svg"
+fi
 show 20 "PyTorch torch.mm map equals bitprobe's cublas map (groups, boundaries, bits)" 0 \
     "$PY" "$T" gemm "$WORK/gemm-inputs.safetensors" "$OUT/cublas.json" --dtype bf16 --engine cublas
 
@@ -72,7 +83,7 @@ show 12 "cublaslt bf16 4096x4096 M 1:1024 (PyTorch's Lt path)" "0|1" \
     --repeat 2 --json "$OUT/cublaslt.json"
 show 8 "cpu engine: bitprobe's CPU matmul is invariant" 0 \
     "$B" invariance --engine cpu --shape 1024x1024 --m 1:64 --place all \
-    --dtype fp32,bf16,fp16 --repeat 2 --processes 1
+    --dtype fp32,bf16,fp16 --repeat 2 --processes 1 --no-oracle
 show 20 "fp32, tf32, fp16 through cublas and cublaslt, M 1:512" "0|1" \
     "$B" invariance --engine cublas,cublaslt --shape 4096x4096 --m 1:512 \
     --dtype fp32,tf32,fp16 --json "$OUT/dtypes.json"

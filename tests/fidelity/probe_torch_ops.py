@@ -7,7 +7,11 @@ that torch imports."""
 import torch
 
 DT = {"fp32": torch.float32, "bf16": torch.bfloat16, "fp16": torch.float16,
-      "fp64": torch.float64, "i64": torch.int64, "i32": torch.int32}
+      "fp64": torch.float64, "i64": torch.int64, "i32": torch.int32, "i16": torch.int16,
+      "i8": torch.int8, "u8": torch.uint8, "bool": torch.bool}
+for _name, _attr in (("fp8_e4m3", "float8_e4m3fn"), ("fp8_e5m2", "float8_e5m2")):
+    if hasattr(torch, _attr):  # PyTorch 2.1 and later
+        DT[_name] = getattr(torch, _attr)
 # ATen's opmath_type: the type bf16 and f16 compute in.
 OPMATH = {torch.bfloat16: torch.float32, torch.float16: torch.float32}
 UNARY = {"reciprocal": torch.reciprocal, "exp": torch.exp, "log": torch.log,
@@ -121,8 +125,16 @@ def run_op(op, params, bufs, dt_out, device, uniform):
                 at = torch.tensor(float(a), dtype=torch.float64).to(rt).to(b.device)
                 return at.expand_as(b) / b, True
             return a / b, True
-        fn = {"add": torch.add, "sub": torch.sub, "mul": torch.mul, "pow": torch.pow}[k]
-        return fn(a, b), True
+        # Python's operators, as code states them: `2.5 * t` is
+        # t.__rmul__(2.5), i.e. torch.mul(t, 2.5) with the number second
+        # (where ATen's CPU kernels take it in opmath), not torch.mul(2.5, t).
+        if k == "add":
+            return a + b, True
+        if k == "sub":
+            return a - b, True
+        if k == "mul":
+            return a * b, True
+        return a ** b, True
     if k in UNARY:
         return UNARY[k](operand(op["a"], params, bufs)), True
     if k == "gelu":
@@ -202,6 +214,8 @@ def bits(t):
         return t.view(torch.int32), t.isnan()
     if t.dtype == torch.float64:
         return t.view(torch.int64), t.isnan()
+    if t.is_floating_point() and t.element_size() == 1:  # fp8
+        return t.view(torch.uint8), t.float().isnan()
     return t, torch.zeros_like(t, dtype=torch.bool)
 
 

@@ -19,7 +19,18 @@ import io
 import json
 import struct
 
-ST_DTYPES = {"F64": 8, "F32": 4, "BF16": 2, "F16": 2, "I64": 8, "I32": 4}
+ST_DTYPES = {"F64": 8, "F32": 4, "BF16": 2, "F16": 2, "I64": 8, "I32": 4, "I16": 2, "I8": 1,
+             "U8": 1, "BOOL": 1, "F8_E4M3": 1, "F8_E5M2": 1}
+# safetensors' names of torch's dtypes (fp8: PyTorch 2.1 and later).
+_TORCH_ST = {"float64": "F64", "float32": "F32", "bfloat16": "BF16", "float16": "F16",
+             "int64": "I64", "int32": "I32", "int16": "I16", "int8": "I8", "uint8": "U8",
+             "bool": "BOOL", "float8_e4m3fn": "F8_E4M3", "float8_e5m2": "F8_E5M2"}
+
+
+def _st_torch():
+    """{safetensors dtype name: torch dtype} for the dtypes this torch has."""
+    import torch
+    return {st: getattr(torch, attr) for attr, st in _TORCH_ST.items() if hasattr(torch, attr)}
 NAN_CANON = {"F64": 0x7FF8000000000000, "F32": 0x7FC00000, "BF16": 0x7FFF, "F16": 0x7FFF}
 EXP_MASK = {"F64": (0x7FF0000000000000, 0x000FFFFFFFFFFFFF), "F32": (0x7F800000, 0x007FFFFF),
             "BF16": (0x7F80, 0x007F), "F16": (0x7C00, 0x03FF)}
@@ -27,9 +38,7 @@ EXP_MASK = {"F64": (0x7FF0000000000000, 0x000FFFFFFFFFFFFF), "F32": (0x7F800000,
 
 def st_name(t):
     """The safetensors dtype name of a torch tensor."""
-    import torch
-    return {torch.float64: "F64", torch.float32: "F32", torch.bfloat16: "BF16",
-            torch.float16: "F16", torch.int64: "I64", torch.int32: "I32"}[t.dtype]
+    return {v: k for k, v in _st_torch().items()}[t.dtype]
 
 
 def raw_bytes(t):
@@ -38,7 +47,7 @@ def raw_bytes(t):
     import torch
     t = t.detach().contiguous().cpu()
     size = ST_DTYPES[st_name(t)]
-    as_int = {2: torch.int16, 4: torch.int32, 8: torch.int64}[size]
+    as_int = {1: torch.uint8, 2: torch.int16, 4: torch.int32, 8: torch.int64}[size]
     return t.view(as_int).numpy().astype("<i%d" % size).tobytes()
 
 
@@ -88,8 +97,7 @@ def st_read(path):
 def st_tensors(path):
     """The file's tensors as torch tensors, {name: tensor}."""
     import torch
-    dts = {"F64": torch.float64, "F32": torch.float32, "BF16": torch.bfloat16,
-           "F16": torch.float16, "I64": torch.int64, "I32": torch.int32}
+    dts = _st_torch()
     out = {}
     for name, (dt, shape, raw) in st_read(path)[0].items():
         t = torch.frombuffer(bytearray(raw), dtype=dts[dt]) if raw else torch.empty(0, dtype=dts[dt])

@@ -66,7 +66,7 @@ if command -v compute-sanitizer >/dev/null 2>&1; then
     check "  memcheck: 0 errors" grep -q "ERROR SUMMARY: 0 errors" "$log"
     TAIL=4 step "compute-sanitizer racecheck: shared memory" "0|2" compute-sanitizer \
         --tool racecheck --error-exitcode 3 "$B" screen --gpu 0 --test smem,mma-bf16,div-fp32
-    check "  racecheck: 0 hazards" grep -q "ERROR SUMMARY: 0 errors" "$log"
+    check "  racecheck: 0 hazards" grep -qE "RACECHECK SUMMARY: 0 hazards|ERROR SUMMARY: 0 errors" "$log"
 fi
 TAIL=6 step "bless the math library's goldens from GPU 0" 0 "$B" screen --gpu 0 --bless --golden "$OUT/golden"
 TAIL=40 step "screen against the goldens" 0 "$B" screen --gpu all -v --golden "$OUT/golden"

@@ -8,7 +8,10 @@
 #   step "explain seed-inv-freq" 1 ./src/bitprobe explain ...
 #   finish
 # Every step's output goes to $OUT/NN-name.txt and its last lines to the
-# terminal; $OUT defaults to /tmp/out.
+# terminal with the seconds it took; $OUT defaults to /tmp/out.
+# STEPS=LO-HI runs only the steps numbered LO to HI (the numbers the
+# output shows), so a session too long for one call runs in parts; the
+# other steps are listed as not run.
 set -u
 OUT=${OUT:-/tmp/out}
 mkdir -p "$OUT" || exit 2
@@ -23,12 +26,17 @@ step() {
     shift 2
     nstep=$((nstep + 1))
     log="$OUT/$(printf %02d $nstep)-$(echo "$name" | tr -c 'A-Za-z0-9_.\n-' '_').txt"
-    echo "== $name"
+    if [ -n "${STEPS:-}" ] && { [ "$nstep" -lt "${STEPS%-*}" ] || [ "$nstep" -gt "${STEPS#*-}" ]; }; then
+        echo "== $nstep. $name: not run (STEPS=$STEPS)"
+        return 0
+    fi
+    echo "== $nstep. $name"
+    t0=$(date +%s)
     "$@" >"$log" 2>&1
     rc=$?
     tail -n "${TAIL:-5}" "$log"
     case "|$want|" in
-    *"|$rc|"*) echo "   ok (exit $rc)" ;;
+    *"|$rc|"*) echo "   ok (exit $rc, $(($(date +%s) - t0)) s)" ;;
     *)
         echo "FAIL: $name: exit $rc, expected $want (log: $log)"
         echo "$name: exit $rc, expected $want ($log)" >>"$OUT/failed"

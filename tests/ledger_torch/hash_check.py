@@ -44,6 +44,8 @@ cases += [a.t(), a[1:, 2:], a[:, ::2], a.expand(3, 5, 7)[1],
           torch.randn(1, generator=g).expand(10), a.to(torch.bfloat16)[1:, 1:],
           a.to(torch.float16).reshape(-1)[1:]]
 cases.append(torch.randint(-2**31, 2**31 - 1, (bt._CHUNK + 5,), dtype=torch.int32, generator=g))
+# more tensors than the CUDA hasher has slots: a batch read back midway
+cases += [torch.full((3,), i, dtype=torch.int32) for i in range(bt._CudaHasher.SLOTS + 5)]
 
 
 def check(cases, hs):
