@@ -159,9 +159,10 @@ static void composite_eval(mpfr_t t, mpfr_srcptr x, const bp_op_t *op)
         else
             mpfr_div(t, x, u, MPFR_RNDN);
         break;
-    default: /* gelu */
+    default: /* gelu, written without cancellation for large negative x */
         if (op->form == BP_FORM_TANH) {
-            /* x/2 (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))) */
+            /* x/2 (1 + tanh(w)) = x / (1 + exp(-2w)),
+             * w = sqrt(2/pi) (x + 0.044715 x^3) */
             mpfr_pow_ui(u, x, 3, MPFR_RNDN);
             mpfr_set_str(v, "0.044715", 10, MPFR_RNDN);
             mpfr_mul(u, u, v, MPFR_RNDN);
@@ -170,15 +171,18 @@ static void composite_eval(mpfr_t t, mpfr_srcptr x, const bp_op_t *op)
             mpfr_ui_div(v, 2, v, MPFR_RNDN);
             mpfr_sqrt(v, v, MPFR_RNDN);
             mpfr_mul(u, u, v, MPFR_RNDN);
-            mpfr_tanh(u, u, MPFR_RNDN);
-        } else { /* x/2 (1 + erf(x / sqrt 2)) */
+            mpfr_mul_si(u, u, -2, MPFR_RNDN);
+            mpfr_exp(u, u, MPFR_RNDN);
+            mpfr_add_ui(u, u, 1, MPFR_RNDN);
+            mpfr_div(t, x, u, MPFR_RNDN);
+        } else { /* x/2 (1 + erf(x / sqrt 2)) = x/2 erfc(-x / sqrt 2) */
             mpfr_sqrt_ui(v, 2, MPFR_RNDN);
             mpfr_div(u, x, v, MPFR_RNDN);
-            mpfr_erf(u, u, MPFR_RNDN);
+            mpfr_neg(u, u, MPFR_RNDN);
+            mpfr_erfc(u, u, MPFR_RNDN);
+            mpfr_mul(u, u, x, MPFR_RNDN);
+            mpfr_div_2ui(t, u, 1, MPFR_RNDN);
         }
-        mpfr_add_ui(u, u, 1, MPFR_RNDN);
-        mpfr_mul(u, u, x, MPFR_RNDN);
-        mpfr_div_2ui(t, u, 1, MPFR_RNDN);
         break;
     }
     mpfr_clears(u, v, (mpfr_ptr)0);
