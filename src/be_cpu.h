@@ -15,7 +15,8 @@
  * type: 32 bytes on AVX2 (and ATen's DEFAULT build), 64 on AVX-512.  With
  * the AVX512 capability (cpu_isa.h) ATen runs the AVX-512 build only of
  * the kernels registered with ALSO_REGISTER_AVX512_DISPATCH (pow, exp,
- * log, tanh, reciprocal); REGISTER_DISPATCH leaves the AVX-512 slot empty
+ * log, tanh, erf, log2, log1p, expm1, reciprocal, sigmoid, silu, gelu);
+ * REGISTER_DISPATCH leaves the AVX-512 slot empty
  * and DispatchStub falls back to the AVX2 build, which is what arange,
  * sin, cos, sqrt, rsqrt, sum and the binary ops get (their .cpp files,
  * PyTorch 2.x).  vec_bytes is the former's width; BP_CPU_VEC_BYTES the

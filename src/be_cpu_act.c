@@ -41,11 +41,12 @@
 #include "op.h"
 
 /* Whether ATen builds op k's kernel for AVX-512 too (its width and
- * SLEEF's 16-lane entry points on the AVX512 capability). */
+ * SLEEF's 16-lane entry points on the AVX512 capability): sigmoid, silu
+ * and gelu are (PyTorch 1.13 under ATEN_CPU_CAPABILITY=avx512 puts their
+ * scalar tails after two 16-lane registers); exp2 has no vector part. */
 static bool wide_kernel(bp_op_kind_t k)
 {
-    (void)k;
-    return false;
+    return k == BP_OP_SIGMOID || k == BP_OP_SILU || k == BP_OP_GELU;
 }
 
 static float act_f32(const bp_cpu_t *c, const bp_op_t *op, float x, bool vec, bool wide)
