@@ -25,9 +25,12 @@
 extern "C" {
 #endif
 
-/* Element types: the same codes as bp_dtype_t's arithmetic dtypes
- * (be_cuda_ops.c checks; the storage dtypes after them have no kernels). */
+/* Element types: the same codes as bp_dtype_t's (be_cuda_ops.c checks):
+ * the arithmetic dtypes, then bool and the two fp8 formats, which the
+ * kernels load, store and convert (cast, copies, comparisons, where) but
+ * compute nothing in; the storage dtypes between them have no kernels. */
 enum { BPK_F64, BPK_F32, BPK_BF16, BPK_F16, BPK_I64, BPK_I32, BPK_NDTYPES };
+enum { BPK_BOOL = 12, BPK_F8E4M3 = 13, BPK_F8E5M2 = 14 };
 
 #define BPK_MAXDIM 8
 
@@ -139,6 +142,18 @@ int bpk_rotate_half(void *stream, void *out, const void *in, int dt,
  * from 0), 1 pairwise (sum(x[:n/2]) + sum(x[n/2:]), recursively). */
 int bpk_sum(void *stream, int pairwise, void *out, int out_dt, const void *in,
             int in_dt, int64_t outer, int64_t len, int64_t inner);
+
+/* compare.cu: out[i] (bool) = a OP b with both operands converted to
+ * cmp_dt, the comparison's common dtype, as TensorIterator does; scalars
+ * arrive converted to cmp_dt.  OP: BPK_LT ... BPK_NE. */
+enum { BPK_LT, BPK_LE, BPK_GT, BPK_GE, BPK_EQ, BPK_NE, BPK_NCMP };
+int bpk_compare(void *stream, int op, void *out, int cmp_dt, bpk_arg_t a,
+                bpk_arg_t b, const bpk_bcast_t *bc, int64_t n);
+/* compare.cu: out[i] = cond ? a : b (torch.where), each tensor operand
+ * converted to out_dt as bpk_cast does; a scalar already exact in out_dt.
+ * bc gives a's and b's strides, bcc (its stride_a) cond's. */
+int bpk_where(void *stream, void *out, int out_dt, const void *cond, bpk_arg_t a,
+              bpk_arg_t b, const bpk_bcast_t *bc, const bpk_bcast_t *bcc, int64_t n);
 
 /* rng.cu: out[i] = low + (high - low) * u(seed, stream, i), each operation
  * rounded in float (see rng.h), then converted to dt. */

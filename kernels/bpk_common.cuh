@@ -17,6 +17,7 @@
 #include <stdint.h>
 
 #include "bpk.h"
+#include "../src/f8_encode.h"
 
 #define BPK_THREADS 256
 
@@ -33,7 +34,8 @@ static inline unsigned bpk_blocks(int64_t n)
 
 __host__ __device__ static inline bool bpk_dtype_ok(int dt)
 {
-    return dt >= 0 && dt < BPK_NDTYPES;
+    return (dt >= 0 && dt < BPK_NDTYPES) || dt == BPK_BOOL || dt == BPK_F8E4M3 ||
+           dt == BPK_F8E5M2;
 }
 
 __host__ __device__ static inline bool bpk_is_int(int dt)
@@ -66,6 +68,40 @@ __device__ __forceinline__ uint16_t bpk_f32_to_f16(float f)
     return __half_as_ushort(__float2half_rn(f));
 }
 
+/* fp8 (dtype.h): decoding is exact; encoding rounds to nearest even and is
+ * c10's non-saturating conversion (Float8_e4m3fn(float), Float8_e5m2(float),
+ * which PyTorch's CUDA copy kernel runs unless built with CUDA >= 13.2):
+ * beyond the largest finite value e4m3fn gives NaN 0x7F, e5m2 infinity;
+ * NaN gives 0x7F; the sign is kept (src/f8_encode.h, shared with the
+ * host). */
+__device__ __forceinline__ float bpk_f8e4m3_to_f32(uint8_t h)
+{
+    uint32_t sign = (uint32_t)(h & 0x80u) << 24;
+    uint32_t e = (h >> 3) & 0xfu, m = h & 7u;
+    if (e == 0xf && m == 7)
+        return __uint_as_float(sign | 0x7fc00000u);
+    if (e == 0) {
+        float v = (float)m * 0x1p-9f; /* subnormal, exact */
+        return sign ? -v : v;
+    }
+    return __uint_as_float(sign | ((e + 120u) << 23) | (m << 20));
+}
+
+__device__ __forceinline__ float bpk_f8e5m2_to_f32(uint8_t h)
+{
+    return __half2float(__ushort_as_half((unsigned short)(h << 8)));
+}
+
+__device__ __forceinline__ uint8_t bpk_f32_to_f8e4m3(float f)
+{
+    return bp_f8e4m3_encode(__float_as_uint(f), false);
+}
+
+__device__ __forceinline__ uint8_t bpk_f32_to_f8e5m2(float f)
+{
+    return bp_f8e5m2_encode(__float_as_uint(f), false);
+}
+
 __device__ __forceinline__ float bpk_load_f32(const void *p, int dt, int64_t i)
 {
     switch (dt) {
@@ -75,6 +111,9 @@ __device__ __forceinline__ float bpk_load_f32(const void *p, int dt, int64_t i)
     case BPK_F64: return (float)((const double *)p)[i];
     case BPK_I64: return (float)((const long long *)p)[i];
     case BPK_I32: return (float)((const int *)p)[i];
+    case BPK_BOOL: return ((const uint8_t *)p)[i] ? 1.0f : 0.0f;
+    case BPK_F8E4M3: return bpk_f8e4m3_to_f32(((const uint8_t *)p)[i]);
+    case BPK_F8E5M2: return bpk_f8e5m2_to_f32(((const uint8_t *)p)[i]);
     }
     return BPK_BAD_F32;
 }
@@ -87,7 +126,10 @@ __device__ __forceinline__ double bpk_load_f64(const void *p, int dt, int64_t i)
     case BPK_I32: return (double)((const int *)p)[i];
     case BPK_F32:
     case BPK_BF16:
-    case BPK_F16: return (double)bpk_load_f32(p, dt, i);
+    case BPK_F16:
+    case BPK_BOOL:
+    case BPK_F8E4M3:
+    case BPK_F8E5M2: return (double)bpk_load_f32(p, dt, i);
     }
     return BPK_BAD_F64;
 }
@@ -99,9 +141,12 @@ __device__ __forceinline__ long long bpk_load_i64(const void *p, int dt,
     case BPK_I64: return ((const long long *)p)[i];
     case BPK_I32: return ((const int *)p)[i];
     case BPK_F64: return (long long)((const double *)p)[i];
+    case BPK_BOOL: return ((const uint8_t *)p)[i] != 0;
     case BPK_F32:
     case BPK_BF16:
-    case BPK_F16: return (long long)bpk_load_f32(p, dt, i);
+    case BPK_F16:
+    case BPK_F8E4M3:
+    case BPK_F8E5M2: return (long long)bpk_load_f32(p, dt, i);
     }
     return 0;
 }
@@ -116,6 +161,9 @@ __device__ __forceinline__ void bpk_store_f32(void *p, int dt, int64_t i,
     case BPK_F64: ((double *)p)[i] = (double)v; break;
     case BPK_I64: ((long long *)p)[i] = (long long)v; break;
     case BPK_I32: ((int *)p)[i] = (int)v; break;
+    case BPK_BOOL: ((uint8_t *)p)[i] = v != 0.0f; break; /* NaN: true */
+    case BPK_F8E4M3: ((uint8_t *)p)[i] = bpk_f32_to_f8e4m3(v); break;
+    case BPK_F8E5M2: ((uint8_t *)p)[i] = bpk_f32_to_f8e5m2(v); break;
     }
 }
 
@@ -126,9 +174,12 @@ __device__ __forceinline__ void bpk_store_f64(void *p, int dt, int64_t i,
     case BPK_F64: ((double *)p)[i] = v; break;
     case BPK_I64: ((long long *)p)[i] = (long long)v; break;
     case BPK_I32: ((int *)p)[i] = (int)v; break;
+    case BPK_BOOL: ((uint8_t *)p)[i] = v != 0.0; break;
     case BPK_F32:
     case BPK_BF16:
-    case BPK_F16: bpk_store_f32(p, dt, i, (float)v); break;
+    case BPK_F16:
+    case BPK_F8E4M3:
+    case BPK_F8E5M2: bpk_store_f32(p, dt, i, (float)v); break;
     }
 }
 
@@ -139,9 +190,12 @@ __device__ __forceinline__ void bpk_store_i64(void *p, int dt, int64_t i,
     case BPK_I64: ((long long *)p)[i] = v; break;
     case BPK_I32: ((int *)p)[i] = (int)v; break;
     case BPK_F64: ((double *)p)[i] = (double)v; break;
+    case BPK_BOOL: ((uint8_t *)p)[i] = v != 0; break;
     case BPK_F32:
     case BPK_BF16:
-    case BPK_F16: bpk_store_f32(p, dt, i, (float)v); break;
+    case BPK_F16:
+    case BPK_F8E4M3:
+    case BPK_F8E5M2: bpk_store_f32(p, dt, i, (float)v); break;
     }
 }
 
@@ -263,6 +317,9 @@ __device__ __forceinline__ void bpk_convert(void *dst, int ddt, int64_t j,
         case BPK_BF16:
         case BPK_F16:
             ((uint16_t *)dst)[j] = ((const uint16_t *)src)[i];
+            break;
+        default: /* bool, fp8 */
+            ((uint8_t *)dst)[j] = ((const uint8_t *)src)[i];
             break;
         }
         return;

@@ -284,10 +284,13 @@ class _CudaHasher:
     SLOTS = 4096
 
     def __init__(self, dev, setup=None):
-        """setup: (kernel, launcher, launch_note) of an earlier hasher on dev
-        (compiled once per process), or None to compile."""
+        """setup: (kernel, whether the direct launch works, launch_note) of
+        an earlier hasher on dev (compiled once per process), or None to
+        compile.  Each hasher has a launcher, with argument buffers, of its
+        own: two recorders in two threads do not share them."""
         if setup is not None:
-            self.kernel, self.launcher, self.launch_note = setup
+            self.kernel, direct, self.launch_note = setup
+            self.launcher = _Launcher(self.kernel) if direct else None
         else:
             compile_kernel = (getattr(torch.cuda, "compile_kernel", None) or
                               getattr(torch.cuda, "_compile_kernel", None))
@@ -386,9 +389,9 @@ class _Hash:
 
 
 # Once per process (a recorder opened per forward compiles and checks
-# nothing again): (CUDA device, fast_cuda) -> ((kernel, launcher,
-# launch_note) or None for torch ops, notes); host devices whose torch-ops
-# hash passed its self-test.
+# nothing again): (CUDA device, fast_cuda) -> ((kernel, whether the direct
+# launch works, launch_note) or None for torch ops, notes); host devices
+# whose torch-ops hash passed its self-test.
 _CUDA_SETUP = {}
 _TORCH_CHECKED = set()
 
@@ -415,7 +418,8 @@ class Hasher:
                 notes = setup[1]
             else:
                 h, notes = self._cuda_setup(dev)
-                _CUDA_SETUP[key] = ((h.kernel, h.launcher, h.launch_note) if h else None, notes)
+                _CUDA_SETUP[key] = ((h.kernel, h.launcher is not None, h.launch_note) if h
+                                    else None, notes)
             self.notes.extend(notes)
             self.cuda[dev] = h
             self.paths[str(dev)] = "cuda-kernel" if h else "torch-ops"

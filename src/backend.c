@@ -238,6 +238,19 @@ bp_status bp_op_load_host(const bp_exec_t *x, bp_error_t *err)
     return BP_OK;
 }
 
+bp_dtype_t bp_exec_promote(const bp_exec_t *x)
+{
+    bp_dtype_t dts[2];
+    int nd[2], n = 0;
+    const bp_buf_t *t[2] = {x->a, x->b};
+    for (int k = 0; k < 2; k++)
+        if (t[k]) {
+            dts[n] = t[k]->dtype;
+            nd[n++] = t[k]->ndim;
+        }
+    return bp_op_promote(x->op, n, dts, nd);
+}
+
 bool bp_backend_supports(const bp_backend_t *be, bp_op_kind_t k)
 {
     return (unsigned)k < BP_OP_COUNT && be->op && be->op[k] &&

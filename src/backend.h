@@ -61,6 +61,9 @@ bp_status bp_op_unsupported(bp_backend_t *be, const bp_exec_t *x,
  * device backend uploads after): the op must hold its tensor
  * (bp_probe_load) of exactly the result's size. */
 bp_status bp_op_load_host(const bp_exec_t *x, bp_error_t *err);
+/* The dtype x's op computes in by PyTorch's promotion over its a and b
+ * (bp_op_promote): a comparison's common dtype, where's result. */
+bp_dtype_t bp_exec_promote(const bp_exec_t *x);
 /* Whether be computes op kind k (its entry is filled and not
  * bp_op_unsupported). */
 bool bp_backend_supports(const bp_backend_t *be, bp_op_kind_t k);

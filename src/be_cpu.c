@@ -88,8 +88,12 @@ void bp_cpu_store_i64(bp_buf_t *out, size_t i, int64_t v)
     case BP_F16:
         bp_dtype_store_bits(out->dtype, out->data, i, bp_f32_to_f16((float)v));
         break;
-    default:
+    case BP_F64:
         bp_dtype_store_bits(out->dtype, out->data, i, bp_f64_bits((double)v));
+        break;
+    default: /* bool: v != 0; fp8: through float, as c10's conversions */
+        bp_dtype_store_bits(out->dtype, out->data, i,
+                            bp_dtype_bits_from_double(out->dtype, (double)(float)v));
         break;
     }
 }
@@ -496,6 +500,37 @@ bp_status bp_cpu_op_gather(bp_backend_t *be, const bp_exec_t *x, bp_error_t *err
     return BP_OK;
 }
 
+/* torch.where(cond, a, b) (TensorCompare.cpp where_self_out, then
+ * where_kernel): a and b converted to the result dtype first (.to(), a
+ * number as a wrapped double tensor), then each element copied from a or
+ * b by cond; an operand already of the result dtype keeps its bits. */
+bp_status bp_cpu_op_where(bp_backend_t *be, const bp_exec_t *x, bp_error_t *err)
+{
+    (void)be;
+    bp_buf_t *out = x->out;
+    if (x->ninputs != 1 || x->inputs[0]->dtype != BP_BOOL)
+        return bp_error_set(err, BP_EINTERNAL, "where needs a bool cond");
+    const bp_buf_t *t[3] = {x->inputs[0], x->a, x->b};
+    const bp_arg_t *arg[2] = {&x->op->a, &x->op->b};
+    size_t *offs[3] = {NULL, NULL, NULL};
+    bp_status s = BP_OK;
+    for (int k = 0; k < 3 && !s; k++)
+        if (t[k])
+            s = src_offsets(t[k], out, &offs[k], err);
+    for (size_t i = 0; !s && i < out->numel; i++) {
+        int k = bp_dtype_load_bits(BP_BOOL, t[0]->data, offs[0][i]) ? 1 : 2;
+        if (t[k])
+            convert_one(t[k], offs[k][i], out, i);
+        else if (bp_dtype_is_int(out->dtype))
+            bp_cpu_store_i64(out, i, (int64_t)arg[k - 1]->value);
+        else
+            bp_cpu_store(out, i, arg[k - 1]->value);
+    }
+    for (int k = 0; k < 3; k++)
+        free(offs[k]);
+    return s;
+}
+
 const char *bp_cpu_simd_name(const bp_cpu_t *c)
 {
     if (c->math == BP_CPU_MATH_LIBM)
@@ -539,6 +574,13 @@ const bp_op_fn bp_cpu_ops[BP_OP_COUNT] = {
     [BP_OP_EXPAND] = bp_cpu_op_gather,
     [BP_OP_INDEX_SELECT] = bp_cpu_op_gather,
     [BP_OP_EMBEDDING] = bp_cpu_op_gather,
+    [BP_OP_LT] = bp_cpu_op_compare,
+    [BP_OP_LE] = bp_cpu_op_compare,
+    [BP_OP_GT] = bp_cpu_op_compare,
+    [BP_OP_GE] = bp_cpu_op_compare,
+    [BP_OP_EQ] = bp_cpu_op_compare,
+    [BP_OP_NE] = bp_cpu_op_compare,
+    [BP_OP_WHERE] = bp_cpu_op_where,
     [BP_OP_SIGMOID] = bp_cpu_op_act,
     [BP_OP_SILU] = bp_cpu_op_act,
     [BP_OP_GELU] = bp_cpu_op_act,
@@ -632,7 +674,7 @@ bp_status bp_be_cpu_open(const bp_backend_opts_t *o, bp_backend_t **out,
     c->simd = c->isa != BP_CPU_ISA_DEFAULT;
     c->vec_bytes = c->isa == BP_CPU_ISA_AVX512 ? 64 : BP_CPU_VEC_BYTES;
     be->name = "cpu";
-    be->dtypes = BP_DTYPES_ARITH;
+    be->dtypes = BP_DTYPES_COMPUTE;
     be->device = false;
     be->state = c;
     be->destroy = cpu_destroy;

@@ -142,6 +142,8 @@ bp_status bp_cpu_op_outer(bp_backend_t *, const bp_exec_t *, bp_error_t *);
 bp_status bp_cpu_op_arange(bp_backend_t *, const bp_exec_t *, bp_error_t *);
 bp_status bp_cpu_op_matmul(bp_backend_t *, const bp_exec_t *, bp_error_t *);
 bp_status bp_cpu_op_sum(bp_backend_t *, const bp_exec_t *, bp_error_t *);
+bp_status bp_cpu_op_compare(bp_backend_t *, const bp_exec_t *, bp_error_t *);
+bp_status bp_cpu_op_where(bp_backend_t *, const bp_exec_t *, bp_error_t *);
 
 /* arange over [0, n) as ATen's arange_kernel with `threads` threads,
  * fused as its AVX2 and AVX-512 builds or not as its DEFAULT build

@@ -41,7 +41,13 @@
  * sum: sequential (left to right) or pairwise (sum(x[0:n/2]) +
  *   sum(x[n/2:n]), one element as the base case), accumulating in float for
  *   f32/bf16/f16, double for f64, int64 for integers; the result rounds to
- *   the dtype once; optional axis. */
+ *   the dtype once; optional axis.
+ * lt le gt ge eq ne (BinaryCompareKernel.cpp, comparison ops built with
+ *   build_comparison_op): both operands converted to the common dtype
+ *   (TensorIterator's promote_inputs_to_common_dtype; a Python number is
+ *   a wrapped 0-D double tensor, .to(common dtype), i.e. through float for
+ *   bf16/f16), then compared exactly in it: `a < b` on scalar_t, NaN
+ *   unordered (only ne is true). */
 #include "be_cpu.h"
 
 #include <math.h>
@@ -481,4 +487,58 @@ done:
     free(iv);
     free(iseq);
     return s;
+}
+
+/* The comparison's answer from the order of its operands (NaN: none of
+ * the three holds, so only ne is true). */
+static bool compare(bp_op_kind_t k, bool lt, bool eq, bool gt)
+{
+    switch (k) {
+    case BP_OP_LT: return lt;
+    case BP_OP_LE: return lt || eq;
+    case BP_OP_GT: return gt;
+    case BP_OP_GE: return gt || eq;
+    case BP_OP_EQ: return eq;
+    default: return !eq;
+    }
+}
+
+bp_status bp_cpu_op_compare(bp_backend_t *be, const bp_exec_t *x, bp_error_t *err)
+{
+    (void)be;
+    bp_buf_t *out = x->out;
+    bp_dtype_t dt = bp_exec_promote(x);
+    bool isint = bp_dtype_is_int(dt);
+    bp_buf_t common = *out; /* out's shape, the common dtype */
+    common.dtype = dt;
+    const bp_buf_t *t[2] = {x->a, x->b};
+    const bp_arg_t *arg[2] = {&x->op->a, &x->op->b};
+    double *v[2] = {NULL, NULL}, s[2] = {0, 0};
+    int64_t *iv[2] = {NULL, NULL}, is[2] = {0, 0};
+    bp_status st = BP_OK;
+    for (int k = 0; k < 2 && !st; k++) {
+        if (t[k])
+            st = isint ? bp_cpu_expand_i64(t[k], &common, &iv[k], err)
+                       : bp_cpu_expand(t[k], &common, dt, &v[k], err);
+        else if (isint)
+            is[k] = (int64_t)arg[k]->value; /* integral: op.c checks */
+        else
+            s[k] = bp_cpu_round(dt, arg[k]->value);
+    }
+    for (size_t i = 0; !st && i < out->numel; i++) {
+        bool r;
+        if (isint) {
+            int64_t p = iv[0] ? iv[0][i] : is[0], q = iv[1] ? iv[1][i] : is[1];
+            r = compare(x->op->kind, p < q, p == q, p > q);
+        } else {
+            double p = v[0] ? v[0][i] : s[0], q = v[1] ? v[1][i] : s[1];
+            r = compare(x->op->kind, p < q, p == q, p > q);
+        }
+        bp_dtype_store_bits(BP_BOOL, out->data, i, r);
+    }
+    for (int k = 0; k < 2; k++) {
+        free(v[k]);
+        free(iv[k]);
+    }
+    return st;
 }

@@ -495,7 +495,7 @@ static bp_status open_device(const bp_backend_opts_t *o, int count, bp_backend_t
     const char *dbg = getenv("BP_CUDA_DEBUG");
     s->debug = dbg && *dbg && strcmp(dbg, "0") != 0;
     be->name = "cuda";
-    be->dtypes = BP_DTYPES_ARITH;
+    be->dtypes = BP_DTYPES_COMPUTE;
     snprintf(be->key, sizeof be->key, "cuda-sm%d%d", p.major, p.minor);
     be->device = true;
     be->dev_alloc = cuda_dev_alloc;

@@ -32,6 +32,9 @@ _Static_assert(BPK_F64 == (int)BP_F64 && BPK_F32 == (int)BP_F32 &&
                    BPK_I64 == (int)BP_I64 && BPK_I32 == (int)BP_I32 &&
                    BPK_NDTYPES == (int)BP_I32 + 1,
                "kernel dtype codes must equal bp_dtype_t's arithmetic ones");
+_Static_assert(BPK_BOOL == (int)BP_BOOL && BPK_F8E4M3 == (int)BP_F8_E4M3 &&
+                   BPK_F8E5M2 == (int)BP_F8_E5M2,
+               "kernel dtype codes must equal bp_dtype_t's bool and fp8 ones");
 _Static_assert(BPK_MAXDIM == BP_MAXDIM, "kernel and buffer rank limits");
 
 static const char *dname(bp_dtype_t dt)
@@ -80,7 +83,7 @@ static bp_status dev_of(const bp_buf_t *t, const char *which, bp_error_t *err)
     if (!t->dev)
         return bp_error_set(err, BP_EINTERNAL,
                             "operand %s has no device copy", which);
-    if ((unsigned)t->dtype >= BPK_NDTYPES)
+    if (!(BP_DTYPES_COMPUTE & BP_DTYPE_BIT(t->dtype)))
         return bp_error_set(err, BP_EINTERNAL,
                             "operand %s has dtype code %d", which, t->dtype);
     return BP_OK;
@@ -760,6 +763,79 @@ static bp_status op_matmul(bp_backend_t *be, const bp_exec_t *x,
                         a->dev, b->dev, out->dev, err);
 }
 
+/* x's a and b for a kernel: a tensor as it is, a number converted to dt
+ * (scalar_t: what iter.scalar_value<scalar_t> and .to(dt) give). */
+static bp_status args_as(const bp_exec_t *x, bp_dtype_t dt, bpk_arg_t *arg, bp_error_t *err)
+{
+    const bp_buf_t *t[2] = {x->a, x->b};
+    const double v[2] = {x->op->a.value, x->op->b.value};
+    for (int k = 0; k < 2; k++) {
+        double s = 0.0;
+        bp_status st;
+        if (t[k])
+            arg[k] = tensor_arg(t[k]);
+        else if (dt == BP_BOOL)
+            return bp_error_set(err, BP_EINTERNAL, "a number taken as bool");
+        else if ((st = scalar_storage(v[k], dt, &s, err)))
+            return st;
+        else
+            arg[k] = scalar_arg(s);
+    }
+    return BP_OK;
+}
+
+/* lt le gt ge eq ne: both operands in the common dtype (bp_exec_promote),
+ * a number converted to it as iter.scalar_value<scalar_t> does. */
+static bp_status op_compare(bp_backend_t *be, const bp_exec_t *x, bp_error_t *err)
+{
+    static const int codes[] = {[BP_OP_LT] = BPK_LT, [BP_OP_LE] = BPK_LE,
+                                [BP_OP_GT] = BPK_GT, [BP_OP_GE] = BPK_GE,
+                                [BP_OP_EQ] = BPK_EQ, [BP_OP_NE] = BPK_NE};
+    bp_status st = operands(x, err);
+    if (st)
+        return st;
+    const bp_op_t *op = x->op;
+    bp_dtype_t dt = bp_exec_promote(x);
+    bpk_arg_t arg[2];
+    if ((st = args_as(x, dt, arg, err)))
+        return st;
+    bpk_bcast_t bc;
+    if ((st = make_bcast(x->out, x->a, x->b, &bc, err)))
+        return st;
+    int rc = bpk_compare(bp_cuda_stream(be), codes[op->kind], x->out->dev, (int)dt,
+                         arg[0], arg[1], &bc, numel(x->out));
+    return bp_cuda_finish(be, "bpk_compare", rc, err);
+}
+
+/* torch.where(cond, a, b): a number taken in the result dtype (.to()). */
+static bp_status op_where(bp_backend_t *be, const bp_exec_t *x, bp_error_t *err)
+{
+    const bp_op_t *op = x->op;
+    bp_buf_t *out = x->out;
+    const bp_buf_t *cond = x->ninputs == 1 ? x->inputs[0] : NULL;
+    bp_status st = dev_of(cond, "cond", err);
+    if (!st)
+        st = dev_of(out, "out", err);
+    for (int k = 0; k < 2 && !st; k++)
+        if ((k ? op->b.kind : op->a.kind) == BP_ARG_BUF)
+            st = dev_of(k ? x->b : x->a, k ? "b" : "a", err);
+    if (st)
+        return st;
+    if (cond->dtype != BP_BOOL)
+        return bp_error_set(err, BP_EINPUT, "where's cond must be bool, not %s",
+                            dname(cond->dtype));
+    bpk_arg_t arg[2];
+    if ((st = args_as(x, out->dtype, arg, err)))
+        return st;
+    bpk_bcast_t bc, bcc;
+    if ((st = make_bcast(out, x->a, x->b, &bc, err)) ||
+        (st = make_bcast(out, cond, NULL, &bcc, err)))
+        return st;
+    int rc = bpk_where(bp_cuda_stream(be), out->dev, (int)out->dtype, cond->dev, arg[0],
+                       arg[1], &bc, &bcc, numel(out));
+    return bp_cuda_finish(be, "bpk_where", rc, err);
+}
+
 /* The layout ops: the host computes each output element's source
  * (src/layout.c; an index tensor's values are read back first, so that an
  * index out of range is refused by name, where PyTorch's kernel would
@@ -841,6 +917,13 @@ const bp_op_fn bp_cuda_ops[BP_OP_COUNT] = {
     [BP_OP_EXPAND] = op_gather,
     [BP_OP_INDEX_SELECT] = op_gather,
     [BP_OP_EMBEDDING] = op_gather,
+    [BP_OP_LT] = op_compare,
+    [BP_OP_LE] = op_compare,
+    [BP_OP_GT] = op_compare,
+    [BP_OP_GE] = op_compare,
+    [BP_OP_EQ] = op_compare,
+    [BP_OP_NE] = op_compare,
+    [BP_OP_WHERE] = op_where,
     [BP_OP_SIGMOID] = op_elem,
     [BP_OP_SILU] = op_elem,
     [BP_OP_GELU] = op_elem,

@@ -17,6 +17,14 @@
  *   mpfr_dot), whatever accumulation order a device would use.
  * - rsqrt(-0) is -inf, as IEEE 754's rSqrt and 1/sqrt(-0) give (MPFR's
  *   mpfr_rec_sqrt says +inf).
+ * - comparisons compare the exact values of their operands (a number as
+ *   its double), not the values converted to a common dtype as PyTorch
+ *   does: lt(x_fp16, 0.1) is x < 0.1, where PyTorch asks x < fp16(0.1);
+ *   where picks the exact a or b and rounds it once to the result dtype.
+ * - bool outputs are 1 for any value but zero (NaN included); fp8 outputs
+ *   round once to the format, and a value beyond its largest finite one
+ *   is infinity in e5m2 and NaN in e4m3fn, which has no infinity (PyTorch's
+ *   non-saturating conversion gives the same).
  * - integer outputs (arange, cast, tensor, add, sub, mul, neg, pow, outer,
  *   sum, matmul, copies) are the exact value truncated toward zero and
  *   wrapped to the width; NaN and infinities become the most negative
@@ -139,6 +147,7 @@ typedef struct {
     bp_buf_t *out;
     operand_t a, b;
     bool binary;
+    operand_t cond; /* where: a where cond is true, else b */
 } elem_ctx_t;
 
 /* t = f(x) for the functions made of several operations, with an error of
@@ -320,7 +329,14 @@ static int apply(bp_oracle_ws_t *ws, const bp_op_t *op, bp_op_kind_t k)
         }
         return mpfr_rec_sqrt(r, x, m);
     case BP_OP_NEG: return mpfr_neg(r, x, m);
-    default: return mpfr_set(r, x, m); /* cast */
+    /* Comparisons of the exact values (NaN unordered): 0 or 1. */
+    case BP_OP_LT: return mpfr_set_ui(r, mpfr_less_p(x, y), m);
+    case BP_OP_LE: return mpfr_set_ui(r, mpfr_lessequal_p(x, y), m);
+    case BP_OP_GT: return mpfr_set_ui(r, mpfr_greater_p(x, y), m);
+    case BP_OP_GE: return mpfr_set_ui(r, mpfr_greaterequal_p(x, y), m);
+    case BP_OP_EQ: return mpfr_set_ui(r, mpfr_equal_p(x, y), m);
+    case BP_OP_NE: return mpfr_set_ui(r, !mpfr_equal_p(x, y), m);
+    default: return mpfr_set(r, x, m); /* cast; where (x is the one chosen) */
     }
 }
 
@@ -365,9 +381,15 @@ static bp_status elem_kernel(bp_oracle_ws_t *ws, const void *vctx, size_t begin,
     }
     bp_status st = BP_OK;
     for (size_t i = begin; i < end && !st; i++) {
-        operand_load(&c->a, ws->x, i);
-        if (c->binary)
-            operand_load(&c->b, ws->y, i);
+        if (c->kind == BP_OP_WHERE) {
+            bool t = bp_dtype_load_bits(BP_BOOL, c->cond.buf->data,
+                                        operand_index(&c->cond, i)) != 0;
+            operand_load(t ? &c->a : &c->b, ws->x, i);
+        } else {
+            operand_load(&c->a, ws->x, i);
+            if (c->binary)
+                operand_load(&c->b, ws->y, i);
+        }
         int inex = 0;
         if (ipow)
             st = int_pow(ws, base, mod, i, err);
@@ -492,7 +514,15 @@ static bp_status op_elementwise(bp_backend_t *be, const bp_exec_t *x,
                             "the oracle computes this op only in a float "
                             "dtype, not %s", bp_dtype_name(x->out->dtype));
     bp_opd_t opd = bp_op_info(op->kind)->operands;
-    c.binary = opd == BP_OPD_AB || opd == BP_OPD_AB_TS;
+    c.binary = opd == BP_OPD_AB || opd == BP_OPD_AB_TS || opd == BP_OPD_COND_AB;
+    if (opd == BP_OPD_COND_AB) {
+        bp_arg_t cond = {.kind = BP_ARG_BUF};
+        if (x->ninputs != 1 || x->inputs[0]->dtype != BP_BOOL)
+            return bp_error_set(err, BP_EINTERNAL, "where needs a bool cond");
+        bp_status st = operand_setup(&c.cond, x->inputs[0], &cond, x->out, "cond", err);
+        if (st)
+            return st;
+    }
     if (op->kind == BP_OP_OUTER) {
         if (!x->a || !x->b || x->a->ndim != 1 || x->b->ndim != 1 ||
             x->out->ndim != 2 || x->out->shape[0] != x->a->shape[0] ||
@@ -732,6 +762,13 @@ const bp_op_fn bp_oracle_ops[BP_OP_COUNT] = {
     [BP_OP_EXPAND] = op_gather,
     [BP_OP_INDEX_SELECT] = op_gather,
     [BP_OP_EMBEDDING] = op_gather,
+    [BP_OP_LT] = op_elementwise,
+    [BP_OP_LE] = op_elementwise,
+    [BP_OP_GT] = op_elementwise,
+    [BP_OP_GE] = op_elementwise,
+    [BP_OP_EQ] = op_elementwise,
+    [BP_OP_NE] = op_elementwise,
+    [BP_OP_WHERE] = op_elementwise,
     [BP_OP_SIGMOID] = op_elementwise,
     [BP_OP_SILU] = op_elementwise,
     [BP_OP_GELU] = op_elementwise,
@@ -786,7 +823,7 @@ bp_status bp_be_oracle_open(const bp_backend_opts_t *o, bp_backend_t **out,
     s->threads = bp_oracle_threads(o ? o->threads : 0);
     s->cache = bp_oracle_cache_new(); /* none: every value evaluated */
     be->name = "oracle";
-    be->dtypes = BP_DTYPES_ARITH;
+    be->dtypes = BP_DTYPES_COMPUTE;
     snprintf(be->key, sizeof be->key, "oracle");
     be->device = false;
     be->state = s;

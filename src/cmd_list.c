@@ -60,8 +60,8 @@ static json_t *backends_json(void)
  * the op says so). */
 static const char *key_type(bp_op_kind_t k, bp_key_t key)
 {
-    if ((key == BP_KEY_A || key == BP_KEY_B) &&
-        bp_op_info(k)->operands == BP_OPD_AB_TS)
+    bp_opd_t o = bp_op_info(k)->operands;
+    if ((key == BP_KEY_A || key == BP_KEY_B) && (o == BP_OPD_AB_TS || o == BP_OPD_COND_AB))
         return "buffer|number";
     return bp_key_type_name(bp_key_type(key));
 }
@@ -107,7 +107,8 @@ static void op_signature(bp_op_kind_t k, char *out, size_t n)
             continue;
         bool req = in->required & bit;
         char val[96] = "";
-        if ((i == BP_KEY_A || i == BP_KEY_B) && in->operands == BP_OPD_AB_TS)
+        if ((i == BP_KEY_A || i == BP_KEY_B) &&
+            (in->operands == BP_OPD_AB_TS || in->operands == BP_OPD_COND_AB))
             snprintf(val, sizeof val, ":T|S");
         else if (i == BP_KEY_FORMULATION) {
             size_t vl = 0;

@@ -495,6 +495,7 @@ bp_status bp_diff_run(const bp_tset_t *a, const bp_tset_t *b, const bp_pairs_t *
             int nt = o->threads > 0 ? o->threads : ncpu < 1 ? 1 : ncpu > 16 ? 16 : (int)ncpu;
             if ((size_t)nt > c.njobs)
                 nt = c.njobs ? (int)c.njobs : 1;
+            bp_tread_set_map(BP_DIFF_MAP_BUDGET / (2 * (size_t)nt));
             pthread_t th[64];
             int started = 0;
             for (; started < nt - 1 && started < 64; started++)

@@ -27,6 +27,9 @@
 #include "tset.h"
 
 #define BP_DIFF_SEGMENT ((uint64_t)64 << 20)
+/* The mapped windows of all threads together (tread.h): 8 MiB each up to
+ * 4 threads, less beyond */
+#define BP_DIFF_MAP_BUDGET ((size_t)64 << 20)
 
 typedef struct {
     const bp_policy_t *pol;

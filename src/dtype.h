@@ -70,6 +70,13 @@ typedef enum {
     (BP_DTYPE_BIT(BP_F64) | BP_DTYPE_BIT(BP_F32) | BP_DTYPE_BIT(BP_BF16) | \
      BP_DTYPE_BIT(BP_F16) | BP_DTYPE_BIT(BP_I64) | BP_DTYPE_BIT(BP_I32))
 
+/* ... and those they also read and write in the ops that take them
+ * (op_list.h: BP_OPF_BOOL, BP_OPF_FP8): comparisons and where, casts,
+ * the layout ops. */
+#define BP_DTYPES_COMPUTE                                                  \
+    (BP_DTYPES_ARITH | BP_DTYPE_BIT(BP_BOOL) | BP_DTYPE_BIT(BP_F8_E4M3) |  \
+     BP_DTYPE_BIT(BP_F8_E5M2))
+
 typedef struct {
     const char *name;    /* probe/CLI name: fp64 fp32 bf16 fp16 fp8_e4m3
                           * fp8_e5m2 i64 i32 i16 i8 u64 u32 u16 u8 bool */

@@ -33,6 +33,7 @@ static const bp_op_info_t op_info[BP_OP_COUNT] = {
     ((o) == BP_OPD_A ? BP_K(A)                                                  \
      : (o) == BP_OPD_AB || (o) == BP_OPD_AB_TS ? BP_K(A) | BP_K(B)              \
      : (o) == BP_OPD_INPUTS                   ? BP_K(INPUTS)                    \
+     : (o) == BP_OPD_COND_AB                  ? BP_K(COND) | BP_K(A) | BP_K(B)  \
                                               : 0)
 #include "op_list.h"
 #undef opd_keys
@@ -160,6 +161,7 @@ const char *bp_opd_name(bp_opd_t o)
         [BP_OPD_NONE] = "none",   [BP_OPD_A] = "a",
         [BP_OPD_AB] = "a,b",      [BP_OPD_AB_TS] = "a,b:tensor-or-number",
         [BP_OPD_INPUTS] = "inputs",
+        [BP_OPD_COND_AB] = "cond,a,b:tensor-or-number",
     };
     return NAME_OF(names, o);
 }
@@ -170,7 +172,7 @@ const char *bp_dtype_rule_name(bp_dtype_rule_t r)
         [BP_DT_LITERAL] = "literal", [BP_DT_F32] = "fp32",
         [BP_DT_SAME] = "same",       [BP_DT_PROMOTE] = "promote",
         [BP_DT_ACC] = "accumulate",  [BP_DT_MATMUL] = "matmul",
-        [BP_DT_B] = "b",
+        [BP_DT_B] = "b",              [BP_DT_BOOL] = "bool",
     };
     return NAME_OF(names, r);
 }
@@ -187,8 +189,8 @@ const char *bp_op_class_name(bp_op_class_t c)
 
 const char *bp_op_flag_name(int i)
 {
-    static const char *const names[BP_OPF_NFLAGS] = {"float_fn", "int",
-                                                      "costly"};
+    static const char *const names[BP_OPF_NFLAGS] = {"float_fn", "int", "costly",
+                                                      "bool", "fp8"};
     return NAME_OF(names, i);
 }
 
@@ -260,11 +262,14 @@ void bp_slice_resolve(const bp_op_t *op, int64_t dim, int64_t *first,
 
 static bool is_float(bp_dtype_t d) { return bp_dtype_info(d)->is_float; }
 
-/* PyTorch's promote_types over {f64, f32, bf16, f16, i64, i32}. */
+/* PyTorch's promote_types over {f64, f32, bf16, f16, i64, i32, bool}:
+ * bool gives way to any other dtype. */
 static bp_dtype_t promote(bp_dtype_t a, bp_dtype_t b)
 {
-    if (a == b)
+    if (a == b || b == BP_BOOL)
         return a;
+    if (a == BP_BOOL)
+        return b;
     bool fa = is_float(a), fb = is_float(b);
     if (fa != fb)
         return fa ? a : b;
@@ -336,10 +341,23 @@ static bp_status need_operands(const bp_op_t *op, bp_error_t *err)
             return bp_error_set(err, BP_EINPUT, "%s of more than %d inputs",
                                 bp_op_name(op->kind), BP_OP_MAXINPUTS);
         return BP_OK;
+    case BP_OPD_COND_AB:
+        if (op->ninputs != 1 || !op->inputs)
+            return bp_error_set(err, BP_EINPUT, "%s needs cond", bp_op_name(op->kind));
+        if (op->a.kind == BP_ARG_NONE || op->b.kind == BP_ARG_NONE)
+            return bp_error_set(err, BP_EINPUT, "%s needs operands a and b",
+                                bp_op_name(op->kind));
+        return BP_OK;
     case BP_OPD_NONE:
         break;
     }
     return BP_OK;
+}
+
+/* c10's categories: bool < integer < float. */
+static int category(bp_dtype_t d)
+{
+    return d == BP_BOOL ? 0 : is_float(d) ? 2 : 1;
 }
 
 /* The result dtype by the op's rule (op_list.h, DTYPE), before FLOAT_FN
@@ -366,30 +384,48 @@ static bp_dtype_t rule_dtype(const bp_op_t *op, const bp_meta_t *metas)
     case BP_DT_B:
         return op->b.kind == BP_ARG_BUF ? metas[op->b.buf].dtype : BP_F32;
     case BP_DT_PROMOTE:
+    case BP_DT_BOOL: /* what a comparison computes in (bp_op_promote) */
         break;
     }
+    int reads[BP_OP_MAXREADS], ndims[BP_OP_MAXREADS];
+    bp_dtype_t dts[BP_OP_MAXREADS];
+    int n = bp_op_reads(op, reads);
+    if (bp_op_info(op->kind)->operands == BP_OPD_COND_AB)
+        n -= op->ninputs; /* where's cond (read last) takes no part */
+    for (int r = 0; r < n; r++) {
+        dts[r] = metas[reads[r]].dtype;
+        ndims[r] = metas[reads[r]].ndim;
+    }
+    return bp_op_promote(op, n, dts, ndims);
+}
+
+bp_dtype_t bp_op_promote(const bp_op_t *op, int n, const bp_dtype_t *dtypes,
+                         const int *ndims)
+{
     /* c10's ResultTypeState: tensors with dimensions first, then 0-D
      * tensors, then wrapped numbers; a lower group only decides when it is
-     * of a higher category (float over integer): bf16[n] + f32 0-D gives
-     * bf16, i64[n] + f32 0-D gives f32, i32[n] + i64 0-D gives i32. */
-    int reads[BP_OP_MAXREADS];
-    int n = bp_op_reads(op, reads);
+     * of a higher category (float over integer over bool): bf16[n] + f32
+     * 0-D gives bf16, i64[n] + f32 0-D gives f32, i32[n] + i64 0-D gives
+     * i32. */
     bp_dtype_t dim = BP_NDTYPES, zero = BP_NDTYPES;
     for (int r = 0; r < n; r++) {
-        const bp_meta_t *m = &metas[reads[r]];
-        bp_dtype_t *g = m->ndim > 0 ? &dim : &zero;
-        *g = *g == BP_NDTYPES ? m->dtype : promote(*g, m->dtype);
+        bp_dtype_t *g = ndims[r] > 0 ? &dim : &zero;
+        *g = *g == BP_NDTYPES ? dtypes[r] : promote(*g, dtypes[r]);
     }
-    bp_dtype_t dt = dim == BP_NDTYPES                      ? zero
-                    : zero == BP_NDTYPES || is_float(dim) ? dim
-                    : is_float(zero)                      ? zero
-                                                          : dim;
-    /* A wrapped number only lifts an integer tensor to the default float. */
-    const bp_arg_t *s = op->a.kind == BP_ARG_SCALAR   ? &op->a
-                        : op->b.kind == BP_ARG_SCALAR ? &op->b
-                                                      : NULL;
-    if (s && !is_float(dt) && !s->is_int)
-        dt = BP_F32;
+    bp_dtype_t dt = dim == BP_NDTYPES                                   ? zero
+                    : zero == BP_NDTYPES || category(dim) >= category(zero) ? dim
+                                                                        : zero;
+    /* A wrapped number lifts a tensor of a lower category only: an
+     * integer to i64 (the bool case), a float to the default fp32; two
+     * numbers (where) give i64 or fp32 by the same rule. */
+    const bp_arg_t *num[2] = {&op->a, &op->b};
+    for (int k = 0; k < 2; k++) {
+        if (num[k]->kind != BP_ARG_SCALAR)
+            continue;
+        int c = num[k]->is_int ? 1 : 2;
+        if (dt == BP_NDTYPES || category(dt) < c)
+            dt = c == 1 ? BP_I64 : BP_F32;
+    }
     return dt;
 }
 
@@ -719,7 +755,8 @@ static bp_status infer_kind(const bp_op_t *op, const bp_meta_t *metas,
         !(info->kind == BP_KIND_LAYOUT && info->operands == BP_OPD_A))
         return bp_error_set(err, BP_EINTERNAL, "no shape rule for op '%s'",
                             bp_op_name(op->kind));
-    const bp_meta_t *t = a ? a : b;
+    const bp_meta_t *c = info->operands == BP_OPD_COND_AB ? &metas[op->inputs[0]] : NULL;
+    const bp_meta_t *t = a ? a : b ? b : c;
     meta_set(out, dt, t->ndim, t->shape);
     if (a && b && !bp_bcast_shape(a->ndim, a->shape, b->ndim, b->shape,
                                   &out->ndim, out->shape))
@@ -728,6 +765,19 @@ static bp_status infer_kind(const bp_op_t *op, const bp_meta_t *metas,
                             "(they do not broadcast)",
                             shape_str(a, s1, sizeof s1),
                             shape_str(b, s2, sizeof s2));
+    if (c) {
+        bp_meta_t ab = *out;
+        if (c->dtype != BP_BOOL)
+            return bp_error_set(err, BP_EINPUT, "%s expects cond to be a bool tensor, "
+                                "not %s (compare, or cast it to bool)",
+                                bp_op_name(op->kind), bp_dtype_name(c->dtype));
+        if (!bp_bcast_shape(c->ndim, c->shape, ab.ndim, ab.shape, &out->ndim, out->shape))
+            return bp_error_set(err, BP_EINPUT,
+                                "shape mismatch: cond is %s, a and b give %s "
+                                "(they do not broadcast)",
+                                shape_str(c, s1, sizeof s1),
+                                shape_str(&ab, s2, sizeof s2));
+    }
     return BP_OK;
 }
 
@@ -736,7 +786,7 @@ static bp_status infer_kind(const bp_op_t *op, const bp_meta_t *metas,
  * c10's checked conversion refuses finite values beyond the type's range
  * (c10/util/TypeCast.h overflows(): infinities and NaN pass).  f32 takes
  * the exponent as a double on the CPU; only CUDA would refuse there. */
-static bool exponent_fits(bp_dtype_t dt, double v)
+static bool scalar_fits(bp_dtype_t dt, double v)
 {
     switch (dt) {
     case BP_F16: return !(fabs(v) > 65504.0) || isinf(v);
@@ -744,6 +794,39 @@ static bool exponent_fits(bp_dtype_t dt, double v)
     case BP_I32: return v >= -2147483648.0 && v <= 2147483647.0;
     default: return true;
     }
+}
+
+static bool is_fp8(bp_dtype_t d)
+{
+    return d == BP_F8_E4M3 || d == BP_F8_E5M2;
+}
+
+/* bool and fp8 reach only the ops that take them (op_list.h, BP_OPF_BOOL
+ * and BP_OPF_FP8); fp8 meets no other dtype but in a cast (c10's
+ * promoteTypes refuses to promote the Float8 types). */
+static bp_status storage_ok(const bp_op_t *op, const bp_meta_t *metas, bp_dtype_t out,
+                            bp_error_t *err)
+{
+    int reads[BP_OP_MAXREADS];
+    int n = bp_op_reads(op, reads);
+    const char *name = bp_op_name(op->kind);
+    for (int r = -1; r < n; r++) {
+        bp_dtype_t d = r < 0 ? out : metas[reads[r]].dtype;
+        const char *what = r < 0 ? "its result" : "an operand";
+        if (d == BP_BOOL && !bp_op_has(op->kind, BP_OPF_BOOL))
+            return bp_error_set(err, BP_EINPUT, "%s does not take bool (%s is bool); "
+                                "cast it to a number dtype first", name, what);
+        if (is_fp8(d) && !bp_op_has(op->kind, BP_OPF_FP8))
+            return bp_error_set(err, BP_EINPUT, "%s does not compute in %s (%s is): "
+                                "fp8 is a storage dtype, cast it to a float dtype first",
+                                name, bp_dtype_name(d), what);
+        if (r >= 0 && op->kind != BP_OP_CAST && (is_fp8(d) || is_fp8(out)) && d != out &&
+            op->kind != BP_OP_INDEX_SELECT && op->kind != BP_OP_EMBEDDING)
+            return bp_error_set(err, BP_EINPUT, "%s of %s into %s: PyTorch does not "
+                                "promote fp8 with another dtype; cast first",
+                                name, bp_dtype_name(d), bp_dtype_name(out));
+    }
+    return BP_OK;
 }
 
 bp_status bp_op_infer(const bp_op_t *op, const bp_meta_t *metas,
@@ -760,7 +843,15 @@ bp_status bp_op_infer(const bp_op_t *op, const bp_meta_t *metas,
         return st;
     if (bp_op_has(op->kind, BP_OPF_FLOAT_FN) && !is_float(out->dtype))
         out->dtype = BP_F32; /* the default dtype */
-    if (op->has_dtype) {
+    /* A comparison computes in the promoted dtype (out->dtype so far) and
+     * gives bool. */
+    bp_dtype_t cdt = out->dtype;
+    if (bp_op_info(op->kind)->dtype == BP_DT_BOOL) {
+        if (op->has_dtype && (op->dtype_is_run || op->dtype != BP_BOOL))
+            return bp_error_set(err, BP_EINPUT, "%s gives bool: it takes no other dtype",
+                                bp_op_name(op->kind));
+        out->dtype = BP_BOOL;
+    } else if (op->has_dtype) {
         bp_dtype_t dt = op->dtype_is_run ? run_dtype : op->dtype;
         if ((unsigned)dt >= BP_NDTYPES)
             return bp_error_set(err, BP_EINPUT, "unknown dtype %d", (int)dt);
@@ -768,12 +859,14 @@ bp_status bp_op_infer(const bp_op_t *op, const bp_meta_t *metas,
             return bp_error_set(err, BP_EINPUT,
                                 "%s cannot produce the integer dtype %s",
                                 bp_op_name(op->kind), bp_dtype_name(dt));
-        out->dtype = dt;
+        out->dtype = cdt = dt;
     }
+    if ((st = storage_ok(op, metas, out->dtype, err)))
+        return st;
     /* A number meets an integer result only as an integer: an integer
      * dtype asked of `x + 0.5` has no counterpart (PyTorch would promote). */
     const bp_arg_t *num[2] = {&op->a, &op->b};
-    for (int k = 0; k < 2 && !is_float(out->dtype); k++) {
+    for (int k = 0; k < 2 && !is_float(cdt); k++) {
         double v = num[k]->value;
         if (num[k]->kind == BP_ARG_SCALAR && !(v == trunc(v) && fabs(v) < 0x1p63))
             return bp_error_set(err, BP_EINPUT,
@@ -781,8 +874,18 @@ bp_status bp_op_infer(const bp_op_t *op, const bp_meta_t *metas,
                                 "result dtype is %s",
                                 k ? "b" : "a", v, bp_dtype_name(out->dtype));
     }
+    /* A comparison with a number takes it as the compute dtype does
+     * (CUDA: iter.scalar_value<scalar_t>, the checked conversion). */
+    for (int k = 0; k < 2 && bp_op_info(op->kind)->dtype == BP_DT_BOOL; k++)
+        if (num[k]->kind == BP_ARG_SCALAR && !scalar_fits(cdt, num[k]->value))
+            return bp_error_set(err, BP_EINPUT,
+                                "%s: the number %.17g overflows %s, the dtype the "
+                                "comparison computes in (PyTorch's CUDA kernel "
+                                "refuses it: value cannot be converted without "
+                                "overflow)",
+                                k ? "b" : "a", num[k]->value, bp_dtype_name(cdt));
     if (op->kind == BP_OP_POW && op->a.kind == BP_ARG_BUF &&
-        op->b.kind == BP_ARG_SCALAR && !exponent_fits(out->dtype, op->b.value))
+        op->b.kind == BP_ARG_SCALAR && !scalar_fits(out->dtype, op->b.value))
         return bp_error_set(err, BP_EINPUT,
                             "b: the exponent %.17g overflows %s (PyTorch "
                             "refuses it: value cannot be converted without "

@@ -51,7 +51,9 @@ typedef enum {
     BP_OPD_A,     /* a: a tensor */
     BP_OPD_AB,    /* a, b: tensors */
     BP_OPD_AB_TS, /* a, b: a tensor or a number each, at least one tensor */
-    BP_OPD_INPUTS /* inputs: a list of tensors */
+    BP_OPD_INPUTS, /* inputs: a list of tensors */
+    BP_OPD_COND_AB /* cond (a tensor, held as inputs[0]), a, b: a tensor or
+                      a number each */
 } bp_opd_t;
 
 typedef enum {
@@ -61,7 +63,8 @@ typedef enum {
     BP_DT_PROMOTE,
     BP_DT_ACC,
     BP_DT_MATMUL,
-    BP_DT_B
+    BP_DT_B,
+    BP_DT_BOOL
 } bp_dtype_rule_t;
 
 typedef enum {
@@ -75,9 +78,11 @@ typedef enum {
 enum {
     BP_OPF_FLOAT_FN = 1u << 0,
     BP_OPF_INT = 1u << 1,
-    BP_OPF_COSTLY = 1u << 2
+    BP_OPF_COSTLY = 1u << 2,
+    BP_OPF_BOOL = 1u << 3,
+    BP_OPF_FP8 = 1u << 4
 };
-#define BP_OPF_NFLAGS 3
+#define BP_OPF_NFLAGS 5
 
 #include "op_kind.h" /* bp_op_kind_t: BP_OP_ADD, ... */
 
@@ -114,7 +119,7 @@ typedef struct bp_op {
     char *out;     /* name of the buffer it produces */
     int line, col; /* 1-based position of the op in its YAML file */
     bp_arg_t a, b;
-    int ninputs;   /* concat */
+    int ninputs;   /* concat; where: 1, its cond */
     int *inputs;
     bool has_dtype;
     bool dtype_is_run; /* dtype: $dtype (the dtype the probe runs in) */
@@ -201,6 +206,13 @@ const char *bp_op_flag_name(int i);
  * dimension. */
 bp_status bp_op_infer(const bp_op_t *op, const bp_meta_t *metas,
                       bp_dtype_t run_dtype, bp_meta_t *out, bp_error_t *err);
+
+/* PyTorch's result type of op's operands (torch.result_type): n tensor
+ * operands of dtypes[k] with ndims[k] dimensions, and op's numbers (its
+ * a and b where they are scalars).  The PROMOTE rule, and the dtype a
+ * comparison computes in. */
+bp_dtype_t bp_op_promote(const bp_op_t *op, int n, const bp_dtype_t *dtypes,
+                         const int *ndims);
 
 /* The multiplier of `tensor / number` in the reciprocal formulation (what
  * PyTorch's CUDA kernel uses by default): 1.0 / b taken on the number's

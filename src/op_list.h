@@ -21,7 +21,9 @@
  *   NAME      the `op:` value in YAML.
  *   OPERANDS  the buffers it reads (bp_opd_t): NONE; A (a, a tensor);
  *             AB (a and b, tensors); AB_TS (a and b, each a tensor or a
- *             number, at least one a tensor); INPUTS (a list of tensors).
+ *             number, at least one a tensor); INPUTS (a list of tensors);
+ *             COND_AB (cond, a bool tensor, and a and b, each a tensor or
+ *             a number: torch.where).
  *   KEYS      its other keys, BP_K(ID) bits (its operands' keys, dtype,
  *             and formulation where it has FORMS, are implied); REQUIRED
  *             the keys that must be present (operands always must).
@@ -38,6 +40,8 @@
  *             ACC      a's dtype, integers summed in i64 (torch.sum)
  *             MATMUL   a's dtype; both operands one float dtype, no promotion
  *             B        b's dtype (embedding: the weight's)
+ *             BOOL     bool (comparisons: computed in the operands'
+ *                      promoted dtype, as PROMOTE says)
  *   KIND      CREATION, ELEMWISE (one output element from the same element
  *             of each operand), LAYOUT (moves elements), REDUCTION (one
  *             output element from many), FUSED.
@@ -45,7 +49,10 @@
  *             and no integer dtype may be asked for); INT (integer results
  *             are computed, exactly and wrapping); COSTLY (the oracle's
  *             MPFR evaluation costs far more than finding repeated
- *             operands: it evaluates each distinct value once).
+ *             operands: it evaluates each distinct value once); BOOL
+ *             (reads or makes bool buffers); FP8 (reads or makes the fp8
+ *             storage dtypes, which PyTorch only converts and moves).
+ *             Without BOOL or FP8 an op refuses those dtypes.
  *   TORCH     what it computes, in PyTorch's words (bitprobe list --ops). */
 
 #ifdef BP_KEY
@@ -72,6 +79,7 @@ BP_KEY(DIM0, "dim0", INTEGER)
 BP_KEY(DIM1, "dim1", INTEGER)
 BP_KEY(DTYPE, "dtype", DTYPE)
 BP_KEY(FORMULATION, "formulation", FORM)
+BP_KEY(COND, "cond", BUFFER)
 BP_KEY(APPROXIMATE, "approximate", FORM) /* gelu: none (erf) or tanh, the op's
                                             formulation (no formulation key) */
 BP_KEY(MIN, "min", NUMBER)
@@ -94,15 +102,16 @@ BP_FORM(TANH, "tanh")             /* gelu: approximate='tanh' */
 
 #ifdef BP_OP
 BP_OP(TENSOR, "tensor", NONE, BP_K(VALUES) | BP_K(SHAPE), BP_K(VALUES), 0,
-      LITERAL, CREATION, BP_OPF_INT, "torch.tensor(values).reshape(shape)")
+      LITERAL, CREATION, BP_OPF_INT | BP_OPF_BOOL | BP_OPF_FP8,
+      "torch.tensor(values).reshape(shape)")
 BP_OP(ARANGE, "arange", NONE, BP_K(START) | BP_K(END) | BP_K(STEP), BP_K(END), 0,
       LITERAL, CREATION, BP_OPF_INT, "torch.arange(start, end, step)")
 BP_OP(UNIFORM, "uniform", NONE,
       BP_K(SHAPE) | BP_K(SEED) | BP_K(STREAM) | BP_K(LOW) | BP_K(HIGH),
       BP_K(SHAPE) | BP_K(SEED), 0, F32, CREATION, BP_OPF_FLOAT_FN,
       "uniform in [low, high) from Philox-4x32-10 (seed, stream, index)")
-BP_OP(CAST, "cast", A, BP_K(DTYPE), BP_K(DTYPE), 0, SAME, ELEMWISE, BP_OPF_INT,
-      "a.to(dtype)")
+BP_OP(CAST, "cast", A, BP_K(DTYPE), BP_K(DTYPE), 0, SAME, ELEMWISE,
+      BP_OPF_INT | BP_OPF_BOOL | BP_OPF_FP8, "a.to(dtype)")
 BP_OP(ADD, "add", AB_TS, 0, 0, 0, PROMOTE, ELEMWISE, BP_OPF_INT, "a + b")
 BP_OP(SUB, "sub", AB_TS, 0, 0, 0, PROMOTE, ELEMWISE, BP_OPF_INT, "a - b")
 BP_OP(MUL, "mul", AB_TS, 0, 0, 0, PROMOTE, ELEMWISE, BP_OPF_INT, "a * b")
@@ -127,10 +136,10 @@ BP_OP(RSQRT, "rsqrt", A, 0, 0, 0, SAME, ELEMWISE, BP_OPF_FLOAT_FN,
 BP_OP(NEG, "neg", A, 0, 0, 0, SAME, ELEMWISE, BP_OPF_INT, "-a")
 BP_OP(OUTER, "outer", AB, 0, 0, 0, PROMOTE, ELEMWISE, BP_OPF_INT,
       "torch.outer(a, b)")
-BP_OP(CONCAT, "concat", INPUTS, BP_K(AXIS), 0, 0, PROMOTE, LAYOUT, BP_OPF_INT,
+BP_OP(CONCAT, "concat", INPUTS, BP_K(AXIS), 0, 0, PROMOTE, LAYOUT, BP_OPF_INT | BP_OPF_BOOL | BP_OPF_FP8,
       "torch.cat(inputs, axis)")
 BP_OP(SLICE, "slice", A, BP_K(AXIS) | BP_K(ISTART) | BP_K(IEND) | BP_K(ISTEP), 0,
-      0, SAME, LAYOUT, BP_OPF_INT, "a[start:end:step] along axis")
+      0, SAME, LAYOUT, BP_OPF_INT | BP_OPF_BOOL | BP_OPF_FP8, "a[start:end:step] along axis")
 BP_OP(MATMUL, "matmul", AB, 0, 0, 0, MATMUL, REDUCTION, BP_OPF_INT,
       "torch.matmul(a, b)")
 BP_OP(SUM, "sum", A, BP_K(AXIS) | BP_K(KEEPDIM), 0,
@@ -139,25 +148,33 @@ BP_OP(SUM, "sum", A, BP_K(AXIS) | BP_K(KEEPDIM), 0,
 BP_OP(ROTATE_HALF, "rotate_half", A, 0, 0, 0, SAME, LAYOUT, BP_OPF_INT,
       "torch.cat((-a[..., d/2:], a[..., :d/2]), -1)")
 BP_OP(LOAD, "load", NONE, BP_K(SHAPE), BP_K(SHAPE) | BP_K(DTYPE), 0, LITERAL, CREATION,
-      BP_OPF_INT, "safetensors.torch.load_file('<probe>.safetensors')[out]")
-BP_OP(RESHAPE, "reshape", A, BP_K(VSHAPE), BP_K(VSHAPE), 0, SAME, LAYOUT, BP_OPF_INT,
+      BP_OPF_INT | BP_OPF_BOOL | BP_OPF_FP8, "safetensors.torch.load_file('<probe>.safetensors')[out]")
+BP_OP(RESHAPE, "reshape", A, BP_K(VSHAPE), BP_K(VSHAPE), 0, SAME, LAYOUT, BP_OPF_INT | BP_OPF_BOOL | BP_OPF_FP8,
       "a.reshape(shape), one -1 inferred")
-BP_OP(VIEW, "view", A, BP_K(VSHAPE), BP_K(VSHAPE), 0, SAME, LAYOUT, BP_OPF_INT,
+BP_OP(VIEW, "view", A, BP_K(VSHAPE), BP_K(VSHAPE), 0, SAME, LAYOUT, BP_OPF_INT | BP_OPF_BOOL | BP_OPF_FP8,
       "a.view(shape) (reshape: buffers are contiguous)")
 BP_OP(TRANSPOSE, "transpose", A, BP_K(DIM0) | BP_K(DIM1), BP_K(DIM0) | BP_K(DIM1), 0,
-      SAME, LAYOUT, BP_OPF_INT, "a.transpose(dim0, dim1)")
-BP_OP(PERMUTE, "permute", A, BP_K(DIMS), BP_K(DIMS), 0, SAME, LAYOUT, BP_OPF_INT,
+      SAME, LAYOUT, BP_OPF_INT | BP_OPF_BOOL | BP_OPF_FP8, "a.transpose(dim0, dim1)")
+BP_OP(PERMUTE, "permute", A, BP_K(DIMS), BP_K(DIMS), 0, SAME, LAYOUT, BP_OPF_INT | BP_OPF_BOOL | BP_OPF_FP8,
       "a.permute(dims)")
-BP_OP(UNSQUEEZE, "unsqueeze", A, BP_K(AXIS), BP_K(AXIS), 0, SAME, LAYOUT, BP_OPF_INT,
+BP_OP(UNSQUEEZE, "unsqueeze", A, BP_K(AXIS), BP_K(AXIS), 0, SAME, LAYOUT, BP_OPF_INT | BP_OPF_BOOL | BP_OPF_FP8,
       "a.unsqueeze(axis)")
-BP_OP(SQUEEZE, "squeeze", A, BP_K(AXIS), 0, 0, SAME, LAYOUT, BP_OPF_INT,
+BP_OP(SQUEEZE, "squeeze", A, BP_K(AXIS), 0, 0, SAME, LAYOUT, BP_OPF_INT | BP_OPF_BOOL | BP_OPF_FP8,
       "a.squeeze(axis), every size-1 dimension without axis")
-BP_OP(EXPAND, "expand", A, BP_K(VSHAPE), BP_K(VSHAPE), 0, SAME, LAYOUT, BP_OPF_INT,
+BP_OP(EXPAND, "expand", A, BP_K(VSHAPE), BP_K(VSHAPE), 0, SAME, LAYOUT, BP_OPF_INT | BP_OPF_BOOL | BP_OPF_FP8,
       "a.expand(shape), -1 keeps a dimension")
 BP_OP(INDEX_SELECT, "index_select", AB, BP_K(AXIS), BP_K(AXIS), 0, SAME, LAYOUT,
-      BP_OPF_INT, "torch.index_select(a, axis, b), b integer")
-BP_OP(EMBEDDING, "embedding", AB, 0, 0, 0, B, LAYOUT, BP_OPF_INT,
+      BP_OPF_INT | BP_OPF_BOOL | BP_OPF_FP8, "torch.index_select(a, axis, b), b integer")
+BP_OP(EMBEDDING, "embedding", AB, 0, 0, 0, B, LAYOUT, BP_OPF_INT | BP_OPF_BOOL | BP_OPF_FP8,
       "torch.nn.functional.embedding(a, b): rows of b by a's integers")
+BP_OP(LT, "lt", AB_TS, 0, 0, 0, BOOL, ELEMWISE, BP_OPF_BOOL, "a < b")
+BP_OP(LE, "le", AB_TS, 0, 0, 0, BOOL, ELEMWISE, BP_OPF_BOOL, "a <= b")
+BP_OP(GT, "gt", AB_TS, 0, 0, 0, BOOL, ELEMWISE, BP_OPF_BOOL, "a > b")
+BP_OP(GE, "ge", AB_TS, 0, 0, 0, BOOL, ELEMWISE, BP_OPF_BOOL, "a >= b")
+BP_OP(EQ, "eq", AB_TS, 0, 0, 0, BOOL, ELEMWISE, BP_OPF_BOOL, "a == b")
+BP_OP(NE, "ne", AB_TS, 0, 0, 0, BOOL, ELEMWISE, BP_OPF_BOOL, "a != b")
+BP_OP(WHERE, "where", COND_AB, 0, 0, 0, PROMOTE, ELEMWISE, BP_OPF_INT | BP_OPF_BOOL,
+      "torch.where(cond, a, b)")
 BP_OP(SIGMOID, "sigmoid", A, 0, 0, 0, SAME, ELEMWISE, BP_OPF_FLOAT_FN | BP_OPF_COSTLY,
       "torch.sigmoid(a)")
 BP_OP(SILU, "silu", A, 0, 0, 0, SAME, ELEMWISE, BP_OPF_FLOAT_FN | BP_OPF_COSTLY,

@@ -38,12 +38,16 @@ static uint64_t canonical_nan(bp_dtype_t dt)
     switch (dt) {
     case BP_F64: return 0x7ff8000000000000ull;
     case BP_F32: return 0x7fc00000u;
+    case BP_F8_E4M3:
+    case BP_F8_E5M2: return 0x7fu; /* c10's fp8 conversions */
     default: return 0x7fffu; /* bf16/f16: what dtype.c and CUDA write */
     }
 }
 
 static uint64_t round_int(bp_oracle_ws_t *ws)
 {
+    if (ws->out_dt == BP_BOOL) /* C's and PyTorch's bool(): nonzero, NaN too */
+        return !mpfr_zero_p(ws->r);
     unsigned w = (unsigned)bp_dtype_info(ws->out_dt)->size * 8u;
     uint64_t mask = w == 64 ? ~0ull : (1ull << w) - 1;
     if (!mpfr_number_p(ws->r))
@@ -66,13 +70,16 @@ uint64_t bp_oracle_round(bp_oracle_ws_t *ws, int inex)
      * finite value is below 2^(bias+1) and its least subnormal is
      * 2^(2-bias-p) = 1/2 * 2^(3-bias-p). */
     long p = in->man_bits + 1, bias = (1L << (in->exp_bits - 1)) - 1;
+    /* e4m3fn's top exponent holds values (to 448; 480 would be its NaN):
+     * its range reaches one binade further. */
+    long top = bias + 1 + (ws->out_dt == BP_F8_E4M3);
     /* Zeros, infinities and normal values (2^(1-bias) <= |r| < 2^(bias+1))
      * are final already; only the rest needs the format's range. */
     if (mpfr_regular_p(ws->r) && (mpfr_get_exp(ws->r) < 2 - bias ||
-                                  mpfr_get_exp(ws->r) > bias + 1)) {
+                                  mpfr_get_exp(ws->r) > top)) {
         mpfr_exp_t emin = mpfr_get_emin(), emax = mpfr_get_emax();
         mpfr_set_emin(3 - bias - p);
-        mpfr_set_emax(bias + 1);
+        mpfr_set_emax(top);
         inex = mpfr_check_range(ws->r, inex, MPFR_RNDN);
         mpfr_subnormalize(ws->r, inex, MPFR_RNDN);
         mpfr_set_emin(emin);
@@ -83,6 +90,10 @@ uint64_t bp_oracle_round(bp_oracle_ws_t *ws, int inex)
     case BP_F64: return bp_f64_bits(mpfr_get_d(ws->r, MPFR_RNDN));
     case BP_F32: return bp_f32_bits(mpfr_get_flt(ws->r, MPFR_RNDN));
     case BP_BF16: return bp_f32_bits(mpfr_get_flt(ws->r, MPFR_RNDN)) >> 16;
+    /* Beyond the largest finite value (448 rounds up to 480, or infinity)
+     * the non-saturating encoders give e4m3fn's NaN, e5m2's infinity. */
+    case BP_F8_E4M3: return bp_f32_to_f8e4m3(mpfr_get_flt(ws->r, MPFR_RNDN), false);
+    case BP_F8_E5M2: return bp_f32_to_f8e5m2(mpfr_get_flt(ws->r, MPFR_RNDN), false);
     default: return bp_f32_to_f16(mpfr_get_flt(ws->r, MPFR_RNDN));
     }
 }

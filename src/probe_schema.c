@@ -562,7 +562,7 @@ static bp_status get_inputs(ld_t *L, size_t i, bp_op_t *op, const yn_t *in)
 static bp_status get_operands(ld_t *L, size_t i, bp_op_t *op, const yn_t *n,
                               const char *where)
 {
-    const yn_t *a = bp_yaml_get(n, "a"), *b = bp_yaml_get(n, "b");
+    const yn_t *a = bp_yaml_get(n, "a"), *b = bp_yaml_get(n, "b"), *x;
     bp_status st = BP_OK;
     switch (bp_op_info(op->kind)->operands) {
     case BP_OPD_NONE:
@@ -583,6 +583,19 @@ static bp_status get_operands(ld_t *L, size_t i, bp_op_t *op, const yn_t *n,
         return BP_OK;
     case BP_OPD_INPUTS:
         return get_inputs(L, i, op, bp_yaml_get(n, "inputs"));
+    case BP_OPD_COND_AB: /* where: cond is read as the op's one input */
+        if ((st = get_arg(L, i, a, "a", true, &op->a)) ||
+            (st = get_arg(L, i, b, "b", true, &op->b)))
+            return st;
+        if (!(op->inputs = calloc(1, sizeof *op->inputs)))
+            return oom(L);
+        op->ninputs = 1;
+        x = bp_yaml_get(n, "cond");
+        if (!x)
+            return bad(L, n, "%s needs cond", where);
+        if ((st = want(L, x, BP_YN_SCALAR, "cond")))
+            return st;
+        return get_buf(L, i, x, &op->inputs[0]);
     }
     return BP_OK;
 }

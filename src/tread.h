@@ -10,7 +10,7 @@
  *
  * Mapped sources are mapped one window at a time (populated at once, the
  * next window's pages asked of the kernel ahead of use, the previous
- * window unmapped), so a reader's resident memory is two windows whatever
+ * window unmapped), so a reader's resident memory is one window whatever
  * the file's size, and any offset is as cheap as any other.  Streams are
  * inflated forward into one window-sized buffer: a later offset costs
  * inflating up to it, an earlier one restarts the stream from its start
@@ -29,9 +29,12 @@
 
 #include "error.h"
 
-/* 2 MiB: as fast as 8 MiB windows (mapping costs per page, not per call)
- * and a quarter of the memory, which every thread holds twice */
+/* The most a reader hands out at once, and a stream's buffer. */
 #define BP_TREAD_WINDOW ((size_t)2 << 20)
+/* A mapped source's window: 8 MiB reads a cold file fastest (2 MiB windows
+ * were up to 1.6x slower there, warm the same); bp_tread_set_map makes it
+ * smaller, down to BP_TREAD_WINDOW. */
+#define BP_TREAD_MAP_MAX ((size_t)8 << 20)
 
 typedef enum { BP_TF_MAP, BP_TF_GZIP, BP_TF_DEFLATE } bp_tf_kind_t;
 
@@ -61,6 +64,11 @@ bp_status bp_tread_get(bp_tread_t *r, uint64_t off, size_t len, const unsigned c
  * no more).  Mapped sources: *len is their length. */
 bp_status bp_tread_finish(bp_tread_t *r, uint64_t limit, uint64_t *len, bp_error_t *err);
 void bp_tread_close(bp_tread_t *r);
+/* The window of mapped sources opened afterwards: bytes, within
+ * [BP_TREAD_WINDOW, BP_TREAD_MAP_MAX].  Process-wide: set it before the
+ * threads that read start (diff: 64 MiB over its threads' two readers
+ * each, so that the windows' memory stays flat in the thread count). */
+void bp_tread_set_map(size_t bytes);
 /* Whether offsets can be read in any order at no extra cost. */
 bool bp_tread_random(const bp_tsrc_t *src);
 

@@ -1,6 +1,7 @@
 /* Helpers for the CPU backend's tests (see be_cpu_ref.h). */
 #include "be_cpu_ref.h"
 
+#include <jansson.h>
 #include <math.h>
 #include <mpfr.h>
 #include <stdio.h>
@@ -29,6 +30,19 @@ bp_backend_t *cpu_math(bp_cpu_math_t m)
 bp_backend_t *cpu(void)
 {
     return cpu_math(BP_CPU_MATH_SLEEF_U10);
+}
+
+void ck_isa_key(bp_cpu_math_t m, bp_cpu_isa_t isa, const char *key, const char *cap,
+                int lanes)
+{
+    bp_backend_t *be = cpu_isa(m, isa);
+    ck_assert_str_eq(be->key, key);
+    json_t *fp = be->fingerprint;
+    ck_assert_str_eq(json_string_value(json_object_get(fp, "aten_cpu_capability")), cap);
+    ck_assert_str_eq(json_string_value(json_object_get(fp, "aten_cpu_capability_from")),
+                     "--cpu-isa");
+    ck_assert_int_eq(json_integer_value(json_object_get(fp, "vector_width_f32")), lanes);
+    bp_backend_close(be);
 }
 
 void set_vec_bytes(bp_backend_t *be, int bytes)

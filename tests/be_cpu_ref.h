@@ -34,6 +34,11 @@ typedef enum {
 bp_backend_t *cpu_isa(bp_cpu_math_t m, bp_cpu_isa_t isa);
 bp_backend_t *cpu_math(bp_cpu_math_t m);
 bp_backend_t *cpu(void);
+/* The backend of math m under capability isa has this key, and its
+ * fingerprint records the capability cap (from --cpu-isa) and lanes fp32
+ * lanes. */
+void ck_isa_key(bp_cpu_math_t m, bp_cpu_isa_t isa, const char *key, const char *cap,
+                int lanes);
 void set_vec_bytes(bp_backend_t *be, int bytes);
 /* Runs op with a tensor where a/b is given, else the scalar av/bv (NAN:
  * no argument). */

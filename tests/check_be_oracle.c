@@ -550,6 +550,59 @@ START_TEST(t_cast_vs_dtype)
 }
 END_TEST
 
+/* The oracle's casts to fp8 and bool: one MPFR rounding to the format
+ * (bp_oracle_round) against dtype.c's bit-level encoder (itself checked
+ * by enumeration in check_dtype_fp8), which for an f32 operand is the
+ * same single rounding, non-saturating; bool is x != 0, NaN true.  The
+ * f32 values span fp8's binades, the subnormals, ties and overflow. */
+START_TEST(t_cast_fp8_bool)
+{
+    seed_init("cast_fp8_bool");
+    bp_backend_t *be = open_oracle(2);
+    size_t n = 100000;
+    int64_t shape[1] = {(int64_t)n};
+    bp_buf_t a = mkbuf(BP_F32, 1, shape);
+    for (size_t i = 0; i < n; i++) {
+        uint64_t b = rnd_input(BP_F32, -20, 17);
+        if (i % 7 == 0) /* a tie or a near-tie of the 2- and 3-bit mantissas */
+            b = (b & ~0xfffffull) | (i % 14 ? 0x80000u : 0x100000u) | (rnd64() & 1);
+        bp_dtype_store_bits(BP_F32, a.data, i, b);
+    }
+    bp_buf_t e4 = mkbuf(BP_F8_E4M3, 1, shape), e5 = mkbuf(BP_F8_E5M2, 1, shape),
+             bo = mkbuf(BP_BOOL, 1, shape);
+    bp_op_t op = mkop(BP_OP_CAST);
+    exec_ok(be, &op, &a, NULL, &e4);
+    exec_ok(be, &op, &a, NULL, &e5);
+    exec_ok(be, &op, &a, NULL, &bo);
+    for (size_t i = 0; i < n; i++) {
+        float x = bp_f32_from_bits((uint32_t)bp_buf_bits(&a, i));
+        CK_BITS(BP_F8_E4M3, bp_buf_bits(&e4, i), bp_f32_to_f8e4m3(x, false), "e4m3(%a)",
+                (double)x);
+        CK_BITS(BP_F8_E5M2, bp_buf_bits(&e5, i), bp_f32_to_f8e5m2(x, false), "e5m2(%a)",
+                (double)x);
+        ck_assert_uint_eq(bp_buf_bits(&bo, i), x != 0.0f || isnan(x));
+    }
+    /* by hand: 464 ties to 448 (0x7e), 465 is NaN in e4m3fn; 61440 is
+     * e5m2's infinity */
+    static const struct { uint32_t x; uint64_t e4, e5; } h[] = {
+        {0x43e80000u /* 464 */, 0x7e, 0x5f}, {0x43e88000u /* 465 */, 0x7f, 0x5f},
+        {0x476f0000u /* 61184 */, 0x7f, 0x7b}, {0x47700000u /* 61440 */, 0x7f, 0x7c},
+        {0xff800000u /* -inf */, 0xff, 0xfc}, {0x3a800000u /* 2^-10 */, 0x00, 0x14},
+    };
+    for (size_t i = 0; i < sizeof h / sizeof h[0]; i++) {
+        CK_BITS(BP_F8_E4M3, unary1(be, BP_OP_CAST, BP_F32, h[i].x, BP_F8_E4M3), h[i].e4,
+                "e4m3(0x%08x)", h[i].x);
+        CK_BITS(BP_F8_E5M2, unary1(be, BP_OP_CAST, BP_F32, h[i].x, BP_F8_E5M2), h[i].e5,
+                "e5m2(0x%08x)", h[i].x);
+    }
+    bp_buf_free(&a);
+    bp_buf_free(&e4);
+    bp_buf_free(&e5);
+    bp_buf_free(&bo);
+    bp_backend_close(be);
+}
+END_TEST
+
 /* ---- generators ---- */
 
 static void check_arange(bp_backend_t *be, double start, double end,
@@ -842,6 +895,7 @@ int main(void)
     tcase_add_test(ref, t_random_vs_mpfr256);
     tcase_add_test(ref, t_random_scalar_operands);
     tcase_add_test(ref, t_cast_vs_dtype);
+    tcase_add_test(ref, t_cast_fp8_bool);
     tcase_add_test(ref, t_arange);
     tcase_add_test(ref, t_uniform);
     suite_add_tcase(s, ref);

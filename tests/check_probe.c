@@ -88,10 +88,10 @@ static void load_text_bad(const char *name, const char *text, const char *want)
 
 static const char *const shipped[] = {
     "arange-beyond-256", "arange-step",  "div-by-3-and-7",
-    "div-by-decimal",    "gelu-tanh-vs-erf", "linspace-positions",
+    "div-by-decimal",    "fp8-round-trip", "gelu-tanh-vs-erf", "linspace-positions",
     "matmul-fp32",       "rope-apply",   "rope-llama2",
-    "rope-llama2-zero-init", "seed-div", "seed-inv-freq",
-    "sum-order",         "swiglu-mlp",   "unary-sweep",
+    "rope-llama2-zero-init", "rope-llama31-scaling", "seed-div", "seed-inv-freq",
+    "sum-fp32-accumulator", "sum-order", "swiglu-mlp", "unary-sweep",
 };
 #define NSHIPPED (sizeof shipped / sizeof shipped[0])
 

@@ -1,5 +1,5 @@
 /* PyTorch's tensor semantics on every backend: broadcasting, keepdim, the
- * layout ops, comparisons and where.  Each case is a small probe whose
+ * layout ops, comparisons and where, bool and fp8 casts, sum(dtype=).  Each case is a small probe whose
  * result is exact (small integers and halves, so every backend, the
  * oracle included, must give these bits), and its expected shape and
  * values were written by hand from what PyTorch gives for the same
@@ -38,6 +38,9 @@ typedef struct {
 } sem_bad_t;
 
 #define X "  - {out: x, op: tensor, values: [0, 1, 2, 3, 4, 5], shape: [2, 3], dtype: fp32}\n"
+#define C                                                                            \
+    "  - {out: a, op: tensor, values: [1, 2, 3, .nan], dtype: fp32}\n"              \
+    "  - {out: b, op: tensor, values: [2, 2, 2, 2], dtype: fp32}\n"
 
 static const sem_case_t cases[] = {
     /* torch.tensor([[1,2,3],[4,5,6.]]) + torch.tensor([10,20,30.]) */
@@ -186,6 +189,90 @@ static const sem_case_t cases[] = {
      "  - {out: v, op: tensor, values: [257, 258], dtype: fp32}\n"
      "  - {out: y, op: reshape, a: v, shape: [2, 1], dtype: bf16}\n",
      "y", "bf16", 2, {2, 1}, 2, {256, 258}},
+    /* a = torch.tensor([1., 2., 3., nan]), b = torch.full((4,), 2.):
+     * a < b, a <= b, ... (NaN is unordered: only != holds) */
+    {"lt", C "  - {out: y, op: lt, a: a, b: b}\n", "y", "bool", 1, {4}, 4, {1, 0, 0, 0}},
+    {"le", C "  - {out: y, op: le, a: a, b: b}\n", "y", "bool", 1, {4}, 4, {1, 1, 0, 0}},
+    {"gt", C "  - {out: y, op: gt, a: a, b: b}\n", "y", "bool", 1, {4}, 4, {0, 0, 1, 0}},
+    {"ge", C "  - {out: y, op: ge, a: a, b: b}\n", "y", "bool", 1, {4}, 4, {0, 1, 1, 0}},
+    {"eq", C "  - {out: y, op: eq, a: a, b: b}\n", "y", "bool", 1, {4}, 4, {0, 1, 0, 0}},
+    {"ne", C "  - {out: y, op: ne, a: a, b: b}\n", "y", "bool", 1, {4}, 4, {1, 0, 1, 1}},
+    /* 2 > a (a number on the left); torch.arange(4) >= 1.5 (an integer
+     * tensor against a float number compares in fp32) */
+    {"gt_number", C "  - {out: y, op: gt, a: 2, b: a}\n", "y", "bool", 1, {4}, 4,
+     {1, 0, 0, 0}},
+    {"ge_int_float",
+     "  - {out: i, op: arange, end: 4}\n"
+     "  - {out: y, op: ge, a: i, b: 1.5}\n", "y", "bool", 1, {4}, 4, {0, 0, 1, 1}},
+    /* (a < 2) == 0: a bool tensor against an integer compares in i64 */
+    {"eq_bool_int", C
+     "  - {out: m, op: lt, a: a, b: 2}\n"
+     "  - {out: y, op: eq, a: m, b: 0}\n", "y", "bool", 1, {4}, 4, {0, 1, 1, 1}},
+    /* torch.tensor([[1.], [2.]]) < torch.tensor([0., 1.5, 3.]): broadcast */
+    {"lt_bcast",
+     "  - {out: a, op: tensor, values: [1, 2], shape: [2, 1], dtype: fp32}\n"
+     "  - {out: b, op: tensor, values: [0, 1.5, 3], dtype: fp32}\n"
+     "  - {out: y, op: lt, a: a, b: b}\n", "y", "bool", 2, {2, 3}, 6, {0, 1, 1, 0, 0, 1}},
+    /* torch.where(a < 2, a, torch.tensor([10., 20., 30., 40.])) */
+    {"where", C
+     "  - {out: m, op: lt, a: a, b: 2}\n"
+     "  - {out: o, op: tensor, values: [10, 20, 30, 40], dtype: fp32}\n"
+     "  - {out: y, op: where, cond: m, a: a, b: o}\n", "y", "fp32", 1, {4}, 4,
+     {1, 20, 30, 40}},
+    /* torch.where(a < 2, 1, 0): two Python ints give int64 */
+    {"where_ints", C
+     "  - {out: m, op: lt, a: a, b: 2}\n"
+     "  - {out: y, op: where, cond: m, a: 1, b: 0}\n", "y", "i64", 1, {4}, 4,
+     {1, 0, 0, 0}},
+    /* torch.where(a < 2, 1.5, torch.arange(4)): a float number lifts int64
+     * to the default fp32 */
+    {"where_lift", C
+     "  - {out: m, op: lt, a: a, b: 2}\n"
+     "  - {out: i, op: arange, end: 4}\n"
+     "  - {out: y, op: where, cond: m, a: 1.5, b: i}\n", "y", "fp32", 1, {4}, 4,
+     {1.5, 1, 2, 3}},
+    /* torch.where(torch.tensor([[True], [False]]), torch.tensor([1., 2.,
+     * 3.]), 0.0): cond [2, 1] broadcast with a [3] */
+    {"where_bcast",
+     "  - {out: c, op: tensor, values: [1, 0], shape: [2, 1], dtype: bool}\n"
+     "  - {out: a, op: tensor, values: [1, 2, 3], dtype: fp32}\n"
+     "  - {out: y, op: where, cond: c, a: a, b: 0.0}\n", "y", "fp32", 2, {2, 3}, 6,
+     {1, 2, 3, 0, 0, 0}},
+    /* torch.where(a < 2, a.bfloat16(), 257.): the number becomes bf16
+     * (257 ties to 256) */
+    {"where_bf16", C
+     "  - {out: m, op: lt, a: a, b: 2}\n"
+     "  - {out: ab, op: cast, a: a, dtype: bf16}\n"
+     "  - {out: y, op: where, cond: m, a: ab, b: 257.0}\n", "y", "bf16", 1, {4}, 4,
+     {1, 256, 256, 256}},
+    /* torch.tensor([0., -0., nan, 0.5, -3.]).to(bool), and back */
+    {"cast_bool",
+     "  - {out: a, op: tensor, values: [0, -0.0, .nan, 0.5, -3], dtype: fp32}\n"
+     "  - {out: y, op: cast, a: a, dtype: bool}\n", "y", "bool", 1, {5}, 5, {0, 0, 1, 1, 1}},
+    /* .to(torch.float8_e4m3fn).float(): 464 ties to 448, beyond is NaN (no
+     * infinity), 2^-9 the least subnormal, 2^-10 ties to 0 */
+    {"cast_e4m3",
+     "  - {out: a, op: tensor, values: [448, 464, 465, -500, 0x1p-9, 0x1p-10, 1e6, .inf],"
+     " dtype: fp32}\n"
+     "  - {out: f, op: cast, a: a, dtype: fp8_e4m3}\n"
+     "  - {out: y, op: cast, a: f, dtype: fp32}\n", "y", "fp32", 1, {8}, 8,
+     {448, 448, NAN, NAN, 0x1p-9, 0, NAN, NAN}},
+    /* .to(torch.float8_e5m2).float(): 61440 ties up to infinity; 2^-17 ties
+     * to 0, 3 * 2^-17 up to 2^-15 */
+    {"cast_e5m2",
+     "  - {out: a, op: tensor, values: [57344, 61439, 61440, -.inf, 0x1p-17, 0x3p-17, .nan],"
+     " dtype: fp32}\n"
+     "  - {out: f, op: cast, a: a, dtype: fp8_e5m2}\n"
+     "  - {out: y, op: cast, a: f, dtype: fp32}\n", "y", "fp32", 1, {7}, 7,
+     {57344, 57344, INFINITY, -INFINITY, 0, 0x1p-15, NAN}},
+    /* x = torch.tensor([2048., 1.], dtype=torch.float16): x.sum() is 2049
+     * rounded to fp16, 2048; x.sum(dtype=torch.float32) keeps 2049 */
+    {"sum_fp16",
+     "  - {out: x, op: tensor, values: [2048, 1], dtype: fp16}\n"
+     "  - {out: y, op: sum, a: x}\n", "y", "fp16", 0, {0}, 1, {2048}},
+    {"sum_dtype",
+     "  - {out: x, op: tensor, values: [2048, 1], dtype: fp16}\n"
+     "  - {out: y, op: sum, a: x, dtype: fp32}\n", "y", "fp32", 0, {0}, 1, {2049}},
 };
 
 static const sem_bad_t bad[] = {
@@ -220,6 +307,30 @@ static const sem_bad_t bad[] = {
      "embedding: the index (a) must be i64 or i32, not fp32"},
     {X "  - {out: y, op: unsqueeze, a: x, axis: 3}\n",
      "unsqueeze axis 3 out of range for [2, 3]"},
+    {C "  - {out: y, op: lt, a: a, b: b, dtype: fp32}\n",
+     "lt gives bool: it takes no other dtype"},
+    {C "  - {out: y, op: where, cond: a, a: a, b: b}\n",
+     "where expects cond to be a bool tensor, not fp32"},
+    {C "  - {out: m, op: lt, a: a, b: b}\n"
+       "  - {out: y, op: where, cond: m, a: a, b: x}\n"
+       "  - {out: x, op: tensor, values: [1, 2, 3], dtype: fp32}\n",
+     "before the op that defines it"},
+    {C "  - {out: m, op: lt, a: a, b: b}\n"
+       "  - {out: z, op: tensor, values: [1, 2, 3], dtype: fp32}\n"
+       "  - {out: y, op: where, cond: m, a: z, b: 0}\n",
+     "shape mismatch: cond is [4], a and b give [3] (they do not broadcast)"},
+    {C "  - {out: m, op: lt, a: a, b: b}\n"
+       "  - {out: y, op: add, a: m, b: 1}\n",
+     "add does not take bool (an operand is bool); cast it to a number dtype first"},
+    {C "  - {out: f, op: cast, a: a, dtype: fp8_e4m3}\n"
+       "  - {out: y, op: mul, a: f, b: 2}\n",
+     "mul does not compute in fp8_e4m3 (its result is): fp8 is a storage dtype"},
+    {C "  - {out: f, op: cast, a: a, dtype: fp8_e5m2}\n"
+       "  - {out: y, op: concat, inputs: [f, a]}\n",
+     "concat of fp8_e5m2 into fp32: PyTorch does not promote fp8 with another dtype"},
+    {C "  - {out: h, op: cast, a: a, dtype: fp16}\n"
+       "  - {out: y, op: lt, a: h, b: 1e6}\n",
+     "b: the number 1000000 overflows fp16, the dtype the comparison computes in"},
     {"  - {out: v, op: tensor, values: [1.5], shape: [], dtype: fp32}\n"
      "  - {out: y, op: squeeze, a: v, axis: 1}\n",
      "squeeze axis 1 out of range for []"},

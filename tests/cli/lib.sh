@@ -44,6 +44,18 @@ probe_outputs() {
          END { print n + 0, k + 0 }' "$TMP/list.txt"
 }
 
+# golden_identical LABEL N: the last run compared exactly N outputs x dtypes
+# under LABEL ("cpu vs golden cpu-sleef"), each of them bit-identical (a
+# difference within a probe's policy is still a difference from the golden
+# its own backend blessed).
+golden_identical() {
+    got=$(grep -c "^  $1: " "$TMP/out")
+    [ "$got" -eq "$2" ] || fail "$got '$1' comparisons, expected $2"
+    grep "^  $1: " "$TMP/out" | grep -v "^  $1: bit-identical (" >"$TMP/notident"
+    [ -s "$TMP/notident" ] && fail "not bit-identical to the golden: $(cat "$TMP/notident")"
+    return 0
+}
+
 # ---- skips that say skip -------------------------------------------------
 # A test that cannot check something here exits 77 (SKIP), never 0.  Parts
 # that can run still run first: skip_later records why, and done_ok then

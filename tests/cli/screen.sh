@@ -4,10 +4,7 @@
 # the way BP_SCREEN_INJECT injects them into a GPU's kernels.
 . "$top_srcdir/tests/cli/lib.sh"
 unset BP_SCREEN_INJECT BP_SCREEN_FAKE
-PY=
-for p in "${PYTHON3:-}" python3 /usr/bin/python3; do
-    [ -n "$p" ] && "$p" -c 'import json' 2>/dev/null && { PY=$p; break; }
-done
+find_python || skip_later "no Python 3: the JSON report not parsed"
 
 run 0 screen --help
 out_has "bitprobe screen [--gpu all|LIST]"
@@ -96,8 +93,7 @@ out_has "[oracle bound]"
 # JSON for a collector: one row per fault with what names it.
 BP_SCREEN_INJECT=1:6:div-fp32 run 1 screen --test div-fp32,exp-fp32 --json "$TMP/r.json"
 out_has "screen: FAIL"
-if [ -n "$PY" ]; then
-    "$PY" - "$TMP/r.json" <<'PYEOF' || fail "the JSON report"
+py - "$TMP/r.json" <<'PYEOF' || fail "the JSON report"
 import json, sys
 r = json.load(open(sys.argv[1]))
 assert r["command"] == "screen" and r["verdict"] == "fail" and r["exit_status"] == 1
@@ -114,7 +110,6 @@ assert f["gpu"] == 1 and f["sm"] == 6 and f["test"] == "div-fp32" and f["index"]
 assert f["uuid"] == r["gpus"][1]["uuid"] and f["pci_bus_id"] == r["gpus"][1]["pci_bus_id"]
 assert int(f["expected"], 16) ^ int(f["got"], 16) == 1
 PYEOF
-fi
 run 0 screen --test div-fp32 --json -
 head -c 1 "$TMP/out" | grep -q '{' || fail "--json -: stdout is not the JSON"
 out_lacks "screen: PASS"

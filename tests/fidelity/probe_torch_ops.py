@@ -22,6 +22,10 @@ UNARY = {"reciprocal": torch.reciprocal, "exp": torch.exp, "log": torch.log,
          "sign": torch.sign, "floor": torch.floor, "ceil": torch.ceil, "trunc": torch.trunc}
 
 
+COMPARE = {"lt": lambda a, b: a < b, "le": lambda a, b: a <= b, "gt": lambda a, b: a > b,
+           "ge": lambda a, b: a >= b, "eq": lambda a, b: a == b, "ne": lambda a, b: a != b}
+
+
 def param(v, params):
     if isinstance(v, str) and v.startswith("$"):
         return params[v[1:]]
@@ -137,6 +141,11 @@ def run_op(op, params, bufs, dt_out, device, uniform):
         return a ** b, True
     if k in UNARY:
         return UNARY[k](operand(op["a"], params, bufs)), True
+    if k in COMPARE:  # Python's operators take a number on either side
+        return COMPARE[k](operand(op["a"], params, bufs), operand(op["b"], params, bufs)), True
+    if k == "where":
+        return torch.where(operand(op["cond"], params, bufs), operand(op["a"], params, bufs),
+                           operand(op["b"], params, bufs)), True
     if k == "gelu":
         return torch.nn.functional.gelu(operand(op["a"], params, bufs),
                                         approximate=op.get("approximate", "none")), True

@@ -1,11 +1,14 @@
-/* Fuzz target: the zip directory reader (zip.h) from memory, and each
+/* Fuzz target: what a file looks like (sniff.h: zips, torch.save's among
+ * them), the zip directory reader (zip.h) from memory, and each
  * member's content read through the window reader as diff reads .npz
  * members (stored in place, deflate inflated to exactly its size). */
+#define _GNU_SOURCE /* memfd_create */
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
 #include "fuzz.h"
+#include "sniff.h"
 #include "tread.h"
 #include "zip.h"
 
@@ -13,6 +16,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     bp_zip_t z;
     bp_error_t e = {0};
+    /* what diff names it by: its first 512 bytes, as tset.c reads them */
+    bp_sniff_t k = bp_sniff(data, size < 512 ? size : 512, size);
+    FUZZ_CHECK(bp_sniff_name(k) != NULL, "kind %d", (int)k);
     memset(&z, 0xa5, sizeof z);
     bp_status st = bp_zip_parse(data, size, "fuzz.npz", &z, &e);
     if (st) {

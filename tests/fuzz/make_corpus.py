@@ -151,6 +151,8 @@ def zips():
     yield "lzma.npz", mk(zipfile.ZIP_LZMA)
     yield "empty.npz", mk(names=())
     yield "not-npy.npz", mk(names=("x.txt",))
+    # torch.save's archive: its first member <archive>/data.pkl (bp_sniff)
+    yield "torch.npz", mk(names=("archive/data.pkl", "archive/version"))
     b = io.BytesIO()
     class Unseekable(io.RawIOBase):
         def writable(self): return True

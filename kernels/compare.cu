@@ -1,0 +1,94 @@
+/* Comparisons and torch.where on the GPU.
+ *
+ * lt le gt ge eq ne (aten/src/ATen/native/cuda/CompareKernels.cu): the
+ * operands are converted to the common dtype by TensorIterator, a CPU
+ * scalar by iter.scalar_value<scalar_t> (the host converts it here, see
+ * be_cuda_ops.c), and compared exactly: bf16/f16 values widen to float
+ * without changing their order, so comparing in float is comparing in the
+ * dtype.  NaN is unordered: only ne is true.
+ * where (TensorCompare.cu where_kernel): `cond ? a : b` on operands already
+ * converted to the result dtype (where_self_out's self.to(result_type)),
+ * which is bpk_convert's copy; a number is already exact in out_dt. */
+#include "bpk_common.cuh"
+
+template <typename T>
+__device__ __forceinline__ bool bpk_cmp(int op, T x, T y)
+{
+    switch (op) {
+    case BPK_LT: return x < y;
+    case BPK_LE: return x <= y;
+    case BPK_GT: return x > y;
+    case BPK_GE: return x >= y;
+    case BPK_EQ: return x == y;
+    default: return x != y;
+    }
+}
+
+template <typename T>
+__global__ void bpk_compare_kernel(int op, uint8_t *out, int cmp_dt, bpk_arg_t a,
+                                   bpk_arg_t b, bpk_bcast_t bc, int64_t n)
+{
+    BPK_FOR(i, n)
+    {
+        int64_t ia, ib;
+        bpk_bcast_offsets(bc, i, &ia, &ib);
+        T x = bpk_operand<T>(a, ia, cmp_dt);
+        T y = bpk_operand<T>(b, ib, cmp_dt);
+        out[i] = bpk_cmp<T>(op, x, y);
+    }
+}
+
+extern "C" int bpk_compare(void *stream, int op, void *out, int cmp_dt, bpk_arg_t a,
+                           bpk_arg_t b, const bpk_bcast_t *bc, int64_t n)
+{
+    if (!bpk_dtype_ok(cmp_dt) || (a.ptr && !bpk_dtype_ok(a.dtype)) ||
+        (b.ptr && !bpk_dtype_ok(b.dtype)) || !bc || bc->ndim < 0 ||
+        bc->ndim > BPK_MAXDIM || op < 0 || op >= BPK_NCMP)
+        return (int)cudaErrorInvalidValue;
+    if (n <= 0)
+        return 0;
+    cudaStream_t s = (cudaStream_t)stream;
+    unsigned g = bpk_blocks(n);
+    uint8_t *o = (uint8_t *)out;
+    if (cmp_dt == BPK_F64)
+        bpk_compare_kernel<double><<<g, BPK_THREADS, 0, s>>>(op, o, cmp_dt, a, b, *bc, n);
+    else if (bpk_is_int(cmp_dt) || cmp_dt == BPK_BOOL)
+        bpk_compare_kernel<long long><<<g, BPK_THREADS, 0, s>>>(op, o, cmp_dt, a, b, *bc, n);
+    else if (cmp_dt == BPK_F32 || cmp_dt == BPK_BF16 || cmp_dt == BPK_F16)
+        bpk_compare_kernel<float><<<g, BPK_THREADS, 0, s>>>(op, o, cmp_dt, a, b, *bc, n);
+    else
+        return (int)cudaErrorInvalidValue;
+    return bpk_launched();
+}
+
+__global__ void bpk_where_kernel(void *out, int out_dt, const uint8_t *cond, bpk_arg_t a,
+                                 bpk_arg_t b, bpk_bcast_t bc, bpk_bcast_t bcc, int64_t n)
+{
+    BPK_FOR(i, n)
+    {
+        int64_t ia, ib, ic, unused;
+        bpk_bcast_offsets(bc, i, &ia, &ib);
+        bpk_bcast_offsets(bcc, i, &ic, &unused);
+        const bpk_arg_t &x = cond[ic] ? a : b;
+        int64_t ix = cond[ic] ? ia : ib;
+        if (x.ptr)
+            bpk_convert(out, out_dt, i, x.ptr, x.dtype, ix);
+        else
+            bpk_store_f64(out, out_dt, i, x.value);
+    }
+}
+
+extern "C" int bpk_where(void *stream, void *out, int out_dt, const void *cond, bpk_arg_t a,
+                         bpk_arg_t b, const bpk_bcast_t *bc, const bpk_bcast_t *bcc,
+                         int64_t n)
+{
+    if (!bpk_dtype_ok(out_dt) || (a.ptr && !bpk_dtype_ok(a.dtype)) ||
+        (b.ptr && !bpk_dtype_ok(b.dtype)) || !cond || !bc || !bcc || bc->ndim < 0 ||
+        bc->ndim > BPK_MAXDIM || bcc->ndim < 0 || bcc->ndim > BPK_MAXDIM)
+        return (int)cudaErrorInvalidValue;
+    if (n <= 0)
+        return 0;
+    bpk_where_kernel<<<bpk_blocks(n), BPK_THREADS, 0, (cudaStream_t)stream>>>(
+        out, out_dt, (const uint8_t *)cond, a, b, *bc, *bcc, n);
+    return bpk_launched();
+}
