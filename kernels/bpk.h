@@ -281,6 +281,34 @@ int bpk_screen_smem(void *stream, bpk_pin_t pin, uint32_t *out, uint32_t salt);
  * kernel that cannot be pinned: cuBLAS). */
 int bpk_screen_flip(void *stream, void *p, int64_t byte, int bit);
 
+/* rows.cu: the op table's reductions along an axis and row-wise fused
+ * ops, one thread per row (rows.cu says each order).  Rows are outer x
+ * inner, len values `inner` apart. */
+enum {
+    BPK_RED_MEAN = 1, /* param: the factor 1/n, pairwise: the sum's order */
+    BPK_RED_VAR,      /* param: the correction */
+    BPK_RED_AMAX,
+    BPK_RED_AMIN,
+    BPK_RED_LOGSUMEXP,
+    BPK_RED_PROD,
+    BPK_RED_CUMSUM    /* out has in's shape */
+};
+int bpk_softmax(void *stream, void *out, const void *in, int dt, int64_t outer,
+                int64_t len, int64_t inner, int log);
+int bpk_reduce(void *stream, int op, void *out, int out_dt, const void *in, int in_dt,
+               int64_t outer, int64_t len, int64_t inner, double param, int pairwise);
+/* rms_norm (rms: w required) or layer_norm (w, b optional) over rows of
+ * cols values. */
+int bpk_norm(void *stream, void *out, const void *x, const void *w, const void *b, int dt,
+             int64_t rows, int64_t cols, double eps, int rms);
+/* sdpa's pieces: out (fp32; fp64 for fp64) = x * s; the causal mask of
+ * [B, L, S] scores (wide: fp64); rows of p that are -inf throughout in
+ * scores set to 0. */
+int bpk_scale_widen(void *stream, void *out, const void *x, int dt, int64_t n, double s);
+int bpk_sdpa_mask(void *stream, void *scores, int wide, int64_t B, int64_t L, int64_t S);
+int bpk_sdpa_safe(void *stream, void *p, const void *scores, int wide, int64_t rows,
+                  int64_t S);
+
 #ifdef __cplusplus
 }
 #endif

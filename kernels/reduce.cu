@@ -12,64 +12,7 @@
  * frame); 40 levels cover lengths below 2^39, far beyond the largest
  * tensor bitprobe allocates (BP_BUF_MAX_BYTES), and keep the frame under
  * the default 1 KiB stack of a thread. */
-#include "bpk_common.cuh"
-
-#define BPK_PAIRWISE_DEPTH 40
-
-template <typename T>
-__device__ T bpk_sum_sequential(const void *p, int dt, int64_t base,
-                                int64_t stride, int64_t len)
-{
-    T acc = T(0);
-    for (int64_t k = 0; k < len; k++)
-        acc = acc + bpk_num<T>::load(p, dt, base + k * stride);
-    return acc;
-}
-
-template <typename T>
-__device__ T bpk_sum_pairwise(const void *p, int dt, int64_t base,
-                              int64_t stride, int64_t len)
-{
-    if (len <= 0)
-        return T(0);
-    /* Frame f covers elements [start[f], start[f] + count[f]); stage 0:
-     * not begun, 1: left half summed into left[f], 2: right half begun. */
-    int64_t start[BPK_PAIRWISE_DEPTH], count[BPK_PAIRWISE_DEPTH];
-    T left[BPK_PAIRWISE_DEPTH];
-    unsigned char stage[BPK_PAIRWISE_DEPTH];
-    int sp = 0;
-    start[0] = 0;
-    count[0] = len;
-    stage[0] = 0;
-    T ret = T(0);
-    for (;;) {
-        int64_t s = start[sp], c = count[sp];
-        if (stage[sp] == 0 && c > 1) {
-            stage[sp] = 1;
-            sp++;
-            start[sp] = s;
-            count[sp] = c / 2;
-            stage[sp] = 0;
-            continue;
-        }
-        if (stage[sp] == 0) {
-            ret = bpk_num<T>::load(p, dt, base + s * stride);
-        } else if (stage[sp] == 1) {
-            left[sp] = ret;
-            stage[sp] = 2;
-            sp++;
-            start[sp] = s + c / 2;
-            count[sp] = c - c / 2;
-            stage[sp] = 0;
-            continue;
-        } else {
-            ret = left[sp] + ret;
-        }
-        if (sp == 0)
-            return ret;
-        sp--;
-    }
-}
+#include "bpk_sum.cuh"
 
 template <typename T>
 __global__ void bpk_sum_kernel(int pairwise, void *out, int out_dt,

@@ -20,6 +20,7 @@
 
 #include <sleef.h>
 
+#include "be_cpu_rows.h"
 #include "layout.h"
 #include "rng.h"
 
@@ -581,6 +582,19 @@ const bp_op_fn bp_cpu_ops[BP_OP_COUNT] = {
     [BP_OP_EQ] = bp_cpu_op_compare,
     [BP_OP_NE] = bp_cpu_op_compare,
     [BP_OP_WHERE] = bp_cpu_op_where,
+    [BP_OP_SOFTMAX] = bp_cpu_op_softmax,
+    [BP_OP_LOG_SOFTMAX] = bp_cpu_op_softmax,
+    [BP_OP_MEAN] = bp_cpu_op_reduce,
+    [BP_OP_VAR] = bp_cpu_op_reduce,
+    [BP_OP_AMAX] = bp_cpu_op_reduce,
+    [BP_OP_AMIN] = bp_cpu_op_reduce,
+    [BP_OP_RMS_NORM] = bp_cpu_op_rms_norm,
+    [BP_OP_LAYER_NORM] = bp_cpu_op_layer_norm,
+    [BP_OP_BMM] = bp_cpu_op_bmm,
+    [BP_OP_SDPA] = bp_cpu_op_sdpa,
+    [BP_OP_LOGSUMEXP] = bp_cpu_op_reduce,
+    [BP_OP_PROD] = bp_cpu_op_reduce,
+    [BP_OP_CUMSUM] = bp_cpu_op_cumsum,
     [BP_OP_SIGMOID] = bp_cpu_op_act,
     [BP_OP_SILU] = bp_cpu_op_act,
     [BP_OP_GELU] = bp_cpu_op_act,

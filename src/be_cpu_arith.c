@@ -49,6 +49,7 @@
  *   bf16/f16), then compared exactly in it: `a < b` on scalar_t, NaN
  *   unordered (only ne is true). */
 #include "be_cpu.h"
+#include "be_cpu_rows.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -396,6 +397,24 @@ static double pairwise_d(const double *v, size_t n)
     return pairwise_d(v, h) + pairwise_d(v + h, n - h);
 }
 
+double bp_cpu_sum_vals(const double *v, size_t n, bool pairwise, bool f32)
+{
+    if (f32) {
+        float acc = 0.0f;
+        if (pairwise)
+            return pairwise_f(v, n);
+        for (size_t t = 0; t < n; t++)
+            acc += (float)v[t];
+        return acc;
+    }
+    double acc = 0.0;
+    if (pairwise)
+        return pairwise_d(v, n);
+    for (size_t t = 0; t < n; t++)
+        acc += v[t];
+    return acc;
+}
+
 static int64_t sum_i64(const int64_t *v, size_t n, bool pairwise)
 {
     uint64_t acc = 0; /* wrapping: the order cannot matter */
@@ -463,22 +482,9 @@ bp_status bp_cpu_op_sum(bp_backend_t *be, const bp_exec_t *x, bp_error_t *err)
             }
             if (isint) {
                 bp_cpu_store_i64(out, j, sum_i64(iseq, len, pairwise));
-            } else if (bp_cpu_opmath_f32(dt)) {
-                float acc = 0.0f;
-                if (pairwise)
-                    acc = pairwise_f(seq, len);
-                else
-                    for (size_t t = 0; t < len; t++)
-                        acc += (float)seq[t];
-                bp_cpu_store(out, j, acc);
             } else {
-                double acc = 0.0;
-                if (pairwise)
-                    acc = pairwise_d(seq, len);
-                else
-                    for (size_t t = 0; t < len; t++)
-                        acc += seq[t];
-                bp_cpu_store(out, j, acc);
+                bp_cpu_store(out, j,
+                             bp_cpu_sum_vals(seq, len, pairwise, bp_cpu_opmath_f32(dt)));
             }
         }
 done:

@@ -175,30 +175,48 @@ bp_status bp_cuda_finish(bp_backend_t *be, const char *kernel, int rc,
 }
 
 /* Row-major C = A B is column-major C^T = B^T A^T: cuBLAS gets b first. */
+/* cuBLAS's data and compute types and scalars for dt (fp32, bf16, fp16:
+ * fp32 compute; fp64: fp64), pedantic. */
+typedef struct {
+    cudaDataType_t type;
+    cublasComputeType_t compute;
+    float a32, b32;
+    double a64, b64;
+    const void *alpha, *beta; /* 1 and 0 in the compute type */
+} gemm_types_t;
+
+static bp_status gemm_types(bp_dtype_t dt, gemm_types_t *g, bp_error_t *err)
+{
+    g->compute = CUBLAS_COMPUTE_32F_PEDANTIC;
+    g->a32 = 1.0f;
+    g->b32 = 0.0f;
+    g->a64 = 1.0;
+    g->b64 = 0.0;
+    g->alpha = dt == BP_F64 ? (const void *)&g->a64 : (const void *)&g->a32;
+    g->beta = dt == BP_F64 ? (const void *)&g->b64 : (const void *)&g->b32;
+    switch (dt) {
+    case BP_F32: g->type = CUDA_R_32F; return BP_OK;
+    case BP_BF16: g->type = CUDA_R_16BF; return BP_OK;
+    case BP_F16: g->type = CUDA_R_16F; return BP_OK;
+    case BP_F64:
+        g->type = CUDA_R_64F;
+        g->compute = CUBLAS_COMPUTE_64F_PEDANTIC;
+        return BP_OK;
+    default:
+        return bp_error_set(err, BP_EINPUT, "matmul of %s is not supported "
+                            "on CUDA", bp_dtype_name(dt));
+    }
+}
+
 bp_status bp_cuda_gemm(bp_backend_t *be, bp_dtype_t dt, int64_t m, int64_t n,
                        int64_t k, const void *a, const void *b, void *c,
                        bp_error_t *err)
 {
     cuda_state_t *s = state(be);
-    cudaDataType_t type;
-    cublasComputeType_t compute = CUBLAS_COMPUTE_32F_PEDANTIC;
-    float alpha32 = 1.0f, beta32 = 0.0f;
-    double alpha64 = 1.0, beta64 = 0.0;
-    const void *alpha = &alpha32, *beta = &beta32;
-    switch (dt) {
-    case BP_F32: type = CUDA_R_32F; break;
-    case BP_BF16: type = CUDA_R_16BF; break;
-    case BP_F16: type = CUDA_R_16F; break;
-    case BP_F64:
-        type = CUDA_R_64F;
-        compute = CUBLAS_COMPUTE_64F_PEDANTIC;
-        alpha = &alpha64;
-        beta = &beta64;
-        break;
-    default:
-        return bp_error_set(err, BP_EINPUT, "matmul of %s is not supported "
-                            "on CUDA", bp_dtype_name(dt));
-    }
+    gemm_types_t g;
+    bp_status st = gemm_types(dt, &g, err);
+    if (st)
+        return st;
     if (m > 0x7fffffff || n > 0x7fffffff || k > 0x7fffffff)
         return bp_error_set(err, BP_EINPUT,
                             "matmul dimensions %lld x %lld x %lld exceed "
@@ -211,8 +229,39 @@ bp_status bp_cuda_gemm(bp_backend_t *be, bp_dtype_t dt, int64_t m, int64_t n,
                               bpk_fill(s->stream, c, (int)dt, 0.0, m * n),
                               err);
     BLAS_TRY(BP_BLAS(cublasGemmEx)(s->blas, CUBLAS_OP_N, CUBLAS_OP_N, (int)n, (int)m,
-                          (int)k, alpha, b, type, (int)n, a, type, (int)k,
-                          beta, c, type, (int)n, compute, CUBLAS_GEMM_DEFAULT),
+                          (int)k, g.alpha, b, g.type, (int)n, a, g.type, (int)k,
+                          g.beta, c, g.type, (int)n, g.compute, CUBLAS_GEMM_DEFAULT),
+             BP_EINTERNAL);
+    CUDA_TRY(cudaStreamSynchronize(s->stream), BP_EINTERNAL);
+    return BP_OK;
+}
+
+bp_status bp_cuda_gemm_batched(bp_backend_t *be, bp_dtype_t dt, int64_t batch, int64_t m,
+                               int64_t n, int64_t k, const void *a, const void *b,
+                               bool b_t, void *c, bp_error_t *err)
+{
+    cuda_state_t *s = state(be);
+    gemm_types_t g;
+    bp_status st = gemm_types(dt, &g, err);
+    if (st)
+        return st;
+    if (m > 0x7fffffff || n > 0x7fffffff || k > 0x7fffffff || batch > 0x7fffffff)
+        return bp_error_set(err, BP_EINPUT,
+                            "bmm dimensions %lld x %lld x %lld x %lld exceed "
+                            "cuBLAS's int range", (long long)batch, (long long)m,
+                            (long long)n, (long long)k);
+    if (batch == 0 || m == 0 || n == 0)
+        return BP_OK;
+    if (k == 0)
+        return bp_cuda_finish(be, "bpk_fill",
+                              bpk_fill(s->stream, c, (int)dt, 0.0, batch * m * n), err);
+    /* Column-major c^T = op(b)^T a^T: b is [k, n] row-major (ld n), or with
+     * b_t [n, k] row-major read transposed (ld k). */
+    BLAS_TRY(BP_BLAS(cublasGemmStridedBatchedEx)(
+                 s->blas, b_t ? CUBLAS_OP_T : CUBLAS_OP_N, CUBLAS_OP_N, (int)n, (int)m,
+                 (int)k, g.alpha, b, g.type, b_t ? (int)k : (int)n, (long long)(k * n), a,
+                 g.type, (int)k, (long long)(m * k), g.beta, c, g.type, (int)n,
+                 (long long)(m * n), (int)batch, g.compute, CUBLAS_GEMM_DEFAULT),
              BP_EINTERNAL);
     CUDA_TRY(cudaStreamSynchronize(s->stream), BP_EINTERNAL);
     return BP_OK;

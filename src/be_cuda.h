@@ -6,6 +6,8 @@
 #ifndef BP_BE_CUDA_H
 #define BP_BE_CUDA_H
 
+#include <stdbool.h>
+
 #include "backend.h"
 
 /* The backend's cudaStream_t, for the kernel launchers (bpk.h). */
@@ -26,5 +28,19 @@ bp_status bp_cuda_finish(bp_backend_t *be, const char *kernel, int rc,
 bp_status bp_cuda_gemm(bp_backend_t *be, bp_dtype_t dt, int64_t m, int64_t n,
                        int64_t k, const void *a, const void *b, void *c,
                        bp_error_t *err);
+
+/* The same for `batch` matrices at strides m*k, k*n, m*n
+ * (cublasGemmStridedBatchedEx, the same settings); with b_t, b holds
+ * [n, k] matrices and is read transposed. */
+bp_status bp_cuda_gemm_batched(bp_backend_t *be, bp_dtype_t dt, int64_t batch, int64_t m,
+                               int64_t n, int64_t k, const void *a, const void *b,
+                               bool b_t, void *c, bp_error_t *err);
+
+/* The op table's reductions along an axis and fused ops (be_cuda_rows.c). */
+bp_status bp_cuda_op_softmax(bp_backend_t *, const bp_exec_t *, bp_error_t *);
+bp_status bp_cuda_op_reduce(bp_backend_t *, const bp_exec_t *, bp_error_t *);
+bp_status bp_cuda_op_norm(bp_backend_t *, const bp_exec_t *, bp_error_t *);
+bp_status bp_cuda_op_bmm(bp_backend_t *, const bp_exec_t *, bp_error_t *);
+bp_status bp_cuda_op_sdpa(bp_backend_t *, const bp_exec_t *, bp_error_t *);
 
 #endif

@@ -44,6 +44,7 @@
 #include <string.h>
 
 #include "oracle_mpfr.h"
+#include "oracle_rows.h"
 #include "oracle_tensor.h"
 #include "oracle_unique.h"
 #include "rng.h"
@@ -725,6 +726,12 @@ static bp_status op_matmul(bp_backend_t *be, const bp_exec_t *x,
     return bp_oracle_matmul(nthreads(be), x, err);
 }
 
+/* The reductions along an axis and the fused ops (oracle_rows.c). */
+static bp_status op_rows(bp_backend_t *be, const bp_exec_t *x, bp_error_t *err)
+{
+    return bp_oracle_rows(nthreads(be), x, err);
+}
+
 /* ---- the backend ---- */
 
 const bp_op_fn bp_oracle_ops[BP_OP_COUNT] = {
@@ -769,6 +776,19 @@ const bp_op_fn bp_oracle_ops[BP_OP_COUNT] = {
     [BP_OP_EQ] = op_elementwise,
     [BP_OP_NE] = op_elementwise,
     [BP_OP_WHERE] = op_elementwise,
+    [BP_OP_SOFTMAX] = op_rows,
+    [BP_OP_LOG_SOFTMAX] = op_rows,
+    [BP_OP_MEAN] = op_rows,
+    [BP_OP_VAR] = op_rows,
+    [BP_OP_AMAX] = op_rows,
+    [BP_OP_AMIN] = op_rows,
+    [BP_OP_RMS_NORM] = op_rows,
+    [BP_OP_LAYER_NORM] = op_rows,
+    [BP_OP_BMM] = op_rows,
+    [BP_OP_SDPA] = op_rows,
+    [BP_OP_LOGSUMEXP] = op_rows,
+    [BP_OP_PROD] = op_rows,
+    [BP_OP_CUMSUM] = op_rows,
     [BP_OP_SIGMOID] = op_elementwise,
     [BP_OP_SILU] = op_elementwise,
     [BP_OP_GELU] = op_elementwise,

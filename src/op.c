@@ -10,6 +10,7 @@
 #include "op.h"
 
 #include <inttypes.h>
+#include <float.h>
 #include <math.h>
 #include <string.h>
 
@@ -378,6 +379,8 @@ static bp_dtype_t rule_dtype(const bp_op_t *op, const bp_meta_t *metas)
         return BP_F32;
     case BP_DT_SAME:
     case BP_DT_MATMUL:
+        if (!a && op->ninputs > 0 && op->inputs)
+            return metas[op->inputs[0]].dtype; /* layer_norm, sdpa: x, q */
         return a ? a->dtype : BP_F32;
     case BP_DT_ACC:
         return !a ? BP_F32 : is_float(a->dtype) ? a->dtype : BP_I64;
@@ -582,6 +585,96 @@ static bp_status infer_layout(const bp_op_t *op, const bp_meta_t *a,
     return BP_OK;
 }
 
+double bp_op_norm_eps(const bp_op_t *op, bp_dtype_t dt)
+{
+    if (op->has_eps)
+        return op->eps;
+    if (op->kind == BP_OP_LAYER_NORM)
+        return 1e-5;
+    return dt == BP_F64 ? DBL_EPSILON : FLT_EPSILON;
+}
+
+double bp_op_sdpa_scale(const bp_op_t *op, int64_t e)
+{
+    return op->has_scale ? op->scale : 1.0 / sqrt((double)e);
+}
+
+/* The fused ops' shapes: every operand of the input's float dtype.
+ * rms_norm: a [..., H], b [H]; layer_norm: x [..., H], weight and bias
+ * [H]; bmm: [B, m, k] x [B, k, n]; sdpa: q [..., L, E], k [..., S, E],
+ * v [..., S, Ev] with equal leading dimensions, giving [..., L, Ev]. */
+static bp_status infer_fused(const bp_op_t *op, const bp_meta_t *metas,
+                             bp_dtype_t dt, bp_meta_t *out, bp_error_t *err)
+{
+    char s1[128], s2[128], s3[128];
+    const char *name = bp_op_name(op->kind);
+    const bp_meta_t *t[3] = {NULL, NULL, NULL};
+    int nt = 0;
+    if (op->a.kind == BP_ARG_BUF)
+        t[nt++] = &metas[op->a.buf];
+    if (op->b.kind == BP_ARG_BUF)
+        t[nt++] = &metas[op->b.buf];
+    for (int k = 0; k < op->ninputs && nt < 3; k++)
+        t[nt++] = &metas[op->inputs[k]];
+    int want = op->kind == BP_OP_LAYER_NORM ? 0 : op->kind == BP_OP_RMS_NORM ? 2 : nt;
+    if ((op->kind == BP_OP_SDPA && op->ninputs != 3) ||
+        (op->kind == BP_OP_LAYER_NORM && op->ninputs > 3) || (want && nt != want))
+        return bp_error_set(err, BP_EINPUT, "%s takes %s", name,
+                            op->kind == BP_OP_SDPA ? "inputs [q, k, v]"
+                            : op->kind == BP_OP_LAYER_NORM
+                                ? "inputs [x], [x, weight] or [x, weight, bias]"
+                                : "a and b");
+    for (int k = 0; k < nt; k++)
+        if (!is_float(t[k]->dtype) || t[k]->dtype != t[0]->dtype)
+            return bp_error_set(err, BP_EINPUT,
+                                "%s needs operands of one float dtype, got %s and %s",
+                                name, bp_dtype_name(t[0]->dtype),
+                                bp_dtype_name(t[k]->dtype));
+    const bp_meta_t *x = t[0];
+    if (op->kind == BP_OP_RMS_NORM || op->kind == BP_OP_LAYER_NORM) {
+        if (x->ndim < 1)
+            return bp_error_set(err, BP_EINPUT, "%s needs at least one dimension", name);
+        for (int k = 1; k < nt; k++)
+            if (t[k]->ndim != 1 || t[k]->shape[0] != x->shape[x->ndim - 1])
+                return bp_error_set(err, BP_EINPUT,
+                                    "shape mismatch: %s's weight and bias must be "
+                                    "[%" PRId64 "] for input %s, got %s", name,
+                                    x->shape[x->ndim - 1], shape_str(x, s1, sizeof s1),
+                                    shape_str(t[k], s2, sizeof s2));
+        meta_set(out, dt, x->ndim, x->shape);
+        return BP_OK;
+    }
+    if (op->kind == BP_OP_BMM) {
+        const bp_meta_t *a = t[0], *b = t[1];
+        if (a->ndim != 3 || b->ndim != 3 || a->shape[0] != b->shape[0] ||
+            a->shape[2] != b->shape[1])
+            return bp_error_set(err, BP_EINPUT,
+                                "shape mismatch: bmm needs [B, m, k] x [B, k, n], "
+                                "a is %s, b is %s", shape_str(a, s1, sizeof s1),
+                                shape_str(b, s2, sizeof s2));
+        int64_t sh[3] = {a->shape[0], a->shape[1], b->shape[2]};
+        meta_set(out, dt, 3, sh);
+        return BP_OK;
+    }
+    const bp_meta_t *q = t[0], *k = t[1], *v = t[2];
+    bool ok = q->ndim >= 2 && k->ndim == q->ndim && v->ndim == q->ndim;
+    for (int d = 0; ok && d < q->ndim - 2; d++)
+        ok = k->shape[d] == q->shape[d] && v->shape[d] == q->shape[d];
+    int n = q->ndim;
+    ok = ok && k->shape[n - 1] == q->shape[n - 1] && v->shape[n - 2] == k->shape[n - 2];
+    if (!ok)
+        return bp_error_set(err, BP_EINPUT,
+                            "shape mismatch: sdpa needs q [..., L, E], k [..., S, E], "
+                            "v [..., S, Ev], got %s, %s, %s",
+                            shape_str(q, s1, sizeof s1), shape_str(k, s2, sizeof s2),
+                            shape_str(v, s3, sizeof s3));
+    bp_meta_t m = *q;
+    m.dtype = dt;
+    m.shape[n - 1] = v->shape[n - 1];
+    *out = m;
+    return BP_OK;
+}
+
 /* The result shape (and dtype, from rule_dtype). */
 static bp_status infer_kind(const bp_op_t *op, const bp_meta_t *metas,
                             bp_meta_t *out, bp_error_t *err)
@@ -726,13 +819,37 @@ static bp_status infer_kind(const bp_op_t *op, const bp_meta_t *metas,
     case BP_OP_UNSQUEEZE: case BP_OP_SQUEEZE: case BP_OP_EXPAND:
     case BP_OP_INDEX_SELECT: case BP_OP_EMBEDDING:
         return infer_layout(op, a, b, dt, out, err);
-    case BP_OP_SUM: {
+    case BP_OP_SOFTMAX: case BP_OP_LOG_SOFTMAX: case BP_OP_CUMSUM: {
+        /* One result per element, along axis (a 0-D tensor has axis 0 or
+         * -1, as PyTorch's maybe_wrap_dim allows). */
+        int ax;
+        if (!bp_axis_norm(op->axis, a->ndim ? a->ndim : 1, &ax))
+            return bp_error_set(err, BP_EINPUT, "%s axis %d out of range for %s",
+                                bp_op_name(op->kind), op->axis,
+                                shape_str(a, s1, sizeof s1));
+        meta_set(out, dt, a->ndim, a->shape);
+        return BP_OK;
+    }
+    case BP_OP_RMS_NORM: case BP_OP_LAYER_NORM: case BP_OP_BMM: case BP_OP_SDPA:
+        return infer_fused(op, metas, dt, out, err);
+    case BP_OP_SUM: case BP_OP_MEAN: case BP_OP_VAR: case BP_OP_AMAX:
+    case BP_OP_AMIN: case BP_OP_LOGSUMEXP: case BP_OP_PROD: {
         /* Without axis, every dimension; keepdim keeps each reduced one
          * as 1 (torch.sum(a, dim, keepdim)). */
         int ax = -1;
         if (op->has_axis && !bp_axis_norm(op->axis, a->ndim ? a->ndim : 1, &ax))
-            return bp_error_set(err, BP_EINPUT, "sum axis %d out of range for %s",
-                                op->axis, shape_str(a, s1, sizeof s1));
+            return bp_error_set(err, BP_EINPUT, "%s axis %d out of range for %s",
+                                bp_op_name(op->kind), op->axis,
+                                shape_str(a, s1, sizeof s1));
+        if (op->kind == BP_OP_AMAX || op->kind == BP_OP_AMIN) {
+            bool empty = false; /* no identity: PyTorch raises */
+            for (int d = 0; d < a->ndim; d++)
+                empty = empty || ((!op->has_axis || d == ax) && a->shape[d] == 0);
+            if (empty)
+                return bp_error_set(err, BP_EINPUT, "%s over an empty dimension of %s "
+                                    "(it has no identity)", bp_op_name(op->kind),
+                                    shape_str(a, s1, sizeof s1));
+        }
         bp_meta_t m;
         memset(&m, 0, sizeof m);
         m.dtype = dt;

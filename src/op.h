@@ -129,6 +129,14 @@ typedef struct bp_op {
     bool has_axis;
     int axis;                    /* concat, slice, sum (negative: from the end) */
     bool keepdim;                /* reductions: keep the reduced dims as 1 */
+    bool has_correction;         /* var: correction (1 unless given) */
+    double correction;
+    bool has_eps;                /* rms_norm, layer_norm: eps (defaults:
+                                    bp_op_eps) */
+    double eps;
+    bool is_causal;              /* sdpa: lower-triangular mask */
+    bool has_scale;              /* sdpa: scale (1/sqrt(E) unless given) */
+    double scale;
     int64_t s_start, s_end, s_step; /* slice; s_end INT64_MAX: to the end */
     int ndim;                    /* tensor, uniform; reshape, view, expand */
     int64_t shape[BP_MAXDIM];    /* (those may hold -1) */
@@ -171,6 +179,15 @@ bool bp_op_form_ok(bp_op_kind_t k, bp_form_t f);
  * (room for BP_OP_MAXREADS), their count returned.  The one answer to
  * "which buffers does this op read" (executor, memo, explain). */
 int bp_op_reads(const bp_op_t *op, int *idx);
+
+/* sdpa's scale: the op's, else 1 / sqrt(e) (sdp::calculate_scale, in
+ * double); e is q's last dimension. */
+double bp_op_sdpa_scale(const bp_op_t *op, int64_t e);
+
+/* rms_norm's and layer_norm's eps: the op's, else rms_norm's default
+ * (std::numeric_limits<opmath>::epsilon(): FLT_EPSILON, DBL_EPSILON for
+ * fp64) or layer_norm's (1e-5, torch.nn.functional.layer_norm's). */
+double bp_op_norm_eps(const bp_op_t *op, bp_dtype_t dt);
 
 const char *bp_form_name(bp_form_t f);
 bool bp_form_lookup(const char *name, bp_form_t *f);

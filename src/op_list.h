@@ -80,6 +80,10 @@ BP_KEY(DIM1, "dim1", INTEGER)
 BP_KEY(DTYPE, "dtype", DTYPE)
 BP_KEY(FORMULATION, "formulation", FORM)
 BP_KEY(COND, "cond", BUFFER)
+BP_KEY(CORRECTION, "correction", NUMBER)
+BP_KEY(EPS, "eps", NUMBER)
+BP_KEY(IS_CAUSAL, "is_causal", BOOL)
+BP_KEY(SCALE, "scale", NUMBER)
 BP_KEY(APPROXIMATE, "approximate", FORM) /* gelu: none (erf) or tanh, the op's
                                             formulation (no formulation key) */
 BP_KEY(MIN, "min", NUMBER)
@@ -175,6 +179,35 @@ BP_OP(EQ, "eq", AB_TS, 0, 0, 0, BOOL, ELEMWISE, BP_OPF_BOOL, "a == b")
 BP_OP(NE, "ne", AB_TS, 0, 0, 0, BOOL, ELEMWISE, BP_OPF_BOOL, "a != b")
 BP_OP(WHERE, "where", COND_AB, 0, 0, 0, PROMOTE, ELEMWISE, BP_OPF_INT | BP_OPF_BOOL,
       "torch.where(cond, a, b)")
+BP_OP(SOFTMAX, "softmax", A, BP_K(AXIS), BP_K(AXIS), 0, SAME, REDUCTION,
+      BP_OPF_FLOAT_FN | BP_OPF_COSTLY, "torch.softmax(a, axis)")
+BP_OP(LOG_SOFTMAX, "log_softmax", A, BP_K(AXIS), BP_K(AXIS), 0, SAME, REDUCTION,
+      BP_OPF_FLOAT_FN | BP_OPF_COSTLY, "torch.log_softmax(a, axis)")
+BP_OP(MEAN, "mean", A, BP_K(AXIS) | BP_K(KEEPDIM), 0,
+      BP_FM(SEQUENTIAL) | BP_FM(PAIRWISE), SAME, REDUCTION, BP_OPF_FLOAT_FN,
+      "torch.mean(a, axis, keepdim)")
+BP_OP(VAR, "var", A, BP_K(AXIS) | BP_K(KEEPDIM) | BP_K(CORRECTION), 0, 0, SAME,
+      REDUCTION, BP_OPF_FLOAT_FN, "torch.var(a, axis, correction=1, keepdim)")
+BP_OP(AMAX, "amax", A, BP_K(AXIS) | BP_K(KEEPDIM), 0, 0, SAME, REDUCTION, BP_OPF_INT,
+      "torch.amax(a, axis, keepdim)")
+BP_OP(AMIN, "amin", A, BP_K(AXIS) | BP_K(KEEPDIM), 0, 0, SAME, REDUCTION, BP_OPF_INT,
+      "torch.amin(a, axis, keepdim)")
+BP_OP(RMS_NORM, "rms_norm", AB, BP_K(EPS), 0, 0, SAME, FUSED, BP_OPF_FLOAT_FN,
+      "torch.nn.functional.rms_norm(a, [a.shape[-1]], b, eps)")
+BP_OP(LAYER_NORM, "layer_norm", INPUTS, BP_K(EPS), 0, 0, SAME, FUSED, BP_OPF_FLOAT_FN,
+      "torch.nn.functional.layer_norm(x, [x.shape[-1]], weight, bias, eps), "
+      "inputs [x, weight, bias]")
+BP_OP(BMM, "bmm", AB, 0, 0, 0, MATMUL, REDUCTION, 0, "torch.bmm(a, b)")
+BP_OP(SDPA, "sdpa", INPUTS, BP_K(IS_CAUSAL) | BP_K(SCALE), 0, 0, SAME, FUSED,
+      BP_OPF_FLOAT_FN | BP_OPF_COSTLY,
+      "torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal, scale) "
+      "on the math path, inputs [q, k, v]")
+BP_OP(LOGSUMEXP, "logsumexp", A, BP_K(AXIS) | BP_K(KEEPDIM), 0, 0, SAME, REDUCTION,
+      BP_OPF_FLOAT_FN | BP_OPF_COSTLY, "torch.logsumexp(a, axis, keepdim)")
+BP_OP(PROD, "prod", A, BP_K(AXIS) | BP_K(KEEPDIM), 0, 0, ACC, REDUCTION, BP_OPF_INT,
+      "torch.prod(a, axis, keepdim)")
+BP_OP(CUMSUM, "cumsum", A, BP_K(AXIS), BP_K(AXIS), 0, ACC, REDUCTION, BP_OPF_INT,
+      "torch.cumsum(a, axis)")
 BP_OP(SIGMOID, "sigmoid", A, 0, 0, 0, SAME, ELEMWISE, BP_OPF_FLOAT_FN | BP_OPF_COSTLY,
       "torch.sigmoid(a)")
 BP_OP(SILU, "silu", A, 0, 0, 0, SAME, ELEMWISE, BP_OPF_FLOAT_FN | BP_OPF_COSTLY,

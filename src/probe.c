@@ -152,6 +152,14 @@ static void hash_op(fnv_t *f, const bp_op_t *op)
      * written before them keep their hashes (and goldens). */
     if (op->keepdim)
         fnv_printf(f, "kd1;");
+    if (op->has_correction)
+        fnv_printf(f, "corr%a;", op->correction);
+    if (op->has_eps)
+        fnv_printf(f, "eps%a;", op->eps);
+    if (op->is_causal)
+        fnv_printf(f, "causal;");
+    if (op->has_scale)
+        fnv_printf(f, "scale%a;", op->scale);
     if (op->ndims) {
         fnv_printf(f, "dm%d:", op->ndims);
         for (int d = 0; d < op->ndims && d < BP_MAXDIM; d++)

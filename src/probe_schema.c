@@ -659,6 +659,28 @@ static bp_status parse_op(ld_t *L, size_t i, const yn_t *n)
     }
     if ((x = bp_yaml_get(n, "keepdim")) && (st = get_bool(L, x, "keepdim", &op->keepdim)))
         return st;
+    if ((x = bp_yaml_get(n, "correction"))) {
+        if ((st = get_num(L, x, "correction", &op->correction, NULL)))
+            return st;
+        op->has_correction = true;
+    }
+    if ((x = bp_yaml_get(n, "eps"))) {
+        if ((st = get_num(L, x, "eps", &op->eps, NULL)))
+            return st;
+        if (!(op->eps >= 0) || !isfinite(op->eps))
+            return bad(L, x, "eps must be a finite number >= 0, got %g", op->eps);
+        op->has_eps = true;
+    }
+    if ((x = bp_yaml_get(n, "is_causal")) &&
+        (st = get_bool(L, x, "is_causal", &op->is_causal)))
+        return st;
+    if ((x = bp_yaml_get(n, "scale"))) {
+        if ((st = get_num(L, x, "scale", &op->scale, NULL)))
+            return st;
+        if (!isfinite(op->scale))
+            return bad(L, x, "scale must be finite, got %g", op->scale);
+        op->has_scale = true;
+    }
     if (bp_op_takes(op->kind, BP_KEY_VSHAPE) && (x = bp_yaml_get(n, "shape")) &&
         (st = get_dims(L, x, "shape", &op->ndim, op->shape)))
         return st;

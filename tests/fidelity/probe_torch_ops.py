@@ -212,7 +212,127 @@ def run_op(op, params, bufs, dt_out, device, uniform):
                 shape[ax % a.dim()] = 1
             r = r.reshape(shape)
         return r, req
+    if k in ROWS:
+        return ROWS[k](op, P, lambda key: operand(op[key], params, bufs),
+                       [bufs[n] for n in op.get("inputs", [])], device)
     raise ValueError(f"op '{k}' has no PyTorch counterpart here")
+
+
+def _keep(r, a, ax, keep):
+    """r with the reduced dimension(s) kept as 1 (keepdim)."""
+    if not keep:
+        return r
+    shape = [1] * a.dim() if ax is None else list(a.shape)
+    if ax is not None:
+        shape[ax % a.dim()] = 1
+    return r.reshape(shape)
+
+
+def _acc(x):
+    return torch.float64 if x.dtype == torch.float64 else torch.float32
+
+
+def _mean(op, P, A, ins, device):
+    a, ax, form = A("a"), P("axis"), op.get("formulation", "default")
+    n = a.numel() if ax is None else a.shape[ax]
+    if form == "default":  # ATen's own order: bitprobe's CPU order is ATen's
+        r = a.mean() if ax is None else a.mean(ax)
+        return _keep(r, a, ax, op.get("keepdim")), device == "cpu"
+    if not a.is_floating_point():
+        a = a.to(torch.float32)  # bitprobe's mean is a float function
+    s = (seq_sum if form == "sequential" else pair_sum)(a.to(_acc(a)), ax)
+    if device == "cpu":  # mean_out: the sum, then div_(n)
+        r = s / n
+    else:  # MeanOps: the sum times the factor 1/n, taken in float
+        f = torch.tensor(float(torch.tensor(1.0, dtype=torch.float32) /
+                               torch.tensor(float(n), dtype=torch.float32)),
+                         dtype=s.dtype, device=s.device)
+        r = s * f
+    return _keep(r.to(a.dtype), a, ax, op.get("keepdim")), True
+
+
+def _softmax_required(a, ax, device):
+    """bitprobe's CUDA kernel is PyTorch's where host_softmax takes the
+    persistent kernel: nothing after the axis (inner size 1), <= 2048
+    values of <= 8 KiB."""
+    if device == "cpu":
+        return True
+    if a.dim() == 0:
+        return True
+    ax %= a.dim()
+    inner = 1
+    for d in a.shape[ax + 1:]:
+        inner *= d
+    n = a.shape[ax]
+    return inner == 1 and n <= 2048 and n * a.element_size() <= 8192
+
+
+def _rms_norm(op, P, A, ins, device):
+    x, w, eps = A("a"), A("b"), P("eps")
+    f = getattr(torch.nn.functional, "rms_norm", None)
+    if f is not None:
+        return f(x, [x.shape[-1]], w, eps), device == "cpu"
+    # PyTorch 2.x's CPU composite (layer_norm.cpp rms_norm_symint)
+    om = OPMATH.get(x.dtype, x.dtype)
+    xu = x.to(om)
+    e = torch.finfo(om).eps if eps is None else eps
+    r = torch.rsqrt(xu.pow(2).mean(-1, keepdim=True).add_(e))
+    return xu.mul(r).type_as(x).mul(w), device == "cpu"
+
+
+def _sdpa(op, P, A, ins, device):
+    q, k, v = ins
+    causal, scale = bool(op.get("is_causal", False)), P("scale")
+    try:  # PyTorch 2.x: the math path itself
+        return torch.ops.aten._scaled_dot_product_attention_math(
+            q, k, v, None, 0.0, causal, None, scale=scale)[0], False
+    except (AttributeError, RuntimeError, TypeError):
+        pass
+    # attention.cpp's math path, written out (PyTorch without it)
+    om = OPMATH.get(q.dtype, q.dtype)
+    s = (scale if scale is not None else 1.0 / q.shape[-1] ** 0.5)
+    sf = abs(s) ** 0.5
+    qs = q.to(om) * (-sf if s < 0 else sf)
+    sc = qs @ (k.to(om).transpose(-2, -1) * sf)
+    if causal:
+        L, S = q.shape[-2], k.shape[-2]
+        m = torch.ones(L, S, dtype=torch.bool, device=q.device).tril()
+        sc = sc.masked_fill(~m, float("-inf"))
+    p = torch.softmax(sc, -1)
+    p = torch.where((sc == float("-inf")).all(-1, keepdim=True), torch.zeros_like(p), p)
+    return (p @ v.to(om)).to(q.dtype), False
+
+
+ROWS = {
+    "softmax": lambda op, P, A, ins, d: (torch.softmax(A("a"), P("axis")),
+                                         _softmax_required(A("a"), P("axis"), d)),
+    "log_softmax": lambda op, P, A, ins, d: (torch.log_softmax(A("a"), P("axis")),
+                                             _softmax_required(A("a"), P("axis"), d)),
+    "mean": _mean,
+    "var": lambda op, P, A, ins, d: (
+        torch.var(A("a"), P("axis"), correction=P("correction", 1),
+                  keepdim=bool(op.get("keepdim"))), d == "cpu"),
+    "amax": lambda op, P, A, ins, d: (
+        torch.amax(A("a"), () if P("axis") is None else P("axis"), bool(op.get("keepdim"))), True),
+    "amin": lambda op, P, A, ins, d: (
+        torch.amin(A("a"), () if P("axis") is None else P("axis"), bool(op.get("keepdim"))), True),
+    "logsumexp": lambda op, P, A, ins, d: (
+        torch.logsumexp(A("a"), list(range(A("a").dim())) if P("axis") is None else P("axis"),
+                        bool(op.get("keepdim"))),
+        d == "cpu" and A("a").dtype in (torch.float32, torch.float64)),
+    "prod": lambda op, P, A, ins, d: (
+        _keep(A("a").prod() if P("axis") is None else A("a").prod(P("axis")), A("a"), P("axis"),
+              op.get("keepdim")), False),
+    "cumsum": lambda op, P, A, ins, d: (torch.cumsum(A("a"), P("axis")), d == "cpu"),
+    "rms_norm": _rms_norm,
+    "layer_norm": lambda op, P, A, ins, d: (
+        torch.nn.functional.layer_norm(ins[0], [ins[0].shape[-1]],
+                                       ins[1] if len(ins) > 1 else None,
+                                       ins[2] if len(ins) > 2 else None,
+                                       1e-5 if P("eps") is None else P("eps")), False),
+    "bmm": lambda op, P, A, ins, d: (torch.bmm(A("a"), A("b")), False),
+    "sdpa": _sdpa,
+}
 
 
 def bits(t):

@@ -1,0 +1,246 @@
+/* The fused ops on the CPU, as PyTorch's CPU code composes them.
+ *
+ * rms_norm (native/layer_norm.cpp rms_norm_symint; _fused_rms_norm's CPU
+ *   implementation is the composite): x widened to opmath, v = x*x, mean
+ *   over the last dimension (ATen's CPU sum order, / H in float), + eps (a
+ *   double taken in float; default std::numeric_limits<opmath>::epsilon()),
+ *   r = 1 / sqrt(v) (CPU rsqrt: two roundings), y = dt(x * r), out =
+ *   dt(y * w) in opmath.
+ * layer_norm: pinned, not ATen's RowwiseMoments (its vectorised Welford
+ *   cascade is not modelled): mean = the sum in ATen's CPU order / H,
+ *   var = the same of (x - mean)^2, in opmath; rstd = 1 / sqrt(max(var, 0)
+ *   + eps) (eps default 1e-5, F.layer_norm's); out = dt(((x - mean) *
+ *   rstd) * w + b), each step rounded in opmath.
+ * bmm: per batch, matmul's fixed order (acc = fma(a, b, acc) for k
+ *   ascending, from +0, in opmath, rounded once); PyTorch calls MKL/oneDNN.
+ * sdpa (native/transformers/attention.cpp _scaled_dot_product_attention_math):
+ *   bf16/fp16 q, k, v widened to float; s = sqrt(scale or 1/sqrt(E)) in
+ *   double; q' = q * s, k' = k * s (each rounded to float); scores =
+ *   q' k'^T in bmm's order; is_causal adds -inf above the diagonal
+ *   (tril(ones(L, S)) as convert_boolean_attn_mask writes it); softmax
+ *   over the last dimension as the softmax op (a row that is all -inf gives
+ *   0: _safe_softmax); out = dt(p v) in bmm's order. */
+#include "be_cpu_rows.h"
+
+#include <math.h>
+#include <stdlib.h>
+
+static double rnd(bool f32, double v)
+{
+    return f32 ? (double)(float)v : v;
+}
+
+/* [rows, h] split of x: h its last dimension. */
+static void rows_of(const bp_buf_t *x, size_t *rows, size_t *h)
+{
+    *h = x->ndim ? (size_t)x->shape[x->ndim - 1] : 1;
+    *rows = *h ? x->numel / *h : 0;
+}
+
+bp_status bp_cpu_op_rms_norm(bp_backend_t *be, const bp_exec_t *x, bp_error_t *err)
+{
+    (void)be;
+    const bp_buf_t *a = x->a, *w = x->b;
+    bp_dtype_t dt = x->out->dtype;
+    bool f32 = dt != BP_F64;
+    size_t rows, h;
+    rows_of(a, &rows, &h);
+    double eps = rnd(f32, bp_op_norm_eps(x->op, dt));
+    double *v, *wv, *sq = malloc((a->numel ? a->numel : 1) * sizeof *sq),
+                    *ms = malloc((rows ? rows : 1) * sizeof *ms);
+    bp_status st = BP_OK;
+    if (!sq || !ms) {
+        free(sq);
+        free(ms);
+        return bp_error_set(err, BP_ENOMEM, "out of memory");
+    }
+    if ((st = bp_cpu_expand(a, a, dt, &v, err)))
+        goto out;
+    if ((st = bp_cpu_expand(w, w, dt, &wv, err))) {
+        free(v);
+        goto out;
+    }
+    for (size_t i = 0; i < a->numel; i++)
+        sq[i] = rnd(f32, v[i] * v[i]);
+    bp_cpu_cascade_sum(sq, rows, h, 1, f32, ms);
+    for (size_t r = 0; r < rows; r++) {
+        double m = rnd(f32, ms[r] / rnd(f32, (double)h));
+        double rs = rnd(f32, 1.0 / rnd(f32, sqrt(rnd(f32, m + eps))));
+        for (size_t j = 0; j < h; j++) {
+            double y = bp_cpu_round(dt, rnd(f32, v[r * h + j] * rs));
+            bp_cpu_store(x->out, r * h + j, rnd(f32, y * wv[j]));
+        }
+    }
+    free(v);
+    free(wv);
+out:
+    free(sq);
+    free(ms);
+    return st;
+}
+
+bp_status bp_cpu_op_layer_norm(bp_backend_t *be, const bp_exec_t *x, bp_error_t *err)
+{
+    (void)be;
+    const bp_buf_t *a = x->inputs[0];
+    const bp_buf_t *w = x->ninputs > 1 ? x->inputs[1] : NULL,
+                   *b = x->ninputs > 2 ? x->inputs[2] : NULL;
+    bp_dtype_t dt = x->out->dtype;
+    bool f32 = dt != BP_F64;
+    size_t rows, h;
+    rows_of(a, &rows, &h);
+    double eps = rnd(f32, bp_op_norm_eps(x->op, dt));
+    double *v = NULL, *wv = NULL, *bv = NULL, *d = malloc((h ? h : 1) * sizeof *d);
+    bp_status st = d ? BP_OK : bp_error_set(err, BP_ENOMEM, "out of memory");
+    if (!st)
+        st = bp_cpu_expand(a, a, dt, &v, err);
+    if (!st && w)
+        st = bp_cpu_expand(w, w, dt, &wv, err);
+    if (!st && b)
+        st = bp_cpu_expand(b, b, dt, &bv, err);
+    for (size_t r = 0; !st && r < rows; r++) {
+        const double *xr = v + r * h;
+        double mean, var;
+        bp_cpu_cascade_sum(xr, 1, h, 1, f32, &mean);
+        mean = rnd(f32, mean / rnd(f32, (double)h));
+        for (size_t j = 0; j < h; j++)
+            d[j] = rnd(f32, rnd(f32, xr[j] - mean) * rnd(f32, xr[j] - mean));
+        bp_cpu_cascade_sum(d, 1, h, 1, f32, &var);
+        var = rnd(f32, var / rnd(f32, (double)h));
+        double rstd = rnd(f32, 1.0 / rnd(f32, sqrt(rnd(f32, (var > 0 ? var : 0) + eps))));
+        for (size_t j = 0; j < h; j++) {
+            double y = rnd(f32, rnd(f32, xr[j] - mean) * rstd);
+            if (wv)
+                y = rnd(f32, y * wv[j]);
+            if (bv)
+                y = rnd(f32, y + bv[j]);
+            bp_cpu_store(x->out, r * h + j, y);
+        }
+    }
+    free(v);
+    free(wv);
+    free(bv);
+    free(d);
+    return st;
+}
+
+/* c[m, n] = a[m, k] b[k, n] for `batch` matrices, matmul's order, values in
+ * opmath (float when f32), results in opmath. */
+static void bmm_vals(const double *a, const double *b, size_t batch, size_t m, size_t k,
+                     size_t n, bool f32, double *c)
+{
+    for (size_t t = 0; t < batch; t++)
+        for (size_t i = 0; i < m; i++)
+            for (size_t j = 0; j < n; j++) {
+                const double *ar = a + (t * m + i) * k, *bc = b + t * k * n + j;
+                double acc = 0;
+                if (f32) {
+                    float fa = 0.0f;
+                    for (size_t p = 0; p < k; p++)
+                        fa = fmaf((float)ar[p], (float)bc[p * n], fa);
+                    acc = fa;
+                } else {
+                    for (size_t p = 0; p < k; p++)
+                        acc = fma(ar[p], bc[p * n], acc);
+                }
+                c[(t * m + i) * n + j] = acc;
+            }
+}
+
+bp_status bp_cpu_op_bmm(bp_backend_t *be, const bp_exec_t *x, bp_error_t *err)
+{
+    (void)be;
+    const bp_buf_t *a = x->a, *b = x->b;
+    bp_dtype_t dt = x->out->dtype;
+    if (!a || !b || a->ndim != 3 || b->ndim != 3)
+        return bp_error_set(err, BP_EINPUT, "bmm needs [B, m, k] and [B, k, n] tensors");
+    size_t B = (size_t)a->shape[0], m = (size_t)a->shape[1], k = (size_t)a->shape[2],
+           n = (size_t)b->shape[2];
+    double *av, *bv, *c = malloc((x->out->numel ? x->out->numel : 1) * sizeof *c);
+    bp_status st;
+    if (!c)
+        return bp_error_set(err, BP_ENOMEM, "out of memory");
+    if ((st = bp_cpu_expand(a, a, dt, &av, err))) {
+        free(c);
+        return st;
+    }
+    if ((st = bp_cpu_expand(b, b, dt, &bv, err))) {
+        free(av);
+        free(c);
+        return st;
+    }
+    bmm_vals(av, bv, B, m, k, n, dt != BP_F64, c);
+    for (size_t i = 0; i < x->out->numel; i++)
+        bp_cpu_store(x->out, i, c[i]);
+    free(av);
+    free(bv);
+    free(c);
+    return BP_OK;
+}
+
+bp_status bp_cpu_op_sdpa(bp_backend_t *be, const bp_exec_t *x, bp_error_t *err)
+{
+    const bp_cpu_t *c = be->state;
+    const bp_buf_t *q = x->inputs[0], *k = x->inputs[1], *v = x->inputs[2];
+    bp_dtype_t dt = x->out->dtype;
+    bool f32 = dt != BP_F64;
+    bp_dtype_t acc_dt = f32 ? BP_F32 : BP_F64;
+    int nd = q->ndim;
+    size_t L = (size_t)q->shape[nd - 2], E = (size_t)q->shape[nd - 1],
+           S = (size_t)k->shape[nd - 2], Ev = (size_t)v->shape[nd - 1];
+    size_t B = L * E > 0 ? q->numel / (L * E) : 0;
+    double sf = rnd(f32, sqrt(fabs(bp_op_sdpa_scale(x->op, (int64_t)E))));
+    if (x->op->has_scale && x->op->scale < 0)
+        sf = -sf; /* q * (0 - s): the sign on q only */
+    double sk = rnd(f32, sqrt(fabs(bp_op_sdpa_scale(x->op, (int64_t)E))));
+    double *qv = NULL, *kv = NULL, *vv = NULL, *kt = NULL, *sc = NULL, *p = NULL, *o = NULL;
+    bp_status st = bp_cpu_expand(q, q, acc_dt, &qv, err);
+    if (!st)
+        st = bp_cpu_expand(k, k, acc_dt, &kv, err);
+    if (!st)
+        st = bp_cpu_expand(v, v, acc_dt, &vv, err);
+    size_t nsc = B * L * S;
+    if (!st) {
+        kt = calloc(B * S * E > 0 ? B * S * E : 1, sizeof *kt);
+        sc = malloc((nsc ? nsc : 1) * sizeof *sc);
+        p = malloc((nsc ? nsc : 1) * sizeof *p);
+        o = malloc((x->out->numel ? x->out->numel : 1) * sizeof *o);
+        if (!kt || !sc || !p || !o)
+            st = bp_error_set(err, BP_ENOMEM, "out of memory");
+    }
+    if (st)
+        goto done;
+    for (size_t i = 0; i < q->numel; i++)
+        qv[i] = rnd(f32, qv[i] * sf);
+    for (size_t t = 0; t < B; t++) /* k' transposed: [E, S] */
+        for (size_t j = 0; j < S; j++)
+            for (size_t e = 0; e < E; e++)
+                kt[(t * E + e) * S + j] = rnd(f32, kv[(t * S + j) * E + e] * sk);
+    bmm_vals(qv, kt, B, L, E, S, f32, sc);
+    for (size_t t = 0; t < B; t++)
+        for (size_t i = 0; i < L; i++)
+            for (size_t j = 0; j < S; j++)
+                if (x->op->is_causal && j > i)
+                    sc[(t * L + i) * S + j] = -INFINITY;
+    bp_cpu_span_t sp = {B * L, S, 1, true};
+    bp_cpu_softmax_rows(c, false, acc_dt, sc, &sp, p);
+    for (size_t r = 0; r < B * L; r++) {
+        bool all = S > 0;
+        for (size_t j = 0; j < S && all; j++)
+            all = sc[r * S + j] == -INFINITY;
+        for (size_t j = 0; all && j < S; j++)
+            p[r * S + j] = 0;
+    }
+    bmm_vals(p, vv, B, L, S, Ev, f32, o);
+    for (size_t i = 0; i < x->out->numel; i++)
+        bp_cpu_store(x->out, i, o[i]);
+done:
+    free(qv);
+    free(kv);
+    free(vv);
+    free(kt);
+    free(sc);
+    free(p);
+    free(o);
+    return st;
+}

@@ -1,0 +1,618 @@
+/* Reductions along an axis on the CPU, as ATen's CPU kernels compute them
+ * (PyTorch 2.x; what is pinned instead is said where it is).
+ *
+ * softmax, log_softmax (native/cpu/SoftMaxKernel.cpp, LogSoftmaxKernelImpl.h;
+ *   registered for AVX-512 too, so V is the capability's float lanes):
+ *   - last axis, fp32/fp64 (_vec_softmax_lastdim, _vec_log_softmax_lastdim):
+ *     m = reduce_all(max), e = exp(x - m) through SLEEF's vector exp for
+ *     every element; softmax: s = reduce_all(+) of e, out = e * (1 / s);
+ *     log_softmax: s = map_reduce_all of e, out = (x - m) - log(s).
+ *     reduce_all keeps V lane accumulators (lane k takes x[k], x[k + V],
+ *     ...; a partial last register only its first lanes), then folds them
+ *     in a butterfly (lanes V/2 apart, then V/4, ... : vec_reduce_all's
+ *     shuffles); fewer than V values are folded one by one.
+ *   - last axis, bf16/fp16 softmax: values widened into a float buffer;
+ *     the max over whole 2V blocks in V lanes, butterfly, then the tail
+ *     one by one; the sum over whole V blocks of vector exp in V lanes from
+ *     0, butterfly, then the tail with libm's expf one by one; out =
+ *     dt(e * (1 / s)).  log_softmax: reduce_all over bf16 in float (two
+ *     V-lane halves, combined, butterfly; under 2V values sequential), the
+ *     sum stored in the dtype, its log in the dtype, out = dt((x - m) - ls).
+ *   - other axes (_vec_softmax, _vec_logsoftmax): softmax per position of
+ *     the inner dimensions, V (bf16/fp16: 2V) positions at a time while
+ *     they fit: max, then s = 0 + e_0 + e_1 ... with vector exp, out = e / s;
+ *     the positions left over take libm's expf (bf16/fp16: e rounded to the
+ *     dtype before the division).  log_softmax in chunks of CHUNK positions
+ *     (128 KiB / len / sizeof, a multiple of the register): max from -inf,
+ *     sum from 0, vector exp for the chunk's whole registers, libm for its
+ *     tail, out = (x - m) - log(s).
+ * mean: the sum in ATen's CPU order (be_cpu_sum.c; bf16/fp16 summed in
+ *   float, as mean_out asks sum for a float result), then sum / n in float
+ *   (div_), rounded to the dtype; `sequential` and `pairwise` sum in those
+ *   pinned orders instead.
+ * var (ReduceOps.cpp std_var_out): one output element of fp32/fp64
+ *   (std_var_all_cpu): the mean as above, then sum (x - mean)^2 in double
+ *   left to right, / max(0, n - correction); otherwise Welford in double
+ *   (WelfordOps: mean += delta / n, m2 += delta * (x - mean), fused).
+ * amax, amin: exact; NaN if any element is NaN.
+ * logsumexp (ReduceOps.cpp logsumexp_out_impl): m = amax (an infinite m
+ *   taken as 0, in x - m as well: masked_fill_ writes through the view),
+ *   sum of exp(x - m) as above, log, + m, each step rounded to the
+ *   dtype (fp32: exact ATen; bf16/fp16: the sum's bf16 load order is not
+ *   modelled, the float cascade is used).
+ * prod: pinned, left to right from 1 in opmath (ATen's binary_kernel_reduce_vec
+ *   order is not modelled); integers wrap.
+ * cumsum (ReduceOpsKernel.cpp cumsum_cpu_kernel): left to right in
+ *   acc_type<T, false>: double for fp32/fp64, float for bf16/fp16, int64. */
+#include "be_cpu_rows.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static double rnd(bool f32, double v)
+{
+    return f32 ? (double)(float)v : v;
+}
+
+bp_status bp_cpu_span(const bp_exec_t *x, bool all, bp_cpu_span_t *s, bp_error_t *err)
+{
+    const bp_buf_t *a = x->a ? x->a : (x->ninputs ? x->inputs[0] : NULL);
+    if (!a)
+        return bp_error_set(err, BP_EINPUT, "%s needs a tensor operand",
+                            bp_op_name(x->op->kind));
+    s->outer = 1;
+    s->inner = 1;
+    s->len = a->numel;
+    s->lastdim = true;
+    if (!x->op->has_axis && all)
+        return BP_OK;
+    int ax;
+    if (!bp_axis_norm(x->op->axis, a->ndim ? a->ndim : 1, &ax))
+        return bp_error_set(err, BP_EINPUT, "%s axis %d out of range",
+                            bp_op_name(x->op->kind), x->op->axis);
+    if (a->ndim == 0)
+        return BP_OK;
+    s->lastdim = ax == a->ndim - 1;
+    s->outer = 1;
+    for (int d = 0; d < ax; d++)
+        s->outer *= (size_t)a->shape[d];
+    s->len = (size_t)a->shape[ax];
+    for (int d = ax + 1; d < a->ndim; d++)
+        s->inner *= (size_t)a->shape[d];
+    return BP_OK;
+}
+
+/* ---- ATen's vector reductions (cpu/vec/functional_base.h) ---- */
+
+enum { RED_ADD, RED_MAX };
+
+/* vec::maximum: NaN if either is; else _mm256_max_ps (b on ties). */
+static double vmax(double a, double b)
+{
+    if (isnan(a) || isnan(b))
+        return NAN;
+    return a > b ? a : b;
+}
+
+static double fun(int op, bool f32, double a, double b)
+{
+    return op == RED_ADD ? rnd(f32, a + b) : vmax(a, b);
+}
+
+/* vec_reduce_all of a full register: for float the AVX2/AVX-512 butterfly
+ * (VecReduceAllSIMD<float>); double, and ATen's DEFAULT build, fold the
+ * lanes one by one. */
+static double fold(const bp_cpu_t *c, int op, bool f32, double *acc, int V)
+{
+    if (!c->simd || !f32) {
+        double r = acc[0];
+        for (int k = 1; k < V; k++)
+            r = fun(op, f32, r, acc[k]);
+        return r;
+    }
+    double t[16];
+    for (int off = V / 2; off > 0; off /= 2) {
+        for (int k = 0; k < V; k++)
+            t[k] = fun(op, f32, acc[k], acc[k ^ off]);
+        memcpy(acc, t, (size_t)V * sizeof *acc);
+    }
+    return acc[0];
+}
+
+static double seq(int op, bool f32, const double *d, int64_t n)
+{
+    double r = n ? d[0] : 0;
+    for (int64_t i = 1; i < n; i++)
+        r = fun(op, f32, r, d[i]);
+    return r;
+}
+
+/* vec::reduce_all / map_reduce_all over n values (already mapped). */
+static double reduce_all(const bp_cpu_t *c, int op, bool f32, const double *d,
+                         int64_t n, int V)
+{
+    if (n < V)
+        return seq(op, f32, d, n);
+    double acc[16];
+    for (int k = 0; k < V; k++)
+        acc[k] = d[k];
+    int64_t i = V;
+    for (; i < n - n % V; i += V)
+        for (int k = 0; k < V; k++)
+            acc[k] = fun(op, f32, acc[k], d[i + k]);
+    for (int k = 0; i + k < n; k++)
+        acc[k] = fun(op, f32, acc[k], d[i + k]);
+    return fold(c, op, f32, acc, V);
+}
+
+/* The same over bf16/fp16 values in float (functional_bfloat16.h): two
+ * V-lane halves of a 2V register. */
+static double reduce_all_lp(const bp_cpu_t *c, int op, const double *d, int64_t n, int V)
+{
+    double a0[16] = {0}, a1[16] = {0};
+    if (n < 2 * V) {
+        for (int k = 0; k < V && k < n; k++)
+            a0[k] = d[k];
+        if (n <= V)
+            return seq(op, true, a0, n);
+        for (int k = 0; V + k < n; k++)
+            a0[k] = fun(op, true, a0[k], d[V + k]);
+        return seq(op, true, a0, V);
+    }
+    for (int k = 0; k < V; k++) {
+        a0[k] = d[k];
+        a1[k] = d[V + k];
+    }
+    int64_t i = 2 * V;
+    for (; i < n - n % (2 * V); i += 2 * V)
+        for (int k = 0; k < V; k++) {
+            a0[k] = fun(op, true, a0[k], d[i + k]);
+            a1[k] = fun(op, true, a1[k], d[i + V + k]);
+        }
+    if (n - i > V) {
+        for (int k = 0; k < V; k++)
+            a0[k] = fun(op, true, a0[k], d[i + k]);
+        for (int k = 0; i + V + k < n; k++)
+            a1[k] = fun(op, true, a1[k], d[i + V + k]);
+    } else {
+        for (int k = 0; i + k < n; k++)
+            a0[k] = fun(op, true, a0[k], d[i + k]);
+    }
+    for (int k = 0; k < V; k++)
+        a0[k] = fun(op, true, a0[k], a1[k]);
+    return fold(c, op, true, a0, V);
+}
+
+/* SLEEF's vector exp or log (the configured library) over v[0..n). */
+static void vmap(const bp_cpu_t *c, bp_op_kind_t k, bool f32, double *v, size_t n)
+{
+    if (!n)
+        return;
+    if (!f32) {
+        bp_cpu_map_f64(c, k, v, n);
+        return;
+    }
+    float *t = malloc(n * sizeof *t);
+    if (!t) { /* keeps going in libm rather than failing: never reached */
+        for (size_t i = 0; i < n; i++)
+            v[i] = k == BP_OP_EXP ? expf((float)v[i]) : logf((float)v[i]);
+        return;
+    }
+    for (size_t i = 0; i < n; i++)
+        t[i] = (float)v[i];
+    bp_cpu_map_f32(c, k, t, n);
+    for (size_t i = 0; i < n; i++)
+        v[i] = t[i];
+    free(t);
+}
+
+/* libm's exp in opmath (std::exp of a float is expf). */
+static double sexp(bool f32, double v)
+{
+    return f32 ? (double)expf((float)v) : exp(v);
+}
+
+static void softmax_lastdim(const bp_cpu_t *c, bool log, bp_dtype_t dt, const double *x,
+                            int64_t n, double *o)
+{
+    bool f32 = dt != BP_F64, lp = dt == BP_BF16 || dt == BP_F16;
+    int V = c->vec_bytes / (f32 ? 4 : 8);
+    double *e = o; /* e is written where the result goes */
+    if (!lp || log) {
+        double m = lp ? reduce_all_lp(c, RED_MAX, x, n, V)
+                      : reduce_all(c, RED_MAX, f32, x, n, V);
+        for (int64_t i = 0; i < n; i++)
+            e[i] = rnd(f32, x[i] - m);
+        vmap(c, BP_OP_EXP, f32, e, (size_t)n);
+        double s = lp ? reduce_all_lp(c, RED_ADD, e, n, V)
+                      : reduce_all(c, RED_ADD, f32, e, n, V);
+        if (log) {
+            s = lp ? bp_cpu_round(dt, s) : s; /* tmp_sum_scalar is scalar_t */
+            vmap(c, BP_OP_LOG, f32, &s, 1);
+            s = bp_cpu_round(dt, s);
+            for (int64_t i = 0; i < n; i++)
+                o[i] = rnd(f32, rnd(f32, x[i] - m) - s);
+            return;
+        }
+        double r = rnd(f32, 1.0 / s);
+        for (int64_t i = 0; i < n; i++)
+            o[i] = rnd(f32, e[i] * r);
+        return;
+    }
+    /* bf16/fp16 softmax: _vec_softmax_lastdim for reduced floats. */
+    double acc[16];
+    for (int k = 0; k < V; k++)
+        acc[k] = -INFINITY;
+    int64_t d = 0;
+    for (; d < n - n % (2 * V); d += 2 * V)
+        for (int k = 0; k < 2 * V; k++)
+            acc[k % V] = vmax(acc[k % V], x[d + k]);
+    double m = fold(c, RED_MAX, true, acc, V);
+    for (; d < n; d++)
+        m = m < x[d] ? x[d] : m;
+    int64_t nv = n - n % V;
+    for (int64_t i = 0; i < nv; i++)
+        e[i] = rnd(true, x[i] - m);
+    vmap(c, BP_OP_EXP, true, e, (size_t)nv);
+    for (int k = 0; k < V; k++)
+        acc[k] = 0;
+    for (int64_t i = 0; i < nv; i++)
+        acc[i % V] = rnd(true, acc[i % V] + e[i]);
+    double s = fold(c, RED_ADD, true, acc, V);
+    for (int64_t i = nv; i < n; i++) {
+        e[i] = sexp(true, rnd(true, x[i] - m));
+        s = rnd(true, s + e[i]);
+    }
+    double r = rnd(true, 1.0 / s);
+    for (int64_t i = 0; i < n; i++)
+        o[i] = rnd(true, e[i] * r);
+}
+
+static void softmax_inner(const bp_cpu_t *c, bp_dtype_t dt, const double *x,
+                          const bp_cpu_span_t *s, double *o)
+{
+    bool f32 = dt != BP_F64, lp = dt == BP_BF16 || dt == BP_F16;
+    size_t V = (size_t)c->vec_bytes / (f32 ? 4 : 8) * (lp ? 2 : 1), len = s->len;
+    size_t inner = s->inner;
+    double *e = malloc((len ? len : 1) * sizeof *e);
+    if (!e)
+        return;
+    for (size_t ob = 0; ob < s->outer; ob++)
+        for (size_t i = 0; i < inner; i++) {
+            const double *xi = x + ob * len * inner + i;
+            double *oi = o + ob * len * inner + i;
+            bool vec = i < inner - inner % V;
+            double m = xi[0];
+            for (size_t d = 1; d < len; d++)
+                m = vec ? vmax(m, xi[d * inner]) : (m < xi[d * inner] ? xi[d * inner] : m);
+            for (size_t d = 0; d < len; d++)
+                e[d] = rnd(f32, xi[d * inner] - m);
+            if (vec)
+                vmap(c, BP_OP_EXP, f32, e, len);
+            double sum = 0;
+            for (size_t d = 0; d < len; d++) {
+                if (!vec) {
+                    e[d] = sexp(f32, e[d]);
+                    if (lp)
+                        e[d] = bp_cpu_round(dt, e[d]);
+                }
+                sum = rnd(f32, sum + e[d]);
+            }
+            for (size_t d = 0; d < len; d++)
+                oi[d * inner] = rnd(f32, e[d] / sum);
+        }
+    free(e);
+}
+
+static void log_softmax_inner(const bp_cpu_t *c, bp_dtype_t dt, const double *x,
+                              const bp_cpu_span_t *s, double *o)
+{
+    bool f32 = dt != BP_F64, lp = dt == BP_BF16 || dt == BP_F16;
+    size_t es = bp_dtype_info(dt)->size, len = s->len, inner = s->inner;
+    size_t V = (size_t)c->vec_bytes / (f32 ? 4 : 8) * (lp ? 2 : 1);
+    size_t chunk = (131072 / (len ? len : 1) / es);
+    if (chunk < V)
+        chunk = V;
+    chunk = chunk / V * V;
+    if (chunk > inner)
+        chunk = inner;
+    double *e = malloc((len ? len : 1) * sizeof *e);
+    if (!e || !chunk) {
+        free(e);
+        return;
+    }
+    for (size_t ob = 0; ob < s->outer; ob++)
+        for (size_t i = 0; i < inner; i++) {
+            size_t start = i / chunk * chunk, size = inner - start < chunk ? inner - start : chunk;
+            bool vec = i - start < size - size % V;
+            const double *xi = x + ob * len * inner + i;
+            double *oi = o + ob * len * inner + i;
+            double m = -INFINITY, sum = 0;
+            for (size_t d = 0; d < len; d++)
+                m = xi[d * inner] > m ? xi[d * inner] : m;
+            for (size_t d = 0; d < len; d++)
+                e[d] = rnd(f32, xi[d * inner] - m);
+            if (vec)
+                vmap(c, BP_OP_EXP, f32, e, len);
+            for (size_t d = 0; d < len; d++)
+                sum = rnd(f32, sum + (vec ? e[d] : sexp(f32, e[d])));
+            vmap(c, BP_OP_LOG, f32, &sum, 1);
+            for (size_t d = 0; d < len; d++)
+                oi[d * inner] = rnd(f32, rnd(f32, xi[d * inner] - m) - sum);
+        }
+    free(e);
+}
+
+void bp_cpu_softmax_rows(const bp_cpu_t *c, bool log, bp_dtype_t dt, const double *x,
+                         const bp_cpu_span_t *s, double *out)
+{
+    if (s->inner == 1 && s->outer * s->len > 0 && s->len > 0 && s->lastdim) {
+        for (size_t r = 0; r < s->outer; r++)
+            softmax_lastdim(c, log, dt, x + r * s->len, (int64_t)s->len, out + r * s->len);
+        return;
+    }
+    if (log)
+        log_softmax_inner(c, dt, x, s, out);
+    else
+        softmax_inner(c, dt, x, s, out);
+}
+
+bp_status bp_cpu_op_softmax(bp_backend_t *be, const bp_exec_t *x, bp_error_t *err)
+{
+    const bp_cpu_t *c = be->state;
+    bp_cpu_span_t s;
+    bp_status st = bp_cpu_span(x, false, &s, err);
+    if (st)
+        return st;
+    bp_dtype_t dt = x->out->dtype;
+    double *v, *o = malloc((x->out->numel ? x->out->numel : 1) * sizeof *o);
+    if (!o)
+        return bp_error_set(err, BP_ENOMEM, "out of memory");
+    if ((st = bp_cpu_expand(x->a, x->a, dt, &v, err))) {
+        free(o);
+        return st;
+    }
+    bp_cpu_softmax_rows(c, x->op->kind == BP_OP_LOG_SOFTMAX, dt, v, &s, o);
+    for (size_t i = 0; i < x->out->numel; i++)
+        bp_cpu_store(x->out, i, o[i]);
+    free(v);
+    free(o);
+    return BP_OK;
+}
+
+/* ---- mean, var, amax, amin, logsumexp, prod ---- */
+
+/* a's elements as integers of the result's dtype (a float converted as a
+ * cast to that dtype does). */
+static bp_status expand_int(const bp_exec_t *x, int64_t **iv, bp_error_t *err)
+{
+    bp_buf_t as = *x->a;
+    as.dtype = x->out->dtype;
+    return bp_cpu_expand_i64(x->a, &as, iv, err);
+}
+
+/* The sums over len of v per output in formulation f (opmath). */
+static void sums(bp_form_t f, bool f32, const double *v, const bp_cpu_span_t *s,
+                 double *out)
+{
+    if (f == BP_FORM_DEFAULT) {
+        bp_cpu_cascade_sum(v, s->outer, s->len, s->inner, f32, out);
+        return;
+    }
+    double *row = malloc((s->len ? s->len : 1) * sizeof *row);
+    if (!row)
+        return;
+    for (size_t o = 0; o < s->outer; o++)
+        for (size_t i = 0; i < s->inner; i++) {
+            for (size_t t = 0; t < s->len; t++)
+                row[t] = v[(o * s->len + t) * s->inner + i];
+            out[o * s->inner + i] =
+                bp_cpu_sum_vals(row, s->len, f == BP_FORM_PAIRWISE, f32);
+        }
+    free(row);
+}
+
+static void reduce_minmax(const bp_exec_t *x, const bp_cpu_span_t *s, const double *v,
+                          const int64_t *iv, bool max)
+{
+    for (size_t o = 0; o < s->outer; o++)
+        for (size_t i = 0; i < s->inner; i++) {
+            size_t j = o * s->inner + i;
+            if (iv) {
+                int64_t r = max ? INT64_MIN : INT64_MAX;
+                for (size_t t = 0; t < s->len; t++) {
+                    int64_t e = iv[(o * s->len + t) * s->inner + i];
+                    r = max ? (e > r ? e : r) : (e < r ? e : r);
+                }
+                bp_cpu_store_i64(x->out, j, r);
+                continue;
+            }
+            double r = max ? -INFINITY : INFINITY;
+            for (size_t t = 0; t < s->len; t++) {
+                double e = v[(o * s->len + t) * s->inner + i];
+                if (isnan(r) || isnan(e))
+                    r = isnan(r) ? r : e;
+                else if (max ? !(r > e) : !(r < e))
+                    r = e;
+            }
+            bp_cpu_store(x->out, j, r);
+        }
+}
+
+static double welford_var(const double *v, size_t stride, size_t n, double corr)
+{
+    double mean = 0, m2 = 0;
+    for (size_t k = 0; k < n; k++) {
+        double x = v[k * stride], delta = x - mean;
+        mean = mean + delta / (double)(k + 1);
+        m2 = fma(delta, x - mean, m2);
+    }
+    double div = (double)n > corr ? (double)n - corr : 0;
+    return m2 / div;
+}
+
+bp_status bp_cpu_op_reduce(bp_backend_t *be, const bp_exec_t *x, bp_error_t *err)
+{
+    const bp_cpu_t *c = be->state;
+    const bp_op_t *op = x->op;
+    bp_cpu_span_t s;
+    bp_status st = bp_cpu_span(x, true, &s, err);
+    if (st)
+        return st;
+    if (x->out->numel != s.outer * s.inner)
+        return bp_error_set(err, BP_EINTERNAL, "%s output has %zu elements, not %zu",
+                            bp_op_name(op->kind), x->out->numel, s.outer * s.inner);
+    bp_dtype_t dt = x->out->dtype;
+    bool isint = bp_dtype_is_int(dt), f32 = dt != BP_F64;
+    size_t nout = x->out->numel;
+    if (isint && (op->kind == BP_OP_AMAX || op->kind == BP_OP_AMIN || op->kind == BP_OP_PROD)) {
+        int64_t *iv;
+        if ((st = expand_int(x, &iv, err)))
+            return st;
+        if (op->kind == BP_OP_PROD)
+            for (size_t o = 0; o < s.outer; o++)
+                for (size_t i = 0; i < s.inner; i++) {
+                    uint64_t p = 1;
+                    for (size_t t = 0; t < s.len; t++)
+                        p *= (uint64_t)iv[(o * s.len + t) * s.inner + i];
+                    bp_cpu_store_i64(x->out, o * s.inner + i, (int64_t)p);
+                }
+        else
+            reduce_minmax(x, &s, NULL, iv, op->kind == BP_OP_AMAX);
+        free(iv);
+        return BP_OK;
+    }
+    double *v, *r = malloc((nout ? nout : 1) * sizeof *r);
+    if (!r)
+        return bp_error_set(err, BP_ENOMEM, "out of memory");
+    if ((st = bp_cpu_expand(x->a, x->a, dt, &v, err))) {
+        free(r);
+        return st;
+    }
+    double n = (double)s.len;
+    switch (op->kind) {
+    case BP_OP_AMAX:
+    case BP_OP_AMIN:
+        reduce_minmax(x, &s, v, NULL, op->kind == BP_OP_AMAX);
+        goto done;
+    case BP_OP_MEAN:
+        sums(op->form, f32, v, &s, r);
+        for (size_t j = 0; j < nout; j++)
+            r[j] = rnd(f32, r[j] / rnd(f32, n));
+        break;
+    case BP_OP_VAR: {
+        double corr = op->has_correction ? op->correction : 1.0;
+        if (nout == 1 && (dt == BP_F32 || dt == BP_F64)) {
+            double mean;
+            bp_cpu_cascade_sum(v, 1, x->a->numel, 1, f32, &mean);
+            mean = rnd(f32, mean / rnd(f32, (double)x->a->numel));
+            double acc = 0;
+            for (size_t k = 0; k < x->a->numel; k++)
+                acc += (v[k] - mean) * (v[k] - mean);
+            double div = (double)x->a->numel - corr;
+            r[0] = acc / (div > 0 ? div : 0);
+            break;
+        }
+        for (size_t o = 0; o < s.outer; o++)
+            for (size_t i = 0; i < s.inner; i++)
+                r[o * s.inner + i] =
+                    welford_var(v + o * s.len * s.inner + i, s.inner, s.len, corr);
+        break;
+    }
+    case BP_OP_LOGSUMEXP: {
+        /* amax, masked to 0 where infinite; exp(x - m) in the dtype; sum;
+         * log; + m. */
+        double *m = malloc((nout ? nout : 1) * sizeof *m);
+        if (!m) {
+            st = bp_error_set(err, BP_ENOMEM, "out of memory");
+            goto done;
+        }
+        for (size_t o = 0; o < s.outer; o++)
+            for (size_t i = 0; i < s.inner; i++) {
+                double mx = -INFINITY;
+                for (size_t t = 0; t < s.len; t++) {
+                    double e = v[(o * s.len + t) * s.inner + i];
+                    mx = isnan(mx) || isnan(e) ? NAN : e > mx ? e : mx;
+                }
+                /* masked_fill_ on a view of the maxima: x - m uses the
+                 * masked value too */
+                m[o * s.inner + i] = isinf(mx) ? 0 : (s.len ? mx : 0);
+                for (size_t t = 0; t < s.len; t++) {
+                    double *e = &v[(o * s.len + t) * s.inner + i];
+                    *e = bp_cpu_round(dt, *e - m[o * s.inner + i]);
+                }
+            }
+        vmap(c, BP_OP_EXP, f32, v, x->a->numel);
+        for (size_t k = 0; k < x->a->numel; k++)
+            v[k] = bp_cpu_round(dt, v[k]);
+        bp_cpu_cascade_sum(v, s.outer, s.len, s.inner, f32, r);
+        for (size_t j = 0; j < nout; j++)
+            r[j] = bp_cpu_round(dt, r[j]);
+        vmap(c, BP_OP_LOG, f32, r, nout);
+        for (size_t j = 0; j < nout; j++)
+            r[j] = rnd(f32, bp_cpu_round(dt, r[j]) + m[j]);
+        free(m);
+        break;
+    }
+    case BP_OP_PROD:
+        for (size_t o = 0; o < s.outer; o++)
+            for (size_t i = 0; i < s.inner; i++) {
+                double p = 1;
+                for (size_t t = 0; t < s.len; t++)
+                    p = rnd(f32, p * v[(o * s.len + t) * s.inner + i]);
+                r[o * s.inner + i] = p;
+            }
+        break;
+    default:
+        st = bp_error_set(err, BP_EINTERNAL, "not a reduction: %s", bp_op_name(op->kind));
+        goto done;
+    }
+    for (size_t j = 0; j < nout; j++)
+        bp_cpu_store(x->out, j, r[j]);
+done:
+    free(v);
+    free(r);
+    return st;
+}
+
+bp_status bp_cpu_op_cumsum(bp_backend_t *be, const bp_exec_t *x, bp_error_t *err)
+{
+    (void)be;
+    bp_cpu_span_t s;
+    bp_status st = bp_cpu_span(x, false, &s, err);
+    if (st)
+        return st;
+    bp_dtype_t dt = x->out->dtype;
+    if (bp_dtype_is_int(dt)) {
+        int64_t *iv;
+        if ((st = expand_int(x, &iv, err)))
+            return st;
+        for (size_t o = 0; o < s.outer; o++)
+            for (size_t i = 0; i < s.inner; i++) {
+                uint64_t acc = 0;
+                for (size_t t = 0; t < s.len; t++) {
+                    size_t k = (o * s.len + t) * s.inner + i;
+                    acc += (uint64_t)iv[k];
+                    bp_cpu_store_i64(x->out, k, (int64_t)acc);
+                }
+            }
+        free(iv);
+        return BP_OK;
+    }
+    double *v;
+    if ((st = bp_cpu_expand(x->a, x->a, dt, &v, err)))
+        return st;
+    bool facc = dt == BP_BF16 || dt == BP_F16; /* float; else double */
+    for (size_t o = 0; o < s.outer; o++)
+        for (size_t i = 0; i < s.inner; i++) {
+            double acc = 0;
+            for (size_t t = 0; t < s.len; t++) {
+                size_t k = (o * s.len + t) * s.inner + i;
+                acc = rnd(facc, acc + v[k]);
+                bp_cpu_store(x->out, k, acc);
+            }
+        }
+    free(v);
+    return BP_OK;
+}

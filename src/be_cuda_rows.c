@@ -1,0 +1,217 @@
+/* The CUDA backend's reductions along an axis and fused ops (kernels/rows.cu
+ * says each formulation; bmm and sdpa's products are cuBLAS strided batched
+ * GEMMs pinned as matmul's: pedantic compute, no TF32).
+ *
+ * sdpa follows _scaled_dot_product_attention_math (attention.cpp): bf16 and
+ * fp16 q, k, v widened to float; q and k each multiplied by sqrt(scale)
+ * (scale: the op's or 1/sqrt(E), in double; the product rounded once);
+ * scores = q k^T; the causal mask adds -inf above the diagonal; softmax
+ * over the last dimension (the softmax op's kernel: the persistent one for
+ * S <= 2048); rows masked throughout give 0 (_safe_softmax); out = p v,
+ * rounded to the dtype. */
+#include "be_cuda.h"
+
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+#include "bpk.h"
+
+static bp_status need_dev(const bp_buf_t *t, const char *which, bp_error_t *err)
+{
+    if (!t || !t->dev)
+        return bp_error_set(err, BP_EINPUT, "operand %s is not on the device", which);
+    return BP_OK;
+}
+
+/* outer, len, inner of a around op's axis (no axis: one row of all). */
+static bp_status span(const bp_exec_t *x, bool all, int64_t *outer, int64_t *len,
+                      int64_t *inner, bp_error_t *err)
+{
+    const bp_buf_t *a = x->a;
+    *outer = *inner = 1;
+    *len = (int64_t)a->numel;
+    if ((!x->op->has_axis && all) || a->ndim == 0)
+        return BP_OK;
+    int ax;
+    bp_status st = bp_axis_check(x->op->axis, a->ndim, &ax, err);
+    if (st)
+        return st;
+    for (int d = 0; d < ax; d++)
+        *outer *= a->shape[d];
+    *len = a->shape[ax];
+    for (int d = ax + 1; d < a->ndim; d++)
+        *inner *= a->shape[d];
+    return BP_OK;
+}
+
+bp_status bp_cuda_op_softmax(bp_backend_t *be, const bp_exec_t *x, bp_error_t *err)
+{
+    int64_t outer, len, inner;
+    bp_status st = need_dev(x->a, "a", err);
+    if (!st)
+        st = need_dev(x->out, "out", err);
+    if (!st)
+        st = span(x, false, &outer, &len, &inner, err);
+    if (st)
+        return st;
+    /* An operand of another dtype (an integer tensor, or a probe's dtype:)
+     * is converted to the result's first, as TensorIterator would. */
+    const void *in = x->a->dev;
+    if (x->a->dtype != x->out->dtype) {
+        st = bp_cuda_finish(be, "bpk_cast",
+                            bpk_cast(bp_cuda_stream(be), x->out->dev, (int)x->out->dtype,
+                                     x->a->dev, (int)x->a->dtype, (int64_t)x->a->numel),
+                            err);
+        if (st)
+            return st;
+        in = x->out->dev; /* in place: each row is read before it is written */
+    }
+    int rc = bpk_softmax(bp_cuda_stream(be), x->out->dev, in, (int)x->out->dtype,
+                         outer, len, inner, x->op->kind == BP_OP_LOG_SOFTMAX);
+    return bp_cuda_finish(be, "bpk_softmax", rc, err);
+}
+
+bp_status bp_cuda_op_reduce(bp_backend_t *be, const bp_exec_t *x, bp_error_t *err)
+{
+    const bp_op_t *op = x->op;
+    int64_t outer, len, inner;
+    bp_status st = need_dev(x->a, "a", err);
+    if (!st)
+        st = need_dev(x->out, "out", err);
+    if (!st)
+        st = span(x, op->kind != BP_OP_CUMSUM, &outer, &len, &inner, err);
+    if (st)
+        return st;
+    int red;
+    double param = 0;
+    switch (op->kind) {
+    case BP_OP_MEAN:
+        red = BPK_RED_MEAN;
+        param = (double)((float)x->out->numel / (float)x->a->numel);
+        break;
+    case BP_OP_VAR:
+        red = BPK_RED_VAR;
+        param = op->has_correction ? op->correction : 1.0;
+        break;
+    case BP_OP_AMAX: red = BPK_RED_AMAX; break;
+    case BP_OP_AMIN: red = BPK_RED_AMIN; break;
+    case BP_OP_LOGSUMEXP: red = BPK_RED_LOGSUMEXP; break;
+    case BP_OP_PROD: red = BPK_RED_PROD; break;
+    case BP_OP_CUMSUM: red = BPK_RED_CUMSUM; break;
+    default:
+        return bp_error_set(err, BP_EINTERNAL, "not a reduction: %s", bp_op_name(op->kind));
+    }
+    if ((red == BPK_RED_AMAX || red == BPK_RED_AMIN) && len == 0)
+        return bp_error_set(err, BP_EINPUT, "%s of an empty dimension has no identity",
+                            bp_op_name(op->kind));
+    int rc = bpk_reduce(bp_cuda_stream(be), red, x->out->dev, (int)x->out->dtype, x->a->dev,
+                        (int)x->a->dtype, outer, len, inner, param,
+                        op->form == BP_FORM_PAIRWISE);
+    return bp_cuda_finish(be, "bpk_reduce", rc, err);
+}
+
+bp_status bp_cuda_op_norm(bp_backend_t *be, const bp_exec_t *x, bp_error_t *err)
+{
+    bool rms = x->op->kind == BP_OP_RMS_NORM;
+    const bp_buf_t *a = rms ? x->a : x->inputs[0];
+    const bp_buf_t *w = rms ? x->b : x->ninputs > 1 ? x->inputs[1] : NULL;
+    const bp_buf_t *b = !rms && x->ninputs > 2 ? x->inputs[2] : NULL;
+    bp_status st = need_dev(a, "x", err);
+    if (!st && w)
+        st = need_dev(w, "weight", err);
+    if (!st && b)
+        st = need_dev(b, "bias", err);
+    if (!st)
+        st = need_dev(x->out, "out", err);
+    if (st)
+        return st;
+    int64_t cols = a->ndim ? a->shape[a->ndim - 1] : 1;
+    int64_t rows = cols ? (int64_t)a->numel / cols : 0;
+    int rc = bpk_norm(bp_cuda_stream(be), x->out->dev, a->dev, w ? w->dev : NULL,
+                      b ? b->dev : NULL, (int)x->out->dtype, rows, cols,
+                      bp_op_norm_eps(x->op, x->out->dtype), rms);
+    return bp_cuda_finish(be, "bpk_norm", rc, err);
+}
+
+bp_status bp_cuda_op_bmm(bp_backend_t *be, const bp_exec_t *x, bp_error_t *err)
+{
+    const bp_buf_t *a = x->a, *b = x->b;
+    bp_status st = need_dev(a, "a", err);
+    if (!st)
+        st = need_dev(b, "b", err);
+    if (!st)
+        st = need_dev(x->out, "out", err);
+    if (st)
+        return st;
+    if (a->ndim != 3 || b->ndim != 3 || a->dtype != x->out->dtype || b->dtype != a->dtype)
+        return bp_error_set(err, BP_EINPUT, "bmm needs [B, m, k] and [B, k, n] of one dtype");
+    return bp_cuda_gemm_batched(be, a->dtype, a->shape[0], a->shape[1], b->shape[2],
+                                a->shape[2], a->dev, b->dev, false, x->out->dev, err);
+}
+
+/* A device temporary of n elements of dt. */
+static bp_status temp(bp_backend_t *be, bp_buf_t *t, bp_dtype_t dt, int64_t n, bp_error_t *err)
+{
+    bp_status st = bp_buf_shape(t, dt, 1, &n, err);
+    return st ? st : be->dev_alloc(be, t, err);
+}
+
+bp_status bp_cuda_op_sdpa(bp_backend_t *be, const bp_exec_t *x, bp_error_t *err)
+{
+    const bp_buf_t *q = x->inputs[0], *k = x->inputs[1], *v = x->inputs[2];
+    bp_status st = need_dev(q, "q", err);
+    if (!st)
+        st = need_dev(k, "k", err);
+    if (!st)
+        st = need_dev(v, "v", err);
+    if (!st)
+        st = need_dev(x->out, "out", err);
+    if (st)
+        return st;
+    bp_dtype_t dt = x->out->dtype, wdt = dt == BP_F64 ? BP_F64 : BP_F32;
+    int nd = q->ndim;
+    int64_t L = q->shape[nd - 2], E = q->shape[nd - 1], S = k->shape[nd - 2],
+            Ev = v->shape[nd - 1];
+    int64_t B = L * E > 0 ? (int64_t)q->numel / (L * E) : 0;
+    double s = sqrt(fabs(bp_op_sdpa_scale(x->op, E)));
+    double sq = x->op->has_scale && x->op->scale < 0 ? -s : s;
+    bp_buf_t qw = {0}, kw = {0}, vw = {0}, sc = {0}, p = {0}, o = {0};
+    void *stream = bp_cuda_stream(be);
+    if (!(st = temp(be, &qw, wdt, (int64_t)q->numel, err)) &&
+        !(st = temp(be, &kw, wdt, (int64_t)k->numel, err)) &&
+        !(st = temp(be, &vw, wdt, (int64_t)v->numel, err)) &&
+        !(st = temp(be, &sc, wdt, B * L * S, err)) &&
+        !(st = temp(be, &p, wdt, B * L * S, err)) &&
+        !(st = temp(be, &o, wdt, B * L * Ev, err)) &&
+        !(st = bp_cuda_finish(be, "bpk_scale_widen(q)",
+                              bpk_scale_widen(stream, qw.dev, q->dev, (int)q->dtype,
+                                              (int64_t)q->numel, sq), err)) &&
+        !(st = bp_cuda_finish(be, "bpk_scale_widen(k)",
+                              bpk_scale_widen(stream, kw.dev, k->dev, (int)k->dtype,
+                                              (int64_t)k->numel, s), err)) &&
+        !(st = bp_cuda_finish(be, "bpk_scale_widen(v)",
+                              bpk_scale_widen(stream, vw.dev, v->dev, (int)v->dtype,
+                                              (int64_t)v->numel, 1.0), err)) &&
+        !(st = bp_cuda_gemm_batched(be, wdt, B, L, S, E, qw.dev, kw.dev, true, sc.dev, err)) &&
+        !(st = x->op->is_causal
+                   ? bp_cuda_finish(be, "bpk_sdpa_mask",
+                                    bpk_sdpa_mask(stream, sc.dev, wdt == BP_F64, B, L, S), err)
+                   : BP_OK) &&
+        !(st = bp_cuda_finish(be, "bpk_softmax",
+                              bpk_softmax(stream, p.dev, sc.dev, (int)wdt, B * L, S, 1, 0),
+                              err)) &&
+        !(st = bp_cuda_finish(be, "bpk_sdpa_safe",
+                              bpk_sdpa_safe(stream, p.dev, sc.dev, wdt == BP_F64, B * L, S),
+                              err)) &&
+        !(st = bp_cuda_gemm_batched(be, wdt, B, L, Ev, S, p.dev, vw.dev, false, o.dev, err)))
+        st = bp_cuda_finish(be, "bpk_cast",
+                            bpk_cast(stream, x->out->dev, (int)dt, o.dev, (int)wdt,
+                                            B * L * Ev),
+                            err);
+    bp_buf_t *tmp[] = {&qw, &kw, &vw, &sc, &p, &o};
+    for (size_t i = 0; i < sizeof tmp / sizeof *tmp; i++)
+        if (tmp[i]->dev)
+            be->dev_free(be, tmp[i]);
+    return st;
+}

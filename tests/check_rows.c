@@ -1,0 +1,353 @@
+/* The reductions along an axis and the fused ops on every backend, against
+ * values derived by hand (each case says how), and the CPU backend against
+ * the MPFR oracle on random rows.  Where a backend's formulation gives
+ * other bits than the exact value (ATen's CPU summation order, the pinned
+ * CUDA order), the case states each backend's expectation.
+ *
+ * Built twice: check_rows runs the cases on cpu and oracle; check_rows_cuda
+ * (BP_ROWS_CUDA) on cuda, skipping by the GPU rule (tests/gpu_rule.h)
+ * where no GPU is usable. */
+#include <check.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backend.h"
+#include "probe.h"
+#ifdef BP_ROWS_CUDA
+#include "gpu_rule.h"
+#endif
+
+enum { CPU = 1, ORACLE = 2, CUDA = 4, ALL = 7 };
+
+typedef struct {
+    const char *name;
+    int on;            /* the backends this expectation is for */
+    const char *ops;   /* the probe's ops; the result is buffer y */
+    const char *dtype; /* y's dtype */
+    int ndim;
+    int64_t shape[4];
+    int n;
+    double v[8];
+} row_case_t;
+
+typedef struct {
+    const char *ops;
+    const char *want;
+} row_bad_t;
+
+#define CASCADE                                                                  \
+    "  - {out: x, op: tensor, values: [1e8, 1, 1, 1, 1, 1, 1, 1, -1e8], dtype: fp32}\n"
+#define LN2 0.6931471824645996 /* fp32(log 2): SLEEF's, CUDA's, MPFR's */
+
+static const row_case_t cases[] = {
+    /* exp(0) = 1 four times, sum 4, 1/4 exact */
+    {"softmax_flat", ALL,
+     "  - {out: x, op: tensor, values: [3, 3, 3, 3], dtype: fp32}\n"
+     "  - {out: y, op: softmax, a: x, axis: -1}\n",
+     "fp32", 1, {4}, 4, {0.25, 0.25, 0.25, 0.25}},
+    /* along axis 0 (the inner-dimension kernels): two equal rows */
+    {"softmax_axis0", ALL,
+     "  - {out: x, op: tensor, values: [0, 1, 0, 1], shape: [2, 2], dtype: fp32}\n"
+     "  - {out: y, op: softmax, a: x, axis: 0}\n",
+     "fp32", 2, {2, 2}, 4, {0.5, 0.5, 0.5, 0.5}},
+    /* (x - m) - log(1 + 1) */
+    {"log_softmax_pair", ALL,
+     "  - {out: x, op: tensor, values: [5, 5], dtype: fp32}\n"
+     "  - {out: y, op: log_softmax, a: x, axis: 0}\n",
+     "fp32", 1, {2}, 2, {-LN2, -LN2}},
+    /* ATen's cascade (9 values >= 8 lanes): acc = 0 + x8, then the lanes
+     * in order: -1e8 + 1e8 + 1 * 7 = 7, mean 7/9; the exact sum is 7 too */
+    {"mean_cascade", CPU | ORACLE,
+     CASCADE "  - {out: y, op: mean, a: x}\n", "fp32", 0, {0}, 1, {0.7777777910232544}},
+    /* left to right: 1e8 + 1 rounds back to 1e8 seven times, then 0 */
+    {"mean_cascade", CUDA,
+     CASCADE "  - {out: y, op: mean, a: x}\n", "fp32", 0, {0}, 1, {0}},
+    {"mean_sequential", CPU | CUDA,
+     CASCADE "  - {out: y, op: mean, a: x, formulation: sequential}\n", "fp32", 0, {0}, 1,
+     {0}},
+    /* the oracle ignores the order */
+    {"mean_sequential", ORACLE,
+     CASCADE "  - {out: y, op: mean, a: x, formulation: sequential}\n", "fp32", 0, {0}, 1,
+     {0.7777777910232544}},
+    /* keepdim: rows [1,2,3] and [4,5,6] */
+    {"mean_keepdim", ALL,
+     "  - {out: x, op: tensor, values: [1, 2, 3, 4, 5, 6], shape: [2, 3], dtype: fp32}\n"
+     "  - {out: y, op: mean, a: x, axis: 1, keepdim: true}\n",
+     "fp32", 2, {2, 1}, 2, {2, 5}},
+    /* squares of deviations 2.25 + 0.25 + 0.25 + 2.25 = 5, / 3 */
+    {"var_all", ALL,
+     "  - {out: x, op: tensor, values: [1, 2, 3, 4], dtype: fp32}\n"
+     "  - {out: y, op: var, a: x}\n",
+     "fp32", 0, {0}, 1, {1.6666666269302368}},
+    /* population variance of [1, 2] and [3, 5] */
+    {"var_axis", ALL,
+     "  - {out: x, op: tensor, values: [1, 2, 3, 5], shape: [2, 2], dtype: fp32}\n"
+     "  - {out: y, op: var, a: x, axis: 1, correction: 0}\n",
+     "fp32", 1, {2}, 2, {0.25, 1}},
+    {"amax_axis", ALL,
+     "  - {out: x, op: tensor, values: [1, 5, -2, 7, 0, 3], shape: [2, 3], dtype: fp32}\n"
+     "  - {out: y, op: amax, a: x, axis: 1}\n",
+     "fp32", 1, {2}, 2, {5, 7}},
+    {"amin_keepdim", ALL,
+     "  - {out: x, op: tensor, values: [1, 5, -2, 7, 0, 3], shape: [2, 3], dtype: fp32}\n"
+     "  - {out: y, op: amin, a: x, axis: 0, keepdim: true}\n",
+     "fp32", 2, {1, 3}, 3, {1, 0, -2}},
+    {"amax_nan", ALL,
+     "  - {out: x, op: tensor, values: [1, .nan, 3], dtype: fp32}\n"
+     "  - {out: y, op: amax, a: x}\n",
+     "fp32", 0, {0}, 1, {NAN}},
+    {"amax_int", ALL,
+     "  - {out: x, op: tensor, values: [4, -9, 2]}\n"
+     "  - {out: y, op: amax, a: x}\n",
+     "i64", 0, {0}, 1, {4}},
+    /* log(exp(0) + exp(0)) + 0 */
+    {"logsumexp_pair", ALL,
+     "  - {out: x, op: tensor, values: [0, 0], dtype: fp32}\n"
+     "  - {out: y, op: logsumexp, a: x, axis: 0}\n",
+     "fp32", 0, {0}, 1, {LN2}},
+    /* an infinite maximum is taken as 0: log(exp(inf)) + 0 = inf */
+    {"logsumexp_inf", ALL,
+     "  - {out: x, op: tensor, values: [.inf, 1], dtype: fp32}\n"
+     "  - {out: y, op: logsumexp, a: x, axis: 0}\n",
+     "fp32", 0, {0}, 1, {INFINITY}},
+    {"prod", ALL,
+     "  - {out: x, op: tensor, values: [2, 3, 4], dtype: fp32}\n"
+     "  - {out: y, op: prod, a: x}\n",
+     "fp32", 0, {0}, 1, {24}},
+    {"prod_int", ALL,
+     "  - {out: x, op: tensor, values: [2, -3, 4], dtype: i32}\n"
+     "  - {out: y, op: prod, a: x}\n",
+     "i64", 0, {0}, 1, {-24}},
+    {"cumsum", ALL,
+     "  - {out: x, op: tensor, values: [1, 2, 3, 4], shape: [2, 2], dtype: fp32}\n"
+     "  - {out: y, op: cumsum, a: x, axis: 0}\n",
+     "fp32", 2, {2, 2}, 4, {1, 2, 4, 6}},
+    {"cumsum_int", ALL,
+     "  - {out: x, op: tensor, values: [5, -1, 7], dtype: i32}\n"
+     "  - {out: y, op: cumsum, a: x, axis: -1}\n",
+     "i64", 1, {3}, 3, {5, 4, 11}},
+    /* mean(x^2) = 4, rsqrt 0.5 (exact on every backend), x * 0.5 = 1, * w */
+    {"rms_norm", ALL,
+     "  - {out: x, op: tensor, values: [2, 2, 2, 2], dtype: fp32}\n"
+     "  - {out: w, op: tensor, values: [1, 0.5, 2, 3], dtype: fp32}\n"
+     "  - {out: y, op: rms_norm, a: x, b: w, eps: 0}\n",
+     "fp32", 1, {4}, 4, {1, 0.5, 2, 3}},
+    /* mean 2, variance 1, rstd 1: [-1, 1] * 2 + [1, -1] */
+    {"layer_norm", ALL,
+     "  - {out: x, op: tensor, values: [1, 3], shape: [1, 2], dtype: fp32}\n"
+     "  - {out: w, op: tensor, values: [2, 2], dtype: fp32}\n"
+     "  - {out: b, op: tensor, values: [1, -1], dtype: fp32}\n"
+     "  - {out: y, op: layer_norm, inputs: [x, w, b], eps: 0}\n",
+     "fp32", 2, {1, 2}, 2, {-1, 1}},
+    {"layer_norm_plain", ALL,
+     "  - {out: x, op: tensor, values: [4, 8], dtype: fp32}\n"
+     "  - {out: y, op: layer_norm, inputs: [x], eps: 0}\n",
+     "fp32", 1, {2}, 2, {-1, 1}},
+    /* [[1,2],[3,4]] @ I, then [[1,1],[1,1]] @ [[1,2],[3,4]] */
+    {"bmm", ALL,
+     "  - {out: a, op: tensor, values: [1, 2, 3, 4, 1, 1, 1, 1], shape: [2, 2, 2], dtype: fp32}\n"
+     "  - {out: b, op: tensor, values: [1, 0, 0, 1, 1, 2, 3, 4], shape: [2, 2, 2], dtype: fp32}\n"
+     "  - {out: y, op: bmm, a: a, b: b}\n",
+     "fp32", 3, {2, 2, 2}, 8, {1, 2, 3, 4, 4, 6, 4, 6}},
+    /* q k^T = 0: each of 4 keys weighs 1/4; out = the mean of v's rows */
+    {"sdpa_uniform", ALL,
+     "  - {out: q, op: tensor, values: [0, 0], shape: [1, 1, 2], dtype: fp32}\n"
+     "  - {out: k, op: tensor, values: [0, 0, 0, 0, 0, 0, 0, 0], shape: [1, 4, 2], dtype: fp32}\n"
+     "  - {out: v, op: tensor, values: [1, 2, 3, 4, 5, 6, 7, 9], shape: [1, 4, 2], dtype: fp32}\n"
+     "  - {out: y, op: sdpa, inputs: [q, k, v]}\n",
+     "fp32", 3, {1, 1, 2}, 2, {4, 5.25}},
+    /* causal: query 0 sees key 0 only, query 1 both (1/2 each) */
+    {"sdpa_causal", ALL,
+     "  - {out: q, op: tensor, values: [0, 0, 0, 0], shape: [1, 2, 2], dtype: fp32}\n"
+     "  - {out: v, op: tensor, values: [2, 4, 6, 8], shape: [1, 2, 2], dtype: fp32}\n"
+     "  - {out: y, op: sdpa, inputs: [q, q, v], is_causal: true}\n",
+     "fp32", 3, {1, 2, 2}, 4, {2, 4, 4, 6}},
+};
+
+static const row_bad_t bad[] = {
+    {"  - {out: x, op: tensor, values: [1], dtype: fp32}\n"
+     "  - {out: y, op: softmax, a: x}\n",
+     "'axis'"},
+    {"  - {out: x, op: uniform, shape: [2, 0], seed: 1}\n"
+     "  - {out: y, op: amax, a: x, axis: 1}\n",
+     "amax over an empty dimension"},
+    {"  - {out: x, op: uniform, shape: [2, 3], seed: 1}\n"
+     "  - {out: w, op: uniform, shape: [2], seed: 2}\n"
+     "  - {out: y, op: rms_norm, a: x, b: w}\n",
+     "weight and bias must be [3]"},
+    {"  - {out: x, op: uniform, shape: [2, 3], seed: 1}\n"
+     "  - {out: y, op: layer_norm, inputs: [x, x, x, x]}\n",
+     "layer_norm takes inputs [x], [x, weight] or [x, weight, bias]"},
+    {"  - {out: x, op: uniform, shape: [2, 3, 4], seed: 1}\n"
+     "  - {out: y, op: bmm, a: x, b: x}\n",
+     "bmm needs [B, m, k] x [B, k, n]"},
+    {"  - {out: q, op: uniform, shape: [2, 3, 4], seed: 1}\n"
+     "  - {out: k, op: uniform, shape: [2, 3, 5], seed: 1}\n"
+     "  - {out: y, op: sdpa, inputs: [q, k, k]}\n",
+     "sdpa needs q [..., L, E]"},
+    {"  - {out: x, op: uniform, shape: [3], seed: 1}\n"
+     "  - {out: y, op: rms_norm, a: x, b: x, eps: -1}\n",
+     "eps must be a finite number >= 0"},
+};
+
+#ifdef BP_ROWS_CUDA
+static const char *const backends[] = {"cuda"};
+static const int masks[] = {CUDA};
+#else
+static const char *const backends[] = {"cpu", "oracle"};
+static const int masks[] = {CPU, ORACLE};
+#endif
+#define NBE (sizeof backends / sizeof backends[0])
+#define NCASES (sizeof cases / sizeof cases[0])
+
+static bp_probe_t *load(const char *ops, bp_error_t *err)
+{
+    char yaml[4096];
+    snprintf(yaml, sizeof yaml,
+             "name: t\ndescription: d\ndtypes: [fp32]\nops:\n%soutputs:\n  - {name: y}\n", ops);
+    bp_probe_t *p = NULL;
+    bp_probe_parse(yaml, strlen(yaml), "t.yaml", &p, err);
+    return p;
+}
+
+static bp_buf_t *run(const char *bname, bp_probe_t *p, bp_error_t *err)
+{
+    bp_backend_t *be = NULL;
+    ck_assert_msg(bp_backend_open(bname, NULL, &be, err) == BP_OK, "%s", err->msg);
+    bp_buf_t *bufs = calloc(p->nops, sizeof *bufs);
+    bp_status st = bp_backend_run(be, p, BP_F32, bufs, err);
+    bp_backend_close(be);
+    if (st) {
+        bp_backend_bufs_free(bufs, p->nops);
+        free(bufs);
+        return NULL;
+    }
+    return bufs;
+}
+
+START_TEST(t_case)
+{
+    const row_case_t *c = &cases[_i % NCASES];
+    int b = _i / (int)NCASES;
+    if (!(c->on & masks[b]))
+        return;
+    const char *bname = backends[b];
+    bp_error_t err = {0};
+    bp_probe_t *p = load(c->ops, &err);
+    ck_assert_msg(p, "%s: %s", c->name, err.msg);
+    bp_buf_t *bufs = run(bname, p, &err);
+    ck_assert_msg(bufs, "%s on %s: %s", c->name, bname, err.msg);
+    const bp_buf_t *y = &bufs[bp_probe_find_buf(p, "y")];
+    bp_dtype_t dt;
+    ck_assert(bp_dtype_parse(c->dtype, &dt));
+    ck_assert_msg(y->dtype == dt, "%s on %s: dtype %s", c->name, bname,
+                  bp_dtype_name(y->dtype));
+    char want[96], got[96];
+    bp_shape_format(c->ndim, c->shape, want, sizeof want);
+    bp_shape_format(y->ndim, y->shape, got, sizeof got);
+    ck_assert_msg(strcmp(want, got) == 0, "%s on %s: shape %s, expected %s", c->name, bname,
+                  got, want);
+    ck_assert_uint_eq(y->numel, (size_t)c->n);
+    for (int i = 0; i < c->n; i++) {
+        double v = bp_buf_get(y, (size_t)i);
+        ck_assert_msg(v == c->v[i] || (isnan(v) && isnan(c->v[i])),
+                      "%s on %s: element %d is %.17g, expected %.17g", c->name, bname, i, v,
+                      c->v[i]);
+    }
+    bp_backend_bufs_free(bufs, p->nops);
+    free(bufs);
+    bp_probe_free(p);
+}
+END_TEST
+
+START_TEST(t_bad)
+{
+    bp_error_t err = {0};
+    bp_probe_t *p = load(bad[_i].ops, &err);
+    bp_buf_t *bufs = p ? run(backends[0], p, &err) : NULL;
+    ck_assert_msg(!bufs, "case %d ran", _i);
+    ck_assert_msg(strstr(err.msg, bad[_i].want), "got '%s', want '%s'", err.msg,
+                  bad[_i].want);
+    bp_probe_free(p);
+}
+END_TEST
+
+#ifndef BP_ROWS_CUDA
+/* ulps between two finite floats of one sign */
+static double ulps(float a, float b)
+{
+    int32_t ia, ib;
+    memcpy(&ia, &a, 4);
+    memcpy(&ib, &b, 4);
+    return fabs((double)ia - (double)ib);
+}
+
+/* The CPU backend against the oracle (MPFR) on random rows: every ATen
+ * formulation of these ops is within a few ulps of the exact value (a
+ * wrong lane order or a missing rounding is not: it shows as a failure of
+ * the hand-derived cases or of the fidelity fuzzer, but a wrong formula
+ * shows here). */
+START_TEST(t_cpu_near_oracle)
+{
+    static const char *const ops[] = {"softmax", "log_softmax", "mean", "var", "logsumexp",
+                                      "rms_norm", "layer_norm"};
+    static const double tol[] = {4, 4, 8, 8, 4, 8, 64};
+    char text[1024];
+    const char *op = ops[_i];
+    bool norm = strcmp(op, "rms_norm") == 0, ln = strcmp(op, "layer_norm") == 0;
+    snprintf(text, sizeof text,
+             "  - {out: x, op: uniform, shape: [5, 77], seed: %d, low: 0.5, high: 3}\n"
+             "  - {out: w, op: uniform, shape: [77], seed: 9, low: 0.5, high: 2}\n"
+             "  - {out: y, op: %s, %s}\n",
+             _i + 1, op,
+             norm ? "a: x, b: w" : ln ? "inputs: [x, w]" : "a: x, axis: 1");
+    bp_error_t err = {0};
+    bp_probe_t *p = load(text, &err);
+    ck_assert_msg(p, "%s", err.msg);
+    bp_buf_t *c = run("cpu", p, &err), *o = run("oracle", p, &err);
+    ck_assert_msg(c && o, "%s", err.msg);
+    int k = bp_probe_find_buf(p, "y");
+    double worst = 0;
+    for (size_t i = 0; i < c[k].numel; i++) {
+        /* layer_norm's outputs near 0 come from cancellation: its error
+         * is measured in ulps of 1 */
+        double a = bp_buf_get(&c[k], i), b = bp_buf_get(&o[k], i);
+        double d = ln ? fabs(a - b) / 0x1p-23 : ulps((float)a, (float)b);
+        worst = d > worst ? d : worst;
+    }
+    ck_assert_msg(worst <= tol[_i], "%s: CPU %g ulps from the oracle", op, worst);
+    bp_backend_bufs_free(c, p->nops);
+    bp_backend_bufs_free(o, p->nops);
+    free(c);
+    free(o);
+    bp_probe_free(p);
+}
+END_TEST
+#endif
+
+int main(void)
+{
+#ifdef BP_ROWS_CUDA
+    bp_backend_t *be = NULL;
+    bp_error_t err = {0};
+    if (bp_backend_open("cuda", NULL, &be, &err) != BP_OK)
+        return bp_test_gpu_skip("check_rows_cuda", err.msg);
+    bp_backend_close(be);
+#endif
+    Suite *s = suite_create("rows");
+    TCase *tc = tcase_create("core");
+    tcase_set_timeout(tc, 120);
+    tcase_add_loop_test(tc, t_case, 0, (int)(NBE * NCASES));
+    tcase_add_loop_test(tc, t_bad, 0, (int)(sizeof bad / sizeof bad[0]));
+#ifndef BP_ROWS_CUDA
+    tcase_add_loop_test(tc, t_cpu_near_oracle, 0, 7);
+#endif
+    suite_add_tcase(s, tc);
+    SRunner *sr = srunner_create(s);
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
