@@ -163,6 +163,13 @@ static int diff_sets(const char *pa, const char *pb, const char *rel, const dopt
     bp_pairs_t P;
     bp_cmp_t *cmp = NULL;
     int rc = BP_EXIT_OK;
+    /* a plain directory read as the one tensor file it holds */
+    for (int s = 0; s < 2; s++) {
+        const char *named = s ? pb : pa, *read = s ? b.path : a.path;
+        if (strcmp(named, read) != 0 && !bp_report_note(rep, "%s: its one tensor file, %s, read",
+                                                        named, read))
+            rc = BP_EXIT_TROUBLE;
+    }
     if (bp_pair_sets(&a, &b, &o->po, &P, &err)) {
         rc = bp_cli_fail(&err);
         goto done;

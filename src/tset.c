@@ -13,6 +13,7 @@
 #include <zlib.h>
 
 #include "bundle.h"
+#include "dwalk.h"
 #include "npy.h"
 #include "safeopen.h"
 #include "sniff.h"
@@ -450,6 +451,28 @@ bp_status bp_tset_dir_kind(const char *dir, bp_dir_kind_t *out, bp_error_t *err)
     return BP_OK;
 }
 
+/* The one set a plain directory holds (dwalk.h's sets: tensor files,
+ * checkpoints, saved runs) into out; more or none: an error saying so. */
+static bp_status only_set(const char *dir, char *out, size_t n, bp_error_t *err)
+{
+    bp_walk_t w;
+    bp_status st = bp_walk(dir, &w, err);
+    if (st)
+        return st;
+    if (w.n == 1)
+        snprintf(out, n, "%s/%s", dir, w.rel[0]);
+    else
+        st = bp_error_set(err, BP_EINPUT, "cannot read '%s': a directory with neither "
+                          "manifest.json (a saved run) nor one *.safetensors.index.json (a "
+                          "checkpoint), holding %s%s%s%s%s; compare it with another "
+                          "directory (file by file, as diff -r)%s", dir,
+                          w.n ? "several tensor files (" : "no tensor file", w.n ? w.rel[0] : "",
+                          w.n ? ", " : "", w.n ? w.rel[1] : "", w.n > 2 ? ", ...)" : w.n ? ")" : "",
+                          w.n ? " or name one" : "");
+    bp_walk_free(&w);
+    return st;
+}
+
 bp_status bp_tset_open(const char *path, const bp_tset_opts_t *o, bp_tset_t *out,
                        bp_error_t *err)
 {
@@ -473,10 +496,12 @@ bp_status bp_tset_open(const char *path, const bp_tset_opts_t *o, bp_tset_t *out
             st = open_bundle(out, path, err);
         else if (k == BP_DIR_CHECKPOINT && bp_tset_find_index(path, index, sizeof index, err) > 0)
             st = bp_tset_open_ckpt(out, index, err);
-        else
-            st = bp_error_set(err, BP_EINPUT, "cannot read '%s': a directory with neither "
-                              "manifest.json (a saved run) nor one "
-                              "*.safetensors.index.json (a checkpoint)", path);
+        else if (!(st = only_set(path, index, sizeof index, err))) {
+            /* one tensor file under it: that file's set (a Hugging Face
+             * repository's model.safetensors beside config.json) */
+            bp_tset_free(out);
+            return bp_tset_open(index, o, out, err);
+        }
     } else {
         int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
         if (fd < 0)

@@ -101,4 +101,16 @@ cp "$a" "$TMP/r2/model.safetensors"
 run 1 diff "$TMP/r1" "$TMP/r2"
 out_has "note: skipped $TMP/r1/pytorch_model.bin: a torch.save archive (pickled tensors)"
 out_has "model.safetensors: same  fp32 [2]"
+# a plain directory holding one tensor file is that file's set (a Hugging
+# Face repository against a file or a sharded checkpoint); holding several
+# or none, it is refused saying so
+run 1 diff "$TMP/r1" "$a"
+out_has "same  fp32 [2]"
+out_has "note: $TMP/r1: its one tensor file, $TMP/r1/model.safetensors, read"
+cp "$a" "$TMP/r1/other.safetensors"
+run 2 diff "$TMP/r1" "$a"
+err_has "cannot read '$TMP/r1': a directory with neither manifest.json (a saved run) nor one *.safetensors.index.json (a checkpoint), holding several tensor files (model.safetensors, other.safetensors); compare it with another directory"
+mkdir "$TMP/r0"
+run 2 diff "$a" "$TMP/r0"
+err_has "cannot read '$TMP/r0': a directory with neither manifest.json (a saved run) nor one *.safetensors.index.json (a checkpoint), holding no tensor file"
 done_ok

@@ -84,14 +84,15 @@ OLD_SCALAR = tuple(int(x) for x in torch.__version__.split(".")[:2]) < (2, 1)
 
 
 def later_scalar_formula(op, bufs, out_dtype):
-    """The result PyTorch 2.1 and later give on the CPU for a bf16/fp16 mul
-    or div whose second operand is a number or one element (is_scalar(2)):
+    """The result PyTorch 2.1 and later give on the CPU for a bf16/fp16 mul,
+    div or outer whose second operand is a number or one element
+    (is_scalar(2)):
     the other operand in float times (or over) that element taken in float
     from its own dtype, rounded once.  None where that path does not apply.
     `s / t` is t.reciprocal() * s: the reciprocal rounded to the dtype,
     then the same multiplication."""
     k = op["op"]
-    if k not in ("mul", "div") or out_dtype not in (torch.bfloat16, torch.float16):
+    if k not in ("mul", "div", "outer") or out_dtype not in (torch.bfloat16, torch.float16):
         return None
     if op.get("formulation", "default") not in ("default", "true"):
         return None
@@ -111,7 +112,9 @@ def later_scalar_formula(op, bufs, out_dtype):
     else:
         s = torch.tensor(float(b), dtype=torch.float64).float()
     x = bufs[a].to(out_dtype).float()
-    return (x * s if k == "mul" else x / s).to(out_dtype)
+    if k == "outer":  # a.reshape(-1, 1) * b (LinearAlgebra.cpp)
+        x = x.reshape(-1, 1)
+    return (x / s if k == "div" else x * s).to(out_dtype)
 
 
 def container(bundle, probe, device):
@@ -160,15 +163,21 @@ def replay_op(op, bufs, dt_out, device, saved):
     backends do, and for an integer dtype the numbers are integers."""
     k = op["op"]
     if dt_out is not None and k not in _DTYPE_ARG + ("uniform",):
-        conv = {}
+        # converted copies under names of their own: the same buffer may
+        # also be read unconverted (where's cond, an index)
+        conv, renamed = {}, {}
         index = {"index_select": "b", "embedding": "a"}.get(k)  # indices stay integers
         for key in ("a", "b"):
             v = op.get(key)
             if isinstance(v, str) and key != index:
-                conv[v] = bufs[v].to(dt_out)
-        for v in op.get("inputs", []):
-            conv[v] = bufs[v].to(dt_out)
+                conv[v + "@dtype"] = bufs[v].to(dt_out)
+                renamed[key] = v + "@dtype"
+        if "inputs" in op:
+            renamed["inputs"] = [v + "@dtype" for v in op["inputs"]]
+            for v in op["inputs"]:
+                conv[v + "@dtype"] = bufs[v].to(dt_out)
         bufs = dict(bufs, **conv)
+        op = dict(op, **renamed)
         if not dt_out.is_floating_point:  # the numbers are integral (bitprobe checks)
             op = dict(op, **{k: int(op[k]) for k in ("a", "b") if isinstance(op.get(k), float)})
     t, required = run_op(op, {}, bufs, dt_out if k in _DTYPE_ARG else None,
