@@ -842,6 +842,15 @@ static bp_status parse_outputs(ld_t *L, const yn_t *n)
     return BP_OK;
 }
 
+bp_status bp_param_number(const bp_param_arg_t *a, double *v, bool *is_int, bp_error_t *err)
+{
+    int r = bp_yaml_number(a->value, v, is_int);
+    if (r != 1)
+        return bp_error_set(err, BP_EINPUT, "--param %s=%s: the value is not a number%s",
+                            a->name, a->value, r == 2 ? " within a double's range" : "");
+    return BP_OK;
+}
+
 /* A --param override of parameter name, if there is one: its value
  * replaces the file's, and the probe notes it. */
 static bp_status override(ld_t *L, const char *name, double *v, bool *is_int)
@@ -849,11 +858,9 @@ static bp_status override(ld_t *L, const char *name, double *v, bool *is_int)
     for (size_t a = 0; a < L->nargs; a++) {
         if (strcmp(L->args[a].name, name) != 0)
             continue;
-        int r = bp_yaml_number(L->args[a].value, v, is_int);
-        if (r != 1)
-            return bp_error_set(L->err, BP_EINPUT,
-                                "--param %s=%s: the value is not a number%s", name,
-                                L->args[a].value, r == 2 ? " within a double's range" : "");
+        bp_status st = bp_param_number(&L->args[a], v, is_int, L->err);
+        if (st)
+            return st;
         bp_probe_t *p = L->p;
         size_t old = p->overrides ? strlen(p->overrides) : 0,
                len = old + strlen(name) + strlen(L->args[a].value) + 3;
@@ -949,9 +956,10 @@ static bp_status parse_probe(ld_t *L, const yn_t *root)
     const char *base = strrchr(L->path, '/');
     base = base ? base + 1 : L->path;
     size_t nl = strlen(s);
-    if (strncmp(base, s, nl) != 0 || strcmp(base + nl, ".yaml") != 0)
+    if (strncmp(base, s, nl) != 0 ||
+        (strcmp(base + nl, ".yaml") != 0 && strcmp(base + nl, ".yml") != 0))
         return bad(L, x, "name '%s' does not match the file name '%.80s' "
-                         "(expected %s.yaml)", s, base, s);
+                         "(expected %s.yaml or %s.yml)", s, base, s, s);
     if (!(p->name = strdup(s)))
         return oom(L);
     if ((st = map_need(L, root, "description", where, &x)) ||
