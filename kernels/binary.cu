@@ -28,6 +28,10 @@ __device__ __forceinline__ T bpk_binary_apply(T x, T y)
         return x * y;
     else if constexpr (OP == BPK_DIV)
         return x / y;
+    else if constexpr (OP == BPK_MAXIMUM) /* MaxMinElementwiseKernel.cu */
+        return x != x ? x : y != y ? y : ::max(x, y);
+    else if constexpr (OP == BPK_MINIMUM)
+        return x != x ? x : y != y ? y : ::min(x, y);
     else
         return x * (T(1) / y);
 }
@@ -95,6 +99,12 @@ static int bpk_binary_launch(cudaStream_t s, int op, void *out, int out_dt,
         bpk_binary_kernel<T, BPK_DIV_RCP><<<g, BPK_THREADS, 0, s>>>(
             out, out_dt, a, b, bc, n);
         break;
+    case BPK_MAXIMUM:
+        bpk_binary_kernel<T, BPK_MAXIMUM><<<g, BPK_THREADS, 0, s>>>(out, out_dt, a, b, bc, n);
+        break;
+    case BPK_MINIMUM:
+        bpk_binary_kernel<T, BPK_MINIMUM><<<g, BPK_THREADS, 0, s>>>(out, out_dt, a, b, bc, n);
+        break;
     default: return (int)cudaErrorInvalidValue;
     }
     return bpk_launched();
@@ -117,6 +127,14 @@ static int bpk_binary_launch_int(cudaStream_t s, int op, void *out,
     case BPK_MUL:
         bpk_binary_kernel<long long, BPK_MUL><<<g, BPK_THREADS, 0, s>>>(
             out, out_dt, a, b, bc, n);
+        break;
+    case BPK_MAXIMUM:
+        bpk_binary_kernel<long long, BPK_MAXIMUM><<<g, BPK_THREADS, 0, s>>>(out, out_dt, a, b,
+                                                                            bc, n);
+        break;
+    case BPK_MINIMUM:
+        bpk_binary_kernel<long long, BPK_MINIMUM><<<g, BPK_THREADS, 0, s>>>(out, out_dt, a, b,
+                                                                            bc, n);
         break;
     default: return (int)cudaErrorInvalidValue;
     }

@@ -68,6 +68,8 @@ enum {
     BPK_MUL,
     BPK_DIV,     /* x / y, correctly rounded in the compute type */
     BPK_DIV_RCP, /* x * (1 / y), the reciprocal rounded in the compute type */
+    BPK_MAXIMUM, /* NaN if either is NaN, else ::max (fmaxf) */
+    BPK_MINIMUM, /* NaN if either is NaN, else ::min (fminf) */
     BPK_NBINARY
 };
 int bpk_binary(void *stream, int op, void *out, int out_dt, bpk_arg_t a,
@@ -91,6 +93,26 @@ int bpk_pow(void *stream, int mode, void *out, int out_dt, bpk_arg_t a,
  * kernel here gives cudaErrorInvalidValue. */
 int bpk_unary(void *stream, int op, void *out, int out_dt, const void *a,
               int a_dt, int64_t n);
+
+/* elem.cu: the activations (sigmoid, silu, gelu), special functions (erf,
+ * exp2, log2, log1p, expm1), abs, sign, rounding and clamp; op is the
+ * bp_op_kind_t.  Parameters, already converted as PyTorch converts them
+ * on the host: form (gelu: 1 for tanh), decimals with scale = 10^|decimals|
+ * in the result dtype and neg for decimals < 0 (round), lo/hi with
+ * has_lo/has_hi in the result dtype (clamp). */
+typedef struct {
+    int form;
+    int decimals, neg;
+    double scale;
+    int has_lo, has_hi;
+    double lo, hi;
+} bpk_elem_par_t;
+int bpk_elem(void *stream, int op, void *out, int out_dt, const void *a, int a_dt,
+             int64_t n, const bpk_elem_par_t *par);
+/* elem.cu: torch.linspace for steps >= 2 of a float dtype; start, end and
+ * step already in the dtype (step = (end - start) / (steps - 1) there). */
+int bpk_linspace(void *stream, void *out, int dt, int64_t steps, double start, double end,
+                 double step);
 
 /* layout.cu: data movement, exact (conversions as PyTorch's copy_). */
 int bpk_cast(void *stream, void *out, int out_dt, const void *a, int a_dt,

@@ -1,6 +1,7 @@
 /* Crash-safe file replacement under a lock (see atomicfile.h). */
 #define _GNU_SOURCE /* memfd_create */
 #include "atomicfile.h"
+#include "interrupt.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -27,19 +28,26 @@ bp_status bp_mkdir_parents(const char *path, bp_error_t *err)
 {
     char dir[PATH_MAX];
     dir_of(path, dir, sizeof dir);
+    /* under the interruption lock: no directory appears in a staging
+     * directory after an interruption removed it */
+    bp_intr_lock();
+    bp_status st = BP_OK;
     for (char *p = dir + 1;; p++) {
         char c = *p;
         if (c == '/' || c == '\0') {
             *p = '\0';
-            if (mkdir(dir, 0777) != 0 && errno != EEXIST)
-                return bp_error_set(err, BP_EIO, "cannot create directory '%s': %s",
-                                    dir, strerror(errno));
+            if (mkdir(dir, 0777) != 0 && errno != EEXIST) {
+                st = bp_error_set(err, BP_EIO, "cannot create directory '%s': %s", dir,
+                                  strerror(errno));
+                break;
+            }
             *p = c;
         }
         if (c == '\0')
             break;
     }
-    return BP_OK;
+    bp_intr_unlock();
+    return st;
 }
 
 bp_status bp_atomic_lock(const char *target, bp_lock_t *lk, bp_error_t *err)
@@ -188,7 +196,7 @@ bp_status bp_atomic_write(const char *target, bp_atomic_fill_fn fill, void *ctx,
     if (snprintf(tmp, sizeof tmp, "%s.tmp.XXXXXX", target) >= (int)sizeof tmp)
         return bp_error_set(err, BP_EINPUT, "path too long: '%s'", target);
     remove_stale(target);
-    int fd = mkstemp(tmp);
+    int fd = bp_intr_mkstemp(tmp);
     if (fd < 0)
         return bp_error_set(err, BP_EIO, "cannot create a temporary file next to '%s': %s",
                             target, strerror(errno));
@@ -201,13 +209,16 @@ bp_status bp_atomic_write(const char *target, bp_atomic_fill_fn fill, void *ctx,
         st = bp_error_set(err, BP_EIO, "cannot close '%s': %s", tmp, strerror(errno));
     if (slow)
         pause_usec(slow);
+    bp_intr_lock();
     if (!st && rename(tmp, target) != 0)
         st = bp_error_set(err, BP_EIO, "cannot rename '%s' to '%s': %s", tmp, target,
                           strerror(errno));
-    if (st) {
+    if (st)
         unlink(tmp);
+    bp_intr_remove_locked(tmp);
+    bp_intr_unlock();
+    if (st)
         return st;
-    }
     if (slow)
         pause_usec(slow);
     dir_of(target, dir, sizeof dir);

@@ -15,7 +15,8 @@
  * type: 32 bytes on AVX2 (and ATen's DEFAULT build), 64 on AVX-512.  With
  * the AVX512 capability (cpu_isa.h) ATen runs the AVX-512 build only of
  * the kernels registered with ALSO_REGISTER_AVX512_DISPATCH (pow, exp,
- * log, tanh, reciprocal); REGISTER_DISPATCH leaves the AVX-512 slot empty
+ * log, tanh, erf, log2, log1p, expm1, reciprocal, sigmoid, silu, gelu);
+ * REGISTER_DISPATCH leaves the AVX-512 slot empty
  * and DispatchStub falls back to the AVX2 build, which is what arange,
  * sin, cos, sqrt, rsqrt, sum and the binary ops get (their .cpp files,
  * PyTorch 2.x).  vec_bytes is the former's width; BP_CPU_VEC_BYTES the
@@ -101,6 +102,13 @@ bool bp_cpu_opmath_f32(bp_dtype_t dt);
  * with zeros). */
 void bp_cpu_map_f32(const bp_cpu_t *c, bp_op_kind_t k, float *x, size_t n);
 void bp_cpu_map_f64(const bp_cpu_t *c, bp_op_kind_t k, double *x, size_t n);
+/* One value through op k's vector entry point (a lane of Vectorized<T>::
+ * exp() and the like inside a kernel); wide: the kernel has an AVX-512
+ * build, so on AVX512 the 16-lane entry point. */
+float bp_cpu_lanef(const bp_cpu_t *c, bp_op_kind_t k, bool wide, float x);
+double bp_cpu_lane(const bp_cpu_t *c, bp_op_kind_t k, bool wide, double x);
+/* Vectorized<float>::erf(): ATen's own polynomial (be_cpu_math.c). */
+float bp_cpu_erf_poly(float x);
 /* Whether op k is one of those functions (be_cpu_math.c's table). */
 bool bp_cpu_has_map(bp_op_kind_t k);
 /* Vector-lane pow: SLEEF powf_u10 / pow_u10 (libm in libm mode). */
@@ -121,6 +129,12 @@ bp_status bp_cpu_op_rotate_half(bp_backend_t *, const bp_exec_t *,
 bp_status bp_cpu_op_gather(bp_backend_t *, const bp_exec_t *, bp_error_t *);
 
 bp_status bp_cpu_op_unary(bp_backend_t *, const bp_exec_t *, bp_error_t *);
+/* be_cpu_act.c */
+bp_status bp_cpu_op_act(bp_backend_t *, const bp_exec_t *, bp_error_t *);
+bp_status bp_cpu_op_exact1(bp_backend_t *, const bp_exec_t *, bp_error_t *);
+bp_status bp_cpu_op_minmax(bp_backend_t *, const bp_exec_t *, bp_error_t *);
+bp_status bp_cpu_op_full(bp_backend_t *, const bp_exec_t *, bp_error_t *);
+bp_status bp_cpu_op_linspace(bp_backend_t *, const bp_exec_t *, bp_error_t *);
 bp_status bp_cpu_op_pow(bp_backend_t *, const bp_exec_t *, bp_error_t *);
 
 bp_status bp_cpu_op_binary(bp_backend_t *, const bp_exec_t *, bp_error_t *);

@@ -66,6 +66,16 @@ __m256d Sleef_cosd4_u35avx2(__m256d);
 __m256d Sleef_logd4_u35avx2(__m256d);
 __m256d Sleef_tanhd4_u35avx2(__m256d);
 __m256d Sleef_powd4_u10avx2(__m256d, __m256d);
+__m256 Sleef_log2f8_u10avx2(__m256);
+__m256 Sleef_log2f8_u35avx2(__m256);
+__m256 Sleef_log1pf8_u10avx2(__m256);
+__m256 Sleef_expm1f8_u10avx2(__m256);
+__m256 Sleef_erff8_u10avx2(__m256);
+__m256d Sleef_log2d4_u10avx2(__m256d);
+__m256d Sleef_log2d4_u35avx2(__m256d);
+__m256d Sleef_log1pd4_u10avx2(__m256d);
+__m256d Sleef_expm1d4_u10avx2(__m256d);
+__m256d Sleef_erfd4_u10avx2(__m256d);
 
 /* Whole registers, then the rest zero-padded as vec::map's partial load. */
 static void map8(v8_fn f, float *x, size_t n)
@@ -92,6 +102,60 @@ static void map4(v4_fn f, double *x, size_t n)
         _mm256_storeu_pd(t, f(_mm256_loadu_pd(t)));
         memcpy(x + i, t, (n - i) * sizeof *t);
     }
+}
+
+/* Vectorized<float>::erf() (vec256_float.h): Abramowitz and Stegun's
+ * 7.1.26 with SLEEF's exp, not SLEEF's erf:
+ *   t = 1 / (p |x| + 1), r = ((((p5 t + p4) t + p3) t + p2) t + p1),
+ *   erf(x) = sign(x) (1 - r t exp(-x^2)), every step an AVX2 fma or op. */
+static __m256 erf_poly8(__m256 values)
+{
+    const __m256 neg_zero_vec = _mm256_set1_ps(-0.f);
+    const __m256 one_vec = _mm256_set1_ps(1.0f);
+    const __m256 p = _mm256_set1_ps(0.3275911f);
+    const __m256 p1 = _mm256_set1_ps(0.254829592f);
+    const __m256 p2 = _mm256_set1_ps(-0.284496736f);
+    const __m256 p3 = _mm256_set1_ps(1.421413741f);
+    const __m256 p4 = _mm256_set1_ps(-1.453152027f);
+    const __m256 p5 = _mm256_set1_ps(1.061405429f);
+    __m256 sign_mask = _mm256_and_ps(neg_zero_vec, values);
+    __m256 abs_vec = _mm256_xor_ps(sign_mask, values);
+    __m256 tmp0 = _mm256_fmadd_ps(p, abs_vec, one_vec);
+    __m256 t = _mm256_div_ps(one_vec, tmp0);
+    __m256 tmp1 = _mm256_fmadd_ps(p5, t, p4);
+    __m256 tmp2 = _mm256_fmadd_ps(tmp1, t, p3);
+    __m256 tmp3 = _mm256_fmadd_ps(tmp2, t, p2);
+    __m256 r = _mm256_fmadd_ps(tmp3, t, p1);
+    __m256 pow_2 = _mm256_mul_ps(values, values);
+    __m256 neg_pow_2 = _mm256_xor_ps(neg_zero_vec, pow_2);
+    __m256 tmp4 = Sleef_expf8_u10avx2(neg_pow_2);
+    __m256 tmp5 = _mm256_xor_ps(neg_zero_vec, tmp4);
+    __m256 tmp6 = _mm256_mul_ps(tmp5, t);
+    __m256 tmp7 = _mm256_fmadd_ps(tmp6, r, one_vec);
+    return _mm256_xor_ps(sign_mask, tmp7);
+}
+
+float bp_cpu_erf_poly(float x)
+{
+    float r[8];
+    _mm256_storeu_ps(r, erf_poly8(_mm256_set1_ps(x)));
+    return r[0];
+}
+
+/* One value through an 8-lane (4-lane) entry point: lane 0 of a register
+ * holding x in every lane. */
+static float lane8(v8_fn f, float x)
+{
+    float r[8];
+    _mm256_storeu_ps(r, f(_mm256_set1_ps(x)));
+    return r[0];
+}
+
+static double lane4(v4_fn f, double x)
+{
+    double r[4];
+    _mm256_storeu_pd(r, f(_mm256_set1_pd(x)));
+    return r[0];
 }
 
 static float pow8(float x, float y)
@@ -131,6 +195,16 @@ __m512d Sleef_tanhd8_u10avx512f(__m512d);
 __m512d Sleef_logd8_u35avx512f(__m512d);
 __m512d Sleef_tanhd8_u35avx512f(__m512d);
 __m512d Sleef_powd8_u10avx512f(__m512d, __m512d);
+__m512 Sleef_log2f16_u10avx512f(__m512);
+__m512 Sleef_log2f16_u35avx512f(__m512);
+__m512 Sleef_log1pf16_u10avx512f(__m512);
+__m512 Sleef_expm1f16_u10avx512f(__m512);
+__m512 Sleef_erff16_u10avx512f(__m512);
+__m512d Sleef_log2d8_u10avx512f(__m512d);
+__m512d Sleef_log2d8_u35avx512f(__m512d);
+__m512d Sleef_log1pd8_u10avx512f(__m512d);
+__m512d Sleef_expm1d8_u10avx512f(__m512d);
+__m512d Sleef_erfd8_u10avx512f(__m512d);
 
 static void map16(v16_fn f, float *x, size_t n)
 {
@@ -156,6 +230,20 @@ static void map8d(v8d_fn f, double *x, size_t n)
         _mm512_storeu_pd(t, f(_mm512_loadu_pd(t)));
         memcpy(x + i, t, (n - i) * sizeof *t);
     }
+}
+
+static float lane16(v16_fn f, float x)
+{
+    float r[16];
+    _mm512_storeu_ps(r, f(_mm512_set1_ps(x)));
+    return r[0];
+}
+
+static double lane8d(v8d_fn f, double x)
+{
+    double r[8];
+    _mm512_storeu_pd(r, f(_mm512_set1_pd(x)));
+    return r[0];
 }
 
 static float pow16(float x, float y)
@@ -188,6 +276,14 @@ static const cpu_fn512_t fns512[BP_OP_COUNT] = {
                    Sleef_logd8_u35avx512f},
     [BP_OP_TANH] = {Sleef_tanhf16_u10avx512f, Sleef_tanhf16_u35avx512f,
                     Sleef_tanhd8_u10avx512f, Sleef_tanhd8_u35avx512f},
+    [BP_OP_LOG2] = {Sleef_log2f16_u10avx512f, Sleef_log2f16_u35avx512f,
+                    Sleef_log2d8_u10avx512f, Sleef_log2d8_u35avx512f},
+    [BP_OP_LOG1P] = {Sleef_log1pf16_u10avx512f, Sleef_log1pf16_u10avx512f,
+                     Sleef_log1pd8_u10avx512f, Sleef_log1pd8_u10avx512f},
+    [BP_OP_EXPM1] = {Sleef_expm1f16_u10avx512f, Sleef_expm1f16_u10avx512f,
+                     Sleef_expm1d8_u10avx512f, Sleef_expm1d8_u10avx512f},
+    [BP_OP_ERF] = {Sleef_erff16_u10avx512f, Sleef_erff16_u10avx512f, Sleef_erfd8_u10avx512f,
+                   Sleef_erfd8_u10avx512f},
 };
 
 typedef float (*f1_fn)(float);
@@ -219,7 +315,47 @@ static const cpu_fn_t fns[BP_OP_COUNT] = {
     [BP_OP_TANH] = {Sleef_tanhf8_u10avx2, Sleef_tanhf8_u35avx2,
                     Sleef_tanhd4_u10avx2, Sleef_tanhd4_u35avx2, Sleef_tanhf_u10,
                     Sleef_tanhf_u35, tanhf, Sleef_tanh_u10, Sleef_tanh_u35, tanh},
+    [BP_OP_LOG2] = {Sleef_log2f8_u10avx2, Sleef_log2f8_u35avx2, Sleef_log2d4_u10avx2,
+                    Sleef_log2d4_u35avx2, Sleef_log2f_u10, Sleef_log2f_u35, log2f,
+                    Sleef_log2_u10, Sleef_log2_u35, log2},
+    [BP_OP_LOG1P] = {Sleef_log1pf8_u10avx2, Sleef_log1pf8_u10avx2, Sleef_log1pd4_u10avx2,
+                     Sleef_log1pd4_u10avx2, Sleef_log1pf_u10, Sleef_log1pf_u10, log1pf,
+                     Sleef_log1p_u10, Sleef_log1p_u10, log1p},
+    [BP_OP_EXPM1] = {Sleef_expm1f8_u10avx2, Sleef_expm1f8_u10avx2, Sleef_expm1d4_u10avx2,
+                     Sleef_expm1d4_u10avx2, Sleef_expm1f_u10, Sleef_expm1f_u10, expm1f,
+                     Sleef_expm1_u10, Sleef_expm1_u10, expm1},
+    [BP_OP_ERF] = {Sleef_erff8_u10avx2, Sleef_erff8_u10avx2, Sleef_erfd4_u10avx2,
+                   Sleef_erfd4_u10avx2, Sleef_erff_u10, Sleef_erff_u10, erff, Sleef_erf_u10,
+                   Sleef_erf_u10, erf},
 };
+
+float bp_cpu_lanef(const bp_cpu_t *c, bp_op_kind_t k, bool wide, float x)
+{
+    const cpu_fn_t *fn = &fns[k];
+    const cpu_fn512_t *f5 = &fns512[k];
+    bool u35 = c->math == BP_CPU_MATH_SLEEF_U35;
+    if (c->math == BP_CPU_MATH_LIBM)
+        return fn->s_libm(x);
+    if (wide && c->isa == BP_CPU_ISA_AVX512 && f5->v16_u10)
+        return lane16(u35 ? f5->v16_u35 : f5->v16_u10, x);
+    if (c->simd)
+        return lane8(u35 ? fn->v8_u35 : fn->v8_u10, x);
+    return u35 ? fn->s_u35(x) : fn->s_u10(x);
+}
+
+double bp_cpu_lane(const bp_cpu_t *c, bp_op_kind_t k, bool wide, double x)
+{
+    const cpu_fn_t *fn = &fns[k];
+    const cpu_fn512_t *f5 = &fns512[k];
+    bool u35 = c->math == BP_CPU_MATH_SLEEF_U35;
+    if (c->math == BP_CPU_MATH_LIBM)
+        return fn->d_libm(x);
+    if (wide && c->isa == BP_CPU_ISA_AVX512 && f5->v8d_u10)
+        return lane8d(u35 ? f5->v8d_u35 : f5->v8d_u10, x);
+    if (c->simd)
+        return lane4(u35 ? fn->v4_u35 : fn->v4_u10, x);
+    return u35 ? fn->d_u35(x) : fn->d_u10(x);
+}
 
 bool bp_cpu_has_map(bp_op_kind_t k)
 {

@@ -447,6 +447,104 @@ static bp_status op_unary(bp_backend_t *be, const bp_exec_t *x,
     return st ? st : unary(be, x->op->kind, x->a, x->out, err);
 }
 
+/* elem.cu's ops: the parameters converted as ATen converts them on the
+ * host (Scalar::to<scalar_t>, checked). */
+static bp_status op_elem(bp_backend_t *be, const bp_exec_t *x, bp_error_t *err)
+{
+    const bp_op_t *op = x->op;
+    bp_buf_t *out = x->out;
+    bp_dtype_t dt = out->dtype;
+    bp_status st = dev_of(x->a, "a", err);
+    if (!st)
+        st = dev_of(out, "out", err);
+    if (st)
+        return st;
+    if (!bp_buf_same_shape(x->a, out))
+        return shape_error(err, "operand a", x->a, out);
+    if (bp_dtype_is_int(dt) && !bp_op_has(op->kind, BP_OPF_INT))
+        return bp_error_set(err, BP_EINPUT, "%s with integer result dtype %s",
+                            bp_op_name(op->kind), dname(dt));
+    bpk_elem_par_t p = {0};
+    p.form = op->form == BP_FORM_TANH;
+    if (op->kind == BP_OP_ROUND && op->decimals) {
+        if (bp_dtype_is_int(dt))
+            return bp_error_set(err, BP_EINPUT, "round with decimals of integer dtype %s",
+                                dname(dt));
+        p.decimals = 1;
+        p.neg = op->decimals < 0;
+        double ten = pow(10.0, (double)(op->decimals < 0 ? -op->decimals : op->decimals));
+        if ((st = scalar_storage(ten, dt, &p.scale, err)))
+            return st;
+    }
+    if (op->kind == BP_OP_CLAMP) {
+        p.has_lo = op->has_min;
+        p.has_hi = op->has_max;
+        if (op->has_min && (st = scalar_storage(bp_dtype_is_int(dt) ? trunc(op->min) : op->min,
+                                                dt, &p.lo, err)))
+            return st;
+        if (op->has_max && (st = scalar_storage(bp_dtype_is_int(dt) ? trunc(op->max) : op->max,
+                                                dt, &p.hi, err)))
+            return st;
+    }
+    int rc = bpk_elem(bp_cuda_stream(be), (int)op->kind, out->dev, (int)dt, x->a->dev,
+                      (int)x->a->dtype, numel(out), &p);
+    char kernel[64];
+    snprintf(kernel, sizeof kernel, "bpk_elem(%s)", bp_op_name(op->kind));
+    return bp_cuda_finish(be, kernel, rc, err);
+}
+
+/* torch.minimum / torch.maximum: MaxMinElementwiseKernel.cu, broadcast. */
+static bp_status op_minmax(bp_backend_t *be, const bp_exec_t *x, bp_error_t *err)
+{
+    bp_status st = operands(x, err);
+    if (st)
+        return st;
+    if (!x->a || !x->b)
+        return bp_error_set(err, BP_EINPUT, "%s needs two tensors",
+                            bp_op_name(x->op->kind));
+    bool mx = x->op->kind == BP_OP_MAXIMUM;
+    return binary(be, mx ? BPK_MAXIMUM : BPK_MINIMUM, mx ? "maximum" : "minimum",
+                  tensor_arg(x->a), x->a, tensor_arg(x->b), x->b, x->out, err);
+}
+
+/* full, zeros, ones: fill_ with the value as scalar_t. */
+static bp_status op_full(bp_backend_t *be, const bp_exec_t *x, bp_error_t *err)
+{
+    const bp_op_t *op = x->op;
+    bp_status st = dev_of(x->out, "out", err);
+    if (st)
+        return st;
+    double v = op->kind == BP_OP_FULL ? op->value : op->kind == BP_OP_ONES ? 1.0 : 0.0;
+    if (bp_dtype_is_int(x->out->dtype))
+        v = trunc(v);
+    double s;
+    if ((st = scalar_storage(v, x->out->dtype, &s, err)))
+        return st;
+    return fill(be, x->out, s, err);
+}
+
+/* linspace_cuda_out: nothing for 0 steps, fill_(start) for 1. */
+static bp_status op_linspace(bp_backend_t *be, const bp_exec_t *x, bp_error_t *err)
+{
+    const bp_op_t *op = x->op;
+    bp_dtype_t dt = x->out->dtype;
+    bp_status st = dev_of(x->out, "out", err);
+    if (st)
+        return st;
+    if (bp_dtype_is_int(dt))
+        return bp_error_set(err, BP_EINPUT, "linspace of integer dtype %s", dname(dt));
+    if (op->steps == 1) {
+        double s;
+        if ((st = scalar_storage(op->start, dt, &s, err)))
+            return st;
+        return fill(be, x->out, s, err);
+    }
+    double s, e, step;
+    bp_linspace_params(dt, op->start, op->end, op->steps, &s, &e, &step);
+    int rc = bpk_linspace(bp_cuda_stream(be), x->out->dev, (int)dt, numel(x->out), s, e, step);
+    return bp_cuda_finish(be, "bpk_linspace", rc, err);
+}
+
 /* torch.outer(a, b) = a.reshape(-1, 1) * b: the mul kernel, broadcast. */
 static bp_status op_outer(bp_backend_t *be, const bp_exec_t *x,
                           bp_error_t *err)
@@ -839,4 +937,25 @@ const bp_op_fn bp_cuda_ops[BP_OP_COUNT] = {
     [BP_OP_LOGSUMEXP] = bp_cuda_op_reduce,
     [BP_OP_PROD] = bp_cuda_op_reduce,
     [BP_OP_CUMSUM] = bp_cuda_op_reduce,
+    [BP_OP_SIGMOID] = op_elem,
+    [BP_OP_SILU] = op_elem,
+    [BP_OP_GELU] = op_elem,
+    [BP_OP_ERF] = op_elem,
+    [BP_OP_EXP2] = op_elem,
+    [BP_OP_LOG2] = op_elem,
+    [BP_OP_LOG1P] = op_elem,
+    [BP_OP_EXPM1] = op_elem,
+    [BP_OP_ABS] = op_elem,
+    [BP_OP_SIGN] = op_elem,
+    [BP_OP_FLOOR] = op_elem,
+    [BP_OP_CEIL] = op_elem,
+    [BP_OP_ROUND] = op_elem,
+    [BP_OP_TRUNC] = op_elem,
+    [BP_OP_MINIMUM] = op_minmax,
+    [BP_OP_MAXIMUM] = op_minmax,
+    [BP_OP_CLAMP] = op_elem,
+    [BP_OP_FULL] = op_full,
+    [BP_OP_ZEROS] = op_full,
+    [BP_OP_ONES] = op_full,
+    [BP_OP_LINSPACE] = op_linspace,
 };

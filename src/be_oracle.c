@@ -144,17 +144,172 @@ static void operand_load(const operand_t *o, mpfr_t v, size_t i)
 
 typedef struct {
     bp_op_kind_t kind;
+    const bp_op_t *op;
     bp_buf_t *out;
     operand_t a, b;
     bool binary;
     operand_t cond; /* where: a where cond is true, else b */
 } elem_ctx_t;
 
-static int apply(bp_oracle_ws_t *ws, bp_op_kind_t k)
+/* t = f(x) for the functions made of several operations, with an error of
+ * at most a few units in t's last place. */
+static void composite_eval(mpfr_t t, mpfr_srcptr x, const bp_op_t *op)
+{
+    mpfr_prec_t p = mpfr_get_prec(t) + 16;
+    mpfr_t u, v;
+    mpfr_inits2(p, u, v, (mpfr_ptr)0);
+    switch (op->kind) {
+    case BP_OP_SIGMOID: /* 1 / (1 + exp(-x)) */
+    case BP_OP_SILU:    /* x / (1 + exp(-x)) */
+        mpfr_neg(u, x, MPFR_RNDN);
+        mpfr_exp(u, u, MPFR_RNDN);
+        mpfr_add_ui(u, u, 1, MPFR_RNDN);
+        if (op->kind == BP_OP_SIGMOID)
+            mpfr_ui_div(t, 1, u, MPFR_RNDN);
+        else
+            mpfr_div(t, x, u, MPFR_RNDN);
+        break;
+    default: /* gelu, written without cancellation for large negative x */
+        if (op->form == BP_FORM_TANH) {
+            /* x/2 (1 + tanh(w)) = x / (1 + exp(-2w)),
+             * w = sqrt(2/pi) (x + 0.044715 x^3) */
+            mpfr_pow_ui(u, x, 3, MPFR_RNDN);
+            mpfr_set_str(v, "0.044715", 10, MPFR_RNDN);
+            mpfr_mul(u, u, v, MPFR_RNDN);
+            mpfr_add(u, u, x, MPFR_RNDN);
+            mpfr_const_pi(v, MPFR_RNDN);
+            mpfr_ui_div(v, 2, v, MPFR_RNDN);
+            mpfr_sqrt(v, v, MPFR_RNDN);
+            mpfr_mul(u, u, v, MPFR_RNDN);
+            mpfr_mul_si(u, u, -2, MPFR_RNDN);
+            mpfr_exp(u, u, MPFR_RNDN);
+            mpfr_add_ui(u, u, 1, MPFR_RNDN);
+            mpfr_div(t, x, u, MPFR_RNDN);
+        } else { /* x/2 (1 + erf(x / sqrt 2)) = x/2 erfc(-x / sqrt 2) */
+            mpfr_sqrt_ui(v, 2, MPFR_RNDN);
+            mpfr_div(u, x, v, MPFR_RNDN);
+            mpfr_neg(u, u, MPFR_RNDN);
+            mpfr_erfc(u, u, MPFR_RNDN);
+            mpfr_mul(u, u, x, MPFR_RNDN);
+            mpfr_div_2ui(t, u, 1, MPFR_RNDN);
+        }
+        break;
+    }
+    mpfr_clears(u, v, (mpfr_ptr)0);
+}
+
+/* Correctly rounded composite: evaluated with more and more bits until the
+ * result's rounding is certain (Ziv's strategy); exact results (gelu(0),
+ * sigmoid(0)) round at once. */
+static int composite(bp_oracle_ws_t *ws, const bp_op_t *op)
+{
+    mpfr_ptr r = ws->r, x = ws->x;
+    if (mpfr_nan_p(x)) {
+        mpfr_set_nan(r);
+        return 0;
+    }
+    mpfr_prec_t want = mpfr_get_prec(r);
+    int inex = 0;
+    for (mpfr_prec_t p = want + 64;; p *= 2) {
+        mpfr_t t;
+        mpfr_init2(t, p);
+        composite_eval(t, x, op);
+        bool ok = !mpfr_number_p(t) || mpfr_zero_p(t) ||
+                  mpfr_can_round(t, p - 8, MPFR_RNDN, MPFR_RNDZ, want + (ws->rnd == MPFR_RNDN));
+        if (ok || p > 8192) {
+            inex = mpfr_set(r, t, ws->rnd);
+            mpfr_clear(t);
+            return inex;
+        }
+        mpfr_clear(t);
+    }
+}
+
+/* torch.round(x, decimals): the multiple of 10^-decimals nearest x, ties
+ * to even, rounded once to the output. */
+static int round_decimals(bp_oracle_ws_t *ws, int64_t d)
+{
+    mpfr_ptr r = ws->r, x = ws->x;
+    if (!mpfr_number_p(x) || mpfr_zero_p(x))
+        return mpfr_set(r, x, ws->rnd);
+    int64_t m = d < 0 ? -d : d;
+    mpfr_prec_t p = 128 + 4 * (mpfr_prec_t)m;
+    mpfr_t ten, q;
+    mpfr_inits2(p, ten, q, (mpfr_ptr)0);
+    mpfr_ui_pow_ui(ten, 10, (unsigned long)m, MPFR_RNDN); /* exact */
+    if (d > 0)
+        mpfr_mul(q, x, ten, MPFR_RNDN); /* exact */
+    else
+        mpfr_div(q, x, ten, MPFR_RNDN);
+    mpfr_rint(q, q, MPFR_RNDN);
+    int inex = d > 0 ? mpfr_div(r, q, ten, ws->rnd) : mpfr_mul(r, q, ten, ws->rnd);
+    if (mpfr_zero_p(r))
+        mpfr_setsign(r, r, mpfr_signbit(x), MPFR_RNDN);
+    mpfr_clears(ten, q, (mpfr_ptr)0);
+    return inex;
+}
+
+/* min(max(x, lo), hi): NaN passes, equal zeros give max +0 and min -0
+ * (IEEE 754-2019 maximum / minimum). */
+static int clamp(bp_oracle_ws_t *ws, const bp_op_t *op)
+{
+    mpfr_ptr r = ws->r, x = ws->x, y = ws->y;
+    if (mpfr_nan_p(x)) {
+        mpfr_set_nan(r);
+        return 0;
+    }
+    mpfr_set(y, x, MPFR_RNDN);
+    if (op->has_min) {
+        mpfr_t lo;
+        mpfr_init2(lo, 64);
+        mpfr_set_d(lo, op->min, MPFR_RNDN);
+        mpfr_max(y, y, lo, MPFR_RNDN);
+        mpfr_clear(lo);
+    }
+    if (op->has_max) {
+        mpfr_t hi;
+        mpfr_init2(hi, 64);
+        mpfr_set_d(hi, op->max, MPFR_RNDN);
+        mpfr_min(y, y, hi, MPFR_RNDN);
+        mpfr_clear(hi);
+    }
+    return mpfr_set(r, y, ws->rnd);
+}
+
+static int apply(bp_oracle_ws_t *ws, const bp_op_t *op, bp_op_kind_t k)
 {
     mpfr_ptr r = ws->r, x = ws->x, y = ws->y;
     mpfr_rnd_t m = ws->rnd;
     switch (k) {
+    case BP_OP_SIGMOID:
+    case BP_OP_SILU:
+    case BP_OP_GELU: return composite(ws, op);
+    case BP_OP_ERF: return mpfr_erf(r, x, m);
+    case BP_OP_EXP2: return mpfr_exp2(r, x, m);
+    case BP_OP_LOG2: return mpfr_log2(r, x, m);
+    case BP_OP_LOG1P: return mpfr_log1p(r, x, m);
+    case BP_OP_EXPM1: return mpfr_expm1(r, x, m);
+    case BP_OP_ABS: return mpfr_abs(r, x, m);
+    case BP_OP_SIGN: /* torch.sign: 0 for zeros and NaN */
+        mpfr_set_si(r, mpfr_nan_p(x) ? 0 : mpfr_sgn(x), m);
+        return 0;
+    /* The integer exactly in y (as wide as any operand), then rounded. */
+    case BP_OP_FLOOR: mpfr_floor(y, x); return mpfr_set(r, y, m);
+    case BP_OP_CEIL: mpfr_ceil(y, x); return mpfr_set(r, y, m);
+    case BP_OP_TRUNC: mpfr_trunc(y, x); return mpfr_set(r, y, m);
+    case BP_OP_ROUND:
+        if (op && op->decimals)
+            return round_decimals(ws, op->decimals);
+        mpfr_rint(y, x, MPFR_RNDN);
+        return mpfr_set(r, y, m);
+    case BP_OP_MAXIMUM:
+    case BP_OP_MINIMUM:
+        if (mpfr_nan_p(x) || mpfr_nan_p(y)) {
+            mpfr_set_nan(r);
+            return 0;
+        }
+        return k == BP_OP_MAXIMUM ? mpfr_max(r, x, y, m) : mpfr_min(r, x, y, m);
+    case BP_OP_CLAMP: return clamp(ws, op);
     case BP_OP_ADD: return mpfr_add(r, x, y, m);
     case BP_OP_SUB: return mpfr_sub(r, x, y, m);
     case BP_OP_MUL:
@@ -240,7 +395,7 @@ static bp_status elem_kernel(bp_oracle_ws_t *ws, const void *vctx, size_t begin,
         if (ipow)
             st = int_pow(ws, base, mod, i, err);
         else
-            inex = apply(ws, c->kind);
+            inex = apply(ws, c->op, c->kind);
         if (!st)
             bp_dtype_store_bits(dt, c->out->data, i, bp_oracle_round(ws, inex));
     }
@@ -354,7 +509,7 @@ static bp_status op_elementwise(bp_backend_t *be, const bp_exec_t *x,
                                 bp_error_t *err)
 {
     const bp_op_t *op = x->op;
-    elem_ctx_t c = {.kind = op->kind, .out = x->out};
+    elem_ctx_t c = {.kind = op->kind, .op = op, .out = x->out};
     if (bp_dtype_is_int(x->out->dtype) && !bp_op_has(op->kind, BP_OPF_INT))
         return bp_error_set(err, BP_EINPUT,
                             "the oracle computes this op only in a float "
@@ -475,6 +630,64 @@ static bp_status uniform_kernel(bp_oracle_ws_t *ws, const void *vctx,
     return BP_OK;
 }
 
+/* full, zeros, ones: the value rounded once. */
+static bp_status fill_kernel(bp_oracle_ws_t *ws, const void *vctx, size_t begin, size_t end,
+                             bp_error_t *err)
+{
+    (void)err;
+    const gen_ctx_t *c = vctx;
+    const bp_op_t *op = c->op;
+    double v = op->kind == BP_OP_FULL ? op->value : op->kind == BP_OP_ONES ? 1.0 : 0.0;
+    for (size_t i = begin; i < end; i++) {
+        int inex = mpfr_set_d(ws->r, v, ws->rnd);
+        bp_dtype_store_bits(c->out->dtype, c->out->data, i, bp_oracle_round(ws, inex));
+    }
+    return BP_OK;
+}
+
+static bp_status op_fill(bp_backend_t *be, const bp_exec_t *x, bp_error_t *err)
+{
+    gen_ctx_t c = {x->op, x->out};
+    return bp_oracle_map(nthreads(be), BP_ORACLE_GRAIN, x->out->dtype, x->out->numel,
+                         fill_kernel, &c, err);
+}
+
+/* linspace element i: start + (end - start) * i / (steps - 1), exactly,
+ * rounded once (the start alone for one step). */
+static bp_status linspace_kernel(bp_oracle_ws_t *ws, const void *vctx, size_t begin,
+                                 size_t end, bp_error_t *err)
+{
+    (void)err;
+    const gen_ctx_t *c = vctx;
+    const bp_op_t *op = c->op;
+    mpfr_t d;
+    mpfr_init2(d, 2200);
+    for (size_t i = begin; i < end; i++) {
+        int inex;
+        if (op->steps < 2) {
+            inex = mpfr_set_d(ws->r, op->start, ws->rnd);
+        } else {
+            mpfr_set_d(d, op->end, MPFR_RNDN);
+            mpfr_sub_d(d, d, op->start, MPFR_RNDN);          /* exact */
+            mpfr_mul_ui(d, d, (unsigned long)i, MPFR_RNDN);  /* exact */
+            mpfr_set_d(ws->t, op->start, MPFR_RNDN);
+            mpfr_mul_ui(ws->t, ws->t, (unsigned long)(op->steps - 1), MPFR_RNDN);
+            mpfr_add(d, d, ws->t, MPFR_RNDN);                /* exact */
+            inex = mpfr_div_ui(ws->r, d, (unsigned long)(op->steps - 1), ws->rnd);
+        }
+        bp_dtype_store_bits(c->out->dtype, c->out->data, i, bp_oracle_round(ws, inex));
+    }
+    mpfr_clear(d);
+    return BP_OK;
+}
+
+static bp_status op_linspace(bp_backend_t *be, const bp_exec_t *x, bp_error_t *err)
+{
+    gen_ctx_t c = {x->op, x->out};
+    return bp_oracle_map(nthreads(be), BP_ORACLE_GRAIN, x->out->dtype, x->out->numel,
+                         linspace_kernel, &c, err);
+}
+
 /* The file's bits are the result: nothing to round. */
 static bp_status op_load(bp_backend_t *be, const bp_exec_t *x, bp_error_t *err)
 {
@@ -576,6 +789,27 @@ const bp_op_fn bp_oracle_ops[BP_OP_COUNT] = {
     [BP_OP_LOGSUMEXP] = op_rows,
     [BP_OP_PROD] = op_rows,
     [BP_OP_CUMSUM] = op_rows,
+    [BP_OP_SIGMOID] = op_elementwise,
+    [BP_OP_SILU] = op_elementwise,
+    [BP_OP_GELU] = op_elementwise,
+    [BP_OP_ERF] = op_elementwise,
+    [BP_OP_EXP2] = op_elementwise,
+    [BP_OP_LOG2] = op_elementwise,
+    [BP_OP_LOG1P] = op_elementwise,
+    [BP_OP_EXPM1] = op_elementwise,
+    [BP_OP_ABS] = op_elementwise,
+    [BP_OP_SIGN] = op_elementwise,
+    [BP_OP_FLOOR] = op_elementwise,
+    [BP_OP_CEIL] = op_elementwise,
+    [BP_OP_ROUND] = op_elementwise,
+    [BP_OP_TRUNC] = op_elementwise,
+    [BP_OP_MINIMUM] = op_elementwise,
+    [BP_OP_MAXIMUM] = op_elementwise,
+    [BP_OP_CLAMP] = op_elementwise,
+    [BP_OP_FULL] = op_fill,
+    [BP_OP_ZEROS] = op_fill,
+    [BP_OP_ONES] = op_fill,
+    [BP_OP_LINSPACE] = op_linspace,
 };
 
 void bp_be_oracle_thread_done(void)

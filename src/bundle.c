@@ -7,9 +7,82 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <dirent.h>
+#include <unistd.h>
 
 #include "atomicfile.h"
+#include "interrupt.h"
 #include "npy.h"
+
+bp_status bp_bundle_stage(const char *dir, char *stage, size_t n, bp_error_t *err)
+{
+    struct stat st;
+    char p[PATH_MAX];
+    if (stat(dir, &st) == 0) {
+        if (!S_ISDIR(st.st_mode))
+            return bp_error_set(err, BP_EINPUT, "--save '%s': not a directory", dir);
+        DIR *d = opendir(dir);
+        bool empty = true;
+        for (struct dirent *e; d && (e = readdir(d));)
+            empty &= strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0;
+        if (d)
+            closedir(d);
+        snprintf(p, sizeof p, "%s/manifest.json", dir);
+        if (!empty && access(p, F_OK) != 0)
+            return bp_error_set(err, BP_EINPUT,
+                                "--save '%s': the directory holds something other than a "
+                                "bundle (no manifest.json): it would be replaced", dir);
+    }
+    size_t len = strlen(dir);
+    while (len > 1 && dir[len - 1] == '/')
+        len--;
+    if (snprintf(stage, n, "%.*s.partial.%ld", (int)len, dir, (long)getpid()) >= (int)n)
+        return bp_error_set(err, BP_EINPUT, "path too long: '%s'", dir);
+    /* registered first: an interruption from here on removes it */
+    if (!bp_intr_add(stage, true))
+        return bp_error_set(err, BP_ENOMEM, "too many temporary files");
+    snprintf(p, sizeof p, "%s/x", stage);
+    return bp_mkdir_parents(p, err); /* makes DIR's parents and stage */
+}
+
+bp_status bp_bundle_commit(const char *dir, const char *stage, bp_error_t *err)
+{
+    char old[PATH_MAX];
+    size_t len = strlen(dir);
+    while (len > 1 && dir[len - 1] == '/')
+        len--;
+    snprintf(old, sizeof old, "%.*s.old.%ld", (int)len, dir, (long)getpid());
+    bp_status s = BP_OK;
+    bool had = false;
+    bp_intr_lock();
+    if (rename(dir, old) == 0)
+        had = true;
+    else if (errno != ENOENT)
+        s = bp_error_set(err, BP_EIO, "cannot move '%s' aside: %s", dir, strerror(errno));
+    if (!s && rename(stage, dir) != 0) {
+        s = bp_error_set(err, BP_EIO, "cannot rename '%s' to '%s': %s", stage, dir,
+                         strerror(errno));
+        if (had)
+            rename(old, dir);
+        had = false;
+    }
+    if (!s)
+        bp_intr_remove_locked(stage);
+    if (had)
+        bp_intr_add_locked(old, true);
+    bp_intr_unlock();
+    if (had) {
+        bp_intr_rmtree(old);
+        bp_intr_remove(old);
+    }
+    return s;
+}
+
+void bp_bundle_abandon(const char *stage)
+{
+    bp_intr_rmtree(stage);
+    bp_intr_remove(stage);
+}
 
 static bp_status fill_st(int fd, void *ctx, bp_error_t *err)
 {

@@ -21,6 +21,17 @@
 
 bp_status bp_bundle_save_probe(const char *dir, const char *probe, const char *key,
                                const bp_st_file_t *f, bp_error_t *err);
+/* run --save DIR writes its bundle into a staging directory beside DIR
+ * (registered for removal on interruption, interrupt.h), which replaces
+ * DIR whole once complete: DIR is the bundle before the run or after it,
+ * never a mix.  bp_bundle_stage refuses a DIR that exists and holds
+ * something other than a bundle (no manifest.json), creates DIR's parents
+ * and the staging directory, and puts its path into stage (n bytes). */
+bp_status bp_bundle_stage(const char *dir, char *stage, size_t n, bp_error_t *err);
+/* Puts the staging directory in DIR's place (the old bundle removed). */
+bp_status bp_bundle_commit(const char *dir, const char *stage, bp_error_t *err);
+/* Removes what is left of a staging directory (nothing after a commit). */
+void bp_bundle_abandon(const char *stage);
 /* Writes manifest.json (adding nothing: the caller fills "files"). */
 bp_status bp_bundle_save_manifest(const char *dir, json_t *manifest, bp_error_t *err);
 /* Reads and validates DIR/manifest.json: an object with "tool":"bitprobe"

@@ -2,6 +2,8 @@
 #include "cli.h"
 
 #include <errno.h>
+#include <limits.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,6 +13,7 @@
 
 #include "config.h"
 #include "fingerprint.h"
+#include "suggest.h"
 #include "timing.h"
 
 bool bp_cli_quiet;
@@ -45,6 +48,7 @@ int bp_cli_help(const char *cmd)
 
 int bp_cli_fail(const bp_error_t *err)
 {
+    bp_cli_progress_clear();
     fprintf(stderr, "bitprobe: %s\n", err->msg[0] ? err->msg : "failed");
     return BP_EXIT_TROUBLE;
 }
@@ -134,14 +138,104 @@ bool bp_cli_wants_help(int argc, char **argv)
     return false;
 }
 
+static pthread_mutex_t progress_mu = PTHREAD_MUTEX_INITIALIZER;
+static bool progress_shown, progress_hooked;
+
+void bp_cli_progress_clear(void)
+{
+    pthread_mutex_lock(&progress_mu);
+    if (progress_shown)
+        fputs("\r\033[K", stderr);
+    progress_shown = false;
+    pthread_mutex_unlock(&progress_mu);
+}
+
 void bp_cli_progress(const char *fmt, ...)
 {
     if (bp_cli_quiet || !isatty(STDERR_FILENO))
         return;
+    char msg[256];
     va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    size_t len = strlen(msg);
+    pthread_mutex_lock(&progress_mu);
+    if (len && msg[len - 1] == '\n') {
+        /* one terminal line: \r goes back to its start only */
+        msg[len - 1 < 78 ? len - 1 : 78] = '\0';
+        fprintf(stderr, "\r\033[K%s", msg);
+        progress_shown = true;
+        if (!progress_hooked)
+            progress_hooked = atexit(bp_cli_progress_clear) == 0;
+    } else {
+        fputs(msg, stderr);
+    }
+    fflush(stderr);
+    pthread_mutex_unlock(&progress_mu);
+}
+
+/* "bitprobe CMD: message" on stderr; returns 2. */
+static int out_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int out_error(const char *cmd, const char *fmt, ...)
+{
+    va_list ap;
+    bp_cli_progress_clear();
+    fprintf(stderr, "bitprobe %s: ", cmd);
     va_start(ap, fmt);
     vfprintf(stderr, fmt, ap);
     va_end(ap);
+    fputc('\n', stderr);
+    return BP_EXIT_TROUBLE;
+}
+
+int bp_cli_check_output(const char *cmd, const char *opt, const char *path, bool dir)
+{
+    struct stat st;
+    if (!path || strcmp(path, "-") == 0)
+        return -1;
+    if (!*path)
+        return out_error(cmd, "%s needs a path", opt);
+    if (stat(path, &st) == 0) {
+        if (dir && !S_ISDIR(st.st_mode))
+            return out_error(cmd, "%s '%s': not a directory", opt, path);
+        if (!dir && S_ISDIR(st.st_mode))
+            return out_error(cmd, "%s '%s': is a directory", opt, path);
+        if (access(path, dir ? W_OK | X_OK : W_OK) != 0)
+            return out_error(cmd, "%s '%s': cannot write there: %s", opt, path,
+                                      strerror(errno));
+        return -1;
+    }
+    if (errno != ENOENT)
+        return out_error(cmd, "%s '%s': %s", opt, path, strerror(errno));
+    /* A new file goes into an existing directory; a new directory into
+     * its nearest existing parent (run --save makes the ones between). */
+    char parent[4096];
+    snprintf(parent, sizeof parent, "%s", path);
+    for (;;) {
+        char *slash = strrchr(parent, '/');
+        while (slash && slash > parent && slash[1] == '\0') { /* trailing slashes */
+            *slash = '\0';
+            slash = strrchr(parent, '/');
+        }
+        if (!slash)
+            snprintf(parent, sizeof parent, ".");
+        else if (slash == parent)
+            parent[1] = '\0';
+        else
+            *slash = '\0';
+        if (stat(parent, &st) == 0)
+            break;
+        if (!dir || errno != ENOENT || strcmp(parent, ".") == 0 || strcmp(parent, "/") == 0)
+            return out_error(cmd, "%s '%s': directory '%s' %s", opt, path, parent,
+                                      errno == ENOENT ? "does not exist" : strerror(errno));
+    }
+    if (!S_ISDIR(st.st_mode))
+        return out_error(cmd, "%s '%s': '%s' is not a directory", opt, path, parent);
+    if (access(parent, W_OK | X_OK) != 0)
+        return out_error(cmd, "%s '%s': cannot write in '%s': %s", opt, path, parent,
+                                  strerror(errno));
+    return -1;
 }
 
 bool bp_cli_color(void)
@@ -169,9 +263,67 @@ const char *bp_cli_probes_dir(const char *opt)
     return data_dir(opt, "BITPROBE_PROBES", "probes", BP_DATADIR "/probes");
 }
 
-const char *bp_cli_golden_dir(const char *opt)
+/* "golden" beside the directory probes (its parent's golden). */
+static const char *beside(const char *probes)
 {
-    return data_dir(opt, "BITPROBE_GOLDEN", "golden", BP_DATADIR "/golden");
+    static __thread char buf[4096];
+    char d[4096];
+    snprintf(d, sizeof d, "%s", probes);
+    size_t n = strlen(d);
+    while (n > 1 && d[n - 1] == '/')
+        d[--n] = '\0';
+    char *slash = strrchr(d, '/');
+    if (!slash)
+        snprintf(buf, sizeof buf, "golden");
+    else if (slash == d)
+        snprintf(buf, sizeof buf, "/golden");
+    else {
+        *slash = '\0';
+        snprintf(buf, sizeof buf, "%s/golden", d);
+    }
+    return buf;
+}
+
+const char *bp_cli_golden_dir(const char *opt, const char *probes_opt)
+{
+    if (opt)
+        return opt;
+    if (probes_opt)
+        return beside(probes_opt);
+    const char *e = getenv("BITPROBE_GOLDEN");
+    if (e && *e)
+        return e;
+    e = getenv("BITPROBE_PROBES");
+    if (e && *e)
+        return beside(e);
+    return data_dir(NULL, "BITPROBE_GOLDEN", "golden", BP_DATADIR "/golden");
+}
+
+bool bp_cli_installed(const char *dir)
+{
+    char rd[PATH_MAX], ri[PATH_MAX];
+    if (!realpath(BP_DATADIR, ri))
+        return false;
+    /* dir, or its nearest existing parent (a golden directory not made yet) */
+    char d[PATH_MAX];
+    snprintf(d, sizeof d, "%s", dir);
+    while (!realpath(d, rd)) {
+        char *slash = strrchr(d, '/');
+        if (!slash || slash == d)
+            return false;
+        *slash = '\0';
+    }
+    size_t n = strlen(ri);
+    return strncmp(rd, ri, n) == 0 && (rd[n] == '\0' || rd[n] == '/');
+}
+
+int bp_cli_check_writable_data(const char *cmd, const char *dir)
+{
+    if (!bp_cli_installed(dir))
+        return -1;
+    return out_error(cmd, "will not write goldens into the installed data directory '%s'; "
+                     "name where they go with --golden DIR (or --probes DIR: DIR/../golden)",
+                     dir);
 }
 
 int bp_cli_split(char *s, char **items, int max)
@@ -405,32 +557,142 @@ int bp_cli_param_arg(const char *cmd, const char *arg, bp_param_arg_t *params,
     return 0;
 }
 
-int bp_cli_select(const char *cmd, bp_probe_t **all, size_t nall, char **names, int nnames,
-                  bp_probe_t ***sel, size_t *nsel)
+int bp_cli_probes_dir_error(const char *cmd, const char *dir_opt, const bp_error_t *err)
 {
-    *sel = calloc(nall ? nall : 1, sizeof **sel);
-    *nsel = 0;
-    if (!*sel)
-        return BP_EXIT_TROUBLE;
+    bp_cli_progress_clear();
+    const char *env = getenv("BITPROBE_PROBES");
+    fprintf(stderr, "bitprobe %s: %s\n", cmd, err->msg);
+    if (dir_opt)
+        fprintf(stderr, "  (from --probes)\n");
+    else if (env && *env)
+        fprintf(stderr, "  (from $BITPROBE_PROBES)\n");
+    else
+        fprintf(stderr, "  bitprobe looks for probes in --probes DIR, then $BITPROBE_PROBES, "
+                        "then ./probes, then the installed set (%s/probes); run it from a "
+                        "directory that holds probes/, or pass --probes DIR\n", BP_DATADIR);
+    return BP_EXIT_TROUBLE;
+}
+
+void bp_cli_probes_free(bp_cli_probes_t *ps)
+{
+    bp_probe_free_all(ps->all, ps->nall);
+    bp_probe_bad_free(ps->bad, ps->nbad);
+    free(ps->sel);
+    free(ps->selbad);
+    memset(ps, 0, sizeof *ps);
+}
+
+static bool is_path_name(const char *s)
+{
+    return strchr(s, '/') || bp_probe_file_name(s);
+}
+
+/* A probe named by path: loaded and appended to ps->all, or a failure. */
+static int load_path(const char *cmd, const char *path, const bp_param_arg_t *params,
+                     size_t nparams, bp_cli_probes_t *ps)
+{
+    bp_error_t err = {0};
+    bp_probe_t *p = NULL;
+    struct stat st;
+    if (stat(path, &st) != 0)
+        return out_error(cmd, "no probe file '%s': %s", path, strerror(errno));
+    bp_probe_t **t = realloc(ps->all, (ps->nall + 1) * sizeof *t);
+    size_t *tb = realloc(ps->selbad, (ps->nbad + 1) * sizeof *tb);
+    if (t)
+        ps->all = t;
+    if (tb)
+        ps->selbad = tb;
+    if (!t || !tb)
+        return out_error(cmd, "out of memory");
+    if (bp_probe_load_params(path, params, nparams, &p, &err)) {
+        if (!bp_probe_bad_add(&ps->bad, &ps->nbad, path, err.msg))
+            return out_error(cmd, "out of memory");
+        ps->selbad[ps->nselbad++] = ps->nbad - 1;
+        return BP_EXIT_OK;
+    }
+    ps->all[ps->nall++] = p;
+    ps->sel[ps->nsel++] = p;
+    return BP_EXIT_OK;
+}
+
+int bp_cli_probes_load(const char *cmd, const char *dir_opt, const bp_param_arg_t *params,
+                       size_t nparams, char **names, int nnames, bp_cli_probes_t *ps)
+{
+    memset(ps, 0, sizeof *ps);
+    bp_error_t err = {0};
+    const char *dir = bp_cli_probes_dir(dir_opt);
+    /* A bad --param value is the command's error, not each probe's. */
+    for (size_t i = 0; i < nparams; i++) {
+        double v;
+        bool is_int;
+        if (bp_param_number(&params[i], &v, &is_int, &err))
+            return bp_cli_fail(&err);
+    }
+    /* Probes named by path need no directory. */
+    bool paths_only = nnames > 0;
+    for (int i = 0; i < nnames; i++)
+        paths_only &= is_path_name(names[i]);
+    bp_status st = bp_probe_load_dir_ex(dir, params, nparams, &ps->all, &ps->nall, &ps->bad,
+                                        &ps->nbad, &err);
+    if (st && !(paths_only && st == BP_EIO))
+        return st == BP_EIO ? bp_cli_probes_dir_error(cmd, dir_opt, &err) : bp_cli_fail(&err);
+    size_t cap = ps->nall + (size_t)nnames + 1;
+    ps->sel = calloc(cap, sizeof *ps->sel);
+    ps->selbad = calloc(ps->nbad + 1, sizeof *ps->selbad);
+    if (!ps->sel || !ps->selbad)
+        return out_error(cmd, "out of memory");
     if (nnames == 0) {
-        memcpy(*sel, all, nall * sizeof *all);
-        *nsel = nall;
+        memcpy(ps->sel, ps->all, ps->nall * sizeof *ps->all);
+        ps->nsel = ps->nall;
+        for (size_t b = 0; b < ps->nbad; b++)
+            ps->selbad[ps->nselbad++] = b;
         return BP_EXIT_OK;
     }
     for (int i = 0; i < nnames; i++) {
-        size_t k = 0;
-        while (k < nall && strcmp(all[k]->name, names[i]) != 0)
-            k++;
-        if (k == nall) {
-            fprintf(stderr, "bitprobe %s: unknown probe '%s' (see 'bitprobe list')\n", cmd,
-                    names[i]);
-            return BP_EXIT_TROUBLE;
+        int rc;
+        if (is_path_name(names[i])) {
+            if ((rc = load_path(cmd, names[i], params, nparams, ps)) != BP_EXIT_OK)
+                return rc;
+            continue;
         }
-        bool dup = false;
-        for (size_t j = 0; j < *nsel; j++)
-            dup |= (*sel)[j] == all[k];
-        if (!dup)
-            (*sel)[(*nsel)++] = all[k];
+        size_t k = 0;
+        while (k < ps->nall && strcmp(ps->all[k]->name, names[i]) != 0)
+            k++;
+        if (k < ps->nall) {
+            bool dup = false;
+            for (size_t j = 0; j < ps->nsel; j++)
+                dup |= ps->sel[j] == ps->all[k];
+            if (!dup)
+                ps->sel[ps->nsel++] = ps->all[k];
+            continue;
+        }
+        size_t b = 0;
+        while (b < ps->nbad && strcmp(ps->bad[b].stem, names[i]) != 0)
+            b++;
+        if (b < ps->nbad) {
+            bool dup = false;
+            for (size_t j = 0; j < ps->nselbad; j++)
+                dup |= ps->selbad[j] == b;
+            if (!dup)
+                ps->selbad[ps->nselbad++] = b;
+            continue;
+        }
+        /* the nearest name among the probes, loaded or not */
+        const char **cands = calloc(ps->nall + ps->nbad + 1, sizeof *cands);
+        size_t nc = 0;
+        for (size_t j = 0; cands && j < ps->nall; j++)
+            cands[nc++] = ps->all[j]->name;
+        for (size_t j = 0; cands && j < ps->nbad; j++)
+            cands[nc++] = ps->bad[j].stem;
+        const char *near = cands ? bp_suggest(names[i], cands, nc) : NULL;
+        bp_cli_progress_clear();
+        fprintf(stderr, "bitprobe %s: unknown probe '%s' in %s", cmd, names[i], dir);
+        if (near)
+            fprintf(stderr, "; did you mean '%s'?", near);
+        fprintf(stderr, " (see 'bitprobe list'; a path to a .yaml or .yml file runs that "
+                        "file)\n");
+        free(cands);
+        return BP_EXIT_TROUBLE;
     }
     return BP_EXIT_OK;
 }

@@ -27,16 +27,38 @@ int bp_cli_fail(const bp_error_t *err);
 bool bp_cli_wants_help(int argc, char **argv);
 
 extern bool bp_cli_quiet;
-/* Progress lines: stderr, only when it is a terminal and not --quiet. */
+/* Progress: stderr, only when it is a terminal and not --quiet.  A message
+ * ending in a newline is a status line: it replaces the one before on the
+ * same terminal line, and bp_cli_progress_clear (called before a report
+ * is written, and at exit) erases it.  Others are written as they are. */
 void bp_cli_progress(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void bp_cli_progress_clear(void);
+/* Checks, before any work, that path can be written as what option opt
+ * names: a file (an existing one must not be a directory and must be
+ * writable; else its directory must exist and be writable) or, when dir,
+ * a directory (an existing one must be a writable directory; else its
+ * nearest existing parent must be one).  "-" (standard output) passes.
+ * Returns -1 when fine, else 2 with a message naming cmd, opt and why. */
+int bp_cli_check_output(const char *cmd, const char *opt, const char *path, bool dir);
+
 /* Whether colour may be used on stdout (a terminal, NO_COLOR unset). */
 bool bp_cli_color(void);
 
-/* Where probes and goldens are: the option's value if given, else
- * $BITPROBE_PROBES / $BITPROBE_GOLDEN, else ./probes or ./golden when that
- * directory exists, else the installed copy. */
+/* Where probes are: --probes if given, else $BITPROBE_PROBES, else
+ * ./probes when that directory exists, else the installed copy. */
 const char *bp_cli_probes_dir(const char *opt);
-const char *bp_cli_golden_dir(const char *opt);
+/* Where goldens are: --golden if given; else next to the probes that
+ * --probes names (DIR/../golden); else $BITPROBE_GOLDEN; else next to
+ * $BITPROBE_PROBES; else ./golden when that directory exists; else the
+ * installed copy.  The returned string lives until the next call on the
+ * same thread. */
+const char *bp_cli_golden_dir(const char *opt, const char *probes_opt);
+/* Whether dir lies in the installed data directory ($(pkgdatadir)), which
+ * bitprobe reads but never writes. */
+bool bp_cli_installed(const char *dir);
+/* Refuses (message naming cmd, exit 2) writing goldens under dir when it is
+ * installed data; -1 when dir may be written. */
+int bp_cli_check_writable_data(const char *cmd, const char *dir);
 
 /* The one integer parser of option values: a decimal integer in lo..hi. */
 bool bp_cli_int(const char *s, long long lo, long long hi, long long *out);
@@ -130,8 +152,31 @@ int bp_cli_open_backends(const char *cmd, const bp_cli_devices_t *d, bp_backend_
 int bp_cli_param_arg(const char *cmd, const char *arg, bp_param_arg_t *params,
                      char (*names)[BP_CLI_PARAM_NAME], size_t *n, size_t max);
 
-int bp_cli_select(const char *cmd, bp_probe_t **all, size_t nall, char **names,
-                  int nnames, bp_probe_t ***sel, size_t *nsel);
+/* The probes a command works on.  Every probe file in the directory is
+ * read; one that fails to load is kept as a failure (bad) and stays
+ * local: it matters only when selected.  names[nnames] select probes by
+ * name, or by path (PATH.yaml, PATH.yml: that file, loaded here); none
+ * selects every probe, failures included. */
+typedef struct bp_cli_probes {
+    bp_probe_t **all;  /* loaded, owned */
+    size_t nall;
+    bp_probe_bad_t *bad; /* files that failed to load, owned */
+    size_t nbad;
+    bp_probe_t **sel;  /* selected, in the order named */
+    size_t nsel;
+    size_t *selbad;    /* indices into bad of the selected failures */
+    size_t nselbad;
+} bp_cli_probes_t;
+/* Loads dir (see bp_cli_probes_dir) with the overrides params[nparams]
+ * and selects; 0, or 2 with a message: an unreadable directory (saying
+ * where it looked and how to point elsewhere), an unknown probe (with the
+ * nearest name), memory. */
+int bp_cli_probes_load(const char *cmd, const char *dir_opt, const bp_param_arg_t *params,
+                       size_t nparams, char **names, int nnames, bp_cli_probes_t *ps);
+void bp_cli_probes_free(bp_cli_probes_t *ps);
+/* "cannot open probe directory ..." with where probes are looked for and
+ * how to name them; returns 2. */
+int bp_cli_probes_dir_error(const char *cmd, const char *dir_opt, const bp_error_t *err);
 
 /* Writes j, indented, to path ('-': standard output), taking j; returns 0,
  * or 2 after saying on stderr that "bitprobe CMD" could not write it. */

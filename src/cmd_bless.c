@@ -19,7 +19,8 @@ const char cmd_bless_usage[] =
     "  --require LIST    backends that must be blessed: a missing one is an error\n"
     "  --dtype LIST      re-run only these dtypes; other blessed dtypes are kept\n"
     "  --probes DIR      read probes from DIR (default: ./probes, then the installed set)\n"
-    "  --golden DIR      goldens under DIR (default: ./golden, then the installed set)\n"
+    "  --golden DIR      goldens under DIR (default: beside --probes DIR, DIR/../golden;\n"
+    "                    else ./golden, then the installed set, never written)\n"
     "  --param NAME=VALUE  bless the probe with its parameter NAME replaced (repeatable):\n"
     "                    the goldens then belong to the override's hash\n"
     "  --dry-run         print what would change, write nothing\n"
@@ -85,7 +86,7 @@ static int bless_one(const bp_run_opts_t *o, bp_backend_t *be, const bp_probe_t 
 {
     char path[4096], tname[256], what[1200];
     bp_error_t err = {0};
-    const char *root = bp_cli_golden_dir(o->golden_dir);
+    const char *root = bp_cli_golden_dir(o->golden_dir, o->probes_dir);
     if (bp_golden_path(root, p->name, be->key, path, sizeof path, &err))
         return bp_cli_fail(&err);
     bp_lock_t lk;
@@ -168,19 +169,23 @@ int cmd_bless(int argc, char **argv)
     int rc = parse(argc, argv, &o);
     if (rc >= 0)
         return rc;
-    bp_probe_t **all = NULL;
-    size_t nall = 0;
     bp_error_t err = {0};
-    if (bp_probe_load_dir_params(bp_cli_probes_dir(o.probes_dir), o.params, o.nparams,
-                                 &all, &nall, &err))
-        return bp_cli_fail(&err);
+    bp_cli_probes_t pr;
+    rc = bp_cli_probes_load("bless", o.probes_dir, o.params, o.nparams, o.names, o.nnames, &pr);
     bp_backend_t *bes[BP_CLI_MAX_BACKENDS];
     bp_cli_skip_t skipped[BP_CLI_MAX_BACKENDS];
-    bp_probe_t **sel = NULL;
-    size_t nsel = 0;
+    bp_probe_t **sel = pr.sel;
+    size_t nsel = pr.nsel;
     int nb = 0, nskipped = 0;
-    rc = bp_cli_select("bless", all, nall, o.names, o.nnames, &sel, &nsel);
-    if (!rc && bp_probe_params_check(sel, nsel, o.params, o.nparams, &err))
+    if (!rc && !nsel && !pr.nselbad) {
+        bp_error_set(&err, BP_EINPUT, "no probes to bless in %s", bp_cli_probes_dir(o.probes_dir));
+        rc = bp_cli_fail(&err);
+    }
+    if (!rc && !o.dry_run)
+        rc = bp_cli_check_writable_data("bless", bp_cli_golden_dir(o.golden_dir, o.probes_dir));
+    if (rc < 0)
+        rc = BP_EXIT_OK;
+    if (!rc && nsel && bp_probe_params_check(sel, nsel, o.params, o.nparams, &err))
         rc = bp_cli_fail(&err);
     if (!rc)
         rc = bp_cli_open_backends("bless", &o.dev, bes, &nb, skipped, &nskipped, NULL);
@@ -191,7 +196,12 @@ int cmd_bless(int argc, char **argv)
             rc = bless_one(&o, bes[k], sel[i]);
     for (int k = 0; k < nb; k++)
         bp_backend_close(bes[k]);
-    free(sel);
-    bp_probe_free_all(all, nall);
+    /* Probe files that did not load: the others were blessed, these not. */
+    for (size_t i = 0; i < pr.nselbad; i++) {
+        fprintf(stderr, "bitprobe bless: not blessed: %s\n", pr.bad[pr.selbad[i]].msg);
+        if (!rc)
+            rc = BP_EXIT_TROUBLE;
+    }
+    bp_cli_probes_free(&pr);
     return rc;
 }

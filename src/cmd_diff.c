@@ -22,7 +22,7 @@
 #include "tset.h"
 
 const char cmd_diff_usage[] =
-    "bitprobe diff A B [--a KEY] [--b KEY] [--map A=B] [--cast] [--policy P] [--as bf16] [--first K] [--threads N] [--json FILE] [--junit FILE] [--markdown FILE] [--github] [--quiet]\n"
+    "bitprobe diff A B [--a KEY] [--b KEY] [--map A=B] [--cast] [--policy P] [--as bf16] [--first K] [--threads N] [--label A=NAME,B=NAME] [--json FILE] [--junit FILE] [--markdown FILE] [--github] [--quiet] [-v]\n"
     "  A, B              saved runs (run --save), tensor files (.safetensors[.gz], .npy,\n"
     "                    .npz), Hugging Face checkpoints (a directory with its\n"
     "                    *.safetensors.index.json, or the index), directories of them\n"
@@ -40,12 +40,17 @@ const char cmd_diff_usage[] =
     "  --first K         show the first K mismatches per tensor (default 10)\n"
     "  --nan-payload     NaN payload bits count (default: NaNs equal by class)\n"
     "  --threads N       threads comparing (default: one per core, at most 16)\n"
+    "  --label A=NAME,B=NAME  names for the sides (e.g. the machines) in the reports;\n"
+    "                    the Markdown report shows each side's environment apart\n"
+    "                    from this host's\n"
     "  --json FILE       the full report as JSON ('-': stdout instead of the text)\n"
     "  --junit FILE      JUnit XML, one testcase per tensor\n"
     "  --markdown FILE   a self-contained bug-ticket report in Markdown\n"
     "  --github          GitHub annotations and step summary (default when\n"
     "                    GITHUB_ACTIONS=true)\n"
-    "  --quiet           print only differences and the summary\n"
+    "  --quiet           print only the verdict and the failures (diff: nothing\n"
+    "                    when identical)\n"
+    "  -v, --verbose     the detail of every difference; -vv: every result\n"
     "  --consensus RUN...  saved runs of several hosts or GPUs: groups of\n"
     "                    bit-identical results per tensor, the majority, the odd ones\n"
     "                    out and what they ran on (with --json, --first, --quiet)\n"
@@ -274,20 +279,40 @@ static int diff_dirs(const char *pa, const char *pb, const dopts_t *o, bp_report
     return rc;
 }
 
+/* --label A=NAME,B=NAME: names for the sides in the reports. */
+static bool parse_labels(const char *arg, char names[2][128])
+{
+    char buf[512];
+    snprintf(buf, sizeof buf, "%s", arg);
+    char *items[2];
+    int n = bp_cli_split(buf, items, 2);
+    if (n == 0 || strlen(arg) >= sizeof buf)
+        return false;
+    for (int i = 0; i < n; i++) {
+        char *s = items[i];
+        if ((s[0] != 'A' && s[0] != 'a' && s[0] != 'B' && s[0] != 'b') || s[1] != '=' || !s[2])
+            return false;
+        snprintf(names[s[0] == 'A' || s[0] == 'a' ? 0 : 1], 128, "%s", s + 2);
+    }
+    return true;
+}
+
 int cmd_diff(int argc, char **argv)
 {
     for (int i = 1; i < argc && strcmp(argv[i], "--") != 0; i++)
         if (strcmp(argv[i], "--consensus") == 0)
             return cmd_diff_consensus(argc, argv);
-    enum { O_MAP = 256, O_POLICY, O_AS, O_FIRST, O_NANP, O_A, O_B, O_CAST, O_THREADS };
+    enum { O_MAP = 256, O_POLICY, O_AS, O_FIRST, O_NANP, O_A, O_B, O_CAST, O_THREADS, O_LABEL };
     static const struct option opts[] = {
         {"map", required_argument, 0, O_MAP},    {"policy", required_argument, 0, O_POLICY},
         {"as", required_argument, 0, O_AS},      {"first", required_argument, 0, O_FIRST},
         {"nan-payload", no_argument, 0, O_NANP}, {"a", required_argument, 0, O_A},
         {"b", required_argument, 0, O_B},        {"cast", no_argument, 0, O_CAST},
-        {"threads", required_argument, 0, O_THREADS}, BP_REP_LONG_OPTIONS,
-        {0, 0, 0, 0}};
+        {"threads", required_argument, 0, O_THREADS}, {"label", required_argument, 0, O_LABEL},
+        BP_REP_LONG_OPTIONS,
+        BP_REP_VERBOSE_OPTION, {0, 0, 0, 0}};
     bp_map_t maps[MAX_MAPS];
+    char names[2][128] = {"", ""};
     int c;
     dopts_t o;
     memset(&o, 0, sizeof o);
@@ -298,7 +323,7 @@ int cmd_diff(int argc, char **argv)
     bp_error_t err = {0};
     opterr = 0;
     optind = 1;
-    while ((c = getopt_long(argc, argv, "q", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "qv", opts, NULL)) != -1) {
         switch (c) {
         case O_MAP:
             if (o.po.nmaps == MAX_MAPS || !bp_map_parse(optarg, &maps[o.po.nmaps]))
@@ -323,6 +348,11 @@ int cmd_diff(int argc, char **argv)
         case O_A: o.po.pick_a = optarg; break;
         case O_B: o.po.pick_b = optarg; break;
         case O_CAST: o.po.cast = true; break;
+        case O_LABEL:
+            if (!parse_labels(optarg, names))
+                return bp_cli_usage_error("diff", "--label takes A=NAME,B=NAME (either or "
+                                          "both), not '%s'", optarg);
+            break;
         case O_THREADS: {
             size_t n;
             if (!bp_cli_count(optarg, 64, &n) || n == 0)
@@ -366,8 +396,13 @@ int cmd_diff(int argc, char **argv)
     else
         rc = diff_sets(pa, pb, NULL, &o, &rep, sides);
     if (!rc) {
-        t.text = (bp_rep_opts_t){.quiet = bp_cli_quiet, .color = bp_cli_color(),
-                                 .first = o.co.first_k};
+        t.text.quiet = bp_cli_quiet;
+        t.text.color = bp_cli_color();
+        t.text.first = o.co.first_k;
+        for (int s = 0; s < 2; s++)
+            if (names[s][0] && json_array_get(sides, (size_t)s))
+                json_object_set_new(json_array_get(sides, (size_t)s), "name",
+                                    json_string(names[s]));
         json_object_set_new(rep.env, "sides", sides);
         sides = NULL;
         bp_tally_t tally;

@@ -201,18 +201,26 @@ int cmd_list(int argc, char **argv)
     if (ops)
         return list_ops(as_json);
     const char *dir = bp_cli_probes_dir(dir_opt);
-    bp_probe_t **ps = NULL;
-    size_t n = 0;
+    bp_cli_probes_t pr;
     bp_error_t err = {0};
-    if (bp_probe_load_dir_params(dir, params, nparams, &ps, &n, &err) ||
-        bp_probe_params_check(ps, n, params, nparams, &err)) {
-        bp_probe_free_all(ps, n);
-        return bp_cli_fail(&err);
+    int rc = bp_cli_probes_load("list", dir_opt, params, nparams, NULL, 0, &pr);
+    bp_probe_t **ps = pr.all;
+    size_t n = pr.nall;
+    if (!rc && n && bp_probe_params_check(ps, n, params, nparams, &err))
+        rc = bp_cli_fail(&err);
+    if (rc) {
+        bp_cli_probes_free(&pr);
+        return rc;
     }
     json_t *bes = backends_json();
     char dts[64], outs[512];
     if (as_json) {
-        json_t *root = json_pack("{s:s, s:[], s:o}", "probes_dir", dir, "probes", "backends", bes);
+        json_t *root = json_pack("{s:s, s:[], s:o, s:[]}", "probes_dir", dir, "probes",
+                                 "backends", bes, "errors");
+        for (size_t i = 0; i < pr.nbad; i++)
+            json_array_append_new(json_object_get(root, "errors"),
+                                  json_pack("{s:s, s:s}", "file", pr.bad[i].path, "message",
+                                            pr.bad[i].msg));
         json_t *arr = json_object_get(root, "probes");
         for (size_t i = 0; i < n; i++) {
             json_t *o = json_pack("{s:s, s:s, s:s, s:s, s:[], s:[]}", "name", ps[i]->name,
@@ -258,6 +266,10 @@ int cmd_list(int argc, char **argv)
         }
         json_decref(bes);
     }
-    bp_probe_free_all(ps, n);
-    return BP_EXIT_OK;
+    /* Files that did not load: said, and the exit status says so too. */
+    for (size_t i = 0; i < pr.nbad; i++)
+        fprintf(stderr, "bitprobe: %s\n", pr.bad[i].msg);
+    rc = pr.nbad ? BP_EXIT_TROUBLE : BP_EXIT_OK;
+    bp_cli_probes_free(&pr);
+    return rc;
 }

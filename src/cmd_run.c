@@ -17,13 +17,14 @@
 #include "timing.h"
 
 const char cmd_run_usage[] =
-    "bitprobe run [PROBE...] [--device LIST] [--require LIST] [--dtype LIST] [--probes DIR] [--golden DIR] [--param NAME=VALUE] [--save DIR] [--json FILE] [--junit FILE] [--markdown FILE] [--github] [--quiet]\n"
+    "bitprobe run [PROBE|FILE.yaml...] [--device LIST] [--require LIST] [--dtype LIST] [--probes DIR] [--golden DIR] [--param NAME=VALUE] [--save DIR] [--json FILE] [--junit FILE] [--markdown FILE] [--github] [--quiet] [-v]\n"
     "  --device LIST     comma-separated backends: cpu, oracle, cuda, auto (default: auto,\n"
     "                    every backend available here; a missing GPU is skipped and said)\n"
     "  --require LIST    backends that must run: a missing one is an error (exit 2)\n"
     "  --dtype LIST      comma-separated dtypes among fp32, bf16, fp16 (default: the probe's)\n"
     "  --probes DIR      read probes from DIR (default: ./probes, then the installed set)\n"
-    "  --golden DIR      goldens under DIR (default: ./golden, then the installed set)\n"
+    "  --golden DIR      goldens under DIR (default: beside --probes DIR, DIR/../golden;\n"
+    "                    else ./golden, then the installed set, never written)\n"
     "  --param NAME=VALUE  replace the probe parameter NAME (repeatable); the probe's\n"
     "                    hash changes with it: goldens of the probe as written are\n"
     "                    refused (use --no-golden, or bless under the override)\n"
@@ -44,7 +45,8 @@ const char cmd_run_usage[] =
     "  --nan-payload     NaN payload bits count (default: NaNs equal by class)\n"
     "  --timing          where the time went (per backend, probe and dtype) on stderr\n"
     "                    and under \"timing\" in the JSON report\n"
-    "  --quiet           print only differences and the summary\n"
+    "  --quiet           print only the verdict and the failures\n"
+    "  -v, --verbose     the detail of every difference; -vv: every result\n"
     "  Exit status: 0 passed, 1 drift, 2 errors (missing goldens, probes that fail to\n"
     "  load or run) or nothing compared.";
 
@@ -54,6 +56,7 @@ enum { O_FIRST = 256, O_AGREE, O_MISSING, O_NO_GOLDEN, O_SAVE, O_NAN_PAYLOAD, O_
 static const struct option run_options[] = {
     BP_RUN_LONG_OPTIONS,
     BP_REP_LONG_OPTIONS,
+    BP_REP_VERBOSE_OPTION,
     {"first", required_argument, 0, O_FIRST},
     {"agree", no_argument, 0, O_AGREE},
     {"missing", required_argument, 0, O_MISSING},
@@ -73,7 +76,7 @@ static int parse(int argc, char **argv, bp_run_opts_t *o)
     long long v;
     opterr = 0;
     optind = 1;
-    while ((c = getopt_long(argc, argv, "q", run_options, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "qv", run_options, NULL)) != -1) {
         switch (c) {
         case O_FIRST:
             if (!bp_cli_int(optarg, 0, 1000000, &v))
@@ -112,9 +115,11 @@ static int parse(int argc, char **argv, bp_run_opts_t *o)
     o->nnames = argc - optind;
     o->names = argv + optind;
     o->dev.behaviour = o->save_dir != NULL;
-    o->out.text = (bp_rep_opts_t){.quiet = bp_cli_quiet, .color = bp_cli_color(),
-                                  .first = o->cmp.first_k};
-    return bp_rep_targets_check("run", &o->out);
+    o->out.text.quiet = bp_cli_quiet;
+    o->out.text.color = bp_cli_color();
+    o->out.text.first = o->cmp.first_k;
+    int rc2 = bp_cli_check_output("run", "--save", o->save_dir, true);
+    return rc2 >= 0 ? rc2 : bp_rep_targets_check("run", &o->out);
 }
 
 typedef struct {
@@ -468,6 +473,23 @@ static int skipped_results(run_ctx_t *c, const job_t *jb)
     return BP_EXIT_OK;
 }
 
+/* Each selected probe file that failed to load: an error result of its
+ * own (FILE:LINE:COL: what), while the other probes still run. */
+static int load_failures(const bp_cli_probes_t *pr, bp_report_t *rep)
+{
+    for (size_t i = 0; i < pr->nselbad; i++) {
+        const bp_probe_bad_t *b = &pr->bad[pr->selbad[i]];
+        bp_result_t r = {
+            .probe = b->stem, .file = b->path, .output = "", .a = "", .b = "",
+            .status = BP_RS_ERROR, .counts = true, .note = b->msg,
+        };
+        bp_policy_exact(&r.policy);
+        if (!bp_report_add(rep, &r))
+            return BP_EXIT_TROUBLE;
+    }
+    return BP_EXIT_OK;
+}
+
 static json_t *backends_json(bp_backend_t *const *bes, int n)
 {
     json_t *a = json_array();
@@ -496,7 +518,7 @@ static int save_probe(const bp_run_opts_t *o, const bp_probe_t *p, const bp_back
     const char *colon = strchr(be->inst, ':');
     snprintf(key, sizeof key, "%s%s%s", be->key, colon ? "@" : "", colon ? colon + 1 : "");
     if (!st)
-        st = bp_bundle_save_probe(o->save_dir, p->name, key, f, &err);
+        st = bp_bundle_save_probe(o->save_stage, p->name, key, f, &err);
     if (st)
         return bp_cli_fail(&err);
     snprintf(rel, sizeof rel, "%s/%s.safetensors.gz", p->name, key);
@@ -512,8 +534,10 @@ static int save_manifest(const bp_run_opts_t *o, const backends_t *bs, const bp_
     bp_error_t err = {0};
     json_object_set_new(m, "backends", backends_json(bs->be, bs->n));
     json_object_set(m, "files", files);
-    bp_status st = bp_bundle_save_manifest(o->save_dir, m, &err);
+    bp_status st = bp_bundle_save_manifest(o->save_stage, m, &err);
     json_decref(m);
+    if (!st)
+        st = bp_bundle_commit(o->save_dir, o->save_stage, &err);
     if (st)
         return bp_cli_fail(&err);
     if (!bp_cli_quiet)
@@ -661,6 +685,12 @@ static int open_backends(run_ctx_t *c)
 static const char *nothing_to_compare(const run_ctx_t *c, size_t nsel, bool *ok)
 {
     *ok = false;
+    static char none[512];
+    if (!nsel && !c->o->nnames) {
+        snprintf(none, sizeof none, "no probe files (*.yaml, *.yml) in %s",
+                 bp_cli_probes_dir(c->o->probes_dir));
+        return none;
+    }
     if (!nsel)
         return "no probes matched";
     if (!c->njobs)
@@ -685,20 +715,18 @@ int cmd_run(int argc, char **argv)
     if (o.timing)
         rep.timing = &timing;
     rep.env = bp_envinfo_host();
-    bp_probe_t **all = NULL, **sel = NULL;
-    size_t nall = 0, nsel = 0;
+    bp_cli_probes_t pr;
     backends_t bs = {0};
     bp_error_t err = {0};
-    rc = BP_EXIT_OK;
     double t0 = bp_timing_now();
-    if (bp_probe_load_dir_params(bp_cli_probes_dir(o.probes_dir), o.params, o.nparams,
-                                 &all, &nall, &err))
-        rc = bp_cli_fail(&err);
+    rc = bp_cli_probes_load("run", o.probes_dir, o.params, o.nparams, o.names, o.nnames, &pr);
     timing.load_s = bp_timing_now() - t0;
-    if (!rc)
-        rc = bp_cli_select("run", all, nall, o.names, o.nnames, &sel, &nsel);
-    if (!rc && bp_probe_params_check(sel, nsel, o.params, o.nparams, &err))
+    bp_probe_t **sel = pr.sel;
+    size_t nsel = pr.nsel;
+    if (!rc && nsel && bp_probe_params_check(sel, nsel, o.params, o.nparams, &err))
         rc = bp_cli_fail(&err);
+    if (!rc)
+        rc = load_failures(&pr, &rep);
     run_ctx_t ctx = {.o = &o, .rep = &rep, .bs = &bs};
     pthread_mutex_init(&ctx.mu, NULL);
     pthread_cond_init(&ctx.cv, NULL);
@@ -708,10 +736,18 @@ int cmd_run(int argc, char **argv)
     if (!rc)
         rc = open_backends(&ctx);
     bool nothing_ok;
-    const char *nothing = rc ? NULL : nothing_to_compare(&ctx, nsel, &nothing_ok);
+    const char *nothing = rc || (!nsel && pr.nselbad) ? NULL
+                                                      : nothing_to_compare(&ctx, nsel, &nothing_ok);
     if (nothing && !bp_report_why_empty(&rep, nothing, nothing_ok))
         rc = BP_EXIT_TROUBLE;
     json_t *files = json_array();
+    char stage[4096];
+    if (!rc && o.save_dir) {
+        if (bp_bundle_stage(o.save_dir, stage, sizeof stage, &err))
+            rc = bp_cli_fail(&err);
+        else
+            o.save_stage = stage;
+    }
     if (!rc)
         rc = run_jobs(&ctx, files);
     free(ctx.jobs);
@@ -722,6 +758,8 @@ int cmd_run(int argc, char **argv)
         bp_run_consensus_note(&ctx.cons, bs.be, bs.n, &rep);
     if (!rc && o.save_dir)
         rc = save_manifest(&o, &bs, &rep, files);
+    if (o.save_stage)
+        bp_bundle_abandon(o.save_stage); /* nothing left after a commit */
     json_decref(files);
     if (!rc) {
         /* The JSON report holds the figures up to here. */
@@ -736,8 +774,7 @@ int cmd_run(int argc, char **argv)
     bp_run_goldens_free(&ctx.goldens);
     for (int k = 0; k < bs.n; k++)
         bp_backend_close(bs.be[k]);
-    free(sel);
-    bp_probe_free_all(all, nall);
+    bp_cli_probes_free(&pr);
     if (o.timing) {
         bp_timing_stop(&timing);
         bp_rep_timing(stderr, &timing);

@@ -73,7 +73,7 @@ static gentry_t *entry_for(bp_run_goldens_t *g, const bp_run_opts_t *o, const bp
     e->probe = p;
     e->k = k;
     snprintf(e->key, sizeof e->key, "%s", key);
-    e->ok = bp_golden_load(bp_cli_golden_dir(o->golden_dir), p, key, &e->f, &e->missing,
+    e->ok = bp_golden_load(bp_cli_golden_dir(o->golden_dir, o->probes_dir), p, key, &e->f, &e->missing,
                            &err) == BP_OK;
     memcpy(e->msg, err.msg, sizeof err.msg);
     if (t) {

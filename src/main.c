@@ -5,6 +5,7 @@
 #include "cli.h"
 #include "cmd.h"
 #include "config.h"
+#include "interrupt.h"
 
 static int cmd_help(int argc, char **argv);
 
@@ -96,5 +97,6 @@ int main(int argc, char **argv)
     }
     if (c->fn != cmd_help && bp_cli_wants_help(argc - 1, argv + 1))
         return bp_cli_help(c->name);
+    bp_intr_install();
     return c->fn(argc - 1, argv + 1);
 }

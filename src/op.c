@@ -21,7 +21,9 @@ static const bp_op_info_t op_info[BP_OP_COUNT] = {
     [BP_OP_##ID] = {NAME,                                                     \
                     BP_OPD_##OPD,                                             \
                     (KEYS) | BP_K(DTYPE) | opd_keys(BP_OPD_##OPD) |           \
-                        ((FORMS) ? BP_K(FORMULATION) : 0),                    \
+                        ((FORMS) && !((KEYS) & BP_K(APPROXIMATE))             \
+                             ? BP_K(FORMULATION)                              \
+                             : 0),                                            \
                     (REQ) | opd_keys(BP_OPD_##OPD),                           \
                     FORMS,                                                    \
                     BP_DT_##RULE,                                             \
@@ -197,6 +199,25 @@ double bp_div_scalar_reciprocal(double b, bp_dtype_t dt)
 {
     double r = 1.0 / b;
     return dt == BP_F64 ? r : (double)(float)r;
+}
+
+double bp_dtype_round(bp_dtype_t dt, double v)
+{
+    switch (dt) {
+    case BP_F32: return (float)v;
+    case BP_BF16: return bp_bf16_to_f32(bp_f32_to_bf16((float)v));
+    case BP_F16: return bp_f16_to_f32(bp_f32_to_f16((float)v));
+    default: return v;
+    }
+}
+
+void bp_linspace_params(bp_dtype_t dt, double start, double end, int64_t steps,
+                        double *s, double *e, double *step)
+{
+    *s = bp_dtype_round(dt, start);
+    *e = bp_dtype_round(dt, end);
+    double n = bp_dtype_round(dt, (double)(steps - 1));
+    *step = bp_dtype_round(dt, bp_dtype_round(dt, *e - *s) / n);
 }
 
 bp_status bp_arange_length(double start, double end, double step,
@@ -695,11 +716,21 @@ static bp_status infer_kind(const bp_op_t *op, const bp_meta_t *metas,
         meta_set(out, op->dtype, op->ndim, op->shape);
         return BP_OK;
     }
-    case BP_OP_UNIFORM: {
+    case BP_OP_UNIFORM:
+    case BP_OP_FULL:
+    case BP_OP_ZEROS:
+    case BP_OP_ONES: {
         size_t n;
         if ((st = bp_shape_numel(op->ndim, op->shape, BP_F32, &n, err)))
             return st;
         meta_set(out, dt, op->ndim, op->shape);
+        return BP_OK;
+    }
+    case BP_OP_LINSPACE: {
+        if (op->steps < 0)
+            return bp_error_set(err, BP_EINPUT, "linspace needs steps >= 0, got %" PRId64,
+                                op->steps);
+        meta_set(out, dt, 1, &op->steps);
         return BP_OK;
     }
     case BP_OP_CAST:

@@ -146,6 +146,11 @@ typedef struct bp_op {
     size_t nvalues;
     uint64_t seed, stream;       /* uniform */
     double low, high;
+    bool has_min, has_max;       /* clamp */
+    double min, max;
+    int64_t decimals;            /* round */
+    double value;                /* full */
+    int64_t steps;               /* linspace */
     void *data;                  /* load: the tensor's bytes, read next to
                                     the probe file (bp_probe_load), or NULL */
     size_t ndata;
@@ -235,6 +240,17 @@ bp_dtype_t bp_op_promote(const bp_op_t *op, int n, const bp_dtype_t *dtypes,
 double bp_div_scalar_reciprocal(double b, bp_dtype_t dt);
 
 /* PyTorch's arange length: ceil((end - start) / step) computed in double. */
+/* v as a value of the float dtype dt holds it (c10's conversions: a
+ * double reaches bf16/f16 through float), widened back. */
+double bp_dtype_round(bp_dtype_t dt, double v);
+
+/* torch.linspace's start, end and step (steps >= 2) in dtype dt, as ATen
+ * computes them on the host (RangeFactoriesKernel.cpp, RangeFactories.cu):
+ * start and end converted to dt, step = (end - start) / (steps - 1) with
+ * each operation rounded to dt. */
+void bp_linspace_params(bp_dtype_t dt, double start, double end, int64_t steps,
+                        double *s, double *e, double *step);
+
 bp_status bp_arange_length(double start, double end, double step,
                            int64_t *n, bp_error_t *err);
 

@@ -84,6 +84,15 @@ BP_KEY(CORRECTION, "correction", NUMBER)
 BP_KEY(EPS, "eps", NUMBER)
 BP_KEY(IS_CAUSAL, "is_causal", BOOL)
 BP_KEY(SCALE, "scale", NUMBER)
+BP_KEY(APPROXIMATE, "approximate", FORM) /* gelu: none (erf) or tanh, the op's
+                                            formulation (no formulation key) */
+BP_KEY(MIN, "min", NUMBER)
+BP_KEY(MAX, "max", NUMBER)
+BP_KEY(DECIMALS, "decimals", INTEGER)
+BP_KEY(VALUE, "value", NUMBER)
+BP_KEY(STEPS, "steps", INTEGER)
+BP_KEY(MEAN, "mean", NUMBER)
+BP_KEY(STD, "std", NUMBER)
 #endif
 
 #ifdef BP_FORM
@@ -92,6 +101,7 @@ BP_FORM(TRUE, "true")             /* div: correctly rounded a / b */
 BP_FORM(RECIPROCAL, "reciprocal") /* div: a * (1/b), 1/b rounded in opmath */
 BP_FORM(SEQUENTIAL, "sequential") /* sum: left to right */
 BP_FORM(PAIRWISE, "pairwise")     /* sum: pairwise halving */
+BP_FORM(TANH, "tanh")             /* gelu: approximate='tanh' */
 #endif
 
 #ifdef BP_OP
@@ -198,4 +208,43 @@ BP_OP(PROD, "prod", A, BP_K(AXIS) | BP_K(KEEPDIM), 0, 0, ACC, REDUCTION, BP_OPF_
       "torch.prod(a, axis, keepdim)")
 BP_OP(CUMSUM, "cumsum", A, BP_K(AXIS), BP_K(AXIS), 0, ACC, REDUCTION, BP_OPF_INT,
       "torch.cumsum(a, axis)")
+BP_OP(SIGMOID, "sigmoid", A, 0, 0, 0, SAME, ELEMWISE, BP_OPF_FLOAT_FN | BP_OPF_COSTLY,
+      "torch.sigmoid(a)")
+BP_OP(SILU, "silu", A, 0, 0, 0, SAME, ELEMWISE, BP_OPF_FLOAT_FN | BP_OPF_COSTLY,
+      "torch.nn.functional.silu(a) (fused: a / (1 + exp(-a)))")
+BP_OP(GELU, "gelu", A, BP_K(APPROXIMATE), 0, BP_FM(TANH), SAME, ELEMWISE,
+      BP_OPF_FLOAT_FN | BP_OPF_COSTLY,
+      "torch.nn.functional.gelu(a, approximate='none' or 'tanh')")
+BP_OP(ERF, "erf", A, 0, 0, 0, SAME, ELEMWISE, BP_OPF_FLOAT_FN | BP_OPF_COSTLY,
+      "torch.erf(a)")
+BP_OP(EXP2, "exp2", A, 0, 0, 0, SAME, ELEMWISE, BP_OPF_FLOAT_FN | BP_OPF_COSTLY,
+      "torch.exp2(a)")
+BP_OP(LOG2, "log2", A, 0, 0, 0, SAME, ELEMWISE, BP_OPF_FLOAT_FN | BP_OPF_COSTLY,
+      "torch.log2(a)")
+BP_OP(LOG1P, "log1p", A, 0, 0, 0, SAME, ELEMWISE, BP_OPF_FLOAT_FN | BP_OPF_COSTLY,
+      "torch.log1p(a)")
+BP_OP(EXPM1, "expm1", A, 0, 0, 0, SAME, ELEMWISE, BP_OPF_FLOAT_FN | BP_OPF_COSTLY,
+      "torch.expm1(a)")
+BP_OP(ABS, "abs", A, 0, 0, 0, SAME, ELEMWISE, BP_OPF_INT, "torch.abs(a)")
+BP_OP(SIGN, "sign", A, 0, 0, 0, SAME, ELEMWISE, BP_OPF_INT, "torch.sign(a)")
+BP_OP(FLOOR, "floor", A, 0, 0, 0, SAME, ELEMWISE, BP_OPF_INT, "torch.floor(a)")
+BP_OP(CEIL, "ceil", A, 0, 0, 0, SAME, ELEMWISE, BP_OPF_INT, "torch.ceil(a)")
+BP_OP(ROUND, "round", A, BP_K(DECIMALS), 0, 0, SAME, ELEMWISE, BP_OPF_INT,
+      "torch.round(a, decimals=decimals) (half to even)")
+BP_OP(TRUNC, "trunc", A, 0, 0, 0, SAME, ELEMWISE, BP_OPF_INT, "torch.trunc(a)")
+BP_OP(MINIMUM, "minimum", AB, 0, 0, 0, PROMOTE, ELEMWISE, BP_OPF_INT,
+      "torch.minimum(a, b)")
+BP_OP(MAXIMUM, "maximum", AB, 0, 0, 0, PROMOTE, ELEMWISE, BP_OPF_INT,
+      "torch.maximum(a, b)")
+BP_OP(CLAMP, "clamp", A, BP_K(MIN) | BP_K(MAX), 0, 0, SAME, ELEMWISE, BP_OPF_INT,
+      "torch.clamp(a, min, max), min and max numbers")
+BP_OP(FULL, "full", NONE, BP_K(SHAPE) | BP_K(VALUE), BP_K(SHAPE) | BP_K(VALUE), 0,
+      LITERAL, CREATION, BP_OPF_INT, "torch.full(shape, value)")
+BP_OP(ZEROS, "zeros", NONE, BP_K(SHAPE), BP_K(SHAPE), 0, F32, CREATION, BP_OPF_INT,
+      "torch.zeros(shape)")
+BP_OP(ONES, "ones", NONE, BP_K(SHAPE), BP_K(SHAPE), 0, F32, CREATION, BP_OPF_INT,
+      "torch.ones(shape)")
+BP_OP(LINSPACE, "linspace", NONE, BP_K(START) | BP_K(END) | BP_K(STEPS),
+      BP_K(START) | BP_K(END) | BP_K(STEPS), 0, F32, CREATION, BP_OPF_FLOAT_FN,
+      "torch.linspace(start, end, steps)")
 #endif

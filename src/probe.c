@@ -175,6 +175,14 @@ static void hash_op(fnv_t *f, const bp_op_t *op)
         fnv_printf(f, "%a,", op->values[k]);
     fnv_printf(f, "u%" PRIu64 ",%" PRIu64 ",%a,%a;", op->seed, op->stream,
                op->low, op->high);
+    if (op->has_min || op->has_max)
+        fnv_printf(f, "cl%d%a,%d%a;", op->has_min, op->min, op->has_max, op->max);
+    if (op->decimals)
+        fnv_printf(f, "dc%" PRId64 ";", op->decimals);
+    if (op->kind == BP_OP_FULL)
+        fnv_printf(f, "fv%a;", op->value);
+    if (op->steps)
+        fnv_printf(f, "ls%" PRId64 ";", op->steps);
     if (op->kind == BP_OP_LOAD) { /* what it loaded, when it has */
         fnv_printf(f, "ld%zu:", op->ndata);
         fnv_bytes(f, op->data, op->ndata);

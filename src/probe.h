@@ -55,7 +55,8 @@ bp_status bp_probe_load(const char *path, bp_probe_t **out, bp_error_t *err);
  * left without their tensors (running one is an error). */
 bp_status bp_probe_parse(const char *text, size_t len, const char *label,
                          bp_probe_t **out, bp_error_t *err);
-/* Every *.yaml in dir, sorted by probe name; names must be unique. */
+/* Every *.yaml and *.yml in dir, sorted by probe name; names must be
+ * unique. */
 bp_status bp_probe_load_dir(const char *dir, bp_probe_t ***out, size_t *n,
                             bp_error_t *err);
 /* The same with the parameter overrides args[nargs]: in each probe that
@@ -74,6 +75,29 @@ bp_status bp_probe_load_dir_params(const char *dir, const bp_param_arg_t *args,
 bp_status bp_probe_params_check(bp_probe_t *const *probes, size_t n,
                                 const bp_param_arg_t *args, size_t nargs,
                                 bp_error_t *err);
+/* A probe file that failed to load. */
+typedef struct bp_probe_bad {
+    char *path; /* the file */
+    char *stem; /* its base name without .yaml or .yml: the probe it would be */
+    char *msg;  /* "FILE:LINE:COL: what" */
+} bp_probe_bad_t;
+/* bp_probe_load_dir_params, except that a file that fails to load is
+ * appended to *bad (*nbad; both may start empty) while the others still
+ * load: only an unreadable directory, memory, or a probe name defined
+ * twice fail the whole (bad NULL: any failure does). */
+bp_status bp_probe_load_dir_ex(const char *dir, const bp_param_arg_t *args, size_t nargs,
+                               bp_probe_t ***out, size_t *n, bp_probe_bad_t **bad,
+                               size_t *nbad, bp_error_t *err);
+bool bp_probe_bad_add(bp_probe_bad_t **bad, size_t *nbad, const char *path, const char *msg);
+void bp_probe_bad_free(bp_probe_bad_t *bad, size_t n);
+/* The number an override gives, or BP_EINPUT: "--param base=lots: the
+ * value is not a number". */
+bp_status bp_param_number(const bp_param_arg_t *a, double *v, bool *is_int, bp_error_t *err);
+/* One probe file with parameter overrides (see bp_probe_load_dir_params). */
+bp_status bp_probe_load_params(const char *path, const bp_param_arg_t *args, size_t nargs,
+                               bp_probe_t **out, bp_error_t *err);
+/* Whether a file name is a probe's: *.yaml or *.yml. */
+bool bp_probe_file_name(const char *s);
 void bp_probe_free(bp_probe_t *p);
 void bp_probe_free_all(bp_probe_t **ps, size_t n);
 /* Index of the op producing the named buffer, or -1. */

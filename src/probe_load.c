@@ -31,6 +31,8 @@ static bp_status resolve_loads(bp_probe_t *p, bp_error_t *err)
     memcpy(tpath, p->path, len + 1);
     if (len > 5 && strcmp(tpath + len - 5, ".yaml") == 0)
         tpath[len - 5] = '\0';
+    else if (len > 4 && strcmp(tpath + len - 4, ".yml") == 0)
+        tpath[len - 4] = '\0';
     strcat(tpath, ".safetensors");
     bp_st_file_t f;
     bp_status st = bp_st_read(tpath, &f, err);
@@ -97,6 +99,50 @@ bp_status bp_probe_load(const char *path, bp_probe_t **out, bp_error_t *err)
     return load_file(path, NULL, 0, out, err);
 }
 
+bp_status bp_probe_load_params(const char *path, const bp_param_arg_t *args, size_t nargs,
+                               bp_probe_t **out, bp_error_t *err)
+{
+    return load_file(path, args, nargs, out, err);
+}
+
+bool bp_probe_file_name(const char *s)
+{
+    size_t n = strlen(s);
+    return (n > 5 && strcmp(s + n - 5, ".yaml") == 0) || (n > 4 && strcmp(s + n - 4, ".yml") == 0);
+}
+
+bool bp_probe_bad_add(bp_probe_bad_t **bad, size_t *nbad, const char *path, const char *msg)
+{
+    bp_probe_bad_t *t = realloc(*bad, (*nbad + 1) * sizeof *t);
+    if (!t)
+        return false;
+    *bad = t;
+    const char *base = strrchr(path, '/');
+    base = base ? base + 1 : path;
+    size_t sl = strlen(base);
+    sl -= sl > 5 && strcmp(base + sl - 5, ".yaml") == 0 ? 5
+          : sl > 4 && strcmp(base + sl - 4, ".yml") == 0 ? 4 : 0;
+    bp_probe_bad_t b = {strdup(path), strndup(base, sl), strdup(msg)};
+    if (!b.path || !b.stem || !b.msg) {
+        free(b.path);
+        free(b.stem);
+        free(b.msg);
+        return false;
+    }
+    t[(*nbad)++] = b;
+    return true;
+}
+
+void bp_probe_bad_free(bp_probe_bad_t *bad, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        free(bad[i].path);
+        free(bad[i].stem);
+        free(bad[i].msg);
+    }
+    free(bad);
+}
+
 bp_status bp_probe_parse(const char *text, size_t len, const char *label,
                          bp_probe_t **out, bp_error_t *err)
 {
@@ -121,8 +167,7 @@ static int probe_cmp(const void *a, const void *b)
 
 static bool is_yaml_name(const char *s)
 {
-    size_t n = strlen(s);
-    return n > 5 && s[0] != '.' && strcmp(s + n - 5, ".yaml") == 0;
+    return s[0] != '.' && bp_probe_file_name(s);
 }
 
 bp_status bp_probe_load_dir(const char *dir, bp_probe_t ***out, size_t *n,
@@ -134,6 +179,13 @@ bp_status bp_probe_load_dir(const char *dir, bp_probe_t ***out, size_t *n,
 bp_status bp_probe_load_dir_params(const char *dir, const bp_param_arg_t *args,
                                    size_t nargs, bp_probe_t ***out, size_t *n,
                                    bp_error_t *err)
+{
+    return bp_probe_load_dir_ex(dir, args, nargs, out, n, NULL, NULL, err);
+}
+
+bp_status bp_probe_load_dir_ex(const char *dir, const bp_param_arg_t *args, size_t nargs,
+                               bp_probe_t ***out, size_t *n, bp_probe_bad_t **bad,
+                               size_t *nbad, bp_error_t *err)
 {
     *out = NULL;
     *n = 0;
@@ -172,9 +224,16 @@ bp_status bp_probe_load_dir_params(const char *dir, const bp_param_arg_t *args,
     if (!st && !ps)
         st = bp_error_set(err, BP_ENOMEM, "out of memory");
     size_t np = 0;
-    for (size_t i = 0; !st && i < nn; i++)
+    for (size_t i = 0; !st && i < nn; i++) {
         if (!(st = load_file(names[i], args, nargs, &ps[np], err)))
             np++;
+        else if (bad && st != BP_ENOMEM) {
+            st = bp_probe_bad_add(bad, nbad, names[i], err->msg)
+                     ? BP_OK
+                     : bp_error_set(err, BP_ENOMEM, "out of memory");
+            err->msg[0] = '\0';
+        }
+    }
     if (!st && np)
         qsort(ps, np, sizeof *ps, probe_cmp);
     for (size_t i = 1; !st && i < np; i++)

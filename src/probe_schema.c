@@ -458,6 +458,69 @@ static bp_status op_uniform(ld_t *L, bp_op_t *op, const yn_t *n, const char *whe
     return st;
 }
 
+/* gelu's approximate: none (erf, the default) or tanh. */
+static bp_status get_approximate(ld_t *L, bp_op_t *op, const yn_t *n)
+{
+    const char *s;
+    bp_status st = get_str(L, n, "approximate", &s);
+    if (st)
+        return st;
+    if (strcmp(s, "none") == 0)
+        op->form = BP_FORM_DEFAULT;
+    else if (strcmp(s, "tanh") == 0)
+        op->form = BP_FORM_TANH;
+    else
+        return bad(L, n, "unknown approximate '%.80s' for gelu (expected none or tanh)", s);
+    return BP_OK;
+}
+
+static bp_status op_clamp(ld_t *L, bp_op_t *op, const yn_t *n)
+{
+    const yn_t *x;
+    bp_status st = BP_OK;
+    if ((x = bp_yaml_get(n, "min")) && !(st = get_num(L, x, "min", &op->min, NULL)))
+        op->has_min = true;
+    if (!st && (x = bp_yaml_get(n, "max")) && !(st = get_num(L, x, "max", &op->max, NULL)))
+        op->has_max = true;
+    if (!st && !op->has_min && !op->has_max)
+        st = bad(L, n, "clamp needs min, max or both");
+    return st;
+}
+
+/* full, zeros, ones: a shape and, for full, the value (torch.full's
+ * dtype: i64 for a Python int, else fp32). */
+static bp_status op_fill(ld_t *L, bp_op_t *op, const yn_t *n, const char *where)
+{
+    const yn_t *sh, *v;
+    bool is_int = false;
+    bp_status st = map_need(L, n, "shape", where, &sh);
+    if (!st)
+        st = get_shape(L, sh, &op->ndim, op->shape);
+    if (!st && op->kind == BP_OP_FULL && !(st = map_need(L, n, "value", where, &v)))
+        st = get_num(L, v, "value", &op->value, &is_int);
+    if (!st && op->kind == BP_OP_FULL && !op->has_dtype) {
+        op->has_dtype = true;
+        op->dtype = is_int ? BP_I64 : BP_F32;
+    }
+    return st;
+}
+
+static bp_status op_linspace(ld_t *L, bp_op_t *op, const yn_t *n, const char *where)
+{
+    const yn_t *s, *e, *c;
+    bp_status st = map_need(L, n, "start", where, &s);
+    if (!st)
+        st = get_num(L, s, "start", &op->start, NULL);
+    if (!st && !(st = map_need(L, n, "end", where, &e)))
+        st = get_num(L, e, "end", &op->end, NULL);
+    if (!st && !(st = map_need(L, n, "steps", where, &c)))
+        st = get_int(L, c, "steps", 0, MAX_INT, &op->steps);
+    if (!st && !(isfinite(op->start) && isfinite(op->end)))
+        st = bad(L, n, "linspace needs a finite start and end, got %g and %g", op->start,
+                 op->end);
+    return st;
+}
+
 static bp_status op_slice(ld_t *L, bp_op_t *op, const yn_t *n)
 {
     const yn_t *x;
@@ -648,6 +711,20 @@ static bp_status parse_op(ld_t *L, size_t i, const yn_t *n)
         return BP_OK;
     case BP_OP_SLICE:
         return op_slice(L, op, n);
+    case BP_OP_GELU:
+        return (x = bp_yaml_get(n, "approximate")) ? get_approximate(L, op, x) : BP_OK;
+    case BP_OP_ROUND:
+        return (x = bp_yaml_get(n, "decimals"))
+                   ? get_int(L, x, "decimals", -300, 300, &op->decimals)
+                   : BP_OK;
+    case BP_OP_CLAMP:
+        return op_clamp(L, op, n);
+    case BP_OP_FULL:
+    case BP_OP_ZEROS:
+    case BP_OP_ONES:
+        return op_fill(L, op, n, where);
+    case BP_OP_LINSPACE:
+        return op_linspace(L, op, n, where);
     default:
         return BP_OK;
     }
@@ -765,6 +842,15 @@ static bp_status parse_outputs(ld_t *L, const yn_t *n)
     return BP_OK;
 }
 
+bp_status bp_param_number(const bp_param_arg_t *a, double *v, bool *is_int, bp_error_t *err)
+{
+    int r = bp_yaml_number(a->value, v, is_int);
+    if (r != 1)
+        return bp_error_set(err, BP_EINPUT, "--param %s=%s: the value is not a number%s",
+                            a->name, a->value, r == 2 ? " within a double's range" : "");
+    return BP_OK;
+}
+
 /* A --param override of parameter name, if there is one: its value
  * replaces the file's, and the probe notes it. */
 static bp_status override(ld_t *L, const char *name, double *v, bool *is_int)
@@ -772,11 +858,9 @@ static bp_status override(ld_t *L, const char *name, double *v, bool *is_int)
     for (size_t a = 0; a < L->nargs; a++) {
         if (strcmp(L->args[a].name, name) != 0)
             continue;
-        int r = bp_yaml_number(L->args[a].value, v, is_int);
-        if (r != 1)
-            return bp_error_set(L->err, BP_EINPUT,
-                                "--param %s=%s: the value is not a number%s", name,
-                                L->args[a].value, r == 2 ? " within a double's range" : "");
+        bp_status st = bp_param_number(&L->args[a], v, is_int, L->err);
+        if (st)
+            return st;
         bp_probe_t *p = L->p;
         size_t old = p->overrides ? strlen(p->overrides) : 0,
                len = old + strlen(name) + strlen(L->args[a].value) + 3;
@@ -872,9 +956,10 @@ static bp_status parse_probe(ld_t *L, const yn_t *root)
     const char *base = strrchr(L->path, '/');
     base = base ? base + 1 : L->path;
     size_t nl = strlen(s);
-    if (strncmp(base, s, nl) != 0 || strcmp(base + nl, ".yaml") != 0)
+    if (strncmp(base, s, nl) != 0 ||
+        (strcmp(base + nl, ".yaml") != 0 && strcmp(base + nl, ".yml") != 0))
         return bad(L, x, "name '%s' does not match the file name '%.80s' "
-                         "(expected %s.yaml)", s, base, s);
+                         "(expected %s.yaml or %s.yml)", s, base, s, s);
     if (!(p->name = strdup(s)))
         return oom(L);
     if ((st = map_need(L, root, "description", where, &x)) ||

@@ -26,6 +26,7 @@ bool bp_rep_targets_option(bp_rep_targets_t *t, int c, const char *arg)
     case BP_REP_O_GITHUB: t->github = true; break;
     case 'q':
     case BP_REP_O_QUIET: bp_cli_quiet = true; break;
+    case 'v': t->text.verbose++; break;
     default: return false;
     }
     return true;
@@ -37,12 +38,18 @@ int bp_rep_targets_check(const char *cmd, const bp_rep_targets_t *t)
     if (n > 1)
         return bp_cli_usage_error(cmd, "only one of --json, --junit and --markdown "
                                        "can write to standard output ('-')");
+    int rc;
+    if ((rc = bp_cli_check_output(cmd, "--json", t->json, false)) >= 0 ||
+        (rc = bp_cli_check_output(cmd, "--junit", t->junit, false)) >= 0 ||
+        (rc = bp_cli_check_output(cmd, "--markdown", t->markdown, false)) >= 0)
+        return rc;
     return -1;
 }
 
 int bp_rep_emit(const bp_rep_targets_t *t, const bp_report_t *rep)
 {
     bool taken = to_stdout(t->json) || to_stdout(t->junit) || to_stdout(t->markdown);
+    bp_cli_progress_clear();
     if (!taken && bp_rep_text(stdout, rep, &t->text))
         return 2;
     if (t->json && bp_rep_write(t->json, bp_rep_json, rep))

@@ -10,7 +10,8 @@
 #include "report.h"
 
 typedef struct bp_rep_opts {
-    bool quiet;   /* text: only failures and the summary */
+    bool quiet;   /* text: only the verdict and the failures */
+    int verbose;  /* text: 1 (-v) every difference in detail, 2 (-vv) every result */
     bool color;
     size_t first; /* mismatches shown per comparison */
 } bp_rep_opts_t;
@@ -43,7 +44,8 @@ typedef struct bp_rep_targets {
 
 /* The report options of diff and report, as getopt_long entries (the
  * caller includes <getopt.h>): --json, --junit, --markdown, --github,
- * --quiet (also -q). */
+ * --quiet (also -q); BP_REP_VERBOSE_OPTION adds --verbose (-v, twice:
+ * -vv) where the command has no -v of its own. */
 enum { BP_REP_O_JSON = 0x200, BP_REP_O_JUNIT, BP_REP_O_MARKDOWN, BP_REP_O_GITHUB,
        BP_REP_O_QUIET };
 #define BP_REP_LONG_OPTIONS                                                              \
@@ -52,13 +54,15 @@ enum { BP_REP_O_JSON = 0x200, BP_REP_O_JUNIT, BP_REP_O_MARKDOWN, BP_REP_O_GITHUB
     {"markdown", required_argument, 0, BP_REP_O_MARKDOWN},                               \
     {"github", no_argument, 0, BP_REP_O_GITHUB},                                         \
     {"quiet", no_argument, 0, BP_REP_O_QUIET}
+#define BP_REP_VERBOSE_OPTION {"verbose", no_argument, 0, 'v'}
 /* No reports asked for yet; GitHub output on when GITHUB_ACTIONS=true. */
 void bp_rep_targets_init(bp_rep_targets_t *t);
 /* Applies getopt_long's option c (one of the above, or 'q') with its
  * argument; false when c is none of them. */
 bool bp_rep_targets_option(bp_rep_targets_t *t, int c, const char *arg);
-/* Usage check: at most one report on stdout.  Returns -1 when fine, else
- * the usage error's exit status. */
+/* Usage check: at most one report on stdout, and every report's file can
+ * be written (checked before any work).  Returns -1 when fine, else the
+ * usage error's exit status. */
 int bp_rep_targets_check(const char *cmd, const bp_rep_targets_t *t);
 /* Writes every requested report; 0, or 2 when one cannot be written. */
 int bp_rep_emit(const bp_rep_targets_t *t, const bp_report_t *rep);

@@ -1,11 +1,19 @@
 /* The Markdown report: a self-contained bug ticket (GitHub-flavoured
- * Markdown, no HTML, no external files).  Sections, in order: title and
- * summary table; the command to reproduce; the environment of this host
- * and the fingerprint of each backend (run) or each side (diff) as one
- * table; the definition of every probe involved, read from its YAML file;
- * per output a table of its comparisons, its values when small, and per
- * differing comparison the ulp histogram and the first mismatches with
- * index, exact decimal, hex and sign|exponent|mantissa bits; notes.
+ * Markdown, no HTML, no external files) of at most 65,536 bytes, GitHub's
+ * limit for an issue body.  Sections, in order: title and summary table
+ * (the results that are not bit-identical, failing ones first; the
+ * bit-identical ones counted); the command to reproduce; the environment
+ * of this host and the fingerprint of each backend (run) or each side
+ * (diff) as one table; the definition of every probe with a result that
+ * is not bit-identical, read from its YAML file; per output that differs
+ * (failing ones first) a table of its comparisons, its values when small,
+ * and per differing comparison the ulp histogram and the first mismatches
+ * with index, exact decimal, hex and sign|exponent|mantissa bits; the
+ * outputs bit-identical everywhere, in one line; notes.  When it all does
+ * not fit, the least important sections are left out (notes, the
+ * bit-identical list, probe definitions, other differences, the
+ * environment, failing results, in that order) and a closing note says
+ * what was cut.
  *
  * Names, paths and values go in code spans, other text is backslash-
  * escaped, and '|' is escaped inside table cells, so nothing a probe or a
@@ -22,7 +30,14 @@
 #include "rep.h"
 
 /* Probe files embedded beyond this size are cut (a probe is a few KB). */
-#define MAX_PROBE_FILE (256u << 10)
+#define MAX_PROBE_FILE (16u << 10)
+/* GitHub's limit on an issue or comment body, in characters; the report
+ * counts bytes, which are never fewer.  What does not fit is left out,
+ * least important first, and a note says so. */
+#define MD_LIMIT 65536
+#define MD_RESERVE 1024 /* for the note */
+/* Rows of the summary table at most. */
+#define MAX_SUMMARY_ROWS 100
 
 static bool is_ctl(unsigned char c)
 {
@@ -172,12 +187,27 @@ static void title(FILE *f, const bp_report_t *rep)
         outputs |= rep->r[i].output && *rep->r[i].output;
         tensors &= rep->r[i].kind == BP_RES_DIFF;
     }
+    size_t nsame = 0, shown = 0, rows = 0;
+    for (size_t i = 0; i < rep->n; i++)
+        nsame += bp_result_status(&rep->r[i]) == BP_RS_IDENTICAL;
+    if (nsame == rep->n) {
+        fprintf(f, "All %zu comparisons are bit-identical.\n\n", nsame);
+        return;
+    }
     fprintf(f, "| %s |%s dtype | b vs a | mismatched | %% | max ulp | verdict |\n"
                "|---|%s---|---|---:|---:|---:|---|\n",
             tensors ? "tensor" : "probe", outputs ? (tensors ? " in b |" : " output |") : "",
             outputs ? "---|" : "");
-    for (size_t i = 0; i < rep->n; i++) {
-        const bp_result_t *r = &rep->r[i];
+    /* Failing results first, then the other differences; bit-identical
+     * ones are counted, not listed. */
+    for (size_t n = 0; n < 2 * rep->n; n++) {
+        const bp_result_t *r = &rep->r[n % rep->n];
+        bool fails = bp_result_outcome(r) != 0;
+        if (bp_result_status(r) == BP_RS_IDENTICAL || fails != (n < rep->n))
+            continue;
+        if (++rows > MAX_SUMMARY_ROWS)
+            continue;
+        shown++;
         fputs("| ", f);
         bp_md_code(f, r->probe);
         if (outputs) {
@@ -198,6 +228,12 @@ static void title(FILE *f, const bp_report_t *rep)
         fprintf(f, " | %s |\n", verdict(r));
     }
     fputc('\n', f);
+    if (rows > shown)
+        fprintf(f, "%zu more differing results are not in this table (the JSON report has "
+                   "them all).\n\n", rows - shown);
+    if (nsame)
+        fprintf(f, "%zu more comparison%s bit-identical.\n\n", nsame,
+                nsame == 1 ? " is" : "s are");
 }
 
 /* ---- environment: JSON objects flattened to "a.b.c" rows ---- */
@@ -290,12 +326,22 @@ static void environment(FILE *f, const bp_report_t *rep)
                                 json_object_get(b, "fingerprint")};
     }
     arr = rep->env ? json_object_get(rep->env, "sides") : NULL;
+    char heads[34][512];
     for (size_t i = 0; i < json_array_size(arr) && nc < 34; i++) {
         const json_t *s = json_array_get(arr, i);
-        cols[nc++] = (column_t){json_string_value(json_object_get(s, "label")),
-                                json_object_get(s, "env")};
+        const char *name = json_string_value(json_object_get(s, "name"));
+        const char *label = json_string_value(json_object_get(s, "label"));
+        snprintf(heads[nc], sizeof heads[nc], "%s: %s%s%s%s", i == 0 ? "a" : i == 1 ? "b" : "?",
+                 name ? name : label ? label : "?", name ? " (" : "", name ? label : "",
+                 name ? ")" : "");
+        cols[nc] = (column_t){heads[nc], json_object_get(s, "env")};
+        nc++;
     }
     fputs("## Environment\n\n", f);
+    if (json_array_size(arr))
+        fputs("Side *a* and side *b* were produced where their columns say (from a saved "
+              "run's manifest, or the fingerprint a golden carries); `this host` is the "
+              "machine that compared them.\n\n", f);
     if (!nc) {
         fputs("No environment was recorded.\n\n", f);
         return;
@@ -357,23 +403,6 @@ static void probe_file(FILE *f, const char *path)
     if (more)
         fprintf(f, "(cut after %u bytes)\n\n", MAX_PROBE_FILE);
     free(buf);
-}
-
-static void probes(FILE *f, const bp_report_t *rep)
-{
-    bool any = false;
-    for (size_t i = 0; i < rep->n; i++) {
-        const char *p = rep->r[i].file;
-        bool seen = !p;
-        for (size_t k = 0; k < i && !seen; k++)
-            seen = rep->r[k].file && strcmp(rep->r[k].file, p) == 0;
-        if (seen)
-            continue;
-        if (!any)
-            fputs("## Probe definitions\n\n", f);
-        any = true;
-        probe_file(f, p);
-    }
 }
 
 /* ---- per output ---- */
@@ -593,54 +622,180 @@ static void lone_values(FILE *f, const bp_report_t *rep)
     }
 }
 
+/* The report is assembled from pieces written to memory, kept in
+ * document order and chosen by importance until the budget is spent. */
+typedef struct {
+    char *s;
+    size_t n;
+    int prio;  /* lower first when the budget is short */
+    bool kept;
+} piece_t;
+
+typedef struct {
+    piece_t *p;
+    size_t n, cap;
+} pieces_t;
+
+static FILE *piece_open(pieces_t *ps, int prio)
+{
+    if (ps->n == ps->cap) {
+        size_t nc = ps->cap ? 2 * ps->cap : 32;
+        piece_t *t = realloc(ps->p, nc * sizeof *t);
+        if (!t)
+            return NULL;
+        ps->p = t;
+        ps->cap = nc;
+    }
+    piece_t *p = &ps->p[ps->n];
+    *p = (piece_t){.prio = prio};
+    FILE *m = open_memstream(&p->s, &p->n);
+    if (m)
+        ps->n++;
+    return m;
+}
+
+enum { P_MUST, P_FAILING, P_ENV, P_OTHER, P_PROBES, P_SAME, P_NOTES, P_LEVELS };
+
+/* Whether the probe file of result i is one a differing result names. */
+static bool involved(const bp_report_t *rep, size_t i)
+{
+    const char *p = rep->r[i].file;
+    if (!p)
+        return false;
+    for (size_t k = 0; k < i; k++)
+        if (rep->r[k].file && strcmp(rep->r[k].file, p) == 0)
+            return false; /* shown once, at its first result */
+    for (size_t k = i; k < rep->n; k++)
+        if (rep->r[k].file && strcmp(rep->r[k].file, p) == 0 &&
+            bp_result_status(&rep->r[k]) != BP_RS_IDENTICAL &&
+            bp_result_status(&rep->r[k]) != BP_RS_SKIPPED_BACKEND)
+            return true;
+    return false;
+}
+
 int bp_rep_markdown(FILE *f, const bp_report_t *rep)
 {
-    title(f, rep);
-    fputs("## Reproduce\n\n", f);
-    const char *cmd = rep->command ? rep->command : "";
-    fenced(f, "sh", cmd, strlen(cmd));
-    environment(f, rep);
-    bp_diff_fp_markdown(f, json_object_get(rep->extra, "fingerprints"));
-    probes(f, rep);
-    if (rep->n)
-        fputs("## Results\n\n", f);
-    /* Outputs whose comparisons are all bit-identical get one line at the
+    pieces_t ps = {0};
+    FILE *m;
+    bool ok = true;
+#define PIECE(prio) (ok &= (m = piece_open(&ps, (prio))) != NULL, m)
+#define CLOSE() (ok &= fclose(m) == 0)
+    if (PIECE(P_MUST)) {
+        title(m, rep);
+        fputs("## Reproduce\n\n", m);
+        const char *cmd = rep->command ? rep->command : "";
+        fenced(m, "sh", cmd, strlen(cmd));
+        CLOSE();
+    }
+    if (PIECE(P_ENV)) {
+        environment(m, rep);
+        bp_diff_fp_markdown(m, json_object_get(rep->extra, "fingerprints"));
+        CLOSE();
+    }
+    bool any = false;
+    for (size_t i = 0; i < rep->n && ok; i++)
+        if (involved(rep, i)) {
+            if (!any && PIECE(P_PROBES)) {
+                fputs("## Probe definitions\n\n", m);
+                CLOSE();
+            }
+            any = true;
+            if (PIECE(P_PROBES)) {
+                probe_file(m, rep->r[i].file);
+                CLOSE();
+            }
+        }
+    if (rep->n && PIECE(P_MUST)) {
+        fputs("## Results\n\n", m);
+        CLOSE();
+    }
+    /* Outputs with a failing comparison, then the other differing ones;
+     * those whose comparisons are all bit-identical get one line at the
      * end: the ticket is about the others. */
     size_t same = 0;
-    for (int pass = 0; pass < 2; pass++) {
-        for (size_t i = 0; i < rep->n;) {
+    FILE *sm = NULL; /* the only piece kept open while others are not: none opens in pass 2 */
+    for (int pass = 0; pass < 3 && ok; pass++) {
+        for (size_t i = 0; i < rep->n && ok;) {
             size_t j = i + 1;
             while (j < rep->n && same_group(&rep->r[i], &rep->r[j]))
                 j++;
-            bool identical = true;
-            for (size_t k = i; k < j; k++)
+            bool identical = true, fails = false;
+            for (size_t k = i; k < j; k++) {
                 identical &= rep->r[k].compared && !rep->r[k].cmp.mismatched;
-            if (!identical && pass == 0) {
-                group(f, rep, i, j);
-            } else if (identical && pass == 1) {
-                fputs(same++ ? ", " : "Bit-identical in every comparison: ", f);
-                code(f, rep->r[i].probe);
+                fails |= bp_result_outcome(&rep->r[k]) != 0;
+            }
+            if (!identical && pass == (fails ? 0 : 1) && PIECE(fails ? P_FAILING : P_OTHER)) {
+                group(m, rep, i, j);
+                CLOSE();
+            } else if (identical && pass == 2 && (sm || (sm = PIECE(P_SAME)))) {
+                fputs(same++ ? ", " : "Bit-identical in every comparison: ", sm);
+                code(sm, rep->r[i].probe);
                 if (rep->r[i].output && *rep->r[i].output) {
-                    fputc(' ', f);
-                    code(f, rep->r[i].output);
+                    fputc(' ', sm);
+                    code(sm, rep->r[i].output);
                 }
-                fprintf(f, " %s", bp_dtype_name(rep->r[i].dtype));
+                fprintf(sm, " %s", bp_dtype_name(rep->r[i].dtype));
             }
             i = j;
         }
     }
-    if (same)
-        fputs(".\n\n", f);
-    if (!rep->n)
-        lone_values(f, rep);
-    if (rep->nnotes) {
-        fputs("## Notes\n\n", f);
-        for (size_t k = 0; k < rep->nnotes; k++) {
-            fputs("- ", f);
-            bp_md_text(f, rep->notes[k]);
-            fputc('\n', f);
-        }
-        fputc('\n', f);
+    if (sm) {
+        fputs(".\n\n", sm);
+        m = sm;
+        CLOSE();
     }
-    return ferror(f) ? 2 : 0;
+    if (!rep->n && PIECE(P_OTHER)) {
+        lone_values(m, rep);
+        CLOSE();
+    }
+    if (rep->nnotes && PIECE(P_NOTES)) {
+        fputs("## Notes\n\n", m);
+        for (size_t k = 0; k < rep->nnotes; k++) {
+            fputs("- ", m);
+            bp_md_text(m, rep->notes[k]);
+            fputc('\n', m);
+        }
+        fputc('\n', m);
+        CLOSE();
+    }
+#undef PIECE
+#undef CLOSE
+    /* Keep by importance, each level in document order, while it fits. */
+    size_t used = 0, left_out[P_LEVELS] = {0};
+    for (int prio = 0; prio < P_LEVELS; prio++)
+        for (size_t i = 0; i < ps.n; i++) {
+            piece_t *p = &ps.p[i];
+            if (p->prio != prio)
+                continue;
+            p->kept = prio == P_MUST || used + p->n <= MD_LIMIT - MD_RESERVE;
+            if (p->kept)
+                used += p->n;
+            else
+                left_out[prio]++;
+        }
+    for (size_t i = 0; i < ps.n; i++)
+        if (ps.p[i].kept)
+            fwrite(ps.p[i].s, 1, ps.p[i].n, f);
+    size_t cut = 0;
+    for (int k = 0; k < P_LEVELS; k++)
+        cut += left_out[k];
+    if (cut) {
+        fprintf(f, "**Cut to fit GitHub's %d-character limit:** left out", MD_LIMIT);
+        static const char *const what[P_LEVELS] = {
+            "", "failing results", "the environment", "other differing results",
+            "probe definitions", "the list of bit-identical outputs", "the notes"};
+        const char *sep = " ";
+        for (int k = 1; k < P_LEVELS; k++)
+            if (left_out[k]) {
+                fprintf(f, "%s%zu section%s of %s", sep, left_out[k], left_out[k] == 1 ? "" : "s",
+                        what[k]);
+                sep = ", ";
+            }
+        fputs(". The JSON report (`--json`) holds everything; `bitprobe report` renders "
+              "it again.\n", f);
+    }
+    for (size_t i = 0; i < ps.n; i++)
+        free(ps.p[i].s);
+    free(ps.p);
+    return !ok || ferror(f) ? 2 : 0;
 }

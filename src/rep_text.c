@@ -1,6 +1,10 @@
-/* The text report: one block per (probe, output, dtype), compact, with ulp
- * figures and the first mismatches as exact decimal, hex and
- * sign|exponent|mantissa bits. */
+/* The text report, summary first: the verdict line; one line per result
+ * that is not bit-identical, with its detail (values of small outputs, ulp
+ * histogram, the first mismatches as exact decimal, hex and
+ * sign|exponent|mantissa bits) under drift, or under every one with -v;
+ * then the results that fail the verdict once more, as a closing list.
+ * --quiet: the verdict and the failing results; -vv: every result in
+ * blocks per (probe, output, dtype), bit-identical ones too. */
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
@@ -81,7 +85,9 @@ static void hist_line(FILE *f, const bp_cmp_t *c)
     fputc('\n', f);
 }
 
-static void result_block(FILE *f, const bp_result_t *r, const bp_rep_opts_t *o)
+/* A result's line (when head) and its detail: ulp histogram and first
+ * mismatches. */
+static void result_block(FILE *f, const bp_result_t *r, const bp_rep_opts_t *o, bool head)
 {
     const bp_cmp_t *c = &r->cmp;
     char idx[96], pol[96];
@@ -104,13 +110,18 @@ static void result_block(FILE *f, const bp_result_t *r, const bp_rep_opts_t *o)
         snprintf(ulp, sizeof ulp, "class change");
     else
         snprintf(ulp, sizeof ulp, "%" PRIu64 " ulp", c->max_ulp);
-    fprintf(f, "  %s vs %s: %s%zu of %zu differ (%.4g%%)%s%s, max %s, max abs %.6g at %s",
-            r->b, r->a, c->pass ? "" : red(o), c->mismatched, c->total,
-            100.0 * (double)c->mismatched / (double)(c->total ? c->total : 1), verdict,
-            c->pass ? "" : off(o), ulp, c->max_abs, idx);
-    bp_cmp_index_format(c, c->max_rel_idx, idx, sizeof idx);
-    fprintf(f, ", max rel %.6g at %s; policy %s%s\n", c->max_rel, idx, pol,
-            c->pass ? " (within)" : "");
+    if (head) {
+        fprintf(f, "  %s vs %s: %s%zu of %zu differ (%.4g%%)%s%s, max %s, max abs %.6g at %s",
+                r->b, r->a, c->pass ? "" : red(o), c->mismatched, c->total,
+                100.0 * (double)c->mismatched / (double)(c->total ? c->total : 1), verdict,
+                c->pass ? "" : off(o), ulp, c->max_abs, idx);
+        bp_cmp_index_format(c, c->max_rel_idx, idx, sizeof idx);
+        fprintf(f, ", max rel %.6g at %s; policy %s%s\n", c->max_rel, idx, pol,
+                c->pass ? " (within)" : "");
+    } else {
+        bp_cmp_index_format(c, c->max_rel_idx, idx, sizeof idx);
+        fprintf(f, "      max rel %.6g at %s\n", c->max_rel, idx);
+    }
     if (c->max_ulp == UINT64_MAX)
         fprintf(f, "      %zu elements change class (finite/inf/NaN)\n", c->class_changes);
     hist_line(f, c);
@@ -138,30 +149,111 @@ static void result_block(FILE *f, const bp_result_t *r, const bp_rep_opts_t *o)
         fprintf(f, "    ... %zu more\n", c->mismatched - shown);
 }
 
+/* The old block of one (probe, output, dtype) group, results i..j-1: its
+ * values, and each result's line and detail (-vv shows every group so). */
+static void group_block(FILE *f, const bp_report_t *rep, size_t i, size_t j,
+                        const bp_rep_opts_t *o)
+{
+    const bp_result_t *g = &rep->r[i];
+    char shape[96];
+    bp_shape_format(g->cmp.ndim, g->cmp.shape, shape, sizeof shape);
+    fprintf(f, "%s %s %s %s\n", g->probe, g->output, bp_dtype_name(g->dtype),
+            g->compared ? shape : "");
+    values_block(f, rep, g);
+    for (size_t k = i; k < j; k++)
+        result_block(f, &rep->r[k], o, true);
+}
+
+/* One result as one line: "seed-div y fp32: cuda vs cpu: 1 of 1 differ
+ * (100%), max 1 ulp, max abs 5.96e-08 at []: DRIFT". */
+static void result_line(FILE *f, const bp_result_t *r, const bp_rep_opts_t *o,
+                        const char *lead)
+{
+    char title[512], shape[96] = "";
+    if (r->compared) {
+        shape[0] = ' ';
+        bp_shape_format(r->cmp.ndim, r->cmp.shape, shape + 1, sizeof shape - 1);
+    }
+    const char *output = r->output && *r->output ? r->output : NULL;
+    snprintf(title, sizeof title, "%s%s%s %s%s: %s vs %s", r->probe, output ? " " : "",
+             output ? output : "", bp_dtype_name(r->dtype), shape, r->b, r->a);
+    bp_res_status_t s = bp_result_status(r);
+    bool bad = bp_result_outcome(r) != 0;
+    const char *on = bad ? red(o) : "", *of = bad ? off(o) : "";
+    if (!r->compared && !*r->a && !*r->b) { /* a probe that did not load */
+        fprintf(f, "%s%s: %s%s%s: %s\n", lead, r->probe, on, bp_res_status_label(s), of,
+                r->note ? r->note : "");
+        return;
+    }
+    if (!r->compared) {
+        fprintf(f, "%s%s: %s%s%s: %s\n", lead, title, on, bp_res_status_label(s), of,
+                r->note ? r->note : "");
+        return;
+    }
+    const bp_cmp_t *c = &r->cmp;
+    if (!c->mismatched) {
+        fprintf(f, "%s%s: %sbit-identical%s (%zu elements)\n", lead, title, green(o), off(o),
+                c->total);
+        return;
+    }
+    char idx[96], ulp[32], pol[96];
+    bp_cmp_index_format(c, c->max_abs_idx, idx, sizeof idx);
+    if (c->max_ulp == UINT64_MAX)
+        snprintf(ulp, sizeof ulp, "class change");
+    else
+        snprintf(ulp, sizeof ulp, "%" PRIu64 " ulp", c->max_ulp);
+    bp_policy_format(&r->policy, pol, sizeof pol);
+    fprintf(f, "%s%s: %zu of %zu differ (%.4g%%), max %s, max abs %.6g at %s: %s%s%s",
+            lead, title, c->mismatched, c->total, 100.0 * bp_result_fraction(r), ulp,
+            c->max_abs, idx, on, bp_res_status_label(s), of);
+    if (s == BP_RS_WITHIN || s == BP_RS_DRIFT)
+        fprintf(f, " (policy %s)", pol);
+    fputc('\n', f);
+}
+
+/* What a result shows below its line: values of a small output, ulp
+ * histogram and first mismatches (drift always, the rest with -v). */
+static void result_detail(FILE *f, const bp_report_t *rep, const bp_result_t *r,
+                          const bp_rep_opts_t *o)
+{
+    if (!r->compared || !r->cmp.mismatched)
+        return;
+    if (r->cmp.total <= BP_REPORT_SMALL)
+        values_block(f, rep, r);
+    result_block(f, r, o, false);
+}
+
 int bp_rep_text(FILE *f, const bp_report_t *rep, const bp_rep_opts_t *o)
 {
-    size_t i = 0;
-    while (i < rep->n) {
-        size_t j = i;
-        bool bad = false;
-        while (j < rep->n && same_group(&rep->r[i], &rep->r[j])) {
-            const bp_result_t *r = &rep->r[j];
-            if (r->compared && r->cmp.mismatched)
-                bad = true;
-            j++;
+    bp_tally_t t;
+    char line[1024];
+    bp_report_tally(rep, &t);
+    bp_tally_line(rep, &t, line, sizeof line);
+    bool passed = t.exit == 0;
+    /* An identical diff with -q says nothing, as cmp -s. */
+    if (o->quiet && passed && t.compared == t.n[BP_RS_IDENTICAL] && t.results == t.compared &&
+        rep->n && rep->r[0].kind == BP_RES_DIFF)
+        return 0;
+    fprintf(f, "%s%s%s\n", passed ? green(o) : red(o), line, off(o));
+    /* whether the lines above the closing list hold more than it would */
+    bool more = o->verbose >= 2;
+    if (o->verbose >= 2) {
+        for (size_t i = 0, j; i < rep->n; i = j) {
+            for (j = i; j < rep->n && same_group(&rep->r[i], &rep->r[j]); j++)
+                ;
+            group_block(f, rep, i, j, o);
         }
-        const bp_result_t *g = &rep->r[i];
-        if (!o->quiet || bad) {
-            char shape[96];
-            bp_shape_format(g->cmp.ndim, g->cmp.shape, shape, sizeof shape);
-            fprintf(f, "%s %s %s %s\n", g->probe, g->output, bp_dtype_name(g->dtype),
-                    g->compared ? shape : "");
-            if (!o->quiet)
-                values_block(f, rep, g);
-            for (size_t k = i; k < j; k++)
-                result_block(f, &rep->r[k], o);
+    } else if (!o->quiet) {
+        for (size_t i = 0; i < rep->n; i++) {
+            const bp_result_t *r = &rep->r[i];
+            bp_res_status_t s = bp_result_status(r);
+            if (s == BP_RS_IDENTICAL || (s == BP_RS_SKIPPED_BACKEND && !o->verbose))
+                continue;
+            result_line(f, r, o, "  ");
+            more |= !bp_result_outcome(r) || (r->compared && r->cmp.mismatched);
+            if (o->verbose || bp_result_outcome(r))
+                result_detail(f, rep, r, o);
         }
-        i = j;
     }
     /* Probes whose outputs were not compared with anything still show values. */
     if (rep->n == 0 && !o->quiet) {
@@ -182,12 +274,17 @@ int bp_rep_text(FILE *f, const bp_report_t *rep, const bp_rep_opts_t *o)
             }
         }
     }
-    for (size_t k = 0; k < rep->nnotes; k++)
-        fprintf(f, "note: %s\n", rep->notes[k]);
-    bp_tally_t t;
-    char line[1024];
-    bp_report_tally(rep, &t);
-    bp_tally_line(rep, &t, line, sizeof line);
-    fprintf(f, "%s\n", line);
+    if (o->verbose || (!o->quiet && !passed))
+        for (size_t k = 0; k < rep->nnotes; k++)
+            fprintf(f, "note: %s\n", rep->notes[k]);
+    /* The short summary: each result that fails the verdict, once more
+     * (unless that is all the lines above said). */
+    if ((t.failed || t.errors) && (more || o->quiet)) {
+        if (!o->quiet)
+            fprintf(f, "%s:\n", t.errors ? "failures and errors" : "failures");
+        for (size_t i = 0; i < rep->n; i++)
+            if (bp_result_outcome(&rep->r[i]))
+                result_line(f, &rep->r[i], o, "  ");
+    }
     return ferror(f) ? 2 : 0;
 }

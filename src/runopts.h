@@ -18,6 +18,7 @@ typedef struct bp_run_opts {
     int nnames;
     const char *probes_dir, *golden_dir; /* as given (NULL: the defaults) */
     const char *save_dir;
+    const char *save_stage; /* where the bundle is written until complete */
     bp_cli_devices_t dev;
     uint32_t dtypes;   /* mask of allowed run dtypes */
     bp_cmp_opts_t cmp;

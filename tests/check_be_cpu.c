@@ -24,6 +24,7 @@
 void be_cpu_aten_tests(TCase *tc);
 void be_cpu_ulp_tests(TCase *tc);
 void be_cpu_isa_tests(TCase *tc);
+void be_cpu_act_tests(TCase *tc);
 
 /* ---- backend object ----------------------------------------------- */
 
@@ -647,6 +648,7 @@ int main(void)
     TCase *ti = tcase_create("isa");
     tcase_add_checked_fixture(ti, NULL, ref_release);
     be_cpu_isa_tests(ti);
+    be_cpu_act_tests(tc);
     suite_add_tcase(s, ti);
     TCase *tu = tcase_create("ulp");
     tcase_add_checked_fixture(tu, NULL, ref_release);

@@ -605,6 +605,121 @@ START_TEST(t_pow)
 }
 END_TEST
 
+/* elem.cu in fp32: the exact ops against the host's C functions, the
+ * activations and special functions within a few ulps of double
+ * references, minimum/maximum and clamp with NaN, linspace's ends. */
+static double elem_ref(bp_op_kind_t k, bool tanh_form, double x)
+{
+    switch (k) {
+    case BP_OP_SIGMOID: return 1.0 / (1.0 + exp(-x));
+    case BP_OP_SILU: return x / (1.0 + exp(-x));
+    case BP_OP_GELU:
+        if (tanh_form)
+            return 0.5 * x * (1.0 + tanh(sqrt(2.0 / M_PI) * (x + 0.044715 * x * x * x)));
+        return 0.5 * x * (1.0 + erf(x / sqrt(2.0)));
+    case BP_OP_ERF: return erf(x);
+    case BP_OP_EXP2: return exp2(x);
+    case BP_OP_LOG2: return log2(x);
+    case BP_OP_LOG1P: return log1p(x);
+    default: return expm1(x);
+    }
+}
+
+START_TEST(t_elem)
+{
+    static const struct {
+        bp_op_kind_t k;
+        bool tanh_form;
+        int lo, hi;
+        bool positive;
+        unsigned ulps;
+    } fns[] = {{BP_OP_SIGMOID, false, -6, 3, false, 4}, {BP_OP_SILU, false, -6, 3, false, 4},
+               {BP_OP_GELU, false, -6, 2, false, 8},    {BP_OP_GELU, true, -6, 2, false, 8},
+               {BP_OP_ERF, false, -10, 1, false, 2},    {BP_OP_EXP2, false, -6, 5, false, 2},
+               {BP_OP_LOG2, false, -30, 30, true, 2},  {BP_OP_LOG1P, false, -20, 10, true, 2},
+               {BP_OP_EXPM1, false, -20, 4, false, 2}};
+    for (size_t f = 0; f < sizeof fns / sizeof fns[0]; f++) {
+        bp_buf_t a, out;
+        rand_tensor(&a, BP_F32, N_EW, fns[f].lo, fns[f].hi, fns[f].positive);
+        tb_make1(&out, BP_F32, N_EW);
+        bp_op_t op = tb_op(fns[f].k);
+        op.form = fns[f].tanh_form ? BP_FORM_TANH : BP_FORM_DEFAULT;
+        tb_exec(&op, &a, NULL, &out);
+        for (size_t i = 0; i < N_EW; i++) {
+            double x = bp_buf_get(&a, i), ref = elem_ref(fns[f].k, fns[f].tanh_form, x);
+            if (fabs(ref) < 1e-30) /* gelu and silu far below 0: tiny, ulps mean little */
+                continue;
+            ck_assert_msg(tb_ulps(&out, i, ref) <= fns[f].ulps, "%s(%a) = %a, more than %u ulp from %a",
+                          bp_op_name(fns[f].k), x, bp_buf_get(&out, i), fns[f].ulps, ref);
+        }
+        tb_drop(&a);
+        tb_drop(&out);
+    }
+    /* the exact ones, against the host */
+    static const bp_op_kind_t ex[] = {BP_OP_ABS,  BP_OP_SIGN,  BP_OP_FLOOR,
+                                      BP_OP_CEIL, BP_OP_TRUNC, BP_OP_ROUND};
+    bp_buf_t a, out;
+    rand_tensor(&a, BP_F32, N_EW, -4, 10, false);
+    for (size_t f = 0; f < sizeof ex / sizeof *ex; f++) {
+        tb_make1(&out, BP_F32, N_EW);
+        bp_op_t op = tb_op(ex[f]);
+        tb_exec(&op, &a, NULL, &out);
+        for (size_t i = 0; i < N_EW; i++) {
+            float x = (float)bp_buf_get(&a, i);
+            float r = ex[f] == BP_OP_ABS     ? fabsf(x)
+                      : ex[f] == BP_OP_SIGN  ? (float)((0 < x) - (x < 0))
+                      : ex[f] == BP_OP_FLOOR ? floorf(x)
+                      : ex[f] == BP_OP_CEIL  ? ceilf(x)
+                      : ex[f] == BP_OP_TRUNC ? truncf(x)
+                                             : nearbyintf(x);
+            tb_expect_bits(&out, i, bp_f32_bits(r), bp_op_name(ex[f]));
+        }
+        tb_drop(&out);
+    }
+    /* clamp(-1, 0.25) and maximum with NaN */
+    tb_make1(&out, BP_F32, N_EW);
+    bp_op_t c = tb_op(BP_OP_CLAMP);
+    c.has_min = c.has_max = true;
+    c.min = -1.0;
+    c.max = 0.25;
+    tb_exec(&c, &a, NULL, &out);
+    for (size_t i = 0; i < N_EW; i++) {
+        float x = (float)bp_buf_get(&a, i);
+        tb_expect_bits(&out, i, bp_f32_bits(x < -1.0f ? -1.0f : x > 0.25f ? 0.25f : x), "clamp");
+    }
+    tb_drop(&out);
+    bp_buf_t b;
+    tb_make1(&b, BP_F32, N_EW);
+    for (size_t i = 0; i < N_EW; i++)
+        bp_buf_set(&b, i, i % 7 ? 0.5 : NAN);
+    tb_upload(&b);
+    tb_make1(&out, BP_F32, N_EW);
+    bp_op_t mx = tb_op(BP_OP_MAXIMUM);
+    mx.b.kind = BP_ARG_BUF;
+    tb_exec(&mx, &a, &b, &out);
+    for (size_t i = 0; i < N_EW; i++) {
+        float x = (float)bp_buf_get(&a, i);
+        if (i % 7 == 0)
+            ck_assert(isnan(bp_buf_get(&out, i)));
+        else if (x != 0.5f)
+            tb_expect_bits(&out, i, bp_f32_bits(x > 0.5f ? x : 0.5f), "maximum");
+    }
+    tb_drop(&out);
+    tb_drop(&b);
+    tb_drop(&a);
+    /* linspace(0, 1, 17): start, end, and i/16 (exact) everywhere */
+    tb_make1(&out, BP_F32, 17);
+    bp_op_t l = tb_op(BP_OP_LINSPACE);
+    l.start = 0;
+    l.end = 1;
+    l.steps = 17;
+    tb_exec(&l, NULL, NULL, &out);
+    for (size_t i = 0; i < 17; i++)
+        tb_expect_bits(&out, i, bp_f32_bits((float)i / 16.0f), "linspace");
+    tb_drop(&out);
+}
+END_TEST
+
 TCase *tb_tcase_elementwise(void)
 {
     TCase *tc = tcase_create("elementwise");
@@ -613,5 +728,6 @@ TCase *tb_tcase_elementwise(void)
     tcase_add_test(tc, t_binary_broadcast_int);
     tcase_add_test(tc, t_unary);
     tcase_add_test(tc, t_pow);
+    tcase_add_test(tc, t_elem);
     return tc;
 }

@@ -291,6 +291,55 @@ START_TEST(t_integers)
 }
 END_TEST
 
+/* clamp, round(decimals), linspace, full: hand-derived. */
+START_TEST(t_elem_hand)
+{
+    bp_backend_t *be = open_oracle(1);
+    int64_t three = 3, seven = 7, one = 1;
+    double cv[] = {-2.0, 0.5, 3.0};
+    bp_buf_t c = vec_vals(BP_F32, 3, cv), co = mkbuf(BP_F32, 1, &three);
+    bp_op_t oc = mkop(BP_OP_CLAMP);
+    oc.has_min = oc.has_max = true;
+    oc.min = -1.0;
+    oc.max = 0.25;
+    exec_ok(be, &oc, &c, NULL, &co);
+    ck_assert_uint_eq(bp_buf_bits(&co, 0), 0xbf800000u);
+    ck_assert_uint_eq(bp_buf_bits(&co, 1), 0x3e800000u);
+    ck_assert_uint_eq(bp_buf_bits(&co, 2), 0x3e800000u);
+    /* 1.2345f = 1.23450005054473876953125: times 100 rounds to 123, and
+     * 1.23 rounds to 0x3f9d70a4 */
+    double rv[] = {(double)1.2345f};
+    bp_buf_t r = vec_vals(BP_F32, 1, rv), ro = mkbuf(BP_F32, 1, &one);
+    bp_op_t orn = mkop(BP_OP_ROUND);
+    orn.decimals = 2;
+    exec_ok(be, &orn, &r, NULL, &ro);
+    ck_assert_uint_eq(bp_buf_bits(&ro, 0), 0x3f9d70a4u);
+    /* linspace(0, 1, 7): i/6 rounded once: 1/6 = 0x3e2aaaab, 3/6 = 0.5 */
+    bp_op_t ol = mkop(BP_OP_LINSPACE);
+    ol.start = 0;
+    ol.end = 1;
+    ol.steps = 7;
+    bp_buf_t lo = mkbuf(BP_F32, 1, &seven);
+    exec_ok(be, &ol, NULL, NULL, &lo);
+    ck_assert_uint_eq(bp_buf_bits(&lo, 1), 0x3e2aaaabu);
+    ck_assert_uint_eq(bp_buf_bits(&lo, 3), 0x3f000000u);
+    ck_assert_uint_eq(bp_buf_bits(&lo, 6), 0x3f800000u);
+    /* full(0.1) in bf16: 0.1 rounded once is 0x3dcd */
+    bp_op_t of = mkop(BP_OP_FULL);
+    of.value = 0.1;
+    bp_buf_t fo = mkbuf(BP_BF16, 1, &three);
+    exec_ok(be, &of, NULL, NULL, &fo);
+    ck_assert_uint_eq(bp_buf_bits(&fo, 2), 0x3dcd);
+    bp_buf_free(&c);
+    bp_buf_free(&co);
+    bp_buf_free(&r);
+    bp_buf_free(&ro);
+    bp_buf_free(&lo);
+    bp_buf_free(&fo);
+    bp_backend_close(be);
+}
+END_TEST
+
 /* ---- random inputs against MPFR at 256 bits, rounded by ref_bits ---- */
 
 static int ref_apply(bp_op_kind_t k, mpfr_t r, mpfr_t x, mpfr_t y)
@@ -312,6 +361,48 @@ static int ref_apply(bp_op_kind_t k, mpfr_t r, mpfr_t x, mpfr_t y)
         mpfr_sqrt(r, x, MPFR_RNDN);
         return mpfr_d_div(r, 1.0, r, MPFR_RNDN);
     case BP_OP_NEG: return mpfr_neg(r, x, MPFR_RNDN);
+    case BP_OP_ERF: return mpfr_erf(r, x, MPFR_RNDN);
+    case BP_OP_EXP2: return mpfr_exp2(r, x, MPFR_RNDN);
+    case BP_OP_LOG2: return mpfr_log2(r, x, MPFR_RNDN);
+    case BP_OP_LOG1P: return mpfr_log1p(r, x, MPFR_RNDN);
+    case BP_OP_EXPM1: return mpfr_expm1(r, x, MPFR_RNDN);
+    case BP_OP_ABS: return mpfr_abs(r, x, MPFR_RNDN);
+    case BP_OP_FLOOR: return mpfr_floor(r, x);
+    case BP_OP_CEIL: return mpfr_ceil(r, x);
+    case BP_OP_TRUNC: return mpfr_trunc(r, x);
+    case BP_OP_ROUND: return mpfr_rint(r, x, MPFR_RNDN);
+    case BP_OP_SIGN: return mpfr_set_si(r, mpfr_nan_p(x) ? 0 : mpfr_sgn(x), MPFR_RNDN);
+    case BP_OP_MAXIMUM:
+    case BP_OP_MINIMUM:
+        if (mpfr_nan_p(x) || mpfr_nan_p(y)) {
+            mpfr_set_nan(r);
+            return 0;
+        }
+        return k == BP_OP_MAXIMUM ? mpfr_max(r, x, y, MPFR_RNDN) : mpfr_min(r, x, y, MPFR_RNDN);
+    case BP_OP_SIGMOID:
+    case BP_OP_SILU:
+    case BP_OP_GELU: { /* at 256 bits: 1/(1+e^-x), x/(1+e^-x), x/2 erfc(-x/sqrt2) */
+        mpfr_t u;
+        mpfr_init2(u, 256);
+        if (k == BP_OP_GELU) {
+            mpfr_sqrt_ui(u, 2, MPFR_RNDN);
+            mpfr_div(u, x, u, MPFR_RNDN);
+            mpfr_neg(u, u, MPFR_RNDN);
+            mpfr_erfc(u, u, MPFR_RNDN);
+            mpfr_mul(r, u, x, MPFR_RNDN);
+            mpfr_div_2ui(r, r, 1, MPFR_RNDN);
+        } else {
+            mpfr_neg(u, x, MPFR_RNDN);
+            mpfr_exp(u, u, MPFR_RNDN);
+            mpfr_add_ui(u, u, 1, MPFR_RNDN);
+            if (k == BP_OP_SIGMOID)
+                mpfr_ui_div(r, 1, u, MPFR_RNDN);
+            else
+                mpfr_div(r, x, u, MPFR_RNDN);
+        }
+        mpfr_clear(u);
+        return 0;
+    }
     default: return mpfr_set(r, x, MPFR_RNDN);
     }
 }
@@ -332,6 +423,14 @@ static const rcase_t RCASES[] = {
     {BP_OP_TANH, false, -14, 4, 0, 0}, {BP_OP_SQRT, false, 0, 0, 0, 0},
     {BP_OP_RSQRT, false, 0, 0, 0, 0},  {BP_OP_NEG, false, 0, 0, 0, 0},
     {BP_OP_CAST, false, 0, 0, 0, 0},
+    {BP_OP_ERF, false, -14, 3, 0, 0},   {BP_OP_EXP2, false, -6, 8, 0, 0},
+    {BP_OP_LOG2, false, 0, 0, 0, 0},    {BP_OP_LOG1P, false, -14, 8, 0, 0},
+    {BP_OP_EXPM1, false, -14, 6, 0, 0}, {BP_OP_ABS, false, 0, 0, 0, 0},
+    {BP_OP_FLOOR, false, -4, 30, 0, 0}, {BP_OP_CEIL, false, -4, 30, 0, 0},
+    {BP_OP_TRUNC, false, -4, 30, 0, 0}, {BP_OP_ROUND, false, -4, 30, 0, 0},
+    {BP_OP_SIGN, false, 0, 0, 0, 0},    {BP_OP_MAXIMUM, true, 0, 0, 0, 0},
+    {BP_OP_MINIMUM, true, 0, 0, 0, 0},  {BP_OP_SIGMOID, false, -10, 7, 0, 0},
+    {BP_OP_SILU, false, -10, 7, 0, 0},  {BP_OP_GELU, false, -10, 4, 0, 0},
 };
 
 static void random_case(bp_backend_t *be, const rcase_t *rc, bp_dtype_t dt,
@@ -789,6 +888,7 @@ int main(void)
     tcase_add_test(hand, t_overflow);
     tcase_add_test(hand, t_rounded_once);
     tcase_add_test(hand, t_integers);
+    tcase_add_test(hand, t_elem_hand);
     suite_add_tcase(s, hand);
     TCase *ref = tcase_create("reference");
     tcase_set_timeout(ref, 300);

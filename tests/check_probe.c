@@ -88,10 +88,11 @@ static void load_text_bad(const char *name, const char *text, const char *want)
 
 static const char *const shipped[] = {
     "arange-beyond-256", "arange-step",  "div-by-3-and-7",
-    "div-by-decimal", "fp8-round-trip", "layernorm", "matmul-fp32", "rmsnorm-llama",
+    "div-by-decimal", "fp8-round-trip", "gelu-tanh-vs-erf", "layernorm",
+    "linspace-positions", "matmul-fp32", "rmsnorm-llama",
     "rope-apply", "rope-llama2", "rope-llama2-zero-init", "rope-llama31-scaling",
     "sdpa-causal", "seed-div", "seed-inv-freq", "softmax-bf16-scores",
-    "sum-fp32-accumulator", "sum-order", "unary-sweep",
+    "sum-fp32-accumulator", "sum-order", "swiglu-mlp", "unary-sweep",
 };
 #define NSHIPPED (sizeof shipped / sizeof shipped[0])
 

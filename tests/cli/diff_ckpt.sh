@@ -126,7 +126,7 @@ np.savez_compressed(d + "/c.npz", x=x, y=y, m=x > 50)
 x2 = x.copy(); x2[[3, 999]] = np.nextafter(x2[[3, 999]], np.float32(1e9))
 np.savez_compressed(d + "/d.npz", x=x2, y=y, m=x > 50)
 PY
-run 0 diff "$TMP/s.npz" "$TMP/c.npz"
+run 0 diff -vv "$TMP/s.npz" "$TMP/c.npz"
 out_has "x  fp32 [1000]"
 out_has "y  i16 [3, 4]"
 out_has "m  bool [1000]"
@@ -142,7 +142,7 @@ cp -r "$TMP/A" "$TMP/ra/ck"
 cp -r "$TMP/A" "$TMP/rb/ck"
 echo '{"hidden_size": 8}' >"$TMP/ra/config.json"
 cp "$TMP/c.npz" "$TMP/rb/extra.npz"
-run 1 diff "$TMP/ra" "$TMP/rb"
+run 1 diff -vv "$TMP/ra" "$TMP/rb"
 out_has "sub/s.npz: x  fp32 [1000]"
 out_has "2 of 1000 differ"
 out_has "ck/model.safetensors.index.json: w_f32  fp32 [64, 33]"

@@ -6,7 +6,7 @@
 . "$top_srcdir/tests/cli/lib.sh"
 D="$top_srcdir/tests/index-bad"
 good="$D/good.safetensors.index.json"
-run 0 diff "$good" "$good"
+run 0 diff -vv "$good" "$good"
 out_has "a  fp32 [2]"
 
 tab=$(printf '\t')

@@ -63,7 +63,7 @@ PY
 
 # --cast: fp16 widens exactly to fp32 and is compared there; bf16 and fp16
 # do not widen to each other
-run 1 diff "$a" "$b" --cast
+run 1 diff -vv "$a" "$b" --cast
 out_has "half  fp32 [2]"
 out_has "not comparable: dtypes differ: bf16 in A, fp16 in B (neither widens exactly to the other)"
 out_lacks "not comparable: dtypes differ: fp16"
@@ -98,7 +98,7 @@ cp "$TMP/pytorch_model.bin" "$TMP/r1/"
 cp "$TMP/pytorch_model.bin" "$TMP/r2/"
 cp "$a" "$TMP/r1/model.safetensors"
 cp "$a" "$TMP/r2/model.safetensors"
-run 1 diff "$TMP/r1" "$TMP/r2"
+run 1 diff -vv "$TMP/r1" "$TMP/r2"
 out_has "note: skipped $TMP/r1/pytorch_model.bin: a torch.save archive (pickled tensors)"
 out_has "model.safetensors: same  fp32 [2]"
 # a plain directory holding one tensor file is that file's set (a Hugging

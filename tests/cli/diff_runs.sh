@@ -53,7 +53,7 @@ m["env"]["cpu"] = "Other CPU"
 m["env"]["libs"]["sleef"] = "9.9"
 json.dump(m, open(sys.argv[1], "w"))
 PY
-    run 1 diff "$TMP/a" "$TMP/h" --quiet --markdown "$TMP/h.md"
+    run 1 diff "$TMP/a" "$TMP/h" --markdown "$TMP/h.md"
     out_has "$TMP/a vs $TMP/h: host fingerprints differ in 2 items ("
     out_has "): cpu, libs.sleef"
     out_has "note:   libs.sleef: $(py -c 'import json,sys; print(json.load(open(sys.argv[1]))["env"]["libs"]["sleef"])' "$TMP/a/manifest.json") | 9.9"

@@ -28,7 +28,7 @@ out_has "seed-div cpu-sleef y.fp16: unchanged"
 out_has "cpu-sleef.safetensors.gz: unchanged"
 cmp -s "$TMP/before.gz" "$G/seed-div/cpu-sleef.safetensors.gz" || fail "unchanged golden rewritten"
 
-run 0 run $opts --device cpu,oracle
+run 0 run -vv $opts --device cpu,oracle
 out_has "y fp32"
 out_has "cpu vs golden cpu-sleef: bit-identical"
 out_has "passed: "
@@ -52,7 +52,7 @@ run 2 run seed-div $opts --device cpu
 out_has "CRC mismatch"
 out_has "error: golden of probe 'seed-div' is unusable"
 # The other probe is still compared.
-run 2 run $opts --device cpu
+run 2 run -vv $opts --device cpu
 out_has "unary-sweep exp fp32"
 out_has "cpu vs golden cpu-sleef: bit-identical"
 # A bit flipped in the compressed file itself: refused, never a pass.

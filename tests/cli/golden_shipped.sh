@@ -16,7 +16,7 @@ nfiles=$(ls "$top_srcdir"/probes/*.yaml | wc -l)
 [ "$nprobes" -eq "$nfiles" ] || fail "list shows $nprobes probes, probes/ holds $nfiles"
 [ "$nexp" -gt 0 ] || fail "no probe outputs listed"
 
-run 0 run --device cpu,oracle
+run 0 run -vv --device cpu,oracle
 for label in "cpu vs golden cpu-sleef" "oracle vs golden oracle"; do
     golden_identical "$label" "$nexp"
 done

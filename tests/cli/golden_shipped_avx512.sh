@@ -9,7 +9,7 @@
 set -- $(probe_outputs)
 nexp=$1
 [ "$nexp" -gt 0 ] || fail "no probe outputs listed"
-"$BITPROBE" run --device cpu --cpu-isa avx512 >"$TMP/out" 2>"$TMP/err"
+"$BITPROBE" run -vv --device cpu --cpu-isa avx512 >"$TMP/out" 2>"$TMP/err"
 rc=$?
 if [ $rc -eq 2 ] && grep -q "capability avx512 (from --cpu-isa) needs .*, which this CPU lacks" "$TMP/err"; then
     echo "SKIP: this CPU cannot run the AVX-512 capability: $(cat "$TMP/err")"

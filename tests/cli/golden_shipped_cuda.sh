@@ -9,7 +9,7 @@ need_gpu
 set -- $(probe_outputs)
 nexp=$1
 [ "$nexp" -gt 0 ] || fail "no probe outputs listed"
-run 0 run --device cuda
+run 0 run -vv --device cuda
 key=$(sed -n 's/^  cuda vs golden \([^:]*\): .*/\1/p' "$TMP/out" | sort -u)
 [ "$(echo "$key" | wc -l)" -eq 1 ] || fail "golden keys: $key"
 golden_identical "cuda vs golden $key" "$nexp"

@@ -44,7 +44,8 @@ probe_outputs() {
          END { print n + 0, k + 0 }' "$TMP/list.txt"
 }
 
-# golden_identical LABEL N: the last run compared exactly N outputs x dtypes
+# golden_identical LABEL N: the last run (with -vv, which lists every
+# result) compared exactly N outputs x dtypes
 # under LABEL ("cpu vs golden cpu-sleef"), each of them bit-identical (a
 # difference within a probe's policy is still a difference from the golden
 # its own backend blessed).

@@ -90,8 +90,9 @@ fi
 
 # Probes: an alias bomb, nesting 100000 deep, 2000 keys, 2 MB of YAML.
 P="$TMP/p"
-probe_case() { # NAME MESSAGE: the one probe in $P
-    bounded "$2" run --probes "$P" --device cpu --golden "$TMP/g"
+probe_case() { # NAME MESSAGE: the one probe in $P, its error result
+    bounded "" run --probes "$P" --device cpu --golden "$TMP/g"
+    out_has "$2"
     rm -f "$P"/*.yaml
 }
 mkdir -p "$P"

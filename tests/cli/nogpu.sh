@@ -16,6 +16,9 @@ nocuda_build=$(grep -c "built without CUDA" "$TMP/err" || true)
 # auto: the skip is in the verdict line itself, the first line of stdout.
 run 0 run seed-div $opts --device auto
 grep -q '^passed: .*; cuda skipped: ' "$TMP/out" || fail "the verdict does not say cuda was skipped"
+head -1 "$TMP/out" | grep -q "cuda skipped: " || fail "the skip is not on the first line"
+# -v: the skipped backend per probe too
+run 0 run seed-div $opts --device auto -v
 out_has "skipped backend"
 # --require cuda: a missing GPU is an error, before any work.
 run 2 run seed-div $opts --require cuda

@@ -30,7 +30,8 @@ for o in ops:
     assert '"%s"' % o["name"] in fuzz_dict, "tests/fuzz/probe.dict lacks '%s'" % o["name"]
     keys = {k["name"]: k for k in o["keys"]}
     assert "dtype" in keys and not keys["dtype"]["required"] or o["name"] in ("cast", "load"), o
-    assert ("formulation" in keys) == bool(o["formulations"]), o
+    # gelu names its formulation `approximate`, as PyTorch does
+    assert ("formulation" in keys or "approximate" in keys) == bool(o["formulations"]), o
     assert set(o["backends"]) >= {"cpu", "oracle"}, o
     for k in o["keys"]:
         assert k["type"] in ("buffer", "buffer|number", "buffers", "number", "numbers",

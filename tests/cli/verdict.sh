@@ -7,7 +7,7 @@ find_python || skip_later "no Python 3: the JSON summary not parsed"
 # --- nothing compared is not a pass ---
 mkdir -p "$TMP/empty"
 run 2 run --probes "$TMP/empty" --device cpu
-out_has "error: nothing compared (no probes matched)"
+out_has "error: nothing compared (no probe files (*.yaml, *.yml) in $TMP/empty)"
 run 2 run seed-div --device cpu --no-golden
 out_has "error: nothing compared (one backend and --no-golden: nothing to compare with)"
 run 2 run seed-div --device cpu --no-golden --junit -
@@ -24,8 +24,8 @@ out_has "passed: nothing compared (one backend and --no-golden: saved for diff)"
 run 0 run seed-div seed-inv-freq --device cpu --no-golden --save "$TMP/b"
 run 1 diff "$TMP/a" "$TMP/b" --json "$TMP/d.json" --junit "$TMP/d.xml" --markdown "$TMP/d.md"
 out_has "only in b: $TMP/b"
-tail -1 "$TMP/out" | grep -qxF "drift: 3 compared (3 identical); 6 only in b" ||
-    fail "verdict line: $(tail -1 "$TMP/out")"
+head -1 "$TMP/out" | grep -qxF "drift: 3 compared (3 identical); 6 only in b" ||
+    fail "verdict line: $(head -1 "$TMP/out")"
 grep -q '^# bitprobe drift: 3 compared (3 identical); 6 only in b$' "$TMP/d.md" ||
     fail "Markdown title: $(head -1 "$TMP/d.md")"
 grep -qF '**only in b**' "$TMP/d.md" || fail "Markdown table lacks the one-sided rows"

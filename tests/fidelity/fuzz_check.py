@@ -10,6 +10,16 @@ downstream.  An op's verdict:
   mkl           CPU, an op PyTorch's x86 builds take from MKL VML (fp32 and
                 fp64 sin, cos, exp, log, tanh, sqrt, ...), which bitprobe
                 does not reproduce: counted and reported, not a failure
+  onednn        CPU gelu(approximate='none') of a contiguous fp32 (bf16 on
+                AVX-512 hosts) tensor, which PyTorch hands to oneDNN's
+                eltwise_gelu_erf when mkldnn is enabled (Activation.cpp
+                use_mkldnn): bitprobe models ATen's polynomial erf, which
+                matches it but for about 5% of fp32 elements by one ulp
+  version       CPU, PyTorch before 2.0, where bitprobe follows 2.x's kernel:
+                silu of bf16/fp16 and round(decimals) of bf16/fp16 (1.13
+                rounds each operation to the dtype),
+                linspace of fp32/fp64 (1.13's build does not contract
+                Vectorized::arange's lanes into fmas)
   unpinned      PyTorch's order is not fixed (matmul through BLAS/cuBLAS
                 heuristics, the default-order sum): reported, not required
   own           bitprobe's own generator (`uniform`): nothing to replay
@@ -39,7 +49,8 @@ from probe_torch_ops import DT, bits, mismatches, run_op
 # aten/src/ATen/cpu/vml.h: IMPLEMENT_VML_MKL (float and double only), for
 # the kernels that call vml::v<op> (UnaryOpsKernel.cpp).
 MKL_OPS = {"sin", "cos", "exp", "log", "tanh", "sqrt", "acos", "asin", "atan", "erf", "erfc",
-           "erfinv", "log10", "log2", "tan", "trunc"}
+           "erfinv", "log10", "log2", "tan", "trunc", "log1p", "expm1"}
+TORCH_MAJOR = int(torch.__version__.split(".")[0])
 NAMES = {v: k for k, v in DT.items()}
 
 
@@ -51,6 +62,22 @@ def mkl_op(op, out_dtype):
     if op["op"] in MKL_OPS:
         return True
     return op["op"] == "pow" and not isinstance(op.get("b"), str) and op.get("b") == 0.5
+
+
+def onednn_op(op, out_dtype):
+    return (op["op"] == "gelu" and op.get("approximate", "none") == "none" and
+            out_dtype in (torch.float32, torch.bfloat16) and
+            torch.backends.mkldnn.is_available() and torch.backends.mkldnn.enabled)
+
+
+def version_op(op, out_dtype):
+    """An op whose PyTorch 1.x CPU kernel differs from the 2.x one bitprobe
+    models (see the top)."""
+    if TORCH_MAJOR >= 2:
+        return False
+    if op["op"] == "silu" or (op["op"] == "round" and op.get("decimals")):
+        return out_dtype in (torch.bfloat16, torch.float16)
+    return op["op"] == "linspace" and out_dtype in (torch.float32, torch.float64)
 
 
 OLD_SCALAR = tuple(int(x) for x in torch.__version__.split(".")[:2]) < (2, 1)
@@ -125,13 +152,17 @@ def _dt_out(op, run_dtype):
     return DT[run_dtype if d == "$dtype" else d]
 
 
+# Ops whose dtype is the one they create (passed to PyTorch as dtype=).
+_DTYPE_ARG = ("tensor", "arange", "cast", "full", "zeros", "ones", "linspace")
+
+
 def replay_op(op, bufs, dt_out, device, saved):
     """PyTorch's result of op on bufs (tensors on device).  An explicit
     dtype on an op that computes is its common dtype: the tensor operands
     are converted to it first (`op(a.to(dtype), ...)`), as bitprobe's
     backends do, and for an integer dtype the numbers are integers."""
     k = op["op"]
-    if dt_out is not None and k not in ("tensor", "arange", "uniform", "cast"):
+    if dt_out is not None and k not in _DTYPE_ARG + ("uniform",):
         # converted copies under names of their own: the same buffer may
         # also be read unconverted (where's cond, an index)
         conv, renamed = {}, {}
@@ -149,7 +180,7 @@ def replay_op(op, bufs, dt_out, device, saved):
         op = dict(op, **renamed)
         if not dt_out.is_floating_point:  # the numbers are integral (bitprobe checks)
             op = dict(op, **{k: int(op[k]) for k in ("a", "b") if isinstance(op.get(k), float)})
-    t, required = run_op(op, {}, bufs, dt_out if k in ("tensor", "arange", "cast") else None,
+    t, required = run_op(op, {}, bufs, dt_out if k in _DTYPE_ARG else None,
                          device, lambda _op: saved)
     if dt_out is not None and t.dtype != dt_out:
         t = t.to(dt_out)
@@ -210,6 +241,10 @@ def check_probe(spec, bundle, device, res, log=print, keep=None):
                     verdict = "unpinned"
                 elif device == "cpu" and mkl_op(op, mine.dtype):
                     verdict = "mkl"
+                elif device == "cpu" and onednn_op(op, mine.dtype):
+                    verdict = "onednn"
+                elif device == "cpu" and version_op(op, mine.dtype):
+                    verdict = "version"
                 elif device == "cpu" and OLD_SCALAR and _later(op, bufs, mine):
                     verdict = "old-pytorch"
                 else:

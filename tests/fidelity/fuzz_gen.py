@@ -27,7 +27,7 @@ import subprocess
 import fuzz_rules
 
 RUN_DTYPES = ["fp32", "bf16", "fp16"]
-SOURCES = ("tensor", "arange", "uniform")  # the creation ops drawn
+SOURCES = ("tensor", "arange", "uniform", "linspace", "full")  # the creation ops drawn
 DTYPES = ["fp32", "bf16", "fp16", "fp64", "i64", "i32"]
 FLOATS = ("fp32", "bf16", "fp16", "fp64")
 # Cast targets beyond DTYPES, drawn now and then where every backend of the
@@ -305,6 +305,22 @@ class Gen:
             if len(shape) != 1 or r.random() < 0.3:
                 op["shape"] = list(shape)
             return p.add(op, shape, dts)
+        if len(shape) == 1 and 0.75 <= k < 0.82 and "linspace" in self.creation:
+            dts = {d: (d if dspec == "$dtype" else dspec) for d in p.dtypes}
+            if any(v not in FLOATS for v in dts.values()):
+                dspec = r.choice(["$dtype", "fp32", "fp64", "bf16"])
+                dts = {d: (d if dspec == "$dtype" else dspec) for d in p.dtypes}
+            start = r.choice([0.0, -1.0, 0.1, -3.3, 1000.0, 1e-3, 0])
+            end = r.choice([1.0, 0.3, 10000.0, -7.5, 2 * math.pi, 1])
+            return p.add({"out": name, "op": "linspace", "start": start, "end": end,
+                          "steps": shape[0], "dtype": dspec}, shape, dts)
+        if 0.82 <= k < 0.86 and "full" in self.creation:
+            dts = {d: (d if dspec == "$dtype" else dspec) for d in p.dtypes}
+            v = self.scalar(for_int=any(v not in FLOATS for v in dts.values()))
+            if any(d not in FLOATS for d in dts.values()) and isinstance(v, float):
+                v = int(v) if math.isfinite(v) and abs(v) < 2 ** 31 else 3
+            return p.add({"out": name, "op": "full", "shape": list(shape), "value": v,
+                          "dtype": dspec}, shape, dts)
         if len(shape) == 1 and k < 0.75 and "arange" in self.creation:
             return self.arange(p, shape[0], dspec, float_only)
         if "uniform" not in self.creation:
@@ -502,7 +518,10 @@ class Gen:
             shape = self.keys(o, p, spec, a)
             if shape is False:
                 return None
-        if o["forms"] and r.random() < 0.6:
+        if "approximate" in o["keys"]:  # gelu: its formulation under PyTorch's name
+            if r.random() < 0.6:
+                spec["approximate"] = r.choice(["none", "tanh"])
+        elif o["forms"] and r.random() < 0.6:
             spec["formulation"] = r.choice(o["forms"] + ["default"])
         dts = self.result(o, p, ins, scalar_int)
         if name == "cast" or "dtype" in o["required"]:
@@ -550,7 +569,22 @@ class Gen:
         r = self.r
         name, nd = o["name"], len(a.shape)
         shape = a.shape if o["kind"] in ("elemwise", "fused") else None
-        if name == "rotate_half":
+        if name == "rotate_half" or name == "gelu":
+            return a.shape
+        if name == "round":
+            if r.random() < 0.4 and any(a.dt[d] in FLOATS for d in a.dt):
+                spec["decimals"] = r.choice([1, 2, 3, -1, -2])
+            return a.shape
+        if name == "clamp":
+            k = r.random()
+            lo = r.choice([-1.0, 0.0, -0.5, -100.0, 0.25, -3])
+            hi = r.choice([1.0, 0.0, 0.5, 100.0, 6.0, 3])
+            if any(a.dt[d] not in FLOATS for d in a.dt):  # PyTorch would promote
+                lo, hi = int(lo), int(hi)
+            if k < 0.7:
+                spec["min"] = lo
+            if k >= 0.35:
+                spec["max"] = hi
             return a.shape
         if name == "slice":
             if nd == 0:

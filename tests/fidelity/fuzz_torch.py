@@ -142,14 +142,15 @@ def report(res, devices, seconds, out=log):
             cells = []
             for dt in dts:
                 c = {v: res.counts[(dv, op, dt, v)] for v in
-                     ("identical", "differ", "mkl", "unpinned", "own", "no-replay", "unsupported",
-                      "refused", "old-pytorch")}
+                     ("identical", "differ", "mkl", "onednn", "version", "unpinned", "own",
+                      "no-replay", "unsupported", "refused", "old-pytorch")}
                 n = sum(c.values())
                 if not n:
                     continue
                 s = f"{dt} {c['identical']}/{n - c['own']}" if c["own"] < n else f"{dt} own {n}"
-                s += "".join(f" {k} {c[k]}" for k in ("differ", "mkl", "unpinned", "no-replay",
-                                                      "unsupported", "refused", "old-pytorch")
+                s += "".join(f" {k} {c[k]}" for k in ("differ", "mkl", "onednn", "version",
+                                                      "unpinned", "no-replay", "unsupported",
+                                                      "refused", "old-pytorch")
                              if c[k])
                 cells.append(s)
             if cells:

@@ -16,7 +16,10 @@ for _name, _attr in (("fp8_e4m3", "float8_e4m3fn"), ("fp8_e5m2", "float8_e5m2"))
 OPMATH = {torch.bfloat16: torch.float32, torch.float16: torch.float32}
 UNARY = {"reciprocal": torch.reciprocal, "exp": torch.exp, "log": torch.log,
          "sin": torch.sin, "cos": torch.cos, "tanh": torch.tanh, "sqrt": torch.sqrt,
-         "rsqrt": torch.rsqrt, "neg": torch.neg}
+         "rsqrt": torch.rsqrt, "neg": torch.neg, "sigmoid": torch.sigmoid,
+         "silu": torch.nn.functional.silu, "erf": torch.erf, "exp2": torch.exp2,
+         "log2": torch.log2, "log1p": torch.log1p, "expm1": torch.expm1, "abs": torch.abs,
+         "sign": torch.sign, "floor": torch.floor, "ceil": torch.ceil, "trunc": torch.trunc}
 
 
 COMPARE = {"lt": lambda a, b: a < b, "le": lambda a, b: a <= b, "gt": lambda a, b: a > b,
@@ -143,6 +146,27 @@ def run_op(op, params, bufs, dt_out, device, uniform):
     if k == "where":
         return torch.where(operand(op["cond"], params, bufs), operand(op["a"], params, bufs),
                            operand(op["b"], params, bufs)), True
+    if k == "gelu":
+        return torch.nn.functional.gelu(operand(op["a"], params, bufs),
+                                        approximate=op.get("approximate", "none")), True
+    if k == "round":
+        a = operand(op["a"], params, bufs)
+        d = P("decimals", 0)
+        return (torch.round(a, decimals=d) if d else torch.round(a)), True
+    if k in ("minimum", "maximum"):
+        fn = torch.minimum if k == "minimum" else torch.maximum
+        return fn(operand(op["a"], params, bufs), operand(op["b"], params, bufs)), True
+    if k == "clamp":
+        return torch.clamp(operand(op["a"], params, bufs), min=P("min"), max=P("max")), True
+    if k in ("full", "zeros", "ones"):
+        shape = [param(d, params) for d in op["shape"]]
+        if k == "full":
+            return torch.full(shape, P("value"), dtype=dt_out, device=device), True
+        fn = torch.zeros if k == "zeros" else torch.ones
+        return fn(shape, dtype=dt_out or torch.float32, device=device), True
+    if k == "linspace":
+        return torch.linspace(P("start"), P("end"), P("steps"), dtype=dt_out or torch.float32,
+                              device=device), True
     if k == "outer":
         return torch.outer(operand(op["a"], params, bufs), operand(op["b"], params, bufs)), True
     if k == "concat":

@@ -1,0 +1,327 @@
+/* Activations, rounding, clamping, minimum/maximum and the fill and
+ * linspace factories on the CPU, as ATen's CPU kernels compute them
+ * (PyTorch 2.x; where 1.13 differs, probes/README.md says so).
+ *
+ * cpu_kernel_vec kernels whose vector and scalar lambdas differ, element by
+ * element through the lane model of be_cpu.h (fp32 formulas for f32, bf16
+ * and f16, which compute in float; f64 in double):
+ *   sigmoid  vector ((0 - x).exp() + 1).reciprocal(), SLEEF's exp;
+ *            tail 1 / (1 + std::exp(-x)), glibc (UnaryOpsKernel.cpp)
+ *   silu     vector x / (1 + x.neg().exp()); tail x / (1 + std::exp(-x))
+ *            (Activation.cpp silu_kernel)
+ *   gelu     vector x * 0.5 * (1 + (x * M_SQRT1_2).erf()), SLEEF's erf;
+ *            tail with std::erf.  tanh: inner = kBeta * (x + kKappa * x^3)
+ *            (GCC contracts x + kKappa * x^3 into an fma, -ffp-contract=
+ *            fast), 0.5 * x * (1 + tanh(inner)), SLEEF's tanh or glibc's
+ *            (Activation.cpp GeluKernelImpl).  The vector erf is ATen's
+ *            own polynomial (Vectorized<float>::erf), not SLEEF's
+ *   exp2     std::exp2 (glibc) on every element, as PyTorch 1.13 computes
+ *            it (verified); later versions may take SLEEF's exp2 in the
+ *            vector lanes
+ *   minimum, maximum  vector _mm256_min_ps/_mm256_max_ps(a, b) with NaN
+ *            where either is (vec::minimum/maximum: for equal operands the
+ *            second, so maximum(-0, +0) is +0); tail NaN, else std::min/
+ *            std::max (the first for equal operands: -0) (BinaryOpsKernel.cpp)
+ *   linspace registers of Vectorized::arange(base, step) from a base at
+ *            the register's first index, the rest one by one:
+ *            idx < steps/2 ? start + step*idx : end - step*(steps-idx-1)
+ *            (RangeFactoriesKernel.cpp), contracted to fmas for float and
+ *            double, every operation rounded to bf16/f16 for those
+ * The exact ones need no lanes: abs, sign ((0 < x) - (x < 0): 0 for NaN
+ * and both zeros), floor, ceil, trunc, round (nearbyint: half to even;
+ * decimals d: nearbyint(x * 10^d) / 10^d, or nearbyint(x / 10^-d) * 10^-d,
+ * in float for f32/bf16/f16), clamp (std::min(std::max(x, min), max) and
+ * vec::clamp agree: NaN passes, an equal bound leaves x), full/zeros/ones
+ * (the value as c10 converts it). */
+#include "be_cpu.h"
+
+#include <math.h>
+#include <stdlib.h>
+
+#include "op.h"
+
+/* Whether ATen builds op k's kernel for AVX-512 too (its width and
+ * SLEEF's 16-lane entry points on the AVX512 capability): sigmoid, silu
+ * and gelu are (PyTorch 1.13 under ATEN_CPU_CAPABILITY=avx512 puts their
+ * scalar tails after two 16-lane registers); exp2 has no vector part. */
+static bool wide_kernel(bp_op_kind_t k)
+{
+    return k == BP_OP_SIGMOID || k == BP_OP_SILU || k == BP_OP_GELU;
+}
+
+static float act_f32(const bp_cpu_t *c, const bp_op_t *op, float x, bool vec, bool wide)
+{
+    switch (op->kind) {
+    case BP_OP_SIGMOID:
+        if (vec)
+            return 1.0f / (bp_cpu_lanef(c, BP_OP_EXP, wide, 0.0f - x) + 1.0f);
+        return 1.0f / (1.0f + expf(-x));
+    case BP_OP_SILU:
+        if (vec)
+            return x / (1.0f + bp_cpu_lanef(c, BP_OP_EXP, wide, -x));
+        return x / (1.0f + expf(-x));
+    case BP_OP_EXP2:
+        return exp2f(x);
+    default: /* gelu */
+        if (op->form == BP_FORM_TANH) {
+            const float kBeta = (float)(M_SQRT2 * M_2_SQRTPI * 0.5);
+            const float kKappa = 0.044715f;
+            float x_cube = x * x * x;
+            float inner = kBeta * fmaf(kKappa, x_cube, x);
+            float t = vec ? bp_cpu_lanef(c, BP_OP_TANH, wide, inner) : tanhf(inner);
+            return 0.5f * x * (1.0f + t);
+        } else {
+            const float kAlpha = (float)M_SQRT1_2;
+            if (c->math != BP_CPU_MATH_LIBM) { /* oneDNN's gelu_erf */
+                float h = 0.5f * x;
+                return fmaf(h, bp_cpu_erf_poly(x * kAlpha), h);
+            }
+            return x * 0.5f * (1.0f + erff(x * kAlpha));
+        }
+    }
+}
+
+static double act_f64(const bp_cpu_t *c, const bp_op_t *op, double x, bool vec, bool wide)
+{
+    switch (op->kind) {
+    case BP_OP_SIGMOID:
+        if (vec)
+            return 1.0 / (bp_cpu_lane(c, BP_OP_EXP, wide, 0.0 - x) + 1.0);
+        return 1.0 / (1.0 + exp(-x));
+    case BP_OP_SILU:
+        if (vec)
+            return x / (1.0 + bp_cpu_lane(c, BP_OP_EXP, wide, -x));
+        return x / (1.0 + exp(-x));
+    case BP_OP_EXP2:
+        return exp2(x);
+    default:
+        if (op->form == BP_FORM_TANH) {
+            const double kBeta = M_SQRT2 * M_2_SQRTPI * 0.5;
+            const double kKappa = 0.044715;
+            double x_cube = x * x * x;
+            double inner = kBeta * fma(kKappa, x_cube, x);
+            double t = vec ? bp_cpu_lane(c, BP_OP_TANH, wide, inner) : tanh(inner);
+            return 0.5 * x * (1.0 + t);
+        } else {
+            const double kAlpha = M_SQRT1_2;
+            double e = vec ? bp_cpu_lane(c, BP_OP_ERF, wide, x * kAlpha) : erf(x * kAlpha);
+            return x * 0.5 * (1.0 + e);
+        }
+    }
+}
+
+bp_status bp_cpu_op_act(bp_backend_t *be, const bp_exec_t *x, bp_error_t *err)
+{
+    const bp_cpu_t *c = be->state;
+    bp_buf_t *out = x->out;
+    bp_dtype_t dt = out->dtype;
+    double *v;
+    if (!x->a)
+        return bp_error_set(err, BP_EINPUT, "%s needs a tensor operand",
+                            bp_op_name(x->op->kind));
+    if (!bp_dtype_info(dt)->is_float)
+        return bp_error_set(err, BP_EINPUT, "%s of integer dtype %s", bp_op_name(x->op->kind),
+                            bp_dtype_name(dt));
+    bp_status s = bp_cpu_expand(x->a, out, dt, &v, err);
+    if (s)
+        return s;
+    bool wide = wide_kernel(x->op->kind);
+    bp_cpu_loop_t l = bp_cpu_loop(out, x->a, NULL);
+    size_t lanes = bp_cpu_lanes(dt, wide ? c->vec_bytes : BP_CPU_VEC_BYTES);
+    for (size_t i = 0; i < out->numel; i++) {
+        bool vec = c->simd && bp_cpu_in_vector(&l, i, lanes);
+        double r = dt == BP_F64 ? act_f64(c, x->op, v[i], vec, wide)
+                                : (double)act_f32(c, x->op, (float)v[i], vec, wide);
+        bp_cpu_store(out, i, r);
+    }
+    free(v);
+    return BP_OK;
+}
+
+static double round_decimals(bp_dtype_t dt, double x, int64_t d)
+{
+    int64_t m = d < 0 ? -d : d;
+    if (dt == BP_F64) {
+        double t = pow(10.0, (double)m);
+        return d < 0 ? nearbyint(x / t) * t : nearbyint(x * t) / t;
+    }
+    float t = (float)pow(10.0, (double)m), f = (float)x;
+    return d < 0 ? nearbyintf(f / t) * t : nearbyintf(f * t) / t;
+}
+
+static double exact_float(const bp_op_t *op, bp_dtype_t dt, double x)
+{
+    switch (op->kind) {
+    case BP_OP_ABS: return fabs(x);
+    case BP_OP_SIGN: return (double)((0 < x) - (x < 0));
+    case BP_OP_FLOOR: return floor(x);
+    case BP_OP_CEIL: return ceil(x);
+    case BP_OP_TRUNC: return trunc(x);
+    case BP_OP_ROUND: return op->decimals ? round_decimals(dt, x, op->decimals) : nearbyint(x);
+    default: /* clamp, the bounds as scalar_t */
+        if (op->has_min) {
+            double lo = bp_cpu_round(dt, op->min);
+            x = x < lo ? lo : x;
+        }
+        if (op->has_max) {
+            double hi = bp_cpu_round(dt, op->max);
+            x = hi < x ? hi : x;
+        }
+        return x;
+    }
+}
+
+static int64_t exact_int(const bp_op_t *op, bp_dtype_t dt, int64_t x)
+{
+    switch (op->kind) {
+    case BP_OP_ABS: return x < 0 ? (int64_t)(0 - (uint64_t)x) : x;
+    case BP_OP_SIGN: return (0 < x) - (x < 0);
+    case BP_OP_CLAMP:
+        if (op->has_min && x < (int64_t)bp_cpu_round(dt, op->min))
+            x = (int64_t)bp_cpu_round(dt, op->min);
+        if (op->has_max && x > (int64_t)bp_cpu_round(dt, op->max))
+            x = (int64_t)bp_cpu_round(dt, op->max);
+        return x;
+    default: return x; /* floor, ceil, trunc, round of an integer */
+    }
+}
+
+bp_status bp_cpu_op_exact1(bp_backend_t *be, const bp_exec_t *x, bp_error_t *err)
+{
+    (void)be;
+    bp_buf_t *out = x->out;
+    bp_dtype_t dt = out->dtype;
+    bp_status s;
+    if (!x->a)
+        return bp_error_set(err, BP_EINPUT, "%s needs a tensor operand",
+                            bp_op_name(x->op->kind));
+    if (bp_dtype_is_int(dt)) {
+        if (x->op->kind == BP_OP_ROUND && x->op->decimals)
+            return bp_error_set(err, BP_EINPUT, "round with decimals of integer dtype %s",
+                                bp_dtype_name(dt));
+        int64_t *v;
+        if ((s = bp_cpu_expand_i64(x->a, out, &v, err)))
+            return s;
+        for (size_t i = 0; i < out->numel; i++)
+            bp_cpu_store_i64(out, i, exact_int(x->op, dt, v[i]));
+        free(v);
+        return BP_OK;
+    }
+    double *v;
+    if ((s = bp_cpu_expand(x->a, out, dt, &v, err)))
+        return s;
+    for (size_t i = 0; i < out->numel; i++)
+        bp_cpu_store(out, i, exact_float(x->op, dt, v[i]));
+    free(v);
+    return BP_OK;
+}
+
+bp_status bp_cpu_op_minmax(bp_backend_t *be, const bp_exec_t *x, bp_error_t *err)
+{
+    (void)be;
+    bp_buf_t *out = x->out;
+    bp_dtype_t dt = out->dtype;
+    bool mx = x->op->kind == BP_OP_MAXIMUM;
+    bp_status s = BP_OK;
+    if (!x->a || !x->b)
+        return bp_error_set(err, BP_EINPUT, "%s needs two tensors", bp_op_name(x->op->kind));
+    if (bp_dtype_is_int(dt)) {
+        int64_t *a = NULL, *b = NULL;
+        if (!(s = bp_cpu_expand_i64(x->a, out, &a, err)) &&
+            !(s = bp_cpu_expand_i64(x->b, out, &b, err)))
+            for (size_t i = 0; i < out->numel; i++)
+                bp_cpu_store_i64(out, i, mx ? (a[i] < b[i] ? b[i] : a[i])
+                                            : (b[i] < a[i] ? b[i] : a[i]));
+        free(a);
+        free(b);
+        return s;
+    }
+    double *a = NULL, *b = NULL;
+    if ((s = bp_cpu_expand(x->a, out, dt, &a, err)) ||
+        (s = bp_cpu_expand(x->b, out, dt, &b, err))) {
+        free(a);
+        return s;
+    }
+    bp_cpu_loop_t l = bp_cpu_loop(out, x->a, x->b);
+    size_t lanes = bp_cpu_lanes(dt, BP_CPU_VEC_BYTES);
+    for (size_t i = 0; i < out->numel; i++) {
+        double p = a[i], q = b[i], r;
+        if (isnan(p) || isnan(q))
+            r = NAN;
+        else if (bp_cpu_in_vector(&l, i, lanes)) /* _mm256_max_ps(p, q) */
+            r = mx ? (p > q ? p : q) : (p < q ? p : q);
+        else /* std::max(p, q), std::min(p, q) */
+            r = mx ? (p < q ? q : p) : (q < p ? q : p);
+        bp_cpu_store(out, i, r);
+    }
+    free(a);
+    free(b);
+    return BP_OK;
+}
+
+bp_status bp_cpu_op_full(bp_backend_t *be, const bp_exec_t *x, bp_error_t *err)
+{
+    (void)be;
+    (void)err;
+    const bp_op_t *op = x->op;
+    bp_buf_t *out = x->out;
+    double v = op->kind == BP_OP_FULL ? op->value : op->kind == BP_OP_ONES ? 1.0 : 0.0;
+    v = bp_cpu_round(out->dtype, v);
+    for (size_t i = 0; i < out->numel; i++)
+        bp_cpu_store(out, i, v);
+    return BP_OK;
+}
+
+/* One element of linspace at index idx (the scalar lambda, and a
+ * register's base). */
+static double lin_at(bp_dtype_t dt, double s, double e, double st, int64_t steps, int64_t idx)
+{
+    int64_t half = steps / 2;
+    switch (dt) {
+    case BP_F64:
+        return idx < half ? fma(st, (double)idx, s) : fma(-st, (double)(steps - idx - 1), e);
+    case BP_F32:
+        return idx < half ? fmaf((float)st, (float)idx, (float)s)
+                          : fmaf(-(float)st, (float)(steps - idx - 1), (float)e);
+    default: /* c10 BFloat16/Half arithmetic: the index converted first */
+        if (idx < half)
+            return bp_cpu_round(dt, s + bp_cpu_round(dt, st * bp_cpu_round(dt, (double)idx)));
+        return bp_cpu_round(
+            dt, e - bp_cpu_round(dt, st * bp_cpu_round(dt, (double)(steps - idx - 1))));
+    }
+}
+
+bp_status bp_cpu_op_linspace(bp_backend_t *be, const bp_exec_t *x, bp_error_t *err)
+{
+    (void)be;
+    const bp_op_t *op = x->op;
+    bp_buf_t *out = x->out;
+    bp_dtype_t dt = out->dtype;
+    size_t n = out->numel;
+    if (!bp_dtype_info(dt)->is_float)
+        return bp_error_set(err, BP_EINPUT, "linspace of integer dtype %s", bp_dtype_name(dt));
+    if (n == 1) { /* fill_(start) */
+        bp_cpu_store(out, 0, bp_cpu_round(dt, op->start));
+        return BP_OK;
+    }
+    double s, e, st;
+    bp_linspace_params(dt, op->start, op->end, (int64_t)n, &s, &e, &st);
+    size_t v = bp_cpu_lanes(dt, BP_CPU_VEC_BYTES), i = 0;
+    for (; i + 2 * v <= n; i += 2 * v)
+        for (size_t r = i; r < i + 2 * v; r += v) {
+            double base = lin_at(dt, s, e, st, (int64_t)n, (int64_t)r);
+            for (size_t k = 0; k < v; k++) {
+                double y = base;
+                if (k && dt == BP_F64)
+                    y = fma((double)k, st, base);
+                else if (k && dt == BP_F32)
+                    y = fmaf((float)k, (float)st, (float)base);
+                else if (k)
+                    y = bp_cpu_round(dt, base + bp_cpu_round(dt, (double)k * st));
+                bp_cpu_store(out, r + k, y);
+            }
+        }
+    for (; i < n; i++)
+        bp_cpu_store(out, i, lin_at(dt, s, e, st, (int64_t)n, (int64_t)i));
+    return BP_OK;
+}

@@ -1,0 +1,279 @@
+/* The CPU backend's activations, rounding, clamp, minimum/maximum and the
+ * fill and linspace factories against hand-derived bits (IEEE rules,
+ * PyTorch's lane behaviour observed on its CPU build), glibc for the
+ * scalar tails, and MPFR for accuracy bounds of the vector lanes. */
+#include <check.h>
+#include <math.h>
+#include <mpfr.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "be_cpu_ref.h"
+
+static bp_buf_t run1(bp_backend_t *be, bp_op_t *op, const bp_buf_t *a, bp_dtype_t dt)
+{
+    bp_buf_t out = alloc(dt, a->ndim, a->shape);
+    ck_assert_msg(run_op(be, op, a, NAN, NULL, NAN, &out) == BP_OK, "%s", err.msg);
+    return out;
+}
+
+static bp_buf_t f32s(const float *v, size_t n)
+{
+    bp_buf_t b = vec_of(BP_F32, n);
+    for (size_t i = 0; i < n; i++)
+        bp_dtype_store_bits(BP_F32, b.data, i, fbits(v[i]));
+    return b;
+}
+
+static void ck_f32(const bp_buf_t *b, const float *want, size_t n, const char *what)
+{
+    for (size_t i = 0; i < n; i++)
+        ck_assert_msg(same(BP_F32, bits(b, i), fbits(want[i])), "%s[%zu]: 0x%08llx, want %a",
+                      what, i, (unsigned long long)bits(b, i), (double)want[i]);
+}
+
+START_TEST(t_exact_ops)
+{
+    bp_backend_t *be = cpu();
+    static const float x[] = {-2.5f, -1.5f, -0.5f, -0.0f, 0.0f, 0.5f,
+                              1.5f,  2.5f,  NAN,   -INFINITY, 3.7f, -3.7f};
+    static const float rnd[] = {-2, -2, -0.0f, -0.0f, 0, 0, 2, 2, NAN, -INFINITY, 4, -4};
+    static const float flo[] = {-3, -2, -1, -0.0f, 0, 0, 1, 2, NAN, -INFINITY, 3, -4};
+    static const float cei[] = {-2, -1, -0.0f, -0.0f, 0, 1, 2, 3, NAN, -INFINITY, 4, -3};
+    static const float tru[] = {-2, -1, -0.0f, -0.0f, 0, 0, 1, 2, NAN, -INFINITY, 3, -3};
+    static const float sgn[] = {-1, -1, -1, 0, 0, 1, 1, 1, 0, -1, 1, -1};
+    static const float ab[] = {2.5f, 1.5f, 0.5f, 0, 0, 0.5f, 1.5f, 2.5f, NAN, INFINITY, 3.7f, 3.7f};
+    size_t n = sizeof x / sizeof *x;
+    bp_buf_t a = f32s(x, n);
+    struct {
+        bp_op_kind_t k;
+        const float *want;
+    } t[] = {{BP_OP_ROUND, rnd}, {BP_OP_FLOOR, flo}, {BP_OP_CEIL, cei},
+             {BP_OP_TRUNC, tru}, {BP_OP_SIGN, sgn},  {BP_OP_ABS, ab}};
+    for (size_t j = 0; j < sizeof t / sizeof *t; j++) {
+        bp_op_t op = {.kind = t[j].k};
+        bp_buf_t r = run1(be, &op, &a, BP_F32);
+        ck_f32(&r, t[j].want, n, bp_op_name(t[j].k));
+    }
+    /* round(decimals): nearbyintf(x * 100) / 100 and nearbyintf(x / 10) * 10 */
+    static const float xd[] = {1.2345f, 25.0f, 35.0f, -0.004f};
+    bp_buf_t d = f32s(xd, 4);
+    bp_op_t op2 = {.kind = BP_OP_ROUND, .decimals = 2};
+    bp_buf_t r2 = run1(be, &op2, &d, BP_F32);
+    static const float w2[] = {1.23f, 25.0f, 35.0f, -0.0f};
+    ck_f32(&r2, w2, 4, "round(decimals=2)");
+    bp_op_t opm = {.kind = BP_OP_ROUND, .decimals = -1};
+    bp_buf_t rm = run1(be, &opm, &d, BP_F32);
+    static const float wm[] = {0.0f, 20.0f, 40.0f, -0.0f};
+    ck_f32(&rm, wm, 4, "round(decimals=-1)");
+    /* clamp: NaN passes, a bound equal to x leaves x (-0 stays -0) */
+    static const float xc[] = {-2.0f, -0.0f, 0.5f, 2.0f, NAN};
+    bp_buf_t c = f32s(xc, 5);
+    bp_op_t oc = {.kind = BP_OP_CLAMP, .has_min = true, .min = 0.0, .has_max = true, .max = 1.0};
+    bp_buf_t rc = run1(be, &oc, &c, BP_F32);
+    static const float wc[] = {0.0f, -0.0f, 0.5f, 1.0f, NAN};
+    ck_f32(&rc, wc, 5, "clamp(0, 1)");
+    /* integers: abs wraps, clamp truncates its bounds */
+    bp_buf_t iv = vec_of(BP_I64, 3);
+    int64_t ivs[] = {INT64_MIN, -7, 5};
+    memcpy(iv.data, ivs, sizeof ivs);
+    bp_op_t oa = {.kind = BP_OP_ABS};
+    bp_buf_t ia = run1(be, &oa, &iv, BP_I64);
+    ck_assert(bits(&ia, 0) == (uint64_t)INT64_MIN && bits(&ia, 1) == 7 && bits(&ia, 2) == 5);
+    bp_op_t oi = {.kind = BP_OP_CLAMP, .has_min = true, .min = -2.5, .has_max = true, .max = 3.9};
+    bp_buf_t ic = run1(be, &oi, &iv, BP_I64);
+    ck_assert(bits(&ic, 0) == (uint64_t)-2 && bits(&ic, 1) == (uint64_t)-2 && bits(&ic, 2) == 3);
+    bp_backend_close(be);
+}
+END_TEST
+
+/* 40 elements: two AVX2 registers of 8 floats per step run 32 of them
+ * through _mm256_max_ps(a, b), which gives b for equal operands; the last
+ * 8 through std::max(a, b), which gives a.  PyTorch 1.13's
+ * torch.maximum(torch.full([40], -0.), torch.zeros(40)) shows +0 for the
+ * first 32 and -0 for the last 8. */
+START_TEST(t_minmax_lanes)
+{
+    bp_backend_t *be = cpu();
+    bp_buf_t m0 = vec_of(BP_F32, 40), p0 = vec_of(BP_F32, 40);
+    for (size_t i = 0; i < 40; i++) {
+        bp_dtype_store_bits(BP_F32, m0.data, i, 0x80000000u);
+        bp_dtype_store_bits(BP_F32, p0.data, i, 0);
+    }
+    bp_buf_t mx = op2(be, BP_OP_MAXIMUM, &m0, NAN, &p0, NAN, BP_F32);
+    bp_buf_t mn = op2(be, BP_OP_MINIMUM, &p0, NAN, &m0, NAN, BP_F32);
+    for (size_t i = 0; i < 40; i++) {
+        ck_assert_msg(bits(&mx, i) == (i < 32 ? 0u : 0x80000000u), "maximum[%zu]", i);
+        ck_assert_msg(bits(&mn, i) == (i < 32 ? 0x80000000u : 0u), "minimum[%zu]", i);
+    }
+    static const float a[] = {NAN, 1.0f, 2.0f, -3.0f}, b[] = {1.0f, NAN, -2.0f, 3.0f};
+    bp_buf_t ta = f32s(a, 4), tb = f32s(b, 4);
+    bp_buf_t r = op2(be, BP_OP_MAXIMUM, &ta, NAN, &tb, NAN, BP_F32);
+    static const float w[] = {NAN, NAN, 2.0f, 3.0f};
+    ck_f32(&r, w, 4, "maximum with NaN");
+    bp_backend_close(be);
+}
+END_TEST
+
+/* f(x) to 200 bits, as a double. */
+static double mp_act(bp_op_kind_t k, bool tanh_form, double x)
+{
+    mpfr_t r, u, v;
+    mpfr_inits2(200, r, u, v, (mpfr_ptr)0);
+    mpfr_set_d(r, x, MPFR_RNDN);
+    switch (k) {
+    case BP_OP_SIGMOID:
+    case BP_OP_SILU:
+        mpfr_neg(u, r, MPFR_RNDN);
+        mpfr_exp(u, u, MPFR_RNDN);
+        mpfr_add_ui(u, u, 1, MPFR_RNDN);
+        if (k == BP_OP_SIGMOID)
+            mpfr_ui_div(r, 1, u, MPFR_RNDN);
+        else
+            mpfr_div(r, r, u, MPFR_RNDN);
+        break;
+    case BP_OP_GELU:
+        if (tanh_form) {
+            mpfr_pow_ui(u, r, 3, MPFR_RNDN);
+            mpfr_mul_d(u, u, 0.044715, MPFR_RNDN);
+            mpfr_add(u, u, r, MPFR_RNDN);
+            mpfr_const_pi(v, MPFR_RNDN);
+            mpfr_ui_div(v, 2, v, MPFR_RNDN);
+            mpfr_sqrt(v, v, MPFR_RNDN);
+            mpfr_mul(u, u, v, MPFR_RNDN);
+            mpfr_tanh(u, u, MPFR_RNDN);
+        } else {
+            mpfr_sqrt_ui(v, 2, MPFR_RNDN);
+            mpfr_div(u, r, v, MPFR_RNDN);
+            mpfr_erf(u, u, MPFR_RNDN);
+        }
+        mpfr_add_ui(u, u, 1, MPFR_RNDN);
+        mpfr_mul(r, r, u, MPFR_RNDN);
+        mpfr_div_2ui(r, r, 1, MPFR_RNDN);
+        break;
+    case BP_OP_ERF: mpfr_erf(r, r, MPFR_RNDN); break;
+    case BP_OP_EXP2: mpfr_exp2(r, r, MPFR_RNDN); break;
+    case BP_OP_LOG2: mpfr_log2(r, r, MPFR_RNDN); break;
+    case BP_OP_LOG1P: mpfr_log1p(r, r, MPFR_RNDN); break;
+    default: mpfr_expm1(r, r, MPFR_RNDN); break;
+    }
+    double d = mpfr_get_d(r, MPFR_RNDN);
+    mpfr_clears(r, u, v, (mpfr_ptr)0);
+    return d;
+}
+
+/* Every fp32 result within a few ulps of the exact function (the tails of
+ * the composites and the polynomial erf of gelu are the loosest), for
+ * 4096 inputs in [-8, 8] ([0, 16) for log2, (-1, 15) for log1p). */
+START_TEST(t_act_mpfr)
+{
+    bp_backend_t *be = cpu();
+    static const struct {
+        bp_op_kind_t k;
+        bool tanh_form;
+        double lo, width;
+        double ulps; /* allowed error, in units of the last place */
+        double abs;  /* or an absolute error (gelu's polynomial erf: 1.5e-7 times x/2) */
+    } t[] = {{BP_OP_SIGMOID, false, -8, 16, 3, 0},  {BP_OP_SILU, false, -8, 16, 3, 0},
+             {BP_OP_GELU, false, -8, 16, 8, 1e-6}, {BP_OP_GELU, true, -8, 16, 8, 1e-6},
+             {BP_OP_ERF, false, -4, 8, 1, 0},       {BP_OP_EXP2, false, -20, 40, 1, 0},
+             {BP_OP_LOG2, false, 0, 16, 1, 0},      {BP_OP_LOG1P, false, -0.999, 16, 1, 0},
+             {BP_OP_EXPM1, false, -8, 16, 1, 0}};
+    size_t n = 4096;
+    for (size_t j = 0; j < sizeof t / sizeof *t; j++) {
+        bp_buf_t a = vec_of(BP_F32, n);
+        for (size_t i = 0; i < n; i++)
+            bp_dtype_store_bits(BP_F32, a.data, i,
+                                fbits((float)(t[j].lo + t[j].width * (double)i / (double)n)));
+        bp_op_t op = {.kind = t[j].k, .form = t[j].tanh_form ? BP_FORM_TANH : BP_FORM_DEFAULT};
+        bp_buf_t r = run1(be, &op, &a, BP_F32);
+        for (size_t i = 0; i < n; i++) {
+            double x = bp_buf_get(&a, i), got = bp_buf_get(&r, i);
+            double want = mp_act(t[j].k, t[j].tanh_form, x);
+            double ulp = ldexp(1.0, ilogb(want != 0 ? want : 0x1p-149) - 23);
+            ck_assert_msg(got == want || fabs(got - want) <= t[j].ulps * ulp ||
+                              fabs(got - want) <= t[j].abs,
+                          "%s(%a) = %a, exact %a", bp_op_name(t[j].k), x, got, want);
+        }
+    }
+    /* exact points */
+    static const float z[] = {0.0f};
+    bp_buf_t zz = f32s(z, 1);
+    bp_op_t s = {.kind = BP_OP_SIGMOID}, g = {.kind = BP_OP_GELU};
+    bp_buf_t sr = run1(be, &s, &zz, BP_F32), gr = run1(be, &g, &zz, BP_F32);
+    ck_assert_uint_eq(bits(&sr, 0), 0x3f000000u);
+    ck_assert_uint_eq(bits(&gr, 0), 0u);
+    bp_backend_close(be);
+}
+END_TEST
+
+/* 20 elements: 16 in two AVX2 registers, 4 in the scalar tail, which is
+ * glibc's 1 / (1 + expf(-x)) and x / (1 + expf(-x)). */
+START_TEST(t_act_tail)
+{
+    bp_backend_t *be = cpu();
+    bp_buf_t a = vec_of(BP_F32, 20);
+    for (size_t i = 0; i < 20; i++)
+        bp_dtype_store_bits(BP_F32, a.data, i, fbits(-3.0f + 0.37f * (float)i));
+    bp_op_t s = {.kind = BP_OP_SIGMOID}, l = {.kind = BP_OP_SILU}, e = {.kind = BP_OP_EXP2};
+    bp_buf_t sr = run1(be, &s, &a, BP_F32), lr = run1(be, &l, &a, BP_F32),
+             er = run1(be, &e, &a, BP_F32);
+    for (size_t i = 0; i < 20; i++) {
+        float x = (float)bp_buf_get(&a, i);
+        if (i >= 16) {
+            ck_assert_uint_eq(bits(&sr, i), fbits(1.0f / (1.0f + expf(-x))));
+            ck_assert_uint_eq(bits(&lr, i), fbits(x / (1.0f + expf(-x))));
+        }
+        ck_assert_uint_eq(bits(&er, i), fbits(exp2f(x))); /* every element: glibc */
+    }
+    bp_backend_close(be);
+}
+END_TEST
+
+START_TEST(t_fill_linspace)
+{
+    bp_backend_t *be = cpu();
+    int64_t three = 3;
+    bp_op_t f = {.kind = BP_OP_FULL, .value = 0.1};
+    bp_buf_t b = alloc(BP_BF16, 1, &three);
+    ck_assert(run_op(be, &f, NULL, NAN, NULL, NAN, &b) == BP_OK);
+    ck_assert_uint_eq(bits(&b, 2), 0x3dcd); /* 0.1 -> 0x3dcccccd -> bf16 */
+    bp_op_t fi = {.kind = BP_OP_FULL, .value = -2.7};
+    bp_buf_t bi = alloc(BP_I64, 1, &three);
+    ck_assert(run_op(be, &fi, NULL, NAN, NULL, NAN, &bi) == BP_OK);
+    ck_assert_uint_eq(bits(&bi, 1), (uint64_t)-2);
+    bp_op_t on = {.kind = BP_OP_ONES};
+    bp_buf_t bo = alloc(BP_F16, 1, &three);
+    ck_assert(run_op(be, &on, NULL, NAN, NULL, NAN, &bo) == BP_OK);
+    ck_assert_uint_eq(bits(&bo, 0), 0x3c00);
+    /* linspace(0, 1, 5): quarters, exact */
+    bp_op_t l = {.kind = BP_OP_LINSPACE, .start = 0, .end = 1, .steps = 5};
+    bp_buf_t q = vec_of(BP_F32, 5);
+    ck_assert(run_op(be, &l, NULL, NAN, NULL, NAN, &q) == BP_OK);
+    static const float wq[] = {0, 0.25f, 0.5f, 0.75f, 1};
+    ck_f32(&q, wq, 5, "linspace(0, 1, 5)");
+    /* 17 steps: the tail element is end - step * 0 = end exactly; element
+     * 1 is step = (1 - 0) / 16 rounded = 0.0625; the upper half counts
+     * back from the end: element 16 - k is 1 - k/16, exact here too. */
+    bp_op_t l17 = {.kind = BP_OP_LINSPACE, .start = 0, .end = 1, .steps = 17};
+    bp_buf_t r = vec_of(BP_F32, 17);
+    ck_assert(run_op(be, &l17, NULL, NAN, NULL, NAN, &r) == BP_OK);
+    for (size_t i = 0; i < 17; i++)
+        ck_assert_uint_eq(bits(&r, i), fbits((float)i / 16.0f));
+    /* one step: the start */
+    bp_op_t l1 = {.kind = BP_OP_LINSPACE, .start = -3.5, .end = 9, .steps = 1};
+    bp_buf_t o = vec_of(BP_F32, 1);
+    ck_assert(run_op(be, &l1, NULL, NAN, NULL, NAN, &o) == BP_OK);
+    ck_assert_uint_eq(bits(&o, 0), fbits(-3.5f));
+    bp_backend_close(be);
+}
+END_TEST
+
+void be_cpu_act_tests(TCase *tc)
+{
+    tcase_add_test(tc, t_exact_ops);
+    tcase_add_test(tc, t_minmax_lanes);
+    tcase_add_test(tc, t_act_mpfr);
+    tcase_add_test(tc, t_act_tail);
+    tcase_add_test(tc, t_fill_linspace);
+}

@@ -1,0 +1,73 @@
+# Ctrl-C: SIGINT (and SIGTERM) during run --save, at several points, ends
+# with "interrupted" and exit 130, leaves no temporary file, and leaves the
+# bundle absent or complete (a bundle saved before stays whole, old or
+# new).  Writes are slowed (BP_TEST_SLOW_WRITE) so that signals land
+# while containers and the manifest are being written.
+. "$top_srcdir/tests/cli/lib.sh"
+# A background job of a script ignores SIGINT; env gives it back its default.
+env --default-signal=INT true 2>/dev/null || { echo "env lacks --default-signal: SKIP"; exit 77; }
+
+# check_bundle DIR: absent, or a manifest whose every file exists.
+check_bundle() {
+    [ -e "$1" ] || return 0
+    [ -f "$1/manifest.json" ] || fail "$1 exists without manifest.json: $(ls -R "$1")"
+    for f in $(sed -n 's/^ *"\([^"]*\.safetensors\.gz\)",\{0,1\}$/\1/p' "$1/manifest.json"); do
+        [ -f "$1/$f" ] || fail "$1/manifest.json names $f, which is missing"
+    done
+}
+# no_temporaries: nothing half-written anywhere under $TMP.
+no_temporaries() {
+    left=$(find "$TMP" -name '*.tmp.*' -o -name '*.partial.*' -o -name '*.old.*' | head -5)
+    [ -z "$left" ] || fail "left behind: $left"
+}
+
+interrupted=0
+for sig in INT TERM; do
+    for t in 0.05 0.2 0.4 0.7 1.0 1.5; do
+        rm -rf "$TMP/b"
+        BP_TEST_SLOW_WRITE=20000 env --default-signal=INT "$BITPROBE" run seed-div seed-inv-freq \
+            --device cpu,oracle --save "$TMP/b" >"$TMP/out" 2>"$TMP/err" &
+        pid=$!
+        sleep "$t"
+        kill -s "$sig" "$pid" 2>/dev/null
+        wait "$pid"
+        rc=$?
+        ntests=$((ntests + 1))
+        case $rc in
+        0) ;;
+        130) interrupted=$((interrupted + 1))
+             grep -qx "bitprobe: interrupted" "$TMP/err" || fail "SIG$sig at ${t}s: no message: $(cat "$TMP/err")" ;;
+        *) fail "SIG$sig at ${t}s: exit $rc" ;;
+        esac
+        check_bundle "$TMP/b"
+        no_temporaries
+    done
+done
+[ "$interrupted" -ge 4 ] || fail "only $interrupted of 12 runs were interrupted"
+
+# A bundle saved before: an interrupted run leaves it as it was.
+"$BITPROBE" run seed-div --device cpu,oracle --save "$TMP/keep" >/dev/null 2>&1 || fail "save"
+cp "$TMP/keep/manifest.json" "$TMP/manifest.before"
+for t in 0.1 0.5; do
+    BP_TEST_SLOW_WRITE=20000 env --default-signal=INT "$BITPROBE" run seed-div seed-inv-freq \
+        --device cpu,oracle --save "$TMP/keep" >/dev/null 2>&1 &
+    pid=$!
+    sleep "$t"
+    kill -INT "$pid"
+    wait "$pid"
+    rc=$?
+    ntests=$((ntests + 1))
+    check_bundle "$TMP/keep"
+    no_temporaries
+    if [ "$rc" -eq 130 ]; then
+        cmp -s "$TMP/keep/manifest.json" "$TMP/manifest.before" ||
+            fail "an interrupted run changed the bundle saved before"
+    fi
+done
+# --save into a directory that is not a bundle: refused before any work.
+mkdir -p "$TMP/mine"
+: >"$TMP/mine/notes.txt"
+run 2 run seed-div --device cpu --save "$TMP/mine"
+err_has "holds something other than a bundle"
+[ -f "$TMP/mine/notes.txt" ] || fail "--save removed the user's file"
+done_ok
