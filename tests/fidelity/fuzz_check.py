@@ -29,6 +29,8 @@ downstream.  An op's verdict:
                 before PyTorch 2.x): reported, not a failure
   refused       PyTorch raises on an input bitprobe computes (an exponent
                 beyond float's range on CUDA): reported with its message
+  replay-error  the replay itself failed (a Python error in
+                probe_torch_ops.py): a failure, the op unchecked
   old-pytorch   CPU, a PyTorch before 2.1 (Debian's 1.13): bf16/fp16 `t * s`,
                 `t / s` and `s / t` with a number (or one-element tensor) s
                 second, where these versions round s to the dtype first and
@@ -222,8 +224,13 @@ def check_probe(spec, bundle, device, res, log=print, keep=None):
                     t, required = replay_op(op, bufs, dt_out, tdev, mine.to(tdev))
                 except ValueError as e:
                     if "no PyTorch counterpart" not in str(e):
-                        raise
-                    verdict = "no-replay"
+                        verdict = "replay-error"
+                        if counted:
+                            res.failures.append(_failure(
+                                spec, d, i, op, device, mine, None,
+                                f"the replay raised {type(e).__name__}: {e}"))
+                    else:
+                        verdict = "no-replay"
                 except (RuntimeError, NotImplementedError) as e:
                     # PyTorch refuses what bitprobe ran: a kernel this
                     # build lacks, or an input it rejects (fp32 ** 1e39
@@ -233,6 +240,15 @@ def check_probe(spec, bundle, device, res, log=print, keep=None):
                     if counted and verdict == "refused":
                         res.refusals.append(_failure(spec, d, i, op, device, mine, None,
                                                      f"PyTorch raised: {msg}"))
+                except Exception as e:  # noqa: BLE001 -- a bug of the replay, not of bitprobe
+                    # probe_torch_ops.py failed on this input: a failure
+                    # (the op went unchecked), and the run goes on
+                    verdict = "replay-error"
+                    if counted:
+                        res.failures.append(_failure(
+                            spec, d, i, op, device, mine, None,
+                            f"the replay raised {type(e).__name__}: {e} "
+                            f"(tests/fidelity/probe_torch_ops.py)"))
             if verdict is None:
                 n = mismatches(mine, t) if t.dtype == mine.dtype else -2
                 if n == 0:

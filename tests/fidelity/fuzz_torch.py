@@ -143,14 +143,14 @@ def report(res, devices, seconds, out=log):
             for dt in dts:
                 c = {v: res.counts[(dv, op, dt, v)] for v in
                      ("identical", "differ", "mkl", "onednn", "version", "unpinned", "own",
-                      "no-replay", "unsupported", "refused", "old-pytorch")}
+                      "no-replay", "unsupported", "refused", "old-pytorch", "replay-error")}
                 n = sum(c.values())
                 if not n:
                     continue
                 s = f"{dt} {c['identical']}/{n - c['own']}" if c["own"] < n else f"{dt} own {n}"
                 s += "".join(f" {k} {c[k]}" for k in ("differ", "mkl", "onednn", "version",
                                                       "unpinned", "no-replay", "unsupported",
-                                                      "refused", "old-pytorch")
+                                                      "refused", "old-pytorch", "replay-error")
                              if c[k])
                 cells.append(s)
             if cells:
