@@ -17,11 +17,26 @@ root = E.parse(sys.argv[1]).getroot()
 ns = "{http://www.w3.org/2000/svg}"
 assert root.tag == ns + "svg", root.tag
 text = " ".join(t.text or "" for t in root.iter(ns + "text"))
-for want in ("layer (hidden state after the block)", "log scale",
-             "mismatched fraction", "max abs diff", "max ulp", "Drift against depth"):
+# small multiples: one panel per metric, its own axis and unit
+for want in ("layer (hidden state after the block)", "Drift against depth",
+             "mismatched fraction (% of elements)", "max abs diff (value units, log scale)",
+             "RMS diff (value units, log scale)", "RMS diff / RMS of A (ratio, log scale)",
+             "max rel diff (ratio", "median ulp (ulp", "max ulp (ulp, log scale)", "100%"):
     assert want in text, want
-assert len(list(root.iter(ns + "polyline"))) >= 7
+# here: max rel is infinite at every layer (A has zeros) and the median
+# ulp 0 at every layer; both said in words, not drawn on an edge
+assert "infinite at every layer (side A has zeros)" in text
+assert "0 at every layer (no logarithm: bit-identical)" in text
+assert len(list(root.iter(ns + "polyline"))) == 5
 PY
+# It renders (librsvg, where installed).
+if command -v rsvg-convert >/dev/null 2>&1; then
+    rsvg-convert -o "$TMP/drift.png" "$TMP/drift.svg" || fail "rsvg-convert cannot render the plot"
+    [ "$(head -c 8 "$TMP/drift.png" | od -An -tx1 | tr -d ' \n')" = 89504e470d0a1a0a ] ||
+        fail "rsvg-convert wrote no PNG"
+else
+    skip_later "rsvg-convert not installed: the plot's rendering is not checked"
+fi
 "$py" - "$TMP/r.json" <<'PY' || fail "the JSON report lacks fields"
 import json, sys
 j = json.load(open(sys.argv[1]))
