@@ -194,17 +194,26 @@ def check_probe(spec, bundle, device, res, log=print, keep=None):
     path = container(bundle, spec["name"], device)
     if path is None:
         return False
-    data = refio.st_tensors(path)
+    lacking = set()
+    data = refio.st_tensors(path, lacking)
     tdev = "cuda" if device == "cuda" else "cpu"
     for d in spec["dtypes"]:
         bufs = {}
         for i, op in enumerate(spec["ops"]):
             key = f"{op['out']}.{d}"
             mine = data.get(key)
+            counted = keep is None or keep(i)
+            reads = [v for v in [op.get("a"), op.get("b"), op.get("cond")] +
+                     list(op.get("inputs", [])) if isinstance(v, str)]
+            if key in lacking or any(v not in bufs for v in reads):
+                # a dtype this torch lacks, here or upstream
+                if counted:
+                    res.add(device, op["op"], key in lacking and "unknown" or
+                            NAMES.get(mine.dtype, str(mine.dtype)), "unsupported")
+                continue
             if mine is None:
                 raise RuntimeError(f"{path}: buffer {key} missing (save with --intermediates)")
             dt_out = _dt_out(op, d)
-            counted = keep is None or keep(i)
             verdict = None
             if op["op"] == "uniform":
                 verdict = "own"

@@ -94,12 +94,17 @@ def st_read(path):
     return out, meta
 
 
-def st_tensors(path):
-    """The file's tensors as torch tensors, {name: tensor}."""
+def st_tensors(path, lacking=None):
+    """The file's tensors as torch tensors, {name: tensor}; a tensor of a
+    dtype this torch lacks (fp8 before PyTorch 2.1) is left out and, with
+    lacking (a set), its name added there."""
     import torch
     dts = _st_torch()
     out = {}
     for name, (dt, shape, raw) in st_read(path)[0].items():
+        if dt not in dts and lacking is not None:
+            lacking.add(name)
+            continue
         t = torch.frombuffer(bytearray(raw), dtype=dts[dt]) if raw else torch.empty(0, dtype=dts[dt])
         out[name] = t.reshape(shape)
     return out
