@@ -6,6 +6,7 @@
 #include "cmd.h"
 #include "config.h"
 #include "interrupt.h"
+#include "suggest.h"
 
 static int cmd_help(int argc, char **argv);
 
@@ -91,8 +92,15 @@ int main(int argc, char **argv)
     }
     const bp_cmd_t *c = bp_cmd_find(name);
     if (!c) {
-        fprintf(stderr, "bitprobe: unknown command '%s'\n"
-                        "Try 'bitprobe --help' for the list of commands.\n", name);
+        const char *names[64];
+        size_t n = 0;
+        for (const bp_cmd_t *k = bp_commands; k->name && n < 64; k++)
+            names[n++] = k->name;
+        const char *near = bp_suggest(name, names, n);
+        fprintf(stderr, "bitprobe: unknown command '%s'", name);
+        if (near)
+            fprintf(stderr, "; did you mean '%s'?", near);
+        fprintf(stderr, "\nTry 'bitprobe --help' for the list of commands.\n");
         return BP_EXIT_TROUBLE;
     }
     if (c->fn != cmd_help && bp_cli_wants_help(argc - 1, argv + 1))

@@ -91,8 +91,6 @@ BP_KEY(MAX, "max", NUMBER)
 BP_KEY(DECIMALS, "decimals", INTEGER)
 BP_KEY(VALUE, "value", NUMBER)
 BP_KEY(STEPS, "steps", INTEGER)
-BP_KEY(MEAN, "mean", NUMBER)
-BP_KEY(STD, "std", NUMBER)
 #endif
 
 #ifdef BP_FORM

@@ -223,6 +223,43 @@ static void result_detail(FILE *f, const bp_report_t *rep, const bp_result_t *r,
     result_block(f, r, o, false);
 }
 
+/* Beyond this many differences that do not fail the verdict, the default
+ * text counts them in one line (-v lists them). */
+#define MAX_BENIGN_LINES 20
+
+static bool benign(const bp_result_t *r)
+{
+    bp_res_status_t s = bp_result_status(r);
+    return !bp_result_outcome(r) && s != BP_RS_IDENTICAL && s != BP_RS_SKIPPED_BACKEND;
+}
+
+/* Whether result i is the first benign one of its probe. */
+static bool first_of_probe(const bp_report_t *rep, size_t i)
+{
+    for (size_t k = 0; k < i; k++)
+        if (benign(&rep->r[k]) && strcmp(rep->r[k].probe, rep->r[i].probe) == 0)
+            return false;
+    return true;
+}
+
+/* "  N differences within policy or informational, in P probes (-v lists
+ * them): a, b, ..." */
+static void benign_line(FILE *f, const bp_report_t *rep, size_t n)
+{
+    size_t np = 0;
+    for (size_t i = 0; i < rep->n; i++)
+        np += benign(&rep->r[i]) && first_of_probe(rep, i);
+    fprintf(f, "  %zu differences within policy or informational, in %zu probes (-v lists "
+               "them):", n, np);
+    const char *sep = " ";
+    for (size_t i = 0; i < rep->n; i++)
+        if (benign(&rep->r[i]) && first_of_probe(rep, i)) {
+            fprintf(f, "%s%s", sep, rep->r[i].probe);
+            sep = ", ";
+        }
+    fputc('\n', f);
+}
+
 int bp_rep_text(FILE *f, const bp_report_t *rep, const bp_rep_opts_t *o)
 {
     bp_tally_t t;
@@ -244,10 +281,21 @@ int bp_rep_text(FILE *f, const bp_report_t *rep, const bp_rep_opts_t *o)
             group_block(f, rep, i, j, o);
         }
     } else if (!o->quiet) {
+        /* Differences that do not fail the verdict (within policy,
+         * informational) are listed one a line up to MAX_BENIGN_LINES;
+         * beyond, without -v, counted in one line with their probes. */
+        size_t nb = 0;
+        for (size_t i = 0; i < rep->n; i++)
+            nb += benign(&rep->r[i]);
+        bool fold = !o->verbose && nb > MAX_BENIGN_LINES;
+        if (fold)
+            benign_line(f, rep, nb);
         for (size_t i = 0; i < rep->n; i++) {
             const bp_result_t *r = &rep->r[i];
             bp_res_status_t s = bp_result_status(r);
             if (s == BP_RS_IDENTICAL || (s == BP_RS_SKIPPED_BACKEND && !o->verbose))
+                continue;
+            if (fold && !bp_result_outcome(r) && s != BP_RS_SKIPPED_BACKEND)
                 continue;
             result_line(f, r, o, "  ");
             more |= !bp_result_outcome(r) || (r->compared && r->cmp.mismatched);

@@ -330,6 +330,9 @@ END_TEST
 int main(void)
 {
 #ifdef BP_ROWS_CUDA
+    /* A CUDA context does not survive fork(): Check runs the cases in
+     * this process (CK_FORK is read by srunner_run_all). */
+    setenv("CK_FORK", "no", 1);
     bp_backend_t *be = NULL;
     bp_error_t err = {0};
     if (bp_backend_open("cuda", NULL, &be, &err) != BP_OK)

@@ -15,6 +15,10 @@ run 0 run $SET --device cpu,oracle
 head -1 "$TMP/out" | grep -q '^passed: ' || fail "verdict not first: $(head -1 "$TMP/out")"
 [ "$(lines "$TMP/out")" -le 40 ] || fail "passing run: $(lines "$TMP/out") lines"
 out_lacks "bit-identical"
+# more than 20 differences that do not fail: counted in one line ...
+out_has "differences within policy or informational, in "
+# ... and listed with -v
+run 0 run --device cpu,oracle -v
 out_has "differs (informational)"
 # shellcheck disable=SC2086
 run 0 run $SET --device cpu,oracle --quiet

@@ -16,6 +16,8 @@ run 2
 err_has "usage: bitprobe COMMAND"
 run 2 frobnicate
 err_has "unknown command 'frobnicate'"
+run 2 rnu
+err_has "unknown command 'rnu'; did you mean 'run'?"
 run 2 help frobnicate
 err_has "unknown command 'frobnicate'"
 run 2 env --bogus
