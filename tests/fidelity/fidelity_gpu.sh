@@ -21,9 +21,10 @@
 # $OUT/fuzz/regress and $OUT/fuzz-avx2/regress: copy them into
 # tests/fidelity/regress/ with the fix that makes them pass.
 #   OUT=/tmp/out sh tests/fidelity/fidelity_gpu.sh
-# SEED, PROBES and MIN_OPS size the fuzzer's runs; DEVICES=cpu leaves out
-# step 1 and the cuda halves (a dry run where there is no GPU); STEPS=LO-HI
-# runs some of the steps (steps.sh).
+# SEED, PROBES and MIN_OPS size the fuzzer's runs (BUDGET_S, JOBS and
+# BATCH reach fuzz_gpu.sh, which says what they do); DEVICES=cpu leaves
+# out step 1 and the cuda halves (a dry run where there is no GPU);
+# STEPS=LO-HI runs some of the steps (steps.sh).
 # Exit: 0 every step as required, 1 a failing step (listed at the end),
 # 2 no bitprobe, 77 no GPU.
 set -u
@@ -32,8 +33,8 @@ HERE=$(dirname "$0")
 DEVICES=${DEVICES:-cpu,cuda}
 case ",$DEVICES," in *,cuda,*) need_cuda ;; esac
 SEED=${SEED:-20261123}
-PROBES=${PROBES:-320}
-MIN_OPS=${MIN_OPS:-20000}
+PROBES=${PROBES:-160}
+MIN_OPS=${MIN_OPS:-10000}
 . "$HERE/steps.sh"
 case ",$DEVICES," in *,cuda,*)
     TAIL=14 step "ATen capability, shipped probes, x / 0.001 (cpu_isa_gpu.sh)" 0 \

@@ -5,12 +5,15 @@ by bitprobe on each device and replayed op by op in PyTorch.
     fuzz_torch.py run --bitprobe B --seed S [--probes N] [--ops M]
                       [--devices cpu,cuda] [--out DIR] [--regress DIR]
                       [--minimise] [--only I,J] [--small]
+                      [--batch N] [--jobs J] [--budget-s S]
     fuzz_torch.py regress --bitprobe B --dir tests/fidelity/regress
                       [--devices cpu,cuda] [--write]
 
 `run` generates N probes of about M ops each from seed S (probe i is a
-pure function of S and i: fuzz_gen), lets bitprobe run them all at once
-(`run --device cpu,cuda --no-golden --save --intermediates`), replays every
+pure function of S and i: fuzz_gen), lets bitprobe run them N at a time,
+J such batches at once (`run --device cpu,cuda --no-golden --save
+--intermediates`, a progress line after each; no batch starts past S
+seconds of --budget-s), replays every
 op in PyTorch on the same device from bitprobe's own inputs (fuzz_check)
 and requires bit identity: on CUDA for every op, on the CPU for every op
 but those PyTorch takes from MKL (counted apart).  It prints the counts per
@@ -122,6 +125,66 @@ def run_batch(args, specs, work, devices):
     return specs, res, aside
 
 
+def _batch(args, idx, table, ops, extra, work, devices):
+    """Probes idx drawn, run by bitprobe in their own directory under work
+    and replayed: run_batch's answer.  A worker process's job."""
+    torch.set_num_threads(1)  # bitprobe models ATen's chunking with one thread
+    specs = [fuzz_gen.probe(args.seed, i, table, args.ops, large=not args.small,
+                            extra_dtypes=extra,
+                            focus=ops[i % len(ops)] if args.each_op and ops else None)
+             for i in idx]
+    return run_batch(args, specs, os.path.join(work, f"batch-{idx[0]:05d}"), devices)
+
+
+def run_batches(args, idx, table, ops, extra, work, devices, t0):
+    """The probes idx in batches of --batch, --jobs at a time (worker
+    processes), a progress line after each batch; past --budget-s seconds
+    no further batch is started.  Returns (specs run, Result, set aside,
+    probes drawn), in probe order whatever order the batches ended in."""
+    batches = [idx[i:i + args.batch] for i in range(0, len(idx), args.batch)]
+    done, res_all = {}, fuzz_check.Result()
+    over = lambda: args.budget_s and time.time() - t0 >= args.budget_s  # noqa: E731
+
+    def progress(k):
+        res_all.merge(done[k][1])
+        nprobes = sum(len(batches[j]) for j in done)
+        cells = [f"{dv} {res_all.total(dv) - res_all.total(dv, 'own')} ops replayed, "
+                 f"{res_all.total(dv, 'differ')} differ" for dv in devices]
+        log(f"progress: {nprobes} of {len(idx)} probes, {time.time() - t0:.0f} s: "
+            + "; ".join(cells))
+
+    if args.jobs <= 1:
+        for k, b in enumerate(batches):
+            if over():
+                break
+            done[k] = _batch(args, b, table, ops, extra, work, devices)
+            progress(k)
+    else:
+        import concurrent.futures as cf
+        import multiprocessing
+        spawn = multiprocessing.get_context("spawn")  # CUDA does not survive fork()
+        with cf.ProcessPoolExecutor(args.jobs, mp_context=spawn) as ex:
+            pending, nxt = {}, 0
+            while nxt < len(batches) or pending:
+                while nxt < len(batches) and len(pending) < args.jobs and not over():
+                    pending[ex.submit(_batch, args, batches[nxt], table, ops, extra, work,
+                                      devices)] = nxt
+                    nxt += 1
+                if not pending:
+                    break
+                for f in cf.as_completed(list(pending)):
+                    k = pending.pop(f)
+                    done[k] = f.result()
+                    progress(k)
+                    break
+    specs, aside, res = [], [], fuzz_check.Result()
+    for k in sorted(done):
+        specs += done[k][0]
+        res.merge(done[k][1])
+        aside += done[k][2]
+    return specs, res, aside, sum(len(batches[k]) for k in done)
+
+
 def report(res, devices, seconds, out=log):
     ops = sorted({op for (_, op, _, _) in res.counts})
     dts = sorted({dt for (_, _, dt, _) in res.counts})
@@ -205,11 +268,10 @@ def cmd_run(args):
              if d in fuzz_check.DT]
     log("fuzz: cast targets beyond " + "/".join(fuzz_gen.DTYPES) + ": " +
         (", ".join(extra) or "none (no backend of the run computes them, or torch lacks them)"))
-    specs = [fuzz_gen.probe(args.seed, i, table, args.ops, large=not args.small,
-                            extra_dtypes=extra,
-                            focus=ops[i % len(ops)] if args.each_op and ops else None)
-             for i in idx]
-    specs, res, aside = run_batch(args, specs, work, devices)
+    specs, res, aside, drawn = run_batches(args, list(idx), table, ops, extra, work, devices, t0)
+    if drawn < len(idx):
+        log(f"fuzz: budget of {args.budget_s:g} s spent: {drawn} of {len(idx)} probes drawn, "
+            f"the rest not drawn")
     for name, op, msg in aside:
         log(f"dropped (bitprobe refuses it): {name} {op or 'the whole probe'}: {msg}")
     report(res, devices, time.time() - t0)
@@ -346,6 +408,13 @@ def main():
                    help="fail unless every device replayed N ops, every op kind and dtype")
     r.add_argument("--bitprobe-arg", action="append", default=[])
     r.add_argument("--aten-cpu-capability")
+    r.add_argument("--batch", type=int, default=20, metavar="N",
+                   help="probes per bitprobe run (a progress line after each)")
+    r.add_argument("--jobs", type=int, default=1, metavar="J",
+                   help="batches run and replayed at once, each in its own process")
+    r.add_argument("--budget-s", type=float, default=0, metavar="S",
+                   help="start no further batch after S seconds (0: no limit); the "
+                        "probes not drawn are said, --require still applies")
     sh = sub.add_parser("shipped")
     sh.add_argument("--bitprobe", required=True)
     sh.add_argument("--probes", default="probes")
