@@ -104,7 +104,7 @@ out_has "model.safetensors: same  fp32 [2]"
 # a plain directory holding one tensor file is that file's set (a Hugging
 # Face repository against a file or a sharded checkpoint); holding several
 # or none, it is refused saying so
-run 1 diff "$TMP/r1" "$a"
+run 1 diff -vv "$TMP/r1" "$a"
 out_has "same  fp32 [2]"
 out_has "note: $TMP/r1: its one tensor file, $TMP/r1/model.safetensors, read"
 cp "$a" "$TMP/r1/other.safetensors"

@@ -25,11 +25,15 @@ for e in cublas cublas-pedantic cublaslt; do
 done
 
 # tf32 through the cublas engine (cublasSgemm under TF32 math); pedantic
-# math refuses TF32 (a note, not an error, when other engines run)
+# math refuses TF32: a note saying so (not an error, when other engines
+# run), and no map of the pedantic engine
 run_any() { "$BITPROBE" "$@" >"$TMP/out" 2>"$TMP/err"; rc=$?; ntests=$((ntests + 1)); }
 run_any invariance --engine cublas,cublas-pedantic --dtype tf32 --shape 128x128 --m 1:16
 [ $rc -le 1 ] || fail "tf32: exit $rc"
-grep -q 'cublas-pedantic tf32 skipped' "$TMP/out" || fail "tf32: pedantic not noted"
+grep -qF 'note: cublas-pedantic matmul tf32 skipped: pedantic math excludes TF32' "$TMP/out" ||
+    fail "tf32: pedantic not noted"
+grep -q '^    cublas-pedantic ' "$TMP/out" && fail "tf32: a map of the pedantic engine"
+grep -q '^    cublas ' "$TMP/out" || fail "tf32: no map of the cublas engine"
 
 # the oracle arbitrates: with -v every map gets the exact result's distances
 run_any invariance --engine cublas --shape 512x64 --m 1:64 --dtype bf16 -v

@@ -57,6 +57,15 @@ golden_identical() {
     return 0
 }
 
+# passed_identical N: the last run's verdict is "passed" with exactly N
+# comparisons, every one bit-identical (the summary line the text report
+# prints first).
+passed_identical() {
+    grep -qx "passed: $1 compared ($1 identical)" "$TMP/out" ||
+        fail "the verdict is not 'passed: $1 compared ($1 identical)': $(head -1 "$TMP/out")"
+    return 0
+}
+
 # ---- skips that say skip -------------------------------------------------
 # A test that cannot check something here exits 77 (SKIP), never 0.  Parts
 # that can run still run first: skip_later records why, and done_ok then
