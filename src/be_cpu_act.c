@@ -22,11 +22,13 @@
  *            where either is (vec::minimum/maximum: for equal operands the
  *            second, so maximum(-0, +0) is +0); tail NaN, else std::min/
  *            std::max (the first for equal operands: -0) (BinaryOpsKernel.cpp)
- *   linspace registers of Vectorized::arange(base, step) from a base at
- *            the register's first index, the rest one by one:
+ *   linspace every element by the scalar lambda (cpu_serial_kernel, no
+ *            vector part since PyTorch 2.x; 1.13 filled registers with
+ *            Vectorized::arange from each register's first element):
  *            idx < steps/2 ? start + step*idx : end - step*(steps-idx-1)
- *            (RangeFactoriesKernel.cpp), contracted to fmas for float and
- *            double, every operation rounded to bf16/f16 for those
+ *            with step = (end - start) / (steps - 1) in scalar_t
+ *            (RangeFactoriesKernel.cpp linspace_kernel), contracted to fmas
+ *            for float and double, every operation rounded to bf16/f16
  * The exact ones need no lanes: abs, sign ((0 < x) - (x < 0): 0 for NaN
  * and both zeros), floor, ceil, trunc, round (nearbyint: half to even;
  * decimals d: nearbyint(x * 10^d) / 10^d, or nearbyint(x / 10^-d) * 10^-d,
@@ -49,7 +51,8 @@ static bool wide_kernel(bp_op_kind_t k)
     return k == BP_OP_SIGMOID || k == BP_OP_SILU || k == BP_OP_GELU;
 }
 
-static float act_f32(const bp_cpu_t *c, const bp_op_t *op, float x, bool vec, bool wide)
+static float act_f32(const bp_cpu_t *c, const bp_op_t *op, bp_dtype_t dt, float x, bool vec,
+                     bool wide)
 {
     switch (op->kind) {
     case BP_OP_SIGMOID:
@@ -72,11 +75,13 @@ static float act_f32(const bp_cpu_t *c, const bp_op_t *op, float x, bool vec, bo
             return 0.5f * x * (1.0f + t);
         } else {
             const float kAlpha = (float)M_SQRT1_2;
-            if (c->math != BP_CPU_MATH_LIBM) { /* oneDNN's gelu_erf */
+            if (c->math != BP_CPU_MATH_LIBM && dt != BP_F16) { /* oneDNN's gelu_erf */
                 float h = 0.5f * x;
                 return fmaf(h, bp_cpu_erf_poly(x * kAlpha), h);
             }
-            return x * 0.5f * (1.0f + erff(x * kAlpha));
+            float e = vec && c->math != BP_CPU_MATH_LIBM ? bp_cpu_erf_poly(x * kAlpha)
+                                                         : erff(x * kAlpha);
+            return x * 0.5f * (1.0f + e);
         }
     }
 }
@@ -131,7 +136,7 @@ bp_status bp_cpu_op_act(bp_backend_t *be, const bp_exec_t *x, bp_error_t *err)
     for (size_t i = 0; i < out->numel; i++) {
         bool vec = c->simd && bp_cpu_in_vector(&l, i, lanes);
         double r = dt == BP_F64 ? act_f64(c, x->op, v[i], vec, wide)
-                                : (double)act_f32(c, x->op, (float)v[i], vec, wide);
+                                : (double)act_f32(c, x->op, dt, (float)v[i], vec, wide);
         bp_cpu_store(out, i, r);
     }
     free(v);
@@ -272,8 +277,7 @@ bp_status bp_cpu_op_full(bp_backend_t *be, const bp_exec_t *x, bp_error_t *err)
     return BP_OK;
 }
 
-/* One element of linspace at index idx (the scalar lambda, and a
- * register's base). */
+/* One element of linspace at index idx (the scalar lambda). */
 static double lin_at(bp_dtype_t dt, double s, double e, double st, int64_t steps, int64_t idx)
 {
     int64_t half = steps / 2;
@@ -306,22 +310,7 @@ bp_status bp_cpu_op_linspace(bp_backend_t *be, const bp_exec_t *x, bp_error_t *e
     }
     double s, e, st;
     bp_linspace_params(dt, op->start, op->end, (int64_t)n, &s, &e, &st);
-    size_t v = bp_cpu_lanes(dt, BP_CPU_VEC_BYTES), i = 0;
-    for (; i + 2 * v <= n; i += 2 * v)
-        for (size_t r = i; r < i + 2 * v; r += v) {
-            double base = lin_at(dt, s, e, st, (int64_t)n, (int64_t)r);
-            for (size_t k = 0; k < v; k++) {
-                double y = base;
-                if (k && dt == BP_F64)
-                    y = fma((double)k, st, base);
-                else if (k && dt == BP_F32)
-                    y = fmaf((float)k, (float)st, (float)base);
-                else if (k)
-                    y = bp_cpu_round(dt, base + bp_cpu_round(dt, (double)k * st));
-                bp_cpu_store(out, r + k, y);
-            }
-        }
-    for (; i < n; i++)
+    for (size_t i = 0; i < n; i++)
         bp_cpu_store(out, i, lin_at(dt, s, e, st, (int64_t)n, (int64_t)i));
     return BP_OK;
 }

@@ -1,11 +1,12 @@
 /* The fused ops on the CPU, as PyTorch's CPU code composes them.
  *
- * rms_norm (native/layer_norm.cpp rms_norm_symint; _fused_rms_norm's CPU
- *   implementation is the composite): x widened to opmath, v = x*x, mean
- *   over the last dimension (ATen's CPU sum order, / H in float), + eps (a
+ * rms_norm (native/layer_norm.cpp rms_norm_symint -> _fused_rms_norm, on
+ *   the CPU rms_norm_composite): x widened to opmath, v = x*x, mean over
+ *   the last dimension (ATen's CPU sum order, / H in float), + eps (a
  *   double taken in float; default std::numeric_limits<opmath>::epsilon()),
- *   r = 1 / sqrt(v) (CPU rsqrt: two roundings), y = dt(x * r), out =
- *   dt(y * w) in opmath.
+ *   r = 1 / sqrt(v) (CPU rsqrt: two roundings), y = x * r in opmath,
+ *   y * w in opmath (the weight widened), then one rounding to dt
+ *   (".type_as(input)" of the upcasted result).
  * layer_norm: pinned, not ATen's RowwiseMoments (its vectorised Welford
  *   cascade is not modelled): mean = the sum in ATen's CPU order / H,
  *   var = the same of (x - mean)^2, in opmath; rstd = 1 / sqrt(max(var, 0)
@@ -67,7 +68,7 @@ bp_status bp_cpu_op_rms_norm(bp_backend_t *be, const bp_exec_t *x, bp_error_t *e
         double m = rnd(f32, ms[r] / rnd(f32, (double)h));
         double rs = rnd(f32, 1.0 / rnd(f32, sqrt(rnd(f32, m + eps))));
         for (size_t j = 0; j < h; j++) {
-            double y = bp_cpu_round(dt, rnd(f32, v[r * h + j] * rs));
+            double y = rnd(f32, v[r * h + j] * rs);
             bp_cpu_store(x->out, r * h + j, rnd(f32, y * wv[j]));
         }
     }

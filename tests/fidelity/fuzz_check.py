@@ -19,8 +19,9 @@ downstream.  An op's verdict:
                 silu of bf16/fp16 and round(decimals) of bf16/fp16 (1.13
                 rounds each operation to the dtype), bf16/fp16 arange
                 (1.13's build does not fuse a lane's base + k*step),
-                linspace of fp32/fp64 (1.13's build does not contract
-                Vectorized::arange's lanes into fmas)
+                linspace of every float dtype (1.13 fills vector registers
+                with Vectorized::arange from each register's first element;
+                2.x computes every element by the scalar lambda)
   unpinned      PyTorch's order is not fixed (matmul through BLAS/cuBLAS
                 heuristics, the default-order sum): reported, not required
   own           bitprobe's own generator (`uniform`): nothing to replay
@@ -82,7 +83,7 @@ def version_op(op, out_dtype):
         return out_dtype in (torch.bfloat16, torch.float16)
     if op["op"] == "arange":  # bf16/fp16 lanes base + k*step, not fused in 1.13's build
         return out_dtype in (torch.bfloat16, torch.float16)
-    return op["op"] == "linspace" and out_dtype in (torch.float32, torch.float64)
+    return op["op"] == "linspace" and out_dtype.is_floating_point
 
 
 OLD_SCALAR = tuple(int(x) for x in torch.__version__.split(".")[:2]) < (2, 1)

@@ -272,12 +272,13 @@ def _rms_norm(op, P, A, ins, device):
     f = getattr(torch.nn.functional, "rms_norm", None)
     if f is not None:
         return f(x, [x.shape[-1]], w, eps), device == "cpu"
-    # PyTorch 2.x's CPU composite (layer_norm.cpp rms_norm_symint)
+    # PyTorch 2.x's CPU composite (layer_norm.cpp rms_norm_composite): the
+    # weight multiplies the upcast result, one rounding to the dtype
     om = OPMATH.get(x.dtype, x.dtype)
     xu = x.to(om)
     e = torch.finfo(om).eps if eps is None else eps
     r = torch.rsqrt(xu.pow(2).mean(-1, keepdim=True).add_(e))
-    return xu.mul(r).type_as(x).mul(w), device == "cpu"
+    return xu.mul(r).mul(w).type_as(x), device == "cpu"
 
 
 def _sdpa(op, P, A, ins, device):
