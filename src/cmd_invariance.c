@@ -83,7 +83,8 @@ const char cmd_invariance_usage[] =
     "  --junit FILE      JUnit XML, one testcase per band and result group\n"
     "  --markdown FILE   a bug-ticket report in Markdown\n"
     "  --github          GitHub annotations and step summary\n"
-    "  -v, --verbose     every interval, the first differing bits of each group\n"
+    "  -v, --verbose     every band: every interval, the oracle's verdict and the\n"
+    "                    first differing bits of each group\n"
     "  --quiet           the verdict and the failures only\n"
     "  Exit status: 0 invariant within the policy, 1 some configuration breaks\n"
     "  invariance or differs from run to run, 2 bad input or no engine here.";
@@ -97,7 +98,7 @@ enum {
     O_OP = 0x300, O_SHAPE, O_DTYPE, O_ENGINE, O_M, O_SPLIT, O_RANKS, O_COMBINE,
     O_PARTIALS, O_REDUCTION, O_PRESET, O_PLACE, O_ROWS, O_SEED, O_REPEAT,
     O_PROCESSES, O_POLICY, O_NO_ORACLE, O_SVG, O_SAVE_INPUTS, O_GPU, O_THREADS,
-    O_VERBOSE, O_DIGESTS
+    O_DIGESTS
 };
 
 typedef struct {
@@ -408,7 +409,7 @@ static int parse(int argc, char **argv, opts_t *o)
         {"save-inputs", required_argument, 0, O_SAVE_INPUTS},
         {"gpu", required_argument, 0, O_GPU},
         {"threads", required_argument, 0, O_THREADS},
-        {"verbose", no_argument, 0, O_VERBOSE},
+        BP_REP_VERBOSE_OPTION,
         {"digests", no_argument, 0, O_DIGESTS},
         BP_REP_LONG_OPTIONS,
         {0, 0, 0, 0}};
@@ -507,8 +508,6 @@ static int parse(int argc, char **argv, opts_t *o)
                 return usage("--threads needs a count, not '%s'", optarg);
             o->threads = (int)v;
             break;
-        case 'v':
-        case O_VERBOSE: o->verbose = true; break;
         case O_DIGESTS: o->digests = true; break;
         case ':':
             return usage("option '%s' needs a value", argv[optind - 1]);
@@ -518,6 +517,8 @@ static int parse(int argc, char **argv, opts_t *o)
     }
     if (optind < argc)
         return usage("unexpected argument '%s'", argv[optind]);
+    /* -v and --verbose are the report targets' (bp_rep_targets_option) */
+    o->verbose = o->rep.text.verbose > 0;
     if ((rc = bp_rep_targets_check("invariance", &o->rep)) >= 0)
         return rc;
     if (cl.split && cl.ranks)

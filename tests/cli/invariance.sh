@@ -27,6 +27,14 @@ grep -q '"maps"' "$TMP/out" || fail "--json - writes the JSON to stdout"
 out_lacks "invariance: passed"
 run 0 invariance $small --quiet
 [ "$(wc -l <"$TMP/out")" -eq 1 ] || fail "--quiet passing: one line expected"
+# -v (as --verbose) details every band, an invariant one too, with the
+# oracle's verdict on its single group; without it an invariant band has none
+for v in -v --verbose; do
+    run 0 invariance $small $v
+    out_has "group 0: max 0 ulp, 24 of 24 correctly rounded"
+done
+run 0 invariance $small
+out_lacks "correctly rounded"
 
 # inputs for the same experiment elsewhere, readable by bitprobe itself
 run 0 invariance $small --rows 2 --save-inputs "$TMP/in.safetensors"
