@@ -512,7 +512,15 @@ bp_status bp_cpu_op_unary(bp_backend_t *be, const bp_exec_t *x,
         }
         for (size_t i = 0; i < out->numel; i++)
             f[i] = (float)v[i];
-        bp_cpu_map_f32(c, fn, f, out->numel);
+        if (fn == BP_OP_ERF && out->dtype != BP_F32 && c->simd && c->math != BP_CPU_MATH_LIBM) {
+            /* bf16/f16: vec::map of functional_bfloat16.h widens to float
+             * and calls Vectorized<float>::erf, ATen's polynomial (the
+             * same bits with AVX-512's 16 lanes), on every element */
+            for (size_t i = 0; i < out->numel; i++)
+                f[i] = bp_cpu_erf_poly(f[i]);
+        } else {
+            bp_cpu_map_f32(c, fn, f, out->numel);
+        }
         for (size_t i = 0; i < out->numel; i++)
             bp_cpu_store(out, i, f[i]);
         free(f);

@@ -249,6 +249,43 @@ START_TEST(t_act_tail)
 }
 END_TEST
 
+/* erf of bf16 and fp16: ATen's polynomial Vectorized<float>::erf on every
+ * element, the bits PyTorch 2.11 gave on its CPU build, with AVX2 and (on
+ * CPUs that have it) AVX-512 lanes, where SLEEF's erf (bitprobe's former model)
+ * gives 0x000c, 0x8090, 0x00fc and 0x0001. */
+static void ck_erf_half(bp_backend_t *be)
+{
+    static const struct {
+        bp_dtype_t dt;
+        uint16_t x, want;
+    } t[] = {{BP_BF16, 0x000b, 0x0000}, {BP_BF16, 0x8080, 0x8000},
+             {BP_F16, 0x00df, 0x00ff},  {BP_F16, 0x0001, 0x0000}};
+    for (size_t j = 0; j < sizeof t / sizeof *t; j++) {
+        bp_buf_t a = vec_of(t[j].dt, 20);
+        for (size_t i = 0; i < 20; i++)
+            bp_dtype_store_bits(t[j].dt, a.data, i, t[j].x);
+        bp_op_t op = {.kind = BP_OP_ERF};
+        bp_buf_t r = run1(be, &op, &a, t[j].dt);
+        for (size_t i = 0; i < 20; i++)
+            ck_assert_msg(bits(&r, i) == t[j].want, "erf(%s 0x%04x)[%zu] = 0x%04llx, want 0x%04x",
+                          bp_dtype_name(t[j].dt), t[j].x, i, (unsigned long long)bits(&r, i),
+                          t[j].want);
+    }
+}
+
+START_TEST(t_erf_half)
+{
+    bp_backend_t *be = cpu();
+    ck_erf_half(be);
+    bp_backend_close(be);
+    if (bp_cpu_isa_supported(BP_CPU_ISA_AVX512)) {
+        be = cpu_isa(BP_CPU_MATH_SLEEF_U10, BP_CPU_ISA_AVX512);
+        ck_erf_half(be);
+        bp_backend_close(be);
+    }
+}
+END_TEST
+
 START_TEST(t_fill_linspace)
 {
     bp_backend_t *be = cpu();
@@ -294,5 +331,6 @@ void be_cpu_act_tests(TCase *tc)
     tcase_add_test(tc, t_minmax_lanes);
     tcase_add_test(tc, t_act_mpfr);
     tcase_add_test(tc, t_act_tail);
+    tcase_add_test(tc, t_erf_half);
     tcase_add_test(tc, t_fill_linspace);
 }

@@ -23,7 +23,8 @@ downstream.  An op's verdict:
                 with Vectorized::arange from each register's first element;
                 2.x computes every element by the scalar lambda), exp2 of
                 every float dtype (1.13: std::exp2 on every element; 2.x:
-                SLEEF's exp2 in the vector lanes)
+                SLEEF's exp2 in the vector lanes), erf of bf16/fp16 (1.13:
+                SLEEF's erf; 2.x: Vectorized<float>::erf, ATen's polynomial)
   unpinned      PyTorch's order is not fixed (matmul through BLAS/cuBLAS
                 heuristics, the default-order sum): reported, not required
   own           bitprobe's own generator (`uniform`): nothing to replay
@@ -87,6 +88,8 @@ def version_op(op, out_dtype):
         return out_dtype in (torch.bfloat16, torch.float16)
     if op["op"] == "exp2":  # std::exp2 on every element in 1.13, SLEEF's in 2.x's lanes
         return out_dtype.is_floating_point
+    if op["op"] == "erf":  # bf16: SLEEF's erf in 1.13, ATen's float polynomial in 2.x
+        return out_dtype in (torch.bfloat16, torch.float16)
     return op["op"] == "linspace" and out_dtype.is_floating_point
 
 
