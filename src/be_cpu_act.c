@@ -15,9 +15,10 @@
  *            fast), 0.5 * x * (1 + tanh(inner)), SLEEF's tanh or glibc's
  *            (Activation.cpp GeluKernelImpl).  The vector erf is ATen's
  *            own polynomial (Vectorized<float>::erf), not SLEEF's
- *   exp2     std::exp2 (glibc) on every element, as PyTorch 1.13 computes
- *            it (verified); later versions may take SLEEF's exp2 in the
- *            vector lanes
+ *   exp2     vector a.exp2(), SLEEF's exp2 (Sleef_exp2f8_u10, on AVX512
+ *            Sleef_exp2f16_u10; double Sleef_exp2d4/d8_u10); tail
+ *            std::exp2, glibc (UnaryOpsKernel.cpp exp2_kernel, registered
+ *            for AVX-512 too).  PyTorch 1.13 takes std::exp2 on every element
  *   minimum, maximum  vector _mm256_min_ps/_mm256_max_ps(a, b) with NaN
  *            where either is (vec::minimum/maximum: for equal operands the
  *            second, so maximum(-0, +0) is +0); tail NaN, else std::min/
@@ -45,10 +46,11 @@
 /* Whether ATen builds op k's kernel for AVX-512 too (its width and
  * SLEEF's 16-lane entry points on the AVX512 capability): sigmoid, silu
  * and gelu are (PyTorch 1.13 under ATEN_CPU_CAPABILITY=avx512 puts their
- * scalar tails after two 16-lane registers); exp2 has no vector part. */
+ * scalar tails after two 16-lane registers), and exp2
+ * (ALSO_REGISTER_AVX512_DISPATCH). */
 static bool wide_kernel(bp_op_kind_t k)
 {
-    return k == BP_OP_SIGMOID || k == BP_OP_SILU || k == BP_OP_GELU;
+    return k == BP_OP_SIGMOID || k == BP_OP_SILU || k == BP_OP_GELU || k == BP_OP_EXP2;
 }
 
 static float act_f32(const bp_cpu_t *c, const bp_op_t *op, bp_dtype_t dt, float x, bool vec,
@@ -64,7 +66,7 @@ static float act_f32(const bp_cpu_t *c, const bp_op_t *op, bp_dtype_t dt, float 
             return x / (1.0f + bp_cpu_lanef(c, BP_OP_EXP, wide, -x));
         return x / (1.0f + expf(-x));
     case BP_OP_EXP2:
-        return exp2f(x);
+        return vec ? bp_cpu_lanef(c, BP_OP_EXP2, wide, x) : exp2f(x);
     default: /* gelu */
         if (op->form == BP_FORM_TANH) {
             const float kBeta = (float)(M_SQRT2 * M_2_SQRTPI * 0.5);
@@ -98,7 +100,7 @@ static double act_f64(const bp_cpu_t *c, const bp_op_t *op, double x, bool vec, 
             return x / (1.0 + bp_cpu_lane(c, BP_OP_EXP, wide, -x));
         return x / (1.0 + exp(-x));
     case BP_OP_EXP2:
-        return exp2(x);
+        return vec ? bp_cpu_lane(c, BP_OP_EXP2, wide, x) : exp2(x);
     default:
         if (op->form == BP_FORM_TANH) {
             const double kBeta = M_SQRT2 * M_2_SQRTPI * 0.5;

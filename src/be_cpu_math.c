@@ -76,6 +76,8 @@ __m256d Sleef_log2d4_u35avx2(__m256d);
 __m256d Sleef_log1pd4_u10avx2(__m256d);
 __m256d Sleef_expm1d4_u10avx2(__m256d);
 __m256d Sleef_erfd4_u10avx2(__m256d);
+__m256 Sleef_exp2f8_u10avx2(__m256);
+__m256d Sleef_exp2d4_u10avx2(__m256d);
 
 /* Whole registers, then the rest zero-padded as vec::map's partial load. */
 static void map8(v8_fn f, float *x, size_t n)
@@ -205,6 +207,8 @@ __m512d Sleef_log2d8_u35avx512f(__m512d);
 __m512d Sleef_log1pd8_u10avx512f(__m512d);
 __m512d Sleef_expm1d8_u10avx512f(__m512d);
 __m512d Sleef_erfd8_u10avx512f(__m512d);
+__m512 Sleef_exp2f16_u10avx512f(__m512);
+__m512d Sleef_exp2d8_u10avx512f(__m512d);
 
 static void map16(v16_fn f, float *x, size_t n)
 {
@@ -284,6 +288,8 @@ static const cpu_fn512_t fns512[BP_OP_COUNT] = {
                      Sleef_expm1d8_u10avx512f, Sleef_expm1d8_u10avx512f},
     [BP_OP_ERF] = {Sleef_erff16_u10avx512f, Sleef_erff16_u10avx512f, Sleef_erfd8_u10avx512f,
                    Sleef_erfd8_u10avx512f},
+    [BP_OP_EXP2] = {Sleef_exp2f16_u10avx512f, Sleef_exp2f16_u10avx512f, Sleef_exp2d8_u10avx512f,
+                    Sleef_exp2d8_u10avx512f},
 };
 
 typedef float (*f1_fn)(float);
@@ -327,6 +333,9 @@ static const cpu_fn_t fns[BP_OP_COUNT] = {
     [BP_OP_ERF] = {Sleef_erff8_u10avx2, Sleef_erff8_u10avx2, Sleef_erfd4_u10avx2,
                    Sleef_erfd4_u10avx2, Sleef_erff_u10, Sleef_erff_u10, erff, Sleef_erf_u10,
                    Sleef_erf_u10, erf},
+    [BP_OP_EXP2] = {Sleef_exp2f8_u10avx2, Sleef_exp2f8_u10avx2, Sleef_exp2d4_u10avx2,
+                    Sleef_exp2d4_u10avx2, Sleef_exp2f_u10, Sleef_exp2f_u10, exp2f, Sleef_exp2_u10,
+                    Sleef_exp2_u10, exp2},
 };
 
 float bp_cpu_lanef(const bp_cpu_t *c, bp_op_kind_t k, bool wide, float x)

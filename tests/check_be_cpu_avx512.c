@@ -69,6 +69,31 @@ START_TEST(t_isa_pow_tail)
 }
 END_TEST
 
+/* exp2 of 48 fp32 elements equal to pi: AVX-512's two 16-lane registers
+ * give SLEEF's exp2f16 (PyTorch 2.11's bits on its AVX512 capability,
+ * 0x410d331c) to 32 of them and the last 16, the tail, glibc's exp2f
+ * (0x410d331d); with AVX2 lanes all 48 are vector (48 = 3 x 16). */
+START_TEST(t_isa_exp2_tail)
+{
+    bp_backend_t *b2 = cpu_isa(BP_CPU_MATH_SLEEF_U10, BP_CPU_ISA_AVX2);
+    bp_backend_t *b5 = cpu_isa(BP_CPU_MATH_SLEEF_U10, BP_CPU_ISA_AVX512);
+    enum { N = 48 };
+    bp_buf_t x = vec_of(BP_F32, N);
+    for (size_t i = 0; i < N; i++)
+        bp_dtype_store_bits(BP_F32, x.data, i, fbits(0x1.921fb6p+1f));
+    bp_op_t e = {.kind = BP_OP_EXP2};
+    bp_buf_t r2 = alloc(BP_F32, x.ndim, x.shape), r5 = alloc(BP_F32, x.ndim, x.shape);
+    ck_assert(run_op(b2, &e, &x, NAN, NULL, NAN, &r2) == BP_OK);
+    ck_assert(run_op(b5, &e, &x, NAN, NULL, NAN, &r5) == BP_OK);
+    for (size_t i = 0; i < N; i++) {
+        ck_assert_msg(bits(&r5, i) == (i < 32 ? 0x410d331cu : 0x410d331du), "[%zu] AVX-512", i);
+        ck_assert_msg(bits(&r2, i) == 0x410d331cu, "[%zu] AVX2", i);
+    }
+    bp_backend_close(b2);
+    bp_backend_close(b5);
+}
+END_TEST
+
 int main(void)
 {
     if (!bp_cpu_isa_supported(BP_CPU_ISA_AVX512)) {
@@ -81,6 +106,7 @@ int main(void)
     tcase_add_checked_fixture(tc, NULL, ref_release);
     tcase_add_test(tc, t_avx512_keys);
     tcase_add_test(tc, t_isa_pow_tail);
+    tcase_add_test(tc, t_isa_exp2_tail);
     suite_add_tcase(s, tc);
     SRunner *r = srunner_create(s);
     srunner_run_all(r, CK_NORMAL);

@@ -21,7 +21,9 @@ downstream.  An op's verdict:
                 (1.13's build does not fuse a lane's base + k*step),
                 linspace of every float dtype (1.13 fills vector registers
                 with Vectorized::arange from each register's first element;
-                2.x computes every element by the scalar lambda)
+                2.x computes every element by the scalar lambda), exp2 of
+                every float dtype (1.13: std::exp2 on every element; 2.x:
+                SLEEF's exp2 in the vector lanes)
   unpinned      PyTorch's order is not fixed (matmul through BLAS/cuBLAS
                 heuristics, the default-order sum): reported, not required
   own           bitprobe's own generator (`uniform`): nothing to replay
@@ -83,6 +85,8 @@ def version_op(op, out_dtype):
         return out_dtype in (torch.bfloat16, torch.float16)
     if op["op"] == "arange":  # bf16/fp16 lanes base + k*step, not fused in 1.13's build
         return out_dtype in (torch.bfloat16, torch.float16)
+    if op["op"] == "exp2":  # std::exp2 on every element in 1.13, SLEEF's in 2.x's lanes
+        return out_dtype.is_floating_point
     return op["op"] == "linspace" and out_dtype.is_floating_point
 
 
