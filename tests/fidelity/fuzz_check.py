@@ -11,10 +11,13 @@ downstream.  An op's verdict:
                 fp64 sin, cos, exp, log, tanh, sqrt, ...), which bitprobe
                 does not reproduce: counted and reported, not a failure
   onednn        CPU gelu(approximate='none') of a contiguous fp32 (bf16 on
-                AVX-512 hosts) tensor, which PyTorch hands to oneDNN's
-                eltwise_gelu_erf when mkldnn is enabled (Activation.cpp
-                use_mkldnn): bitprobe models ATen's polynomial erf, which
-                matches it but for about 5% of fp32 elements by one ulp
+                AVX-512 hosts, fp16 on hosts with AVX512-FP16 or AMX-FP16,
+                mkldnn_fp16_device_check) tensor, which PyTorch hands to
+                oneDNN's eltwise_gelu_erf when mkldnn is enabled
+                (Activation.cpp use_mkldnn): bitprobe models ATen's
+                polynomial erf, which matches it but for about 5% of fp32
+                elements by one ulp (fp16: ATen's kernel, unconfirmed
+                against oneDNN's)
   version       CPU, PyTorch before 2.0, where bitprobe follows 2.x's kernel:
                 silu of bf16/fp16 and round(decimals) of bf16/fp16 (1.13
                 rounds each operation to the dtype), bf16/fp16 arange
@@ -71,9 +74,25 @@ def mkl_op(op, out_dtype):
     return op["op"] == "pow" and not isinstance(op.get("b"), str) and op.get("b") == 0.5
 
 
+def _mkldnn_fp16():
+    """Whether this host passes ATen's mkldnn_fp16_device_check (AVX512-FP16
+    or AMX-FP16: Sapphire Rapids and later); PyTorch before 2.1 has no
+    such check and no fp16 path to oneDNN."""
+    try:
+        return bool(torch.ops.mkldnn._is_mkldnn_fp16_supported())
+    except (AttributeError, RuntimeError):
+        return False
+
+
+MKLDNN_FP16 = _mkldnn_fp16()
+
+
 def onednn_op(op, out_dtype):
+    """gelu(approximate='none') that Activation.cpp's use_mkldnn hands to
+    oneDNN: fp32, bf16, and fp16 where the host passes the fp16 check."""
+    dtypes = (torch.float32, torch.bfloat16) + ((torch.float16,) if MKLDNN_FP16 else ())
     return (op["op"] == "gelu" and op.get("approximate", "none") == "none" and
-            out_dtype in (torch.float32, torch.bfloat16) and
+            out_dtype in dtypes and
             torch.backends.mkldnn.is_available() and torch.backends.mkldnn.enabled)
 
 
