@@ -14,9 +14,29 @@
 #include "config.h"
 #include "fingerprint.h"
 #include "suggest.h"
+
+#include <getopt.h>
 #include "timing.h"
 
 bool bp_cli_quiet;
+
+int bp_cli_unknown_option(const char *cmd, const struct option *opts, const char *arg)
+{
+    const char *names[128];
+    size_t n = 0;
+    for (; opts && opts->name && n < 128; opts++)
+        names[n++] = opts->name;
+    char word[64];
+    const char *w = arg ? arg : "";
+    if (w[0] == '-' && w[1] == '-') {
+        snprintf(word, sizeof word, "%s", w + 2);
+        word[strcspn(word, "=")] = '\0';
+        const char *near = word[0] ? bp_suggest(word, names, n) : NULL;
+        if (near)
+            return bp_cli_usage_error(cmd, "unknown option '%s'; did you mean '--%s'?", w, near);
+    }
+    return bp_cli_usage_error(cmd, "unknown option '%s'", w);
+}
 
 int bp_cli_usage_error(const char *cmd, const char *fmt, ...)
 {

@@ -19,6 +19,12 @@ struct bp_timing;
 /* "bitprobe CMD: what\nusage: ..." on stderr; returns 2. */
 int bp_cli_usage_error(const char *cmd, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
+
+/* An option getopt_long did not know (arg as the user wrote it): the usage
+ * error names it and, when one of opts' long names is near, suggests it
+ * ("did you mean '--quiet'?").  Returns 2. */
+struct option;
+int bp_cli_unknown_option(const char *cmd, const struct option *opts, const char *arg);
 /* The command's usage on stdout; returns 0. */
 int bp_cli_help(const char *cmd);
 /* "bitprobe: <message>" on stderr; returns 2. */

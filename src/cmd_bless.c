@@ -52,7 +52,7 @@ static int parse(int argc, char **argv, bp_run_opts_t *o)
         else if ((rc = bp_run_opts_option("bless", o, c, optarg)) > 0)
             return rc;
         else if (rc < 0)
-            return bp_cli_usage_error("bless", "unknown option '%s'", argv[optind - 1]);
+            return bp_cli_unknown_option("bless", bless_options, argv[optind - 1]);
     }
     o->nnames = argc - optind;
     o->names = argv + optind;

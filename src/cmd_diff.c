@@ -362,7 +362,7 @@ int cmd_diff(int argc, char **argv)
         }
         default:
             if (!bp_rep_targets_option(&t, c, optarg))
-                return bp_cli_usage_error("diff", "unknown option '%s'", argv[optind - 1]);
+                return bp_cli_unknown_option("diff", opts, argv[optind - 1]);
         }
     }
     if (argc - optind != 2)

@@ -63,7 +63,7 @@ int cmd_env(int argc, char **argv)
         if (c == 'j')
             as_json = true;
         else
-            return bp_cli_usage_error("env", "unknown option '%s'", argv[optind - 1]);
+            return bp_cli_unknown_option("env", opts, argv[optind - 1]);
     }
     if (optind < argc)
         return bp_cli_usage_error("env", "unexpected argument '%s'", argv[optind]);

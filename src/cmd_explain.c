@@ -258,7 +258,7 @@ int cmd_explain(int argc, char **argv)
             if ((rc = bp_cli_backend_option("explain", c, optarg, &bo)) > 0)
                 return rc;
             if (rc < 0)
-                return bp_cli_usage_error("explain", "unknown option '%s'", argv[optind - 1]);
+                return bp_cli_unknown_option("explain", opts, argv[optind - 1]);
         }
     }
     if (argc - optind == 2) { /* two op ledgers (cmd_explain_ledger.c) */

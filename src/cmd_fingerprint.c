@@ -51,7 +51,7 @@ int cmd_fingerprint(int argc, char **argv)
         else if ((rc = bp_cli_backend_option("fingerprint", c, optarg, &d.be)) > 0)
             return rc;
         else if (rc < 0)
-            return bp_cli_usage_error("fingerprint", "unknown option '%s'", argv[optind - 1]);
+            return bp_cli_unknown_option("fingerprint", opts, argv[optind - 1]);
     }
     if (optind < argc)
         return bp_cli_usage_error("fingerprint", "unexpected argument '%s'", argv[optind]);

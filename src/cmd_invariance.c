@@ -512,7 +512,7 @@ static int parse(int argc, char **argv, opts_t *o)
         case ':':
             return usage("option '%s' needs a value", argv[optind - 1]);
         default:
-            return usage("unknown option '%s'", argv[optind - 1]);
+            return bp_cli_unknown_option("invariance", longopts, argv[optind - 1]);
         }
     }
     if (optind < argc)

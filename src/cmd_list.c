@@ -191,7 +191,7 @@ int cmd_list(int argc, char **argv)
                 return rc;
         }
         else
-            return bp_cli_usage_error("list", "unknown option '%s'", argv[optind - 1]);
+            return bp_cli_unknown_option("list", opts, argv[optind - 1]);
     }
     if (optind < argc)
         return bp_cli_usage_error("list", "unexpected argument '%s'", argv[optind]);

@@ -43,7 +43,7 @@ int cmd_report(int argc, char **argv)
         if (c == O_FIRST && !bp_cli_count(optarg, 1000000, &first))
             return bp_cli_usage_error("report", "--first needs a count, not '%s'", optarg);
         if (c != O_FIRST && !bp_rep_targets_option(&t, c, optarg))
-            return bp_cli_usage_error("report", "unknown option '%s'", argv[optind - 1]);
+            return bp_cli_unknown_option("report", opts, argv[optind - 1]);
     }
     if (argc - optind != 1)
         return bp_cli_usage_error("report", "needs one report file, got %d", argc - optind);

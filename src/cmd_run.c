@@ -109,7 +109,7 @@ static int parse(int argc, char **argv, bp_run_opts_t *o)
                     return rc;
                 break;
             }
-            return bp_cli_usage_error("run", "unknown option '%s'", argv[optind - 1]);
+            return bp_cli_unknown_option("run", run_options, argv[optind - 1]);
         }
     }
     o->nnames = argc - optind;

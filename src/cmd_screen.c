@@ -354,7 +354,7 @@ int cmd_screen(int argc, char **argv)
         case 'v': verbose = true; break;
         case O_LIST: return list_tests();
         default:
-            return bp_cli_usage_error("screen", "unknown option '%s'", argv[optind - 1]);
+            return bp_cli_unknown_option("screen", opts, argv[optind - 1]);
         }
     }
     if (optind < argc)

@@ -425,8 +425,7 @@ static int parse_args(int argc, char **argv, bp_stack_opts_t *o, cli_t *cl)
         case 'q':
         case O_QUIET: bp_cli_quiet = true; break;
         default:
-            return bp_cli_usage_error("stack", "unknown option '%s'",
-                                      argv[optind - 1]);
+            return bp_cli_unknown_option("stack", opts, argv[optind - 1]);
         }
     }
     if (optind < argc)

@@ -34,6 +34,7 @@ run() {
 out_has() { grep -qF -- "$1" "$TMP/out" || fail "stdout lacks '$1'"; }
 err_has() { grep -qF -- "$1" "$TMP/err" || fail "stderr lacks '$1'"; }
 out_lacks() { ! grep -qF -- "$1" "$TMP/out" || fail "stdout has '$1'"; }
+err_lacks() { ! grep -qF -- "$1" "$TMP/err" || fail "stderr has '$1'"; }
 
 # probe_outputs: "N K": the outputs x dtypes of every probe `bitprobe list`
 # shows (its second and third columns), and the number of probes.

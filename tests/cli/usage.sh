@@ -23,6 +23,18 @@ err_has "unknown command 'frobnicate'"
 run 2 env --bogus
 err_has "unknown option '--bogus'"
 err_has "usage: bitprobe env"
+# a misspelt long option: the nearest one is offered, in every command
+run 2 run --quite
+err_has "unknown option '--quite'; did you mean '--quiet'?"
+run 2 diff --lable=A=x a b
+err_has "unknown option '--lable=A=x'; did you mean '--label'?"
+run 2 invariance --presett llm
+err_has "unknown option '--presett'; did you mean '--preset'?"
+run 2 stack --posiitons 1:2
+err_has "did you mean '--positions'?"
+run 2 run --zzzzzz
+err_has "unknown option '--zzzzzz'"
+err_lacks "did you mean"
 run 2 env extra
 err_has "unexpected argument 'extra'"
 done_ok
