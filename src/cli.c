@@ -2,6 +2,7 @@
 #include "cli.h"
 
 #include <errno.h>
+#include <getopt.h>
 #include <limits.h>
 #include <pthread.h>
 #include <stdarg.h>
@@ -13,9 +14,9 @@
 
 #include "config.h"
 #include "fingerprint.h"
+#include "outfile.h"
 #include "suggest.h"
 
-#include <getopt.h>
 #include "timing.h"
 
 bool bp_cli_quiet;
@@ -719,11 +720,11 @@ int bp_cli_probes_load(const char *cmd, const char *dir_opt, const bp_param_arg_
 
 int bp_cli_json_out(const char *cmd, const char *path, json_t *j)
 {
-    bool out = strcmp(path, "-") == 0;
-    FILE *f = out ? stdout : fopen(path, "w");
-    bool ok = j && f && json_dumpf(j, f, JSON_INDENT(1)) == 0 && fputc('\n', f) != EOF;
-    if (f && !out)
-        ok = fclose(f) == 0 && ok;
+    bp_out_t o;
+    bool opened = bp_out_open(&o, path);
+    bool ok = j && opened && json_dumpf(j, o.f, JSON_INDENT(1)) == 0 && fputc('\n', o.f) != EOF;
+    if (opened)
+        ok = bp_out_close(&o, ok);
     json_decref(j);
     if (!ok)
         fprintf(stderr, "bitprobe %s: cannot write the JSON report to '%s'\n", cmd, path);

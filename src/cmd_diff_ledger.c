@@ -8,19 +8,20 @@
 
 #include "cli.h"
 #include "envinfo.h"
+#include "outfile.h"
 #include "rep_ledger.h"
 
 /* Writes a report of d to path ('-': standard output). */
 static int write_to(const char *path, const bp_ledger_diff_t *d, size_t first, bool junit)
 {
-    bool out = strcmp(path, "-") == 0;
-    FILE *f = out ? stdout : fopen(path, "w");
-    if (!f) {
+    bp_out_t o;
+    if (!bp_out_open(&o, path)) {
         fprintf(stderr, "bitprobe diff: cannot write '%s': %s\n", path, strerror(errno));
         return BP_EXIT_TROUBLE;
     }
+    FILE *f = o.f;
     int rc = junit ? bp_rep_ledger_junit(f, d) : bp_rep_ledger_markdown(f, d, first);
-    if ((!out && fclose(f) != 0) || rc) {
+    if (!bp_out_close(&o, rc == 0)) {
         fprintf(stderr, "bitprobe diff: cannot write '%s'\n", path);
         return BP_EXIT_TROUBLE;
     }

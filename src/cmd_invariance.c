@@ -33,6 +33,7 @@
 #include "inv_proc.h"
 #include "inv_report.h"
 #include "inv_sweep.h"
+#include "outfile.h"
 #include "rep.h"
 #include "st.h"
 
@@ -834,14 +835,14 @@ static int inv_markdown(FILE *f, const bp_report_t *rep)
 
 static int write_svg(const char *path, const bp_inv_study_t *st)
 {
-    FILE *f = strcmp(path, "-") == 0 ? stdout : fopen(path, "w");
-    if (!f) {
+    bp_out_t o;
+    if (!bp_out_open(&o, path)) {
         fprintf(stderr, "bitprobe invariance: cannot write '%s': %s\n", path,
                 strerror(errno));
         return BP_EXIT_TROUBLE;
     }
-    int rc = bp_inv_svg(f, st);
-    if (f != stdout && fclose(f) != 0)
+    int rc = bp_inv_svg(o.f, st);
+    if (!bp_out_close(&o, rc == 0))
         rc = BP_EXIT_TROUBLE;
     if (rc)
         fprintf(stderr, "bitprobe invariance: cannot write '%s'\n", path);

@@ -12,6 +12,7 @@
 
 #include "cli.h"
 #include "envinfo.h"
+#include "outfile.h"
 #include "rep.h"
 #include "rep_stack.h"
 #include "stack.h"
@@ -192,15 +193,16 @@ static int write_json(const char *path, const bp_stack_result_t *r, int argc,
         (st = bp_rep_stack_json(r))) {
         json_object_set_new(doc, "stack", st);
         int flags = JSON_INDENT(1) | JSON_SORT_KEYS | JSON_REAL_PRECISION(17);
-        FILE *f = strcmp(path, "-") == 0 ? stdout : fopen(path, "w");
-        if (!f) {
+        bp_out_t o;
+        if (!bp_out_open(&o, path)) {
             fprintf(stderr, "bitprobe stack: cannot write '%s': %s\n", path,
                     strerror(errno));
         } else {
+            FILE *f = o.f;
             rc = json_dumpf(doc, f, flags) == 0 && fputc('\n', f) != EOF
                      ? BP_EXIT_OK
                      : BP_EXIT_TROUBLE;
-            if (f != stdout && fclose(f) != 0)
+            if (!bp_out_close(&o, rc == BP_EXIT_OK))
                 rc = BP_EXIT_TROUBLE;
             if (rc)
                 fprintf(stderr, "bitprobe stack: cannot write '%s'\n", path);
@@ -248,14 +250,14 @@ static int write_markdown(const char *path, const bp_stack_result_t *r, int argc
 
 static int write_svg(const char *path, const bp_stack_result_t *r)
 {
-    FILE *f = fopen(path, "w");
-    if (!f) {
+    bp_out_t o;
+    if (!bp_out_open(&o, path)) {
         fprintf(stderr, "bitprobe stack: cannot write '%s': %s\n", path,
                 strerror(errno));
         return BP_EXIT_TROUBLE;
     }
-    int rc = bp_rep_svg(f, r);
-    if (fclose(f) != 0 || rc) {
+    int rc = bp_rep_svg(o.f, r);
+    if (!bp_out_close(&o, rc == 0)) {
         fprintf(stderr, "bitprobe stack: cannot write '%s'\n", path);
         return BP_EXIT_TROUBLE;
     }

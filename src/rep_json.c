@@ -32,6 +32,7 @@
 
 #include "bitfmt.h"
 #include "config.h"
+#include "outfile.h"
 #include "rep.h"
 #include "timing.h"
 
@@ -202,13 +203,13 @@ int bp_rep_write(const char *path, int (*fn)(FILE *, const bp_report_t *),
 {
     if (strcmp(path, "-") == 0)
         return fn(stdout, rep);
-    FILE *f = fopen(path, "w");
-    if (!f) {
+    bp_out_t o;
+    if (!bp_out_open(&o, path)) {
         fprintf(stderr, "bitprobe: cannot write '%s': %s\n", path, strerror(errno));
         return 2;
     }
-    int rc = fn(f, rep);
-    if (fclose(f) != 0 || rc) {
+    int rc = fn(o.f, rep);
+    if (!bp_out_close(&o, rc == 0)) {
         fprintf(stderr, "bitprobe: cannot write '%s'\n", path);
         return 2;
     }

@@ -70,4 +70,27 @@ mkdir -p "$TMP/mine"
 run 2 run seed-div --device cpu --save "$TMP/mine"
 err_has "holds something other than a bundle"
 [ -f "$TMP/mine/notes.txt" ] || fail "--save removed the user's file"
+# Report files are written whole: into a temporary beside the target,
+# renamed over it when complete (a new inode), so an interrupted or failed
+# report leaves the old file; a device or a FIFO is written in place.
+"$BITPROBE" run seed-div --device cpu,oracle --no-golden --json "$TMP/r.json" >/dev/null 2>&1 ||
+    fail "run --json: exit $?"
+ino1=$(ls -i "$TMP/r.json" | cut -d' ' -f1)
+"$BITPROBE" run seed-div --device cpu,oracle --no-golden --json "$TMP/r.json" >/dev/null 2>&1 ||
+    fail "run --json (again): exit $?"
+ino2=$(ls -i "$TMP/r.json" | cut -d' ' -f1)
+[ "$ino1" != "$ino2" ] || fail "the JSON report was rewritten in place, not renamed over the old one"
+grep -q '"schema_version"' "$TMP/r.json" || fail "the JSON report is incomplete"
+"$BITPROBE" run seed-div --device cpu,oracle --no-golden --json /dev/null >/dev/null 2>&1 ||
+    fail "run --json /dev/null: exit $?"
+[ -c /dev/null ] || fail "/dev/null is no longer a device"
+if mkfifo "$TMP/fifo" 2>/dev/null; then
+    cat "$TMP/fifo" >"$TMP/from-fifo" &
+    reader=$!
+    "$BITPROBE" run seed-div --device cpu,oracle --no-golden --json "$TMP/fifo" >/dev/null 2>&1 ||
+        fail "run --json FIFO: exit $?"
+    wait $reader
+    grep -q '"schema_version"' "$TMP/from-fifo" || fail "nothing came through the FIFO"
+fi
+no_temporaries
 done_ok
