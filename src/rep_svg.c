@@ -5,7 +5,7 @@
  * per other metric (max abs, RMS, RMS relative to A, max rel, median ulp,
  * max ulp), each with its own log axis over the decades its values span
  * and its unit.  x: the layer whose output is compared (1..L).  A value
- * with no logarithm is drawn as what it is: 0 (bit-identical) as a hollow
+ * with no logarithm is drawn as what it is: 0 as a hollow
  * marker in a strip labelled "0" below the axis, an infinite one (a
  * relative difference where A is 0) in a strip labelled "inf" above it; a
  * panel whose every value is infinite, or 0, says so in words. */
@@ -170,7 +170,9 @@ static void panel(FILE *f, const bp_stack_result_t *r, int k, double x, double y
                 "stroke=\"#999\"/>\n", p.x0, p.y0, p.w, p.h);
         text(f, p.x0 + p.w / 2, p.y0 + p.h / 2, "middle", 13,
              infs ? "infinite at every layer (side A has zeros)"
-                  : "0 at every layer (no logarithm: bit-identical)");
+                  : strstr(met_name[k], "median")
+                      ? "0 at every layer: at least half the elements bit-identical"
+                      : "0 at every layer: bit-identical");
         return;
     }
     axes(f, &p, zeros, infs);
