@@ -318,14 +318,9 @@ Suite *memo_suite(void)
 int main(void)
 {
 #ifdef BP_MEMO_CUDA
-    /* A CUDA context does not survive fork(): Check runs the cases in
-     * this process (CK_FORK is read by srunner_run_all). */
-    setenv("CK_FORK", "no", 1);
-    bp_error_t err = {0};
-    json_t *env = bp_be_cuda_env(&err);
-    if (!env)
-        return bp_test_gpu_skip("check_memo_cuda", err.msg);
-    json_decref(env);
+    int skip = bp_test_cuda_suite("check_memo_cuda");
+    if (skip >= 0)
+        return skip;
 #endif
     return test_run_suite(memo_suite());
 }

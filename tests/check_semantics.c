@@ -434,14 +434,9 @@ END_TEST
 int main(void)
 {
 #ifdef BP_SEM_CUDA
-    /* A CUDA context does not survive fork(): Check runs the cases in
-     * this process (CK_FORK is read by srunner_run_all). */
-    setenv("CK_FORK", "no", 1);
-    bp_backend_t *be = NULL;
-    bp_error_t err = {0};
-    if (bp_backend_open("cuda", NULL, &be, &err) != BP_OK)
-        return bp_test_gpu_skip("check_semantics_cuda", err.msg);
-    bp_backend_close(be);
+    int skip = bp_test_cuda_suite("check_semantics_cuda");
+    if (skip >= 0)
+        return skip;
 #endif
     Suite *s = suite_create("semantics");
     TCase *tc = tcase_create("core");

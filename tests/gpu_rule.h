@@ -20,6 +20,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "backend.h"
+
 static bool bp_test_gpu_node(char *path, size_t n)
 {
     const char *v = getenv("CUDA_VISIBLE_DEVICES");
@@ -55,6 +57,21 @@ static int bp_test_gpu_skip(const char *name, const char *why)
     }
     printf("%s: SKIP: no GPU here (%s)\n", name, why);
     return 77;
+}
+
+/* The start of a Check suite on the cuda backend: its cases run in this
+ * process (a CUDA context does not survive fork(); srunner_run_all reads
+ * CK_FORK), and the backend must open.  -1: go on; otherwise what main
+ * returns, by the rule above. */
+static inline int bp_test_cuda_suite(const char *name)
+{
+    setenv("CK_FORK", "no", 1);
+    bp_backend_t *be = NULL;
+    bp_error_t err = {0};
+    if (bp_backend_open("cuda", NULL, &be, &err) != BP_OK)
+        return bp_test_gpu_skip(name, err.msg);
+    bp_backend_close(be);
+    return -1;
 }
 
 #endif
