@@ -80,6 +80,24 @@ static void int_row(const row_ctx_t *c, size_t row)
 }
 
 /* One row of a reduction or softmax-like op. */
+/* s = the sum of (v[i] - m)^2 over the row, each step rounded to the
+ * working precision; with mean, m is first the row's mean (else as given). */
+static void sq_dev(mpfr_t s, mpfr_t m, mpfr_t t, mpfr_t *v, size_t n, bool mean)
+{
+    if (mean) {
+        mpfr_set_zero(s, 1);
+        for (size_t i = 0; i < n; i++)
+            mpfr_add(s, s, v[i], MPFR_RNDN);
+        mpfr_div_ui(m, s, (unsigned long)n, MPFR_RNDN);
+    }
+    mpfr_set_zero(s, 1);
+    for (size_t i = 0; i < n; i++) {
+        mpfr_sub(t, v[i], m, MPFR_RNDN);
+        mpfr_sqr(t, t, MPFR_RNDN);
+        mpfr_add(s, s, t, MPFR_RNDN);
+    }
+}
+
 static void float_row(bp_oracle_ws_t *ws, const row_ctx_t *c, size_t row, mpfr_t *v,
                       mpfr_t s, mpfr_t m, mpfr_t t)
 {
@@ -125,16 +143,7 @@ static void float_row(bp_oracle_ws_t *ws, const row_ctx_t *c, size_t row, mpfr_t
         return;
     case BP_OP_VAR: {
         double corr = op->has_correction ? op->correction : 1.0;
-        mpfr_set_zero(s, 1);
-        for (size_t i = 0; i < n; i++)
-            mpfr_add(s, s, v[i], MPFR_RNDN);
-        mpfr_div_ui(m, s, (unsigned long)n, MPFR_RNDN);
-        mpfr_set_zero(s, 1);
-        for (size_t i = 0; i < n; i++) {
-            mpfr_sub(t, v[i], m, MPFR_RNDN);
-            mpfr_sqr(t, t, MPFR_RNDN);
-            mpfr_add(s, s, t, MPFR_RNDN);
-        }
+        sq_dev(s, m, t, v, n, true);
         double div = (double)n - corr;
         mpfr_set_d(t, div > 0 ? div : 0, MPFR_RNDN);
         mpfr_div(s, s, t, MPFR_RNDN);
@@ -189,18 +198,8 @@ static void norm_row(bp_oracle_ws_t *ws, const row_ctx_t *c, size_t row, mpfr_t 
     bool rms = c->op->kind == BP_OP_RMS_NORM;
     for (size_t i = 0; i < n; i++)
         bp_oracle_load(v[i], c->a->dtype, c->a->data, row * n + i);
-    mpfr_set_zero(m, 1);
-    if (!rms) {
-        for (size_t i = 0; i < n; i++)
-            mpfr_add(m, m, v[i], MPFR_RNDN);
-        mpfr_div_ui(m, m, (unsigned long)n, MPFR_RNDN);
-    }
-    mpfr_set_zero(s, 1);
-    for (size_t i = 0; i < n; i++) {
-        mpfr_sub(t, v[i], m, MPFR_RNDN);
-        mpfr_sqr(t, t, MPFR_RNDN);
-        mpfr_add(s, s, t, MPFR_RNDN);
-    }
+    mpfr_set_zero(m, 1); /* rms_norm: deviations from 0 */
+    sq_dev(s, m, t, v, n, !rms);
     mpfr_div_ui(s, s, (unsigned long)n, MPFR_RNDN);
     mpfr_add_d(s, s, bp_op_norm_eps(c->op, c->a->dtype), MPFR_RNDN);
     mpfr_rec_sqrt(s, s, MPFR_RNDN);
