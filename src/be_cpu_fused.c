@@ -63,7 +63,7 @@ bp_status bp_cpu_op_rms_norm(bp_backend_t *be, const bp_exec_t *x, bp_error_t *e
     }
     for (size_t i = 0; i < a->numel; i++)
         sq[i] = rnd(f32, v[i] * v[i]);
-    bp_cpu_cascade_sum(sq, rows, h, 1, f32, ms);
+    bp_cpu_cascade_sum(sq, rows, h, 1, f32 ? BP_F32 : BP_F64, ms);
     for (size_t r = 0; r < rows; r++) {
         double m = rnd(f32, ms[r] / rnd(f32, (double)h));
         double rs = rnd(f32, 1.0 / rnd(f32, sqrt(rnd(f32, m + eps))));
@@ -102,11 +102,11 @@ bp_status bp_cpu_op_layer_norm(bp_backend_t *be, const bp_exec_t *x, bp_error_t 
     for (size_t r = 0; !st && r < rows; r++) {
         const double *xr = v + r * h;
         double mean, var;
-        bp_cpu_cascade_sum(xr, 1, h, 1, f32, &mean);
+        bp_cpu_cascade_sum(xr, 1, h, 1, f32 ? BP_F32 : BP_F64, &mean);
         mean = rnd(f32, mean / rnd(f32, (double)h));
         for (size_t j = 0; j < h; j++)
             d[j] = rnd(f32, rnd(f32, xr[j] - mean) * rnd(f32, xr[j] - mean));
-        bp_cpu_cascade_sum(d, 1, h, 1, f32, &var);
+        bp_cpu_cascade_sum(d, 1, h, 1, f32 ? BP_F32 : BP_F64, &var);
         var = rnd(f32, var / rnd(f32, (double)h));
         double rstd = rnd(f32, 1.0 / rnd(f32, sqrt(rnd(f32, (var > 0 ? var : 0) + eps))));
         for (size_t j = 0; j < h; j++) {

@@ -37,9 +37,9 @@
  * amax, amin: exact; NaN if any element is NaN.
  * logsumexp (ReduceOps.cpp logsumexp_out_impl): m = amax (an infinite m
  *   taken as 0, in x - m as well: masked_fill_ writes through the view),
- *   sum of exp(x - m) as above, log, + m, each step rounded to the
- *   dtype (fp32: exact ATen; bf16/fp16: the sum's bf16 load order is not
- *   modelled, the float cascade is used).
+ *   exp(x - m), its sum in the dtype (sum_out: cascade_sum of that dtype,
+ *   bf16/fp16 read as float register halves, be_cpu_sum.c), log, + m,
+ *   each step rounded to the dtype.
  * prod: pinned, left to right from 1 in opmath (ATen's binary_kernel_reduce_vec
  *   order is not modelled); integers wrap.
  * cumsum (ReduceOpsKernel.cpp cumsum_cpu_kernel): left to right in
@@ -397,7 +397,7 @@ static void sums(bp_form_t f, bool f32, const double *v, const bp_cpu_span_t *s,
                  double *out)
 {
     if (f == BP_FORM_DEFAULT) {
-        bp_cpu_cascade_sum(v, s->outer, s->len, s->inner, f32, out);
+        bp_cpu_cascade_sum(v, s->outer, s->len, s->inner, f32 ? BP_F32 : BP_F64, out);
         return;
     }
     double *row = malloc((s->len ? s->len : 1) * sizeof *row);
@@ -505,7 +505,7 @@ bp_status bp_cpu_op_reduce(bp_backend_t *be, const bp_exec_t *x, bp_error_t *err
         double corr = op->has_correction ? op->correction : 1.0;
         if (nout == 1 && (dt == BP_F32 || dt == BP_F64)) {
             double mean;
-            bp_cpu_cascade_sum(v, 1, x->a->numel, 1, f32, &mean);
+            bp_cpu_cascade_sum(v, 1, x->a->numel, 1, dt, &mean);
             mean = rnd(f32, mean / rnd(f32, (double)x->a->numel));
             double acc = 0;
             for (size_t k = 0; k < x->a->numel; k++)
@@ -546,7 +546,7 @@ bp_status bp_cpu_op_reduce(bp_backend_t *be, const bp_exec_t *x, bp_error_t *err
         vmap(c, BP_OP_EXP, f32, v, x->a->numel);
         for (size_t k = 0; k < x->a->numel; k++)
             v[k] = bp_cpu_round(dt, v[k]);
-        bp_cpu_cascade_sum(v, s.outer, s.len, s.inner, f32, r);
+        bp_cpu_cascade_sum(v, s.outer, s.len, s.inner, dt, r);
         for (size_t j = 0; j < nout; j++)
             r[j] = bp_cpu_round(dt, r[j]);
         vmap(c, BP_OP_LOG, f32, r, nout);

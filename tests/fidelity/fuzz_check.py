@@ -27,9 +27,15 @@ downstream.  An op's verdict:
                 2.x computes every element by the scalar lambda), exp2 of
                 every float dtype (1.13: std::exp2 on every element; 2.x:
                 SLEEF's exp2 in the vector lanes), erf of bf16/fp16 (1.13:
-                SLEEF's erf; 2.x: Vectorized<float>::erf, ATen's polynomial)
+                SLEEF's erf; 2.x: Vectorized<float>::erf, ATen's polynomial),
+                mean of bf16/fp16 (1.13 sums into the dtype, rounding the
+                sum, and divides there; 2.x's mean_out sums into float),
+                fp16 sum in the default order (1.13's SumKernel adds
+                neighbouring pairs of a 16-lane fp16 register, 2.x its two
+                8-lane float halves, as for bf16 in both)
   unpinned      PyTorch's order is not fixed (matmul through BLAS/cuBLAS
-                heuristics, the default-order sum): reported, not required
+                heuristics, the default-order sum on CUDA, layer_norm and prod
+                where bitprobe pins its own): reported, not required
   own           bitprobe's own generator (`uniform`): nothing to replay
   no-replay     the op has no PyTorch counterpart in probe_torch_ops.py: a
                 failure of coverage, reported apart
@@ -109,6 +115,12 @@ def version_op(op, out_dtype):
         return out_dtype.is_floating_point
     if op["op"] == "erf":  # bf16: SLEEF's erf in 1.13, ATen's float polynomial in 2.x
         return out_dtype in (torch.bfloat16, torch.float16)
+    if op["op"] == "mean":  # 1.13 sums bf16/fp16 into the dtype, 2.x into float (mean_out)
+        return out_dtype in (torch.bfloat16, torch.float16)
+    if op["op"] == "sum" and op.get("formulation", "default") == "default":
+        # 1.13 reads an fp16 register as 8 sums of neighbours (load_reduce_vec),
+        # 2.x as its two float halves added (InnerSumCastLoadPolicy), as for bf16
+        return out_dtype == torch.float16
     return op["op"] == "linspace" and out_dtype.is_floating_point
 
 

@@ -3,7 +3,7 @@
 by bitprobe on each device and replayed op by op in PyTorch.
 
     fuzz_torch.py run --bitprobe B --seed S [--probes N] [--ops M]
-                      [--devices cpu,cuda] [--out DIR] [--regress DIR]
+                      [--devices cpu,cuda] [--out DIR] [--regress DIR] [--focus OPS]
                       [--minimise] [--only I,J] [--small]
                       [--batch N] [--jobs J] [--budget-s S]
     fuzz_torch.py regress --bitprobe B --dir tests/fidelity/regress
@@ -131,7 +131,8 @@ def _batch(args, idx, table, ops, extra, work, devices):
     torch.set_num_threads(1)  # bitprobe models ATen's chunking with one thread
     specs = [fuzz_gen.probe(args.seed, i, table, args.ops, large=not args.small,
                             extra_dtypes=extra,
-                            focus=ops[i % len(ops)] if args.each_op and ops else None)
+                            focus=ops[i % len(ops)] if (args.each_op or args.focus) and ops
+                            else None)
              for i in idx]
     return run_batch(args, specs, os.path.join(work, f"batch-{idx[0]:05d}"), devices)
 
@@ -254,6 +255,12 @@ def cmd_run(args):
         log("fuzz: not drawn (no backend on every device asked for): " + ", ".join(missing))
         table = [o for o in table if o["name"] not in missing]
     ops = fuzz_gen.drawn(table)
+    if args.focus:
+        unknown = [o for o in args.focus.split(",") if o not in ops]
+        if unknown:
+            log(f"fuzz: --focus: not drawn by the generator: {', '.join(unknown)}")
+            return 2
+        ops = args.focus.split(",")
     if args.each_op:
         args.probes = args.each_op * len(ops)
     log(f"fuzz: seed {args.seed}, {args.probes} probes of about {args.ops} ops, devices "
@@ -404,6 +411,9 @@ def main():
     r.add_argument("--each-op", type=int, default=0, metavar="K",
                    help="K probes per op of the table instead of --probes, each drawing "
                         "mostly that op; fails unless every op was drawn and replayed")
+    r.add_argument("--focus", metavar="OPS",
+                   help="comma-separated op names: probe i draws mostly the (i mod n)-th, "
+                        "as --each-op does (the generator's focus), --probes of them")
     r.add_argument("--require", type=int, default=0,
                    help="fail unless every device replayed N ops, every op kind and dtype")
     r.add_argument("--bitprobe-arg", action="append", default=[])

@@ -74,7 +74,7 @@ def run_op(op, params, bufs, dt_out, device, uniform):
     dt_out is the output dtype of the ops that take one (tensor, arange,
     cast; None: PyTorch's default), uniform(op) the tensor of a `uniform`
     op (it has no PyTorch counterpart) or of a `load` op (its file's).  required is False where PyTorch's
-    kernel has no fixed order (matmul, the default-order sum)."""
+    kernel has no fixed order (matmul; the default-order sum on CUDA)."""
     k = op["op"]
     P = lambda key, d=None: param(op.get(key, d), params)
     if k == "tensor":
@@ -204,8 +204,8 @@ def run_op(op, params, bufs, dt_out, device, uniform):
             r, req = seq_sum(a, ax), True
         elif form == "pairwise":
             r, req = pair_sum(a, ax), True
-        else:
-            r, req = (a.sum() if ax is None else a.sum(ax)), False
+        else:  # the CPU's cascade_sum order is bitprobe's CPU default
+            r, req = (a.sum() if ax is None else a.sum(ax)), device == "cpu"
         if op.get("keepdim"):  # torch.sum(a, dim, keepdim=True)
             shape = [1] * a.dim() if ax is None else list(a.shape)
             if ax is not None:
@@ -320,7 +320,7 @@ ROWS = {
     "logsumexp": lambda op, P, A, ins, d: (
         torch.logsumexp(A("a"), list(range(A("a").dim())) if P("axis") is None else P("axis"),
                         bool(op.get("keepdim"))),
-        d == "cpu" and A("a").dtype in (torch.float32, torch.float64)),
+        d == "cpu"),
     "prod": lambda op, P, A, ins, d: (
         _keep(A("a").prod() if P("axis") is None else A("a").prod(P("axis")), A("a"), P("axis"),
               op.get("keepdim")), False),
