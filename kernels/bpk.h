@@ -295,12 +295,17 @@ enum {
 };
 int bpk_softmax(void *stream, void *out, const void *in, int dt, int64_t outer,
                 int64_t len, int64_t inner, int log);
+/* bpk_softmax where PyTorch does not take the persistent kernel (rows of
+ * > 2048 values or > 8 KiB, inner > 1): SoftMax.cu's block kernels
+ * (softmax_rows.cu). */
+int bpk_softmax_blocks(void *stream, void *out, const void *in, int dt, int64_t outer,
+                       int64_t len, int64_t inner, int log);
 int bpk_reduce(void *stream, int op, void *out, int out_dt, const void *in, int in_dt,
                int64_t outer, int64_t len, int64_t inner, double param, int pairwise);
-/* rms_norm (rms: w required) or layer_norm (w, b optional) over rows of
- * cols values. */
-int bpk_norm(void *stream, void *out, const void *x, const void *w, const void *b, int dt,
-             int64_t rows, int64_t cols, double eps, int rms);
+/* layer_norm (w, b optional) or rms_norm (rms: w required, no b) over rows
+ * of cols values, as PyTorch's CUDA layer_norm_kernel.cu (layer_norm.cu). */
+int bpk_layer_norm(void *stream, void *out, const void *x, const void *w, const void *b,
+                   int dt, int64_t rows, int64_t cols, double eps, int rms);
 /* sdpa's pieces: out (fp32; fp64 for fp64) = x * s; the causal mask of
  * [B, L, S] scores (wide: fp64); rows of p that are -inf throughout in
  * scores set to 0. */

@@ -128,10 +128,10 @@ bp_status bp_cuda_op_norm(bp_backend_t *be, const bp_exec_t *x, bp_error_t *err)
         return st;
     int64_t cols = a->ndim ? a->shape[a->ndim - 1] : 1;
     int64_t rows = cols ? (int64_t)a->numel / cols : 0;
-    int rc = bpk_norm(bp_cuda_stream(be), x->out->dev, a->dev, w ? w->dev : NULL,
-                      b ? b->dev : NULL, (int)x->out->dtype, rows, cols,
-                      bp_op_norm_eps(x->op, x->out->dtype), rms);
-    return bp_cuda_finish(be, "bpk_norm", rc, err);
+    int rc = bpk_layer_norm(bp_cuda_stream(be), x->out->dev, a->dev, w ? w->dev : NULL,
+                            b ? b->dev : NULL, (int)x->out->dtype, rows, cols,
+                            bp_op_norm_eps(x->op, x->out->dtype), rms);
+    return bp_cuda_finish(be, "bpk_layer_norm", rc, err);
 }
 
 bp_status bp_cuda_op_bmm(bp_backend_t *be, const bp_exec_t *x, bp_error_t *err)
