@@ -727,7 +727,8 @@ static bp_status op_sum(bp_backend_t *be, const bp_exec_t *x, bp_error_t *err)
         return shape_error(err, "operand a", a, out);
     int pairwise;
     switch (op->form) {
-    case BP_FORM_DEFAULT:
+    case BP_FORM_DEFAULT: /* Reduce.cuh's order (be_cuda_rows.c) */
+        return bp_cuda_tree(be, x, BPK_TREE_SUM, outer, len, inner, 0, err);
     case BP_FORM_SEQUENTIAL: pairwise = 0; break;
     case BP_FORM_PAIRWISE: pairwise = 1; break;
     default:
