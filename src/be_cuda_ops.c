@@ -309,7 +309,11 @@ static bp_status div_op(bp_backend_t *be, const bp_exec_t *x, bp_error_t *err)
                       scalar_arg(inv), NULL, out, err);
     }
     if (!x->a) { /* scalar / tensor */
-        if ((st = scalar_opmath(op->a.value, dt, &s, err)))
+        /* `true`: the number cast to the dtype first, as the CPU backend
+         * and the replay (torch.tensor(s, dtype) / b) take it; the others
+         * take it in opmath */
+        if ((st = (form == BP_FORM_TRUE ? scalar_storage : scalar_opmath)(op->a.value, dt, &s,
+                                                                          err)))
             return st;
         if (form == BP_FORM_TRUE)
             return binary(be, BPK_DIV, "div", scalar_arg(s), NULL,
