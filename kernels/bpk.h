@@ -20,6 +20,7 @@
 #include <stdint.h>
 
 #include "../src/op_kind.h"
+#include "../src/redcfg.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -142,6 +143,30 @@ int bpk_rotate_half(void *stream, void *out, const void *in, int dt,
  * from 0), 1 pairwise (sum(x[:n/2]) + sum(x[n/2:]), recursively). */
 int bpk_sum(void *stream, int pairwise, void *out, int out_dt, const void *in,
             int in_dt, int64_t outer, int64_t len, int64_t inner);
+
+/* treereduce.cu: sum, mean, prod, var in the order of ATen's Reduce.cuh,
+ * with the geometry cfg (src/redcfg.h: bp_redcfg_make with the op's vt0:
+ * 4, var 2; input_vec_size 8 for sum and mean of bf16/fp16 inputs, else
+ * vt0).  in_dt is the kernel's scalar_t: fp64, fp32, bf16, fp16 (float
+ * accumulators for the last three) or i64 (sum and prod).  param: mean's
+ * factor, var's correction.  staging (cfg->staging_elems accumulators of
+ * the op) and semaphores (cfg->grid_x ints, zeroed) where cfg->input_mult[2]. */
+enum { BPK_TREE_SUM, BPK_TREE_MEAN, BPK_TREE_PROD, BPK_TREE_VAR };
+int bpk_tree_reduce(void *stream, int op, void *out, int out_dt, const void *in, int in_dt,
+                    const bp_redcfg_t *cfg, double param, void *staging, int *semaphores);
+/* The accumulator's size in bytes of op for inputs of in_dt (ReduceConfig's
+ * element_size_bytes); 0 for a pair the kernel does not take. */
+int bpk_tree_acc_bytes(int op, int in_dt);
+
+/* scan.cu: cumsum of rows [outer, len, inner] along len, in dt itself
+ * (std::plus<scalar_t>: every sum rounded to dt), in and out of dt.
+ * innermost (the axis is the tensor's last, inner == 1): ATen's
+ * scan_innermost_dim (blocks of 2^log_x x 512/2^log_x threads, Sklansky
+ * scan of 2^(log_x+1) values at a time, the running total added to the
+ * first; log_x from bp_scan_log_threads_x); otherwise one thread per row,
+ * left to right (scan_outer_dim). */
+int bpk_scan(void *stream, void *out, const void *in, int dt, int64_t outer, int64_t len,
+             int64_t inner, int innermost, unsigned log_x);
 
 /* compare.cu: out[i] (bool) = a OP b with both operands converted to
  * cmp_dt, the comparison's common dtype, as TensorIterator does; scalars
@@ -291,12 +316,9 @@ int bpk_screen_flip(void *stream, void *p, int64_t byte, int bit);
  * inner, len values `inner` apart. */
 enum {
     BPK_RED_MEAN = 1, /* param: the factor 1/n, pairwise: the sum's order */
-    BPK_RED_VAR,      /* param: the correction */
     BPK_RED_AMAX,
     BPK_RED_AMIN,
-    BPK_RED_LOGSUMEXP,
-    BPK_RED_PROD,
-    BPK_RED_CUMSUM    /* out has in's shape */
+    BPK_RED_LOGSUMEXP
 };
 int bpk_softmax(void *stream, void *out, const void *in, int dt, int64_t outer,
                 int64_t len, int64_t inner, int log);

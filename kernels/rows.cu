@@ -16,13 +16,12 @@
  *   Elsewhere (longer rows: cunn_SoftMaxForward*, other axes:
  *   cunn_SpatialSoftMaxForward) a pinned order instead: max and sum left
  *   to right, the same output formulas.
- * mean, var, logsumexp, prod, cumsum: pinned orders (not Reduce.cuh's):
- *   mean = (sum left to right, or pairwise) * (1/n in float: MeanOps's
- *   factor, a multiplication as on the GPU); var = Welford left to right
- *   in float (WelfordOps's update), m2 / max(0, n - correction);
- *   logsumexp = PyTorch's composite (m = amax, 0 where infinite; exp(x - m)
- *   and the sum rounded to the dtype, log, + m); prod and cumsum left to right in the
- *   accumulate type (float for fp32/bf16/fp16, double, int64).
+ * mean with formulation sequential or pairwise: that sum times (1/n in
+ *   float: MeanOps's factor, a multiplication as on the GPU); the default
+ *   mean, var and prod run in Reduce.cuh's order (treereduce.cu), cumsum in
+ *   ScanUtils.cuh's (scan.cu).  logsumexp: pinned: PyTorch's composite
+ *   (m = amax, 0 where infinite; exp(x - m) and the sum rounded to the
+ *   dtype, log, + m), the sum left to right.
  * amax, amin: exact (NaN if any element is NaN).
  * rms_norm: pinned: s = sum x*x left to right in float, r = rsqrtf(s / H +
  *   eps), y = dt(x * r), out = dt(w * y).  layer_norm: pinned: mean, then
@@ -177,7 +176,7 @@ extern "C" int bpk_softmax(void *stream, void *out, const void *in, int dt, int6
     return bpk_launched();
 }
 
-/* ---- mean, var, amax, amin, logsumexp, prod, cumsum ---- */
+/* ---- mean (pinned formulations), amax, amin, logsumexp ---- */
 
 template <typename T>
 __global__ void bpk_reduce_kernel(int op, void *out, int odt, const void *in, int dt,
@@ -193,18 +192,6 @@ __global__ void bpk_reduce_kernel(int op, void *out, int odt, const void *in, in
             acc = pairwise ? bpk_sum_pairwise<T>(in, dt, base, inner, len)
                            : bpk_sum_sequential<T>(in, dt, base, inner, len);
             acc = rn_mul<T>(acc, (T)param);
-            break;
-        }
-        case BPK_RED_VAR: {
-            T mean = (T)0, m2 = (T)0;
-            for (int64_t j = 0; j < len; j++) {
-                T x = bpk_num<T>::load(in, dt, base + j * inner);
-                T delta = rn_sub(x, mean);
-                mean = rn_add<T>(mean, rn_div(delta, (T)(j + 1)));
-                m2 = rn_add<T>(m2, rn_mul<T>(delta, rn_sub(x, mean)));
-            }
-            T div = (T)len > (T)param ? rn_sub((T)len, (T)param) : (T)0;
-            acc = rn_div(m2, div);
             break;
         }
         case BPK_RED_AMAX:
@@ -241,17 +228,6 @@ __global__ void bpk_reduce_kernel(int op, void *out, int odt, const void *in, in
             acc = rn_add<T>(bpk_num<T>::round(odt, dlog(acc)), mm);
             break;
         }
-        case BPK_RED_PROD:
-            acc = (T)1;
-            for (int64_t j = 0; j < len; j++)
-                acc = rn_mul<T>(acc, bpk_num<T>::load(in, dt, base + j * inner));
-            break;
-        case BPK_RED_CUMSUM:
-            for (int64_t j = 0; j < len; j++) {
-                acc = rn_add<T>(acc, bpk_num<T>::load(in, dt, base + j * inner));
-                bpk_num<T>::store(out, odt, base + j * inner, acc);
-            }
-            continue;
         }
         bpk_num<T>::store(out, odt, r, acc);
     }
@@ -262,10 +238,10 @@ extern "C" int bpk_reduce(void *stream, int op, void *out, int out_dt, const voi
                           double param, int pairwise)
 {
     if (!bpk_dtype_ok(out_dt) || !bpk_dtype_ok(in_dt) || outer < 0 || len < 0 ||
-        inner < 0 || op < BPK_RED_MEAN || op > BPK_RED_CUMSUM)
+        inner < 0 || op < BPK_RED_MEAN || op > BPK_RED_LOGSUMEXP)
         return (int)cudaErrorInvalidValue;
     int64_t rows = outer * inner;
-    if (rows == 0 || (len == 0 && op == BPK_RED_CUMSUM))
+    if (rows == 0)
         return 0;
     if (len == 0 && (op == BPK_RED_AMAX || op == BPK_RED_AMIN))
         return (int)cudaErrorInvalidValue;
@@ -281,7 +257,7 @@ extern "C" int bpk_reduce(void *stream, int op, void *out, int out_dt, const voi
                                                             inner, rows, param, pairwise);
         break;
     default:
-        if (op == BPK_RED_MEAN || op == BPK_RED_VAR || op == BPK_RED_LOGSUMEXP)
+        if (op == BPK_RED_MEAN || op == BPK_RED_LOGSUMEXP)
             return (int)cudaErrorInvalidValue;
         bpk_reduce_kernel<long long><<<g, BPK_THREADS, 0, s>>>(op, out, out_dt, in, in_dt,
                                                                len, inner, rows, param, pairwise);

@@ -77,9 +77,11 @@ def run_op(op, params, bufs, dt_out, device, uniform):
     """Computes op on device; returns (tensor, required).
 
     dt_out is the output dtype of the ops that take one (tensor, arange,
-    cast; None: PyTorch's default), uniform(op) the tensor of one of OWN
-    (no PyTorch counterpart) or of a `load` op (its file's).  required is False where PyTorch's
-    kernel has no fixed order (matmul, the default-order sum)."""
+    cast; None: PyTorch's default; sum and mean take it as torch's dtype=),
+    uniform(op) the tensor of one of OWN (no PyTorch counterpart) or of a
+    `load` op (its file's).  required is False where
+    PyTorch's kernel has no fixed order (matmul, cumsum through cub) or
+    bitprobe does not replay it (the CPU's default-order sum and prod)."""
     k = op["op"]
     P = lambda key, d=None: param(op.get(key, d), params)
     if k == "tensor":
@@ -205,18 +207,25 @@ def run_op(op, params, bufs, dt_out, device, uniform):
         a = operand(op["a"], params, bufs)
         ax = op.get("axis")
         form = op.get("formulation", "default")
-        if form == "sequential":
-            r, req = seq_sum(a, ax), True
-        elif form == "pairwise":
-            r, req = pair_sum(a, ax), True
+        if form in ("sequential", "pairwise"):
+            a = a if dt_out is None else a.to(dt_out)
+            r, req = (seq_sum if form == "sequential" else pair_sum)(a, ax), True
         else:
-            r, req = (a.sum() if ax is None else a.sum(ax)), False
+            # torch.sum(a, dtype=): on CUDA Reduce.cuh's order, replayed by
+            # bitprobe; the CPU's (SumKernel.cpp) is not required here
+            kw = {} if dt_out is None else {"dtype": dt_out}
+            r, req = (a.sum(**kw) if ax is None else a.sum(ax, **kw)), device != "cpu"
         if op.get("keepdim"):  # torch.sum(a, dim, keepdim=True)
             shape = [1] * a.dim() if ax is None else list(a.shape)
             if ax is not None:
                 shape[ax % a.dim()] = 1
             r = r.reshape(shape)
         return r, req
+    if k == "mean" and dt_out is not None and op.get("formulation", "default") == "default":
+        a, ax = operand(op["a"], params, bufs), P("axis")
+        if a.dtype != dt_out:  # torch.mean(a, dtype=)
+            r = a.mean(dtype=dt_out) if ax is None else a.mean(ax, dtype=dt_out)
+            return _keep(r, a, ax, op.get("keepdim")), True
     if k in ROWS:
         return ROWS[k](op, P, lambda key: operand(op[key], params, bufs),
                        [bufs[n] for n in op.get("inputs", [])], device)
@@ -240,9 +249,9 @@ def _acc(x):
 def _mean(op, P, A, ins, device):
     a, ax, form = A("a"), P("axis"), op.get("formulation", "default")
     n = a.numel() if ax is None else a.shape[ax]
-    if form == "default":  # ATen's own order: bitprobe's CPU order is ATen's
+    if form == "default":  # ATen's own order on both devices (CUDA: Reduce.cuh)
         r = a.mean() if ax is None else a.mean(ax)
-        return _keep(r, a, ax, op.get("keepdim")), device == "cpu"
+        return _keep(r, a, ax, op.get("keepdim")), True
     if not a.is_floating_point():
         a = a.to(torch.float32)  # bitprobe's mean is a float function
     s = (seq_sum if form == "sequential" else pair_sum)(a.to(_acc(a)), ax)
@@ -270,6 +279,17 @@ def _softmax_required(a, ax, device):
         inner *= d
     n = a.shape[ax]
     return inner == 1 and n <= 2048 and n * a.element_size() <= 8192
+
+
+def _cumsum_required(a, ax, device):
+    """CUDA: scan_dim hands a tensor whose axis holds all of it to cub's
+    inclusive_scan, whose decoupled look-back adds floating-point tile
+    prefixes in an order that depends on timing (ScanUtils.cuh; PyTorch
+    itself takes inclusive_deterministic_scan only under
+    use_deterministic_algorithms); integer sums are exact in any order."""
+    if device == "cpu" or not a.is_floating_point() or a.dim() == 0:
+        return True
+    return a.numel() != a.shape[ax]
 
 
 def _rms_norm(op, P, A, ins, device):
@@ -317,7 +337,7 @@ ROWS = {
     "mean": _mean,
     "var": lambda op, P, A, ins, d: (
         torch.var(A("a"), P("axis"), correction=P("correction", 1),
-                  keepdim=bool(op.get("keepdim"))), d == "cpu"),
+                  keepdim=bool(op.get("keepdim"))), True),
     "amax": lambda op, P, A, ins, d: (
         torch.amax(A("a"), () if P("axis") is None else P("axis"), bool(op.get("keepdim"))), True),
     "amin": lambda op, P, A, ins, d: (
@@ -328,8 +348,9 @@ ROWS = {
         d == "cpu" and A("a").dtype in (torch.float32, torch.float64)),
     "prod": lambda op, P, A, ins, d: (
         _keep(A("a").prod() if P("axis") is None else A("a").prod(P("axis")), A("a"), P("axis"),
-              op.get("keepdim")), False),
-    "cumsum": lambda op, P, A, ins, d: (torch.cumsum(A("a"), P("axis")), d == "cpu"),
+              op.get("keepdim")), d != "cpu"),
+    "cumsum": lambda op, P, A, ins, d: (torch.cumsum(A("a"), P("axis")),
+                                        _cumsum_required(A("a"), P("axis"), d)),
     "rms_norm": _rms_norm,
     "layer_norm": lambda op, P, A, ins, d: (
         torch.nn.functional.layer_norm(ins[0], [ins[0].shape[-1]],
