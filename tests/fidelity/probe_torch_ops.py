@@ -324,7 +324,8 @@ ROWS = {
     "logsumexp": lambda op, P, A, ins, d: (
         torch.logsumexp(A("a"), list(range(A("a").dim())) if P("axis") is None else P("axis"),
                         bool(op.get("keepdim"))),
-        d == "cpu" and A("a").dtype in (torch.float32, torch.float64)),
+        # CUDA: the composite with its sum in Reduce.cuh's order, as bitprobe's
+        d == "cuda" or A("a").dtype in (torch.float32, torch.float64)),
     "prod": lambda op, P, A, ins, d: (
         _keep(A("a").prod() if P("axis") is None else A("a").prod(P("axis")), A("a"), P("axis"),
               op.get("keepdim")), d != "cpu"),
