@@ -193,6 +193,40 @@ static bp_status cumsum(bp_backend_t *be, const bp_exec_t *x, int64_t outer, int
     return st;
 }
 
+/* logsumexp: PyTorch's composite (ReduceOps.cpp logsumexp_out_impl; the
+ * steps around the sum in logsumexp.cu) with its sum_out in Reduce.cuh's
+ * order (bp_cuda_tree over the exponentials, in the result's dtype). */
+static bp_status logsumexp(bp_backend_t *be, const bp_exec_t *x, int64_t outer, int64_t len,
+                           int64_t inner, bp_error_t *err)
+{
+    bp_dtype_t dt = x->out->dtype;
+    int64_t n = outer * len * inner, rows = outer * inner;
+    bp_buf_t e = {0}, m = {0};
+    void *stream = bp_cuda_stream(be);
+    bp_status st = temp(be, &e, dt, n > 0 ? n : 1, err);
+    if (!st)
+        st = temp(be, &m, dt, rows > 0 ? rows : 1, err);
+    if (!st)
+        st = bp_cuda_finish(be, "bpk_lse_exp",
+                            bpk_lse_exp(stream, e.dev, m.dev, x->a->dev, (int)x->a->dtype,
+                                        (int)dt, outer, len, inner),
+                            err);
+    if (!st) {
+        e.numel = (size_t)n;
+        bp_exec_t y = *x;
+        y.a = &e;
+        st = bp_cuda_tree(be, &y, BPK_TREE_SUM, outer, len, inner, 0, err);
+    }
+    if (!st)
+        st = bp_cuda_finish(be, "bpk_lse_finish",
+                            bpk_lse_finish(stream, x->out->dev, m.dev, (int)dt, rows), err);
+    if (e.dev)
+        be->dev_free(be, &e);
+    if (m.dev)
+        be->dev_free(be, &m);
+    return st;
+}
+
 bp_status bp_cuda_op_reduce(bp_backend_t *be, const bp_exec_t *x, bp_error_t *err)
 {
     const bp_op_t *op = x->op;
@@ -228,7 +262,8 @@ bp_status bp_cuda_op_reduce(bp_backend_t *be, const bp_exec_t *x, bp_error_t *er
         return cumsum(be, x, outer, len, inner, err);
     case BP_OP_AMAX: red = BPK_RED_AMAX; break;
     case BP_OP_AMIN: red = BPK_RED_AMIN; break;
-    case BP_OP_LOGSUMEXP: red = BPK_RED_LOGSUMEXP; break;
+    case BP_OP_LOGSUMEXP:
+        return logsumexp(be, x, outer, len, inner, err);
     default:
         return bp_error_set(err, BP_EINTERNAL, "not a reduction: %s", bp_op_name(op->kind));
     }
@@ -258,10 +293,10 @@ bp_status bp_cuda_op_norm(bp_backend_t *be, const bp_exec_t *x, bp_error_t *err)
         return st;
     int64_t cols = a->ndim ? a->shape[a->ndim - 1] : 1;
     int64_t rows = cols ? (int64_t)a->numel / cols : 0;
-    int rc = bpk_norm(bp_cuda_stream(be), x->out->dev, a->dev, w ? w->dev : NULL,
-                      b ? b->dev : NULL, (int)x->out->dtype, rows, cols,
-                      bp_op_norm_eps(x->op, x->out->dtype), rms);
-    return bp_cuda_finish(be, "bpk_norm", rc, err);
+    int rc = bpk_layer_norm(bp_cuda_stream(be), x->out->dev, a->dev, w ? w->dev : NULL,
+                            b ? b->dev : NULL, (int)x->out->dtype, rows, cols,
+                            bp_op_norm_eps(x->op, x->out->dtype), rms);
+    return bp_cuda_finish(be, "bpk_layer_norm", rc, err);
 }
 
 bp_status bp_cuda_op_bmm(bp_backend_t *be, const bp_exec_t *x, bp_error_t *err)

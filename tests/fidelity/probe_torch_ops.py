@@ -68,13 +68,18 @@ def pair_sum(x, axis):
     return rec(x.to(acc_dt)).to(x.dtype)
 
 
+# bitprobe's own generators: no PyTorch counterpart computes their bits
+# (probes/README.md states them); a replay takes bitprobe's tensor.
+OWN = ("uniform", "randn", "normal")
+
+
 def run_op(op, params, bufs, dt_out, device, uniform):
     """Computes op on device; returns (tensor, required).
 
     dt_out is the output dtype of the ops that take one (tensor, arange,
     cast; None: PyTorch's default; sum and mean take it as torch's dtype=),
-    uniform(op) the tensor of a `uniform` op (it has no PyTorch
-    counterpart) or of a `load` op (its file's).  required is False where
+    uniform(op) the tensor of one of OWN (no PyTorch counterpart) or of a
+    `load` op (its file's).  required is False where
     PyTorch's kernel has no fixed order (matmul, cumsum through cub) or
     bitprobe does not replay it (the CPU's default-order sum and prod)."""
     k = op["op"]
@@ -84,7 +89,7 @@ def run_op(op, params, bufs, dt_out, device, uniform):
         return t.reshape(op["shape"]) if "shape" in op else t, True
     if k == "arange":
         return torch.arange(P("start", 0), P("end"), P("step", 1), dtype=dt_out, device=device), True
-    if k in ("uniform", "load"):  # a load's tensor is its file's: nothing to compute
+    if k in OWN + ("load",):  # a load's tensor is its file's: nothing to compute
         return uniform(op).to(device), True
     if k == "cast":
         return operand(op["a"], params, bufs).to(dt_out), True
@@ -260,22 +265,6 @@ def _mean(op, P, A, ins, device):
     return _keep(r.to(a.dtype), a, ax, op.get("keepdim")), True
 
 
-def _softmax_required(a, ax, device):
-    """bitprobe's CUDA kernel is PyTorch's where host_softmax takes the
-    persistent kernel: nothing after the axis (inner size 1), <= 2048
-    values of <= 8 KiB."""
-    if device == "cpu":
-        return True
-    if a.dim() == 0:
-        return True
-    ax %= a.dim()
-    inner = 1
-    for d in a.shape[ax + 1:]:
-        inner *= d
-    n = a.shape[ax]
-    return inner == 1 and n <= 2048 and n * a.element_size() <= 8192
-
-
 def _cumsum_required(a, ax, device):
     """CUDA: scan_dim hands a tensor whose axis holds all of it to cub's
     inclusive_scan, whose decoupled look-back adds floating-point tile
@@ -290,8 +279,8 @@ def _cumsum_required(a, ax, device):
 def _rms_norm(op, P, A, ins, device):
     x, w, eps = A("a"), A("b"), P("eps")
     f = getattr(torch.nn.functional, "rms_norm", None)
-    if f is not None:
-        return f(x, [x.shape[-1]], w, eps), device == "cpu"
+    if f is not None:  # CUDA: layer_norm_kernel.cu's rms path, as bitprobe's
+        return f(x, [x.shape[-1]], w, eps), True
     # PyTorch 2.x's CPU composite (layer_norm.cpp rms_norm_composite): the
     # weight multiplies the upcast result, one rounding to the dtype
     om = OPMATH.get(x.dtype, x.dtype)
@@ -325,10 +314,10 @@ def _sdpa(op, P, A, ins, device):
 
 
 ROWS = {
-    "softmax": lambda op, P, A, ins, d: (torch.softmax(A("a"), P("axis")),
-                                         _softmax_required(A("a"), P("axis"), d)),
-    "log_softmax": lambda op, P, A, ins, d: (torch.log_softmax(A("a"), P("axis")),
-                                             _softmax_required(A("a"), P("axis"), d)),
+    # CUDA: every path of SoftMax.cu's host_softmax (persistent, Reg, Smem,
+    # ILP, spatial) is bitprobe's; CPU: ATen's formulations
+    "softmax": lambda op, P, A, ins, d: (torch.softmax(A("a"), P("axis")), True),
+    "log_softmax": lambda op, P, A, ins, d: (torch.log_softmax(A("a"), P("axis")), True),
     "mean": _mean,
     "var": lambda op, P, A, ins, d: (
         torch.var(A("a"), P("axis"), correction=P("correction", 1),
@@ -340,7 +329,8 @@ ROWS = {
     "logsumexp": lambda op, P, A, ins, d: (
         torch.logsumexp(A("a"), list(range(A("a").dim())) if P("axis") is None else P("axis"),
                         bool(op.get("keepdim"))),
-        d == "cpu" and A("a").dtype in (torch.float32, torch.float64)),
+        # CUDA: the composite with its sum in Reduce.cuh's order, as bitprobe's
+        d == "cuda" or A("a").dtype in (torch.float32, torch.float64)),
     "prod": lambda op, P, A, ins, d: (
         _keep(A("a").prod() if P("axis") is None else A("a").prod(P("axis")), A("a"), P("axis"),
               op.get("keepdim")), d != "cpu"),
@@ -351,7 +341,8 @@ ROWS = {
         torch.nn.functional.layer_norm(ins[0], [ins[0].shape[-1]],
                                        ins[1] if len(ins) > 1 else None,
                                        ins[2] if len(ins) > 2 else None,
-                                       1e-5 if P("eps") is None else P("eps")), False),
+                                       1e-5 if P("eps") is None else P("eps")),
+        d == "cuda"),  # CUDA: layer_norm_kernel.cu's paths, as bitprobe's
     "bmm": lambda op, P, A, ins, d: (torch.bmm(A("a"), A("b")), False),
     "sdpa": _sdpa,
 }
