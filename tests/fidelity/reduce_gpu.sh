@@ -4,7 +4,7 @@
 # scans: kernels/scan.cu):
 #  1. check_redcfg and check_rows_cuda: the host's configuration and the
 #     hand-derived values on bitprobe's cuda backend;
-#  2. reduce_torch.py: every op over 57 shapes (1-D lengths 1 to 2^20, 2-D
+#  2. reduce_torch.py: every op over 58 shapes (1-D lengths 1 to 2^20, 2-D
 #     and 3-D over each axis, keepdim, empty, a reduced axis of 1) in fp32,
 #     fp64, bf16, fp16 (sum and mean also with dtype=fp32), i32 and i64,
 #     bit for bit against PyTorch from bitprobe's own inputs: one line per
