@@ -268,6 +268,25 @@ __device__ __forceinline__ T bpk_load_common(const void *p, int dt, int64_t i,
     return dt == out_dt ? v : bpk_num<T>::round(out_dt, v);
 }
 
+/* Integers computed for an i32 result: the operand converted to int32
+ * first, as TensorIterator's cast does (c10::convert<int>: a float or
+ * double truncates with the GPU's saturating cvt.rzi.s32, NaN giving 0;
+ * an int64 wraps), then widened; not through int64, whose saturation
+ * (inf -> INT64_MAX, whose low half is -1) and wrap differ. */
+template <>
+__device__ __forceinline__ long long bpk_load_common<long long>(const void *p, int dt,
+                                                                int64_t i, int out_dt)
+{
+    if (out_dt != BPK_I32 || dt == BPK_I32)
+        return bpk_load_i64(p, dt, i);
+    switch (dt) {
+    case BPK_I64: return (int)(unsigned int)(unsigned long long)((const long long *)p)[i];
+    case BPK_F64: return (int)((const double *)p)[i];
+    case BPK_BOOL: return ((const uint8_t *)p)[i] != 0;
+    default: return (int)bpk_load_f32(p, dt, i);
+    }
+}
+
 /* Operand value for output element i (tensor or scalar). */
 template <typename T>
 __device__ __forceinline__ T bpk_operand(const bpk_arg_t &a, int64_t off,

@@ -174,7 +174,7 @@ __global__ void bpk_elem_kernel_i64(void *out, int out_dt, const void *a, int a_
 {
     BPK_FOR(i, n)
     {
-        long long x = bpk_load_i64(a, a_dt, i);
+        long long x = bpk_load_common<long long>(a, a_dt, i, out_dt);
         bpk_store_i64(out, out_dt, i, bpk_elem_i64<OP>(x, p));
     }
 }

@@ -84,7 +84,7 @@ __global__ void bpk_neg_int(void *out, int out_dt, const void *a, int a_dt,
 {
     BPK_FOR(i, n)
     {
-        unsigned long long x = (unsigned long long)bpk_load_i64(a, a_dt, i);
+        unsigned long long x = (unsigned long long)bpk_load_common<long long>(a, a_dt, i, out_dt);
         bpk_store_i64(out, out_dt, i, (long long)(0ull - x));
     }
 }

@@ -21,8 +21,8 @@
  *   - other axes (_vec_softmax, _vec_logsoftmax): softmax per position of
  *     the inner dimensions, V (bf16/fp16: 2V) positions at a time while
  *     they fit: max, then s = 0 + e_0 + e_1 ... with vector exp, out = e / s;
- *     the positions left over take libm's expf (bf16/fp16: e rounded to the
- *     dtype before the division).  log_softmax in chunks of CHUNK positions
+ *     the positions left over take libm's expf (bf16/fp16: the float e
+ *     summed, e rounded to the dtype before the division).  log_softmax in chunks of CHUNK positions
  *     (128 KiB / len / sizeof, a multiple of the register): max from -inf,
  *     sum from 0, vector exp for the chunk's whole registers, libm for its
  *     tail, out = (x - m) - log(s).
@@ -33,7 +33,8 @@
  * var (ReduceOps.cpp std_var_out): one output element of fp32/fp64
  *   (std_var_all_cpu): the mean as above, then sum (x - mean)^2 in double
  *   left to right, / max(0, n - correction); otherwise Welford in double
- *   (WelfordOps: mean += delta / n, m2 += delta * (x - mean), fused).
+ *   (WelfordOps: mean += delta / n, m2 += delta * (x - mean), not fused:
+ *   PyTorch 2.11's x86 build rounds the product, tests/fidelity/cpu_open_cases.py).
  * amax, amin: exact; NaN if any element is NaN.
  * logsumexp (ReduceOps.cpp logsumexp_out_impl): m = amax (an infinite m
  *   taken as 0, in x - m as well: masked_fill_ writes through the view),
@@ -292,12 +293,13 @@ static void softmax_inner(const bp_cpu_t *c, bp_dtype_t dt, const double *x,
                 vmap(c, BP_OP_EXP, f32, e, len);
             double sum = 0;
             for (size_t d = 0; d < len; d++) {
-                if (!vec) {
+                if (!vec)
                     e[d] = sexp(f32, e[d]);
-                    if (lp)
-                        e[d] = bp_cpu_round(dt, e[d]);
-                }
                 sum = rnd(f32, sum + e[d]);
+                /* bf16/fp16 tail: the float exp is summed, the dtype's
+                 * rounding of it (stored in the output) is divided */
+                if (!vec && lp)
+                    e[d] = bp_cpu_round(dt, e[d]);
             }
             for (size_t d = 0; d < len; d++)
                 oi[d * inner] = rnd(f32, e[d] / sum);
@@ -446,7 +448,7 @@ static double welford_var(const double *v, size_t stride, size_t n, double corr)
     for (size_t k = 0; k < n; k++) {
         double x = v[k * stride], delta = x - mean;
         mean = mean + delta / (double)(k + 1);
-        m2 = fma(delta, x - mean, m2);
+        m2 = m2 + delta * (x - mean); /* two roundings (PyTorch 2.11's build) */
     }
     double div = (double)n > corr ? (double)n - corr : 0;
     return m2 / div;

@@ -207,7 +207,7 @@ int bp_rep_svg(FILE *f, const bp_stack_result_t *r)
 {
     const bp_stack_opts_t *o = &r->opts;
     int rows = NMET / 2; /* the six other panels, two a row */
-    int H = TOP + MT + HEAD_H + MB + rows * CELL_H + 30;
+    int H = TOP + MT + HEAD_H + MB + rows * CELL_H + 46;
     char title[512], sub[512], fin[256], foot[256];
     snprintf(title, sizeof title,
              "Drift against depth: %s (%lld layers, hidden %lld), %s, %s, "
@@ -222,8 +222,7 @@ int bp_rep_svg(FILE *f, const bp_stack_result_t *r)
              r->mean_kl);
     snprintf(foot, sizeof foot,
              "x: layer (hidden state after the block). Fraction: of the %lld x %lld elements; "
-             "ulp: units in the last place of %s. Hollow markers: 0 (bit-identical) below "
-             "an axis, inf above it.",
+             "ulp: units in the last place of %s.",
              (long long)(o->pos_end - o->pos_begin), (long long)o->cfg.hidden,
              bp_dtype_name(o->dtype));
     fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
@@ -252,7 +251,8 @@ int bp_rep_svg(FILE *f, const bp_stack_result_t *r)
         panel(f, r, k, col * CELL_W, y + row * CELL_H, CELL_W - ML - MR - 10,
               CELL_H - MT - MB);
     }
-    text(f, 20, H - 16, "start", 11, foot);
+    text(f, 20, H - 32, "start", 11, foot); /* two lines: one is wider than the plot */
+    text(f, 20, H - 16, "start", 11, "Hollow markers: 0 (bit-identical) below an axis, inf above it.");
     fputs("</svg>\n", f);
     return ferror(f) ? 2 : 0;
 }
