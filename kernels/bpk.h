@@ -157,6 +157,13 @@ int bpk_tree_reduce(void *stream, int op, void *out, int out_dt, const void *in,
 /* The accumulator's size in bytes of op for inputs of in_dt (ReduceConfig's
  * element_size_bytes); 0 for a pair the kernel does not take. */
 int bpk_tree_acc_bytes(int op, int in_dt);
+/* logsumexp.cu: logsumexp's steps around its sum, for rows [outer, len,
+ * inner] of in (any dtype, taken to dt) : m[outer x inner] = amax (NaN if
+ * any, 0 where infinite), e (in's shape, dt) = exp(x - m); then, after the
+ * sum of e into out: out = log(out) + m, each step rounded to dt. */
+int bpk_lse_exp(void *stream, void *e, void *m, const void *in, int in_dt, int dt,
+                int64_t outer, int64_t len, int64_t inner);
+int bpk_lse_finish(void *stream, void *out, const void *m, int dt, int64_t rows);
 
 /* scan.cu: cumsum of rows [outer, len, inner] along len, in dt itself
  * (std::plus<scalar_t>: every sum rounded to dt), in and out of dt.
@@ -189,6 +196,11 @@ int bpk_uniform(void *stream, void *out, int dt, int64_t n, uint64_t seed,
 int bpk_uniform_range(void *stream, void *out, int dt, int64_t n,
                       uint64_t first, uint64_t seed, uint64_t rng_stream,
                       float low, float high);
+/* rng.cu: out[i] = bp_rng_normal(seed, stream, i, mean, std) (src/rng.h,
+ * the arithmetic of src/rng_normal.h) rounded once to dt, a float dtype
+ * but fp8. */
+int bpk_normal(void *stream, void *out, int dt, int64_t n, uint64_t seed,
+               uint64_t rng_stream, double mean, double std);
 /* One Philox-4x32-10 block computed on the device, synchronously, for
  * known-answer tests.  Returns a cudaError_t as an int. */
 int bpk_philox_block(const uint32_t ctr[4], const uint32_t key[2],
@@ -312,8 +324,7 @@ int bpk_screen_flip(void *stream, void *p, int64_t byte, int bit);
 enum {
     BPK_RED_MEAN = 1, /* param: the factor 1/n, pairwise: the sum's order */
     BPK_RED_AMAX,
-    BPK_RED_AMIN,
-    BPK_RED_LOGSUMEXP
+    BPK_RED_AMIN
 };
 int bpk_softmax(void *stream, void *out, const void *in, int dt, int64_t outer,
                 int64_t len, int64_t inner, int log);

@@ -18,9 +18,7 @@
  * mean with formulation sequential or pairwise: that sum times (1/n in
  *   float: MeanOps's factor, a multiplication as on the GPU); the default
  *   mean, var and prod run in Reduce.cuh's order (treereduce.cu), cumsum in
- *   ScanUtils.cuh's (scan.cu).  logsumexp: pinned: PyTorch's composite
- *   (m = amax, 0 where infinite; exp(x - m) and the sum rounded to the
- *   dtype, log, + m), the sum left to right.
+ *   ScanUtils.cuh's (scan.cu).  logsumexp: logsumexp.cu and treereduce.cu.
  * amax, amin: exact (NaN if any element is NaN).
  * rms_norm and layer_norm: layer_norm.cu.
  * Every sum, product and quotient is an _rn intrinsic: never fused into an
@@ -50,18 +48,8 @@ __device__ __forceinline__ float dexp(float v) { return expf(v); }
 __device__ __forceinline__ double dexp(double v) { return exp(v); }
 __device__ __forceinline__ float dlog(float v) { return logf(v); }
 __device__ __forceinline__ double dlog(double v) { return log(v); }
-__device__ __forceinline__ float drsqrt(float v) { return rsqrtf(v); }
-__device__ __forceinline__ double drsqrt(double v) { return rsqrt(v); }
-/* Integer instances of the float-only cases, never reached (bpk_reduce
- * refuses mean, var and logsumexp of integers). */
-__device__ __forceinline__ long long rn_sub(long long a, long long b) { return a - b; }
-__device__ __forceinline__ long long rn_div(long long a, long long b) { return b ? a / b : 0; }
-__device__ __forceinline__ long long dexp(long long v) { return v; }
-__device__ __forceinline__ long long dlog(long long v) { return v; }
 template <typename T> __device__ __forceinline__ T nanv() { return (T)NAN; }
 template <> __device__ __forceinline__ long long nanv<long long>() { return 0; }
-template <typename T> __device__ __forceinline__ T infv() { return (T)INFINITY; }
-template <> __device__ __forceinline__ long long infv<long long>() { return LLONG_MAX; }
 
 /* ---- softmax, log_softmax ---- */
 
@@ -153,7 +141,7 @@ extern "C" int bpk_softmax(void *stream, void *out, const void *in, int dt, int6
     return bpk_launched();
 }
 
-/* ---- mean (pinned formulations), amax, amin, logsumexp ---- */
+/* ---- mean (pinned formulations), amax, amin ---- */
 
 template <typename T>
 __global__ void bpk_reduce_kernel(int op, void *out, int odt, const void *in, int dt,
@@ -184,27 +172,6 @@ __global__ void bpk_reduce_kernel(int op, void *out, int odt, const void *in, in
                 acc = nanv<T>();
             break;
         }
-        case BPK_RED_LOGSUMEXP: {
-            T m = -infv<T>();
-            bool nan = false;
-            for (int64_t j = 0; j < len; j++) {
-                T x = bpk_num<T>::load(in, dt, base + j * inner);
-                nan = nan || x != x;
-                m = x > m ? x : m;
-            }
-            if (nan)
-                m = nanv<T>();
-            bool inf = m == infv<T>() || m == -infv<T>();
-            T mm = inf ? (T)0 : m;
-            for (int64_t j = 0; j < len; j++) {
-                T x = bpk_num<T>::load(in, dt, base + j * inner);
-                T e = bpk_num<T>::round(dt, rn_sub(x, mm));
-                acc = rn_add<T>(acc, bpk_num<T>::round(dt, dexp(e)));
-            }
-            acc = bpk_num<T>::round(odt, acc);
-            acc = rn_add<T>(bpk_num<T>::round(odt, dlog(acc)), mm);
-            break;
-        }
         }
         bpk_num<T>::store(out, odt, r, acc);
     }
@@ -215,7 +182,7 @@ extern "C" int bpk_reduce(void *stream, int op, void *out, int out_dt, const voi
                           double param, int pairwise)
 {
     if (!bpk_dtype_ok(out_dt) || !bpk_dtype_ok(in_dt) || outer < 0 || len < 0 ||
-        inner < 0 || op < BPK_RED_MEAN || op > BPK_RED_LOGSUMEXP)
+        inner < 0 || op < BPK_RED_MEAN || op > BPK_RED_AMIN)
         return (int)cudaErrorInvalidValue;
     int64_t rows = outer * inner;
     if (rows == 0)
@@ -234,7 +201,7 @@ extern "C" int bpk_reduce(void *stream, int op, void *out, int out_dt, const voi
                                                             inner, rows, param, pairwise);
         break;
     default:
-        if (op == BPK_RED_MEAN || op == BPK_RED_LOGSUMEXP)
+        if (op == BPK_RED_MEAN)
             return (int)cudaErrorInvalidValue;
         bpk_reduce_kernel<long long><<<g, BPK_THREADS, 0, s>>>(op, out, out_dt, in, in_dt,
                                                                len, inner, rows, param, pairwise);

@@ -8,7 +8,12 @@
  * scores = q k^T; the causal mask adds -inf above the diagonal; softmax
  * over the last dimension (the softmax op's kernel: the persistent one for
  * S <= 2048); rows masked throughout give 0 (_safe_softmax); out = p v,
- * rounded to the dtype. */
+ * rounded to the dtype.
+ *
+ * sum, mean, prod and var run in Reduce.cuh's order (bp_cuda_tree,
+ * kernels/treereduce.cu, src/redcfg.c); BP_ATEN_REDUCE (redcfg.h's
+ * bp_redcfg_flags) selects the older Reduce.cuh's rules, for checking which
+ * ones a PyTorch build follows. */
 #include "be_cuda.h"
 
 #include <math.h>
@@ -130,11 +135,18 @@ bp_status bp_cuda_tree(bp_backend_t *be, const bp_exec_t *x, int op, int64_t out
     int vt0 = op == BPK_TREE_VAR ? 2 : 4;
     /* sum_functor and mean_kernel_impl: 16-bit inputs ask for 8-wide vectors */
     int ivs = (op == BPK_TREE_SUM || op == BPK_TREE_MEAN) && scalar == 2 ? 8 : vt0;
+    /* which of ATen's versions' orders (redcfg.h); an investigation aid */
+    const char *spec = getenv("BP_ATEN_REDUCE");
+    int flags = bp_redcfg_flags(spec);
+    if (flags < 0)
+        return bp_error_set(err, BP_EINPUT,
+                            "BP_ATEN_REDUCE='%s': not a list of vec128=ge|gt, run=xy|yx, "
+                            "shfl=desc|asc", spec);
     bp_status st = converted(be, x, in_dt, &conv, &in, err);
     if (!st)
         st = bp_cuda_gpu_props(be, &props, err);
     if (!st && bp_redcfg_make(&cfg, outer, len, inner, scalar, acc, vt0, ivs,
-                              (uint64_t)(uintptr_t)in, &props))
+                              (uint64_t)(uintptr_t)in, &props, (unsigned)flags))
         st = bp_error_set(err, BP_EINPUT,
                           "a reduction of %lld x %lld x %lld values exceeds 32-bit indexing",
                           (long long)outer, (long long)len, (long long)inner);
@@ -181,6 +193,40 @@ static bp_status cumsum(bp_backend_t *be, const bp_exec_t *x, int64_t outer, int
     return st;
 }
 
+/* logsumexp: PyTorch's composite (ReduceOps.cpp logsumexp_out_impl; the
+ * steps around the sum in logsumexp.cu) with its sum_out in Reduce.cuh's
+ * order (bp_cuda_tree over the exponentials, in the result's dtype). */
+static bp_status logsumexp(bp_backend_t *be, const bp_exec_t *x, int64_t outer, int64_t len,
+                           int64_t inner, bp_error_t *err)
+{
+    bp_dtype_t dt = x->out->dtype;
+    int64_t n = outer * len * inner, rows = outer * inner;
+    bp_buf_t e = {0}, m = {0};
+    void *stream = bp_cuda_stream(be);
+    bp_status st = temp(be, &e, dt, n > 0 ? n : 1, err);
+    if (!st)
+        st = temp(be, &m, dt, rows > 0 ? rows : 1, err);
+    if (!st)
+        st = bp_cuda_finish(be, "bpk_lse_exp",
+                            bpk_lse_exp(stream, e.dev, m.dev, x->a->dev, (int)x->a->dtype,
+                                        (int)dt, outer, len, inner),
+                            err);
+    if (!st) {
+        e.numel = (size_t)n;
+        bp_exec_t y = *x;
+        y.a = &e;
+        st = bp_cuda_tree(be, &y, BPK_TREE_SUM, outer, len, inner, 0, err);
+    }
+    if (!st)
+        st = bp_cuda_finish(be, "bpk_lse_finish",
+                            bpk_lse_finish(stream, x->out->dev, m.dev, (int)dt, rows), err);
+    if (e.dev)
+        be->dev_free(be, &e);
+    if (m.dev)
+        be->dev_free(be, &m);
+    return st;
+}
+
 bp_status bp_cuda_op_reduce(bp_backend_t *be, const bp_exec_t *x, bp_error_t *err)
 {
     const bp_op_t *op = x->op;
@@ -216,7 +262,8 @@ bp_status bp_cuda_op_reduce(bp_backend_t *be, const bp_exec_t *x, bp_error_t *er
         return cumsum(be, x, outer, len, inner, err);
     case BP_OP_AMAX: red = BPK_RED_AMAX; break;
     case BP_OP_AMIN: red = BPK_RED_AMIN; break;
-    case BP_OP_LOGSUMEXP: red = BPK_RED_LOGSUMEXP; break;
+    case BP_OP_LOGSUMEXP:
+        return logsumexp(be, x, outer, len, inner, err);
     default:
         return bp_error_set(err, BP_EINTERNAL, "not a reduction: %s", bp_op_name(op->kind));
     }

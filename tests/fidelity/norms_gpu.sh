@@ -1,6 +1,7 @@
 #!/bin/sh
-# bitprobe's CUDA layer_norm, rms_norm (kernels/layer_norm.cu), softmax and
-# log_softmax (kernels/rows.cu, kernels/softmax_rows.cu) against
+# bitprobe's CUDA layer_norm, rms_norm (kernels/layer_norm.cu), softmax,
+# log_softmax (kernels/rows.cu, kernels/softmax_rows.cu) and logsumexp
+# (kernels/logsumexp.cu around treereduce.cu's sum) against
 # PyTorch's CUDA kernels, bit for bit, on the same inputs over a spread of
 # shapes and dtypes (tests/fidelity/norms_torch.py says which): one line
 # per (op, dtype, shape), "identical" or "N of M differ, first at i:
@@ -17,7 +18,7 @@ set -u
 OUT=${OUT:-/tmp/out}
 B=${BITPROBE:-./src/bitprobe}
 PY=${PYTHON3:-python3}
-OPS=${OPS:-layer_norm,rms_norm,softmax,log_softmax}
+OPS=${OPS:-layer_norm,rms_norm,softmax,log_softmax,logsumexp}
 mkdir -p "$OUT" || exit 2
 "$PY" tests/fidelity/norms_torch.py --bitprobe "$B" --out "$OUT/norms" --ops "$OPS" \
     >"$OUT/norms.txt" 2>&1
