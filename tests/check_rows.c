@@ -116,6 +116,15 @@ static const row_case_t cases[] = {
      "  - {out: x, op: tensor, values: [2, 3, 4], dtype: fp32}\n"
      "  - {out: y, op: prod, a: x}\n",
      "fp32", 0, {0}, 1, {24}},
+    /* ATen's CPU prod of 32 floats: four 8-lane registers, lane 0 is
+     * (x0 x8)(x16 x24) = (2^100 2^-100)(1 1) = 1, lane 1 likewise; left to
+     * right 2^100 2^100 overflows to inf first */
+    {"prod_lanes", CPU | ORACLE,
+     "  - {out: x, op: tensor, values: [1.2676506002282294e30, 1.2676506002282294e30, 1, 1, 1, "
+     "1, 1, 1, 7.888609052210118e-31, 7.888609052210118e-31, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, "
+     "1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1], dtype: fp32}\n"
+     "  - {out: y, op: prod, a: x}\n",
+     "fp32", 0, {0}, 1, {1}},
     {"prod_int", ALL,
      "  - {out: x, op: tensor, values: [2, -3, 4], dtype: i32}\n"
      "  - {out: y, op: prod, a: x}\n",

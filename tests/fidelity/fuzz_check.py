@@ -32,10 +32,12 @@ downstream.  An op's verdict:
                 sum, and divides there; 2.x's mean_out sums into float),
                 fp16 sum in the default order (1.13's SumKernel adds
                 neighbouring pairs of a 16-lane fp16 register, 2.x its two
-                8-lane float halves, as for bf16 in both)
+                8-lane float halves, as for bf16 in both,
+                var with more than one result (1.13's build fuses the m2
+                update of WelfordOps into an fma, PyTorch 2.11's does not)
   unpinned      PyTorch's order is not fixed or not replayed (matmul through
-                BLAS/cuBLAS heuristics, the CPU's prod, CUDA's cumsum through
-                cub): reported, not required
+                BLAS/cuBLAS heuristics, CUDA's cumsum through cub): reported,
+                not required
   own           bitprobe's own generator (`uniform`): nothing to replay
   no-replay     the op has no PyTorch counterpart in probe_torch_ops.py: a
                 failure of coverage, reported apart
@@ -102,11 +104,13 @@ def onednn_op(op, out_dtype):
             torch.backends.mkldnn.is_available() and torch.backends.mkldnn.enabled)
 
 
-def version_op(op, out_dtype):
+def version_op(op, out_dtype, numel=None):
     """An op whose PyTorch 1.x CPU kernel differs from the 2.x one bitprobe
-    models (see the top)."""
+    models (see the top); numel is the result's size."""
     if TORCH_MAJOR >= 2:
         return False
+    if op["op"] == "var" and numel != 1:  # 1.13 fuses Welford's m2 update, 2.11 does not
+        return True
     if op["op"] == "silu" or (op["op"] == "round" and op.get("decimals")):
         return out_dtype in (torch.bfloat16, torch.float16)
     if op["op"] == "arange":  # bf16/fp16 lanes base + k*step, not fused in 1.13's build
@@ -306,7 +310,7 @@ def check_probe(spec, bundle, device, res, log=print, keep=None):
                     verdict = "mkl"
                 elif device == "cpu" and onednn_op(op, mine.dtype):
                     verdict = "onednn"
-                elif device == "cpu" and version_op(op, mine.dtype):
+                elif device == "cpu" and version_op(op, mine.dtype, mine.numel()):
                     verdict = "version"
                 elif device == "cpu" and OLD_SCALAR and _later(op, bufs, mine):
                     verdict = "old-pytorch"

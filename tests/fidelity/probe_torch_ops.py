@@ -79,9 +79,8 @@ def run_op(op, params, bufs, dt_out, device, uniform):
     dt_out is the output dtype of the ops that take one (tensor, arange,
     cast; None: PyTorch's default; sum and mean take it as torch's dtype=),
     uniform(op) the tensor of one of OWN (no PyTorch counterpart) or of a
-    `load` op (its file's).  required is False where
-    PyTorch's kernel has no fixed order (matmul, cumsum through cub) or
-    bitprobe does not replay it (the CPU's prod)."""
+    `load` op (its file's).  required is False where PyTorch's kernel has
+    no fixed order (matmul, cumsum through cub)."""
     k = op["op"]
     P = lambda key, d=None: param(op.get(key, d), params)
     if k == "tensor":
@@ -334,7 +333,7 @@ ROWS = {
         True),
     "prod": lambda op, P, A, ins, d: (
         _keep(A("a").prod() if P("axis") is None else A("a").prod(P("axis")), A("a"), P("axis"),
-              op.get("keepdim")), d != "cpu"),
+              op.get("keepdim")), True),
     "cumsum": lambda op, P, A, ins, d: (torch.cumsum(A("a"), P("axis")),
                                         _cumsum_required(A("a"), P("axis"), d)),
     "rms_norm": _rms_norm,
