@@ -184,6 +184,10 @@ int bpk_compare(void *stream, int op, void *out, int cmp_dt, bpk_arg_t a,
 /* compare.cu: out[i] = cond ? a : b (torch.where), each tensor operand
  * converted to out_dt as bpk_cast does; a scalar already exact in out_dt.
  * bc gives a's and b's strides, bcc (its stride_a) cond's. */
+/* compare.cu: torch.clamp(a, min=lo, max=hi), every operand a tensor,
+ * computed in out_dt; bc broadcasts a and lo, bch hi (its stride_a). */
+int bpk_clamp(void *stream, void *out, int out_dt, bpk_arg_t a, bpk_arg_t lo, bpk_arg_t hi,
+              const bpk_bcast_t *bc, const bpk_bcast_t *bch, int64_t n);
 int bpk_where(void *stream, void *out, int out_dt, const void *cond, bpk_arg_t a,
               bpk_arg_t b, const bpk_bcast_t *bc, const bpk_bcast_t *bcc, int64_t n);
 

@@ -53,6 +53,7 @@ import os
 
 import torch
 
+import fuzz_gen
 import refio
 from probe_torch_ops import DT, OWN, bits, mismatches, run_op
 
@@ -204,7 +205,7 @@ def replay_op(op, bufs, dt_out, device, saved):
         # also be read unconverted (where's cond, an index)
         conv, renamed = {}, {}
         index = {"index_select": "b", "embedding": "a"}.get(k)  # indices stay integers
-        for key in ("a", "b"):
+        for key in ("a", "b", "min", "max") if k == "clamp_tensor" else ("a", "b"):
             v = op.get(key)
             if isinstance(v, str) and key != index:
                 conv[v + "@dtype"] = bufs[v].to(dt_out)
@@ -240,8 +241,7 @@ def check_probe(spec, bundle, device, res, log=print, keep=None):
             key = f"{op['out']}.{d}"
             mine = data.get(key)
             counted = keep is None or keep(i)
-            reads = [v for v in [op.get("a"), op.get("b"), op.get("cond")] +
-                     list(op.get("inputs", [])) if isinstance(v, str)]
+            reads = fuzz_gen.reads(op)
             if key in lacking or any(v not in bufs for v in reads):
                 # a dtype this torch lacks, here or upstream
                 if counted:
