@@ -196,6 +196,11 @@ int bpk_uniform(void *stream, void *out, int dt, int64_t n, uint64_t seed,
 int bpk_uniform_range(void *stream, void *out, int dt, int64_t n,
                       uint64_t first, uint64_t seed, uint64_t rng_stream,
                       float low, float high);
+/* rng.cu: out[i] = bp_rng_normal(seed, stream, i, mean, std) (src/rng.h,
+ * the arithmetic of src/rng_normal.h) rounded once to dt, a float dtype
+ * but fp8. */
+int bpk_normal(void *stream, void *out, int dt, int64_t n, uint64_t seed,
+               uint64_t rng_stream, double mean, double std);
 /* One Philox-4x32-10 block computed on the device, synchronously, for
  * known-answer tests.  Returns a cudaError_t as an int. */
 int bpk_philox_block(const uint32_t ctr[4], const uint32_t key[2],

@@ -54,7 +54,7 @@ import os
 import torch
 
 import refio
-from probe_torch_ops import DT, bits, mismatches, run_op
+from probe_torch_ops import DT, OWN, bits, mismatches, run_op
 
 # aten/src/ATen/cpu/vml.h: IMPLEMENT_VML_MKL (float and double only), for
 # the kernels that call vml::v<op> (UnaryOpsKernel.cpp).
@@ -199,7 +199,7 @@ def replay_op(op, bufs, dt_out, device, saved):
     backends do, and for an integer dtype the numbers are integers."""
     k = op["op"]
     native = k in _DTYPE_KW and op.get("formulation", "default") == "default"
-    if dt_out is not None and k not in _DTYPE_ARG + ("uniform",) and not native:
+    if dt_out is not None and k not in _DTYPE_ARG + OWN and not native:
         # converted copies under names of their own: the same buffer may
         # also be read unconverted (where's cond, an index)
         conv, renamed = {}, {}
@@ -252,7 +252,7 @@ def check_probe(spec, bundle, device, res, log=print, keep=None):
                 raise RuntimeError(f"{path}: buffer {key} missing (save with --intermediates)")
             dt_out = _dt_out(op, d)
             verdict = None
-            if op["op"] == "uniform":
+            if op["op"] in OWN:
                 verdict = "own"
             else:
                 try:

@@ -68,13 +68,18 @@ def pair_sum(x, axis):
     return rec(x.to(acc_dt)).to(x.dtype)
 
 
+# bitprobe's own generators: no PyTorch counterpart computes their bits
+# (probes/README.md states them); a replay takes bitprobe's tensor.
+OWN = ("uniform", "randn", "normal")
+
+
 def run_op(op, params, bufs, dt_out, device, uniform):
     """Computes op on device; returns (tensor, required).
 
     dt_out is the output dtype of the ops that take one (tensor, arange,
     cast; None: PyTorch's default; sum and mean take it as torch's dtype=),
-    uniform(op) the tensor of a `uniform` op (it has no PyTorch
-    counterpart) or of a `load` op (its file's).  required is False where
+    uniform(op) the tensor of one of OWN (no PyTorch counterpart) or of a
+    `load` op (its file's).  required is False where
     PyTorch's kernel has no fixed order (matmul, cumsum through cub) or
     bitprobe does not replay it (the CPU's default-order sum and prod)."""
     k = op["op"]
@@ -84,7 +89,7 @@ def run_op(op, params, bufs, dt_out, device, uniform):
         return t.reshape(op["shape"]) if "shape" in op else t, True
     if k == "arange":
         return torch.arange(P("start", 0), P("end"), P("step", 1), dtype=dt_out, device=device), True
-    if k in ("uniform", "load"):  # a load's tensor is its file's: nothing to compute
+    if k in OWN + ("load",):  # a load's tensor is its file's: nothing to compute
         return uniform(op).to(device), True
     if k == "cast":
         return operand(op["a"], params, bufs).to(dt_out), True
