@@ -20,6 +20,7 @@
 #include <stdint.h>
 
 #include "../src/op_kind.h"
+#include "../src/redcfg.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -143,6 +144,37 @@ int bpk_rotate_half(void *stream, void *out, const void *in, int dt,
 int bpk_sum(void *stream, int pairwise, void *out, int out_dt, const void *in,
             int in_dt, int64_t outer, int64_t len, int64_t inner);
 
+/* treereduce.cu: sum, mean, prod, var in the order of ATen's Reduce.cuh,
+ * with the geometry cfg (src/redcfg.h: bp_redcfg_make with the op's vt0:
+ * 4, var 2; input_vec_size 8 for sum and mean of bf16/fp16 inputs, else
+ * vt0).  in_dt is the kernel's scalar_t: fp64, fp32, bf16, fp16 (float
+ * accumulators for the last three) or i64 (sum and prod).  param: mean's
+ * factor, var's correction.  staging (cfg->staging_elems accumulators of
+ * the op) and semaphores (cfg->grid_x ints, zeroed) where cfg->input_mult[2]. */
+enum { BPK_TREE_SUM, BPK_TREE_MEAN, BPK_TREE_PROD, BPK_TREE_VAR };
+int bpk_tree_reduce(void *stream, int op, void *out, int out_dt, const void *in, int in_dt,
+                    const bp_redcfg_t *cfg, double param, void *staging, int *semaphores);
+/* The accumulator's size in bytes of op for inputs of in_dt (ReduceConfig's
+ * element_size_bytes); 0 for a pair the kernel does not take. */
+int bpk_tree_acc_bytes(int op, int in_dt);
+/* logsumexp.cu: logsumexp's steps around its sum, for rows [outer, len,
+ * inner] of in (any dtype, taken to dt) : m[outer x inner] = amax (NaN if
+ * any, 0 where infinite), e (in's shape, dt) = exp(x - m); then, after the
+ * sum of e into out: out = log(out) + m, each step rounded to dt. */
+int bpk_lse_exp(void *stream, void *e, void *m, const void *in, int in_dt, int dt,
+                int64_t outer, int64_t len, int64_t inner);
+int bpk_lse_finish(void *stream, void *out, const void *m, int dt, int64_t rows);
+
+/* scan.cu: cumsum of rows [outer, len, inner] along len, in dt itself
+ * (std::plus<scalar_t>: every sum rounded to dt), in and out of dt.
+ * innermost (the axis is the tensor's last, inner == 1): ATen's
+ * scan_innermost_dim (blocks of 2^log_x x 512/2^log_x threads, Sklansky
+ * scan of 2^(log_x+1) values at a time, the running total added to the
+ * first; log_x from bp_scan_log_threads_x); otherwise one thread per row,
+ * left to right (scan_outer_dim). */
+int bpk_scan(void *stream, void *out, const void *in, int dt, int64_t outer, int64_t len,
+             int64_t inner, int innermost, unsigned log_x);
+
 /* compare.cu: out[i] (bool) = a OP b with both operands converted to
  * cmp_dt, the comparison's common dtype, as TensorIterator does; scalars
  * arrive converted to cmp_dt.  OP: BPK_LT ... BPK_NE. */
@@ -164,6 +196,11 @@ int bpk_uniform(void *stream, void *out, int dt, int64_t n, uint64_t seed,
 int bpk_uniform_range(void *stream, void *out, int dt, int64_t n,
                       uint64_t first, uint64_t seed, uint64_t rng_stream,
                       float low, float high);
+/* rng.cu: out[i] = bp_rng_normal(seed, stream, i, mean, std) (src/rng.h,
+ * the arithmetic of src/rng_normal.h) rounded once to dt, a float dtype
+ * but fp8. */
+int bpk_normal(void *stream, void *out, int dt, int64_t n, uint64_t seed,
+               uint64_t rng_stream, double mean, double std);
 /* One Philox-4x32-10 block computed on the device, synchronously, for
  * known-answer tests.  Returns a cudaError_t as an int. */
 int bpk_philox_block(const uint32_t ctr[4], const uint32_t key[2],
@@ -286,21 +323,22 @@ int bpk_screen_flip(void *stream, void *p, int64_t byte, int bit);
  * inner, len values `inner` apart. */
 enum {
     BPK_RED_MEAN = 1, /* param: the factor 1/n, pairwise: the sum's order */
-    BPK_RED_VAR,      /* param: the correction */
     BPK_RED_AMAX,
-    BPK_RED_AMIN,
-    BPK_RED_LOGSUMEXP,
-    BPK_RED_PROD,
-    BPK_RED_CUMSUM    /* out has in's shape */
+    BPK_RED_AMIN
 };
 int bpk_softmax(void *stream, void *out, const void *in, int dt, int64_t outer,
                 int64_t len, int64_t inner, int log);
+/* bpk_softmax where PyTorch does not take the persistent kernel (rows of
+ * > 2048 values or > 8 KiB, inner > 1): SoftMax.cu's block kernels
+ * (softmax_rows.cu). */
+int bpk_softmax_blocks(void *stream, void *out, const void *in, int dt, int64_t outer,
+                       int64_t len, int64_t inner, int log);
 int bpk_reduce(void *stream, int op, void *out, int out_dt, const void *in, int in_dt,
                int64_t outer, int64_t len, int64_t inner, double param, int pairwise);
-/* rms_norm (rms: w required) or layer_norm (w, b optional) over rows of
- * cols values. */
-int bpk_norm(void *stream, void *out, const void *x, const void *w, const void *b, int dt,
-             int64_t rows, int64_t cols, double eps, int rms);
+/* layer_norm (w, b optional) or rms_norm (rms: w required, no b) over rows
+ * of cols values, as PyTorch's CUDA layer_norm_kernel.cu (layer_norm.cu). */
+int bpk_layer_norm(void *stream, void *out, const void *x, const void *w, const void *b,
+                   int dt, int64_t rows, int64_t cols, double eps, int rms);
 /* sdpa's pieces: out (fp32; fp64 for fp64) = x * s; the causal mask of
  * [B, L, S] scores (wide: fp64); rows of p that are -inf throughout in
  * scores set to 0. */

@@ -9,6 +9,7 @@
  * The roundings use __fsub_rn / __fmul_rn / __fadd_rn, which nvcc and ptxas
  * never contract into an fma, so -fmad=true cannot change the value. */
 #include "bpk_common.cuh"
+#include "../src/rng_normal.h"
 
 #define BPK_PHILOX_M0 0xD2511F53u
 #define BPK_PHILOX_M1 0xCD9E8D57u
@@ -103,6 +104,41 @@ extern "C" int bpk_uniform_range(void *stream, void *out, int dt, int64_t n,
     bpk_uniform_range_kernel<<<bpk_blocks(n), BPK_THREADS, 0,
                                (cudaStream_t)stream>>>(out, dt, n, first, seed,
                                                        rng_stream, low, high);
+    return bpk_launched();
+}
+
+/* randn, normal: the pair's block, the shared Box-Muller arithmetic of
+ * src/rng_normal.h in named double roundings, and one rounding to dt
+ * (bf16 and fp16 through float rounded to odd, as the CPU does). */
+__global__ void bpk_normal_kernel(void *out, int dt, int64_t n, uint64_t seed,
+                                  uint64_t rng_stream, double mean, double std)
+{
+    const uint32_t key[2] = {(uint32_t)seed, (uint32_t)(seed >> 32)};
+    BPK_FOR(i, n)
+    {
+        uint64_t pair = (uint64_t)i >> 1;
+        uint32_t c[4] = {(uint32_t)pair, (uint32_t)(pair >> 32),
+                         (uint32_t)rng_stream, (uint32_t)(rng_stream >> 32)};
+        bpk_philox4x32_10(c, key);
+        double v = bp_normal_from_block(c, (int)(i & 1), mean, std);
+        switch (dt) {
+        case BPK_F64: ((double *)out)[i] = v; break;
+        case BPK_F32: ((float *)out)[i] = __double2float_rn(v); break;
+        default: bpk_store_f32(out, dt, i, bp_normal_f32_odd(v)); break;
+        }
+    }
+}
+
+extern "C" int bpk_normal(void *stream, void *out, int dt, int64_t n,
+                          uint64_t seed, uint64_t rng_stream, double mean,
+                          double std)
+{
+    if (dt != BPK_F64 && dt != BPK_F32 && dt != BPK_BF16 && dt != BPK_F16)
+        return (int)cudaErrorInvalidValue;
+    if (n <= 0)
+        return 0;
+    bpk_normal_kernel<<<bpk_blocks(n), BPK_THREADS, 0, (cudaStream_t)stream>>>(
+        out, dt, n, seed, rng_stream, mean, std);
     return bpk_launched();
 }
 

@@ -14,20 +14,13 @@
  *   of warp_reduce (xor distances W/2 ... 1; max as a < b ? b : a);
  *   out = e / sum (NaN when the sum is 0) or x - m - logf(sum).
  *   Elsewhere (longer rows: cunn_SoftMaxForward*, other axes:
- *   cunn_SpatialSoftMaxForward) a pinned order instead: max and sum left
- *   to right, the same output formulas.
- * mean, var, logsumexp, prod, cumsum: pinned orders (not Reduce.cuh's):
- *   mean = (sum left to right, or pairwise) * (1/n in float: MeanOps's
- *   factor, a multiplication as on the GPU); var = Welford left to right
- *   in float (WelfordOps's update), m2 / max(0, n - correction);
- *   logsumexp = PyTorch's composite (m = amax, 0 where infinite; exp(x - m)
- *   and the sum rounded to the dtype, log, + m); prod and cumsum left to right in the
- *   accumulate type (float for fp32/bf16/fp16, double, int64).
+ *   cunn_SpatialSoftMaxForward): softmax_rows.cu.
+ * mean with formulation sequential or pairwise: that sum times (1/n in
+ *   float: MeanOps's factor, a multiplication as on the GPU); the default
+ *   mean, var and prod run in Reduce.cuh's order (treereduce.cu), cumsum in
+ *   ScanUtils.cuh's (scan.cu).  logsumexp: logsumexp.cu and treereduce.cu.
  * amax, amin: exact (NaN if any element is NaN).
- * rms_norm: pinned: s = sum x*x left to right in float, r = rsqrtf(s / H +
- *   eps), y = dt(x * r), out = dt(w * y).  layer_norm: pinned: mean, then
- *   var = sum (x - mean)^2 / H, rstd = rsqrtf(var + eps), out = dt((x -
- *   mean) * rstd * w + b), one rounding per operation.
+ * rms_norm and layer_norm: layer_norm.cu.
  * Every sum, product and quotient is an _rn intrinsic: never fused into an
  * fma, whatever -fmad says. */
 #include "bpk_sum.cuh"
@@ -55,18 +48,8 @@ __device__ __forceinline__ float dexp(float v) { return expf(v); }
 __device__ __forceinline__ double dexp(double v) { return exp(v); }
 __device__ __forceinline__ float dlog(float v) { return logf(v); }
 __device__ __forceinline__ double dlog(double v) { return log(v); }
-__device__ __forceinline__ float drsqrt(float v) { return rsqrtf(v); }
-__device__ __forceinline__ double drsqrt(double v) { return rsqrt(v); }
-/* Integer instances of the float-only cases, never reached (bpk_reduce
- * refuses mean, var and logsumexp of integers). */
-__device__ __forceinline__ long long rn_sub(long long a, long long b) { return a - b; }
-__device__ __forceinline__ long long rn_div(long long a, long long b) { return b ? a / b : 0; }
-__device__ __forceinline__ long long dexp(long long v) { return v; }
-__device__ __forceinline__ long long dlog(long long v) { return v; }
 template <typename T> __device__ __forceinline__ T nanv() { return (T)NAN; }
 template <> __device__ __forceinline__ long long nanv<long long>() { return 0; }
-template <typename T> __device__ __forceinline__ T infv() { return (T)INFINITY; }
-template <> __device__ __forceinline__ long long infv<long long>() { return LLONG_MAX; }
 
 /* ---- softmax, log_softmax ---- */
 
@@ -128,31 +111,11 @@ __device__ void softmax_persistent(void *out, const void *in, int dt, int64_t ba
 }
 
 template <typename T>
-__global__ void bpk_softmax_kernel(void *out, const void *in, int dt, int64_t len,
-                                   int64_t inner, int64_t rows, int log, int persist)
+__global__ void bpk_softmax_kernel(void *out, const void *in, int dt, int64_t len, int64_t rows,
+                                   int log)
 {
     BPK_FOR(r, rows)
-    {
-        int64_t base = (r / inner) * len * inner + r % inner;
-        if (persist) {
-            softmax_persistent<T>(out, in, dt, base, (int)len, log);
-            continue;
-        }
-        T mx = (T)-INFINITY, sum = (T)0;
-        for (int64_t j = 0; j < len; j++) {
-            T e = bpk_num<T>::load(in, dt, base + j * inner);
-            mx = mx > e ? mx : e;
-        }
-        for (int64_t j = 0; j < len; j++)
-            sum = rn_add<T>(sum, dexp(rn_sub(bpk_num<T>::load(in, dt, base + j * inner), mx)));
-        if (log)
-            sum = dlog(sum);
-        for (int64_t j = 0; j < len; j++) {
-            T x = bpk_num<T>::load(in, dt, base + j * inner);
-            T r2 = log ? rn_sub(rn_sub(x, mx), sum) : rn_div(dexp(rn_sub(x, mx)), sum);
-            bpk_num<T>::store(out, dt, base + j * inner, r2);
-        }
-    }
+    softmax_persistent<T>(out, in, dt, r * len, (int)len, log);
 }
 
 extern "C" int bpk_softmax(void *stream, void *out, const void *in, int dt, int64_t outer,
@@ -166,18 +129,19 @@ extern "C" int bpk_softmax(void *stream, void *out, const void *in, int dt, int6
     if (rows == 0 || len == 0)
         return 0;
     int64_t size = dt == BPK_F64 ? 8 : dt == BPK_F32 ? 4 : 2;
-    int persist = inner == 1 && len <= BPK_PERSIST_MAX && len * size <= 8192;
+    if (!(inner == 1 && len <= BPK_PERSIST_MAX && len * size <= 8192))
+        return bpk_softmax_blocks(stream, out, in, dt, outer, len, inner, log);
     cudaStream_t s = (cudaStream_t)stream;
     if (dt == BPK_F64)
-        bpk_softmax_kernel<double><<<bpk_blocks(rows), BPK_THREADS, 0, s>>>(
-            out, in, dt, len, inner, rows, log, persist);
+        bpk_softmax_kernel<double><<<bpk_blocks(rows), BPK_THREADS, 0, s>>>(out, in, dt, len,
+                                                                            rows, log);
     else
-        bpk_softmax_kernel<float><<<bpk_blocks(rows), BPK_THREADS, 0, s>>>(
-            out, in, dt, len, inner, rows, log, persist);
+        bpk_softmax_kernel<float><<<bpk_blocks(rows), BPK_THREADS, 0, s>>>(out, in, dt, len,
+                                                                           rows, log);
     return bpk_launched();
 }
 
-/* ---- mean, var, amax, amin, logsumexp, prod, cumsum ---- */
+/* ---- mean (pinned formulations), amax, amin ---- */
 
 template <typename T>
 __global__ void bpk_reduce_kernel(int op, void *out, int odt, const void *in, int dt,
@@ -195,18 +159,6 @@ __global__ void bpk_reduce_kernel(int op, void *out, int odt, const void *in, in
             acc = rn_mul<T>(acc, (T)param);
             break;
         }
-        case BPK_RED_VAR: {
-            T mean = (T)0, m2 = (T)0;
-            for (int64_t j = 0; j < len; j++) {
-                T x = bpk_num<T>::load(in, dt, base + j * inner);
-                T delta = rn_sub(x, mean);
-                mean = rn_add<T>(mean, rn_div(delta, (T)(j + 1)));
-                m2 = rn_add<T>(m2, rn_mul<T>(delta, rn_sub(x, mean)));
-            }
-            T div = (T)len > (T)param ? rn_sub((T)len, (T)param) : (T)0;
-            acc = rn_div(m2, div);
-            break;
-        }
         case BPK_RED_AMAX:
         case BPK_RED_AMIN: {
             bool mx = op == BPK_RED_AMAX, nan = false;
@@ -220,38 +172,6 @@ __global__ void bpk_reduce_kernel(int op, void *out, int odt, const void *in, in
                 acc = nanv<T>();
             break;
         }
-        case BPK_RED_LOGSUMEXP: {
-            T m = -infv<T>();
-            bool nan = false;
-            for (int64_t j = 0; j < len; j++) {
-                T x = bpk_num<T>::load(in, dt, base + j * inner);
-                nan = nan || x != x;
-                m = x > m ? x : m;
-            }
-            if (nan)
-                m = nanv<T>();
-            bool inf = m == infv<T>() || m == -infv<T>();
-            T mm = inf ? (T)0 : m;
-            for (int64_t j = 0; j < len; j++) {
-                T x = bpk_num<T>::load(in, dt, base + j * inner);
-                T e = bpk_num<T>::round(dt, rn_sub(x, mm));
-                acc = rn_add<T>(acc, bpk_num<T>::round(dt, dexp(e)));
-            }
-            acc = bpk_num<T>::round(odt, acc);
-            acc = rn_add<T>(bpk_num<T>::round(odt, dlog(acc)), mm);
-            break;
-        }
-        case BPK_RED_PROD:
-            acc = (T)1;
-            for (int64_t j = 0; j < len; j++)
-                acc = rn_mul<T>(acc, bpk_num<T>::load(in, dt, base + j * inner));
-            break;
-        case BPK_RED_CUMSUM:
-            for (int64_t j = 0; j < len; j++) {
-                acc = rn_add<T>(acc, bpk_num<T>::load(in, dt, base + j * inner));
-                bpk_num<T>::store(out, odt, base + j * inner, acc);
-            }
-            continue;
         }
         bpk_num<T>::store(out, odt, r, acc);
     }
@@ -262,10 +182,10 @@ extern "C" int bpk_reduce(void *stream, int op, void *out, int out_dt, const voi
                           double param, int pairwise)
 {
     if (!bpk_dtype_ok(out_dt) || !bpk_dtype_ok(in_dt) || outer < 0 || len < 0 ||
-        inner < 0 || op < BPK_RED_MEAN || op > BPK_RED_CUMSUM)
+        inner < 0 || op < BPK_RED_MEAN || op > BPK_RED_AMIN)
         return (int)cudaErrorInvalidValue;
     int64_t rows = outer * inner;
-    if (rows == 0 || (len == 0 && op == BPK_RED_CUMSUM))
+    if (rows == 0)
         return 0;
     if (len == 0 && (op == BPK_RED_AMAX || op == BPK_RED_AMIN))
         return (int)cudaErrorInvalidValue;
@@ -281,67 +201,12 @@ extern "C" int bpk_reduce(void *stream, int op, void *out, int out_dt, const voi
                                                             inner, rows, param, pairwise);
         break;
     default:
-        if (op == BPK_RED_MEAN || op == BPK_RED_VAR || op == BPK_RED_LOGSUMEXP)
+        if (op == BPK_RED_MEAN)
             return (int)cudaErrorInvalidValue;
         bpk_reduce_kernel<long long><<<g, BPK_THREADS, 0, s>>>(op, out, out_dt, in, in_dt,
                                                                len, inner, rows, param, pairwise);
         break;
     }
-    return bpk_launched();
-}
-
-/* ---- rms_norm, layer_norm ---- */
-
-template <typename T>
-__global__ void bpk_norm_kernel(void *out, const void *x, const void *w, const void *b,
-                                int dt, int64_t cols, int64_t rows, T eps, int rms)
-{
-    BPK_FOR(r, rows)
-    {
-        int64_t base = r * cols;
-        T mean = (T)0, s = (T)0;
-        if (!rms) {
-            for (int64_t j = 0; j < cols; j++)
-                mean = rn_add<T>(mean, bpk_num<T>::load(x, dt, base + j));
-            mean = rn_div(mean, (T)cols);
-        }
-        for (int64_t j = 0; j < cols; j++) {
-            T d = rn_sub(bpk_num<T>::load(x, dt, base + j), mean);
-            s = rn_add<T>(s, rn_mul<T>(d, d));
-        }
-        T rs = drsqrt(rn_add<T>(rn_div(s, (T)cols), eps));
-        for (int64_t j = 0; j < cols; j++) {
-            T v = bpk_num<T>::load(x, dt, base + j), y;
-            if (rms) {
-                y = bpk_num<T>::round(dt, rn_mul<T>(v, rs));
-                y = rn_mul<T>(bpk_num<T>::load(w, dt, j), y);
-            } else {
-                y = rn_mul<T>(rn_sub(v, mean), rs);
-                if (w)
-                    y = rn_mul<T>(y, bpk_num<T>::load(w, dt, j));
-                if (b)
-                    y = rn_add<T>(y, bpk_num<T>::load(b, dt, j));
-            }
-            bpk_num<T>::store(out, dt, base + j, y);
-        }
-    }
-}
-
-extern "C" int bpk_norm(void *stream, void *out, const void *x, const void *w, const void *b,
-                        int dt, int64_t rows, int64_t cols, double eps, int rms)
-{
-    if ((dt != BPK_F32 && dt != BPK_F64 && dt != BPK_BF16 && dt != BPK_F16) || rows < 0 ||
-        cols < 0 || (rms && !w))
-        return (int)cudaErrorInvalidValue;
-    if (rows == 0 || cols == 0)
-        return 0;
-    cudaStream_t s = (cudaStream_t)stream;
-    if (dt == BPK_F64)
-        bpk_norm_kernel<double><<<bpk_blocks(rows), BPK_THREADS, 0, s>>>(
-            out, x, w, b, dt, cols, rows, eps, rms);
-    else
-        bpk_norm_kernel<float><<<bpk_blocks(rows), BPK_THREADS, 0, s>>>(
-            out, x, w, b, dt, cols, rows, (float)eps, rms);
     return bpk_launched();
 }
 

@@ -23,6 +23,7 @@
 #include "be_cpu_rows.h"
 #include "layout.h"
 #include "rng.h"
+#include "rng_normal.h"
 
 size_t bp_cpu_lanes(bp_dtype_t dt, int bytes)
 {
@@ -296,6 +297,24 @@ bp_status bp_cpu_op_uniform(bp_backend_t *be, const bp_exec_t *x,
         bp_cpu_store(x->out, i,
                      bp_rng_uniform(op->seed, op->stream, (uint64_t)i,
                                     (float)op->low, (float)op->high));
+    return BP_OK;
+}
+
+/* randn, normal: the stream's double rounded once to the dtype (bf16 and
+ * fp16 through float rounded to odd, which keeps that rounding single). */
+static bp_status op_normal(bp_backend_t *be, const bp_exec_t *x, bp_error_t *err)
+{
+    (void)be;
+    (void)err;
+    const bp_op_t *op = x->op;
+    bp_dtype_t dt = x->out->dtype;
+    for (size_t i = 0; i < x->out->numel; i++) {
+        double v = bp_rng_normal(op->seed, op->stream, (uint64_t)i, op->mean, op->std);
+        uint64_t bits = dt == BP_F64 ? bp_f64_bits(v)
+                        : dt == BP_F32 ? bp_f32_bits((float)v)
+                                       : bp_dtype_bits_from_double(dt, bp_normal_f32_odd(v));
+        bp_dtype_store_bits(dt, x->out->data, i, bits);
+    }
     return BP_OK;
 }
 
@@ -616,6 +635,8 @@ const bp_op_fn bp_cpu_ops[BP_OP_COUNT] = {
     [BP_OP_ZEROS] = bp_cpu_op_full,
     [BP_OP_ONES] = bp_cpu_op_full,
     [BP_OP_LINSPACE] = bp_cpu_op_linspace,
+    [BP_OP_RANDN] = op_normal,
+    [BP_OP_NORMAL] = op_normal,
 };
 
 static void cpu_destroy(bp_backend_t *be)

@@ -156,6 +156,24 @@ bp_status bp_cuda_use(bp_backend_t *be, bp_error_t *err)
     return BP_OK;
 }
 
+bp_status bp_cuda_gpu_props(bp_backend_t *be, bp_gpu_props_t *props, bp_error_t *err)
+{
+    int dev = state(be)->device;
+    CUDA_TRY(cudaDeviceGetAttribute(&props->sm_count, cudaDevAttrMultiProcessorCount, dev),
+             BP_EINTERNAL);
+    CUDA_TRY(cudaDeviceGetAttribute(&props->max_threads_per_sm,
+                                    cudaDevAttrMaxThreadsPerMultiProcessor, dev),
+             BP_EINTERNAL);
+    CUDA_TRY(cudaDeviceGetAttribute(&props->warp_size, cudaDevAttrWarpSize, dev), BP_EINTERNAL);
+    return BP_OK;
+}
+
+bp_status bp_cuda_zero(bp_backend_t *be, void *p, size_t bytes, bp_error_t *err)
+{
+    CUDA_TRY(cudaMemsetAsync(p, 0, bytes, state(be)->stream), BP_EINTERNAL);
+    return BP_OK;
+}
+
 bp_status bp_cuda_finish(bp_backend_t *be, const char *kernel, int rc,
                          bp_error_t *err)
 {

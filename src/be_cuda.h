@@ -9,6 +9,7 @@
 #include <stdbool.h>
 
 #include "backend.h"
+#include "redcfg.h"
 
 /* The backend's cudaStream_t, for the kernel launchers (bpk.h). */
 void *bp_cuda_stream(bp_backend_t *be);
@@ -16,6 +17,10 @@ void *bp_cuda_stream(bp_backend_t *be);
 /* Makes the backend's device current for this thread. */
 bp_status bp_cuda_use(bp_backend_t *be, bp_error_t *err);
 
+/* What ATen's reductions read of the device's properties (redcfg.h). */
+bp_status bp_cuda_gpu_props(bp_backend_t *be, bp_gpu_props_t *props, bp_error_t *err);
+/* Sets bytes at p to 0 on the backend's stream. */
+bp_status bp_cuda_zero(bp_backend_t *be, void *p, size_t bytes, bp_error_t *err);
 /* Completes a launch: rc is the launcher's return value; then waits for
  * the stream so that a fault is reported against the kernel that caused
  * it.  Messages name the kernel and CUDA's error string. */
@@ -36,7 +41,12 @@ bp_status bp_cuda_gemm_batched(bp_backend_t *be, bp_dtype_t dt, int64_t batch, i
                                int64_t n, int64_t k, const void *a, const void *b,
                                bool b_t, void *c, bp_error_t *err);
 
-/* The op table's reductions along an axis and fused ops (be_cuda_rows.c). */
+/* The op table's reductions along an axis and fused ops (be_cuda_rows.c);
+ * bp_cuda_tree is sum/mean/prod/var (BPK_TREE_*) of a as [outer, len,
+ * inner] over len into x->out in Reduce.cuh's order (param: mean's factor,
+ * var's correction). */
+bp_status bp_cuda_tree(bp_backend_t *be, const bp_exec_t *x, int op, int64_t outer,
+                       int64_t len, int64_t inner, double param, bp_error_t *err);
 bp_status bp_cuda_op_softmax(bp_backend_t *, const bp_exec_t *, bp_error_t *);
 bp_status bp_cuda_op_reduce(bp_backend_t *, const bp_exec_t *, bp_error_t *);
 bp_status bp_cuda_op_norm(bp_backend_t *, const bp_exec_t *, bp_error_t *);

@@ -221,6 +221,17 @@ static bp_status op_uniform(bp_backend_t *be, const bp_exec_t *x,
     return bp_cuda_finish(be, "bpk_uniform", rc, err);
 }
 
+static bp_status op_normal(bp_backend_t *be, const bp_exec_t *x, bp_error_t *err)
+{
+    const bp_op_t *op = x->op;
+    bp_status st = dev_of(x->out, "out", err);
+    if (st)
+        return st;
+    int rc = bpk_normal(bp_cuda_stream(be), x->out->dev, (int)x->out->dtype,
+                        numel(x->out), op->seed, op->stream, op->mean, op->std);
+    return bp_cuda_finish(be, "bpk_normal", rc, err);
+}
+
 /* Copies (or converts) a into out, shapes permitting. */
 static bp_status copy_into(bp_backend_t *be, const bp_buf_t *a, bp_buf_t *out,
                            bp_error_t *err)
@@ -731,7 +742,8 @@ static bp_status op_sum(bp_backend_t *be, const bp_exec_t *x, bp_error_t *err)
         return shape_error(err, "operand a", a, out);
     int pairwise;
     switch (op->form) {
-    case BP_FORM_DEFAULT:
+    case BP_FORM_DEFAULT: /* Reduce.cuh's order (be_cuda_rows.c) */
+        return bp_cuda_tree(be, x, BPK_TREE_SUM, outer, len, inner, 0, err);
     case BP_FORM_SEQUENTIAL: pairwise = 0; break;
     case BP_FORM_PAIRWISE: pairwise = 1; break;
     default:
@@ -962,4 +974,6 @@ const bp_op_fn bp_cuda_ops[BP_OP_COUNT] = {
     [BP_OP_ZEROS] = op_full,
     [BP_OP_ONES] = op_full,
     [BP_OP_LINSPACE] = op_linspace,
+    [BP_OP_RANDN] = op_normal,
+    [BP_OP_NORMAL] = op_normal,
 };

@@ -8,7 +8,12 @@
  * scores = q k^T; the causal mask adds -inf above the diagonal; softmax
  * over the last dimension (the softmax op's kernel: the persistent one for
  * S <= 2048); rows masked throughout give 0 (_safe_softmax); out = p v,
- * rounded to the dtype. */
+ * rounded to the dtype.
+ *
+ * sum, mean, prod and var run in Reduce.cuh's order (bp_cuda_tree,
+ * kernels/treereduce.cu, src/redcfg.c); BP_ATEN_REDUCE (redcfg.h's
+ * bp_redcfg_flags) selects the older Reduce.cuh's rules, for checking which
+ * ones a PyTorch build follows. */
 #include "be_cuda.h"
 
 #include <math.h>
@@ -45,6 +50,13 @@ static bp_status span(const bp_exec_t *x, bool all, int64_t *outer, int64_t *len
     return BP_OK;
 }
 
+/* A device temporary of n elements of dt. */
+static bp_status temp(bp_backend_t *be, bp_buf_t *t, bp_dtype_t dt, int64_t n, bp_error_t *err)
+{
+    bp_status st = bp_buf_shape(t, dt, 1, &n, err);
+    return st ? st : be->dev_alloc(be, t, err);
+}
+
 bp_status bp_cuda_op_softmax(bp_backend_t *be, const bp_exec_t *x, bp_error_t *err)
 {
     int64_t outer, len, inner;
@@ -72,6 +84,149 @@ bp_status bp_cuda_op_softmax(bp_backend_t *be, const bp_exec_t *x, bp_error_t *e
     return bp_cuda_finish(be, "bpk_softmax", rc, err);
 }
 
+/* x->a converted to dt into t (TensorIterator's cast of an input to the
+ * reduction's dtype); *in is what the kernel then reads. */
+static bp_status converted(bp_backend_t *be, const bp_exec_t *x, bp_dtype_t dt, bp_buf_t *t,
+                           const void **in, bp_error_t *err)
+{
+    const bp_buf_t *a = x->a;
+    *in = a->dev;
+    if (a->dtype == dt)
+        return BP_OK;
+    bp_status st = temp(be, t, dt, (int64_t)a->numel, err);
+    if (!st)
+        st = bp_cuda_finish(be, "bpk_cast",
+                            bpk_cast(bp_cuda_stream(be), t->dev, (int)dt, a->dev, (int)a->dtype,
+                                     (int64_t)a->numel),
+                            err);
+    *in = t->dev;
+    return st;
+}
+
+bp_status bp_cuda_tree(bp_backend_t *be, const bp_exec_t *x, int op, int64_t outer,
+                       int64_t len, int64_t inner, double param, bp_error_t *err)
+{
+    bp_buf_t *out = x->out;
+    bp_dtype_t adt = x->a->dtype;
+    if (outer * inner == 0)
+        return BP_OK;
+    if (len == 0) { /* ATen fills: sum 0, prod 1, mean and var NaN */
+        double v = op == BPK_TREE_SUM ? 0.0 : op == BPK_TREE_PROD ? 1.0 : NAN;
+        return bp_cuda_finish(be, "bpk_fill",
+                              bpk_fill(bp_cuda_stream(be), out->dev, (int)out->dtype, v,
+                                       outer * inner),
+                              err);
+    }
+    /* make_reduction: the input is converted to the result's dtype, but
+     * for bf16/fp16 summed (or averaged, multiplied) into fp32, which the
+     * kernel reads as it is (gpu_lowp_to_f32). */
+    bool lowp = (adt == BP_BF16 || adt == BP_F16) && out->dtype == BP_F32 &&
+                op != BPK_TREE_VAR;
+    bp_dtype_t in_dt = lowp ? adt : out->dtype;
+    int acc = bpk_tree_acc_bytes(op, (int)in_dt);
+    if (!acc)
+        return bp_error_set(err, BP_EINPUT, "the reduction has no kernel for %s",
+                            bp_dtype_name(in_dt));
+    bp_buf_t conv = {0}, stage = {0}, sem = {0};
+    const void *in = NULL;
+    bp_gpu_props_t props;
+    bp_redcfg_t cfg;
+    int scalar = (int)bp_dtype_info(in_dt)->size;
+    int vt0 = op == BPK_TREE_VAR ? 2 : 4;
+    /* sum_functor and mean_kernel_impl: 16-bit inputs ask for 8-wide vectors */
+    int ivs = (op == BPK_TREE_SUM || op == BPK_TREE_MEAN) && scalar == 2 ? 8 : vt0;
+    /* which of ATen's versions' orders (redcfg.h); an investigation aid */
+    const char *spec = getenv("BP_ATEN_REDUCE");
+    int flags = bp_redcfg_flags(spec);
+    if (flags < 0)
+        return bp_error_set(err, BP_EINPUT,
+                            "BP_ATEN_REDUCE='%s': not a list of vec128=ge|gt, run=xy|yx, "
+                            "shfl=desc|asc", spec);
+    bp_status st = converted(be, x, in_dt, &conv, &in, err);
+    if (!st)
+        st = bp_cuda_gpu_props(be, &props, err);
+    if (!st && bp_redcfg_make(&cfg, outer, len, inner, scalar, acc, vt0, ivs,
+                              (uint64_t)(uintptr_t)in, &props, (unsigned)flags))
+        st = bp_error_set(err, BP_EINPUT,
+                          "a reduction of %lld x %lld x %lld values exceeds 32-bit indexing",
+                          (long long)outer, (long long)len, (long long)inner);
+    if (!st && cfg.input_mult[2]) {
+        if (!(st = temp(be, &stage, BP_U8, cfg.staging_elems * acc, err)) &&
+            !(st = temp(be, &sem, BP_I32, cfg.grid_x, err)))
+            st = bp_cuda_zero(be, sem.dev, (size_t)cfg.grid_x * sizeof(int32_t), err);
+    }
+    if (!st)
+        st = bp_cuda_finish(be, "bpk_tree_reduce",
+                            bpk_tree_reduce(bp_cuda_stream(be), op, out->dev, (int)out->dtype,
+                                            in, (int)in_dt, &cfg, param, stage.dev,
+                                            (int *)sem.dev),
+                            err);
+    bp_buf_t *tmp[] = {&conv, &stage, &sem};
+    for (size_t i = 0; i < sizeof tmp / sizeof *tmp; i++)
+        if (tmp[i]->dev)
+            be->dev_free(be, tmp[i]);
+    return st;
+}
+
+/* cumsum: the input in the result's dtype (impl_func_cum_ops), then
+ * ScanUtils.cuh's scan_dim. */
+static bp_status cumsum(bp_backend_t *be, const bp_exec_t *x, int64_t outer, int64_t len,
+                        int64_t inner, bp_error_t *err)
+{
+    const bp_buf_t *a = x->a;
+    bp_buf_t conv = {0};
+    const void *in = NULL;
+    int ax = 0;
+    bp_status st = bp_axis_check(x->op->axis, a->ndim ? a->ndim : 1, &ax, err);
+    bool innermost = a->ndim > 0 && ax == a->ndim - 1 && outer * inner != 1;
+    if (!st)
+        st = converted(be, x, x->out->dtype, &conv, &in, err);
+    if (!st)
+        st = bp_cuda_finish(be, "bpk_scan",
+                            bpk_scan(bp_cuda_stream(be), x->out->dev, in, (int)x->out->dtype,
+                                     outer, len, inner, innermost,
+                                     bp_scan_log_threads_x((uint32_t)(outer * inner),
+                                                           (uint32_t)len)),
+                            err);
+    if (conv.dev)
+        be->dev_free(be, &conv);
+    return st;
+}
+
+/* logsumexp: PyTorch's composite (ReduceOps.cpp logsumexp_out_impl; the
+ * steps around the sum in logsumexp.cu) with its sum_out in Reduce.cuh's
+ * order (bp_cuda_tree over the exponentials, in the result's dtype). */
+static bp_status logsumexp(bp_backend_t *be, const bp_exec_t *x, int64_t outer, int64_t len,
+                           int64_t inner, bp_error_t *err)
+{
+    bp_dtype_t dt = x->out->dtype;
+    int64_t n = outer * len * inner, rows = outer * inner;
+    bp_buf_t e = {0}, m = {0};
+    void *stream = bp_cuda_stream(be);
+    bp_status st = temp(be, &e, dt, n > 0 ? n : 1, err);
+    if (!st)
+        st = temp(be, &m, dt, rows > 0 ? rows : 1, err);
+    if (!st)
+        st = bp_cuda_finish(be, "bpk_lse_exp",
+                            bpk_lse_exp(stream, e.dev, m.dev, x->a->dev, (int)x->a->dtype,
+                                        (int)dt, outer, len, inner),
+                            err);
+    if (!st) {
+        e.numel = (size_t)n;
+        bp_exec_t y = *x;
+        y.a = &e;
+        st = bp_cuda_tree(be, &y, BPK_TREE_SUM, outer, len, inner, 0, err);
+    }
+    if (!st)
+        st = bp_cuda_finish(be, "bpk_lse_finish",
+                            bpk_lse_finish(stream, x->out->dev, m.dev, (int)dt, rows), err);
+    if (e.dev)
+        be->dev_free(be, &e);
+    if (m.dev)
+        be->dev_free(be, &m);
+    return st;
+}
+
 bp_status bp_cuda_op_reduce(bp_backend_t *be, const bp_exec_t *x, bp_error_t *err)
 {
     const bp_op_t *op = x->op;
@@ -87,18 +242,28 @@ bp_status bp_cuda_op_reduce(bp_backend_t *be, const bp_exec_t *x, bp_error_t *er
     double param = 0;
     switch (op->kind) {
     case BP_OP_MEAN:
+        if (op->form == BP_FORM_DEFAULT) {
+            /* MeanOps's factor: outputs / inputs in factor_t (double for
+             * fp64, else float) */
+            double f = x->out->dtype == BP_F64
+                           ? (double)x->out->numel / (double)x->a->numel
+                           : (double)((float)x->out->numel / (float)x->a->numel);
+            return bp_cuda_tree(be, x, BPK_TREE_MEAN, outer, len, inner, f, err);
+        }
         red = BPK_RED_MEAN;
         param = (double)((float)x->out->numel / (float)x->a->numel);
         break;
     case BP_OP_VAR:
-        red = BPK_RED_VAR;
-        param = op->has_correction ? op->correction : 1.0;
-        break;
+        return bp_cuda_tree(be, x, BPK_TREE_VAR, outer, len, inner,
+                            op->has_correction ? op->correction : 1.0, err);
+    case BP_OP_PROD:
+        return bp_cuda_tree(be, x, BPK_TREE_PROD, outer, len, inner, 0, err);
+    case BP_OP_CUMSUM:
+        return cumsum(be, x, outer, len, inner, err);
     case BP_OP_AMAX: red = BPK_RED_AMAX; break;
     case BP_OP_AMIN: red = BPK_RED_AMIN; break;
-    case BP_OP_LOGSUMEXP: red = BPK_RED_LOGSUMEXP; break;
-    case BP_OP_PROD: red = BPK_RED_PROD; break;
-    case BP_OP_CUMSUM: red = BPK_RED_CUMSUM; break;
+    case BP_OP_LOGSUMEXP:
+        return logsumexp(be, x, outer, len, inner, err);
     default:
         return bp_error_set(err, BP_EINTERNAL, "not a reduction: %s", bp_op_name(op->kind));
     }
@@ -128,10 +293,10 @@ bp_status bp_cuda_op_norm(bp_backend_t *be, const bp_exec_t *x, bp_error_t *err)
         return st;
     int64_t cols = a->ndim ? a->shape[a->ndim - 1] : 1;
     int64_t rows = cols ? (int64_t)a->numel / cols : 0;
-    int rc = bpk_norm(bp_cuda_stream(be), x->out->dev, a->dev, w ? w->dev : NULL,
-                      b ? b->dev : NULL, (int)x->out->dtype, rows, cols,
-                      bp_op_norm_eps(x->op, x->out->dtype), rms);
-    return bp_cuda_finish(be, "bpk_norm", rc, err);
+    int rc = bpk_layer_norm(bp_cuda_stream(be), x->out->dev, a->dev, w ? w->dev : NULL,
+                            b ? b->dev : NULL, (int)x->out->dtype, rows, cols,
+                            bp_op_norm_eps(x->op, x->out->dtype), rms);
+    return bp_cuda_finish(be, "bpk_layer_norm", rc, err);
 }
 
 bp_status bp_cuda_op_bmm(bp_backend_t *be, const bp_exec_t *x, bp_error_t *err)
@@ -148,13 +313,6 @@ bp_status bp_cuda_op_bmm(bp_backend_t *be, const bp_exec_t *x, bp_error_t *err)
         return bp_error_set(err, BP_EINPUT, "bmm needs [B, m, k] and [B, k, n] of one dtype");
     return bp_cuda_gemm_batched(be, a->dtype, a->shape[0], a->shape[1], b->shape[2],
                                 a->shape[2], a->dev, b->dev, false, x->out->dev, err);
-}
-
-/* A device temporary of n elements of dt. */
-static bp_status temp(bp_backend_t *be, bp_buf_t *t, bp_dtype_t dt, int64_t n, bp_error_t *err)
-{
-    bp_status st = bp_buf_shape(t, dt, 1, &n, err);
-    return st ? st : be->dev_alloc(be, t, err);
 }
 
 bp_status bp_cuda_op_sdpa(bp_backend_t *be, const bp_exec_t *x, bp_error_t *err)

@@ -630,6 +630,29 @@ static bp_status uniform_kernel(bp_oracle_ws_t *ws, const void *vctx,
     return BP_OK;
 }
 
+/* randn, normal: the stream's double (rng.h) rounded once by MPFR, the
+ * rounding the CPU reaches through float rounded to odd. */
+static bp_status normal_kernel(bp_oracle_ws_t *ws, const void *vctx, size_t begin,
+                               size_t end, bp_error_t *err)
+{
+    (void)err;
+    const gen_ctx_t *c = vctx;
+    const bp_op_t *op = c->op;
+    for (size_t i = begin; i < end; i++) {
+        double v = bp_rng_normal(op->seed, op->stream, i, op->mean, op->std);
+        int inex = mpfr_set_d(ws->r, v, ws->rnd);
+        bp_dtype_store_bits(c->out->dtype, c->out->data, i, bp_oracle_round(ws, inex));
+    }
+    return BP_OK;
+}
+
+static bp_status op_normal(bp_backend_t *be, const bp_exec_t *x, bp_error_t *err)
+{
+    gen_ctx_t c = {x->op, x->out};
+    return bp_oracle_map(nthreads(be), BP_ORACLE_GRAIN, x->out->dtype, x->out->numel,
+                         normal_kernel, &c, err);
+}
+
 /* full, zeros, ones: the value rounded once. */
 static bp_status fill_kernel(bp_oracle_ws_t *ws, const void *vctx, size_t begin, size_t end,
                              bp_error_t *err)
@@ -810,6 +833,8 @@ const bp_op_fn bp_oracle_ops[BP_OP_COUNT] = {
     [BP_OP_ZEROS] = op_fill,
     [BP_OP_ONES] = op_fill,
     [BP_OP_LINSPACE] = op_linspace,
+    [BP_OP_RANDN] = op_normal,
+    [BP_OP_NORMAL] = op_normal,
 };
 
 void bp_be_oracle_thread_done(void)

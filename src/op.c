@@ -717,6 +717,8 @@ static bp_status infer_kind(const bp_op_t *op, const bp_meta_t *metas,
         return BP_OK;
     }
     case BP_OP_UNIFORM:
+    case BP_OP_RANDN:
+    case BP_OP_NORMAL:
     case BP_OP_FULL:
     case BP_OP_ZEROS:
     case BP_OP_ONES: {

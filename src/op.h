@@ -144,8 +144,9 @@ typedef struct bp_op {
     int64_t dims[BP_MAXDIM];
     double *values;              /* tensor */
     size_t nvalues;
-    uint64_t seed, stream;       /* uniform */
+    uint64_t seed, stream;       /* uniform, randn, normal */
     double low, high;
+    double mean, std;            /* normal (randn: 0, 1) */
     bool has_min, has_max;       /* clamp */
     double min, max;
     int64_t decimals;            /* round */

@@ -91,6 +91,8 @@ BP_KEY(MAX, "max", NUMBER)
 BP_KEY(DECIMALS, "decimals", INTEGER)
 BP_KEY(VALUE, "value", NUMBER)
 BP_KEY(STEPS, "steps", INTEGER)
+BP_KEY(MEAN, "mean", NUMBER)
+BP_KEY(STD, "std", NUMBER)
 #endif
 
 #ifdef BP_FORM
@@ -245,4 +247,11 @@ BP_OP(ONES, "ones", NONE, BP_K(SHAPE), BP_K(SHAPE), 0, F32, CREATION, BP_OPF_INT
 BP_OP(LINSPACE, "linspace", NONE, BP_K(START) | BP_K(END) | BP_K(STEPS),
       BP_K(START) | BP_K(END) | BP_K(STEPS), 0, F32, CREATION, BP_OPF_FLOAT_FN,
       "torch.linspace(start, end, steps)")
+BP_OP(RANDN, "randn", NONE, BP_K(SHAPE) | BP_K(SEED) | BP_K(STREAM),
+      BP_K(SHAPE) | BP_K(SEED), 0, F32, CREATION, BP_OPF_FLOAT_FN,
+      "standard normal from Philox-4x32-10 (seed, stream, index) by Box-Muller")
+BP_OP(NORMAL, "normal", NONE,
+      BP_K(SHAPE) | BP_K(SEED) | BP_K(STREAM) | BP_K(MEAN) | BP_K(STD),
+      BP_K(SHAPE) | BP_K(SEED) | BP_K(MEAN) | BP_K(STD), 0, F32, CREATION,
+      BP_OPF_FLOAT_FN, "mean + std * randn(shape, seed, stream), one fma")
 #endif

@@ -432,7 +432,8 @@ static bp_status op_arange(ld_t *L, bp_op_t *op, const yn_t *n, const char *wher
     return BP_OK;
 }
 
-static bp_status op_uniform(ld_t *L, bp_op_t *op, const yn_t *n, const char *where)
+/* The generators' shape, seed and stream (0 unless given). */
+static bp_status get_draw(ld_t *L, bp_op_t *op, const yn_t *n, const char *where)
 {
     const yn_t *sh, *seed, *x;
     int64_t v;
@@ -446,6 +447,13 @@ static bp_status op_uniform(ld_t *L, bp_op_t *op, const yn_t *n, const char *whe
     if (!st && (x = bp_yaml_get(n, "stream")) &&
         !(st = get_int(L, x, "stream", 0, MAX_INT, &v)))
         op->stream = (uint64_t)v;
+    return st;
+}
+
+static bp_status op_uniform(ld_t *L, bp_op_t *op, const yn_t *n, const char *where)
+{
+    const yn_t *x;
+    bp_status st = get_draw(L, op, n, where);
     op->low = 0;
     op->high = 1;
     if (!st && (x = bp_yaml_get(n, "low")))
@@ -456,6 +464,26 @@ static bp_status op_uniform(ld_t *L, bp_op_t *op, const yn_t *n, const char *whe
         st = bad(L, n, "uniform needs finite low <= high, got low %g, high %g",
                  op->low, op->high);
     return st;
+}
+
+/* randn: mean 0, std 1; normal: both given, std finite and >= 0 (as
+ * torch.normal demands), mean finite. */
+static bp_status op_normal(ld_t *L, bp_op_t *op, const yn_t *n, const char *where)
+{
+    bp_status st = get_draw(L, op, n, where);
+    op->mean = 0;
+    op->std = 1;
+    if (st || op->kind == BP_OP_RANDN)
+        return st;
+    const yn_t *m = bp_yaml_get(n, "mean"), *s = bp_yaml_get(n, "std");
+    if ((st = get_num(L, m, "mean", &op->mean, NULL)) ||
+        (st = get_num(L, s, "std", &op->std, NULL)))
+        return st;
+    if (!isfinite(op->mean))
+        return bad(L, m, "normal needs a finite mean, got %g", op->mean);
+    if (!(op->std >= 0) || !isfinite(op->std))
+        return bad(L, s, "normal needs a finite std >= 0, got %g", op->std);
+    return BP_OK;
 }
 
 /* gelu's approximate: none (erf, the default) or tanh. */
@@ -701,6 +729,9 @@ static bp_status parse_op(ld_t *L, size_t i, const yn_t *n)
         return op_arange(L, op, n, where);
     case BP_OP_UNIFORM:
         return op_uniform(L, op, n, where);
+    case BP_OP_RANDN:
+    case BP_OP_NORMAL:
+        return op_normal(L, op, n, where);
     case BP_OP_LOAD:
         if (op->dtype_is_run)
             return bad(L, bp_yaml_get(n, "dtype"), "load takes the dtype of the tensor in "

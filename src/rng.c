@@ -16,6 +16,7 @@
  *   float on its own.  The volatile temporaries keep a compiler from fusing
  *   the multiply and the add into an FMA, whatever -ffp-contract says. */
 #include "rng.h"
+#include "rng_normal.h"
 
 #define PHILOX_M0 0xD2511F53u
 #define PHILOX_M1 0xCD9E8D57u
@@ -65,4 +66,16 @@ float bp_rng_uniform(uint64_t seed, uint64_t stream, uint64_t index, float low,
     volatile float span = high - low;
     volatile float scaled = span * u;
     return low + scaled;
+}
+
+double bp_rng_normal(uint64_t seed, uint64_t stream, uint64_t index,
+                     double mean, double std)
+{
+    const uint64_t pair = index >> 1;
+    const uint32_t ctr[4] = {(uint32_t)pair, (uint32_t)(pair >> 32),
+                             (uint32_t)stream, (uint32_t)(stream >> 32)};
+    const uint32_t key[2] = {(uint32_t)seed, (uint32_t)(seed >> 32)};
+    uint32_t w[4];
+    bp_philox4x32_10(ctr, key, w);
+    return bp_normal_from_block(w, (int)(index & 1), mean, std);
 }

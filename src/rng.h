@@ -14,5 +14,11 @@ void bp_philox4x32_10(const uint32_t ctr[4], const uint32_t key[2],
  * operation rounded separately (no FMA), in float. */
 float bp_rng_uniform(uint64_t seed, uint64_t stream, uint64_t index,
                      float low, float high);
+/* Element index of the normal stream of (seed, stream) as a double:
+ * fma(std, z, mean), z the standard normal of rng_normal.h (Box-Muller over
+ * the Philox block of index / 2).  Round it to a dtype once; randn is
+ * mean 0, std 1. */
+double bp_rng_normal(uint64_t seed, uint64_t stream, uint64_t index,
+                     double mean, double std);
 
 #endif

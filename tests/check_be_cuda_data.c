@@ -610,6 +610,48 @@ START_TEST(t_uniform)
 }
 END_TEST
 
+/* randn and normal on the device: the shared arithmetic of rng_normal.h
+ * under nvcc's named roundings must give the CPU backend's bits in every
+ * float dtype (the stream is a generator: identical everywhere), and
+ * element 0 of seed 0 the reference value of check_rng. */
+START_TEST(t_normal)
+{
+    static const struct {
+        uint64_t seed, stream;
+        double mean, std;
+    } cases[] = {{0, 0, 0.0, 1.0},
+                 {0x123456789abcdefull, 0xfedcba9876543210ull, -2.5, 0.125},
+                 {7, 1, 3000.0, 7777.0}};
+    bp_backend_t *cpu = NULL;
+    bp_error_t err = {0};
+    tb_check(bp_backend_open("cpu", NULL, &cpu, &err), &err, "open cpu");
+    const bp_dtype_t dts[] = {BP_F32, BP_BF16, BP_F16, BP_F64};
+    const int64_t n = 100001; /* odd: the last pair's sine is not used */
+    for (size_t c = 0; c < 3; c++)
+        for (size_t d = 0; d < 4; d++) {
+            bp_buf_t out, want;
+            tb_make1(&out, dts[d], n);
+            tb_make1(&want, dts[d], n);
+            bp_op_t op = tb_op(c == 0 ? BP_OP_RANDN : BP_OP_NORMAL);
+            op.seed = cases[c].seed;
+            op.stream = cases[c].stream;
+            op.mean = cases[c].mean;
+            op.std = cases[c].std;
+            tb_exec(&op, NULL, NULL, &out);
+            bp_exec_t x = {.op = &op, .out = &want};
+            tb_check(cpu->op[op.kind](cpu, &x, &err), &err, "cpu normal");
+            for (int64_t i = 0; i < n; i++)
+                tb_expect_bits(&out, (size_t)i, bp_buf_bits(&want, (size_t)i),
+                               "normal: cuda vs cpu");
+            if (c == 0 && dts[d] == BP_F64)
+                tb_expect_bits(&out, 0, 0xbfbf1bcd549837c2ull, "randn(seed 0)[0]");
+            tb_drop(&out);
+            tb_drop(&want);
+        }
+    bp_backend_close(cpu);
+}
+END_TEST
+
 /* ---- matmul ---- */
 
 static void matmul_case(bp_dtype_t dt, int64_t m, int64_t k, int64_t n)
@@ -689,6 +731,7 @@ TCase *tb_tcase_data(void)
     tcase_add_test(tc, t_sum);
     tcase_add_test(tc, t_philox_kat);
     tcase_add_test(tc, t_uniform);
+    tcase_add_test(tc, t_normal);
     tcase_add_test(tc, t_matmul);
     return tc;
 }

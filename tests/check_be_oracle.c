@@ -697,6 +697,49 @@ START_TEST(t_uniform)
 }
 END_TEST
 
+/* randn and normal: the stream's double (bp_rng_normal) rounded once by
+ * ref_bits, in fp64 and every float dtype; and the CPU backend's bits, which
+ * reach the same rounding through float rounded to odd, identical. */
+START_TEST(t_normal)
+{
+    bp_backend_t *be = open_oracle(2), *cpu = NULL;
+    bp_error_t err = {0};
+    ck_assert_msg(bp_backend_open("cpu", NULL, &cpu, &err) == BP_OK, "%s", err.msg);
+    size_t n = 20000;
+    int64_t shape[1] = {(int64_t)n};
+    mpfr_t v;
+    mpfr_init2(v, 64);
+    for (int k = 0; k < 2; k++) {
+        bp_op_t op = mkop(k ? BP_OP_NORMAL : BP_OP_RANDN);
+        op.a.kind = BP_ARG_NONE;
+        op.seed = 99;
+        op.stream = 3;
+        /* normal: a large mean and std reach fp16's overflow and bf16's
+         * rounding of large values; randn: mean 0, std 1 */
+        op.mean = k ? 3000.0 : 0.0;
+        op.std = k ? 7777.0 : 1.0;
+        for (int d = 0; d < NFLOATS; d++) {
+            bp_dtype_t dt = FLOATS[d];
+            bp_buf_t out = mkbuf(dt, 1, shape), c = mkbuf(dt, 1, shape);
+            exec_ok(be, &op, NULL, NULL, &out);
+            exec_ok(cpu, &op, NULL, NULL, &c);
+            for (size_t i = 0; i < n; i++) {
+                double x = bp_rng_normal(99, 3, i, op.mean, op.std);
+                mpfr_set_d(v, x, MPFR_RNDN);
+                uint64_t want = ref_bits(v, dt);
+                CK_BITS(dt, bp_buf_bits(&out, i), want, "%s[%zu] oracle", bp_op_name(op.kind), i);
+                CK_BITS(dt, bp_buf_bits(&c, i), want, "%s[%zu] cpu", bp_op_name(op.kind), i);
+            }
+            bp_buf_free(&out);
+            bp_buf_free(&c);
+        }
+    }
+    mpfr_clear(v);
+    bp_backend_close(cpu);
+    bp_backend_close(be);
+}
+END_TEST
+
 /* ---- broadcasting and outer ---- */
 
 START_TEST(t_broadcast_outer)
@@ -898,6 +941,7 @@ int main(void)
     tcase_add_test(ref, t_cast_fp8_bool);
     tcase_add_test(ref, t_arange);
     tcase_add_test(ref, t_uniform);
+    tcase_add_test(ref, t_normal);
     suite_add_tcase(s, ref);
     TCase *rest = tcase_create("shapes, threads, record");
     tcase_set_timeout(rest, 300);

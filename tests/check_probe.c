@@ -293,6 +293,7 @@ static const bad_case_t bad_cases[] = {
     {"two-scalars.yaml", "5:5: op 'x' (add) needs a buffer as a or b"},
     {"bad-policy.yaml", "7:23: unknown policy 'loose'"},
     {"bad-formulation.yaml", "6:48: unknown formulation 'pairwise' for div"},
+    {"normal-std.yaml", "5:61: normal needs a finite std >= 0, got -1"},
 };
 #define NBAD (sizeof bad_cases / sizeof bad_cases[0])
 
@@ -463,6 +464,10 @@ START_TEST(t_bad_inline)
                   "name: uniform-range\ndescription: d\ndtypes: [fp32]\nops:\n"
                   "  - {out: a, op: uniform, shape: [3], seed: 1, low: 2, high: 1}\n",
                   "5:5: uniform needs finite low <= high");
+    load_text_bad("normal-mean",
+                  "name: normal-mean\ndescription: d\ndtypes: [fp32]\nops:\n"
+                  "  - {out: a, op: normal, shape: [3], seed: 1, std: 1}\n",
+                  "5:5: missing required key 'mean' in op 'a' (normal)");
     load_text_bad("huge-shape",
                   "name: huge-shape\ndescription: d\ndtypes: [fp32]\nops:\n"
                   "  - {out: a, op: uniform, shape: [1000000, 1000000, 1000000], "

@@ -58,7 +58,7 @@ import os
 import torch
 
 import refio
-from probe_torch_ops import DT, bits, mismatches, run_op
+from probe_torch_ops import DT, OWN, bits, mismatches, run_op
 
 # aten/src/ATen/cpu/vml.h: IMPLEMENT_VML_MKL (float and double only), for
 # the kernels that call vml::v<op> (UnaryOpsKernel.cpp).
@@ -193,6 +193,10 @@ def _dt_out(op, run_dtype):
 
 # Ops whose dtype is the one they create (passed to PyTorch as dtype=).
 _DTYPE_ARG = ("tensor", "arange", "cast", "full", "zeros", "ones", "linspace")
+# Reductions whose dtype is torch's dtype= (an accumulation dtype): on CUDA
+# a bf16/fp16 tensor summed into fp32 is read as it is (make_reduction's
+# gpu_lowp_to_f32), which a conversion first would not replay.
+_DTYPE_KW = ("sum", "mean")
 
 
 def replay_op(op, bufs, dt_out, device, saved):
@@ -201,7 +205,8 @@ def replay_op(op, bufs, dt_out, device, saved):
     are converted to it first (`op(a.to(dtype), ...)`), as bitprobe's
     backends do, and for an integer dtype the numbers are integers."""
     k = op["op"]
-    if dt_out is not None and k not in _DTYPE_ARG + ("uniform",):
+    native = k in _DTYPE_KW and op.get("formulation", "default") == "default"
+    if dt_out is not None and k not in _DTYPE_ARG + OWN and not native:
         # converted copies under names of their own: the same buffer may
         # also be read unconverted (where's cond, an index)
         conv, renamed = {}, {}
@@ -219,7 +224,7 @@ def replay_op(op, bufs, dt_out, device, saved):
         op = dict(op, **renamed)
         if not dt_out.is_floating_point:  # the numbers are integral (bitprobe checks)
             op = dict(op, **{k: int(op[k]) for k in ("a", "b") if isinstance(op.get(k), float)})
-    t, required = run_op(op, {}, bufs, dt_out if k in _DTYPE_ARG else None,
+    t, required = run_op(op, {}, bufs, dt_out if k in _DTYPE_ARG or native else None,
                          device, lambda _op: saved)
     if dt_out is not None and t.dtype != dt_out:
         t = t.to(dt_out)
@@ -254,7 +259,7 @@ def check_probe(spec, bundle, device, res, log=print, keep=None):
                 raise RuntimeError(f"{path}: buffer {key} missing (save with --intermediates)")
             dt_out = _dt_out(op, d)
             verdict = None
-            if op["op"] == "uniform":
+            if op["op"] in OWN:
                 verdict = "own"
             else:
                 try:

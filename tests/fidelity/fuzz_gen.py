@@ -2,9 +2,10 @@
 
 A probe is a random program over the op table (fuzz_ops): sources
 (`tensor` literals holding the values users and edge cases bring, `arange`
-with integer and decimal steps, `uniform` draws over random ranges) in
-random shapes (0-D, one element, lengths that are not multiples of 8 or 16,
-long tails, beyond ATen's 32768-element grain), then ops drawn from the
+with integer and decimal steps, `uniform` draws over random ranges, `randn`
+and `normal` draws) in random shapes (0-D, one element, lengths that are
+not multiples of 8 or 16, long tails, beyond ATen's 32768-element grain),
+then ops drawn from the
 whole table reading earlier buffers: chains, mixed dtypes (type
 promotion), Python numbers such as 0.001, 0.3, 1/3, 2.5, large and tiny
 magnitudes, negatives, integers, +-0, subnormals, inf and nan, every
@@ -27,7 +28,7 @@ import subprocess
 import fuzz_rules
 
 RUN_DTYPES = ["fp32", "bf16", "fp16"]
-SOURCES = ("tensor", "arange", "uniform", "linspace", "full")  # the creation ops drawn
+SOURCES = ("tensor", "arange", "uniform", "randn", "normal", "linspace", "full")  # the creation ops drawn
 DTYPES = ["fp32", "bf16", "fp16", "fp64", "i64", "i32"]
 FLOATS = ("fp32", "bf16", "fp16", "fp64")
 # Cast targets beyond DTYPES, drawn now and then where every backend of the
@@ -323,6 +324,9 @@ class Gen:
                           "dtype": dspec}, shape, dts)
         if len(shape) == 1 and k < 0.75 and "arange" in self.creation:
             return self.arange(p, shape[0], dspec, float_only)
+        gauss = [g for g in ("randn", "normal") if g in self.creation]
+        if gauss and (r.random() < 0.3 or "uniform" not in self.creation):
+            return self.normal(p, r.choice(gauss), shape, dspec)
         if "uniform" not in self.creation:
             return None
         lo = r.choice([0.0, -1.0, 0.01, -100.0, 1.0, -4.0, 1e-3, -1e4, 0.5, -30.0, 80.0])
@@ -335,6 +339,22 @@ class Gen:
               "low": lo, "high": lo + width, "dtype": dspec}
         if r.random() < 0.3:
             op["stream"] = r.randint(0, 9)
+        return p.add(op, shape, dts)
+
+    def normal(self, p, kind, shape, dspec):
+        """randn or normal (bitprobe's own normal stream), in a float dtype."""
+        r = self.r
+        dts = {d: (d if dspec == "$dtype" else dspec) for d in p.dtypes}
+        if any(v not in FLOATS for v in dts.values()):
+            dspec = r.choice(["$dtype", "fp32", "fp64"])
+            dts = {d: (d if dspec == "$dtype" else dspec) for d in p.dtypes}
+        op = {"out": p.fresh(), "op": kind, "shape": list(shape), "seed": r.randint(0, 2 ** 31),
+              "dtype": dspec}
+        if r.random() < 0.3:
+            op["stream"] = r.randint(0, 9)
+        if kind == "normal":
+            op["mean"] = r.choice([0.0, 1.0, -2.5, 100.0, 1e-3, -1e4])
+            op["std"] = r.choice([1.0, 0.02, 0.5, 3.0, 1e3, 0.0])
         return p.add(op, shape, dts)
 
     def arange(self, p, n, dspec, float_only):

@@ -323,8 +323,8 @@ def coverage(res, devices, table, need):
     replayed there."""
     short = []
     # every op but those that need a file (load) and bitprobe's own
-    # generator (uniform: nothing to replay)
-    kinds = {o["name"] for o in table} - set(fuzz_gen.NOT_DRAWN) - {"uniform"}
+    # generators (uniform, randn, normal: nothing to replay)
+    kinds = {o["name"] for o in table} - set(fuzz_gen.NOT_DRAWN) - set(fuzz_check.OWN)
     for dv in devices:
         n = res.total(dv) - res.total(dv, "own")
         if n < need:

@@ -68,13 +68,20 @@ def pair_sum(x, axis):
     return rec(x.to(acc_dt)).to(x.dtype)
 
 
+# bitprobe's own generators: no PyTorch counterpart computes their bits
+# (probes/README.md states them); a replay takes bitprobe's tensor.
+OWN = ("uniform", "randn", "normal")
+
+
 def run_op(op, params, bufs, dt_out, device, uniform):
     """Computes op on device; returns (tensor, required).
 
     dt_out is the output dtype of the ops that take one (tensor, arange,
-    cast; None: PyTorch's default), uniform(op) the tensor of a `uniform`
-    op (it has no PyTorch counterpart) or of a `load` op (its file's).  required is False where PyTorch's
-    kernel has no fixed order (matmul, the default-order sum)."""
+    cast; None: PyTorch's default; sum and mean take it as torch's dtype=),
+    uniform(op) the tensor of one of OWN (no PyTorch counterpart) or of a
+    `load` op (its file's).  required is False where
+    PyTorch's kernel has no fixed order (matmul, cumsum through cub) or
+    bitprobe does not replay it (the CPU's default-order sum and prod)."""
     k = op["op"]
     P = lambda key, d=None: param(op.get(key, d), params)
     if k == "tensor":
@@ -82,7 +89,7 @@ def run_op(op, params, bufs, dt_out, device, uniform):
         return t.reshape(op["shape"]) if "shape" in op else t, True
     if k == "arange":
         return torch.arange(P("start", 0), P("end"), P("step", 1), dtype=dt_out, device=device), True
-    if k in ("uniform", "load"):  # a load's tensor is its file's: nothing to compute
+    if k in OWN + ("load",):  # a load's tensor is its file's: nothing to compute
         return uniform(op).to(device), True
     if k == "cast":
         return operand(op["a"], params, bufs).to(dt_out), True
@@ -200,18 +207,25 @@ def run_op(op, params, bufs, dt_out, device, uniform):
         a = operand(op["a"], params, bufs)
         ax = op.get("axis")
         form = op.get("formulation", "default")
-        if form == "sequential":
-            r, req = seq_sum(a, ax), True
-        elif form == "pairwise":
-            r, req = pair_sum(a, ax), True
+        if form in ("sequential", "pairwise"):
+            a = a if dt_out is None else a.to(dt_out)
+            r, req = (seq_sum if form == "sequential" else pair_sum)(a, ax), True
         else:
-            r, req = (a.sum() if ax is None else a.sum(ax)), False
+            # torch.sum(a, dtype=): on CUDA Reduce.cuh's order, replayed by
+            # bitprobe; the CPU's (SumKernel.cpp) is not required here
+            kw = {} if dt_out is None else {"dtype": dt_out}
+            r, req = (a.sum(**kw) if ax is None else a.sum(ax, **kw)), device != "cpu"
         if op.get("keepdim"):  # torch.sum(a, dim, keepdim=True)
             shape = [1] * a.dim() if ax is None else list(a.shape)
             if ax is not None:
                 shape[ax % a.dim()] = 1
             r = r.reshape(shape)
         return r, req
+    if k == "mean" and dt_out is not None and op.get("formulation", "default") == "default":
+        a, ax = operand(op["a"], params, bufs), P("axis")
+        if a.dtype != dt_out:  # torch.mean(a, dtype=)
+            r = a.mean(dtype=dt_out) if ax is None else a.mean(ax, dtype=dt_out)
+            return _keep(r, a, ax, op.get("keepdim")), True
     if k in ROWS:
         return ROWS[k](op, P, lambda key: operand(op[key], params, bufs),
                        [bufs[n] for n in op.get("inputs", [])], device)
@@ -235,9 +249,9 @@ def _acc(x):
 def _mean(op, P, A, ins, device):
     a, ax, form = A("a"), P("axis"), op.get("formulation", "default")
     n = a.numel() if ax is None else a.shape[ax]
-    if form == "default":  # ATen's own order: bitprobe's CPU order is ATen's
+    if form == "default":  # ATen's own order on both devices (CUDA: Reduce.cuh)
         r = a.mean() if ax is None else a.mean(ax)
-        return _keep(r, a, ax, op.get("keepdim")), device == "cpu"
+        return _keep(r, a, ax, op.get("keepdim")), True
     if not a.is_floating_point():
         a = a.to(torch.float32)  # bitprobe's mean is a float function
     s = (seq_sum if form == "sequential" else pair_sum)(a.to(_acc(a)), ax)
@@ -251,27 +265,22 @@ def _mean(op, P, A, ins, device):
     return _keep(r.to(a.dtype), a, ax, op.get("keepdim")), True
 
 
-def _softmax_required(a, ax, device):
-    """bitprobe's CUDA kernel is PyTorch's where host_softmax takes the
-    persistent kernel: nothing after the axis (inner size 1), <= 2048
-    values of <= 8 KiB."""
-    if device == "cpu":
+def _cumsum_required(a, ax, device):
+    """CUDA: scan_dim hands a tensor whose axis holds all of it to cub's
+    inclusive_scan, whose decoupled look-back adds floating-point tile
+    prefixes in an order that depends on timing (ScanUtils.cuh; PyTorch
+    itself takes inclusive_deterministic_scan only under
+    use_deterministic_algorithms); integer sums are exact in any order."""
+    if device == "cpu" or not a.is_floating_point() or a.dim() == 0:
         return True
-    if a.dim() == 0:
-        return True
-    ax %= a.dim()
-    inner = 1
-    for d in a.shape[ax + 1:]:
-        inner *= d
-    n = a.shape[ax]
-    return inner == 1 and n <= 2048 and n * a.element_size() <= 8192
+    return a.numel() != a.shape[ax]
 
 
 def _rms_norm(op, P, A, ins, device):
     x, w, eps = A("a"), A("b"), P("eps")
     f = getattr(torch.nn.functional, "rms_norm", None)
-    if f is not None:
-        return f(x, [x.shape[-1]], w, eps), device == "cpu"
+    if f is not None:  # CUDA: layer_norm_kernel.cu's rms path, as bitprobe's
+        return f(x, [x.shape[-1]], w, eps), True
     # PyTorch 2.x's CPU composite (layer_norm.cpp rms_norm_composite): the
     # weight multiplies the upcast result, one rounding to the dtype
     om = OPMATH.get(x.dtype, x.dtype)
@@ -305,14 +314,14 @@ def _sdpa(op, P, A, ins, device):
 
 
 ROWS = {
-    "softmax": lambda op, P, A, ins, d: (torch.softmax(A("a"), P("axis")),
-                                         _softmax_required(A("a"), P("axis"), d)),
-    "log_softmax": lambda op, P, A, ins, d: (torch.log_softmax(A("a"), P("axis")),
-                                             _softmax_required(A("a"), P("axis"), d)),
+    # CUDA: every path of SoftMax.cu's host_softmax (persistent, Reg, Smem,
+    # ILP, spatial) is bitprobe's; CPU: ATen's formulations
+    "softmax": lambda op, P, A, ins, d: (torch.softmax(A("a"), P("axis")), True),
+    "log_softmax": lambda op, P, A, ins, d: (torch.log_softmax(A("a"), P("axis")), True),
     "mean": _mean,
     "var": lambda op, P, A, ins, d: (
         torch.var(A("a"), P("axis"), correction=P("correction", 1),
-                  keepdim=bool(op.get("keepdim"))), d == "cpu"),
+                  keepdim=bool(op.get("keepdim"))), True),
     "amax": lambda op, P, A, ins, d: (
         torch.amax(A("a"), () if P("axis") is None else P("axis"), bool(op.get("keepdim"))), True),
     "amin": lambda op, P, A, ins, d: (
@@ -320,17 +329,20 @@ ROWS = {
     "logsumexp": lambda op, P, A, ins, d: (
         torch.logsumexp(A("a"), list(range(A("a").dim())) if P("axis") is None else P("axis"),
                         bool(op.get("keepdim"))),
-        d == "cpu" and A("a").dtype in (torch.float32, torch.float64)),
+        # CUDA: the composite with its sum in Reduce.cuh's order, as bitprobe's
+        d == "cuda" or A("a").dtype in (torch.float32, torch.float64)),
     "prod": lambda op, P, A, ins, d: (
         _keep(A("a").prod() if P("axis") is None else A("a").prod(P("axis")), A("a"), P("axis"),
-              op.get("keepdim")), False),
-    "cumsum": lambda op, P, A, ins, d: (torch.cumsum(A("a"), P("axis")), d == "cpu"),
+              op.get("keepdim")), d != "cpu"),
+    "cumsum": lambda op, P, A, ins, d: (torch.cumsum(A("a"), P("axis")),
+                                        _cumsum_required(A("a"), P("axis"), d)),
     "rms_norm": _rms_norm,
     "layer_norm": lambda op, P, A, ins, d: (
         torch.nn.functional.layer_norm(ins[0], [ins[0].shape[-1]],
                                        ins[1] if len(ins) > 1 else None,
                                        ins[2] if len(ins) > 2 else None,
-                                       1e-5 if P("eps") is None else P("eps")), False),
+                                       1e-5 if P("eps") is None else P("eps")),
+        d == "cuda"),  # CUDA: layer_norm_kernel.cu's paths, as bitprobe's
     "bmm": lambda op, P, A, ins, d: (torch.bmm(A("a"), A("b")), False),
     "sdpa": _sdpa,
 }
