@@ -11,16 +11,19 @@
  *    turn.  Each accumulator holds output_vec consecutive outputs where the
  *    outputs are vectorised.
  *  - input_vectorized_thread_reduce_impl (reductions along a contiguous
- *    axis longer than 128): the row is cut where its address is aligned to
+ *    axis of 128 or more): the row is cut where its address is aligned to
  *    a vector of input_vec elements; lanes x in [shift, input_vec) of the
  *    first warp row take the elements before the cut into accumulator 0,
  *    each thread then takes whole vectors t, t + s, ... into input_vec
  *    accumulators, lanes x take the tail's element x, and accumulator 0
  *    absorbs the others in turn.
- *  - block_y_reduce: a tree over threadIdx.y through shared memory
- *    (y absorbs y + d for d = blockDim.y/2, ..., 1);
- *  - block_x_reduce: the same over x down to a warp, then warp shuffles
- *    down by 1, 2, 4, ... (lane x absorbs lane x + d);
+ *  - block_x_reduce: a tree over threadIdx.x through shared memory (x
+ *    absorbs x + d for d = blockDim.x/2, ... down to a warp), then warp
+ *    shuffles (lane x absorbs lane x + d) by d = 16, 8, ..., 1 (the newer
+ *    Reduce.cuh; 1, 2, ..., 16 in the older: src/redcfg.h);
+ *  - block_y_reduce: the same tree over threadIdx.y (y absorbs y + d for
+ *    d = blockDim.y/2, ..., 1); run() reduces over x first, then y (the
+ *    newer; y first in the older);
  *  - global_reduce (ctas_per_output > 1): each block's result is staged in
  *    global memory; the last block to finish combines the staged values in
  *    a fixed order (thread k takes k, k + step, ...), then reduces over y
@@ -135,7 +138,7 @@ template <typename A> struct value_of<SumOp<A> > { typedef A type; };
 template <typename A> struct value_of<ProdOp<A> > { typedef A type; };
 template <typename A> struct value_of<VarOp<A> > { typedef A type; };
 
-template <class Op, int VT0, int OVS> struct Tree {
+template <class Op, int VT0, int IVS, int OVS> struct Tree {
     typedef typename Op::acc Acc;
     typedef typename value_of<Op>::type A;
 
@@ -167,7 +170,7 @@ template <class Op, int VT0, int OVS> struct Tree {
     {
         int64_t b = base(o);
         if (c.vectorize_input) { /* OVS == 1, stride 1 */
-            const int V = VT0;   /* input_vec == vt0 for every op vectorised */
+            const int V = IVS;
             int es = elem_size(in_dt);
             int64_t end = c.num_inputs;
             Acc head = op.ident();
@@ -253,9 +256,15 @@ template <class Op, int VT0, int OVS> struct Tree {
         /* the block's threads in this warp (a block of fewer than 32) */
         int nt = blockDim.x * blockDim.y, first = (threadIdx.x + threadIdx.y * blockDim.x) & ~31;
         unsigned mask = nt - first >= 32 ? 0xffffffffu : (1u << (nt - first)) - 1u;
-        for (int d = 1; d < dim; d <<= 1)
-            for (int j = 0; j < OVS; j++)
-                v[j] = op.combine(v[j], op.shfl(v[j], d, mask));
+        if (c.shfl_desc) {
+            for (int d = dim >> 1; d > 0; d >>= 1)
+                for (int j = 0; j < OVS; j++)
+                    v[j] = op.combine(v[j], op.shfl(v[j], d, mask));
+        } else {
+            for (int d = 1; d < dim; d <<= 1)
+                for (int j = 0; j < OVS; j++)
+                    v[j] = op.combine(v[j], op.shfl(v[j], d, mask));
+        }
     }
 
     __device__ bool should_store(int64_t o) const
@@ -325,11 +334,19 @@ template <class Op, int VT0, int OVS> struct Tree {
             v[j] = op.ident();
         if (o < c.num_outputs && t < c.num_inputs)
             thread_reduce(o, t, v);
-        if (c.input_mult[1])
-            block_y(v, sh);
-        __syncthreads();
-        if (c.input_mult[0])
-            block_x(v, sh);
+        if (c.x_first) {
+            if (c.input_mult[0])
+                block_x(v, sh);
+            __syncthreads();
+            if (c.input_mult[1])
+                block_y(v, sh);
+        } else {
+            if (c.input_mult[1])
+                block_y(v, sh);
+            __syncthreads();
+            if (c.input_mult[0])
+                block_x(v, sh);
+        }
         if (c.input_mult[2])
             global(o, v, sh);
         else if (should_store(o))
@@ -337,30 +354,32 @@ template <class Op, int VT0, int OVS> struct Tree {
     }
 };
 
-template <class Op, int VT0, int OVS>
-__global__ void __launch_bounds__(512) tree_kernel(Tree<Op, VT0, OVS> r)
+template <class Op, int VT0, int IVS, int OVS>
+__global__ void __launch_bounds__(512) tree_kernel(Tree<Op, VT0, IVS, OVS> r)
 {
     r.run();
 }
 
-template <class Op, int VT0, int OVS>
+template <class Op, int VT0, int IVS, int OVS>
 int launch_ovs(const Op &op, const bp_redcfg_t *c, void *out, int out_dt, const void *in,
                int in_dt, void *stage, int *sem, cudaStream_t s)
 {
-    Tree<Op, VT0, OVS> r{op, *c, in, in_dt, out, out_dt, (typename Op::acc *)stage, sem};
-    tree_kernel<Op, VT0, OVS><<<dim3(c->grid_x, c->grid_y), dim3(c->block_x, c->block_y),
-                                c->shared_bytes, s>>>(r);
+    Tree<Op, VT0, IVS, OVS> r{op, *c, in, in_dt, out, out_dt, (typename Op::acc *)stage, sem};
+    tree_kernel<Op, VT0, IVS, OVS><<<dim3(c->grid_x, c->grid_y),
+                                     dim3(c->block_x, c->block_y), c->shared_bytes, s>>>(r);
     return bpk_launched();
 }
 
-template <class Op, int VT0>
+/* One kernel per output vector width; the input vectors (IVS) only where
+ * the input is vectorised (output_vec 1). */
+template <class Op, int VT0, int IVS>
 int launch(const Op &op, const bp_redcfg_t *c, void *out, int out_dt, const void *in,
            int in_dt, void *stage, int *sem, cudaStream_t s)
 {
     switch (c->output_vec) {
-    case 4: return launch_ovs<Op, VT0, 4>(op, c, out, out_dt, in, in_dt, stage, sem, s);
-    case 2: return launch_ovs<Op, VT0, 2>(op, c, out, out_dt, in, in_dt, stage, sem, s);
-    default: return launch_ovs<Op, VT0, 1>(op, c, out, out_dt, in, in_dt, stage, sem, s);
+    case 4: return launch_ovs<Op, VT0, VT0, 4>(op, c, out, out_dt, in, in_dt, stage, sem, s);
+    case 2: return launch_ovs<Op, VT0, VT0, 2>(op, c, out, out_dt, in, in_dt, stage, sem, s);
+    default: return launch_ovs<Op, VT0, IVS, 1>(op, c, out, out_dt, in, in_dt, stage, sem, s);
     }
 }
 
@@ -370,9 +389,13 @@ int launch_op(int op, const bp_redcfg_t *c, void *out, int out_dt, const void *i
 {
     switch (op) {
     case BPK_TREE_SUM:
-        return launch<SumOp<A>, 4>(SumOp<A>{(A)0, 0}, c, out, out_dt, in, in_dt, stage, sem, s);
+        if (c->input_vec == 8)
+            return launch<SumOp<A>, 4, 8>(SumOp<A>{(A)0, 0}, c, out, out_dt, in, in_dt, stage,
+                                          sem, s);
+        return launch<SumOp<A>, 4, 4>(SumOp<A>{(A)0, 0}, c, out, out_dt, in, in_dt, stage, sem,
+                                      s);
     case BPK_TREE_PROD:
-        return launch<ProdOp<A>, 4>(ProdOp<A>{}, c, out, out_dt, in, in_dt, stage, sem, s);
+        return launch<ProdOp<A>, 4, 4>(ProdOp<A>{}, c, out, out_dt, in, in_dt, stage, sem, s);
     }
     return (int)cudaErrorInvalidValue;
 }
@@ -383,11 +406,14 @@ int launch_float_op(int op, const bp_redcfg_t *c, void *out, int out_dt, const v
 {
     switch (op) {
     case BPK_TREE_MEAN:
-        return launch<SumOp<A>, 4>(SumOp<A>{(A)param, 1}, c, out, out_dt, in, in_dt, stage,
-                                   sem, s);
+        if (c->input_vec == 8)
+            return launch<SumOp<A>, 4, 8>(SumOp<A>{(A)param, 1}, c, out, out_dt, in, in_dt,
+                                          stage, sem, s);
+        return launch<SumOp<A>, 4, 4>(SumOp<A>{(A)param, 1}, c, out, out_dt, in, in_dt, stage,
+                                      sem, s);
     case BPK_TREE_VAR:
-        return launch<VarOp<A>, 2>(VarOp<A>{(A)param}, c, out, out_dt, in, in_dt, stage, sem,
-                                   s);
+        return launch<VarOp<A>, 2, 2>(VarOp<A>{(A)param}, c, out, out_dt, in, in_dt, stage, sem,
+                                      s);
     }
     return launch_op<A>(op, c, out, out_dt, in, in_dt, param, stage, sem, s);
 }
@@ -400,7 +426,9 @@ extern "C" int bpk_tree_reduce(void *stream, int op, void *out, int out_dt, cons
 {
     if (!bpk_dtype_ok(out_dt) || !bpk_dtype_ok(in_dt) || !cfg || cfg->num_outputs <= 0 ||
         cfg->num_inputs <= 0 || (cfg->input_mult[2] && (!staging || !semaphores)) ||
-        (cfg->vectorize_input && (cfg->output_vec != 1 || cfg->input_vec != (op == BPK_TREE_VAR ? 2 : 4))))
+        (cfg->vectorize_input && cfg->output_vec != 1) ||
+        cfg->input_vec != (op == BPK_TREE_VAR ? 2 : cfg->input_vec == 8 ? 8 : 4) ||
+        (cfg->input_vec == 8 && op != BPK_TREE_SUM && op != BPK_TREE_MEAN))
         return (int)cudaErrorInvalidValue;
     cudaStream_t s = (cudaStream_t)stream;
     switch (in_dt) {
@@ -413,6 +441,7 @@ extern "C" int bpk_tree_reduce(void *stream, int op, void *out, int out_dt, cons
         return launch_float_op<float>(op, cfg, out, out_dt, in, in_dt, param, staging,
                                       semaphores, s);
     case BPK_I64:
+    case BPK_I32: /* wrapping int32 sums: the int64 sum's low half */
         return launch_op<long long>(op, cfg, out, out_dt, in, in_dt, param, staging,
                                     semaphores, s);
     }
@@ -426,7 +455,7 @@ extern "C" int bpk_tree_acc_bytes(int op, int in_dt)
     switch (op) {
     case BPK_TREE_SUM:
     case BPK_TREE_PROD:
-        return flt ? (wide ? 8 : 4) : in_dt == BPK_I64 ? 8 : 0;
+        return flt ? (wide ? 8 : 4) : in_dt == BPK_I64 || in_dt == BPK_I32 ? 8 : 0;
     case BPK_TREE_MEAN:
         return flt ? (wide ? 8 : 4) : 0;
     case BPK_TREE_VAR:

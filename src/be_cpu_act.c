@@ -9,7 +9,8 @@
  *            tail 1 / (1 + std::exp(-x)), glibc (UnaryOpsKernel.cpp)
  *   silu     vector x / (1 + x.neg().exp()); tail x / (1 + std::exp(-x))
  *            (Activation.cpp silu_kernel)
- *   gelu     vector x * 0.5 * (1 + (x * M_SQRT1_2).erf()), SLEEF's erf;
+ *   gelu     vector x * 0.5 * (1 + (x * M_SQRT1_2).erf()), SLEEF's erf
+ *            (f64: that of the SLEEF PyTorch bundles, sleef_erf.h);
  *            tail with std::erf.  tanh: inner = kBeta * (x + kKappa * x^3)
  *            (GCC contracts x + kKappa * x^3 into an fma, -ffp-contract=
  *            fast), 0.5 * x * (1 + tanh(inner)), SLEEF's tanh or glibc's

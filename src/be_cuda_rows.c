@@ -8,7 +8,12 @@
  * scores = q k^T; the causal mask adds -inf above the diagonal; softmax
  * over the last dimension (the softmax op's kernel: the persistent one for
  * S <= 2048); rows masked throughout give 0 (_safe_softmax); out = p v,
- * rounded to the dtype. */
+ * rounded to the dtype.
+ *
+ * sum, mean, prod and var run in Reduce.cuh's order (bp_cuda_tree,
+ * kernels/treereduce.cu, src/redcfg.c); BP_ATEN_REDUCE (redcfg.h's
+ * bp_redcfg_flags) selects the older Reduce.cuh's rules, for checking which
+ * ones a PyTorch build follows. */
 #include "be_cuda.h"
 
 #include <math.h>
@@ -130,11 +135,18 @@ bp_status bp_cuda_tree(bp_backend_t *be, const bp_exec_t *x, int op, int64_t out
     int vt0 = op == BPK_TREE_VAR ? 2 : 4;
     /* sum_functor and mean_kernel_impl: 16-bit inputs ask for 8-wide vectors */
     int ivs = (op == BPK_TREE_SUM || op == BPK_TREE_MEAN) && scalar == 2 ? 8 : vt0;
+    /* which of ATen's versions' orders (redcfg.h); an investigation aid */
+    const char *spec = getenv("BP_ATEN_REDUCE");
+    int flags = bp_redcfg_flags(spec);
+    if (flags < 0)
+        return bp_error_set(err, BP_EINPUT,
+                            "BP_ATEN_REDUCE='%s': not a list of vec128=ge|gt, run=xy|yx, "
+                            "shfl=desc|asc", spec);
     bp_status st = converted(be, x, in_dt, &conv, &in, err);
     if (!st)
         st = bp_cuda_gpu_props(be, &props, err);
     if (!st && bp_redcfg_make(&cfg, outer, len, inner, scalar, acc, vt0, ivs,
-                              (uint64_t)(uintptr_t)in, &props))
+                              (uint64_t)(uintptr_t)in, &props, (unsigned)flags))
         st = bp_error_set(err, BP_EINPUT,
                           "a reduction of %lld x %lld x %lld values exceeds 32-bit indexing",
                           (long long)outer, (long long)len, (long long)inner);

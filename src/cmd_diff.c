@@ -141,6 +141,7 @@ static bool add_uncompared(bp_report_t *rep, const bp_pair_t *p, const char *tit
     const bp_tent_t *t = p->a ? p->a : p->b;
     bp_result_t r = {
         .probe = (char *)title, .output = t->output ? t->output : "", .dtype = p->dt,
+        .dtype_as = t->known ? NULL : (char *)t->dtype,
         .kind = BP_RES_DIFF, .a = (char *)la, .b = (char *)lb, .policy = *pol,
         .compared = false, .counts = true,
         .status = p->kind == BP_PAIR_NOT_COMPARABLE ? BP_RS_NOT_COMPARABLE

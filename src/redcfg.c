@@ -71,7 +71,7 @@ static int output_vec(uint64_t addr, int scalar_bytes, int ndim, int nred,
 
 int bp_redcfg_make(bp_redcfg_t *c, int64_t outer, int64_t len, int64_t inner,
                    int scalar_bytes, int arg_bytes, int vt0, int input_vec_size,
-                   uint64_t in_addr, const bp_gpu_props_t *gpu)
+                   uint64_t in_addr, const bp_gpu_props_t *gpu, unsigned flags)
 {
     memset(c, 0, sizeof *c);
     if (outer <= 0 || len <= 0 || inner <= 0 || scalar_bytes <= 0 || arg_bytes <= 0 ||
@@ -117,12 +117,16 @@ int bp_redcfg_make(bp_redcfg_t *c, int64_t outer, int64_t len, int64_t inner,
     c->input_vec = input_vec_size;
     c->len = len;
     c->inner = inner;
+    c->x_first = (flags & BP_REDCFG_X_FIRST) != 0;
+    c->shfl_desc = (flags & BP_REDCFG_SHFL_DESC) != 0;
 
     bool fastest = nred == ndim || stride[0] < stride[nred];
     int64_t dim0 = fastest ? len : nout, dim1 = fastest ? nout : len;
     int64_t fastest_stride = fastest ? stride[0] : stride[nred];
     if (fastest_stride == 1) {
-        if (fastest && dim0 > 128 && nred == 1 && vt0 >= input_vec_size) {
+        bool vec = (flags & BP_REDCFG_VEC_GE128) ? dim0 >= 128
+                                                  : dim0 > 128 && vt0 >= input_vec_size;
+        if (fastest && nred == 1 && vec) {
             c->vectorize_input = 1;
             dim0 /= input_vec_size;
         } else if (!fastest) {
@@ -194,4 +198,30 @@ unsigned bp_scan_log_threads_x(uint32_t num_rows, uint32_t row_size)
     uint32_t diff = lx - ly;
     lx = ((uint32_t)9 + diff) / (uint32_t)2;
     return lx < 4 ? 4 : lx > 9 ? 9 : lx;
+}
+
+int bp_redcfg_flags(const char *spec)
+{
+    static const struct {
+        const char *name;
+        unsigned bit;
+        bool set;
+    } words[] = {
+        {"vec128=ge", BP_REDCFG_VEC_GE128, true}, {"vec128=gt", BP_REDCFG_VEC_GE128, false},
+        {"run=xy", BP_REDCFG_X_FIRST, true},      {"run=yx", BP_REDCFG_X_FIRST, false},
+        {"shfl=desc", BP_REDCFG_SHFL_DESC, true}, {"shfl=asc", BP_REDCFG_SHFL_DESC, false},
+    };
+    unsigned f = BP_REDCFG_NEWER;
+    while (spec && *spec) {
+        size_t n = strcspn(spec, ",");
+        size_t k = 0;
+        while (k < sizeof words / sizeof *words &&
+               !(strlen(words[k].name) == n && !strncmp(words[k].name, spec, n)))
+            k++;
+        if (k == sizeof words / sizeof *words)
+            return -1;
+        f = words[k].set ? f | words[k].bit : f & ~words[k].bit;
+        spec += n + (spec[n] == ',');
+    }
+    return (int)f;
 }

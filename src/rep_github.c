@@ -159,7 +159,7 @@ int bp_rep_github_summary(FILE *f, const bp_report_t *rep)
             bp_md_code(f, r->probe);
             fputs(" | ", f);
             bp_md_code(f, r->output);
-            fprintf(f, " | %s | ", bp_dtype_name(r->dtype));
+            fprintf(f, " | %s | ", bp_result_dtype(r));
             bp_md_code(f, r->b);
             fputs(" vs ", f);
             bp_md_code(f, r->a);

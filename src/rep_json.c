@@ -74,7 +74,7 @@ static json_t *result_json(const bp_result_t *r)
     bp_policy_format(&r->policy, pol, sizeof pol);
     json_t *o = json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:b, s:b}",
                           "probe", r->probe, "output", r->output ? r->output : "",
-                          "dtype", bp_dtype_name(r->dtype), "kind", bp_res_kind_name(r->kind),
+                          "dtype", bp_result_dtype(r), "kind", bp_res_kind_name(r->kind),
                           "status", bp_res_status_name(bp_result_status(r)),
                           "a", r->a ? r->a : "", "b", r->b ? r->b : "", "policy", pol,
                           "compared", r->compared, "counts", r->counts);

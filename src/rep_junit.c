@@ -86,7 +86,7 @@ static void testcase(FILE *f, const bp_result_t *r)
     char cls[512], name[768], line[32], summary[1024];
     snprintf(cls, sizeof cls, "bitprobe.%s", r->probe);
     snprintf(name, sizeof name, "%s.%s.%s vs %s",
-             r->output && *r->output ? r->output : r->probe, bp_dtype_name(r->dtype), r->b,
+             r->output && *r->output ? r->output : r->probe, bp_result_dtype(r), r->b,
              r->a);
     bp_result_summary(r, summary, sizeof summary);
     fputs("    <testcase", f);

@@ -214,7 +214,7 @@ static void title(FILE *f, const bp_report_t *rep)
             fputs(" | ", f);
             bp_md_code(f, r->output);
         }
-        fprintf(f, " | %s | ", bp_dtype_name(r->dtype));
+        fprintf(f, " | %s | ", bp_result_dtype(r));
         bp_md_code(f, r->b);
         fputs(" vs ", f);
         bp_md_code(f, r->a);
@@ -411,7 +411,7 @@ static bool same_group(const bp_result_t *a, const bp_result_t *b)
 {
     return strcmp(a->probe, b->probe) == 0 && strcmp(a->output ? a->output : "",
                                                      b->output ? b->output : "") == 0 &&
-           a->dtype == b->dtype;
+           strcmp(bp_result_dtype(a), bp_result_dtype(b)) == 0;
 }
 
 static void value_cell(FILE *f, bp_dtype_t dt, uint64_t bits)
@@ -562,7 +562,7 @@ static void group(FILE *f, const bp_report_t *rep, size_t i, size_t j)
         fputs(" ", f);
         code(f, g->output);
     }
-    fprintf(f, " %s%s%s\n\n", bp_dtype_name(g->dtype), *shape ? " " : "", shape);
+    fprintf(f, " %s%s%s\n\n", bp_result_dtype(g), *shape ? " " : "", shape);
     if (g->file) {
         fputs("Defined in ", f);
         code(f, g->file);
@@ -734,7 +734,7 @@ int bp_rep_markdown(FILE *f, const bp_report_t *rep)
                     fputc(' ', sm);
                     code(sm, rep->r[i].output);
                 }
-                fprintf(sm, " %s", bp_dtype_name(rep->r[i].dtype));
+                fprintf(sm, " %s", bp_result_dtype(&rep->r[i]));
             }
             i = j;
         }

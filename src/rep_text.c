@@ -38,7 +38,7 @@ static int decimal_width(bp_dtype_t dt, uint64_t bits)
 static bool same_group(const bp_result_t *a, const bp_result_t *b)
 {
     return strcmp(a->probe, b->probe) == 0 && strcmp(a->output, b->output) == 0 &&
-           a->dtype == b->dtype;
+           strcmp(bp_result_dtype(a), bp_result_dtype(b)) == 0;
 }
 
 static void values_block(FILE *f, const bp_report_t *rep, const bp_result_t *g)
@@ -157,7 +157,7 @@ static void group_block(FILE *f, const bp_report_t *rep, size_t i, size_t j,
     const bp_result_t *g = &rep->r[i];
     char shape[96];
     bp_shape_format(g->cmp.ndim, g->cmp.shape, shape, sizeof shape);
-    fprintf(f, "%s %s %s %s\n", g->probe, g->output, bp_dtype_name(g->dtype),
+    fprintf(f, "%s %s %s %s\n", g->probe, g->output, bp_result_dtype(g),
             g->compared ? shape : "");
     values_block(f, rep, g);
     for (size_t k = i; k < j; k++)
@@ -176,7 +176,7 @@ static void result_line(FILE *f, const bp_result_t *r, const bp_rep_opts_t *o,
     }
     const char *output = r->output && *r->output ? r->output : NULL;
     snprintf(title, sizeof title, "%s%s%s %s%s: %s vs %s", r->probe, output ? " " : "",
-             output ? output : "", bp_dtype_name(r->dtype), shape, r->b, r->a);
+             output ? output : "", bp_result_dtype(r), shape, r->b, r->a);
     bp_res_status_t s = bp_result_status(r);
     bool bad = bp_result_outcome(r) != 0;
     const char *on = bad ? red(o) : "", *of = bad ? off(o) : "";

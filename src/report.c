@@ -74,6 +74,7 @@ void bp_report_free(bp_report_t *rep)
         free(r->a);
         free(r->b);
         free(r->note);
+        free(r->dtype_as);
         bp_cmp_free(&r->cmp);
     }
     for (size_t i = 0; i < rep->nv; i++) {
@@ -112,6 +113,7 @@ bp_result_t *bp_report_add(bp_report_t *rep, const bp_result_t *r)
     d->a = dup_or_null(r->a);
     d->b = dup_or_null(r->b);
     d->note = dup_or_null(r->note);
+    d->dtype_as = dup_or_null(r->dtype_as);
     return d;
 }
 
@@ -341,11 +343,16 @@ const char *bp_res_kind_name(bp_res_kind_t k)
     return "?";
 }
 
+const char *bp_result_dtype(const bp_result_t *r)
+{
+    return r->dtype_as ? r->dtype_as : bp_dtype_name(r->dtype);
+}
+
 void bp_result_title(const bp_result_t *r, char *out, size_t n)
 {
     const char *output = r->output && *r->output ? r->output : NULL;
     snprintf(out, n, "%s%s%s %s: %s vs %s", r->probe, output ? " " : "",
-             output ? output : "", bp_dtype_name(r->dtype), r->b, r->a);
+             output ? output : "", bp_result_dtype(r), r->b, r->a);
 }
 
 void bp_result_summary(const bp_result_t *r, char *out, size_t n)

@@ -50,6 +50,9 @@ typedef struct bp_result {
     int line;         /* line of the output in that file, or 0 */
     char *output;
     bp_dtype_t dtype;
+    char *dtype_as;   /* a tensor of a dtype bitprobe does not read (diff):
+                       * the dtype as its file spells it, shown instead of
+                       * dtype; else NULL */
     bp_res_kind_t kind;
     char *a, *b;      /* side labels: "cpu", "golden cpu-sleef", a path */
     bp_policy_t policy;
@@ -150,6 +153,8 @@ const char *bp_res_kind_name(bp_res_kind_t k);
 /* The multi-dimensional index of flat position `flat` in a row-major
  * shape, as a JSON array of integers (new reference). */
 json_t *bp_report_index_json(int ndim, const int64_t *shape, size_t flat);
+/* r's dtype as reports show it: dtype_as, else dtype's name. */
+const char *bp_result_dtype(const bp_result_t *r);
 /* "seed-div y fp32: cuda vs cpu" (diff: "cos bf16: B vs A"). */
 void bp_result_title(const bp_result_t *r, char *out, size_t n);
 /* One line for CI messages: "329332 of 524288 elements differ (62.82%),

@@ -467,7 +467,13 @@ static bp_status read_result(rd_t *r, const json_t *o, const char *path, bp_repo
         return bad(r, path, "expected a result (an object), found %s", type_name(o));
     TRY(get_str(r, o, path, "probe", true, &probe));
     TRY(get_str(r, o, path, "output", true, &output));
-    TRY(dtype_of(r, o, path, &res.dtype));
+    TRY(get_bool(r, o, path, "compared", &res.compared));
+    /* a tensor not compared may be of a dtype bitprobe does not read */
+    const char *dts = json_string_value(json_object_get(o, "dtype"));
+    if (!res.compared && dts && !bp_dtype_parse(dts, &res.dtype))
+        res.dtype_as = (char *)dts;
+    else
+        TRY(dtype_of(r, o, path, &res.dtype));
     TRY(read_kind(r, o, path, &res.kind));
     TRY(get_str(r, o, path, "a", true, &a));
     TRY(get_str(r, o, path, "b", true, &b));
@@ -477,7 +483,6 @@ static bp_status read_result(rd_t *r, const json_t *o, const char *path, bp_repo
         key_path(kp, path, "policy");
         return bad(r, kp, "%s", perr.msg);
     }
-    TRY(get_bool(r, o, path, "compared", &res.compared));
     TRY(get_bool(r, o, path, "counts", &res.counts));
     TRY(read_status(r, o, path, &res));
     TRY(get_str(r, o, path, "note", false, &note));

@@ -68,24 +68,29 @@ static bp_pair_t *push(bp_pairs_t *out, bp_pair_kind_t k, const bp_tent_t *a,
 static void judge(bp_pair_t *p, const bp_pair_opts_t *o)
 {
     const bp_tent_t *a = p->a, *b = p->b;
+    char sa[160], sb[160];
+    bp_shape_format(a->ndim, a->shape, sa, sizeof sa);
+    bp_shape_format(b->ndim, b->shape, sb, sizeof sb);
+    /* a dtype bitprobe does not read, as the file spells it */
+    const char *da = a->known ? bp_dtype_name(a->dt) : a->dtype,
+               *db = b->known ? bp_dtype_name(b->dt) : b->dtype;
     if (!a->known || !b->known) {
         p->kind = BP_PAIR_NOT_COMPARABLE;
         if (!a->known && !b->known && strcmp(a->dtype, b->dtype) != 0)
-            snprintf(p->why, sizeof p->why, "dtypes %s and %s", a->dtype, b->dtype);
+            snprintf(p->why, sizeof p->why, "unknown dtypes %s and %s: %s %s in A, %s %s in B",
+                     da, db, da, sa, db, sb);
         else
-            snprintf(p->why, sizeof p->why, "dtype %s", a->known ? b->dtype : a->dtype);
+            snprintf(p->why, sizeof p->why, "unknown dtype %s: %s %s in A, %s %s in B",
+                     a->known ? db : da, da, sa, db, sb);
         return;
     }
     bool same = a->ndim == b->ndim;
     for (int d = 0; same && d < a->ndim; d++)
         same = a->shape[d] == b->shape[d];
     if (!same) {
-        char sa[160], sb[160];
-        bp_shape_format(a->ndim, a->shape, sa, sizeof sa);
-        bp_shape_format(b->ndim, b->shape, sb, sizeof sb);
         p->kind = BP_PAIR_NOT_COMPARABLE;
-        snprintf(p->why, sizeof p->why, "shapes differ: %s %s in A, %s %s in B",
-                 bp_dtype_name(a->dt), sa, bp_dtype_name(b->dt), sb);
+        snprintf(p->why, sizeof p->why, "shapes differ: %s %s in A, %s %s in B", da, sa, db,
+                 sb);
         return;
     }
     p->dt = a->dt;

@@ -366,16 +366,53 @@ static void ck_erf_half(bp_backend_t *be)
     }
 }
 
-START_TEST(t_erf_half)
+/* ck on the default backend, then (on CPUs that have it) the AVX512
+ * capability's. */
+static void on_each_isa(void (*ck)(bp_backend_t *))
 {
     bp_backend_t *be = cpu();
-    ck_erf_half(be);
+    ck(be);
     bp_backend_close(be);
     if (bp_cpu_isa_supported(BP_CPU_ISA_AVX512)) {
         be = cpu_isa(BP_CPU_MATH_SLEEF_U10, BP_CPU_ISA_AVX512);
-        ck_erf_half(be);
+        ck(be);
         bp_backend_close(be);
     }
+}
+
+START_TEST(t_erf_half)
+{
+    on_each_isa(ck_erf_half);
+}
+END_TEST
+
+/* fp64 erf and gelu take Vectorized<double>::erf, SLEEF's double erf as
+ * PyTorch 2.11 bundles it (3.8/3.9), not the system's 3.5: gelu of
+ * x = 0x1.02697cp+0 in vector lanes is 0x3feb3fffe6cb48fc in PyTorch 2.11's
+ * AVX-512 build (3.5's erf gives ...fb); the AVX2 build's lanes compute the
+ * same (every lane the same FMA arithmetic).  erf(x / sqrt 2) is
+ * sleef_erf_ref.py's 0x3fe5fdc506cdbccf, on every element (vec::map). */
+static void ck_erf_f64(bp_backend_t *be)
+{
+    const double x = 0x1.02697cp+0;
+    bp_buf_t a = vec_of(BP_F64, 20), h = vec_of(BP_F64, 20);
+    for (size_t i = 0; i < 20; i++) {
+        bp_buf_set(&a, i, x);
+        bp_buf_set(&h, i, x * M_SQRT1_2);
+    }
+    bp_op_t g = {.kind = BP_OP_GELU}, e = {.kind = BP_OP_ERF};
+    bp_buf_t rg = run1(be, &g, &a, BP_F64), re = run1(be, &e, &h, BP_F64);
+    for (size_t i = 0; i < 16; i++) /* two registers' worth; the rest is std::erf's */
+        ck_assert_msg(bits(&rg, i) == 0x3feb3fffe6cb48fcull, "gelu(%a)[%zu] = 0x%016llx", x, i,
+                      (unsigned long long)bits(&rg, i));
+    for (size_t i = 0; i < 20; i++)
+        ck_assert_msg(bits(&re, i) == 0x3fe5fdc506cdbccfull, "erf[%zu] = 0x%016llx", i,
+                      (unsigned long long)bits(&re, i));
+}
+
+START_TEST(t_erf_f64)
+{
+    on_each_isa(ck_erf_f64);
 }
 END_TEST
 
@@ -426,5 +463,6 @@ void be_cpu_act_tests(TCase *tc)
     tcase_add_test(tc, t_act_mpfr);
     tcase_add_test(tc, t_act_tail);
     tcase_add_test(tc, t_erf_half);
+    tcase_add_test(tc, t_erf_f64);
     tcase_add_test(tc, t_fill_linspace);
 }

@@ -3,7 +3,8 @@
  * 2048 threads, warps of 32).  Each expected configuration is derived by
  * hand from setReduceConfig's steps, written out in the comment above it
  * (dim0/dim1 after vectorisation, set_block_dimension, the input/output
- * splits, the global split). */
+ * splits, the global split), with the newer Reduce.cuh's rules unless the
+ * case says otherwise. */
 #include <check.h>
 #include <stdlib.h>
 
@@ -11,17 +12,18 @@
 
 static const bp_gpu_props_t H100 = {132, 2048, 32};
 #define ALIGNED 0x7f0000000000ull /* a cudaMalloc address: 256-byte aligned */
+static unsigned FLAGS = BP_REDCFG_NEWER;
 
 static bp_redcfg_t make(int64_t outer, int64_t len, int64_t inner, int scalar, int vt0,
                         int ivs)
 {
     bp_redcfg_t c;
-    ck_assert_int_eq(bp_redcfg_make(&c, outer, len, inner, scalar, 4, vt0, ivs, ALIGNED, &H100),
-                     0);
+    ck_assert_int_eq(
+        bp_redcfg_make(&c, outer, len, inner, scalar, 4, vt0, ivs, ALIGNED, &H100, FLAGS), 0);
     return c;
 }
 
-/* fp32 sum of 4096: vectorised (4096 > 128), dim0 1024 -> 512 lanes wide
+/* fp32 sum of 4096: vectorised (4096 >= 128), dim0 1024 -> 512 lanes wide
  * (bw 32, bh min(1, 16) = 1, bw min(512, 512)); step 512; 8 values per
  * thread < 16: no warp split; one block. */
 START_TEST(t_all_fp32)
@@ -41,15 +43,54 @@ START_TEST(t_all_fp32)
 }
 END_TEST
 
-/* The same for bf16 with sum_functor's 8-wide request: vt0 4 < 8, not
- * vectorised; dim0 4096 -> 512 lanes all the same. */
+/* bf16 with sum_functor's 8-wide request: the newer Reduce.cuh vectorises
+ * it (dim0 512 -> 512 lanes); the older refuses (vt0 4 < 8): dim0 4096,
+ * 512 lanes all the same, values read one at a time. */
 START_TEST(t_all_bf16)
 {
     bp_redcfg_t c = make(1, 4096, 1, 2, 4, 8);
+    ck_assert_int_eq(c.vectorize_input, 1);
+    ck_assert_int_eq(c.input_vec, 8);
+    ck_assert_int_eq(c.block_x, 512);
+    FLAGS = 0;
+    c = make(1, 4096, 1, 2, 4, 8);
+    FLAGS = BP_REDCFG_NEWER;
     ck_assert_int_eq(c.vectorize_input, 0);
     ck_assert_int_eq(c.output_vec, 1);
     ck_assert_int_eq(c.block_x, 512);
     ck_assert_int_eq(c.step_input, 512);
+}
+END_TEST
+
+/* 128 values: vectorised by the newer rule (>= 128: dim0 32, one warp),
+ * not by the older (> 128: dim0 128, 32 lanes wide as well). */
+START_TEST(t_vec_threshold)
+{
+    bp_redcfg_t c = make(1, 128, 1, 4, 4, 4);
+    ck_assert_int_eq(c.vectorize_input, 1);
+    ck_assert_int_eq(c.block_x, 32);
+    ck_assert_int_eq(c.x_first, 1);
+    ck_assert_int_eq(c.shfl_desc, 1);
+    FLAGS = 0;
+    c = make(1, 128, 1, 4, 4, 4);
+    FLAGS = BP_REDCFG_NEWER;
+    ck_assert_int_eq(c.vectorize_input, 0);
+    ck_assert_int_eq(c.block_x, 128);
+    ck_assert_int_eq(c.x_first, 0);
+    ck_assert_int_eq(c.shfl_desc, 0);
+}
+END_TEST
+
+START_TEST(t_flags)
+{
+    ck_assert_int_eq(bp_redcfg_flags(NULL), BP_REDCFG_NEWER);
+    ck_assert_int_eq(bp_redcfg_flags(""), BP_REDCFG_NEWER);
+    ck_assert_int_eq(bp_redcfg_flags("run=yx"), BP_REDCFG_NEWER & ~BP_REDCFG_X_FIRST);
+    ck_assert_int_eq(bp_redcfg_flags("vec128=gt,run=yx,shfl=asc"), 0);
+    ck_assert_int_eq(bp_redcfg_flags("shfl=asc,shfl=desc"), BP_REDCFG_NEWER);
+    ck_assert_int_eq(bp_redcfg_flags("run=zz"), -1);
+    ck_assert_int_eq(bp_redcfg_flags("run=xy,"), BP_REDCFG_NEWER);
+    ck_assert_int_eq(bp_redcfg_flags("run"), -1);
 }
 END_TEST
 
@@ -102,7 +143,7 @@ START_TEST(t_middle_axis)
     ck_assert_int_eq(c.grid_x, 1);
     /* a misaligned input halves it again */
     bp_redcfg_t m;
-    ck_assert_int_eq(bp_redcfg_make(&m, 8, 100, 6, 4, 4, 4, 4, ALIGNED + 4, &H100), 0);
+    ck_assert_int_eq(bp_redcfg_make(&m, 8, 100, 6, 4, 4, 4, 4, ALIGNED + 4, &H100, FLAGS), 0);
     ck_assert_int_eq(m.output_vec, 1);
 }
 END_TEST
@@ -120,8 +161,8 @@ END_TEST
 START_TEST(t_refused)
 {
     bp_redcfg_t c;
-    ck_assert_int_eq(bp_redcfg_make(&c, 1, (int64_t)1 << 31, 1, 4, 4, 4, 4, ALIGNED, &H100), -1);
-    ck_assert_int_eq(bp_redcfg_make(&c, 0, 5, 1, 4, 4, 4, 4, ALIGNED, &H100), -1);
+    ck_assert_int_eq(bp_redcfg_make(&c, 1, (int64_t)1 << 31, 1, 4, 4, 4, 4, ALIGNED, &H100, FLAGS), -1);
+    ck_assert_int_eq(bp_redcfg_make(&c, 0, 5, 1, 4, 4, 4, 4, ALIGNED, &H100, FLAGS), -1);
 }
 END_TEST
 
@@ -143,6 +184,8 @@ int main(void)
     TCase *tc = tcase_create("redcfg");
     tcase_add_test(tc, t_all_fp32);
     tcase_add_test(tc, t_all_bf16);
+    tcase_add_test(tc, t_vec_threshold);
+    tcase_add_test(tc, t_flags);
     tcase_add_test(tc, t_global);
     tcase_add_test(tc, t_rows);
     tcase_add_test(tc, t_middle_axis);

@@ -44,12 +44,15 @@ a="$TMP/a.safetensors" b="$TMP/b.safetensors"
 run 1 diff "$a" "$b" --json "$TMP/d.json"
 out_has "not comparable: shapes differ: fp32 [4] in A, fp32 [2, 2] in B"
 out_has "not comparable: dtypes differ: fp16 in A, fp32 in B (--cast compares them after exact widening)"
-out_has "not comparable: dtype F4"
+# a dtype bitprobe does not read: named as the file spells it, with the
+# shapes of both sides (not as bytes, "u8", without a shape)
+out_has "  fp4 F4: $b vs $a: not comparable: unknown dtype F4: F4 [4] in A, F4 [4] in B"
 out_has "not comparable: dtypes differ: bf16 in A, fp16 in B"
 py - "$TMP/d.json" <<'PY' || fail "the JSON report's figures"
 import json, sys
 r = {x["probe"]: x for x in json.load(open(sys.argv[1]))["results"]}
 assert not r["shape"]["compared"] and not r["fp4"]["compared"] and not r["half"]["compared"]
+assert r["fp4"]["dtype"] == "F4", r["fp4"]
 assert r["same"]["mismatched"] == 0
 assert r["u8"]["mismatched"] == 1 and r["u8"]["max_ulp"]["value"] == 1, r["u8"]
 assert r["i16"]["mismatched"] == 1 and r["i16"]["max_abs"]["value"] == 10, r["i16"]
@@ -60,6 +63,10 @@ assert r["e4"]["zero_sign_diffs"] == 1 and r["e4"]["max_ulp"]["value"] == 1
 assert r["e5"]["mismatched"] == 1 and r["e5"]["class_changes"] == 1, r["e5"]
 assert r["bo"]["mismatched"] == 1, r["bo"]
 PY
+# the JSON report read back keeps the dtype as spelt
+run 1 report "$TMP/d.json" --junit "$TMP/d.xml"
+out_has "  fp4 F4: $b vs $a: not comparable: unknown dtype F4"
+grep -q 'name="fp4.F4.' "$TMP/d.xml" || fail "JUnit names the unknown dtype: $(grep fp4 "$TMP/d.xml")"
 
 # --cast: fp16 widens exactly to fp32 and is compared there; bf16 and fp16
 # do not widen to each other

@@ -4,11 +4,14 @@
 # scans: kernels/scan.cu):
 #  1. check_redcfg and check_rows_cuda: the host's configuration and the
 #     hand-derived values on bitprobe's cuda backend;
-#  2. reduce_torch.py: every op over 57 shapes (1-D lengths 1 to 2^20, 2-D
+#  2. reduce_torch.py: every op over 58 shapes (1-D lengths 1 to 2^20, 2-D
 #     and 3-D over each axis, keepdim, empty, a reduced axis of 1) in fp32,
 #     fp64, bf16, fp16 (sum and mean also with dtype=fp32), i32 and i64,
 #     bit for bit against PyTorch from bitprobe's own inputs: one line per
 #     output, then "reduce: N outputs checked on cuda, 0 differ, ...";
+#     when outputs differ, the same again under each older Reduce.cuh rule
+#     (BP_ATEN_REDUCE, src/redcfg.h), whose totals tell which rules this
+#     PyTorch follows;
 #  3. the shipped probes whose cuda goldens these kernels change
 #     (rmsnorm-llama, sum-fp32-accumulator, sum-order) op by op against
 #     PyTorch, then blessed on cuda into $OUT/golden (copy
@@ -24,9 +27,17 @@ PY=${PYTHON3:-python3}
 PROBES="rmsnorm-llama sum-fp32-accumulator sum-order"
 step "check_redcfg, check_rows_cuda" 0 env BP_REQUIRE_GPU=1 make check \
     TESTS="tests/check_redcfg tests/check_rows_cuda"
-step "reduce vs PyTorch (cuda)" 0 "$PY" tests/fidelity/reduce_torch.py --bitprobe "$B" \
-    --out "$OUT/reduce"
-grep -v ': identical' "$OUT"/*-reduce_vs_PyTorch*.txt | head -n 40
+if ! step "reduce vs PyTorch (cuda)" 0 "$PY" tests/fidelity/reduce_torch.py --bitprobe "$B" \
+    --out "$OUT/reduce"; then
+    grep -v ': identical' "$OUT"/*-reduce_vs_PyTorch*.txt | head -n 40
+    # Reduce.cuh's order changed between PyTorch versions (src/redcfg.h):
+    # which of the older rules this PyTorch follows, one at a time and all
+    # together; the totals say which variant is PyTorch's
+    for v in run=yx shfl=asc vec128=gt run=yx,shfl=asc vec128=gt,run=yx,shfl=asc; do
+        step "variant $v" "0|1" env BP_ATEN_REDUCE="$v" "$PY" tests/fidelity/reduce_torch.py \
+            --bitprobe "$B" --out "$OUT/reduce-$v"
+    done
+fi
 set --
 for p in $PROBES; do set -- "$@" --probe "$p"; done
 step "shipped vs PyTorch (cuda)" 0 "$PY" tests/fidelity/fuzz_torch.py shipped \
