@@ -27,7 +27,11 @@ downstream.  An op's verdict:
                 2.x computes every element by the scalar lambda), exp2 of
                 every float dtype (1.13: std::exp2 on every element; 2.x:
                 SLEEF's exp2 in the vector lanes), erf of bf16/fp16 (1.13:
-                SLEEF's erf; 2.x: Vectorized<float>::erf, ATen's polynomial)
+                SLEEF's erf; 2.x: Vectorized<float>::erf, ATen's polynomial),
+                fp64 erf and fp64 gelu(approximate='none') (SLEEF's erf in
+                the vector lanes: SLEEF 3.5's in 1.13, Debian's build
+                linking the system's 3.5.1; 2.11 bundles 3.8/3.9, whose erf
+                is another algorithm, 1 ulp apart on a few % of inputs)
   unpinned      PyTorch's order is not fixed (matmul through BLAS/cuBLAS
                 heuristics, the default-order sum): reported, not required
   own           bitprobe's own generator (`uniform`): nothing to replay
@@ -53,6 +57,7 @@ import os
 
 import torch
 
+import fuzz_gen
 import refio
 from probe_torch_ops import DT, OWN, bits, mismatches, run_op
 
@@ -107,8 +112,11 @@ def version_op(op, out_dtype):
         return out_dtype in (torch.bfloat16, torch.float16)
     if op["op"] == "exp2":  # std::exp2 on every element in 1.13, SLEEF's in 2.x's lanes
         return out_dtype.is_floating_point
-    if op["op"] == "erf":  # bf16: SLEEF's erf in 1.13, ATen's float polynomial in 2.x
-        return out_dtype in (torch.bfloat16, torch.float16)
+    if op["op"] == "erf":  # bf16: SLEEF's erf in 1.13, ATen's float polynomial in 2.x;
+        # fp64: SLEEF 3.5's erf in 1.13, 3.6's (PyTorch's bundled 3.8/3.9) in 2.11
+        return out_dtype in (torch.bfloat16, torch.float16, torch.float64)
+    if op["op"] == "gelu" and op.get("approximate", "none") == "none":
+        return out_dtype == torch.float64  # the same erf in the vector lanes
     return op["op"] == "linspace" and out_dtype.is_floating_point
 
 
@@ -204,7 +212,7 @@ def replay_op(op, bufs, dt_out, device, saved):
         # also be read unconverted (where's cond, an index)
         conv, renamed = {}, {}
         index = {"index_select": "b", "embedding": "a"}.get(k)  # indices stay integers
-        for key in ("a", "b"):
+        for key in ("a", "b", "min", "max") if k == "clamp_tensor" else ("a", "b"):
             v = op.get(key)
             if isinstance(v, str) and key != index:
                 conv[v + "@dtype"] = bufs[v].to(dt_out)
@@ -240,8 +248,7 @@ def check_probe(spec, bundle, device, res, log=print, keep=None):
             key = f"{op['out']}.{d}"
             mine = data.get(key)
             counted = keep is None or keep(i)
-            reads = [v for v in [op.get("a"), op.get("b"), op.get("cond")] +
-                     list(op.get("inputs", [])) if isinstance(v, str)]
+            reads = fuzz_gen.reads(op)
             if key in lacking or any(v not in bufs for v in reads):
                 # a dtype this torch lacks, here or upstream
                 if counted:

@@ -254,6 +254,13 @@ def cmd_run(args):
         log("fuzz: not drawn (no backend on every device asked for): " + ", ".join(missing))
         table = [o for o in table if o["name"] not in missing]
     ops = fuzz_gen.drawn(table)
+    if args.focus_ops:
+        want = args.focus_ops.split(",")
+        unknown = [o for o in want if o not in ops]
+        if unknown:
+            log("fuzz: --focus-ops names ops the generator does not draw: " + ", ".join(unknown))
+            return 2
+        ops = want
     if args.each_op:
         args.probes = args.each_op * len(ops)
     log(f"fuzz: seed {args.seed}, {args.probes} probes of about {args.ops} ops, devices "
@@ -280,7 +287,7 @@ def cmd_run(args):
     nogen = sorted(kinds & set(fuzz_gen.NOT_DRAWN))
     if nogen:
         log("never drawn (creation ops that need a file): " + ", ".join(nogen))
-    undrawn = sorted(kinds - seen - set(nogen))
+    undrawn = sorted((set(ops) if args.focus_ops else kinds) - seen - set(nogen))
     for op in undrawn:
         why = [msg for _, o, msg in aside if o == op] + \
             [msg for _, _, msg in aside if f"({op}" in msg]
@@ -404,6 +411,9 @@ def main():
     r.add_argument("--each-op", type=int, default=0, metavar="K",
                    help="K probes per op of the table instead of --probes, each drawing "
                         "mostly that op; fails unless every op was drawn and replayed")
+    r.add_argument("--focus-ops", metavar="LIST",
+                   help="with --each-op: only these ops (comma-separated) are focused on and "
+                        "must be drawn")
     r.add_argument("--require", type=int, default=0,
                    help="fail unless every device replayed N ops, every op kind and dtype")
     r.add_argument("--bitprobe-arg", action="append", default=[])
