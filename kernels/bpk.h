@@ -148,7 +148,8 @@ int bpk_sum(void *stream, int pairwise, void *out, int out_dt, const void *in,
  * with the geometry cfg (src/redcfg.h: bp_redcfg_make with the op's vt0:
  * 4, var 2; input_vec_size 8 for sum and mean of bf16/fp16 inputs, else
  * vt0).  in_dt is the kernel's scalar_t: fp64, fp32, bf16, fp16 (float
- * accumulators for the last three) or i64 (sum and prod).  param: mean's
+ * accumulators for the last three) or i64/i32 (sum and prod, in int64,
+ * wrapping).  param: mean's
  * factor, var's correction.  staging (cfg->staging_elems accumulators of
  * the op) and semaphores (cfg->grid_x ints, zeroed) where cfg->input_mult[2]. */
 enum { BPK_TREE_SUM, BPK_TREE_MEAN, BPK_TREE_PROD, BPK_TREE_VAR };
@@ -184,6 +185,10 @@ int bpk_compare(void *stream, int op, void *out, int cmp_dt, bpk_arg_t a,
 /* compare.cu: out[i] = cond ? a : b (torch.where), each tensor operand
  * converted to out_dt as bpk_cast does; a scalar already exact in out_dt.
  * bc gives a's and b's strides, bcc (its stride_a) cond's. */
+/* compare.cu: torch.clamp(a, min=lo, max=hi), every operand a tensor,
+ * computed in out_dt; bc broadcasts a and lo, bch hi (its stride_a). */
+int bpk_clamp(void *stream, void *out, int out_dt, bpk_arg_t a, bpk_arg_t lo, bpk_arg_t hi,
+              const bpk_bcast_t *bc, const bpk_bcast_t *bch, int64_t n);
 int bpk_where(void *stream, void *out, int out_dt, const void *cond, bpk_arg_t a,
               bpk_arg_t b, const bpk_bcast_t *bc, const bpk_bcast_t *bcc, int64_t n);
 

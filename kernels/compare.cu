@@ -8,7 +8,11 @@
  * dtype.  NaN is unordered: only ne is true.
  * where (TensorCompare.cu where_kernel): `cond ? a : b` on operands already
  * converted to the result dtype (where_self_out's self.to(result_type)),
- * which is bpk_convert's copy; a number is already exact in out_dt. */
+ * which is bpk_convert's copy; a number is already exact in out_dt.
+ * clamp with tensor min and max (TensorCompare.cu clamp_kernel_impl): v,
+ * lower, upper in the common dtype; v if v is NaN, else lower if it is,
+ * else upper if it is, else ::min(::max(v, lower), upper) (fmaxf/fminf
+ * for float, bf16 and f16, which widen exactly and narrow back exactly). */
 #include "bpk_common.cuh"
 
 template <typename T>
@@ -56,6 +60,47 @@ extern "C" int bpk_compare(void *stream, int op, void *out, int cmp_dt, bpk_arg_
         bpk_compare_kernel<long long><<<g, BPK_THREADS, 0, s>>>(op, o, cmp_dt, a, b, *bc, n);
     else if (cmp_dt == BPK_F32 || cmp_dt == BPK_BF16 || cmp_dt == BPK_F16)
         bpk_compare_kernel<float><<<g, BPK_THREADS, 0, s>>>(op, o, cmp_dt, a, b, *bc, n);
+    else
+        return (int)cudaErrorInvalidValue;
+    return bpk_launched();
+}
+
+template <typename T>
+__global__ void bpk_clamp_kernel(void *out, int out_dt, bpk_arg_t a, bpk_arg_t lo,
+                                 bpk_arg_t hi, bpk_bcast_t bc, bpk_bcast_t bch, int64_t n)
+{
+    BPK_FOR(i, n)
+    {
+        int64_t ia, il, ih, unused;
+        bpk_bcast_offsets(bc, i, &ia, &il);
+        bpk_bcast_offsets(bch, i, &ih, &unused);
+        T v = bpk_operand<T>(a, ia, out_dt), l = bpk_operand<T>(lo, il, out_dt),
+          h = bpk_operand<T>(hi, ih, out_dt);
+        T r = v != v ? v : l != l ? l : h != h ? h : ::min(::max(v, l), h);
+        bpk_num<T>::store(out, out_dt, i, r);
+    }
+}
+
+extern "C" int bpk_clamp(void *stream, void *out, int out_dt, bpk_arg_t a, bpk_arg_t lo,
+                         bpk_arg_t hi, const bpk_bcast_t *bc, const bpk_bcast_t *bch,
+                         int64_t n)
+{
+    if (!bpk_dtype_ok(out_dt) || !a.ptr || !lo.ptr || !hi.ptr || !bpk_dtype_ok(a.dtype) ||
+        !bpk_dtype_ok(lo.dtype) || !bpk_dtype_ok(hi.dtype) || !bc || !bch || bc->ndim < 0 ||
+        bc->ndim > BPK_MAXDIM || bch->ndim < 0 || bch->ndim > BPK_MAXDIM ||
+        out_dt == BPK_BOOL)
+        return (int)cudaErrorInvalidValue;
+    if (n <= 0)
+        return 0;
+    cudaStream_t s = (cudaStream_t)stream;
+    unsigned g = bpk_blocks(n);
+    if (out_dt == BPK_F64)
+        bpk_clamp_kernel<double><<<g, BPK_THREADS, 0, s>>>(out, out_dt, a, lo, hi, *bc, *bch, n);
+    else if (bpk_is_int(out_dt))
+        bpk_clamp_kernel<long long><<<g, BPK_THREADS, 0, s>>>(out, out_dt, a, lo, hi, *bc, *bch,
+                                                              n);
+    else if (out_dt == BPK_F32 || out_dt == BPK_BF16 || out_dt == BPK_F16)
+        bpk_clamp_kernel<float><<<g, BPK_THREADS, 0, s>>>(out, out_dt, a, lo, hi, *bc, *bch, n);
     else
         return (int)cudaErrorInvalidValue;
     return bpk_launched();

@@ -125,7 +125,9 @@ extern "C" int bpk_scan(void *stream, void *out, const void *in, int dt, int64_t
     case BPK_F32:
     case BPK_BF16:
     case BPK_F16: return scan<float>(s, out, in, dt, outer, len, inner, innermost, log_x);
-    case BPK_I64: return scan<long long>(s, out, in, dt, outer, len, inner, innermost, log_x);
+    case BPK_I64:
+    case BPK_I32: /* wrapping: the int64 sums' low halves */
+        return scan<long long>(s, out, in, dt, outer, len, inner, innermost, log_x);
     }
     return (int)cudaErrorInvalidValue;
 }

@@ -441,6 +441,7 @@ extern "C" int bpk_tree_reduce(void *stream, int op, void *out, int out_dt, cons
         return launch_float_op<float>(op, cfg, out, out_dt, in, in_dt, param, staging,
                                       semaphores, s);
     case BPK_I64:
+    case BPK_I32: /* wrapping int32 sums: the int64 sum's low half */
         return launch_op<long long>(op, cfg, out, out_dt, in, in_dt, param, staging,
                                     semaphores, s);
     }
@@ -454,7 +455,7 @@ extern "C" int bpk_tree_acc_bytes(int op, int in_dt)
     switch (op) {
     case BPK_TREE_SUM:
     case BPK_TREE_PROD:
-        return flt ? (wide ? 8 : 4) : in_dt == BPK_I64 ? 8 : 0;
+        return flt ? (wide ? 8 : 4) : in_dt == BPK_I64 || in_dt == BPK_I32 ? 8 : 0;
     case BPK_TREE_MEAN:
         return flt ? (wide ? 8 : 4) : 0;
     case BPK_TREE_VAR:

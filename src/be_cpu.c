@@ -214,11 +214,16 @@ bp_status bp_cpu_expand_i64(const bp_buf_t *src, const bp_buf_t *out,
 bp_cpu_loop_t bp_cpu_loop(const bp_buf_t *out, const bp_buf_t *a,
                           const bp_buf_t *b)
 {
-    bp_cpu_loop_t l = {1, true};
     const bp_buf_t *ins[2] = {a, b};
-    int64_t st[2][BP_MAXDIM];
+    return bp_cpu_loop_n(out, ins, 2);
+}
+
+bp_cpu_loop_t bp_cpu_loop_n(const bp_buf_t *out, const bp_buf_t *const *ins, int count)
+{
+    bp_cpu_loop_t l = {1, true};
+    int64_t st[BP_CPU_LOOP_MAXIN][BP_MAXDIM];
     int nin = 0;
-    for (int k = 0; k < 2; k++)
+    for (int k = 0; k < count && k < BP_CPU_LOOP_MAXIN; k++)
         if (ins[k] && bcast_strides(ins[k], out, st[nin], NULL) == BP_OK)
             nin++;
     if (out->ndim == 0)
@@ -228,21 +233,22 @@ bp_cpu_loop_t bp_cpu_loop(const bp_buf_t *out, const bp_buf_t *a,
      * up; the output is contiguous. */
     int d = out->ndim - 1;
     size_t n = (size_t)out->shape[d];
-    int64_t s[2] = {nin > 0 ? st[0][d] : 0, nin > 1 ? st[1][d] : 0};
+    int64_t s[BP_CPU_LOOP_MAXIN];
+    for (int k = 0; k < nin; k++)
+        s[k] = st[k][d];
     for (d--; d >= 0; d--) {
         size_t m = (size_t)out->shape[d];
-        int64_t t[2] = {nin > 0 ? st[0][d] : 0, nin > 1 ? st[1][d] : 0};
         if (m == 1)
             continue;
         if (n == 1) {
             n = m;
-            s[0] = t[0];
-            s[1] = t[1];
+            for (int k = 0; k < nin; k++)
+                s[k] = st[k][d];
             continue;
         }
         bool ok = true;
         for (int k = 0; k < nin; k++)
-            ok = ok && s[k] * (int64_t)n == t[k];
+            ok = ok && s[k] * (int64_t)n == st[k][d];
         if (!ok)
             break;
         n *= m;
@@ -637,6 +643,7 @@ const bp_op_fn bp_cpu_ops[BP_OP_COUNT] = {
     [BP_OP_LINSPACE] = bp_cpu_op_linspace,
     [BP_OP_RANDN] = op_normal,
     [BP_OP_NORMAL] = op_normal,
+    [BP_OP_CLAMP_TENSOR] = bp_cpu_op_clamp_tensor,
 };
 
 static void cpu_destroy(bp_backend_t *be)

@@ -72,9 +72,12 @@ static inline bool bp_cpu_in_vector(const bp_cpu_loop_t *l, size_t i,
 }
 
 /* Inner-loop layout of an op writing `out` from inputs a and b (either may
- * be NULL: a scalar argument). */
+ * be NULL: a scalar argument); bp_cpu_loop_n for up to BP_CPU_LOOP_MAXIN
+ * inputs (clamp's three). */
+#define BP_CPU_LOOP_MAXIN 3
 bp_cpu_loop_t bp_cpu_loop(const bp_buf_t *out, const bp_buf_t *a,
                           const bp_buf_t *b);
+bp_cpu_loop_t bp_cpu_loop_n(const bp_buf_t *out, const bp_buf_t *const *ins, int count);
 
 /* The operand as doubles, broadcast to out's shape, each element first
  * converted to dtype `as` the way ATen's TensorIterator casts inputs to the
@@ -133,6 +136,7 @@ bp_status bp_cpu_op_unary(bp_backend_t *, const bp_exec_t *, bp_error_t *);
 bp_status bp_cpu_op_act(bp_backend_t *, const bp_exec_t *, bp_error_t *);
 bp_status bp_cpu_op_exact1(bp_backend_t *, const bp_exec_t *, bp_error_t *);
 bp_status bp_cpu_op_minmax(bp_backend_t *, const bp_exec_t *, bp_error_t *);
+bp_status bp_cpu_op_clamp_tensor(bp_backend_t *, const bp_exec_t *, bp_error_t *);
 bp_status bp_cpu_op_full(bp_backend_t *, const bp_exec_t *, bp_error_t *);
 bp_status bp_cpu_op_linspace(bp_backend_t *, const bp_exec_t *, bp_error_t *);
 bp_status bp_cpu_op_pow(bp_backend_t *, const bp_exec_t *, bp_error_t *);

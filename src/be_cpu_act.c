@@ -9,7 +9,8 @@
  *            tail 1 / (1 + std::exp(-x)), glibc (UnaryOpsKernel.cpp)
  *   silu     vector x / (1 + x.neg().exp()); tail x / (1 + std::exp(-x))
  *            (Activation.cpp silu_kernel)
- *   gelu     vector x * 0.5 * (1 + (x * M_SQRT1_2).erf()), SLEEF's erf;
+ *   gelu     vector x * 0.5 * (1 + (x * M_SQRT1_2).erf()), SLEEF's erf
+ *            (f64: that of the SLEEF PyTorch bundles, sleef_erf.h);
  *            tail with std::erf.  tanh: inner = kBeta * (x + kKappa * x^3)
  *            (GCC contracts x + kKappa * x^3 into an fma, -ffp-contract=
  *            fast), 0.5 * x * (1 + tanh(inner)), SLEEF's tanh or glibc's
@@ -223,19 +224,16 @@ bp_status bp_cpu_op_exact1(bp_backend_t *be, const bp_exec_t *x, bp_error_t *err
     return BP_OK;
 }
 
-bp_status bp_cpu_op_minmax(bp_backend_t *be, const bp_exec_t *x, bp_error_t *err)
+/* torch.maximum (mx) or torch.minimum of tensors ta and tb into out. */
+static bp_status minmax(const bp_buf_t *ta, const bp_buf_t *tb, bool mx, bp_buf_t *out,
+                        bp_error_t *err)
 {
-    (void)be;
-    bp_buf_t *out = x->out;
     bp_dtype_t dt = out->dtype;
-    bool mx = x->op->kind == BP_OP_MAXIMUM;
     bp_status s = BP_OK;
-    if (!x->a || !x->b)
-        return bp_error_set(err, BP_EINPUT, "%s needs two tensors", bp_op_name(x->op->kind));
     if (bp_dtype_is_int(dt)) {
         int64_t *a = NULL, *b = NULL;
-        if (!(s = bp_cpu_expand_i64(x->a, out, &a, err)) &&
-            !(s = bp_cpu_expand_i64(x->b, out, &b, err)))
+        if (!(s = bp_cpu_expand_i64(ta, out, &a, err)) &&
+            !(s = bp_cpu_expand_i64(tb, out, &b, err)))
             for (size_t i = 0; i < out->numel; i++)
                 bp_cpu_store_i64(out, i, mx ? (a[i] < b[i] ? b[i] : a[i])
                                             : (b[i] < a[i] ? b[i] : a[i]));
@@ -244,12 +242,12 @@ bp_status bp_cpu_op_minmax(bp_backend_t *be, const bp_exec_t *x, bp_error_t *err
         return s;
     }
     double *a = NULL, *b = NULL;
-    if ((s = bp_cpu_expand(x->a, out, dt, &a, err)) ||
-        (s = bp_cpu_expand(x->b, out, dt, &b, err))) {
+    if ((s = bp_cpu_expand(ta, out, dt, &a, err)) ||
+        (s = bp_cpu_expand(tb, out, dt, &b, err))) {
         free(a);
         return s;
     }
-    bp_cpu_loop_t l = bp_cpu_loop(out, x->a, x->b);
+    bp_cpu_loop_t l = bp_cpu_loop(out, ta, tb);
     size_t lanes = bp_cpu_lanes(dt, BP_CPU_VEC_BYTES);
     for (size_t i = 0; i < out->numel; i++) {
         double p = a[i], q = b[i], r;
@@ -264,6 +262,67 @@ bp_status bp_cpu_op_minmax(bp_backend_t *be, const bp_exec_t *x, bp_error_t *err
     free(a);
     free(b);
     return BP_OK;
+}
+
+bp_status bp_cpu_op_minmax(bp_backend_t *be, const bp_exec_t *x, bp_error_t *err)
+{
+    (void)be;
+    if (!x->a || !x->b)
+        return bp_error_set(err, BP_EINPUT, "%s needs two tensors", bp_op_name(x->op->kind));
+    return minmax(x->a, x->b, x->op->kind == BP_OP_MAXIMUM, x->out, err);
+}
+
+/* clamp_tensor: with one bound, torch.maximum(a, min) or torch.minimum(a,
+ * max) (clamp_Tensor_out's maximum_stub / minimum_stub); with both,
+ * clamp_kernel_impl: vector vec::minimum(vec::maximum(a, min), max) (NaN
+ * where any operand is; equal values give the bound: -0 clamped to [+0, 1]
+ * is +0), tail NaN where min or max is, else std::min(std::max(a, min),
+ * max) (a NaN a passes; equal values give a); min > max gives max. */
+bp_status bp_cpu_op_clamp_tensor(bp_backend_t *be, const bp_exec_t *x, bp_error_t *err)
+{
+    (void)be;
+    const bp_op_t *op = x->op;
+    bp_buf_t *out = x->out;
+    bp_dtype_t dt = out->dtype;
+    if (!x->a || x->ninputs != (int)op->has_min + (int)op->has_max || !x->ninputs)
+        return bp_error_set(err, BP_EINPUT, "clamp_tensor needs a and min, max or both");
+    if (x->ninputs == 1)
+        return minmax(x->a, x->inputs[0], op->has_min, out, err);
+    const bp_buf_t *t[3] = {x->a, x->inputs[0], x->inputs[1]};
+    bp_status s = BP_OK;
+    if (bp_dtype_is_int(dt)) {
+        int64_t *v[3] = {NULL, NULL, NULL};
+        for (int k = 0; k < 3 && !s; k++)
+            s = bp_cpu_expand_i64(t[k], out, &v[k], err);
+        for (size_t i = 0; !s && i < out->numel; i++) {
+            int64_t m = v[0][i] < v[1][i] ? v[1][i] : v[0][i];
+            bp_cpu_store_i64(out, i, v[2][i] < m ? v[2][i] : m);
+        }
+        for (int k = 0; k < 3; k++)
+            free(v[k]);
+        return s;
+    }
+    double *v[3] = {NULL, NULL, NULL};
+    for (int k = 0; k < 3 && !s; k++)
+        s = bp_cpu_expand(t[k], out, dt, &v[k], err);
+    if (!s) {
+        bp_cpu_loop_t l = bp_cpu_loop_n(out, t, 3);
+        size_t lanes = bp_cpu_lanes(dt, BP_CPU_VEC_BYTES);
+        for (size_t i = 0; i < out->numel; i++) {
+            double p = v[0][i], lo = v[1][i], hi = v[2][i], m, r;
+            if (bp_cpu_in_vector(&l, i, lanes)) { /* _mm256_max_ps(p, lo), min_ps(m, hi) */
+                m = p > lo ? p : lo;
+                r = isnan(p) || isnan(lo) || isnan(hi) ? NAN : m < hi ? m : hi;
+            } else {
+                m = p < lo ? lo : p;
+                r = isnan(lo) || isnan(hi) ? NAN : hi < m ? hi : m;
+            }
+            bp_cpu_store(out, i, r);
+        }
+    }
+    for (int k = 0; k < 3; k++)
+        free(v[k]);
+    return s;
 }
 
 bp_status bp_cpu_op_full(bp_backend_t *be, const bp_exec_t *x, bp_error_t *err)

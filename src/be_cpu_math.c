@@ -39,6 +39,8 @@
 
 #include <sleef.h>
 
+#include "sleef_erf.h"
+
 /* SLEEF's AVX2 entry points, declared here because sleef.h shows them only
  * to translation units compiled with -mavx; they are called from the
  * functions below, which alone are compiled for AVX2 and FMA. */
@@ -75,7 +77,6 @@ __m256d Sleef_log2d4_u10avx2(__m256d);
 __m256d Sleef_log2d4_u35avx2(__m256d);
 __m256d Sleef_log1pd4_u10avx2(__m256d);
 __m256d Sleef_expm1d4_u10avx2(__m256d);
-__m256d Sleef_erfd4_u10avx2(__m256d);
 __m256 Sleef_exp2f8_u10avx2(__m256);
 __m256d Sleef_exp2d4_u10avx2(__m256d);
 
@@ -104,6 +105,23 @@ static void map4(v4_fn f, double *x, size_t n)
         _mm256_storeu_pd(t, f(_mm256_loadu_pd(t)));
         memcpy(x + i, t, (n - i) * sizeof *t);
     }
+}
+
+/* Vectorized<double>::erf(): Sleef_erfd4_u10 (AVX-512: Sleef_erfd8_u10)
+ * of the SLEEF PyTorch bundles, lane by lane (sleef_erf.h), not this
+ * system's 3.5. */
+static void erf_lanes(double *r, int n)
+{
+    for (int i = 0; i < n; i++)
+        r[i] = bp_sleef_erf(r[i]);
+}
+
+static __m256d erfd4(__m256d v)
+{
+    double r[4];
+    _mm256_storeu_pd(r, v);
+    erf_lanes(r, 4);
+    return _mm256_loadu_pd(r);
 }
 
 /* Vectorized<float>::erf() (vec256_float.h): Abramowitz and Stegun's
@@ -206,7 +224,6 @@ __m512d Sleef_log2d8_u10avx512f(__m512d);
 __m512d Sleef_log2d8_u35avx512f(__m512d);
 __m512d Sleef_log1pd8_u10avx512f(__m512d);
 __m512d Sleef_expm1d8_u10avx512f(__m512d);
-__m512d Sleef_erfd8_u10avx512f(__m512d);
 __m512 Sleef_exp2f16_u10avx512f(__m512);
 __m512d Sleef_exp2d8_u10avx512f(__m512d);
 
@@ -250,6 +267,14 @@ static double lane8d(v8d_fn f, double x)
     return r[0];
 }
 
+static __m512d erfd8(__m512d v)
+{
+    double r[8];
+    _mm512_storeu_pd(r, v);
+    erf_lanes(r, 8);
+    return _mm512_loadu_pd(r);
+}
+
 static float pow16(float x, float y)
 {
     float r[16];
@@ -286,8 +311,7 @@ static const cpu_fn512_t fns512[BP_OP_COUNT] = {
                      Sleef_log1pd8_u10avx512f, Sleef_log1pd8_u10avx512f},
     [BP_OP_EXPM1] = {Sleef_expm1f16_u10avx512f, Sleef_expm1f16_u10avx512f,
                      Sleef_expm1d8_u10avx512f, Sleef_expm1d8_u10avx512f},
-    [BP_OP_ERF] = {Sleef_erff16_u10avx512f, Sleef_erff16_u10avx512f, Sleef_erfd8_u10avx512f,
-                   Sleef_erfd8_u10avx512f},
+    [BP_OP_ERF] = {Sleef_erff16_u10avx512f, Sleef_erff16_u10avx512f, erfd8, erfd8},
     [BP_OP_EXP2] = {Sleef_exp2f16_u10avx512f, Sleef_exp2f16_u10avx512f, Sleef_exp2d8_u10avx512f,
                     Sleef_exp2d8_u10avx512f},
 };
@@ -330,9 +354,8 @@ static const cpu_fn_t fns[BP_OP_COUNT] = {
     [BP_OP_EXPM1] = {Sleef_expm1f8_u10avx2, Sleef_expm1f8_u10avx2, Sleef_expm1d4_u10avx2,
                      Sleef_expm1d4_u10avx2, Sleef_expm1f_u10, Sleef_expm1f_u10, expm1f,
                      Sleef_expm1_u10, Sleef_expm1_u10, expm1},
-    [BP_OP_ERF] = {Sleef_erff8_u10avx2, Sleef_erff8_u10avx2, Sleef_erfd4_u10avx2,
-                   Sleef_erfd4_u10avx2, Sleef_erff_u10, Sleef_erff_u10, erff, Sleef_erf_u10,
-                   Sleef_erf_u10, erf},
+    [BP_OP_ERF] = {Sleef_erff8_u10avx2, Sleef_erff8_u10avx2, erfd4, erfd4, Sleef_erff_u10,
+                   Sleef_erff_u10, erff, Sleef_erf_u10, Sleef_erf_u10, erf},
     [BP_OP_EXP2] = {Sleef_exp2f8_u10avx2, Sleef_exp2f8_u10avx2, Sleef_exp2d4_u10avx2,
                     Sleef_exp2d4_u10avx2, Sleef_exp2f_u10, Sleef_exp2f_u10, exp2f, Sleef_exp2_u10,
                     Sleef_exp2_u10, exp2},

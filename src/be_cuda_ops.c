@@ -522,6 +522,37 @@ static bp_status op_minmax(bp_backend_t *be, const bp_exec_t *x, bp_error_t *err
                   tensor_arg(x->a), x->a, tensor_arg(x->b), x->b, x->out, err);
 }
 
+/* torch.clamp(a, min, max) with tensor bounds (clamp_Tensor_out): one
+ * bound is torch.maximum(a, min) or torch.minimum(a, max), both are
+ * clamp_kernel_impl (compare.cu), in the common dtype. */
+static bp_status op_clamp_tensor(bp_backend_t *be, const bp_exec_t *x, bp_error_t *err)
+{
+    const bp_op_t *op = x->op;
+    bp_buf_t *out = x->out;
+    if (!x->a || !x->ninputs || x->ninputs != (int)op->has_min + (int)op->has_max)
+        return bp_error_set(err, BP_EINPUT, "clamp_tensor needs a and min, max or both");
+    bp_status st = dev_of(x->a, "a", err);
+    for (int k = 0; k < x->ninputs && !st; k++)
+        st = dev_of(x->inputs[k], k || !op->has_min ? "max" : "min", err);
+    if (!st)
+        st = dev_of(out, "out", err);
+    if (st)
+        return st;
+    const bp_buf_t *lo = x->inputs[0];
+    if (x->ninputs == 1)
+        return binary(be, op->has_min ? BPK_MAXIMUM : BPK_MINIMUM,
+                      op->has_min ? "maximum" : "minimum", tensor_arg(x->a), x->a,
+                      tensor_arg(lo), lo, out, err);
+    const bp_buf_t *hi = x->inputs[1];
+    bpk_bcast_t bc, bch;
+    if ((st = make_bcast(out, x->a, lo, &bc, err)) ||
+        (st = make_bcast(out, hi, NULL, &bch, err)))
+        return st;
+    int rc = bpk_clamp(bp_cuda_stream(be), out->dev, (int)out->dtype, tensor_arg(x->a),
+                       tensor_arg(lo), tensor_arg(hi), &bc, &bch, numel(out));
+    return bp_cuda_finish(be, "bpk_clamp", rc, err);
+}
+
 /* full, zeros, ones: fill_ with the value as scalar_t. */
 static bp_status op_full(bp_backend_t *be, const bp_exec_t *x, bp_error_t *err)
 {
@@ -976,4 +1007,5 @@ const bp_op_fn bp_cuda_ops[BP_OP_COUNT] = {
     [BP_OP_LINSPACE] = op_linspace,
     [BP_OP_RANDN] = op_normal,
     [BP_OP_NORMAL] = op_normal,
+    [BP_OP_CLAMP_TENSOR] = op_clamp_tensor,
 };

@@ -149,6 +149,7 @@ typedef struct {
     operand_t a, b;
     bool binary;
     operand_t cond; /* where: a where cond is true, else b */
+    operand_t hi;   /* clamp_tensor with both bounds: max (b is min) */
 } elem_ctx_t;
 
 /* t = f(x) for the functions made of several operations, with an error of
@@ -276,6 +277,22 @@ static int clamp(bp_oracle_ws_t *ws, const bp_op_t *op)
     return mpfr_set(r, y, ws->rnd);
 }
 
+/* clamp_tensor, x clamped by the bound(s) in y (and t, max, when both):
+ * NaN where any operand is, else min(max(x, lo), hi) with clamp's zeros. */
+static int clamp_tensor(bp_oracle_ws_t *ws, const bp_op_t *op)
+{
+    mpfr_ptr r = ws->r, x = ws->x, y = ws->y, hi = ws->t;
+    bool both = op->has_min && op->has_max;
+    if (mpfr_nan_p(x) || mpfr_nan_p(y) || (both && mpfr_nan_p(hi))) {
+        mpfr_set_nan(r);
+        return 0;
+    }
+    if (!both)
+        return op->has_min ? mpfr_max(r, x, y, ws->rnd) : mpfr_min(r, x, y, ws->rnd);
+    mpfr_max(y, x, y, MPFR_RNDN); /* exact: y is as wide as x */
+    return mpfr_min(r, y, hi, ws->rnd);
+}
+
 static int apply(bp_oracle_ws_t *ws, const bp_op_t *op, bp_op_kind_t k)
 {
     mpfr_ptr r = ws->r, x = ws->x, y = ws->y;
@@ -310,6 +327,7 @@ static int apply(bp_oracle_ws_t *ws, const bp_op_t *op, bp_op_kind_t k)
         }
         return k == BP_OP_MAXIMUM ? mpfr_max(r, x, y, m) : mpfr_min(r, x, y, m);
     case BP_OP_CLAMP: return clamp(ws, op);
+    case BP_OP_CLAMP_TENSOR: return clamp_tensor(ws, op);
     case BP_OP_ADD: return mpfr_add(r, x, y, m);
     case BP_OP_SUB: return mpfr_sub(r, x, y, m);
     case BP_OP_MUL:
@@ -390,6 +408,8 @@ static bp_status elem_kernel(bp_oracle_ws_t *ws, const void *vctx, size_t begin,
             operand_load(&c->a, ws->x, i);
             if (c->binary)
                 operand_load(&c->b, ws->y, i);
+            if (c->hi.buf)
+                operand_load(&c->hi, ws->t, i);
         }
         int inex = 0;
         if (ipow)
@@ -515,7 +535,8 @@ static bp_status op_elementwise(bp_backend_t *be, const bp_exec_t *x,
                             "the oracle computes this op only in a float "
                             "dtype, not %s", bp_dtype_name(x->out->dtype));
     bp_opd_t opd = bp_op_info(op->kind)->operands;
-    c.binary = opd == BP_OPD_AB || opd == BP_OPD_AB_TS || opd == BP_OPD_COND_AB;
+    c.binary = opd == BP_OPD_AB || opd == BP_OPD_AB_TS || opd == BP_OPD_COND_AB ||
+               opd == BP_OPD_A_BOUNDS;
     if (opd == BP_OPD_COND_AB) {
         bp_arg_t cond = {.kind = BP_ARG_BUF};
         if (x->ninputs != 1 || x->inputs[0]->dtype != BP_BOOL)
@@ -536,7 +557,14 @@ static bp_status op_elementwise(bp_backend_t *be, const bp_exec_t *x,
         c.a.cols = c.b.cols = (size_t)x->out->shape[1];
     } else {
         bp_status st = operand_setup(&c.a, x->a, &op->a, x->out, "a", err);
-        if (!st && c.binary)
+        if (!st && opd == BP_OPD_A_BOUNDS) { /* the first bound as b, max as hi */
+            bp_arg_t bound = {.kind = BP_ARG_BUF};
+            if (x->ninputs < 1 || x->ninputs != (int)op->has_min + (int)op->has_max)
+                return bp_error_set(err, BP_EINPUT, "clamp_tensor needs min, max or both");
+            st = operand_setup(&c.b, x->inputs[0], &bound, x->out, "min", err);
+            if (!st && x->ninputs == 2)
+                st = operand_setup(&c.hi, x->inputs[1], &bound, x->out, "max", err);
+        } else if (!st && c.binary)
             st = operand_setup(&c.b, x->b, &op->b, x->out, "b", err);
         if (st)
             return st;
@@ -835,6 +863,7 @@ const bp_op_fn bp_oracle_ops[BP_OP_COUNT] = {
     [BP_OP_LINSPACE] = op_linspace,
     [BP_OP_RANDN] = op_normal,
     [BP_OP_NORMAL] = op_normal,
+    [BP_OP_CLAMP_TENSOR] = op_elementwise,
 };
 
 void bp_be_oracle_thread_done(void)

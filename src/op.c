@@ -24,7 +24,7 @@ static const bp_op_info_t op_info[BP_OP_COUNT] = {
                         ((FORMS) && !((KEYS) & BP_K(APPROXIMATE))             \
                              ? BP_K(FORMULATION)                              \
                              : 0),                                            \
-                    (REQ) | opd_keys(BP_OPD_##OPD),                           \
+                    (REQ) | opd_required(BP_OPD_##OPD),                       \
                     FORMS,                                                    \
                     BP_DT_##RULE,                                             \
                     BP_KIND_##KIND,                                           \
@@ -35,8 +35,12 @@ static const bp_op_info_t op_info[BP_OP_COUNT] = {
      : (o) == BP_OPD_AB || (o) == BP_OPD_AB_TS ? BP_K(A) | BP_K(B)              \
      : (o) == BP_OPD_INPUTS                   ? BP_K(INPUTS)                    \
      : (o) == BP_OPD_COND_AB                  ? BP_K(COND) | BP_K(A) | BP_K(B)  \
+     : (o) == BP_OPD_A_BOUNDS ? BP_K(A) | BP_K(LOWER) | BP_K(UPPER)             \
                                               : 0)
+/* clamp_tensor's bounds are optional (one at least: need_operands). */
+#define opd_required(o) ((o) == BP_OPD_A_BOUNDS ? BP_K(A) : opd_keys(o))
 #include "op_list.h"
+#undef opd_required
 #undef opd_keys
 #undef BP_OP
 };
@@ -163,6 +167,7 @@ const char *bp_opd_name(bp_opd_t o)
         [BP_OPD_AB] = "a,b",      [BP_OPD_AB_TS] = "a,b:tensor-or-number",
         [BP_OPD_INPUTS] = "inputs",
         [BP_OPD_COND_AB] = "cond,a,b:tensor-or-number",
+        [BP_OPD_A_BOUNDS] = "a,min:optional,max:optional",
     };
     return NAME_OF(names, o);
 }
@@ -347,6 +352,14 @@ static bp_status need_operands(const bp_op_t *op, bp_error_t *err)
             return bp_error_set(err, BP_EINPUT, "%s needs cond", bp_op_name(op->kind));
         if (op->a.kind == BP_ARG_NONE || op->b.kind == BP_ARG_NONE)
             return bp_error_set(err, BP_EINPUT, "%s needs operands a and b",
+                                bp_op_name(op->kind));
+        return BP_OK;
+    case BP_OPD_A_BOUNDS:
+        if ((st = need_buf(op, &op->a, "a", err)))
+            return st;
+        if ((!op->has_min && !op->has_max) || !op->inputs ||
+            op->ninputs != (int)op->has_min + (int)op->has_max)
+            return bp_error_set(err, BP_EINPUT, "%s needs min or max (a tensor), or both",
                                 bp_op_name(op->kind));
         return BP_OK;
     case BP_OPD_NONE:
@@ -884,6 +897,20 @@ static bp_status infer_kind(const bp_op_t *op, const bp_meta_t *metas,
                             "(they do not broadcast)",
                             shape_str(a, s1, sizeof s1),
                             shape_str(b, s2, sizeof s2));
+    if (info->operands == BP_OPD_A_BOUNDS)
+        for (int k = 0; k < op->ninputs; k++) {
+            const bp_meta_t *bd = &metas[op->inputs[k]];
+            bp_meta_t sofar = *out;
+            if (!bp_bcast_shape(bd->ndim, bd->shape, sofar.ndim, sofar.shape, &out->ndim,
+                                out->shape))
+                return bp_error_set(err, BP_EINPUT,
+                                    "shape mismatch: %s %s, %s is %s "
+                                    "(they do not broadcast)",
+                                    k ? "a and min give" : "a is",
+                                    shape_str(&sofar, s1, sizeof s1),
+                                    k == 0 && op->has_min ? "min" : "max",
+                                    shape_str(bd, s2, sizeof s2));
+        }
     if (c) {
         bp_meta_t ab = *out;
         if (c->dtype != BP_BOOL)

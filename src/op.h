@@ -52,8 +52,11 @@ typedef enum {
     BP_OPD_AB,    /* a, b: tensors */
     BP_OPD_AB_TS, /* a, b: a tensor or a number each, at least one tensor */
     BP_OPD_INPUTS, /* inputs: a list of tensors */
-    BP_OPD_COND_AB /* cond (a tensor, held as inputs[0]), a, b: a tensor or
-                      a number each */
+    BP_OPD_COND_AB, /* cond (a tensor, held as inputs[0]), a, b: a tensor or
+                       a number each */
+    BP_OPD_A_BOUNDS /* a: a tensor; min, max: tensors, held as inputs (min
+                       first), either may be absent but not both
+                       (has_min, has_max say which) */
 } bp_opd_t;
 
 typedef enum {
@@ -147,7 +150,7 @@ typedef struct bp_op {
     uint64_t seed, stream;       /* uniform, randn, normal */
     double low, high;
     double mean, std;            /* normal (randn: 0, 1) */
-    bool has_min, has_max;       /* clamp */
+    bool has_min, has_max;       /* clamp; clamp_tensor: which bounds */
     double min, max;
     int64_t decimals;            /* round */
     double value;                /* full */

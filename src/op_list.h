@@ -23,7 +23,8 @@
  *             AB (a and b, tensors); AB_TS (a and b, each a tensor or a
  *             number, at least one a tensor); INPUTS (a list of tensors);
  *             COND_AB (cond, a bool tensor, and a and b, each a tensor or
- *             a number: torch.where).
+ *             a number: torch.where); A_BOUNDS (a, and min and max,
+ *             tensors, at least one of them: torch.clamp's Tensor form).
  *   KEYS      its other keys, BP_K(ID) bits (its operands' keys, dtype,
  *             and formulation where it has FORMS, are implied); REQUIRED
  *             the keys that must be present (operands always must).
@@ -93,6 +94,8 @@ BP_KEY(VALUE, "value", NUMBER)
 BP_KEY(STEPS, "steps", INTEGER)
 BP_KEY(MEAN, "mean", NUMBER)
 BP_KEY(STD, "std", NUMBER)
+BP_KEY(LOWER, "min", BUFFER)
+BP_KEY(UPPER, "max", BUFFER)
 #endif
 
 #ifdef BP_FORM
@@ -254,4 +257,6 @@ BP_OP(NORMAL, "normal", NONE,
       BP_K(SHAPE) | BP_K(SEED) | BP_K(STREAM) | BP_K(MEAN) | BP_K(STD),
       BP_K(SHAPE) | BP_K(SEED) | BP_K(MEAN) | BP_K(STD), 0, F32, CREATION,
       BP_OPF_FLOAT_FN, "mean + std * randn(shape, seed, stream), one fma")
+BP_OP(CLAMP_TENSOR, "clamp_tensor", A_BOUNDS, 0, 0, 0, PROMOTE, ELEMWISE, BP_OPF_INT,
+      "torch.clamp(a, min, max), min and max tensors (one may be absent), broadcast")
 #endif

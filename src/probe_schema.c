@@ -506,6 +506,11 @@ static bp_status op_clamp(ld_t *L, bp_op_t *op, const yn_t *n)
 {
     const yn_t *x;
     bp_status st = BP_OK;
+    for (int k = 0; k < 2; k++) /* torch.clamp's Tensor form is an op of its own */
+        if ((x = bp_yaml_get(n, k ? "max" : "min")) && x->kind == BP_YN_SCALAR &&
+            x->plain && def_index(L, x->str) >= 0)
+            return bad(L, x, "%s must be a number, got the buffer '%.80s' "
+                       "(tensor bounds: op clamp_tensor)", k ? "max" : "min", x->str);
     if ((x = bp_yaml_get(n, "min")) && !(st = get_num(L, x, "min", &op->min, NULL)))
         op->has_min = true;
     if (!st && (x = bp_yaml_get(n, "max")) && !(st = get_num(L, x, "max", &op->max, NULL)))
@@ -624,6 +629,23 @@ static bp_status get_operands(ld_t *L, size_t i, bp_op_t *op, const yn_t *n,
         if ((st = want(L, x, BP_YN_SCALAR, "cond")))
             return st;
         return get_buf(L, i, x, &op->inputs[0]);
+    case BP_OPD_A_BOUNDS: /* clamp_tensor: the bounds present, min first */
+        if ((st = get_arg(L, i, a, "a", false, &op->a)))
+            return st;
+        if (!(op->inputs = calloc(2, sizeof *op->inputs)))
+            return oom(L);
+        for (int k = 0; k < 2; k++) {
+            if (!(x = bp_yaml_get(n, k ? "max" : "min")))
+                continue;
+            if ((st = want(L, x, BP_YN_SCALAR, k ? "max" : "min")) ||
+                (st = get_buf(L, i, x, &op->inputs[op->ninputs])))
+                return st;
+            op->ninputs++;
+            *(k ? &op->has_max : &op->has_min) = true;
+        }
+        if (!op->ninputs)
+            return bad(L, n, "%s needs min, max or both (tensors)", where);
+        return BP_OK;
     }
     return BP_OK;
 }

@@ -115,6 +115,99 @@ START_TEST(t_minmax_lanes)
 }
 END_TEST
 
+/* clamp_tensor(a, lo, hi) of f32 tensors into out (NULL lo or hi: absent). */
+static bp_status clamp_t(bp_backend_t *be, const bp_buf_t *a, const bp_buf_t *lo,
+                         const bp_buf_t *hi, bp_buf_t *out)
+{
+    bp_op_t op = {.kind = BP_OP_CLAMP_TENSOR, .has_min = lo != NULL, .has_max = hi != NULL};
+    const bp_buf_t *ins[2];
+    int n = 0;
+    if (lo)
+        ins[n++] = lo;
+    if (hi)
+        ins[n++] = hi;
+    bp_exec_t x = {.op = &op, .a = a, .inputs = ins, .ninputs = n, .out = out};
+    return be->op[BP_OP_CLAMP_TENSOR](be, &x, &err);
+}
+
+/* torch.clamp(a, min=lo, max=hi) with tensors (clamp_kernel_impl), by hand:
+ * 40 elements, 32 through vec::minimum(vec::maximum(a, lo), hi), where an
+ * equal bound wins (_mm256_max_ps/min_ps give their second operand) and any
+ * NaN gives NaN; the last 8 through std::min(std::max(a, lo), hi), where a
+ * wins and only a NaN bound gives NaN (a NaN a passes through std::max as
+ * its first operand).  PyTorch 1.13: torch.clamp(torch.tensor([-0., 0.] *
+ * 20), min=torch.tensor([0., -0.] * 20), max=torch.ones(40)) is [0, -0] for
+ * the first 32 and [-0, 0] for the last 8.  min > max gives max. */
+START_TEST(t_clamp_tensor)
+{
+    bp_backend_t *be = cpu();
+    const size_t n = 40;
+    bp_buf_t a = vec_of(BP_F32, n), lo = vec_of(BP_F32, n), hi = vec_of(BP_F32, n);
+    for (size_t i = 0; i < n; i++) {
+        bp_dtype_store_bits(BP_F32, a.data, i, i % 2 ? 0u : 0x80000000u);
+        bp_dtype_store_bits(BP_F32, lo.data, i, i % 2 ? 0x80000000u : 0u);
+        bp_dtype_store_bits(BP_F32, hi.data, i, fbits(1.0f));
+    }
+    /* NaN a, NaN lo, NaN hi and a crossed pair, once in the lanes (4..7),
+     * once in the tail (34..37) */
+    for (size_t base = 4; base < n; base += 30) {
+        bp_dtype_store_bits(BP_F32, a.data, base, fbits(NAN));
+        bp_dtype_store_bits(BP_F32, lo.data, base + 1, fbits(NAN));
+        bp_dtype_store_bits(BP_F32, hi.data, base + 2, fbits(NAN));
+        bp_dtype_store_bits(BP_F32, a.data, base + 3, fbits(0.5f));
+        bp_dtype_store_bits(BP_F32, lo.data, base + 3, fbits(3.0f));
+        bp_dtype_store_bits(BP_F32, hi.data, base + 3, fbits(2.0f));
+    }
+    bp_buf_t out = vec_of(BP_F32, n);
+    ck_assert_int_eq(clamp_t(be, &a, &lo, &hi, &out), BP_OK);
+    for (size_t i = 0; i < n; i++) {
+        size_t k = i < 32 ? i - 4 : i - 34;
+        bool lane = i < 32;
+        uint32_t want = lane ? (i % 2 ? 0x80000000u : 0u) : (i % 2 ? 0u : 0x80000000u);
+        if (k == 0 || k == 1 || k == 2) { /* a NaN passes as NaN in the tail too */
+            ck_assert_msg(isnan(bp_buf_get(&out, i)), "clamp_tensor[%zu]: NaN expected", i);
+            continue;
+        }
+        if (k == 3)
+            want = fbits(2.0f);
+        ck_assert_msg(bits(&out, i) == want, "clamp_tensor[%zu]: 0x%08llx, want 0x%08x", i,
+                      (unsigned long long)bits(&out, i), want);
+    }
+    /* one bound: torch.maximum / torch.minimum (their lanes) */
+    ck_assert_int_eq(clamp_t(be, &a, &lo, NULL, &out), BP_OK);
+    ck_assert_uint_eq(bits(&out, 0), 0u); /* maximum(-0, +0) in a lane: +0 */
+    ck_assert_uint_eq(bits(&out, 38), 0x80000000u); /* std::max(-0, +0): -0 */
+    ck_assert_int_eq(clamp_t(be, &a, NULL, &hi, &out), BP_OK);
+    ck_assert_uint_eq(bits(&out, 7), fbits(0.5f)); /* minimum(0.5, 2) */
+    ck_assert(isnan(bp_buf_get(&out, 6)));
+    /* a [4, 10] with lo [4, 1]: the inner dimension broadcasts lo with
+     * stride 0 but lo is no scalar of the whole loop (rows do not
+     * coalesce), so no element takes the lanes: -0 stays -0 */
+    int64_t s410[2] = {4, 10}, s41[2] = {4, 1};
+    bp_buf_t a2 = alloc(BP_F32, 2, s410), l2 = alloc(BP_F32, 2, s41), h2 = alloc(BP_F32, 2, s410),
+             o2 = alloc(BP_F32, 2, s410);
+    for (size_t i = 0; i < 40; i++) {
+        bp_dtype_store_bits(BP_F32, a2.data, i, 0x80000000u);
+        bp_dtype_store_bits(BP_F32, h2.data, i, fbits(1.0f));
+    }
+    for (size_t i = 0; i < 4; i++)
+        bp_dtype_store_bits(BP_F32, l2.data, i, 0u);
+    ck_assert_int_eq(clamp_t(be, &a2, &l2, &h2, &o2), BP_OK);
+    for (size_t i = 0; i < 40; i++)
+        ck_assert_msg(bits(&o2, i) == 0x80000000u, "broadcast clamp_tensor[%zu]", i);
+    /* integers: std::min(std::max(a, lo), hi), crossed bounds give hi */
+    bp_buf_t ia = vec_of(BP_I64, 3), il = vec_of(BP_I64, 3), ih = vec_of(BP_I64, 3),
+             io = vec_of(BP_I64, 3);
+    int64_t av[] = {-7, 5, 100}, lv[] = {-2, 0, 50}, hv[] = {3, 3, 10};
+    memcpy(ia.data, av, sizeof av);
+    memcpy(il.data, lv, sizeof lv);
+    memcpy(ih.data, hv, sizeof hv);
+    ck_assert_int_eq(clamp_t(be, &ia, &il, &ih, &io), BP_OK);
+    ck_assert(bits(&io, 0) == (uint64_t)-2 && bits(&io, 1) == 3 && bits(&io, 2) == 10);
+    bp_backend_close(be);
+}
+END_TEST
+
 /* f(x) to 200 bits, as a double. */
 static double mp_act(bp_op_kind_t k, bool tanh_form, double x)
 {
@@ -273,16 +366,53 @@ static void ck_erf_half(bp_backend_t *be)
     }
 }
 
-START_TEST(t_erf_half)
+/* ck on the default backend, then (on CPUs that have it) the AVX512
+ * capability's. */
+static void on_each_isa(void (*ck)(bp_backend_t *))
 {
     bp_backend_t *be = cpu();
-    ck_erf_half(be);
+    ck(be);
     bp_backend_close(be);
     if (bp_cpu_isa_supported(BP_CPU_ISA_AVX512)) {
         be = cpu_isa(BP_CPU_MATH_SLEEF_U10, BP_CPU_ISA_AVX512);
-        ck_erf_half(be);
+        ck(be);
         bp_backend_close(be);
     }
+}
+
+START_TEST(t_erf_half)
+{
+    on_each_isa(ck_erf_half);
+}
+END_TEST
+
+/* fp64 erf and gelu take Vectorized<double>::erf, SLEEF's double erf as
+ * PyTorch 2.11 bundles it (3.8/3.9), not the system's 3.5: gelu of
+ * x = 0x1.02697cp+0 in vector lanes is 0x3feb3fffe6cb48fc in PyTorch 2.11's
+ * AVX-512 build (3.5's erf gives ...fb); the AVX2 build's lanes compute the
+ * same (every lane the same FMA arithmetic).  erf(x / sqrt 2) is
+ * sleef_erf_ref.py's 0x3fe5fdc506cdbccf, on every element (vec::map). */
+static void ck_erf_f64(bp_backend_t *be)
+{
+    const double x = 0x1.02697cp+0;
+    bp_buf_t a = vec_of(BP_F64, 20), h = vec_of(BP_F64, 20);
+    for (size_t i = 0; i < 20; i++) {
+        bp_buf_set(&a, i, x);
+        bp_buf_set(&h, i, x * M_SQRT1_2);
+    }
+    bp_op_t g = {.kind = BP_OP_GELU}, e = {.kind = BP_OP_ERF};
+    bp_buf_t rg = run1(be, &g, &a, BP_F64), re = run1(be, &e, &h, BP_F64);
+    for (size_t i = 0; i < 16; i++) /* two registers' worth; the rest is std::erf's */
+        ck_assert_msg(bits(&rg, i) == 0x3feb3fffe6cb48fcull, "gelu(%a)[%zu] = 0x%016llx", x, i,
+                      (unsigned long long)bits(&rg, i));
+    for (size_t i = 0; i < 20; i++)
+        ck_assert_msg(bits(&re, i) == 0x3fe5fdc506cdbccfull, "erf[%zu] = 0x%016llx", i,
+                      (unsigned long long)bits(&re, i));
+}
+
+START_TEST(t_erf_f64)
+{
+    on_each_isa(ck_erf_f64);
 }
 END_TEST
 
@@ -329,8 +459,10 @@ void be_cpu_act_tests(TCase *tc)
 {
     tcase_add_test(tc, t_exact_ops);
     tcase_add_test(tc, t_minmax_lanes);
+    tcase_add_test(tc, t_clamp_tensor);
     tcase_add_test(tc, t_act_mpfr);
     tcase_add_test(tc, t_act_tail);
     tcase_add_test(tc, t_erf_half);
+    tcase_add_test(tc, t_erf_f64);
     tcase_add_test(tc, t_fill_linspace);
 }

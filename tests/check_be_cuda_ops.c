@@ -765,6 +765,88 @@ START_TEST(t_elem)
 }
 END_TEST
 
+/* clamp_tensor on the GPU (TensorCompare.cu clamp_kernel_impl): v if v is
+ * NaN, else lower if it is, else upper if it is, else fminf(fmaxf(v,
+ * lower), upper), in float for f32, bf16 and f16 (random non-zero values:
+ * the sign of a zero result is PyTorch's fmaxf's, checked against PyTorch by
+ * the fuzzer); a 0-D upper broadcasts; one bound is maximum or minimum;
+ * i64 clamps exactly, crossed bounds giving upper. */
+START_TEST(t_clamp_tensor)
+{
+    static const bp_dtype_t dts[] = {BP_F32, BP_BF16, BP_F16};
+    for (size_t d = 0; d < 3; d++) {
+        bp_dtype_t dt = dts[d];
+        bp_buf_t a, lo, hi, h0, out;
+        rand_tensor(&a, dt, N_EW, -4, 4, false);
+        rand_tensor(&lo, dt, N_EW, -4, 4, false);
+        rand_tensor(&hi, dt, N_EW, -4, 4, false);
+        bp_buf_set(&a, 0, NAN);
+        bp_buf_set(&lo, 1, NAN);
+        bp_buf_set(&hi, 2, NAN);
+        tb_upload(&a);
+        tb_upload(&lo);
+        tb_upload(&hi);
+        tb_make(&h0, dt, 0, NULL);
+        bp_buf_set(&h0, 0, 0.75);
+        tb_upload(&h0);
+        for (int mode = 0; mode < 4; mode++) { /* both, 0-D upper, min alone, max alone */
+            bp_op_t op = tb_op(BP_OP_CLAMP_TENSOR);
+            op.has_min = mode != 3;
+            op.has_max = mode != 2;
+            const bp_buf_t *ins[2] = {mode == 3 ? &hi : &lo, mode == 1 ? &h0 : &hi};
+            tb_make1(&out, dt, N_EW);
+            bp_error_t err = {0};
+            tb_check(tb_try(&op, &a, NULL, ins, mode >= 2 ? 1 : 2, &out, &err), &err,
+                     "clamp_tensor");
+            for (size_t i = 0; i < N_EW; i++) {
+                float v = (float)bp_buf_get(&a, i), l = (float)bp_buf_get(&lo, i),
+                      h = mode == 1 ? 0.75f : (float)bp_buf_get(&hi, i), r;
+                if (mode == 2)
+                    r = isnan(v) || isnan(l) ? NAN : fmaxf(v, l);
+                else if (mode == 3)
+                    r = isnan(v) || isnan(h) ? NAN : fminf(v, h);
+                else
+                    r = isnan(v) || isnan(l) || isnan(h) ? NAN : fminf(fmaxf(v, l), h);
+                if (isnan(r))
+                    ck_assert_msg(isnan(bp_buf_get(&out, i)), "clamp_tensor mode %d [%zu]: NaN",
+                                  mode, i);
+                else
+                    tb_expect_bits(&out, i, tb_bits_of(dt, r), "clamp_tensor");
+            }
+            tb_drop(&out);
+        }
+        tb_drop(&a);
+        tb_drop(&lo);
+        tb_drop(&hi);
+        tb_drop(&h0);
+    }
+    bp_buf_t ia, il, ih, io;
+    int64_t av[] = {-7, 5, 100}, lv[] = {-2, 0, 50}, hv[] = {3, 3, 10};
+    tb_make1(&ia, BP_I64, 3);
+    tb_make1(&il, BP_I64, 3);
+    tb_make1(&ih, BP_I64, 3);
+    memcpy(ia.data, av, sizeof av);
+    memcpy(il.data, lv, sizeof lv);
+    memcpy(ih.data, hv, sizeof hv);
+    tb_upload(&ia);
+    tb_upload(&il);
+    tb_upload(&ih);
+    tb_make1(&io, BP_I64, 3);
+    bp_op_t op = tb_op(BP_OP_CLAMP_TENSOR);
+    op.has_min = op.has_max = true;
+    const bp_buf_t *ins[2] = {&il, &ih};
+    bp_error_t err = {0};
+    tb_check(tb_try(&op, &ia, NULL, ins, 2, &io, &err), &err, "clamp_tensor i64");
+    tb_expect_bits(&io, 0, (uint64_t)-2, "clamp_tensor i64");
+    tb_expect_bits(&io, 1, 3, "clamp_tensor i64");
+    tb_expect_bits(&io, 2, 10, "clamp_tensor i64 crossed");
+    tb_drop(&ia);
+    tb_drop(&il);
+    tb_drop(&ih);
+    tb_drop(&io);
+}
+END_TEST
+
 TCase *tb_tcase_elementwise(void)
 {
     TCase *tc = tcase_create("elementwise");
@@ -774,5 +856,6 @@ TCase *tb_tcase_elementwise(void)
     tcase_add_test(tc, t_unary);
     tcase_add_test(tc, t_pow);
     tcase_add_test(tc, t_elem);
+    tcase_add_test(tc, t_clamp_tensor);
     return tc;
 }

@@ -291,6 +291,62 @@ START_TEST(t_integers)
 }
 END_TEST
 
+/* clamp_tensor: the exact min(max(a, lo), hi) of the operands' values,
+ * NaN where any operand is, max(-0, +0) = +0 (IEEE 754-2019 maximum), a
+ * crossed pair gives hi; one bound is maximum or minimum; a 0-D bound
+ * broadcasts; an fp64 bound promotes the result to fp64 (exact); by hand. */
+START_TEST(t_clamp_tensor)
+{
+    bp_backend_t *be = open_oracle(1);
+    int64_t seven = 7, none[1] = {0};
+    double av[] = {-2.0, 0.5, 3.0, 0.0, 1.0, -0.0, 0.5};
+    double lv[] = {-1.0, 0.0, 0.0, 0.0, 0.0, 0.0, 4.0};
+    double hv[] = {1.0, 1.0, 2.0, 1.0, 2.0, 1.0, 2.0};
+    bp_buf_t a = vec_vals(BP_F32, 7, av), lo = vec_vals(BP_F32, 7, lv),
+             hi = vec_vals(BP_F32, 7, hv), out = mkbuf(BP_F32, 1, &seven);
+    bp_buf_set(&a, 3, NAN); /* NaN a, then NaN lo */
+    bp_buf_set(&lo, 4, NAN);
+    bp_op_t op = mkop(BP_OP_CLAMP_TENSOR);
+    op.has_min = op.has_max = true;
+    const bp_buf_t *both[2] = {&lo, &hi};
+    bp_exec_t x = {.op = &op, .a = &a, .inputs = both, .ninputs = 2, .out = &out};
+    bp_error_t err = {0};
+    ck_assert_msg(be->op[op.kind](be, &x, &err) == BP_OK, "%s", err.msg);
+    static const uint32_t want[] = {0xbf800000u, 0x3f000000u, 0x40000000u, 0x7fc00000u,
+                                    0x7fc00000u, 0x00000000u, 0x40000000u};
+    for (int i = 0; i < 7; i++)
+        CK_BITS(BP_F32, bp_buf_bits(&out, (size_t)i), want[i], "clamp_tensor[%d]", i);
+    /* min alone: maximum(a, lo); max alone: minimum(a, hi) */
+    op.has_max = false;
+    x.ninputs = 1;
+    ck_assert_int_eq(be->op[op.kind](be, &x, &err), BP_OK);
+    CK_BITS(BP_F32, bp_buf_bits(&out, 2), 0x40400000u, "maximum(3, 0)");
+    CK_BITS(BP_F32, bp_buf_bits(&out, 6), 0x40800000u, "maximum(0.5, 4)");
+    op.has_min = false;
+    op.has_max = true;
+    both[0] = &hi;
+    ck_assert_int_eq(be->op[op.kind](be, &x, &err), BP_OK);
+    CK_BITS(BP_F32, bp_buf_bits(&out, 2), 0x40000000u, "minimum(3, 2)");
+    CK_BITS(BP_F32, bp_buf_bits(&out, 5), 0x80000000u, "minimum(-0, 1)");
+    /* a 0-D fp64 max of 0.1: the result is fp64, 0.1 exactly where it wins */
+    double tenth = 0.1;
+    bp_buf_t h0 = mkbuf(BP_F64, 0, none), o64 = mkbuf(BP_F64, 1, &seven);
+    bp_buf_set(&h0, 0, tenth);
+    both[0] = &h0;
+    x.out = &o64;
+    ck_assert_int_eq(be->op[op.kind](be, &x, &err), BP_OK);
+    CK_BITS(BP_F64, bp_buf_bits(&o64, 1), bp_f64_bits(0.1), "minimum(0.5f, 0.1)");
+    CK_BITS(BP_F64, bp_buf_bits(&o64, 0), bp_f64_bits(-2.0), "minimum(-2f, 0.1)");
+    bp_buf_free(&a);
+    bp_buf_free(&lo);
+    bp_buf_free(&hi);
+    bp_buf_free(&out);
+    bp_buf_free(&h0);
+    bp_buf_free(&o64);
+    bp_backend_close(be);
+}
+END_TEST
+
 /* clamp, round(decimals), linspace, full: hand-derived. */
 START_TEST(t_elem_hand)
 {
@@ -942,6 +998,7 @@ int main(void)
     tcase_add_test(ref, t_arange);
     tcase_add_test(ref, t_uniform);
     tcase_add_test(ref, t_normal);
+    tcase_add_test(hand, t_clamp_tensor);
     suite_add_tcase(s, ref);
     TCase *rest = tcase_create("shapes, threads, record");
     tcase_set_timeout(rest, 300);

@@ -294,6 +294,8 @@ static const bad_case_t bad_cases[] = {
     {"bad-policy.yaml", "7:23: unknown policy 'loose'"},
     {"bad-formulation.yaml", "6:48: unknown formulation 'pairwise' for div"},
     {"normal-std.yaml", "5:61: normal needs a finite std >= 0, got -1"},
+    {"clamp-buffer-bound.yaml", "7:36: min must be a number, got the buffer 'lo' "
+                                "(tensor bounds: op clamp_tensor)"},
 };
 #define NBAD (sizeof bad_cases / sizeof bad_cases[0])
 

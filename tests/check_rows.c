@@ -52,6 +52,28 @@ static const row_case_t cases[] = {
      "  - {out: x, op: tensor, values: [0, 1, 0, 1], shape: [2, 2], dtype: fp32}\n"
      "  - {out: y, op: softmax, a: x, axis: 0}\n",
      "fp32", 2, {2, 2}, 4, {0.5, 0.5, 0.5, 0.5}},
+    /* Rows past the persistent kernel (CUDA: cunn_SoftMaxForwardReg for
+     * 4096, the ILP kernel with misaligned rows for 32001, the spatial
+     * kernel with 64 threads per column for [2, 3000, 3] over axis 1):
+     * exp(0) = 1 n times sums to n exactly in any order, 1/n rounded once;
+     * amax keeps one value per row */
+    {"softmax_long_reg", ALL,
+     "  - {out: x, op: full, shape: [2, 4096], value: 0, dtype: fp32}\n"
+     "  - {out: p, op: softmax, a: x, axis: -1}\n"
+     "  - {out: y, op: amax, a: p, axis: -1}\n",
+     "fp32", 1, {2}, 2, {0x1p-12, 0x1p-12}},
+    {"softmax_long_ilp", ALL,
+     "  - {out: x, op: full, shape: [3, 32001], value: 0, dtype: fp32}\n"
+     "  - {out: p, op: softmax, a: x, axis: 1}\n"
+     "  - {out: y, op: amax, a: p, axis: 1}\n",
+     "fp32", 1, {3}, 3, {3.1249022867996246e-05, 3.1249022867996246e-05, 3.1249022867996246e-05}},
+    {"softmax_spatial", ALL,
+     "  - {out: x, op: full, shape: [2, 3000, 3], value: 0, dtype: fp32}\n"
+     "  - {out: p, op: softmax, a: x, axis: 1}\n"
+     "  - {out: y, op: amax, a: p, axis: 1}\n",
+     "fp32", 2, {2, 3}, 6,
+     {0.00033333332976326346, 0.00033333332976326346, 0.00033333332976326346,
+      0.00033333332976326346, 0.00033333332976326346, 0.00033333332976326346}},
     /* (x - m) - log(1 + 1) */
     {"log_softmax_pair", ALL,
      "  - {out: x, op: tensor, values: [5, 5], dtype: fp32}\n"
@@ -150,6 +172,14 @@ static const row_case_t cases[] = {
      "  - {out: b, op: tensor, values: [1, -1], dtype: fp32}\n"
      "  - {out: y, op: layer_norm, inputs: [x, w, b], eps: 0}\n",
      "fp32", 2, {1, 2}, 2, {-1, 1}},
+    /* CUDA's vectorised kernel (H % 4 == 0): threads 0 and 1 fold [0, 0, 0,
+     * 0] and [4, 4, 4, 4] exactly (means 0 and 4, sigma2 0), their combine
+     * gives mean 2 and sigma2 0 + 0 + 16 * 4 * (4/8) = 32, / 8 = 4, rstd
+     * 0.5; every other backend's mean 2 and variance 4 are exact too */
+    {"layer_norm_vec", ALL,
+     "  - {out: x, op: tensor, values: [0, 0, 0, 0, 4, 4, 4, 4], dtype: fp32}\n"
+     "  - {out: y, op: layer_norm, inputs: [x], eps: 0}\n",
+     "fp32", 1, {8}, 8, {-1, -1, -1, -1, 1, 1, 1, 1}},
     {"layer_norm_plain", ALL,
      "  - {out: x, op: tensor, values: [4, 8], dtype: fp32}\n"
      "  - {out: y, op: layer_norm, inputs: [x], eps: 0}\n",

@@ -6,8 +6,10 @@ differential fuzzer left open (probes/README.md, gelu and var rows):
   gelu-fp16     gelu of fp16 inf, -inf, +-65504, NaN (20 contiguous
                 elements), with mkldnn enabled and disabled
   gelu-fp64     gelu of the fp64 0x1.02697cp+0 in vector lanes (32
-                elements) and alone; ATen's formula with Debian's SLEEF and
-                the exact value give 0x3feb3fffe6cb48fb
+                elements) and alone; ATen's formula with Debian's SLEEF 3.5
+                and the exact value give 0x3feb3fffe6cb48fb, with the erf of
+                PyTorch's bundled SLEEF 3.8/3.9 (bitprobe's sleef_erf.c)
+                0x3feb3fffe6cb48fc, what PyTorch 2.11's AVX-512 lanes gave
   var-fp64      var(dim=1) of 257 rows of 64 fp64 values against Welford in
                 double with and without the fused m2 update (m2 + delta *
                 (x - mean)), and the two-pass sum of squares: how many rows

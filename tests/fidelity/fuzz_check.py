@@ -32,9 +32,13 @@ downstream.  An op's verdict:
                 sum, and divides there; 2.x's mean_out sums into float),
                 fp16 sum in the default order (1.13's SumKernel adds
                 neighbouring pairs of a 16-lane fp16 register, 2.x its two
-                8-lane float halves, as for bf16 in both,
+                8-lane float halves, as for bf16 in both),
                 var with more than one result (1.13's build fuses the m2
-                update of WelfordOps into an fma, PyTorch 2.11's does not)
+                update of WelfordOps into an fma, PyTorch 2.11's does not),
+                fp64 erf and fp64 gelu(approximate='none') (SLEEF's erf in
+                the vector lanes: SLEEF 3.5's in 1.13, Debian's build
+                linking the system's 3.5.1; 2.11 bundles 3.8/3.9, whose erf
+                is another algorithm, 1 ulp apart on a few % of inputs)
   unpinned      PyTorch's order is not fixed or not replayed (matmul through
                 BLAS/cuBLAS heuristics, CUDA's cumsum through cub): reported,
                 not required
@@ -61,6 +65,7 @@ import os
 
 import torch
 
+import fuzz_gen
 import refio
 from probe_torch_ops import DT, OWN, bits, mismatches, run_op
 
@@ -117,8 +122,11 @@ def version_op(op, out_dtype, numel=None):
         return out_dtype in (torch.bfloat16, torch.float16)
     if op["op"] == "exp2":  # std::exp2 on every element in 1.13, SLEEF's in 2.x's lanes
         return out_dtype.is_floating_point
-    if op["op"] == "erf":  # bf16: SLEEF's erf in 1.13, ATen's float polynomial in 2.x
-        return out_dtype in (torch.bfloat16, torch.float16)
+    if op["op"] == "erf":  # bf16: SLEEF's erf in 1.13, ATen's float polynomial in 2.x;
+        # fp64: SLEEF 3.5's erf in 1.13, 3.6's (PyTorch's bundled 3.8/3.9) in 2.11
+        return out_dtype in (torch.bfloat16, torch.float16, torch.float64)
+    if op["op"] == "gelu" and op.get("approximate", "none") == "none":
+        return out_dtype == torch.float64  # the same erf in the vector lanes
     if op["op"] == "mean":  # 1.13 sums bf16/fp16 into the dtype, 2.x into float (mean_out)
         return out_dtype in (torch.bfloat16, torch.float16)
     if op["op"] == "sum" and op.get("formulation", "default") == "default":
@@ -220,7 +228,7 @@ def replay_op(op, bufs, dt_out, device, saved):
         # also be read unconverted (where's cond, an index)
         conv, renamed = {}, {}
         index = {"index_select": "b", "embedding": "a"}.get(k)  # indices stay integers
-        for key in ("a", "b"):
+        for key in ("a", "b", "min", "max") if k == "clamp_tensor" else ("a", "b"):
             v = op.get(key)
             if isinstance(v, str) and key != index:
                 conv[v + "@dtype"] = bufs[v].to(dt_out)
@@ -256,8 +264,7 @@ def check_probe(spec, bundle, device, res, log=print, keep=None):
             key = f"{op['out']}.{d}"
             mine = data.get(key)
             counted = keep is None or keep(i)
-            reads = [v for v in [op.get("a"), op.get("b"), op.get("cond")] +
-                     list(op.get("inputs", [])) if isinstance(v, str)]
+            reads = fuzz_gen.reads(op)
             if key in lacking or any(v not in bufs for v in reads):
                 # a dtype this torch lacks, here or upstream
                 if counted:

@@ -715,13 +715,19 @@ def probe(seed, index, table, nops, large=True, max_numel=120000, extra_dtypes=(
             "outputs": [p.ops[-1]["out"]]}
 
 
+def reads(op):
+    """The buffer names an op of a spec reads (its operands: a, b, where's
+    cond, clamp_tensor's min and max, inputs), not numbers or $params."""
+    return [v for v in [op.get(k) for k in ("a", "b", "cond", "min", "max")] +
+            list(op.get("inputs", [])) if isinstance(v, str) and not v.startswith("$")]
+
+
 def prune(spec, drop):
     """spec without the ops named in drop and every op reading them."""
     gone = set(drop)
     ops = []
     for op in spec["ops"]:
-        reads = [op.get("a"), op.get("b")] + list(op.get("inputs", []))
-        if op["out"] in gone or any(isinstance(x, str) and x in gone for x in reads):
+        if op["out"] in gone or any(x in gone for x in reads(op)):
             gone.add(op["out"])
             continue
         ops.append(op)

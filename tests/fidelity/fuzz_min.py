@@ -77,8 +77,7 @@ class Trial:
 
 
 def _reads(op):
-    return [v for v in [op.get("a"), op.get("b")] + list(op.get("inputs", []))
-            if isinstance(v, str)]
+    return fuzz_gen.reads(op)
 
 
 def _slice_to(spec, target):

@@ -193,9 +193,33 @@ def embedding(g, o, p, spec):
     return [idx, w], tuple(ishape) + (w.shape[1],)
 
 
+def clamp_tensor(g, o, p, spec):
+    """torch.clamp with tensor bounds: min, max or both (then as often
+    crossed as not: lo > hi gives hi), each of a's shape or broadcasting to
+    it, in any dtype (promoted with a's)."""
+    r = g.r
+    a = g.pick(p)
+    if a is None:
+        return None
+    spec["a"] = a.name
+    ins = [a]
+    for key in r.choice([("min",), ("max",), ("min", "max"), ("min", "max")]):
+        same = [b for b in g.readable(p) if b.shape == a.shape and b is not a]
+        if same and r.random() < 0.4:
+            b = r.choice(same)
+        else:
+            b = g.source(p, g.bcast_of(a.shape) if r.random() < 0.4 else a.shape,
+                         g.dtype_spec(), False)
+        if b is None:
+            return None
+        spec[key] = b.name
+        ins.append(b)
+    return ins, a.shape
+
+
 RULES = {"reshape": reshape, "view": reshape, "transpose": transpose, "permute": permute,
          "unsqueeze": unsqueeze, "squeeze": squeeze, "expand": expand,
-         "index_select": index_select, "embedding": embedding}
+         "index_select": index_select, "embedding": embedding, "clamp_tensor": clamp_tensor}
 
 
 # -- any other op ---------------------------------------------------------

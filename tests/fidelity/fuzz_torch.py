@@ -3,7 +3,7 @@
 by bitprobe on each device and replayed op by op in PyTorch.
 
     fuzz_torch.py run --bitprobe B --seed S [--probes N] [--ops M]
-                      [--devices cpu,cuda] [--out DIR] [--regress DIR] [--focus OPS]
+                      [--devices cpu,cuda] [--out DIR] [--regress DIR]
                       [--minimise] [--only I,J] [--small]
                       [--batch N] [--jobs J] [--budget-s S]
     fuzz_torch.py regress --bitprobe B --dir tests/fidelity/regress
@@ -118,8 +118,7 @@ def _batch(args, idx, table, ops, extra, work, devices):
     torch.set_num_threads(1)  # bitprobe models ATen's chunking with one thread
     specs = [fuzz_gen.probe(args.seed, i, table, args.ops, large=not args.small,
                             extra_dtypes=extra,
-                            focus=ops[i % len(ops)] if (args.each_op or args.focus) and ops
-                            else None)
+                            focus=ops[i % len(ops)] if args.each_op and ops else None)
              for i in idx]
     return run_batch(args, specs, os.path.join(work, f"batch-{idx[0]:05d}"), devices)
 
@@ -242,12 +241,13 @@ def cmd_run(args):
         log("fuzz: not drawn (no backend on every device asked for): " + ", ".join(missing))
         table = [o for o in table if o["name"] not in missing]
     ops = fuzz_gen.drawn(table)
-    if args.focus:
-        unknown = [o for o in args.focus.split(",") if o not in ops]
+    if args.focus_ops:
+        want = args.focus_ops.split(",")
+        unknown = [o for o in want if o not in ops]
         if unknown:
-            log(f"fuzz: --focus: not drawn by the generator: {', '.join(unknown)}")
+            log("fuzz: --focus-ops names ops the generator does not draw: " + ", ".join(unknown))
             return 2
-        ops = args.focus.split(",")
+        ops = want
     if args.each_op:
         args.probes = args.each_op * len(ops)
     log(f"fuzz: seed {args.seed}, {args.probes} probes of about {args.ops} ops, devices "
@@ -274,7 +274,7 @@ def cmd_run(args):
     nogen = sorted(kinds & set(fuzz_gen.NOT_DRAWN))
     if nogen:
         log("never drawn (creation ops that need a file): " + ", ".join(nogen))
-    undrawn = sorted(kinds - seen - set(nogen))
+    undrawn = sorted((set(ops) if args.focus_ops else kinds) - seen - set(nogen))
     for op in undrawn:
         why = [msg for _, o, msg in aside if o == op] + \
             [msg for _, _, msg in aside if f"({op}" in msg]
@@ -398,9 +398,9 @@ def main():
     r.add_argument("--each-op", type=int, default=0, metavar="K",
                    help="K probes per op of the table instead of --probes, each drawing "
                         "mostly that op; fails unless every op was drawn and replayed")
-    r.add_argument("--focus", metavar="OPS",
-                   help="comma-separated op names: probe i draws mostly the (i mod n)-th, "
-                        "as --each-op does (the generator's focus), --probes of them")
+    r.add_argument("--focus-ops", metavar="LIST",
+                   help="with --each-op: only these ops (comma-separated) are focused on and "
+                        "must be drawn")
     r.add_argument("--require", type=int, default=0,
                    help="fail unless every device replayed N ops, every op kind and dtype")
     r.add_argument("--bitprobe-arg", action="append", default=[])

@@ -1,19 +1,28 @@
 #!/bin/sh
 # The ops added last to the table, on the GPU: randn and normal (bitprobe's
 # own normal stream: the CUDA kernel must give the CPU's and the oracle's
-# bits, and the written statement's, tests/rng_normal_ref.py).
+# bits, and the written statement's, tests/rng_normal_ref.py), and
+# clamp_tensor (torch.clamp with tensor bounds) against PyTorch on both
+# devices, through the fuzzer focused on it.
 #
 # Run from a configured and built tree with CUDA (`. .devdeps/env.sh`
 # done):  OUT=/tmp/out sh tests/fidelity/ops_gpu.sh
 # One log per step under $OUT; exit 1 when a step failed (listed at the
 # end).  Expected: every step "ok"; step 1's log ends "100%: Checks: N,
-# Failures: 0, Errors: 0", step 2's says "cuda's run included" and
-# "cuda-sm90.safetensors.gz [...]: 5994 elements identical to the stream"
-# (6006 for normal).
+# Failures: 0, Errors: 0"; step 3 shows "cuda's run included" and
+# "cuda-sm90.safetensors.gz [0 0 z z64]: 5994 elements identical to the
+# stream" (6006 for normal); step 4 "cuda differences by op: none" and
+# "cpu differences by op: none" with clamp_tensor lines replayed on both.
 . tests/fidelity/steps.sh
-step "check_be_cuda data (randn, normal: cuda vs cpu)" 0 \
-    env BP_REQUIRE_GPU=1 CK_RUN_CASE=data ./tests/check_be_cuda
+B=${BITPROBE:-./src/bitprobe}
+PY=${PYTHON3:-python3}
+step "check_be_cuda (randn/normal cuda vs cpu, clamp_tensor)" 0 \
+    env BP_REQUIRE_GPU=1 ./tests/check_be_cuda
 step "randn.sh (every backend vs the written stream)" 0 \
     env BP_REQUIRE_GPU=1 make check TESTS=tests/cli/randn.sh
 step "randn.sh log" 0 cat tests/cli/randn.log
+step "fuzz clamp_tensor cpu,cuda vs PyTorch (seed 16)" 0 "$PY" tests/fidelity/fuzz_torch.py run \
+    --bitprobe "$B" --seed 16 --each-op 40 --focus-ops clamp_tensor --ops 10 \
+    --devices cpu,cuda --jobs 4 --batch 10 --out "$OUT/fuzz-clamp"
+check "clamp_tensor replayed on cuda" grep -q "^  cuda *clamp_tensor" "$OUT/04-fuzz_clamp_tensor_cpu_cuda_vs_PyTorch__seed_16_.txt"
 finish

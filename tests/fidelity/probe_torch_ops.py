@@ -164,6 +164,9 @@ def run_op(op, params, bufs, dt_out, device, uniform):
         return fn(operand(op["a"], params, bufs), operand(op["b"], params, bufs)), True
     if k == "clamp":
         return torch.clamp(operand(op["a"], params, bufs), min=P("min"), max=P("max")), True
+    if k == "clamp_tensor":  # torch.clamp's Tensor overload
+        bound = lambda key: bufs[op[key]] if key in op else None
+        return torch.clamp(operand(op["a"], params, bufs), min=bound("min"), max=bound("max")), True
     if k in ("full", "zeros", "ones"):
         shape = [param(d, params) for d in op["shape"]]
         if k == "full":
