@@ -141,7 +141,8 @@ static bool add_uncompared(bp_report_t *rep, const bp_pair_t *p, const char *tit
     const bp_tent_t *t = p->a ? p->a : p->b;
     bp_result_t r = {
         .probe = (char *)title, .output = t->output ? t->output : "", .dtype = p->dt,
-        .dtype_as = t->known ? NULL : (char *)t->dtype,
+        .dtype_as = t->known ? NULL : (char *)t->dtype, .in_run = t->in_run,
+        .run_dtype = t->run_dtype,
         .kind = BP_RES_DIFF, .a = (char *)la, .b = (char *)lb, .policy = *pol,
         .compared = false, .counts = true,
         .status = p->kind == BP_PAIR_NOT_COMPARABLE ? BP_RS_NOT_COMPARABLE
@@ -204,7 +205,8 @@ static int diff_sets(const char *pa, const char *pb, const char *rel, const dopt
         const char *out = p->a->output ? p->a->output
                           : strcmp(p->a->name, p->b->name) ? p->b->name : "";
         bp_result_t r = {
-            .probe = title, .output = (char *)out, .dtype = p->dt, .kind = BP_RES_DIFF,
+            .probe = title, .output = (char *)out, .dtype = p->dt, .in_run = p->a->in_run,
+            .run_dtype = p->a->run_dtype, .kind = BP_RES_DIFF,
             .a = la, .b = lb, .policy = o->pol, .compared = true, .counts = true,
             .note = p->why[0] ? (char *)p->why : NULL, .cmp = cmp[i],
         };

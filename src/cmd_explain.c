@@ -147,7 +147,8 @@ static int report(bp_explain_t *x, const side_t *a, const side_t *b, bp_backend_
         const bp_output_t *out = &p->outputs[oi];
         bp_result_t r = {
             .probe = p->name, .file = p->path, .line = out->line, .output = out->name,
-            .dtype = x->metas[out->buf].dtype, .kind = BP_RES_CROSS, .a = x->label_a,
+            .dtype = x->metas[out->buf].dtype, .in_run = true, .run_dtype = x->dtype,
+            .kind = BP_RES_CROSS, .a = x->label_a,
             .b = x->label_b, .policy = out->policy, .compared = true, .counts = false,
             .cmp = x->outs[oi].cmp,
         };

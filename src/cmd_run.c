@@ -239,7 +239,7 @@ static bp_status repeat_exec(const bp_run_opts_t *o, bp_report_t *rep, bp_backen
 
 /* Reports what repeat_exec found on be (hands the comparisons to rep). */
 static int repeat_report(const bp_run_opts_t *o, const bp_backend_t *be,
-                         const bp_probe_t *p, slot_t *s, bp_report_t *rep)
+                         const bp_probe_t *p, bp_dtype_t dt, slot_t *s, bp_report_t *rep)
 {
     char label[64];
     for (size_t oi = 0; oi < p->noutputs && o->repeat > 1; oi++) {
@@ -252,7 +252,8 @@ static int repeat_report(const bp_run_opts_t *o, const bp_backend_t *be,
         bp_policy_exact(&exact);
         bp_result_t res = {
             .probe = p->name, .file = p->path, .line = out->line, .output = out->name,
-            .dtype = s->bufs[out->buf].dtype, .kind = BP_RES_REPEAT,
+            .dtype = s->bufs[out->buf].dtype, .in_run = true, .run_dtype = dt,
+            .kind = BP_RES_REPEAT,
             .a = (char *)be->name, .b = label, .policy = exact, .compared = true,
             .counts = true, .cmp = s->worst[oi],
         };
@@ -403,7 +404,7 @@ static int consume(run_ctx_t *c, size_t j, bp_st_file_t *save)
     for (int k = 0; k < bs->n; k++)
         bufs[k] = slot_at(c, j, k)->bufs;
     for (int k = 0; k < bs->n && !rc && o->repeat > 1; k++)
-        rc = repeat_report(o, bs->be[k], p, slot_at(c, j, k), rep);
+        rc = repeat_report(o, bs->be[k], p, dt, slot_at(c, j, k), rep);
     for (int k = 0; save && k < bs->n && !rc; k++)
         rc = keep(o, p, dt, bufs[k], &save[k]);
     for (size_t oi = 0; oi < p->noutputs && !rc; oi++) {
@@ -411,8 +412,8 @@ static int consume(run_ctx_t *c, size_t j, bp_st_file_t *save)
         for (int k = 0; k < bs->n; k++) {
             const bp_buf_t *b = &bufs[k][out->buf];
             if (b->numel <= BP_REPORT_SMALL)
-                bp_report_add_values(rep, p->name, out->name, bs->be[k]->name, b->dtype,
-                                     b->data, b->numel);
+                bp_report_add_values(rep, p->name, out->name, bs->be[k]->name, b->dtype, true,
+                                     dt, b->data, b->numel);
         }
         for (int k = 1; k < bs->n; k++) {
             /* of several GPUs, the first stands for all: the consensus
@@ -424,8 +425,8 @@ static int consume(run_ctx_t *c, size_t j, bp_st_file_t *save)
                 continue;
             bp_result_t r = {
                 .probe = p->name, .file = p->path, .line = out->line,
-                .output = out->name, .dtype = bufs[0][out->buf].dtype,
-                .kind = BP_RES_CROSS, .a = (char *)bs->be[0]->name,
+                .output = out->name, .dtype = bufs[0][out->buf].dtype, .in_run = true,
+                .run_dtype = dt, .kind = BP_RES_CROSS, .a = (char *)bs->be[0]->name,
                 .b = (char *)bs->be[k]->name, .policy = out->policy,
                 .compared = true, .counts = o->agree,
             };
@@ -462,6 +463,7 @@ static int skipped_results(run_ctx_t *c, const job_t *jb)
         snprintf(a, sizeof a, "golden %s", c->skipped[s].name);
         bp_result_t r = {
             .probe = jb->p->name, .file = jb->p->path, .output = "", .dtype = jb->dt,
+            .in_run = true, .run_dtype = jb->dt,
             .kind = c->o->golden ? BP_RES_GOLDEN : BP_RES_CROSS,
             .a = c->o->golden ? a : (char *)c->bs->be[0]->name, .b = c->skipped[s].name,
             .status = BP_RS_SKIPPED_BACKEND, .note = c->skipped[s].why,
@@ -756,6 +758,8 @@ int cmd_run(int argc, char **argv)
     pthread_mutex_destroy(&ctx.mu);
     if (!rc)
         bp_run_consensus_note(&ctx.cons, bs.be, bs.n, &rep);
+    if (!rc && !bp_run_goldens_hints(&ctx.goldens, &o, &rep))
+        rc = BP_EXIT_TROUBLE;
     if (!rc && o.save_dir)
         rc = save_manifest(&o, &bs, &rep, files);
     if (o.save_stage)

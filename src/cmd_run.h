@@ -19,6 +19,9 @@ struct bp_timing;
 typedef struct bp_run_goldens {
     pthread_mutex_t lock;
     struct bp_run_gentry *list;
+    /* the goldens to bless, for the run's hints: probe x backend */
+    struct bp_run_gneed *need;
+    size_t nneed, capneed;
 } bp_run_goldens_t;
 
 void bp_run_goldens_init(bp_run_goldens_t *g);
@@ -37,5 +40,11 @@ int bp_run_goldens_compare(bp_run_goldens_t *g, const bp_run_opts_t *o, const bp
                            bp_buf_t *const *bufs, int n, bp_report_t *rep);
 /* Frees the goldens of p (run is done with it). */
 void bp_run_goldens_done(bp_run_goldens_t *g, const bp_probe_t *p);
+/* The hints that bless what was missing or unusable (counting results
+ * only), once for all the probes that need the same command: "bless the
+ * missing goldens with 'bitprobe bless a b --device cpu,oracle'".  False
+ * when out of memory. */
+bool bp_run_goldens_hints(const bp_run_goldens_t *g, const bp_run_opts_t *o,
+                          bp_report_t *rep);
 
 #endif

@@ -8,6 +8,15 @@
 #include "golden.h"
 #include "timing.h"
 
+/* A probe's golden on one backend to bless (missing: the file, or the
+ * tensors of dtypes in the mask) or re-bless (unusable). */
+typedef struct bp_run_gneed {
+    const bp_probe_t *probe;
+    char device[BP_CLI_NAME_MAX];
+    bool file_missing, unusable;
+    uint32_t dtypes;
+} gneed_t;
+
 typedef struct bp_run_gentry {
     const bp_probe_t *probe;
     int k;
@@ -20,8 +29,8 @@ typedef struct bp_run_gentry {
 
 void bp_run_goldens_init(bp_run_goldens_t *g)
 {
+    memset(g, 0, sizeof *g);
     pthread_mutex_init(&g->lock, NULL);
-    g->list = NULL;
 }
 
 static gentry_t *find(bp_run_goldens_t *g, const bp_probe_t *p, int k, const char *key)
@@ -54,6 +63,7 @@ void bp_run_goldens_done(bp_run_goldens_t *g, const bp_probe_t *p)
 void bp_run_goldens_free(bp_run_goldens_t *g)
 {
     bp_run_goldens_done(g, NULL);
+    free(g->need);
     pthread_mutex_destroy(&g->lock);
 }
 
@@ -95,22 +105,119 @@ void bp_run_goldens_prepare(bp_run_goldens_t *g, const bp_run_opts_t *o, const b
         entry_for(g, o, p, k, key, t, be_name);
 }
 
+/* Notes that p's golden on device needs blessing (of dtype dt only when
+ * the file is there). */
+static bool need(bp_run_goldens_t *g, const bp_probe_t *p, const char *device, bool missing,
+                 bool file_missing, bp_dtype_t dt)
+{
+    bool ok = true;
+    pthread_mutex_lock(&g->lock);
+    gneed_t *e = NULL;
+    for (size_t i = 0; i < g->nneed && !e; i++)
+        if (g->need[i].probe == p && strcmp(g->need[i].device, device) == 0)
+            e = &g->need[i];
+    if (!e && g->nneed == g->capneed) {
+        size_t nc = g->capneed ? 2 * g->capneed : 16;
+        gneed_t *nn = realloc(g->need, nc * sizeof *nn);
+        ok = nn != NULL;
+        if (ok) {
+            g->need = nn;
+            g->capneed = nc;
+        }
+    }
+    if (ok && !e) {
+        e = &g->need[g->nneed++];
+        memset(e, 0, sizeof *e);
+        e->probe = p;
+        snprintf(e->device, sizeof e->device, "%s", device);
+    }
+    if (e) {
+        e->unusable |= !missing;
+        e->file_missing |= file_missing;
+        e->dtypes |= 1u << dt;
+    }
+    pthread_mutex_unlock(&g->lock);
+    return ok;
+}
+
 /* A result that was not compared: a missing golden (informational with
- * --missing=skip) or an unusable one, with the command that fixes it. */
-static int not_compared(const bp_run_opts_t *o, bp_result_t *r, bool missing,
+ * --missing=skip) or an unusable one; the command that fixes it is the
+ * run's hint (bp_run_goldens_hints), said once. */
+static int not_compared(bp_run_goldens_t *g, const bp_run_opts_t *o, const bp_probe_t *p,
+                        bp_dtype_t dt, bp_result_t *r, bool missing, bool file_missing,
                         const char *msg, const char *device, bp_report_t *rep)
 {
-    char hint[1024], note[2400];
-    bp_run_hint(o, "bless", r->probe, device, hint, sizeof hint);
-    if (missing)
-        snprintf(note, sizeof note, "%s (bless it with '%s'%s)", msg, hint,
-                 o->missing_skip ? "" : ", or pass --missing=skip");
-    else
-        snprintf(note, sizeof note, "%s (re-bless it with '%s')", msg, hint);
     r->status = missing ? BP_RS_MISSING_GOLDEN : BP_RS_ERROR;
     r->counts = !(missing && o->missing_skip);
-    r->note = note;
+    r->note = (char *)msg;
+    if (r->counts && !need(g, p, device, missing, file_missing, dt))
+        return BP_EXIT_TROUBLE;
     return bp_report_add(rep, r) ? BP_EXIT_OK : BP_EXIT_TROUBLE;
+}
+
+/* A probe's needs over its backends: "cpu,oracle", the dtypes to bless
+ * (0: all, when a file is missing) and whether a golden was unusable. */
+static void probe_need(const bp_run_goldens_t *g, const bp_probe_t *p, char *devs, size_t n,
+                       uint32_t *dtypes, bool *unusable)
+{
+    size_t l = 0;
+    bool file = false;
+    devs[0] = '\0';
+    *dtypes = 0;
+    *unusable = false;
+    for (size_t i = 0; i < g->nneed; i++) {
+        const gneed_t *e = &g->need[i];
+        if (e->probe != p)
+            continue;
+        l += (size_t)snprintf(devs + l, l < n ? n - l : 0, "%s%s", l ? "," : "", e->device);
+        file |= e->file_missing || e->unusable;
+        *dtypes |= e->dtypes;
+        *unusable |= e->unusable;
+    }
+    if (file)
+        *dtypes = 0;
+}
+
+bool bp_run_goldens_hints(const bp_run_goldens_t *g, const bp_run_opts_t *o,
+                          bp_report_t *rep)
+{
+    bool ok = true;
+    size_t n = g->nneed;
+    const char **names = malloc((n ? n : 1) * sizeof *names);
+    bool *done = calloc(n ? n : 1, sizeof *done);
+    if (!names || !done)
+        ok = false;
+    /* probes whose needs are alike share one command */
+    for (size_t i = 0; ok && i < n; i++) {
+        if (done[i])
+            continue;
+        char devs[512], dj[512], hint[4096], cmd[3600];
+        uint32_t dt, dtj;
+        bool un, unj;
+        probe_need(g, g->need[i].probe, devs, sizeof devs, &dt, &un);
+        size_t np = 0;
+        for (size_t j = i; j < n; j++) {
+            if (done[j])
+                continue;
+            probe_need(g, g->need[j].probe, dj, sizeof dj, &dtj, &unj);
+            if (g->need[j].probe != g->need[i].probe &&
+                (strcmp(dj, devs) != 0 || dtj != dt || unj != un))
+                continue;
+            for (size_t k = j; k < n; k++) /* every entry of that probe */
+                done[k] |= g->need[k].probe == g->need[j].probe;
+            names[np++] = g->need[j].probe->name;
+        }
+        bp_run_hint(o, "bless", names, np, devs, dt, cmd, sizeof cmd);
+        if (un)
+            snprintf(hint, sizeof hint, "re-bless the unusable goldens with '%s'", cmd);
+        else
+            snprintf(hint, sizeof hint, "bless the missing goldens with '%s', or pass "
+                     "--missing=skip", cmd);
+        ok = bp_report_hint(rep, hint);
+    }
+    free(names);
+    free(done);
+    return ok;
 }
 
 int bp_run_goldens_compare(bp_run_goldens_t *g, const bp_run_opts_t *o, const bp_probe_t *p,
@@ -131,7 +238,8 @@ int bp_run_goldens_compare(bp_run_goldens_t *g, const bp_run_opts_t *o, const bp
         snprintf(label, sizeof label, "golden %s", bes[k]->key);
         bp_result_t r = {
             .probe = p->name, .file = p->path, .line = out->line, .output = out->name,
-            .dtype = bufs[k][out->buf].dtype, .kind = BP_RES_GOLDEN, .a = label,
+            .dtype = bufs[k][out->buf].dtype, .in_run = true, .run_dtype = dt,
+            .kind = BP_RES_GOLDEN, .a = label,
             .b = (char *)bes[k]->name, .policy = out->policy, .counts = true,
         };
         const bp_st_tensor_t *gt = s->ok ? bp_st_find(&s->f, tname) : NULL;
@@ -142,7 +250,8 @@ int bp_run_goldens_compare(bp_run_goldens_t *g, const bp_run_opts_t *o, const bp
                          "tensor '%s'", p->name, bes[k]->key, tname);
             else
                 snprintf(msg, sizeof msg, "%s", s->msg);
-            rc = not_compared(o, &r, s->ok || s->missing, msg, bes[k]->name, rep);
+            rc = not_compared(g, o, p, dt, &r, s->ok || s->missing, !s->ok, msg,
+                              bes[k]->name, rep);
             if (rc)
                 return rc;
             continue;
@@ -160,7 +269,7 @@ int bp_run_goldens_compare(bp_run_goldens_t *g, const bp_run_opts_t *o, const bp
             return bp_cli_fail(&err);
         if (st) {
             bp_error_prefix(&err, "golden '%s' of probe '%s': ", tname, p->name);
-            rc = not_compared(o, &r, false, err.msg, bes[k]->name, rep);
+            rc = not_compared(g, o, p, dt, &r, false, false, err.msg, bes[k]->name, rep);
             if (rc)
                 return rc;
             continue;

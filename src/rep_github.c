@@ -10,9 +10,13 @@
  * when relative ("./" prefixes dropped), and made relative to
  * $GITHUB_WORKSPACE when absolute and under it; diff results have no file.
  *
+ * Then one "::notice title=bitprobe hint::HINT" per hint of the report
+ * (the command that blesses missing goldens).
+ *
  * Step summary: a Markdown section appended to the file named by
  * $GITHUB_STEP_SUMMARY (when set): the verdict line (report.h's tally),
- * and a table of every comparison that differs or was not compared. */
+ * the hints, and a table of every comparison that differs or was not
+ * compared. */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
@@ -132,6 +136,11 @@ int bp_rep_github_annotations(FILE *f, const bp_report_t *rep)
     if (nf > BP_GH_MAX_ANNOTATIONS)
         fprintf(f, "::warning title=bitprobe::%zu more results fail "
                    "(see the step summary or the report)\n", nf - BP_GH_MAX_ANNOTATIONS);
+    for (size_t h = 0; h < rep->nhints; h++) {
+        fputs("::notice title=bitprobe hint::", f);
+        gh_escape(f, rep->hints[h], false);
+        fputc('\n', f);
+    }
     free(idx);
     return ferror(f) ? 2 : 0;
 }
@@ -145,6 +154,11 @@ int bp_rep_github_summary(FILE *f, const bp_report_t *rep)
     fprintf(f, "### bitprobe: %s\n\n", t.verdict);
     bp_md_text(f, line);
     fputs(".\n\n", f);
+    for (size_t h = 0; h < rep->nhints; h++) {
+        fputs("Hint: ", f);
+        bp_md_text(f, rep->hints[h]);
+        fputs("\n\n", f);
+    }
     if (t.compared > t.n[BP_RS_IDENTICAL] || t.compared < t.results) {
         fputs("| probe | output | dtype | b vs a | mismatched | % | max ulp | policy | verdict |\n"
               "|---|---|---|---|---:|---:|---:|---|---|\n", f);
@@ -159,7 +173,9 @@ int bp_rep_github_summary(FILE *f, const bp_report_t *rep)
             bp_md_code(f, r->probe);
             fputs(" | ", f);
             bp_md_code(f, r->output);
-            fprintf(f, " | %s | ", bp_result_dtype(r));
+            char dt[64];
+            bp_result_dtype_label(r, dt, sizeof dt);
+            fprintf(f, " | %s | ", dt);
             bp_md_code(f, r->b);
             fputs(" vs ", f);
             bp_md_code(f, r->a);

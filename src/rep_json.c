@@ -2,14 +2,17 @@
  * environment fingerprint.  Schema (documented in the man page, REPORTS):
  *   {tool, version, schema_version (2), command,
  *    env{..., backends[{name, key, fingerprint}]},
- *    notes[], values[{probe, output, side, dtype, values[VALUE]}],
+ *    notes[], hints[]? (what to do next: the command that blesses missing
+ *    goldens), values[{probe, output, side, dtype, run_dtype?, values[VALUE]}],
  *    summary{verdict ("passed", "drift", "error"), exit_status, line (the
  *            verdict as text), nothing_compared? (why), nothing_compared_ok?
  *            (true: on purpose, run --save), statuses{STATUS:
  *            count}, comparisons, identical, differ, drift (results that
  *            fail: exit 1), errors (exit 2), skipped},
- *    results[{probe, output, dtype, kind, status, a, b, policy, compared,
- *             counts, note?, file?, line?,   (the rest only when compared:)
+ *    results[{probe, output, dtype, run_dtype? (outputs of a probe's run:
+ *             the run's dtype, which dtype need not be), kind, status, a, b,
+ *             policy, compared, counts, note?, file?, line?,
+ *             (the rest only when compared:)
  *             pass, shape[], total, mismatched, mismatched_percent,
  *             beyond_policy, class_changes, zero_sign_diffs, nan_payload_diffs,
  *             max_abs{value,index[]}, max_rel{...}, max_ulp{...} (when
@@ -78,6 +81,8 @@ static json_t *result_json(const bp_result_t *r)
                           "status", bp_res_status_name(bp_result_status(r)),
                           "a", r->a ? r->a : "", "b", r->b ? r->b : "", "policy", pol,
                           "compared", r->compared, "counts", r->counts);
+    if (r->in_run)
+        json_object_set_new(o, "run_dtype", json_string(bp_dtype_name(r->run_dtype)));
     if (r->note)
         json_object_set_new(o, "note", json_string(r->note));
     if (r->file) {
@@ -160,15 +165,24 @@ json_t *bp_rep_json_build(const bp_report_t *rep)
     for (size_t i = 0; i < rep->nnotes; i++)
         json_array_append_new(notes, json_string(rep->notes[i]));
     json_object_set_new(root, "notes", notes);
+    if (rep->nhints) {
+        json_t *hints = json_array();
+        for (size_t i = 0; i < rep->nhints; i++)
+            json_array_append_new(hints, json_string(rep->hints[i]));
+        json_object_set_new(root, "hints", hints);
+    }
     json_t *vals = json_array();
     for (size_t i = 0; i < rep->nv; i++) {
         const bp_values_t *v = &rep->v[i];
         json_t *arr = json_array();
         for (size_t k = 0; k < v->n; k++)
             json_array_append_new(arr, value_json(v->dtype, v->bits[k]));
-        json_array_append_new(vals, json_pack("{s:s, s:s, s:s, s:s, s:o}", "probe", v->probe,
-                                               "output", v->output, "side", v->side, "dtype",
-                                               bp_dtype_name(v->dtype), "values", arr));
+        json_t *o = json_pack("{s:s, s:s, s:s, s:s}", "probe", v->probe, "output", v->output,
+                              "side", v->side, "dtype", bp_dtype_name(v->dtype));
+        if (v->in_run)
+            json_object_set_new(o, "run_dtype", json_string(bp_dtype_name(v->run_dtype)));
+        json_object_set_new(o, "values", arr);
+        json_array_append_new(vals, o);
     }
     json_object_set_new(root, "values", vals);
     json_t *res = json_array();

@@ -3,8 +3,10 @@
  *   <testsuites name="bitprobe" tests= failures= errors= skipped=>
  *     <testsuite name="bitprobe.<probe>" ...>      one per probe, in order
  *       <properties><property name="command" value="bitprobe run ..."/>
+ *                   <property name="hint" value="..."/> (each of the report's)
  *       <testcase classname="bitprobe.<probe>"
  *                 name="<output>.<dtype>.<b> vs <a>" [file= line=]>
+ *                 (dtype as titles show it: "fp32 (bf16 run)")
  *         <failure message="SUMMARY" type="drift">SUMMARY
  *           first mismatches, with both sides' bits</failure>  (drift)
  *         <failure message="NOTE" type="only in a"/>   (one-sided, not comparable)
@@ -83,11 +85,11 @@ static void details(FILE *f, const bp_result_t *r, const char *summary)
 
 static void testcase(FILE *f, const bp_result_t *r)
 {
-    char cls[512], name[768], line[32], summary[1024];
+    char cls[512], name[768], line[32], summary[1024], dt[64];
     snprintf(cls, sizeof cls, "bitprobe.%s", r->probe);
+    bp_result_dtype_label(r, dt, sizeof dt);
     snprintf(name, sizeof name, "%s.%s.%s vs %s",
-             r->output && *r->output ? r->output : r->probe, bp_result_dtype(r), r->b,
-             r->a);
+             r->output && *r->output ? r->output : r->probe, dt, r->b, r->a);
     bp_result_summary(r, summary, sizeof summary);
     fputs("    <testcase", f);
     attr(f, "classname", cls);
@@ -180,7 +182,13 @@ int bp_rep_junit(FILE *f, const bp_report_t *rep)
         counts_attrs(f, &c);
         fputs(">\n    <properties>\n      <property name=\"command\"", f);
         attr(f, "value", rep->command);
-        fputs("/>\n    </properties>\n", f);
+        fputs("/>\n", f);
+        for (size_t h = 0; h < rep->nhints; h++) {
+            fputs("      <property name=\"hint\"", f);
+            attr(f, "value", rep->hints[h]);
+            fputs("/>\n", f);
+        }
+        fputs("    </properties>\n", f);
         for (size_t k = i; k < rep->n; k++)
             if (strcmp(rep->r[k].probe, probe) == 0)
                 testcase(f, &rep->r[k]);

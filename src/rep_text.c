@@ -35,20 +35,13 @@ static int decimal_width(bp_dtype_t dt, uint64_t bits)
     return (int)strlen(dec);
 }
 
-static bool same_group(const bp_result_t *a, const bp_result_t *b)
-{
-    return strcmp(a->probe, b->probe) == 0 && strcmp(a->output, b->output) == 0 &&
-           strcmp(bp_result_dtype(a), bp_result_dtype(b)) == 0;
-}
-
 static void values_block(FILE *f, const bp_report_t *rep, const bp_result_t *g)
 {
     const bp_values_t *vs[16];
     int nv = 0, width = 4;
     for (size_t i = 0; i < rep->nv && nv < 16; i++) {
         const bp_values_t *v = &rep->v[i];
-        if (strcmp(v->probe, g->probe) == 0 && strcmp(v->output, g->output) == 0 &&
-            v->dtype == g->dtype) {
+        if (bp_values_of(v, g)) {
             vs[nv++] = v;
             if ((int)strlen(v->side) > width)
                 width = (int)strlen(v->side);
@@ -155,34 +148,66 @@ static void group_block(FILE *f, const bp_report_t *rep, size_t i, size_t j,
                         const bp_rep_opts_t *o)
 {
     const bp_result_t *g = &rep->r[i];
-    char shape[96];
+    char shape[96], dt[64];
     bp_shape_format(g->cmp.ndim, g->cmp.shape, shape, sizeof shape);
-    fprintf(f, "%s %s %s %s\n", g->probe, g->output, bp_result_dtype(g),
-            g->compared ? shape : "");
+    bp_result_dtype_label(g, dt, sizeof dt);
+    fprintf(f, "%s %s %s %s\n", g->probe, g->output, dt, g->compared ? shape : "");
     values_block(f, rep, g);
     for (size_t k = i; k < j; k++)
         result_block(f, &rep->r[k], o, true);
 }
 
-/* One result as one line: "seed-div y fp32: cuda vs cpu: 1 of 1 differ
- * (100%), max 1 ulp, max abs 5.96e-08 at []: DRIFT". */
-static void result_line(FILE *f, const bp_result_t *r, const bp_rep_opts_t *o,
-                        const char *lead)
+/* Results not compared for one cause (a golden file missing: every output
+ * and dtype of a probe on one backend) are shown as one line. */
+static bool same_cause(const bp_result_t *a, const bp_result_t *b)
 {
-    char title[512], shape[96] = "";
+    return !a->compared && !b->compared && a->status == b->status && a->note && b->note &&
+           strcmp(a->note, b->note) == 0 && strcmp(a->probe, b->probe) == 0 &&
+           strcmp(a->a, b->a) == 0 && strcmp(a->b, b->b) == 0;
+}
+
+/* How many results share result i's cause (i included), or 0 when an
+ * earlier one does: i is then shown by that one's line. */
+static size_t cause_count(const bp_report_t *rep, size_t i)
+{
+    size_t n = 1;
+    for (size_t k = 0; k < rep->n; k++) {
+        if (k == i || !same_cause(&rep->r[k], &rep->r[i]))
+            continue;
+        if (k < i)
+            return 0;
+        n++;
+    }
+    return n;
+}
+
+/* One result as one line: "seed-div y fp32: cuda vs cpu: 1 of 1 differ
+ * (100%), max 1 ulp, max abs 5.96e-08 at []: DRIFT"; for `same` results of
+ * one cause (more than one), "seed-div: cpu vs golden cpu: missing golden:
+ * ... (3 comparisons)". */
+static void result_line(FILE *f, const bp_result_t *r, const bp_rep_opts_t *o,
+                        const char *lead, size_t same)
+{
+    char title[512], shape[96] = "", dt[64];
+    bp_result_dtype_label(r, dt, sizeof dt);
     if (r->compared) {
         shape[0] = ' ';
         bp_shape_format(r->cmp.ndim, r->cmp.shape, shape + 1, sizeof shape - 1);
     }
     const char *output = r->output && *r->output ? r->output : NULL;
     snprintf(title, sizeof title, "%s%s%s %s%s: %s vs %s", r->probe, output ? " " : "",
-             output ? output : "", bp_result_dtype(r), shape, r->b, r->a);
+             output ? output : "", dt, shape, r->b, r->a);
     bp_res_status_t s = bp_result_status(r);
     bool bad = bp_result_outcome(r) != 0;
     const char *on = bad ? red(o) : "", *of = bad ? off(o) : "";
     if (!r->compared && !*r->a && !*r->b) { /* a probe that did not load */
         fprintf(f, "%s%s: %s%s%s: %s\n", lead, r->probe, on, bp_res_status_label(s), of,
                 r->note ? r->note : "");
+        return;
+    }
+    if (!r->compared && same > 1) {
+        fprintf(f, "%s%s: %s vs %s: %s%s%s: %s (%zu comparisons)\n", lead, r->probe, r->b,
+                r->a, on, bp_res_status_label(s), of, r->note ? r->note : "", same);
         return;
     }
     if (!r->compared) {
@@ -276,7 +301,7 @@ int bp_rep_text(FILE *f, const bp_report_t *rep, const bp_rep_opts_t *o)
     bool more = o->verbose >= 2;
     if (o->verbose >= 2) {
         for (size_t i = 0, j; i < rep->n; i = j) {
-            for (j = i; j < rep->n && same_group(&rep->r[i], &rep->r[j]); j++)
+            for (j = i; j < rep->n && bp_result_same_group(&rep->r[i], &rep->r[j]); j++)
                 ;
             group_block(f, rep, i, j, o);
         }
@@ -297,7 +322,10 @@ int bp_rep_text(FILE *f, const bp_report_t *rep, const bp_rep_opts_t *o)
                 continue;
             if (fold && !bp_result_outcome(r) && s != BP_RS_SKIPPED_BACKEND)
                 continue;
-            result_line(f, r, o, "  ");
+            size_t same = cause_count(rep, i);
+            if (!same)
+                continue;
+            result_line(f, r, o, "  ", same);
             more |= !bp_result_outcome(r) || (r->compared && r->cmp.mismatched);
             if (o->verbose || bp_result_outcome(r))
                 result_detail(f, rep, r, o);
@@ -307,9 +335,11 @@ int bp_rep_text(FILE *f, const bp_report_t *rep, const bp_rep_opts_t *o)
     if (rep->n == 0 && !o->quiet) {
         for (size_t k = 0; k < rep->nv; k++) {
             const bp_values_t *v = &rep->v[k];
-            if (k == 0 || strcmp(v->probe, rep->v[k - 1].probe) ||
-                strcmp(v->output, rep->v[k - 1].output) || v->dtype != rep->v[k - 1].dtype)
-                fprintf(f, "%s %s %s\n", v->probe, v->output, bp_dtype_name(v->dtype));
+            bp_result_t g = bp_values_group(v);
+            char dt[64];
+            bp_result_dtype_label(&g, dt, sizeof dt);
+            if (k == 0 || !bp_values_of(&rep->v[k - 1], &g))
+                fprintf(f, "%s %s %s\n", v->probe, v->output, dt);
             int dwidth = 1;
             for (size_t e = 0; e < v->n; e++) {
                 int w = decimal_width(v->dtype, v->bits[e]);
@@ -330,9 +360,14 @@ int bp_rep_text(FILE *f, const bp_report_t *rep, const bp_rep_opts_t *o)
     if ((t.failed || t.errors) && (more || o->quiet)) {
         if (!o->quiet)
             fprintf(f, "%s:\n", t.errors ? "failures and errors" : "failures");
-        for (size_t i = 0; i < rep->n; i++)
-            if (bp_result_outcome(&rep->r[i]))
-                result_line(f, &rep->r[i], o, "  ");
+        for (size_t i = 0; i < rep->n; i++) {
+            size_t same = cause_count(rep, i);
+            if (bp_result_outcome(&rep->r[i]) && same)
+                result_line(f, &rep->r[i], o, "  ", same);
+        }
     }
+    if (!o->quiet || t.failed || t.errors)
+        for (size_t k = 0; k < rep->nhints; k++)
+            fprintf(f, "hint: %s\n", rep->hints[k]);
     return ferror(f) ? 2 : 0;
 }

@@ -85,6 +85,9 @@ void bp_report_free(bp_report_t *rep)
     for (size_t i = 0; i < rep->nnotes; i++)
         free(rep->notes[i]);
     free(rep->notes);
+    for (size_t i = 0; i < rep->nhints; i++)
+        free(rep->hints[i]);
+    free(rep->hints);
     free(rep->why_empty);
     free(rep->r);
     free(rep->v);
@@ -118,7 +121,8 @@ bp_result_t *bp_report_add(bp_report_t *rep, const bp_result_t *r)
 }
 
 bool bp_report_add_values(bp_report_t *rep, const char *probe, const char *output,
-                          const char *side, bp_dtype_t dt, const void *data, size_t n)
+                          const char *side, bp_dtype_t dt, bool in_run, bp_dtype_t run_dt,
+                          const void *data, size_t n)
 {
     if (n > BP_REPORT_SMALL)
         return false;
@@ -135,6 +139,8 @@ bool bp_report_add_values(bp_report_t *rep, const char *probe, const char *outpu
     v->output = strdup(output);
     v->side = strdup(side);
     v->dtype = dt;
+    v->in_run = in_run;
+    v->run_dtype = run_dt;
     v->n = n;
     for (size_t i = 0; i < n; i++)
         v->bits[i] = bp_dtype_load_bits(dt, data, i);
@@ -153,6 +159,21 @@ bool bp_report_note(bp_report_t *rep, const char *fmt, ...)
         return false;
     rep->notes = nn;
     rep->notes[rep->nnotes++] = strdup(buf);
+    return true;
+}
+
+bool bp_report_hint(bp_report_t *rep, const char *hint)
+{
+    for (size_t k = 0; k < rep->nhints; k++)
+        if (strcmp(rep->hints[k], hint) == 0)
+            return true;
+    char **nh = realloc(rep->hints, (rep->nhints + 1) * sizeof *nh);
+    if (!nh)
+        return false;
+    rep->hints = nh;
+    if (!(nh[rep->nhints] = strdup(hint)))
+        return false;
+    rep->nhints++;
     return true;
 }
 
@@ -348,11 +369,47 @@ const char *bp_result_dtype(const bp_result_t *r)
     return r->dtype_as ? r->dtype_as : bp_dtype_name(r->dtype);
 }
 
+void bp_result_dtype_label(const bp_result_t *r, char *out, size_t n)
+{
+    if (r->in_run && !r->dtype_as && r->run_dtype != r->dtype)
+        snprintf(out, n, "%s (%s run)", bp_dtype_name(r->dtype), bp_dtype_name(r->run_dtype));
+    else
+        snprintf(out, n, "%s", bp_result_dtype(r));
+}
+
+static bool same_run(bool ia, bp_dtype_t ra, bool ib, bp_dtype_t rb)
+{
+    return ia == ib && (!ia || ra == rb);
+}
+
+bool bp_result_same_group(const bp_result_t *a, const bp_result_t *b)
+{
+    return strcmp(a->probe, b->probe) == 0 &&
+           strcmp(a->output ? a->output : "", b->output ? b->output : "") == 0 &&
+           strcmp(bp_result_dtype(a), bp_result_dtype(b)) == 0 &&
+           same_run(a->in_run, a->run_dtype, b->in_run, b->run_dtype);
+}
+
+bool bp_values_of(const bp_values_t *v, const bp_result_t *r)
+{
+    return strcmp(v->probe, r->probe) == 0 && r->output && strcmp(v->output, r->output) == 0 &&
+           !r->dtype_as && v->dtype == r->dtype &&
+           same_run(v->in_run, v->run_dtype, r->in_run, r->run_dtype);
+}
+
+bp_result_t bp_values_group(const bp_values_t *v)
+{
+    return (bp_result_t){.probe = v->probe, .output = v->output, .dtype = v->dtype,
+                         .in_run = v->in_run, .run_dtype = v->run_dtype};
+}
+
 void bp_result_title(const bp_result_t *r, char *out, size_t n)
 {
     const char *output = r->output && *r->output ? r->output : NULL;
+    char dt[64];
+    bp_result_dtype_label(r, dt, sizeof dt);
     snprintf(out, n, "%s%s%s %s: %s vs %s", r->probe, output ? " " : "",
-             output ? output : "", bp_result_dtype(r), r->b, r->a);
+             output ? output : "", dt, r->b, r->a);
 }
 
 void bp_result_summary(const bp_result_t *r, char *out, size_t n)

@@ -53,6 +53,11 @@ typedef struct bp_result {
     char *dtype_as;   /* a tensor of a dtype bitprobe does not read (diff):
                        * the dtype as its file spells it, shown instead of
                        * dtype; else NULL */
+    bool in_run;      /* an output of a probe's run (run; diff of saved
+                       * runs): run_dtype is the run's dtype ($dtype), which
+                       * the output's own need not be (a sum kept in fp32 in
+                       * the bf16 run) */
+    bp_dtype_t run_dtype;
     bp_res_kind_t kind;
     char *a, *b;      /* side labels: "cpu", "golden cpu-sleef", a path */
     bp_policy_t policy;
@@ -70,6 +75,8 @@ typedef struct bp_result {
 typedef struct bp_values {
     char *probe, *output, *side;
     bp_dtype_t dtype;
+    bool in_run;      /* as bp_result_t's */
+    bp_dtype_t run_dtype;
     size_t n;
     uint64_t bits[BP_REPORT_SMALL];
 } bp_values_t;
@@ -83,6 +90,9 @@ typedef struct bp_report {
     size_t nv, capv;
     char **notes;   /* e.g. "seed-div: not run (its dtypes are not among --dtype)" */
     size_t nnotes;
+    char **hints;   /* what to do next, each once: "bless the missing goldens
+                     * with 'bitprobe bless seed-div --device cpu'" */
+    size_t nhints;
     char *why_empty; /* why nothing was compared ("no probes matched"), or
                       * NULL to let bp_report_tally say it; owned */
     bool empty_ok;   /* comparing nothing is the point (run --save on one
@@ -103,10 +113,14 @@ void bp_report_free(bp_report_t *rep);
 /* Appends a result (strings copied; cmp moved in: the caller must not free
  * it).  Returns the stored result, or NULL when out of memory. */
 bp_result_t *bp_report_add(bp_report_t *rep, const bp_result_t *r);
+/* The values of an output on one side (in_run, run_dt: as bp_result_t's). */
 bool bp_report_add_values(bp_report_t *rep, const char *probe, const char *output,
-                          const char *side, bp_dtype_t dt, const void *data, size_t n);
+                          const char *side, bp_dtype_t dt, bool in_run, bp_dtype_t run_dt,
+                          const void *data, size_t n);
 bool bp_report_note(bp_report_t *rep, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
+/* Adds a hint (copied) unless the report holds it already. */
+bool bp_report_hint(bp_report_t *rep, const char *hint);
 /* Sets why_empty (copied) and empty_ok. */
 bool bp_report_why_empty(bp_report_t *rep, const char *why, bool ok);
 
@@ -153,9 +167,19 @@ const char *bp_res_kind_name(bp_res_kind_t k);
 /* The multi-dimensional index of flat position `flat` in a row-major
  * shape, as a JSON array of integers (new reference). */
 json_t *bp_report_index_json(int ndim, const int64_t *shape, size_t flat);
-/* r's dtype as reports show it: dtype_as, else dtype's name. */
+/* r's dtype: dtype_as, else dtype's name. */
 const char *bp_result_dtype(const bp_result_t *r);
-/* "seed-div y fp32: cuda vs cpu" (diff: "cos bf16: B vs A"). */
+/* r's dtype as the reports' titles show it, with the run's dtype where the
+ * output's differs: "fp32", "fp32 (bf16 run)", "X9". */
+void bp_result_dtype_label(const bp_result_t *r, char *out, size_t n);
+/* Whether a and b are of one (probe, output, dtype, run dtype). */
+bool bp_result_same_group(const bp_result_t *a, const bp_result_t *b);
+/* Whether v holds values of r's (probe, output, dtype, run dtype). */
+bool bp_values_of(const bp_values_t *v, const bp_result_t *r);
+/* A result naming v's group (strings borrowed from v), for the above. */
+bp_result_t bp_values_group(const bp_values_t *v);
+/* "seed-div y fp32: cuda vs cpu" (diff: "cos bf16: B vs A"; an output
+ * of another dtype than its run's: "sum t fp32 (bf16 run): cuda vs cpu"). */
 void bp_result_title(const bp_result_t *r, char *out, size_t n);
 /* One line for CI messages: "329332 of 524288 elements differ (62.82%),
  * max 32512 ulp at [2235, 3], max abs 2 at [2235, 3], max rel 204099 at

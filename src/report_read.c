@@ -179,6 +179,20 @@ static bp_status dtype_of(rd_t *r, const json_t *obj, const char *path, bp_dtype
     return BP_OK;
 }
 
+/* The optional "run_dtype": *in_run says whether it is there. */
+static bp_status run_dtype_of(rd_t *r, const json_t *obj, const char *path, bool *in_run,
+                              bp_dtype_t *out)
+{
+    const char *s;
+    char kp[PATH_LEN];
+    TRY(get_str(r, obj, path, "run_dtype", false, &s));
+    *in_run = s != NULL;
+    key_path(kp, path, "run_dtype");
+    if (s && !bp_dtype_parse(s, out))
+        return bad(r, kp, "unknown dtype '%.64s'", s);
+    return BP_OK;
+}
+
 /* VALUE's "hex": "0x" and exactly the dtype's width in hex digits. */
 static bp_status value_bits(rd_t *r, const json_t *v, const char *path, bp_dtype_t dt,
                             uint64_t *out)
@@ -474,6 +488,7 @@ static bp_status read_result(rd_t *r, const json_t *o, const char *path, bp_repo
         res.dtype_as = (char *)dts;
     else
         TRY(dtype_of(r, o, path, &res.dtype));
+    TRY(run_dtype_of(r, o, path, &res.in_run, &res.run_dtype));
     TRY(read_kind(r, o, path, &res.kind));
     TRY(get_str(r, o, path, "a", true, &a));
     TRY(get_str(r, o, path, "b", true, &b));
@@ -516,7 +531,8 @@ static bp_status read_values(rd_t *r, const json_t *doc, bp_report_t *rep)
     TRY(member(r, doc, "", "values", JSON_ARRAY, "an array", false, &a));
     json_array_foreach(a, i, v) {
         const char *probe, *output, *side;
-        bp_dtype_t dt;
+        bp_dtype_t dt, run_dt = BP_F32;
+        bool in_run;
         uint64_t bits[BP_REPORT_SMALL] = {0}, data[BP_REPORT_SMALL];
         json_t *vals;
         item_path(ip, "values", i);
@@ -526,6 +542,7 @@ static bp_status read_values(rd_t *r, const json_t *doc, bp_report_t *rep)
         TRY(get_str(r, v, ip, "output", true, &output));
         TRY(get_str(r, v, ip, "side", true, &side));
         TRY(dtype_of(r, v, ip, &dt));
+        TRY(run_dtype_of(r, v, ip, &in_run, &run_dt));
         TRY(member(r, v, ip, "values", JSON_ARRAY, "an array of values", true, &vals));
         key_path(kp, ip, "values");
         if (json_array_size(vals) > BP_REPORT_SMALL)
@@ -536,25 +553,30 @@ static bp_status read_values(rd_t *r, const json_t *doc, bp_report_t *rep)
             TRY(value_bits(r, x, vp, dt, &bits[k]));
             bp_dtype_store_bits(dt, data, k, bits[k]);
         }
-        if (!bp_report_add_values(rep, probe, output, side, dt, data, json_array_size(vals)))
+        if (!bp_report_add_values(rep, probe, output, side, dt, in_run, run_dt, data,
+                                  json_array_size(vals)))
             return bp_error_set(r->err, BP_ENOMEM, "out of memory");
     }
     return BP_OK;
 }
 
-static bp_status read_notes(rd_t *r, const json_t *doc, bp_report_t *rep)
+/* "notes" or "hints": arrays of strings of at most max bytes. */
+static bp_status read_strings(rd_t *r, const json_t *doc, const char *key, size_t max,
+                              bp_report_t *rep)
 {
     json_t *a, *v;
     char ip[PATH_LEN];
     size_t i;
-    TRY(member(r, doc, "", "notes", JSON_ARRAY, "an array of strings", false, &a));
+    bool notes = strcmp(key, "notes") == 0;
+    TRY(member(r, doc, "", key, JSON_ARRAY, "an array of strings", false, &a));
     json_array_foreach(a, i, v) {
-        item_path(ip, "notes", i);
+        item_path(ip, key, i);
         if (!json_is_string(v))
             return bad(r, ip, "expected a string, found %s", type_name(v));
-        if (json_string_length(v) > 1000)
-            return bad(r, ip, "longer than 1000 bytes");
-        if (!bp_report_note(rep, "%s", json_string_value(v)))
+        if (json_string_length(v) > max)
+            return bad(r, ip, "longer than %zu bytes", max);
+        if (!(notes ? bp_report_note(rep, "%s", json_string_value(v))
+                    : bp_report_hint(rep, json_string_value(v))))
             return bp_error_set(r->err, BP_ENOMEM, "out of memory");
     }
     return BP_OK;
@@ -668,7 +690,7 @@ static bp_status upgrade_notes(rd_t *r, const json_t *doc, bp_report_t *rep)
 static bool known(const char *key)
 {
     static const char *const keys[] = {"tool", "version", "schema_version", "command",
-                                       "env", "notes", "values", "results", "explain",
+                                       "env", "notes", "hints", "values", "results", "explain",
                                        "summary", "files", "backends"};
     for (size_t i = 0; i < sizeof keys / sizeof *keys; i++)
         if (strcmp(key, keys[i]) == 0)
@@ -700,7 +722,8 @@ static bp_status read_doc(rd_t *r, const json_t *doc, bp_report_t *rep)
     if (s && !(rep->command = strdup(s)))
         return bp_error_set(r->err, BP_ENOMEM, "out of memory");
     TRY(read_env(r, doc, rep));
-    TRY(read_notes(r, doc, rep));
+    TRY(read_strings(r, doc, "notes", 1000, rep));
+    TRY(read_strings(r, doc, "hints", 8000, rep));
     TRY(read_values(r, doc, rep));
     TRY(member(r, doc, "", "results", JSON_ARRAY, "an array of results", true, &results));
     json_array_foreach(results, i, v) {

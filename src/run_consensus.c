@@ -63,7 +63,8 @@ bp_status bp_run_consensus(bp_run_cons_t *t, const bp_probe_t *p, size_t oi, bp_
                 /* GPUs of one kind must agree; of other kinds, it is said */
                 bp_result_t res = {
                     .probe = p->name, .file = p->path, .line = out->line,
-                    .output = out->name, .dtype = dt, .kind = BP_RES_CROSS,
+                    .output = out->name, .dtype = bufs[r][out->buf].dtype, .in_run = true,
+                    .run_dtype = dt, .kind = BP_RES_CROSS,
                     .a = (char *)bes[r]->name, .b = (char *)bes[k]->name,
                     .compared = true, .counts = strcmp(bes[r]->key, bes[k]->key) == 0,
                 };

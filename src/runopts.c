@@ -61,18 +61,46 @@ static void append_arg(char *out, size_t n, size_t *len, const char *arg)
         *len = n - 1;
 }
 
-void bp_run_hint(const bp_run_opts_t *o, const char *cmd, const char *probe,
-                 const char *device, char *out, size_t n)
+void bp_run_hint(const bp_run_opts_t *o, const char *cmd, const char *const *probes,
+                 size_t nprobes, const char *device, uint32_t dtypes, char *out, size_t n)
 {
     size_t len = 0;
     out[0] = '\0';
     int k = snprintf(out, n, "bitprobe %s", cmd);
     len = k > 0 && (size_t)k < n ? (size_t)k : 0;
-    if (probe)
-        append_arg(out, n, &len, probe);
+    for (size_t i = 0; i < nprobes; i++)
+        append_arg(out, n, &len, probes[i]);
     if (device) {
         append_arg(out, n, &len, "--device");
         append_arg(out, n, &len, device);
+    }
+    if (dtypes) {
+        char list[64] = "";
+        size_t l = 0;
+        for (int d = 0; d < BP_NDTYPES; d++)
+            if (dtypes & (1u << d))
+                l += (size_t)snprintf(list + l, l < sizeof list ? sizeof list - l : 0, "%s%s",
+                                      l ? "," : "", bp_dtype_name((bp_dtype_t)d));
+        append_arg(out, n, &len, "--dtype");
+        append_arg(out, n, &len, list);
+    }
+    /* the backend options that make the backends' keys (and goldens) */
+    bp_backend_opts_t def;
+    bp_backend_opts_default(&def);
+    const bp_backend_opts_t *be = &o->dev.be;
+    if (be->cpu_math != def.cpu_math) {
+        append_arg(out, n, &len, "--cpu-math");
+        append_arg(out, n, &len, bp_cpu_math_name(be->cpu_math));
+    }
+    if (be->cpu_isa != def.cpu_isa) {
+        append_arg(out, n, &len, "--cpu-isa");
+        append_arg(out, n, &len, bp_cpu_isa_name(be->cpu_isa));
+    }
+    if (be->gpus || be->gpu != def.gpu) {
+        char g[32];
+        snprintf(g, sizeof g, "%d", be->gpu);
+        append_arg(out, n, &len, "--gpu");
+        append_arg(out, n, &len, be->gpus ? be->gpus : g);
     }
     if (o->probes_dir) {
         append_arg(out, n, &len, "--probes");

@@ -56,9 +56,12 @@ void bp_run_opts_init(bp_run_opts_t *o);
  * is not, 0 when applied, else the usage error's exit status. */
 int bp_run_opts_option(const char *cmd, bp_run_opts_t *o, int c, const char *arg);
 
-/* A command line for the user to try, with their --probes and --golden:
- * "bitprobe bless seed-div --device cpu --probes p --golden g". */
-void bp_run_hint(const bp_run_opts_t *o, const char *cmd, const char *probe,
-                 const char *device, char *out, size_t n);
+/* A command line for the user to try on probes[nprobes], with the device
+ * list, the dtypes (a mask; 0: none named) and their --probes, --golden,
+ * --param and the backend options that make the backends' keys (--cpu-math,
+ * --cpu-isa, --gpu) as given: "bitprobe bless seed-div --device cpu
+ * --cpu-math libm --probes p --golden g". */
+void bp_run_hint(const bp_run_opts_t *o, const char *cmd, const char *const *probes,
+                 size_t nprobes, const char *device, uint32_t dtypes, char *out, size_t n);
 
 #endif

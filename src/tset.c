@@ -370,6 +370,7 @@ static bp_status open_bundle(bp_tset_t *s, const char *dir, bp_error_t *err)
             if (!(t->probe = strdup(probe)) || !(t->key = strdup(key)) ||
                 !(t->backend = strdup(backend)) || !(t->output = strndup(leaf, ol)))
                 st = bp_tset_oom(dir, err);
+            t->in_run = dot && bp_dtype_parse(dot + 1, &t->run_dtype);
         }
     }
     close(dfd);

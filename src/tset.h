@@ -53,8 +53,11 @@ typedef struct {
     uint64_t off;       /* of the data in that file's content */
     bool has_crc;
     uint32_t crc;       /* zlib CRC-32 of the data, when the file gives one */
-    /* saved runs: what it is (else NULL) */
+    /* saved runs: what it is (else NULL), and the dtype of the run that
+     * made it (the name's suffix: "t_f32.bf16"), when it names one */
     char *probe, *key, *backend, *output;
+    bool in_run;
+    bp_dtype_t run_dtype;
 } bp_tent_t;
 
 typedef struct {

@@ -50,16 +50,25 @@ static void build(bp_report_t *rep)
     rep->env = json_pack("{s:s, s:[{s:s}]}", "os", "Linux", "backends", "name", "cpu");
     add_cmp(rep, "ulp=1,fraction=0.5", true);
     add_cmp(rep, "exact", false);
-    bp_result_t skip = {.probe = "p", .output = "y", .dtype = BP_BF16, .kind = BP_RES_GOLDEN,
+    bp_result_t skip = {.probe = "p", .output = "y", .dtype = BP_F32, .in_run = true,
+                        .run_dtype = BP_BF16, .kind = BP_RES_GOLDEN,
                         .a = "golden cpu-sleef", .b = "cpu", .counts = false,
                         .status = BP_RS_MISSING_GOLDEN, .note = "no golden"};
     bp_policy_exact(&skip.policy);
     ck_assert_ptr_nonnull(bp_report_add(rep, &skip));
+    /* a tensor of a dtype bitprobe does not read (diff) */
+    bp_result_t odd = {.probe = "t", .output = "", .dtype_as = "X9", .kind = BP_RES_DIFF,
+                       .a = "a.safetensors", .b = "b.safetensors", .counts = true,
+                       .status = BP_RS_NOT_COMPARABLE, .note = "unknown dtype X9"};
+    bp_policy_exact(&odd.policy);
+    ck_assert_ptr_nonnull(bp_report_add(rep, &odd));
     int32_t ints[3] = {-1, 5, INT32_MIN};
-    ck_assert(bp_report_add_values(rep, "p", "n", "cpu", BP_I32, ints, 3));
+    ck_assert(bp_report_add_values(rep, "p", "n", "cpu", BP_I32, true, BP_F32, ints, 3));
     double f64[2] = {0.1, -INFINITY};
-    ck_assert(bp_report_add_values(rep, "p", "d", "oracle", BP_F64, f64, 2));
+    ck_assert(bp_report_add_values(rep, "p", "d", "oracle", BP_F64, false, BP_F32, f64, 2));
     ck_assert(bp_report_note(rep, "cuda skipped: no CUDA device"));
+    ck_assert(bp_report_hint(rep, "bless the missing goldens with 'bitprobe bless p'"));
+    ck_assert(bp_report_hint(rep, "bless the missing goldens with 'bitprobe bless p'"));
     rep->explain = json_pack("{s:i}", "outputs", 1);
     rep->extra = json_pack("{s:{s:f}}", "timing", "total", 0.25);
 }
@@ -71,7 +80,11 @@ static void same_result(const bp_result_t *x, const bp_result_t *y)
     ck_assert_str_eq(x->output, y->output);
     ck_assert_str_eq(x->a, y->a);
     ck_assert_str_eq(x->b, y->b);
-    ck_assert_int_eq(x->dtype, y->dtype);
+    ck_assert_str_eq(bp_result_dtype(x), bp_result_dtype(y));
+    ck_assert_int_eq(x->dtype_as == NULL, y->dtype_as == NULL);
+    ck_assert_int_eq(x->in_run, y->in_run);
+    if (x->in_run)
+        ck_assert_int_eq(x->run_dtype, y->run_dtype);
     ck_assert_int_eq(x->kind, y->kind);
     bp_policy_format(&x->policy, px, sizeof px);
     bp_policy_format(&y->policy, py, sizeof py);
@@ -144,6 +157,9 @@ START_TEST(t_roundtrip)
         ck_assert_str_eq(y.v[i].output, x.v[i].output);
         ck_assert_str_eq(y.v[i].side, x.v[i].side);
         ck_assert_int_eq(y.v[i].dtype, x.v[i].dtype);
+        ck_assert_int_eq(y.v[i].in_run, x.v[i].in_run);
+        if (x.v[i].in_run)
+            ck_assert_int_eq(y.v[i].run_dtype, x.v[i].run_dtype);
         ck_assert_uint_eq(y.v[i].n, x.v[i].n);
         for (size_t k = 0; k < x.v[i].n; k++)
             ck_assert_uint_eq(y.v[i].bits[k], x.v[i].bits[k]);
@@ -151,6 +167,15 @@ START_TEST(t_roundtrip)
     ck_assert_uint_eq(y.v[0].bits[2], 0x80000000u);
     ck_assert_uint_eq(y.nnotes, 1);
     ck_assert_str_eq(y.notes[0], x.notes[0]);
+    ck_assert_uint_eq(x.nhints, 1); /* said twice, held once */
+    ck_assert_uint_eq(y.nhints, 1);
+    ck_assert_str_eq(y.hints[0], x.hints[0]);
+    /* the titles name the run where the output's dtype is another */
+    char title[256];
+    bp_result_title(&y.r[2], title, sizeof title);
+    ck_assert_str_eq(title, "p y fp32 (bf16 run): cpu vs golden cpu-sleef");
+    bp_result_title(&y.r[3], title, sizeof title);
+    ck_assert_str_eq(title, "t X9: b.safetensors vs a.safetensors");
     ck_assert(json_equal(y.env, x.env));
     ck_assert(json_equal(y.explain, x.explain));
     ck_assert(json_equal(y.extra, x.extra));

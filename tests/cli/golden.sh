@@ -10,8 +10,13 @@ opts="--probes $P --golden $G"
 
 run 2 run seed-div $opts --device cpu
 out_has "missing golden: no golden for probe 'seed-div' on backend 'cpu-sleef'"
-# The hint keeps the user's --probes and --golden: following it works.
-out_has "bless it with 'bitprobe bless seed-div --device cpu --probes $P --golden $G', or pass --missing=skip"
+# The hint keeps the user's --probes and --golden: following it works.  It
+# is said once, and the three outputs x dtypes of the missing file are one
+# line (and one again in the closing list).
+out_has "hint: bless the missing goldens with 'bitprobe bless seed-div --device cpu --probes $P --golden $G', or pass --missing=skip"
+[ "$(grep -c 'bitprobe bless' "$TMP/out")" -eq 1 ] || fail "the bless command is said more than once: $(cat "$TMP/out")"
+out_has "  seed-div: cpu vs golden cpu-sleef: missing golden: no golden for probe 'seed-div' on backend 'cpu-sleef': '$G/seed-div/cpu-sleef.safetensors.gz' does not exist (3 comparisons)"
+[ "$(wc -l <"$TMP/out")" -le 3 ] || fail "a missing golden takes more than 3 lines: $(cat "$TMP/out")"
 # Nothing compared at all is not a pass, --missing=skip or not.
 run 2 run seed-div $opts --device cpu --missing=skip
 out_has "error: nothing compared (no goldens for this backend); 3 missing golden"
@@ -72,7 +77,8 @@ sed -i 's/values: \[9.0\]/values: [8.0]/' "$P/seed-div.yaml"
 grep -q 'values: \[8.0\]' "$P/seed-div.yaml" || fail "could not edit the probe"
 run 2 run seed-div $opts --device cpu
 out_has "different definition of probe 'seed-div'"
-out_has "(re-bless it with 'bitprobe bless seed-div --device cpu --probes $P --golden $G')"
+out_has "hint: re-bless the unusable goldens with 'bitprobe bless seed-div --device cpu --probes $P --golden $G'"
+[ "$(grep -c 'bitprobe bless' "$TMP/out")" -eq 1 ] || fail "the bless command is said more than once: $(cat "$TMP/out")"
 run 0 bless seed-div $opts --device cpu --dry-run
 out_has "changed: 1 of 1 elements"
 out_has "would be written"

@@ -56,7 +56,7 @@ cp "$top_srcdir/probes/seed-div.yaml" "$top_srcdir/probes/seed-inv-freq.yaml" "$
 run 0 bless seed-div --device cpu --probes "$TMP/p" --golden "$TMP/g"
 run 2 run --device cpu --probes "$TMP/p" --golden "$TMP/g"
 out_has "error: 3 compared (3 identical); 6 missing golden"
-out_has "bless it with 'bitprobe bless seed-inv-freq --device cpu --probes $TMP/p --golden $TMP/g'"
+out_has "hint: bless the missing goldens with 'bitprobe bless seed-inv-freq --device cpu --probes $TMP/p --golden $TMP/g'"
 run 2 run --device cpu --probes "$TMP/p" --golden "$TMP/g" --junit -
 out_has 'errors="6"'
 out_has 'type="missing golden"'
