@@ -347,6 +347,9 @@ ROWS = {
                                        1e-5 if P("eps") is None else P("eps")),
         d == "cuda"),  # CUDA: layer_norm_kernel.cu's paths, as bitprobe's
     "bmm": lambda op, P, A, ins, d: (torch.bmm(A("a"), A("b")), False),
+    # unpinned as bmm: PyTorch's CPU takes MKL/oneDNN's gemm beyond tiny sizes
+    "baddbmm": lambda op, P, A, ins, d: (
+        torch.baddbmm(ins[0], ins[1], ins[2], beta=P("beta", 1), alpha=P("alpha", 1)), False),
     "sdpa": _sdpa,
 }
 
