@@ -14,7 +14,8 @@
 # Run from a configured and built tree with CUDA, after `. .devdeps/env.sh`
 # (python3: PyTorch with CUDA):
 #   OUT=/tmp/out sh tests/fidelity/cudafix_gpu.sh
-# Logs under $OUT; exit 1 when a step fails.
+# Logs under $OUT; exit 1 when a step fails.  Each sanitizer run stops
+# after SAN_TIMEOUT seconds (150); STEPS=LO-HI runs a part (steps.sh).
 . tests/fidelity/steps.sh
 B=${BITPROBE:-./src/bitprobe}
 PY=${PYTHON3:-python3}
@@ -40,7 +41,7 @@ if command -v compute-sanitizer >/dev/null 2>&1; then
     for tool in memcheck racecheck synccheck; do
         # shellcheck disable=SC2086
         TAIL=3 step "compute-sanitizer $tool: fuzzkept + norm regressions" "0|1" \
-            env BP_CUDA_DEBUG=1 timeout 300 compute-sanitizer --tool $tool \
+            env BP_CUDA_DEBUG=1 timeout "${SAN_TIMEOUT:-150}" compute-sanitizer --tool $tool \
             $([ $tool = memcheck ] && echo "$pad") --error-exitcode 9 \
             "$B" run --probes "$S" --device cuda --no-golden --quiet
         check "  $tool: 0 errors" grep -qE "ERROR SUMMARY: 0 errors|RACECHECK SUMMARY: 0 hazards" "$log"
