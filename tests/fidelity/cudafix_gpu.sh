@@ -5,7 +5,8 @@
 #      and rms_norm of fp64 or bf16 operands with dtype fp32/bf16 among
 #      them) against PyTorch's stored bits;
 #   2. the whole fuzzer probes of tests/fidelity/fuzzkept (sdpa of fp64
-#      operands into fp32 and bf16, which wrote past its buffers), every op
+#      operands into fp32 and bf16, which wrote past its buffers; a bf16
+#      layer_norm of fp64 operands with an inf in the row), every op
 #      replayed in PyTorch on CUDA;
 #   3. those probes and the three norm regressions under compute-sanitizer
 #      memcheck (every buffer its own allocation: BP_CUDA_DEBUG=1; padding
