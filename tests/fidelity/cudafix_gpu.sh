@@ -1,6 +1,8 @@
 #!/bin/sh
 # CUDA operands of another dtype than the op's (an explicit dtype:), on the
 # GPU:
+#   0. check_rows_cuda (layer_norm, rms_norm and sdpa with an explicit
+#      dtype among its hand-derived cases);
 #   1. the fuzzer's regressions on CUDA (tests/fidelity/regress: layer_norm
 #      and rms_norm of fp64 or bf16 operands with dtype fp32/bf16 among
 #      them) against PyTorch's stored bits;
@@ -20,6 +22,7 @@
 . tests/fidelity/steps.sh
 B=${BITPROBE:-./src/bitprobe}
 PY=${PYTHON3:-python3}
+TAIL=3 step "check_rows_cuda" 0 env BP_REQUIRE_GPU=1 make check TESTS=tests/check_rows_cuda
 TAIL=3 step "regressions on cuda against PyTorch's bits" 0 \
     "$PY" tests/fidelity/fuzz_torch.py regress --bitprobe "$B" --dir tests/fidelity/regress \
     --devices cuda
