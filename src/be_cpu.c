@@ -644,6 +644,7 @@ const bp_op_fn bp_cpu_ops[BP_OP_COUNT] = {
     [BP_OP_RANDN] = op_normal,
     [BP_OP_NORMAL] = op_normal,
     [BP_OP_CLAMP_TENSOR] = bp_cpu_op_clamp_tensor,
+    [BP_OP_BADDBMM] = bp_cpu_op_baddbmm,
 };
 
 static void cpu_destroy(bp_backend_t *be)

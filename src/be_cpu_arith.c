@@ -39,10 +39,14 @@
  *   takes acc = fma(a[i][k], b[k][j], acc) for k ascending, in float for
  *   f32/bf16/f16 (inputs widened exactly, one rounding to the dtype at the
  *   end) and in double for f64; integers wrap in int64.
- * sum: sequential (left to right) or pairwise (sum(x[0:n/2]) +
- *   sum(x[n/2:n]), one element as the base case), accumulating in float for
- *   f32/bf16/f16, double for f64, int64 for integers; the result rounds to
- *   the dtype once; optional axis.
+ * sum (SumKernel.cpp sum_kernel_impl): by default ATen's cascade_sum order
+ *   (be_cpu_sum.c), bf16/f16 accumulated in float; `sum(dtype=fp32)` of
+ *   bf16/f16 sums the input converted to fp32 (make_reduction's in_dtype
+ *   is the out dtype on the CPU), so fp32's cascade.  `sequential` (left
+ *   to right) and `pairwise` (sum(x[0:n/2]) + sum(x[n/2:n]), one element
+ *   as the base case) are pinned orders, accumulating in float for
+ *   f32/bf16/f16, double for f64.  Integers in int64 (wrapping: no order
+ *   to pin).  The result rounds to the dtype once; optional axis.
  * lt le gt ge eq ne (BinaryCompareKernel.cpp, comparison ops built with
  *   build_comparison_op): both operands converted to the common dtype
  *   (TensorIterator's promote_inputs_to_common_dtype; a Python number is
@@ -464,16 +468,36 @@ bp_status bp_cpu_op_sum(bp_backend_t *be, const bp_exec_t *x, bp_error_t *err)
     bool isint = bp_dtype_is_int(dt);
     double *v = NULL, *seq = NULL;
     int64_t *iv = NULL, *iseq = NULL;
-    bp_status s = isint ? bp_cpu_expand_i64(a, a, &iv, err)
+    /* the operand as a cast to the result dtype gives it: sum(dtype=i32)
+     * of floats is a.to(int32).sum(), INT32_MIN for inf and NaN */
+    bp_buf_t as = *a;
+    as.dtype = dt;
+    bp_status s = isint ? bp_cpu_expand_i64(a, &as, &iv, err)
                         : bp_cpu_expand(a, a, dt, &v, err);
     if (s)
         return s;
+    if (isint && dt == BP_I32 && bp_dtype_is_int(a->dtype))
+        for (size_t i = 0; i < a->numel; i++) /* an i64 operand wraps */
+            iv[i] = (int32_t)(uint32_t)iv[i];
     if (isint)
         iseq = malloc((len ? len : 1) * sizeof *iseq);
     else
         seq = malloc((len ? len : 1) * sizeof *seq);
     if (!iseq && !seq) {
         s = bp_error_set(err, BP_ENOMEM, "out of memory");
+        goto done;
+    }
+    if (!isint && form == BP_FORM_DEFAULT) {
+        /* seq holds the outer * inner sums */
+        free(seq);
+        seq = malloc((out->numel ? out->numel : 1) * sizeof *seq);
+        if (!seq) {
+            s = bp_error_set(err, BP_ENOMEM, "out of memory");
+            goto done;
+        }
+        bp_cpu_cascade_sum(v, outer, len, inner, dt, seq);
+        for (size_t j = 0; j < out->numel; j++)
+            bp_cpu_store(out, j, seq[j]);
         goto done;
     }
     for (size_t o = 0; o < outer; o++)

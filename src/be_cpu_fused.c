@@ -14,6 +14,14 @@
  *   rstd) * w + b), each step rounded in opmath.
  * bmm: per batch, matmul's fixed order (acc = fma(a, b, acc) for k
  *   ascending, from +0, in opmath, rounded once); PyTorch calls MKL/oneDNN.
+ * baddbmm: batch1 @ batch2 in bmm's order, then baddbmm_cpu_kernel's
+ *   combine (native/LinearAlgebra.cpp) in opmath with alpha and beta as
+ *   opmath (Scalar::to<opmath_t>): alpha * acc where beta is 0 (input not
+ *   read: NaN ignored), else input * beta + alpha * acc, the two products
+ *   and the sum each rounded (LinearAlgebra.cpp is built without FMA
+ *   contraction); one rounding to dt.  PyTorch takes that kernel only for
+ *   small products and MKL/oneDNN's gemm otherwise: bmm's order is the
+ *   pinned one.
  * sdpa (native/transformers/attention.cpp _scaled_dot_product_attention_math):
  *   bf16/fp16 q, k, v widened to float; s = sqrt(scale or 1/sqrt(E)) in
  *   double; q' = q * s, k' = k * s (each rounded to float); scores =
@@ -63,7 +71,7 @@ bp_status bp_cpu_op_rms_norm(bp_backend_t *be, const bp_exec_t *x, bp_error_t *e
     }
     for (size_t i = 0; i < a->numel; i++)
         sq[i] = rnd(f32, v[i] * v[i]);
-    bp_cpu_cascade_sum(sq, rows, h, 1, f32, ms);
+    bp_cpu_cascade_sum(sq, rows, h, 1, f32 ? BP_F32 : BP_F64, ms);
     for (size_t r = 0; r < rows; r++) {
         double m = rnd(f32, ms[r] / rnd(f32, (double)h));
         double rs = rnd(f32, 1.0 / rnd(f32, sqrt(rnd(f32, m + eps))));
@@ -102,11 +110,11 @@ bp_status bp_cpu_op_layer_norm(bp_backend_t *be, const bp_exec_t *x, bp_error_t 
     for (size_t r = 0; !st && r < rows; r++) {
         const double *xr = v + r * h;
         double mean, var;
-        bp_cpu_cascade_sum(xr, 1, h, 1, f32, &mean);
+        bp_cpu_cascade_sum(xr, 1, h, 1, f32 ? BP_F32 : BP_F64, &mean);
         mean = rnd(f32, mean / rnd(f32, (double)h));
         for (size_t j = 0; j < h; j++)
             d[j] = rnd(f32, rnd(f32, xr[j] - mean) * rnd(f32, xr[j] - mean));
-        bp_cpu_cascade_sum(d, 1, h, 1, f32, &var);
+        bp_cpu_cascade_sum(d, 1, h, 1, f32 ? BP_F32 : BP_F64, &var);
         var = rnd(f32, var / rnd(f32, (double)h));
         double rstd = rnd(f32, 1.0 / rnd(f32, sqrt(rnd(f32, (var > 0 ? var : 0) + eps))));
         for (size_t j = 0; j < h; j++) {
@@ -148,34 +156,71 @@ static void bmm_vals(const double *a, const double *b, size_t batch, size_t m, s
             }
 }
 
-bp_status bp_cpu_op_bmm(bp_backend_t *be, const bp_exec_t *x, bp_error_t *err)
+/* a [B, m, k] @ b [B, k, n] in bmm's order, in opmath, into *c (out's
+ * numel values, the caller frees). */
+static bp_status bmm_of(const bp_buf_t *a, const bp_buf_t *b, const bp_buf_t *out,
+                        double **c, bp_error_t *err)
 {
-    (void)be;
-    const bp_buf_t *a = x->a, *b = x->b;
-    bp_dtype_t dt = x->out->dtype;
+    bp_dtype_t dt = out->dtype;
     if (!a || !b || a->ndim != 3 || b->ndim != 3)
-        return bp_error_set(err, BP_EINPUT, "bmm needs [B, m, k] and [B, k, n] tensors");
+        return bp_error_set(err, BP_EINPUT, "%s needs [B, m, k] and [B, k, n] tensors",
+                            bp_op_name(BP_OP_BMM));
     size_t B = (size_t)a->shape[0], m = (size_t)a->shape[1], k = (size_t)a->shape[2],
            n = (size_t)b->shape[2];
-    double *av, *bv, *c = malloc((x->out->numel ? x->out->numel : 1) * sizeof *c);
+    double *av, *bv;
     bp_status st;
-    if (!c)
+    if (!(*c = malloc((out->numel ? out->numel : 1) * sizeof **c)))
         return bp_error_set(err, BP_ENOMEM, "out of memory");
     if ((st = bp_cpu_expand(a, a, dt, &av, err))) {
-        free(c);
+        free(*c);
         return st;
     }
     if ((st = bp_cpu_expand(b, b, dt, &bv, err))) {
         free(av);
+        free(*c);
+        return st;
+    }
+    bmm_vals(av, bv, B, m, k, n, dt != BP_F64, *c);
+    free(av);
+    free(bv);
+    return BP_OK;
+}
+
+bp_status bp_cpu_op_bmm(bp_backend_t *be, const bp_exec_t *x, bp_error_t *err)
+{
+    (void)be;
+    double *c;
+    bp_status st = bmm_of(x->a, x->b, x->out, &c, err);
+    if (st)
+        return st;
+    for (size_t i = 0; i < x->out->numel; i++)
+        bp_cpu_store(x->out, i, c[i]);
+    free(c);
+    return BP_OK;
+}
+
+bp_status bp_cpu_op_baddbmm(bp_backend_t *be, const bp_exec_t *x, bp_error_t *err)
+{
+    (void)be;
+    if (x->ninputs != 3)
+        return bp_error_set(err, BP_EINPUT, "baddbmm takes inputs [input, batch1, batch2]");
+    bp_dtype_t dt = x->out->dtype;
+    bool f32 = dt != BP_F64;
+    double *c, *in = NULL;
+    bp_status st = bmm_of(x->inputs[1], x->inputs[2], x->out, &c, err);
+    if (st)
+        return st;
+    if ((st = bp_cpu_expand(x->inputs[0], x->out, dt, &in, err))) {
         free(c);
         return st;
     }
-    bmm_vals(av, bv, B, m, k, n, dt != BP_F64, c);
-    for (size_t i = 0; i < x->out->numel; i++)
-        bp_cpu_store(x->out, i, c[i]);
-    free(av);
-    free(bv);
+    double alpha = rnd(f32, x->op->alpha), beta = rnd(f32, x->op->beta);
+    for (size_t i = 0; i < x->out->numel; i++) {
+        double ac = rnd(f32, alpha * c[i]);
+        bp_cpu_store(x->out, i, beta == 0 ? ac : rnd(f32, rnd(f32, in[i] * beta) + ac));
+    }
     free(c);
+    free(in);
     return BP_OK;
 }
 

@@ -38,11 +38,14 @@
  * amax, amin: exact; NaN if any element is NaN.
  * logsumexp (ReduceOps.cpp logsumexp_out_impl): m = amax (an infinite m
  *   taken as 0, in x - m as well: masked_fill_ writes through the view),
- *   sum of exp(x - m) as above, log, + m, each step rounded to the
- *   dtype (fp32: exact ATen; bf16/fp16: the sum's bf16 load order is not
- *   modelled, the float cascade is used).
- * prod: pinned, left to right from 1 in opmath (ATen's binary_kernel_reduce_vec
- *   order is not modelled); integers wrap.
+ *   exp(x - m), its sum in the dtype (sum_out: cascade_sum of that dtype,
+ *   bf16/fp16 read as float register halves, be_cpu_sum.c), log, + m,
+ *   each step rounded to the dtype.
+ * prod (ReduceOpsKernel.cpp prod_kernel_impl, binary_kernel_reduce_vec):
+ *   in the dtype itself (bf16/fp16 products rounded to it one by one),
+ *   a contiguous row in four registers of V lanes (the AVX2 build: V = 8
+ *   floats, 4 doubles, 16 bf16/fp16; REGISTER_DISPATCH only), see prod_row;
+ *   integers in int64, wrapping (exact whatever the order).
  * cumsum (ReduceOpsKernel.cpp cumsum_cpu_kernel): left to right in
  *   acc_type<T, false>: double for fp32/fp64, float for bf16/fp16, int64. */
 #include "be_cpu_rows.h"
@@ -399,7 +402,7 @@ static void sums(bp_form_t f, bool f32, const double *v, const bp_cpu_span_t *s,
                  double *out)
 {
     if (f == BP_FORM_DEFAULT) {
-        bp_cpu_cascade_sum(v, s->outer, s->len, s->inner, f32, out);
+        bp_cpu_cascade_sum(v, s->outer, s->len, s->inner, f32 ? BP_F32 : BP_F64, out);
         return;
     }
     double *row = malloc((s->len ? s->len : 1) * sizeof *row);
@@ -452,6 +455,48 @@ static double welford_var(const double *v, size_t stride, size_t n, double corr)
     }
     double div = (double)n > corr ? (double)n - corr : 0;
     return m2 / div;
+}
+
+/* a * b in the dtype: the product of two values of dt is exact in double
+ * (fp32: 48 bits), so one rounding; bf16/fp16 round every product to the
+ * dtype (Vectorized<BFloat16>'s operator* and c10's scalar one alike). */
+static double dmul(bp_dtype_t dt, double a, double b)
+{
+    return bp_cpu_round(dt, a * b);
+}
+
+/* prod of n values `stride` apart, in binary_kernel_reduce_vec's order
+ * (native/cpu/Reduce.h): a contiguous row (stride 1) of at least 4V values
+ * in four V-lane accumulators (acc[j] = x[jV..jV+V), times each further
+ * block of 4V), folded as (acc0 acc1)(acc2 acc3), its lanes in order, then
+ * the tail one by one; otherwise (shorter rows, columns) left to right
+ * from 1 (vectorized_outer_reduction's columns start from the first row
+ * and end times the output's 1: the same products). */
+static double prod_row(bp_dtype_t dt, const double *x, size_t stride, size_t n)
+{
+    size_t V = dt == BP_F64 ? 4 : dt == BP_F32 ? 8 : 16, k = 0;
+    double out = 1;
+    if (stride == 1 && n >= 4 * V) {
+        size_t count = n / (4 * V);
+        double acc[4][16];
+        for (size_t j = 0; j < 4; j++)
+            for (size_t l = 0; l < V; l++)
+                acc[j][l] = x[j * V + l];
+        for (size_t b = 1; b < count; b++)
+            for (size_t j = 0; j < 4; j++)
+                for (size_t l = 0; l < V; l++)
+                    acc[j][l] = dmul(dt, acc[j][l], x[(b * 4 + j) * V + l]);
+        for (size_t l = 0; l < V; l++)
+            acc[0][l] = dmul(dt, dmul(dt, acc[0][l], acc[1][l]), dmul(dt, acc[2][l], acc[3][l]));
+        double f = acc[0][0];
+        for (size_t l = 1; l < V; l++)
+            f = dmul(dt, f, acc[0][l]);
+        out = dmul(dt, out, f);
+        k = count * 4 * V;
+    }
+    for (; k < n; k++)
+        out = dmul(dt, out, x[k * stride]);
+    return out;
 }
 
 bp_status bp_cpu_op_reduce(bp_backend_t *be, const bp_exec_t *x, bp_error_t *err)
@@ -507,7 +552,7 @@ bp_status bp_cpu_op_reduce(bp_backend_t *be, const bp_exec_t *x, bp_error_t *err
         double corr = op->has_correction ? op->correction : 1.0;
         if (nout == 1 && (dt == BP_F32 || dt == BP_F64)) {
             double mean;
-            bp_cpu_cascade_sum(v, 1, x->a->numel, 1, f32, &mean);
+            bp_cpu_cascade_sum(v, 1, x->a->numel, 1, dt, &mean);
             mean = rnd(f32, mean / rnd(f32, (double)x->a->numel));
             double acc = 0;
             for (size_t k = 0; k < x->a->numel; k++)
@@ -548,7 +593,7 @@ bp_status bp_cpu_op_reduce(bp_backend_t *be, const bp_exec_t *x, bp_error_t *err
         vmap(c, BP_OP_EXP, f32, v, x->a->numel);
         for (size_t k = 0; k < x->a->numel; k++)
             v[k] = bp_cpu_round(dt, v[k]);
-        bp_cpu_cascade_sum(v, s.outer, s.len, s.inner, f32, r);
+        bp_cpu_cascade_sum(v, s.outer, s.len, s.inner, dt, r);
         for (size_t j = 0; j < nout; j++)
             r[j] = bp_cpu_round(dt, r[j]);
         vmap(c, BP_OP_LOG, f32, r, nout);
@@ -559,12 +604,9 @@ bp_status bp_cpu_op_reduce(bp_backend_t *be, const bp_exec_t *x, bp_error_t *err
     }
     case BP_OP_PROD:
         for (size_t o = 0; o < s.outer; o++)
-            for (size_t i = 0; i < s.inner; i++) {
-                double p = 1;
-                for (size_t t = 0; t < s.len; t++)
-                    p = rnd(f32, p * v[(o * s.len + t) * s.inner + i]);
-                r[o * s.inner + i] = p;
-            }
+            for (size_t i = 0; i < s.inner; i++)
+                r[o * s.inner + i] =
+                    prod_row(dt, v + o * s.len * s.inner + i, s.inner, s.len);
         break;
     default:
         st = bp_error_set(err, BP_EINTERNAL, "not a reduction: %s", bp_op_name(op->kind));

@@ -8,11 +8,12 @@
 
 #include "be_cpu.h"
 
-/* ATen's cascade_sum over a [outer, len, inner] block of values (each a
- * float when f32, else a double): out[o * inner + i] = the sum over len
- * (be_cpu_sum.c says in which order). */
+/* ATen's cascade_sum over a [outer, len, inner] block of values of dtype
+ * dt (fp64, fp32, bf16 or fp16; each value exact in it): out[o * inner + i]
+ * = the sum over len in acc_type (be_cpu_sum.c says in which order), not
+ * yet rounded to dt. */
 void bp_cpu_cascade_sum(const double *v, size_t outer, size_t len, size_t inner,
-                        bool f32, double *out);
+                        bp_dtype_t dt, double *out);
 
 /* v[0..n) summed from +0 left to right, or pairwise (sum(v[:n/2]) +
  * sum(v[n/2:]) down to one element), in float when f32, else double. */
@@ -40,6 +41,7 @@ bp_status bp_cpu_op_cumsum(bp_backend_t *, const bp_exec_t *, bp_error_t *);
 bp_status bp_cpu_op_rms_norm(bp_backend_t *, const bp_exec_t *, bp_error_t *);
 bp_status bp_cpu_op_layer_norm(bp_backend_t *, const bp_exec_t *, bp_error_t *);
 bp_status bp_cpu_op_bmm(bp_backend_t *, const bp_exec_t *, bp_error_t *);
+bp_status bp_cpu_op_baddbmm(bp_backend_t *, const bp_exec_t *, bp_error_t *);
 bp_status bp_cpu_op_sdpa(bp_backend_t *, const bp_exec_t *, bp_error_t *);
 
 #endif

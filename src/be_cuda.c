@@ -256,13 +256,18 @@ bp_status bp_cuda_gemm(bp_backend_t *be, bp_dtype_t dt, int64_t m, int64_t n,
 
 bp_status bp_cuda_gemm_batched(bp_backend_t *be, bp_dtype_t dt, int64_t batch, int64_t m,
                                int64_t n, int64_t k, const void *a, const void *b,
-                               bool b_t, void *c, bp_error_t *err)
+                               bool b_t, void *c, double alpha, double beta,
+                               bp_error_t *err)
 {
     cuda_state_t *s = state(be);
     gemm_types_t g;
     bp_status st = gemm_types(dt, &g, err);
     if (st)
         return st;
+    g.a32 = (float)alpha; /* opmath_t(alpha), as at::cuda::blas::bgemm */
+    g.b32 = (float)beta;
+    g.a64 = alpha;
+    g.b64 = beta;
     if (m > 0x7fffffff || n > 0x7fffffff || k > 0x7fffffff || batch > 0x7fffffff)
         return bp_error_set(err, BP_EINPUT,
                             "bmm dimensions %lld x %lld x %lld x %lld exceed "
@@ -270,9 +275,16 @@ bp_status bp_cuda_gemm_batched(bp_backend_t *be, bp_dtype_t dt, int64_t batch, i
                             (long long)n, (long long)k);
     if (batch == 0 || m == 0 || n == 0)
         return BP_OK;
-    if (k == 0)
+    if (k == 0 && beta == 0)
         return bp_cuda_finish(be, "bpk_fill",
                               bpk_fill(s->stream, c, (int)dt, 0.0, batch * m * n), err);
+    if (k == 0) /* baddbmm: result.mul_(beta), in opmath */
+        return bp_cuda_finish(
+            be, "bpk_binary(mul)",
+            bpk_binary(s->stream, BPK_MUL, c, (int)dt, (bpk_arg_t){c, (int)dt, 0.0},
+                       (bpk_arg_t){NULL, 0, dt == BP_F64 ? beta : (double)(float)beta},
+                       &(bpk_bcast_t){0}, batch * m * n),
+            err);
     /* Column-major c^T = op(b)^T a^T: b is [k, n] row-major (ld n), or with
      * b_t [n, k] row-major read transposed (ld k). */
     BLAS_TRY(BP_BLAS(cublasGemmStridedBatchedEx)(

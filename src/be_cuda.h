@@ -35,11 +35,14 @@ bp_status bp_cuda_gemm(bp_backend_t *be, bp_dtype_t dt, int64_t m, int64_t n,
                        bp_error_t *err);
 
 /* The same for `batch` matrices at strides m*k, k*n, m*n
- * (cublasGemmStridedBatchedEx, the same settings); with b_t, b holds
- * [n, k] matrices and is read transposed. */
+ * (cublasGemmStridedBatchedEx, the same settings): c = alpha * a b +
+ * beta * c, alpha and beta in the compute type (float, or double for
+ * f64), c not read where beta is 0 (bmm: 1, 0); with b_t, b holds [n, k]
+ * matrices and is read transposed. */
 bp_status bp_cuda_gemm_batched(bp_backend_t *be, bp_dtype_t dt, int64_t batch, int64_t m,
                                int64_t n, int64_t k, const void *a, const void *b,
-                               bool b_t, void *c, bp_error_t *err);
+                               bool b_t, void *c, double alpha, double beta,
+                               bp_error_t *err);
 
 /* The op table's reductions along an axis and fused ops (be_cuda_rows.c);
  * bp_cuda_tree is sum/mean/prod/var (BPK_TREE_*) of a as [outer, len,
@@ -51,6 +54,7 @@ bp_status bp_cuda_op_softmax(bp_backend_t *, const bp_exec_t *, bp_error_t *);
 bp_status bp_cuda_op_reduce(bp_backend_t *, const bp_exec_t *, bp_error_t *);
 bp_status bp_cuda_op_norm(bp_backend_t *, const bp_exec_t *, bp_error_t *);
 bp_status bp_cuda_op_bmm(bp_backend_t *, const bp_exec_t *, bp_error_t *);
+bp_status bp_cuda_op_baddbmm(bp_backend_t *, const bp_exec_t *, bp_error_t *);
 bp_status bp_cuda_op_sdpa(bp_backend_t *, const bp_exec_t *, bp_error_t *);
 
 #endif

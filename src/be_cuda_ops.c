@@ -1008,4 +1008,5 @@ const bp_op_fn bp_cuda_ops[BP_OP_COUNT] = {
     [BP_OP_RANDN] = op_normal,
     [BP_OP_NORMAL] = op_normal,
     [BP_OP_CLAMP_TENSOR] = op_clamp_tensor,
+    [BP_OP_BADDBMM] = bp_cuda_op_baddbmm,
 };

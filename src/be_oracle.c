@@ -211,14 +211,31 @@ static int composite(bp_oracle_ws_t *ws, const bp_op_t *op)
     }
     mpfr_prec_t want = mpfr_get_prec(r);
     int inex = 0;
+    /* A result below the format's normal range has fewer bits than r:
+     * t must round once to those (bp_oracle_round's subnormalize would
+     * round r's want bits a second time, not knowing on which side of r
+     * the exact value lies when t fits r exactly: silu of a tiny x is
+     * x/2 plus far less than an ulp, a tie for the subnormal). */
+    const bp_dtype_info_t *in = bp_dtype_info(ws->out_dt);
     for (mpfr_prec_t p = want + 64;; p *= 2) {
         mpfr_t t;
         mpfr_init2(t, p);
         composite_eval(t, x, op);
+        mpfr_prec_t bits = want;
+        if (in->is_float && mpfr_regular_p(t)) {
+            long bias = (1L << (in->exp_bits - 1)) - 1;
+            long below = (2 - bias) - (long)mpfr_get_exp(t);
+            if (below > 0)
+                bits = want - below > MPFR_PREC_MIN ? want - below : MPFR_PREC_MIN;
+        }
         bool ok = !mpfr_number_p(t) || mpfr_zero_p(t) ||
-                  mpfr_can_round(t, p - 8, MPFR_RNDN, MPFR_RNDZ, want + (ws->rnd == MPFR_RNDN));
+                  mpfr_can_round(t, p - 8, MPFR_RNDN, MPFR_RNDZ, bits + (ws->rnd == MPFR_RNDN));
         if (ok || p > 8192) {
-            inex = mpfr_set(r, t, ws->rnd);
+            mpfr_t s;
+            mpfr_init2(s, bits);
+            inex = mpfr_set(s, t, ws->rnd);
+            mpfr_set(r, s, MPFR_RNDN); /* exact: bits <= want */
+            mpfr_clear(s);
             mpfr_clear(t);
             return inex;
         }
@@ -864,6 +881,7 @@ const bp_op_fn bp_oracle_ops[BP_OP_COUNT] = {
     [BP_OP_RANDN] = op_normal,
     [BP_OP_NORMAL] = op_normal,
     [BP_OP_CLAMP_TENSOR] = op_elementwise,
+    [BP_OP_BADDBMM] = op_rows,
 };
 
 void bp_be_oracle_thread_done(void)

@@ -614,8 +614,10 @@ double bp_op_sdpa_scale(const bp_op_t *op, int64_t e)
 
 /* The fused ops' shapes: every operand of the input's float dtype.
  * rms_norm: a [..., H], b [H]; layer_norm: x [..., H], weight and bias
- * [H]; bmm: [B, m, k] x [B, k, n]; sdpa: q [..., L, E], k [..., S, E],
- * v [..., S, Ev] with equal leading dimensions, giving [..., L, Ev]. */
+ * [H]; bmm: [B, m, k] x [B, k, n]; baddbmm: input broadcasting to
+ * [B, m, n], batch1 [B, m, k], batch2 [B, k, n]; sdpa: q [..., L, E],
+ * k [..., S, E], v [..., S, Ev] with equal leading dimensions, giving
+ * [..., L, Ev]. */
 static bp_status infer_fused(const bp_op_t *op, const bp_meta_t *metas,
                              bp_dtype_t dt, bp_meta_t *out, bp_error_t *err)
 {
@@ -630,10 +632,11 @@ static bp_status infer_fused(const bp_op_t *op, const bp_meta_t *metas,
     for (int k = 0; k < op->ninputs && nt < 3; k++)
         t[nt++] = &metas[op->inputs[k]];
     int want = op->kind == BP_OP_LAYER_NORM ? 0 : op->kind == BP_OP_RMS_NORM ? 2 : nt;
-    if ((op->kind == BP_OP_SDPA && op->ninputs != 3) ||
+    if (((op->kind == BP_OP_SDPA || op->kind == BP_OP_BADDBMM) && op->ninputs != 3) ||
         (op->kind == BP_OP_LAYER_NORM && op->ninputs > 3) || (want && nt != want))
         return bp_error_set(err, BP_EINPUT, "%s takes %s", name,
-                            op->kind == BP_OP_SDPA ? "inputs [q, k, v]"
+                            op->kind == BP_OP_SDPA      ? "inputs [q, k, v]"
+                            : op->kind == BP_OP_BADDBMM ? "inputs [input, batch1, batch2]"
                             : op->kind == BP_OP_LAYER_NORM
                                 ? "inputs [x], [x, weight] or [x, weight, bias]"
                                 : "a and b");
@@ -655,6 +658,26 @@ static bp_status infer_fused(const bp_op_t *op, const bp_meta_t *metas,
                                     x->shape[x->ndim - 1], shape_str(x, s1, sizeof s1),
                                     shape_str(t[k], s2, sizeof s2));
         meta_set(out, dt, x->ndim, x->shape);
+        return BP_OK;
+    }
+    if (op->kind == BP_OP_BADDBMM) {
+        const bp_meta_t *in = t[0], *a = t[1], *b = t[2];
+        if (a->ndim != 3 || b->ndim != 3 || a->shape[0] != b->shape[0] ||
+            a->shape[2] != b->shape[1])
+            return bp_error_set(err, BP_EINPUT,
+                                "shape mismatch: baddbmm needs batch1 [B, m, k] and "
+                                "batch2 [B, k, n], got %s and %s",
+                                shape_str(a, s1, sizeof s1), shape_str(b, s2, sizeof s2));
+        int64_t sh[3] = {a->shape[0], a->shape[1], b->shape[2]}, st[BP_MAXDIM];
+        if (!bp_bcast_strides(in->ndim, in->shape, 3, sh, st)) {
+            bp_meta_t r = *a;
+            memcpy(r.shape, sh, sizeof sh);
+            return bp_error_set(err, BP_EINPUT,
+                                "shape mismatch: baddbmm's input %s does not broadcast "
+                                "to %s", shape_str(in, s1, sizeof s1),
+                                shape_str(&r, s3, sizeof s3));
+        }
+        meta_set(out, dt, 3, sh);
         return BP_OK;
     }
     if (op->kind == BP_OP_BMM) {
@@ -846,6 +869,7 @@ static bp_status infer_kind(const bp_op_t *op, const bp_meta_t *metas,
         return BP_OK;
     }
     case BP_OP_RMS_NORM: case BP_OP_LAYER_NORM: case BP_OP_BMM: case BP_OP_SDPA:
+    case BP_OP_BADDBMM:
         return infer_fused(op, metas, dt, out, err);
     case BP_OP_SUM: case BP_OP_MEAN: case BP_OP_VAR: case BP_OP_AMAX:
     case BP_OP_AMIN: case BP_OP_LOGSUMEXP: case BP_OP_PROD: {

@@ -150,6 +150,7 @@ typedef struct bp_op {
     uint64_t seed, stream;       /* uniform, randn, normal */
     double low, high;
     double mean, std;            /* normal (randn: 0, 1) */
+    double beta, alpha;          /* baddbmm (1, 1 unless given) */
     bool has_min, has_max;       /* clamp; clamp_tensor: which bounds */
     double min, max;
     int64_t decimals;            /* round */

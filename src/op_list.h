@@ -96,6 +96,8 @@ BP_KEY(MEAN, "mean", NUMBER)
 BP_KEY(STD, "std", NUMBER)
 BP_KEY(LOWER, "min", BUFFER)
 BP_KEY(UPPER, "max", BUFFER)
+BP_KEY(BETA, "beta", NUMBER)
+BP_KEY(ALPHA, "alpha", NUMBER)
 #endif
 
 #ifdef BP_FORM
@@ -259,4 +261,7 @@ BP_OP(NORMAL, "normal", NONE,
       BP_OPF_FLOAT_FN, "mean + std * randn(shape, seed, stream), one fma")
 BP_OP(CLAMP_TENSOR, "clamp_tensor", A_BOUNDS, 0, 0, 0, PROMOTE, ELEMWISE, BP_OPF_INT,
       "torch.clamp(a, min, max), min and max tensors (one may be absent), broadcast")
+BP_OP(BADDBMM, "baddbmm", INPUTS, BP_K(BETA) | BP_K(ALPHA), 0, 0, SAME, FUSED, 0,
+      "torch.baddbmm(input, batch1, batch2, beta=beta, alpha=alpha), "
+      "inputs [input, batch1, batch2]")
 #endif

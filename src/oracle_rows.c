@@ -2,9 +2,10 @@
  *
  * Sums that can be held exactly are: mean (exact sum, one correctly rounded
  * division), cumsum (exact running sums), bmm (exact dot products): each
- * result is correctly rounded.  The ops with exp, log, sqrt or a division
- * of inexact values (softmax, log_softmax, logsumexp, var, rms_norm,
- * layer_norm, sdpa) and prod are evaluated with WORK-bit intermediates and
+ * result is correctly rounded; baddbmm rounds beta * input + alpha * (the
+ * exact dot product) once (input not read where beta is 0, as PyTorch's
+ * kernels).  The ops with exp, log, sqrt or a division of inexact values
+ * (softmax, log_softmax, logsumexp, var, rms_norm, layer_norm, sdpa) and prod are evaluated with WORK-bit intermediates and
  * rounded once: the result is the correctly rounded value unless the exact
  * one lies within about 2^-(WORK-20) (relative) of a rounding boundary.
  * amax and amin select an element (NaN if any is NaN).  Integer results
@@ -29,6 +30,8 @@ typedef struct {
     bp_buf_t *out;
     size_t outer, len, inner;  /* rows: outer * inner, len values each */
     size_t m, k, n;            /* bmm: [m, k] x [k, n]; sdpa: L, E / S, Ev */
+    size_t oshape[3];          /* baddbmm: the output's shape, and its */
+    int64_t cstride[BP_MAXDIM]; /* input's strides over it (0: broadcast) */
 } row_ctx_t;
 
 static size_t at(const row_ctx_t *c, size_t row, size_t t)
@@ -219,9 +222,16 @@ static void norm_row(bp_oracle_ws_t *ws, const row_ctx_t *c, size_t row, mpfr_t 
 }
 
 /* bmm row (batch t, row i): exact dot products, rounded once. */
+/* bmm row (batch t, row i); baddbmm's adds beta times c->c (its input,
+ * broadcast: c->cstride) to alpha times each product. */
 static void bmm_row(bp_oracle_ws_t *ws, const row_ctx_t *c, size_t row, mpfr_t s, mpfr_t t)
 {
     size_t bt = row / c->m, i = row % c->m;
+    bool badd = c->op->kind == BP_OP_BADDBMM;
+    mpfr_t al, be;
+    mpfr_inits2(64, al, be, (mpfr_ptr)0);
+    mpfr_set_d(al, c->op->alpha, MPFR_RNDN); /* exact */
+    mpfr_set_d(be, c->op->beta, MPFR_RNDN);
     mpfr_set_prec(s, EXACT);
     for (size_t j = 0; j < c->n; j++) {
         mpfr_set_zero(s, 1);
@@ -231,9 +241,27 @@ static void bmm_row(bp_oracle_ws_t *ws, const row_ctx_t *c, size_t row, mpfr_t s
             mpfr_mul(t, ws->x, ws->y, MPFR_RNDN); /* exact at 2 * 64 bits */
             mpfr_add(s, s, t, MPFR_RNDN);
         }
-        put(ws, c->out, row * c->n + j, s);
+        size_t o = row * c->n + j;
+        if (!badd) {
+            put(ws, c->out, o, s);
+            continue;
+        }
+        int inex;
+        if (mpfr_zero_p(be)) {
+            inex = mpfr_mul(ws->r, s, al, ws->rnd);
+        } else {
+            size_t src = 0, rest = o;
+            for (int d = 2; d >= 0; d--) {
+                src += (rest % c->oshape[d]) * (size_t)c->cstride[d];
+                rest /= c->oshape[d];
+            }
+            bp_oracle_load(ws->x, c->c->dtype, c->c->data, src);
+            inex = mpfr_fmma(ws->r, be, ws->x, al, s, ws->rnd);
+        }
+        bp_dtype_store_bits(c->out->dtype, c->out->data, o, bp_oracle_round(ws, inex));
     }
     mpfr_set_prec(s, WORK);
+    mpfr_clears(al, be, (mpfr_ptr)0);
 }
 
 /* sdpa row (batch t, query i): softmax(q k^T * scale + mask) v. */
@@ -296,7 +324,7 @@ static bp_status row_kernel(bp_oracle_ws_t *ws, const void *vctx, size_t begin, 
     for (size_t r = begin; r < end; r++) {
         if (k == BP_OP_RMS_NORM || k == BP_OP_LAYER_NORM)
             norm_row(ws, c, r, v, s, m, t);
-        else if (k == BP_OP_BMM)
+        else if (k == BP_OP_BMM || k == BP_OP_BADDBMM)
             bmm_row(ws, c, r, s, t);
         else if (k == BP_OP_SDPA)
             sdpa_row(ws, c, r, v, s, m, t);
@@ -320,11 +348,23 @@ bp_status bp_oracle_rows(int threads, const bp_exec_t *x, bp_error_t *err)
         c.b = x->ninputs > 1 ? x->inputs[1] : NULL;
         c.c = x->ninputs > 2 ? x->inputs[2] : NULL;
     }
+    if (op->kind == BP_OP_BADDBMM) { /* [input, batch1, batch2] */
+        if (x->ninputs != 3 || x->out->ndim != 3)
+            return bp_error_set(err, BP_EINPUT, "baddbmm takes inputs [input, batch1, batch2]");
+        c.a = x->inputs[1];
+        c.b = x->inputs[2];
+        c.c = x->inputs[0];
+        for (int d = 0; d < 3; d++)
+            c.oshape[d] = (size_t)x->out->shape[d];
+        if (!bp_bcast_strides(c.c->ndim, c.c->shape, 3, x->out->shape, c.cstride))
+            return bp_error_set(err, BP_EINPUT, "baddbmm's input does not broadcast to its "
+                                "result");
+    }
     const bp_buf_t *a = c.a;
     if (!a)
         return bp_error_set(err, BP_EINPUT, "%s needs a tensor operand", bp_op_name(op->kind));
     int nd = a->ndim;
-    if (op->kind == BP_OP_BMM) {
+    if (op->kind == BP_OP_BMM || op->kind == BP_OP_BADDBMM) {
         c.m = (size_t)a->shape[1];
         c.k = (size_t)a->shape[2];
         c.n = (size_t)c.b->shape[2];

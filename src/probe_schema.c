@@ -754,6 +754,19 @@ static bp_status parse_op(ld_t *L, size_t i, const yn_t *n)
     case BP_OP_RANDN:
     case BP_OP_NORMAL:
         return op_normal(L, op, n, where);
+    case BP_OP_BADDBMM: /* beta and alpha: finite numbers, 1 unless given */
+        op->beta = op->alpha = 1;
+        for (int k = 0; k < 2; k++) {
+            const char *key = k ? "alpha" : "beta";
+            double *v = k ? &op->alpha : &op->beta;
+            if (!(x = bp_yaml_get(n, key)))
+                continue;
+            if ((st = get_num(L, x, key, v, NULL)))
+                return st;
+            if (!isfinite(*v))
+                return bad(L, x, "%s must be finite, got %g", key, *v);
+        }
+        return BP_OK;
     case BP_OP_LOAD:
         if (op->dtype_is_run)
             return bad(L, bp_yaml_get(n, "dtype"), "load takes the dtype of the tensor in "

@@ -452,6 +452,32 @@ START_TEST(t_sum)
     bp_buf_t hs = op2f(be, BP_OP_SUM, BP_FORM_DEFAULT, &h, NAN, NULL, NAN,
                        BP_BF16, 0, s0);
     ck_bits(&hs, 0, 0x3f81);
+    /* ATen's cascade reads 16 bf16 values as two float halves added lane by
+     * lane (SumKernel.cpp InnerSumCastLoadPolicy), then sums each lane over
+     * the registers.  32 values, 0 but x[0] = 1, x[8] = 2^24, x[16] = 1,
+     * x[24] = -2^24: lane 0 is (1 + 2^24) + (1 - 2^24) = 2^24 - (2^24 - 1)
+     * = 1 (the first sum a tie, to even).  Without the pairing lane 0 would
+     * be ((1 + 2^24) + 1) - 2^24 = 0; neighbouring pairs (1.13's fp16) give
+     * (1 + 1) + 0 = 2; left to right gives 0. */
+    bp_buf_t spk = vec_of(BP_BF16, 32);
+    bp_dtype_store_bits(BP_BF16, spk.data, 0, 0x3f80);
+    bp_dtype_store_bits(BP_BF16, spk.data, 8, 0x4b80);
+    bp_dtype_store_bits(BP_BF16, spk.data, 16, 0x3f80);
+    bp_dtype_store_bits(BP_BF16, spk.data, 24, 0xcb80);
+    bp_buf_t spd = op2f(be, BP_OP_SUM, BP_FORM_DEFAULT, &spk, NAN, NULL, NAN, BP_BF16, 0, s0);
+    bp_buf_t sps = op2f(be, BP_OP_SUM, BP_FORM_SEQUENTIAL, &spk, NAN, NULL, NAN, BP_BF16, 0, s0);
+    ck_bits(&spd, 0, 0x3f80);
+    ck_bits(&sps, 0, 0x0000);
+    /* fp32: 9 values, V = 8 lanes, acc = 0 + x[8], then the lanes in order
+     * (-1e8 + 1e8 + 1 * 6 + 1 = 7); left to right 1e8 + 1 is 1e8 each time */
+    double nine[9] = {1e8, 1, 1, 1, 1, 1, 1, 1, -1e8};
+    bp_buf_t cs = vec_of(BP_F32, 9);
+    for (int i = 0; i < 9; i++)
+        bp_dtype_store_bits(BP_F32, cs.data, i, fbits((float)nine[i]));
+    bp_buf_t csd = op2f(be, BP_OP_SUM, BP_FORM_DEFAULT, &cs, NAN, NULL, NAN, BP_F32, 0, s0);
+    bp_buf_t css = op2f(be, BP_OP_SUM, BP_FORM_SEQUENTIAL, &cs, NAN, NULL, NAN, BP_F32, 0, s0);
+    ck_bits(&csd, 0, fbits(7.0f));
+    ck_bits(&css, 0, fbits(0.0f));
     /* axes of a [2, 3] integer matrix 0..5 */
     int64_t s23[2] = {2, 3}, s3[1] = {3}, s2[1] = {2};
     bp_buf_t m = alloc(BP_I64, 2, s23);

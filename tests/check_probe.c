@@ -294,6 +294,8 @@ static const bad_case_t bad_cases[] = {
     {"bad-policy.yaml", "7:23: unknown policy 'loose'"},
     {"bad-formulation.yaml", "6:48: unknown formulation 'pairwise' for div"},
     {"normal-std.yaml", "5:61: normal needs a finite std >= 0, got -1"},
+    {"baddbmm-shape.yaml", "6:5: shape mismatch: baddbmm needs batch1 [B, m, k] and "
+                           "batch2 [B, k, n], got [2, 3, 4] and [2, 3, 4]"},
     {"clamp-buffer-bound.yaml", "7:36: min must be a number, got the buffer 'lo' "
                                 "(tensor bounds: op clamp_tensor)"},
 };

@@ -138,6 +138,15 @@ static const row_case_t cases[] = {
      "  - {out: x, op: tensor, values: [2, 3, 4], dtype: fp32}\n"
      "  - {out: y, op: prod, a: x}\n",
      "fp32", 0, {0}, 1, {24}},
+    /* ATen's CPU prod of 32 floats: four 8-lane registers, lane 0 is
+     * (x0 x8)(x16 x24) = (2^100 2^-100)(1 1) = 1, lane 1 likewise; left to
+     * right 2^100 2^100 overflows to inf first */
+    {"prod_lanes", CPU | ORACLE,
+     "  - {out: x, op: tensor, values: [1.2676506002282294e30, 1.2676506002282294e30, 1, 1, 1, "
+     "1, 1, 1, 7.888609052210118e-31, 7.888609052210118e-31, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, "
+     "1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1], dtype: fp32}\n"
+     "  - {out: y, op: prod, a: x}\n",
+     "fp32", 0, {0}, 1, {1}},
     {"prod_int", ALL,
      "  - {out: x, op: tensor, values: [2, -3, 4], dtype: i32}\n"
      "  - {out: y, op: prod, a: x}\n",
@@ -175,12 +184,61 @@ static const row_case_t cases[] = {
      "  - {out: x, op: tensor, values: [4, 8], dtype: fp32}\n"
      "  - {out: y, op: layer_norm, inputs: [x], eps: 0}\n",
      "fp32", 1, {2}, 2, {-1, 1}},
+    /* An explicit dtype: the operands converted to it first, as
+     * F.layer_norm(x.to(dtype), ...) (CUDA read fp64 and bf16 operands as
+     * if they were fp32: found by the fuzzer).  x as layer_norm_vec's, so
+     * mean 2, variance 4, rstd 0.5: [-1, 1] * 2 + 1 */
+    {"layer_norm_dtype", ALL,
+     "  - {out: x, op: tensor, values: [0, 0, 0, 0, 4, 4, 4, 4], dtype: fp64}\n"
+     "  - {out: w, op: tensor, values: [2, 2, 2, 2, 2, 2, 2, 2], dtype: fp64}\n"
+     "  - {out: b, op: tensor, values: [1, 1, 1, 1, 1, 1, 1, 1], dtype: fp64}\n"
+     "  - {out: y, op: layer_norm, inputs: [x, w, b], eps: 0, dtype: fp32}\n",
+     "fp32", 1, {8}, 8, {-1, -1, -1, -1, 3, 3, 3, 3}},
+    /* rms_norm's case with bf16 operands and dtype fp32 */
+    {"rms_norm_dtype", ALL,
+     "  - {out: x, op: tensor, values: [2, 2, 2, 2], dtype: bf16}\n"
+     "  - {out: w, op: tensor, values: [1, 0.5, 2, 3], dtype: bf16}\n"
+     "  - {out: y, op: rms_norm, a: x, b: w, eps: 0, dtype: fp32}\n",
+     "fp32", 1, {4}, 4, {1, 0.5, 2, 3}},
     /* [[1,2],[3,4]] @ I, then [[1,1],[1,1]] @ [[1,2],[3,4]] */
     {"bmm", ALL,
      "  - {out: a, op: tensor, values: [1, 2, 3, 4, 1, 1, 1, 1], shape: [2, 2, 2], dtype: fp32}\n"
      "  - {out: b, op: tensor, values: [1, 0, 0, 1, 1, 2, 3, 4], shape: [2, 2, 2], dtype: fp32}\n"
      "  - {out: y, op: bmm, a: a, b: b}\n",
      "fp32", 3, {2, 2, 2}, 8, {1, 2, 3, 4, 4, 6, 4, 6}},
+    /* 0.5 * [10, 20] (broadcast) + 2 * [[1, 2], [3, 4]] @ I: all exact */
+    {"baddbmm", ALL,
+     "  - {out: c, op: tensor, values: [10, 20], dtype: fp32}\n"
+     "  - {out: a, op: tensor, values: [1, 2, 3, 4], shape: [1, 2, 2], dtype: fp32}\n"
+     "  - {out: b, op: tensor, values: [1, 0, 0, 1], shape: [1, 2, 2], dtype: fp32}\n"
+     "  - {out: y, op: baddbmm, inputs: [c, a, b], beta: 0.5, alpha: 2}\n",
+     "fp32", 3, {1, 2, 2}, 4, {7, 14, 11, 18}},
+    /* beta 0: the input (NaN) is not read; -1 * a @ I */
+    {"baddbmm_beta0", ALL,
+     "  - {out: c, op: tensor, values: [.nan], dtype: fp32}\n"
+     "  - {out: a, op: tensor, values: [1, 2, 3, 4], shape: [1, 2, 2], dtype: fp32}\n"
+     "  - {out: b, op: tensor, values: [1, 0, 0, 1], shape: [1, 2, 2], dtype: fp32}\n"
+     "  - {out: y, op: baddbmm, inputs: [c, a, b], beta: 0, alpha: -1}\n",
+     "fp32", 3, {1, 2, 2}, 4, {-1, -2, -3, -4}},
+    /* k = 0: beta * input (CUDA: result.mul_(beta), no GEMM) */
+    {"baddbmm_k0", ALL,
+     "  - {out: c, op: tensor, values: [1, 2], dtype: fp32}\n"
+     "  - {out: a, op: uniform, shape: [1, 1, 0], seed: 1}\n"
+     "  - {out: b, op: uniform, shape: [1, 0, 2], seed: 2}\n"
+     "  - {out: y, op: baddbmm, inputs: [c, a, b], beta: 2, alpha: 3}\n",
+     "fp32", 3, {1, 1, 2}, 2, {2, 4}},
+    /* input = beta = 1 + 2^-23, acc = 2^-12 * 2^-12 = 2^-24, alpha 1: the
+     * CPU rounds input * beta = 1 + 2^-22 + 2^-46 to 1 + 2^-22, then
+     * 1 + 2^-22 + 2^-24 is a tie that goes to even, 1 + 2^-22 (unfused,
+     * baddbmm_cpu_kernel); the exact 1 + 2^-22 + 2^-24 + 2^-46 rounds up
+     * to 1 + 3 * 2^-23 (oracle) */
+#define BADD_ROUND                                                                         \
+    "  - {out: c, op: tensor, values: [1.00000011920928955078125], dtype: fp32}\n"          \
+    "  - {out: a, op: tensor, values: [0.000244140625], shape: [1, 1, 1], dtype: fp32}\n"   \
+    "  - {out: y, op: baddbmm, inputs: [c, a, a], beta: 1.00000011920928955078125}\n"
+    {"baddbmm_round_cpu", CPU, BADD_ROUND, "fp32", 3, {1, 1, 1}, 1, {1.0000002384185791015625}},
+    {"baddbmm_round_oracle", ORACLE, BADD_ROUND, "fp32", 3, {1, 1, 1}, 1,
+     {1.00000035762786865234375}},
     /* q k^T = 0: each of 4 keys weighs 1/4; out = the mean of v's rows */
     {"sdpa_uniform", ALL,
      "  - {out: q, op: tensor, values: [0, 0], shape: [1, 1, 2], dtype: fp32}\n"
@@ -188,6 +246,15 @@ static const row_case_t cases[] = {
      "  - {out: v, op: tensor, values: [1, 2, 3, 4, 5, 6, 7, 9], shape: [1, 4, 2], dtype: fp32}\n"
      "  - {out: y, op: sdpa, inputs: [q, k, v]}\n",
      "fp32", 3, {1, 1, 2}, 2, {4, 5.25}},
+    /* sdpa_uniform's with fp64 q, k, v and dtype bf16: each converted to
+     * bf16 first (exact here), then widened (CUDA widened fp64 operands as
+     * fp64 into fp32 buffers, writing past them) */
+    {"sdpa_dtype", ALL,
+     "  - {out: q, op: tensor, values: [0, 0], shape: [1, 1, 2], dtype: fp64}\n"
+     "  - {out: k, op: tensor, values: [0, 0, 0, 0, 0, 0, 0, 0], shape: [1, 4, 2], dtype: fp64}\n"
+     "  - {out: v, op: tensor, values: [1, 2, 3, 4, 5, 6, 7, 9], shape: [1, 4, 2], dtype: fp64}\n"
+     "  - {out: y, op: sdpa, inputs: [q, k, v], dtype: bf16}\n",
+     "bf16", 3, {1, 1, 2}, 2, {4, 5.25}},
     /* causal: query 0 sees key 0 only, query 1 both (1/2 each) */
     {"sdpa_causal", ALL,
      "  - {out: q, op: tensor, values: [0, 0, 0, 0], shape: [1, 2, 2], dtype: fp32}\n"
@@ -213,6 +280,16 @@ static const row_bad_t bad[] = {
     {"  - {out: x, op: uniform, shape: [2, 3, 4], seed: 1}\n"
      "  - {out: y, op: bmm, a: x, b: x}\n",
      "bmm needs [B, m, k] x [B, k, n]"},
+    {"  - {out: x, op: uniform, shape: [2, 3, 4], seed: 1}\n"
+     "  - {out: y, op: baddbmm, inputs: [x, x, x]}\n",
+     "baddbmm needs batch1 [B, m, k] and batch2 [B, k, n]"},
+    {"  - {out: x, op: uniform, shape: [2, 3, 3], seed: 1}\n"
+     "  - {out: c, op: uniform, shape: [2], seed: 1}\n"
+     "  - {out: y, op: baddbmm, inputs: [c, x, x]}\n",
+     "baddbmm's input [2] does not broadcast to [2, 3, 3]"},
+    {"  - {out: x, op: uniform, shape: [2, 3, 3], seed: 1}\n"
+     "  - {out: y, op: baddbmm, inputs: [x, x]}\n",
+     "baddbmm takes inputs [input, batch1, batch2]"},
     {"  - {out: q, op: uniform, shape: [2, 3, 4], seed: 1}\n"
      "  - {out: k, op: uniform, shape: [2, 3, 5], seed: 1}\n"
      "  - {out: y, op: sdpa, inputs: [q, k, k]}\n",

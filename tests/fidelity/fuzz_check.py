@@ -26,12 +26,20 @@ downstream.  An op's verdict:
                 every float dtype (1.13: std::exp2 on every element; 2.x:
                 SLEEF's exp2 in the vector lanes), erf of bf16/fp16 (1.13:
                 SLEEF's erf; 2.x: Vectorized<float>::erf, ATen's polynomial),
+                mean of bf16/fp16 (1.13 sums into the dtype, rounding the
+                sum, and divides there; 2.x's mean_out sums into float),
+                fp16 sum in the default order (1.13's SumKernel adds
+                neighbouring pairs of a 16-lane fp16 register, 2.x its two
+                8-lane float halves, as for bf16 in both),
+                var with more than one result (1.13's build fuses the m2
+                update of WelfordOps into an fma, PyTorch 2.11's does not),
                 fp64 erf and fp64 gelu(approximate='none') (SLEEF's erf in
                 the vector lanes: SLEEF 3.5's in 1.13, Debian's build
                 linking the system's 3.5.1; 2.11 bundles 3.8/3.9, whose erf
                 is another algorithm, 1 ulp apart on a few % of inputs)
-  unpinned      PyTorch's order is not fixed (matmul through BLAS/cuBLAS
-                heuristics, the default-order sum): reported, not required
+  unpinned      PyTorch's order is not fixed or not replayed (matmul through
+                BLAS/cuBLAS heuristics, CUDA's cumsum through cub): reported,
+                not required
   own           bitprobe's own generator (`uniform`): nothing to replay
   no-replay     the op has no PyTorch counterpart in probe_torch_ops.py: a
                 failure of coverage, reported apart
@@ -99,11 +107,13 @@ def onednn_op(op, out_dtype):
             torch.backends.mkldnn.is_available() and torch.backends.mkldnn.enabled)
 
 
-def version_op(op, out_dtype):
+def version_op(op, out_dtype, numel=None):
     """An op whose PyTorch 1.x CPU kernel differs from the 2.x one bitprobe
-    models (see the top)."""
+    models (see the top); numel is the result's size."""
     if TORCH_MAJOR >= 2:
         return False
+    if op["op"] == "var" and numel != 1:  # 1.13 fuses Welford's m2 update, 2.11 does not
+        return True
     if op["op"] == "silu" or (op["op"] == "round" and op.get("decimals")):
         return out_dtype in (torch.bfloat16, torch.float16)
     if op["op"] == "exp2":  # std::exp2 on every element in 1.13, SLEEF's in 2.x's lanes
@@ -113,6 +123,12 @@ def version_op(op, out_dtype):
         return out_dtype in (torch.bfloat16, torch.float16, torch.float64)
     if op["op"] == "gelu" and op.get("approximate", "none") == "none":
         return out_dtype == torch.float64  # the same erf in the vector lanes
+    if op["op"] == "mean":  # 1.13 sums bf16/fp16 into the dtype, 2.x into float (mean_out)
+        return out_dtype in (torch.bfloat16, torch.float16)
+    if op["op"] == "sum" and op.get("formulation", "default") == "default":
+        # 1.13 reads an fp16 register as 8 sums of neighbours (load_reduce_vec),
+        # 2.x as its two float halves added (InnerSumCastLoadPolicy), as for bf16
+        return out_dtype == torch.float16
     return op["op"] == "linspace" and out_dtype.is_floating_point
 
 
@@ -297,7 +313,7 @@ def check_probe(spec, bundle, device, res, log=print, keep=None):
                     verdict = "mkl"
                 elif device == "cpu" and onednn_op(op, mine.dtype):
                     verdict = "onednn"
-                elif device == "cpu" and version_op(op, mine.dtype):
+                elif device == "cpu" and version_op(op, mine.dtype, mine.numel()):
                     verdict = "version"
                 elif device == "cpu" and OLD_SCALAR and _later(op, bufs, mine):
                     verdict = "old-pytorch"

@@ -239,6 +239,13 @@ class Gen:
             pool = [v for v in SCALARS_INT if -lim <= v <= lim]
             return [r.choice(pool) if r.random() < 0.3 else r.randint(-1000, 1000) for _ in range(n)]
         mode = r.random()
+        if mode < 0.1:
+            # spikes: small integers among large powers of two, where a
+            # reduction's order decides which small values are absorbed
+            # (bf16/fp16 sums in float differ only at such a cancellation)
+            return [r.choice([-1.0, 1.0]) * 2.0 ** r.choice([11, 12, 24, 25, 26])
+                    if r.random() < 0.15 else float(r.choice([1, 1, 2, 3, -1]))
+                    for _ in range(n)]
         out = []
         for _ in range(n):
             k = r.random()

@@ -217,9 +217,30 @@ def clamp_tensor(g, o, p, spec):
     return ins, a.shape
 
 
+def baddbmm(g, o, p, spec):
+    """torch.baddbmm(input, batch1, batch2, beta, alpha): batch1 [B, m, k],
+    batch2 [B, k, n] and an input broadcasting to [B, m, n], one float
+    dtype; beta 0 (input ignored) among the drawn factors."""
+    r = g.r
+    B, m, k, n = (r.choice([1, 2, 3, 5]), r.choice([1, 3, 8, 17]), r.choice([1, 7, 16, 31]),
+                  r.choice([1, 5, 8, 33]))
+    ds = g.dtype_spec(float_only=True)
+    shapes = [r.choice([(B, m, n), (m, n), (n,), (1,), (), (B, 1, n), (m, 1)]), (B, m, k), (B, k, n)]
+    ins = [g.source(p, sh, ds, True) for sh in shapes]
+    if any(b is None for b in ins):
+        return None
+    spec["inputs"] = [b.name for b in ins]
+    if r.random() < 0.7:
+        spec["beta"] = r.choice([0.0, 0.5, 1.0, -2.0, 0.1])
+    if r.random() < 0.7:
+        spec["alpha"] = r.choice([1.0, 2.0, -0.5, 0.3, 0.0])
+    return ins, (B, m, n)
+
+
 RULES = {"reshape": reshape, "view": reshape, "transpose": transpose, "permute": permute,
          "unsqueeze": unsqueeze, "squeeze": squeeze, "expand": expand,
-         "index_select": index_select, "embedding": embedding, "clamp_tensor": clamp_tensor}
+         "index_select": index_select, "embedding": embedding, "clamp_tensor": clamp_tensor,
+         "baddbmm": baddbmm}
 
 
 # -- any other op ---------------------------------------------------------

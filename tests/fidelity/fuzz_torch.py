@@ -43,22 +43,9 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
+import refio  # noqa: E402
 
-def _isa_env(argv):
-    """ATEN_CPU_CAPABILITY must be set before torch loads."""
-    for i, a in enumerate(argv):
-        if a == "--aten-cpu-capability" and i + 1 < len(argv):
-            os.environ["ATEN_CPU_CAPABILITY"] = argv[i + 1]
-        elif a.startswith("--aten-cpu-capability="):
-            os.environ["ATEN_CPU_CAPABILITY"] = a.split("=", 1)[1]
-
-
-_isa_env(sys.argv)
-try:
-    import torch
-except ImportError as e:
-    print(f"SKIP: {e}")
-    sys.exit(77)
+torch = refio.torch_for_script(sys.argv)
 
 import fuzz_check  # noqa: E402
 import fuzz_gen  # noqa: E402

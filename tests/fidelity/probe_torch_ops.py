@@ -79,9 +79,8 @@ def run_op(op, params, bufs, dt_out, device, uniform):
     dt_out is the output dtype of the ops that take one (tensor, arange,
     cast; None: PyTorch's default; sum and mean take it as torch's dtype=),
     uniform(op) the tensor of one of OWN (no PyTorch counterpart) or of a
-    `load` op (its file's).  required is False where
-    PyTorch's kernel has no fixed order (matmul, cumsum through cub) or
-    bitprobe does not replay it (the CPU's default-order sum and prod)."""
+    `load` op (its file's).  required is False where PyTorch's kernel has
+    no fixed order (matmul, cumsum through cub)."""
     k = op["op"]
     P = lambda key, d=None: param(op.get(key, d), params)
     if k == "tensor":
@@ -214,10 +213,10 @@ def run_op(op, params, bufs, dt_out, device, uniform):
             a = a if dt_out is None else a.to(dt_out)
             r, req = (seq_sum if form == "sequential" else pair_sum)(a, ax), True
         else:
-            # torch.sum(a, dtype=): on CUDA Reduce.cuh's order, replayed by
-            # bitprobe; the CPU's (SumKernel.cpp) is not required here
+            # torch.sum(a, dtype=): on CUDA Reduce.cuh's order, on the CPU
+            # SumKernel.cpp's cascade_sum, both replayed by bitprobe
             kw = {} if dt_out is None else {"dtype": dt_out}
-            r, req = (a.sum(**kw) if ax is None else a.sum(ax, **kw)), device != "cpu"
+            r, req = (a.sum(**kw) if ax is None else a.sum(ax, **kw)), True
         if op.get("keepdim"):  # torch.sum(a, dim, keepdim=True)
             shape = [1] * a.dim() if ax is None else list(a.shape)
             if ax is not None:
@@ -332,11 +331,12 @@ ROWS = {
     "logsumexp": lambda op, P, A, ins, d: (
         torch.logsumexp(A("a"), list(range(A("a").dim())) if P("axis") is None else P("axis"),
                         bool(op.get("keepdim"))),
-        # CUDA: the composite with its sum in Reduce.cuh's order, as bitprobe's
-        d == "cuda" or A("a").dtype in (torch.float32, torch.float64)),
+        # CPU: the composite with SumKernel.cpp's order; CUDA: with
+        # Reduce.cuh's order; both as bitprobe's
+        True),
     "prod": lambda op, P, A, ins, d: (
         _keep(A("a").prod() if P("axis") is None else A("a").prod(P("axis")), A("a"), P("axis"),
-              op.get("keepdim")), d != "cpu"),
+              op.get("keepdim")), True),
     "cumsum": lambda op, P, A, ins, d: (torch.cumsum(A("a"), P("axis")),
                                         _cumsum_required(A("a"), P("axis"), d)),
     "rms_norm": _rms_norm,
@@ -347,6 +347,9 @@ ROWS = {
                                        1e-5 if P("eps") is None else P("eps")),
         d == "cuda"),  # CUDA: layer_norm_kernel.cu's paths, as bitprobe's
     "bmm": lambda op, P, A, ins, d: (torch.bmm(A("a"), A("b")), False),
+    # unpinned as bmm: PyTorch's CPU takes MKL/oneDNN's gemm beyond tiny sizes
+    "baddbmm": lambda op, P, A, ins, d: (
+        torch.baddbmm(ins[0], ins[1], ins[2], beta=P("beta", 1), alpha=P("alpha", 1)), False),
     "sdpa": _sdpa,
 }
 

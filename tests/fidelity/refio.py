@@ -12,7 +12,9 @@ a JSON header, then the raw little-endian data).
   one pattern, as tests/be_cpu_ref.c's hash() (PyTorch writes 0xffff for
   a bf16 NaN where bitprobe writes 0x7fff: NaNs compare by class);
 - torch_env(): the PyTorch version, build and CPU capability, for the
-  files' provenance.
+  files' provenance;
+- torch_for_script(argv): torch under the capability a script's
+  --aten-cpu-capability names, or exit 77 without it.
 """
 import gzip
 import io
@@ -133,6 +135,25 @@ def fnv1a64(dtype, raw):
             h ^= (v >> (8 * k)) & 0xFF
             h = (h * 0x100000001B3) & 0xFFFFFFFFFFFFFFFF
     return h
+
+
+def torch_for_script(argv):
+    """torch for a script run as a test: ATEN_CPU_CAPABILITY taken from the
+    command line's --aten-cpu-capability (C or =C) before torch loads; a
+    missing torch is a SKIP (exit 77)."""
+    import os
+    import sys
+    for i, a in enumerate(argv):
+        if a == "--aten-cpu-capability" and i + 1 < len(argv):
+            os.environ["ATEN_CPU_CAPABILITY"] = argv[i + 1]
+        elif a.startswith("--aten-cpu-capability="):
+            os.environ["ATEN_CPU_CAPABILITY"] = a.split("=", 1)[1]
+    try:
+        import torch
+    except ImportError as e:
+        print(f"SKIP: {e}")
+        sys.exit(77)
+    return torch
 
 
 def cpu_capability():
