@@ -28,8 +28,9 @@
  *   each from Vectorized<T>::arange(base, step): base = T(start + step*idx)
  *   once per register, lane k = T(base + k*step) computed in accscalar_t
  *   (lane 0 is base itself); the last n % (2*V) elements of a chunk are
- *   T(start + step*idx).  Each a + b*c there is one fused multiply-add, as
- *   PyTorch's compiler emits it (see arange_chunk).  The kernel is
+ *   T(start + step*idx).  Each a + b*c written as one expression there
+ *   is one fused multiply-add, as PyTorch's compiler emits it; a bf16/f16
+ *   lane is not (see arange_chunk).  The kernel is
  *   registered for AVX2 only, so V is 8 for f32, 16 for bf16/f16, 4 for
  *   f64 on every x86 host.  Integer dtypes: exact, start and step
  *   truncated to int64.
@@ -240,8 +241,13 @@ static float maddf(float a, float b, float c, bool fused)
  * the AVX2 kernel with g++ -O3 -mavx2 -mfma, whose default
  * -ffp-contract=fast fuses start + step*idx and base + k*step into FMAs
  * (fused); f64 arange from PyTorch 2.11 shows it (lane 3 of arange(0, 100,
- * 0.3) is 2.1, not 2.0999999999999996).  The DEFAULT build (no FMA) rounds
- * the product and the sum apart, with the same 32-byte registers. */
+ * 0.3) is 2.1, not 2.0999999999999996).  A bf16/f16 lane is never fused:
+ * Vectorized16<T>::arange's base + k*step adds through c10's
+ * operator+(BFloat16, float), a function of its own, to the product
+ * k*step already rounded to float (PyTorch 2.11, AVX-512 host:
+ * bf16 arange(-1, 41.17, 1/3) element 3 is -1 + 1.0f = 0, not the fused
+ * 2.98e-8; 1.13 likewise).  The DEFAULT build (no FMA) rounds the product
+ * and the sum apart everywhere, with the same 32-byte registers. */
 static void arange_chunk(bp_buf_t *out, double start, double step, size_t p,
                          size_t e, bool fused)
 {
@@ -269,7 +275,7 @@ static void arange_chunk(bp_buf_t *out, double start, double step, size_t p,
                 dt, maddf(fd, (float)(p + r), fs, fused));
             for (size_t k = 0; k < v; k++)
                 bp_cpu_store(out, p + r + k,
-                             k ? maddf((float)k, fd, base, fused) : base);
+                             k ? maddf((float)k, fd, base, false) : base);
         }
     for (; i < n; i++)
         bp_cpu_store(out, p + i, maddf(fd, (float)(p + i), fs, fused));

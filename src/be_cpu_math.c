@@ -14,6 +14,9 @@
  * does not (STATIC_IMPLEMENT_COMPLEX_KERNEL_WITHOUT_AVX512).  u35 selects
  * the _u35 builds where SLEEF has one (not for exp and pow); libm selects
  * glibc (and ATen's DEFAULT capability, whose Vectorized math is std::).
+ * This system's SLEEF is 3.5; PyTorch bundles 3.8/3.9, whose fp64 erf
+ * (sleef_erf.c) and log1p above 1e38f/1e307 (log1pf8 below) differ and
+ * are computed as there.
  *
  * sqrt: IEEE (one rounding in float, then one to bf16/f16).
  * reciprocal: 1/x in float, rounded once.
@@ -122,6 +125,32 @@ static __m256d erfd4(__m256d v)
     _mm256_storeu_pd(r, v);
     erf_lanes(r, 4);
     return _mm256_loadu_pd(r);
+}
+
+/* log1p of the SLEEF PyTorch bundles (3.8 on, shibatch/sleef PR #606):
+ * where x is above the bound of the core approximation (1e38f, 1e307) or
+ * NaN, the lane takes log's value (xlogf_u1, xlog_u1) where 3.5 gives
+ * +inf; every other lane is 3.5's.  Log of such x differs from log1p by
+ * less than an ulp's fraction: log1p(3e38f) is 88.6, not +inf. */
+#define LOG1PF_BOUND 1e38f
+#define LOG1P_BOUND 1e307
+
+static __m256 log1pf8(__m256 v)
+{
+    __m256 r = Sleef_log1pf8_u10avx2(v);
+    __m256 core = _mm256_cmp_ps(v, _mm256_set1_ps(LOG1PF_BOUND), _CMP_LE_OQ);
+    if (_mm256_movemask_ps(core) == 0xff)
+        return r;
+    return _mm256_blendv_ps(Sleef_logf8_u10avx2(v), r, core);
+}
+
+static __m256d log1pd4(__m256d v)
+{
+    __m256d r = Sleef_log1pd4_u10avx2(v);
+    __m256d core = _mm256_cmp_pd(v, _mm256_set1_pd(LOG1P_BOUND), _CMP_LE_OQ);
+    if (_mm256_movemask_pd(core) == 0xf)
+        return r;
+    return _mm256_blendv_pd(Sleef_logd4_u10avx2(v), r, core);
 }
 
 /* Vectorized<float>::erf() (vec256_float.h): Abramowitz and Stegun's
@@ -267,6 +296,24 @@ static double lane8d(v8d_fn f, double x)
     return r[0];
 }
 
+static __m512 log1pf16(__m512 v)
+{
+    __m512 r = Sleef_log1pf16_u10avx512f(v);
+    __mmask16 core = _mm512_cmp_ps_mask(v, _mm512_set1_ps(LOG1PF_BOUND), _CMP_LE_OQ);
+    if (core == 0xffff)
+        return r;
+    return _mm512_mask_blend_ps(core, Sleef_logf16_u10avx512f(v), r);
+}
+
+static __m512d log1pd8(__m512d v)
+{
+    __m512d r = Sleef_log1pd8_u10avx512f(v);
+    __mmask8 core = _mm512_cmp_pd_mask(v, _mm512_set1_pd(LOG1P_BOUND), _CMP_LE_OQ);
+    if (core == 0xff)
+        return r;
+    return _mm512_mask_blend_pd(core, Sleef_logd8_u10avx512f(v), r);
+}
+
 static __m512d erfd8(__m512d v)
 {
     double r[8];
@@ -307,14 +354,24 @@ static const cpu_fn512_t fns512[BP_OP_COUNT] = {
                     Sleef_tanhd8_u10avx512f, Sleef_tanhd8_u35avx512f},
     [BP_OP_LOG2] = {Sleef_log2f16_u10avx512f, Sleef_log2f16_u35avx512f,
                     Sleef_log2d8_u10avx512f, Sleef_log2d8_u35avx512f},
-    [BP_OP_LOG1P] = {Sleef_log1pf16_u10avx512f, Sleef_log1pf16_u10avx512f,
-                     Sleef_log1pd8_u10avx512f, Sleef_log1pd8_u10avx512f},
+    [BP_OP_LOG1P] = {log1pf16, log1pf16, log1pd8, log1pd8},
     [BP_OP_EXPM1] = {Sleef_expm1f16_u10avx512f, Sleef_expm1f16_u10avx512f,
                      Sleef_expm1d8_u10avx512f, Sleef_expm1d8_u10avx512f},
     [BP_OP_ERF] = {Sleef_erff16_u10avx512f, Sleef_erff16_u10avx512f, erfd8, erfd8},
     [BP_OP_EXP2] = {Sleef_exp2f16_u10avx512f, Sleef_exp2f16_u10avx512f, Sleef_exp2d8_u10avx512f,
                     Sleef_exp2d8_u10avx512f},
 };
+
+/* The scalar builds' log1p, with the same bounds (PR #606 changed both). */
+static float log1pf1(float x)
+{
+    return x <= LOG1PF_BOUND ? Sleef_log1pf_u10(x) : Sleef_logf_u10(x);
+}
+
+static double log1pd1(double x)
+{
+    return x <= LOG1P_BOUND ? Sleef_log1p_u10(x) : Sleef_log_u10(x);
+}
 
 typedef float (*f1_fn)(float);
 typedef double (*d1_fn)(double);
@@ -348,9 +405,8 @@ static const cpu_fn_t fns[BP_OP_COUNT] = {
     [BP_OP_LOG2] = {Sleef_log2f8_u10avx2, Sleef_log2f8_u35avx2, Sleef_log2d4_u10avx2,
                     Sleef_log2d4_u35avx2, Sleef_log2f_u10, Sleef_log2f_u35, log2f,
                     Sleef_log2_u10, Sleef_log2_u35, log2},
-    [BP_OP_LOG1P] = {Sleef_log1pf8_u10avx2, Sleef_log1pf8_u10avx2, Sleef_log1pd4_u10avx2,
-                     Sleef_log1pd4_u10avx2, Sleef_log1pf_u10, Sleef_log1pf_u10, log1pf,
-                     Sleef_log1p_u10, Sleef_log1p_u10, log1p},
+    [BP_OP_LOG1P] = {log1pf8, log1pf8, log1pd4, log1pd4, log1pf1, log1pf1, log1pf, log1pd1,
+                     log1pd1, log1p},
     [BP_OP_EXPM1] = {Sleef_expm1f8_u10avx2, Sleef_expm1f8_u10avx2, Sleef_expm1d4_u10avx2,
                      Sleef_expm1d4_u10avx2, Sleef_expm1f_u10, Sleef_expm1f_u10, expm1f,
                      Sleef_expm1_u10, Sleef_expm1_u10, expm1},

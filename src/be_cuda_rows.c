@@ -84,12 +84,13 @@ bp_status bp_cuda_op_softmax(bp_backend_t *be, const bp_exec_t *x, bp_error_t *e
     return bp_cuda_finish(be, "bpk_softmax", rc, err);
 }
 
-/* x->a converted to dt into t (TensorIterator's cast of an input to the
- * reduction's dtype); *in is what the kernel then reads. */
-static bp_status converted(bp_backend_t *be, const bp_exec_t *x, bp_dtype_t dt, bp_buf_t *t,
-                           const void **in, bp_error_t *err)
+/* Operand a in dtype dt: a itself, or a converted into the temporary t
+ * (TensorIterator's cast of an input to the op's dtype; for an explicit
+ * dtype: PyTorch's `op(a.to(dtype), ...)`).  *in is what the kernel then
+ * reads; t, when given storage, is the caller's to free. */
+static bp_status as_dtype(bp_backend_t *be, const bp_buf_t *a, bp_dtype_t dt, bp_buf_t *t,
+                          const void **in, bp_error_t *err)
 {
-    const bp_buf_t *a = x->a;
     *in = a->dev;
     if (a->dtype == dt)
         return BP_OK;
@@ -101,6 +102,13 @@ static bp_status converted(bp_backend_t *be, const bp_exec_t *x, bp_dtype_t dt, 
                             err);
     *in = t->dev;
     return st;
+}
+
+static void free_temps(bp_backend_t *be, bp_buf_t **tmp, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (tmp[i]->dev)
+            be->dev_free(be, tmp[i]);
 }
 
 bp_status bp_cuda_tree(bp_backend_t *be, const bp_exec_t *x, int op, int64_t outer,
@@ -142,7 +150,7 @@ bp_status bp_cuda_tree(bp_backend_t *be, const bp_exec_t *x, int op, int64_t out
         return bp_error_set(err, BP_EINPUT,
                             "BP_ATEN_REDUCE='%s': not a list of vec128=ge|gt, run=xy|yx, "
                             "shfl=desc|asc", spec);
-    bp_status st = converted(be, x, in_dt, &conv, &in, err);
+    bp_status st = as_dtype(be, x->a, in_dt, &conv, &in, err);
     if (!st)
         st = bp_cuda_gpu_props(be, &props, err);
     if (!st && bp_redcfg_make(&cfg, outer, len, inner, scalar, acc, vt0, ivs,
@@ -162,9 +170,7 @@ bp_status bp_cuda_tree(bp_backend_t *be, const bp_exec_t *x, int op, int64_t out
                                             (int *)sem.dev),
                             err);
     bp_buf_t *tmp[] = {&conv, &stage, &sem};
-    for (size_t i = 0; i < sizeof tmp / sizeof *tmp; i++)
-        if (tmp[i]->dev)
-            be->dev_free(be, tmp[i]);
+    free_temps(be, tmp, sizeof tmp / sizeof *tmp);
     return st;
 }
 
@@ -180,7 +186,7 @@ static bp_status cumsum(bp_backend_t *be, const bp_exec_t *x, int64_t outer, int
     bp_status st = bp_axis_check(x->op->axis, a->ndim ? a->ndim : 1, &ax, err);
     bool innermost = a->ndim > 0 && ax == a->ndim - 1 && outer * inner != 1;
     if (!st)
-        st = converted(be, x, x->out->dtype, &conv, &in, err);
+        st = as_dtype(be, a, x->out->dtype, &conv, &in, err);
     if (!st)
         st = bp_cuda_finish(be, "bpk_scan",
                             bpk_scan(bp_cuda_stream(be), x->out->dev, in, (int)x->out->dtype,
@@ -276,12 +282,17 @@ bp_status bp_cuda_op_reduce(bp_backend_t *be, const bp_exec_t *x, bp_error_t *er
     return bp_cuda_finish(be, "bpk_reduce", rc, err);
 }
 
+/* layer_norm, rms_norm: operands of another dtype than the result's (an
+ * explicit dtype:) are converted to it first, as `F.layer_norm(x.to(dt),
+ * ..., w.to(dt), b.to(dt))`; the kernel reads every operand in the
+ * result's dtype. */
 bp_status bp_cuda_op_norm(bp_backend_t *be, const bp_exec_t *x, bp_error_t *err)
 {
     bool rms = x->op->kind == BP_OP_RMS_NORM;
     const bp_buf_t *a = rms ? x->a : x->inputs[0];
     const bp_buf_t *w = rms ? x->b : x->ninputs > 1 ? x->inputs[1] : NULL;
     const bp_buf_t *b = !rms && x->ninputs > 2 ? x->inputs[2] : NULL;
+    bp_dtype_t dt = x->out->dtype;
     bp_status st = need_dev(a, "x", err);
     if (!st && w)
         st = need_dev(w, "weight", err);
@@ -291,12 +302,24 @@ bp_status bp_cuda_op_norm(bp_backend_t *be, const bp_exec_t *x, bp_error_t *err)
         st = need_dev(x->out, "out", err);
     if (st)
         return st;
+    bp_buf_t ta = {0}, tw = {0}, tb = {0};
+    const void *in = NULL, *win = NULL, *bin = NULL;
+    st = as_dtype(be, a, dt, &ta, &in, err);
+    if (!st && w)
+        st = as_dtype(be, w, dt, &tw, &win, err);
+    if (!st && b)
+        st = as_dtype(be, b, dt, &tb, &bin, err);
     int64_t cols = a->ndim ? a->shape[a->ndim - 1] : 1;
     int64_t rows = cols ? (int64_t)a->numel / cols : 0;
-    int rc = bpk_layer_norm(bp_cuda_stream(be), x->out->dev, a->dev, w ? w->dev : NULL,
-                            b ? b->dev : NULL, (int)x->out->dtype, rows, cols,
-                            bp_op_norm_eps(x->op, x->out->dtype), rms);
-    return bp_cuda_finish(be, "bpk_layer_norm", rc, err);
+    if (!st)
+        st = bp_cuda_finish(be, "bpk_layer_norm",
+                            bpk_layer_norm(bp_cuda_stream(be), x->out->dev, in, win, bin,
+                                           (int)dt, rows, cols, bp_op_norm_eps(x->op, dt),
+                                           rms),
+                            err);
+    bp_buf_t *tmp[] = {&ta, &tw, &tb};
+    free_temps(be, tmp, sizeof tmp / sizeof *tmp);
+    return st;
 }
 
 bp_status bp_cuda_op_bmm(bp_backend_t *be, const bp_exec_t *x, bp_error_t *err)
@@ -397,22 +420,29 @@ bp_status bp_cuda_op_sdpa(bp_backend_t *be, const bp_exec_t *x, bp_error_t *err)
     int64_t B = L * E > 0 ? (int64_t)q->numel / (L * E) : 0;
     double s = sqrt(fabs(bp_op_sdpa_scale(x->op, E)));
     double sq = x->op->has_scale && x->op->scale < 0 ? -s : s;
+    /* q, k, v of another dtype (an explicit dtype:) in the result's first:
+     * the widening below reads dt and writes wdt */
+    bp_buf_t tq = {0}, tk = {0}, tv = {0};
     bp_buf_t qw = {0}, kw = {0}, vw = {0}, sc = {0}, p = {0}, o = {0};
+    const void *qin = NULL, *kin = NULL, *vin = NULL;
     void *stream = bp_cuda_stream(be);
-    if (!(st = temp(be, &qw, wdt, (int64_t)q->numel, err)) &&
+    if (!(st = as_dtype(be, q, dt, &tq, &qin, err)) &&
+        !(st = as_dtype(be, k, dt, &tk, &kin, err)) &&
+        !(st = as_dtype(be, v, dt, &tv, &vin, err)) &&
+        !(st = temp(be, &qw, wdt, (int64_t)q->numel, err)) &&
         !(st = temp(be, &kw, wdt, (int64_t)k->numel, err)) &&
         !(st = temp(be, &vw, wdt, (int64_t)v->numel, err)) &&
         !(st = temp(be, &sc, wdt, B * L * S, err)) &&
         !(st = temp(be, &p, wdt, B * L * S, err)) &&
         !(st = temp(be, &o, wdt, B * L * Ev, err)) &&
         !(st = bp_cuda_finish(be, "bpk_scale_widen(q)",
-                              bpk_scale_widen(stream, qw.dev, q->dev, (int)q->dtype,
+                              bpk_scale_widen(stream, qw.dev, qin, (int)dt,
                                               (int64_t)q->numel, sq), err)) &&
         !(st = bp_cuda_finish(be, "bpk_scale_widen(k)",
-                              bpk_scale_widen(stream, kw.dev, k->dev, (int)k->dtype,
+                              bpk_scale_widen(stream, kw.dev, kin, (int)dt,
                                               (int64_t)k->numel, s), err)) &&
         !(st = bp_cuda_finish(be, "bpk_scale_widen(v)",
-                              bpk_scale_widen(stream, vw.dev, v->dev, (int)v->dtype,
+                              bpk_scale_widen(stream, vw.dev, vin, (int)dt,
                                               (int64_t)v->numel, 1.0), err)) &&
         !(st = bp_cuda_gemm_batched(be, wdt, B, L, S, E, qw.dev, kw.dev, true, sc.dev, 1.0,
                                          0.0, err)) &&
@@ -432,9 +462,7 @@ bp_status bp_cuda_op_sdpa(bp_backend_t *be, const bp_exec_t *x, bp_error_t *err)
                             bpk_cast(stream, x->out->dev, (int)dt, o.dev, (int)wdt,
                                             B * L * Ev),
                             err);
-    bp_buf_t *tmp[] = {&qw, &kw, &vw, &sc, &p, &o};
-    for (size_t i = 0; i < sizeof tmp / sizeof *tmp; i++)
-        if (tmp[i]->dev)
-            be->dev_free(be, tmp[i]);
+    bp_buf_t *tmp[] = {&tq, &tk, &tv, &qw, &kw, &vw, &sc, &p, &o};
+    free_temps(be, tmp, sizeof tmp / sizeof *tmp);
     return st;
 }

@@ -120,6 +120,12 @@ START_TEST(t_arange_fused_hand)
     bp_buf_t a = arange(be, BP_F64, 0, 0.3, 334);
     ck_bits(&a, 7, 0x4000cccccccccccdull);
     ck_bits(&a, 4, 0x3ff3333333333333ull);
+    /* bf16 lanes are not fused (PyTorch 2.11, regress fz777-0094): lane 3
+     * of arange(-1, 41.17, 1/3) is -1 + 3 * 0.33333334f, the product
+     * rounded to 1.0f first: 0; fused it would be 2.98e-8 (0x3300). */
+    bp_buf_t b = arange(be, BP_BF16, -1, 1.0 / 3.0, 127);
+    ck_bits(&b, 3, 0x0000);
+    ck_bits(&b, 4, 0x3eab); /* -1 + 4 * 0.33333334f = 0.33333337f */
     bp_backend_close(be);
 }
 END_TEST

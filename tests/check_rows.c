@@ -184,6 +184,22 @@ static const row_case_t cases[] = {
      "  - {out: x, op: tensor, values: [4, 8], dtype: fp32}\n"
      "  - {out: y, op: layer_norm, inputs: [x], eps: 0}\n",
      "fp32", 1, {2}, 2, {-1, 1}},
+    /* An explicit dtype: the operands converted to it first, as
+     * F.layer_norm(x.to(dtype), ...) (CUDA read fp64 and bf16 operands as
+     * if they were fp32: found by the fuzzer).  x as layer_norm_vec's, so
+     * mean 2, variance 4, rstd 0.5: [-1, 1] * 2 + 1 */
+    {"layer_norm_dtype", ALL,
+     "  - {out: x, op: tensor, values: [0, 0, 0, 0, 4, 4, 4, 4], dtype: fp64}\n"
+     "  - {out: w, op: tensor, values: [2, 2, 2, 2, 2, 2, 2, 2], dtype: fp64}\n"
+     "  - {out: b, op: tensor, values: [1, 1, 1, 1, 1, 1, 1, 1], dtype: fp64}\n"
+     "  - {out: y, op: layer_norm, inputs: [x, w, b], eps: 0, dtype: fp32}\n",
+     "fp32", 1, {8}, 8, {-1, -1, -1, -1, 3, 3, 3, 3}},
+    /* rms_norm's case with bf16 operands and dtype fp32 */
+    {"rms_norm_dtype", ALL,
+     "  - {out: x, op: tensor, values: [2, 2, 2, 2], dtype: bf16}\n"
+     "  - {out: w, op: tensor, values: [1, 0.5, 2, 3], dtype: bf16}\n"
+     "  - {out: y, op: rms_norm, a: x, b: w, eps: 0, dtype: fp32}\n",
+     "fp32", 1, {4}, 4, {1, 0.5, 2, 3}},
     /* [[1,2],[3,4]] @ I, then [[1,1],[1,1]] @ [[1,2],[3,4]] */
     {"bmm", ALL,
      "  - {out: a, op: tensor, values: [1, 2, 3, 4, 1, 1, 1, 1], shape: [2, 2, 2], dtype: fp32}\n"
@@ -230,6 +246,15 @@ static const row_case_t cases[] = {
      "  - {out: v, op: tensor, values: [1, 2, 3, 4, 5, 6, 7, 9], shape: [1, 4, 2], dtype: fp32}\n"
      "  - {out: y, op: sdpa, inputs: [q, k, v]}\n",
      "fp32", 3, {1, 1, 2}, 2, {4, 5.25}},
+    /* sdpa_uniform's with fp64 q, k, v and dtype bf16: each converted to
+     * bf16 first (exact here), then widened (CUDA widened fp64 operands as
+     * fp64 into fp32 buffers, writing past them) */
+    {"sdpa_dtype", ALL,
+     "  - {out: q, op: tensor, values: [0, 0], shape: [1, 1, 2], dtype: fp64}\n"
+     "  - {out: k, op: tensor, values: [0, 0, 0, 0, 0, 0, 0, 0], shape: [1, 4, 2], dtype: fp64}\n"
+     "  - {out: v, op: tensor, values: [1, 2, 3, 4, 5, 6, 7, 9], shape: [1, 4, 2], dtype: fp64}\n"
+     "  - {out: y, op: sdpa, inputs: [q, k, v], dtype: bf16}\n",
+     "bf16", 3, {1, 1, 2}, 2, {4, 5.25}},
     /* causal: query 0 sees key 0 only, query 1 both (1/2 each) */
     {"sdpa_causal", ALL,
      "  - {out: q, op: tensor, values: [0, 0, 0, 0], shape: [1, 2, 2], dtype: fp32}\n"

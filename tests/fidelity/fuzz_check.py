@@ -20,9 +20,7 @@ downstream.  An op's verdict:
                 against oneDNN's)
   version       CPU, PyTorch before 2.0, where bitprobe follows 2.x's kernel:
                 silu of bf16/fp16 and round(decimals) of bf16/fp16 (1.13
-                rounds each operation to the dtype), bf16/fp16 arange
-                (1.13's build does not fuse a lane's base + k*step),
-                linspace of every float dtype (1.13 fills vector registers
+                rounds each operation to the dtype), linspace of every float dtype (1.13 fills vector registers
                 with Vectorized::arange from each register's first element;
                 2.x computes every element by the scalar lambda), exp2 of
                 every float dtype (1.13: std::exp2 on every element; 2.x:
@@ -125,8 +123,6 @@ def version_op(op, out_dtype, numel=None):
     if op["op"] == "layer_norm":  # 1.13's bf16 kernel is another (fp32/fp64: _later_layer_norm)
         return out_dtype in (torch.bfloat16, torch.float16)
     if op["op"] == "silu" or (op["op"] == "round" and op.get("decimals")):
-        return out_dtype in (torch.bfloat16, torch.float16)
-    if op["op"] == "arange":  # bf16/fp16 lanes base + k*step, not fused in 1.13's build
         return out_dtype in (torch.bfloat16, torch.float16)
     if op["op"] == "exp2":  # std::exp2 on every element in 1.13, SLEEF's in 2.x's lanes
         return out_dtype.is_floating_point
