@@ -35,7 +35,8 @@
  *   left to right, / max(0, n - correction); otherwise Welford in double
  *   (WelfordOps: mean += delta / n, m2 += delta * (x - mean), not fused:
  *   PyTorch 2.11's x86 build rounds the product, tests/fidelity/cpu_open_cases.py).
- * amax, amin: exact; NaN if any element is NaN.
+ * amax, amin: exact, NaN if any element is NaN (the first); which zero of
+ *   +0 and -0 survives as ATen's order decides it, see minmax_line.
  * logsumexp (ReduceOps.cpp logsumexp_out_impl): m = amax (an infinite m
  *   taken as 0, in x - m as well: masked_fill_ writes through the view),
  *   exp(x - m), its sum in the dtype (sum_out: cascade_sum of that dtype,
@@ -418,9 +419,83 @@ static void sums(bp_form_t f, bool f32, const double *v, const bp_cpu_span_t *s,
     free(row);
 }
 
+/* op's fold of n values `stride` apart from init in binary_kernel_reduce_vec's
+ * order (native/cpu/Reduce.h): a contiguous row (stride 1) of at least 4V
+ * values in four V-lane accumulators (acc[j] = x[jV..jV+V), op'd with each
+ * further block of 4V in the lanes), folded as (acc0 acc1)(acc2 acc3), its
+ * lanes in order, then the tail one by one; otherwise left to right.  op's
+ * `vec` says whether a vector lane (vop) or the scalar op combines. */
+typedef double (*fold_op)(const void *ctx, bool vec, double acc, double e);
+
+static double reduce_vec_row(fold_op op, const void *ctx, size_t V, const double *x,
+                             size_t stride, size_t n, double init)
+{
+    double out = init;
+    size_t k = 0;
+    if (stride == 1 && n >= 4 * V) {
+        size_t count = n / (4 * V);
+        double acc[4][16];
+        for (size_t j = 0; j < 4; j++)
+            for (size_t l = 0; l < V; l++)
+                acc[j][l] = x[j * V + l];
+        for (size_t b = 1; b < count; b++)
+            for (size_t j = 0; j < 4; j++)
+                for (size_t l = 0; l < V; l++)
+                    acc[j][l] = op(ctx, true, acc[j][l], x[(b * 4 + j) * V + l]);
+        for (size_t l = 0; l < V; l++)
+            acc[0][l] = op(ctx, true, op(ctx, true, acc[0][l], acc[1][l]),
+                           op(ctx, true, acc[2][l], acc[3][l]));
+        double f = acc[0][0];
+        for (size_t l = 1; l < V; l++)
+            f = op(ctx, false, f, acc[0][l]);
+        out = op(ctx, false, out, f);
+        k = count * 4 * V;
+    }
+    for (; k < n; k++)
+        out = op(ctx, false, out, x[k * stride]);
+    return out;
+}
+
+/* The value kept by max (min) of acc and e, both not NaN, on a tie (equal
+ * values: +0 and -0) the one that vector instructions and std::max (std::min)
+ * keep: vmaxps/vminps give their second operand e, std::max(acc, e) its
+ * first, acc. */
+static double keep(const void *max_p, bool vec, double acc, double e)
+{
+    bool max = *(const bool *)max_p;
+    if (vec)
+        return (max ? acc > e : acc < e) ? acc : e;
+    return (max ? acc < e : e < acc) ? e : acc;
+}
+
+/* amax/amin of n values `stride` apart, none NaN, in binary_kernel_reduce_vec's
+ * order (native/cpu/Reduce.h, the AVX2 build: REGISTER_DISPATCH only): which
+ * of +0 and -0 survives depends on it.  A contiguous row of at least 4V
+ * values in four V-lane registers, vec::maximum (vmaxps) with each further
+ * block of 4V, folded as (acc0 acc1)(acc2 acc3), then its lanes and the tail
+ * by max_impl (std::max) one by one from the output's -inf.  A column
+ * (stride > 1) among the first inner / 4V * 4V of the `inner` columns is
+ * reduced in a lane of vectorized_outer_reduction: vec::maximum down the
+ * column from its first value; the other columns, and shorter rows, by
+ * std::max from -inf. */
+static double minmax_line(bool max, size_t V, const double *x, size_t stride, size_t n,
+                          bool column_lane)
+{
+    double init = max ? -INFINITY : INFINITY;
+    if (column_lane && n) {
+        double out = x[0];
+        for (size_t k = 1; k < n; k++)
+            out = keep(&max, true, out, x[k * stride]);
+        return out;
+    }
+    return reduce_vec_row(keep, &max, V, x, stride, n, init);
+}
+
 static void reduce_minmax(const bp_exec_t *x, const bp_cpu_span_t *s, const double *v,
                           const int64_t *iv, bool max)
 {
+    size_t V = bp_cpu_lanes(x->out->dtype, BP_CPU_VEC_BYTES);
+    size_t lane_cols = s->inner > 1 ? s->inner / (4 * V) * (4 * V) : 0;
     for (size_t o = 0; o < s->outer; o++)
         for (size_t i = 0; i < s->inner; i++) {
             size_t j = o * s->inner + i;
@@ -433,14 +508,15 @@ static void reduce_minmax(const bp_exec_t *x, const bp_cpu_span_t *s, const doub
                 bp_cpu_store_i64(x->out, j, r);
                 continue;
             }
-            double r = max ? -INFINITY : INFINITY;
-            for (size_t t = 0; t < s->len; t++) {
-                double e = v[(o * s->len + t) * s->inner + i];
-                if (isnan(r) || isnan(e))
-                    r = isnan(r) ? r : e;
-                else if (max ? !(r > e) : !(r < e))
-                    r = e;
-            }
+            const double *line = v + o * s->len * s->inner + i;
+            double r = NAN;
+            size_t t = 0;
+            while (t < s->len && !isnan(line[t * s->inner]))
+                t++;
+            if (t < s->len)
+                r = line[t * s->inner]; /* NaN if any element is */
+            else
+                r = minmax_line(max, V, line, s->inner, s->len, i < lane_cols);
             bp_cpu_store(x->out, j, r);
         }
 }
@@ -472,31 +548,16 @@ static double dmul(bp_dtype_t dt, double a, double b)
  * the tail one by one; otherwise (shorter rows, columns) left to right
  * from 1 (vectorized_outer_reduction's columns start from the first row
  * and end times the output's 1: the same products). */
+static double prod_op(const void *dt, bool vec, double acc, double e)
+{
+    (void)vec;
+    return dmul(*(const bp_dtype_t *)dt, acc, e);
+}
+
 static double prod_row(bp_dtype_t dt, const double *x, size_t stride, size_t n)
 {
-    size_t V = dt == BP_F64 ? 4 : dt == BP_F32 ? 8 : 16, k = 0;
-    double out = 1;
-    if (stride == 1 && n >= 4 * V) {
-        size_t count = n / (4 * V);
-        double acc[4][16];
-        for (size_t j = 0; j < 4; j++)
-            for (size_t l = 0; l < V; l++)
-                acc[j][l] = x[j * V + l];
-        for (size_t b = 1; b < count; b++)
-            for (size_t j = 0; j < 4; j++)
-                for (size_t l = 0; l < V; l++)
-                    acc[j][l] = dmul(dt, acc[j][l], x[(b * 4 + j) * V + l]);
-        for (size_t l = 0; l < V; l++)
-            acc[0][l] = dmul(dt, dmul(dt, acc[0][l], acc[1][l]), dmul(dt, acc[2][l], acc[3][l]));
-        double f = acc[0][0];
-        for (size_t l = 1; l < V; l++)
-            f = dmul(dt, f, acc[0][l]);
-        out = dmul(dt, out, f);
-        k = count * 4 * V;
-    }
-    for (; k < n; k++)
-        out = dmul(dt, out, x[k * stride]);
-    return out;
+    size_t V = dt == BP_F64 ? 4 : dt == BP_F32 ? 8 : 16;
+    return reduce_vec_row(prod_op, &dt, V, x, stride, n, 1);
 }
 
 bp_status bp_cpu_op_reduce(bp_backend_t *be, const bp_exec_t *x, bp_error_t *err)
