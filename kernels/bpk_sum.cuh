@@ -4,7 +4,10 @@
  * rounded down, S of one element the element, S of none 0), in the
  * accumulate type T.  The pairwise recursion runs on an explicit stack (no
  * device recursion, so ptxas can size the frame); 40 levels cover lengths
- * below 2^39, far beyond the largest tensor bitprobe allocates. */
+ * below 2^39, far beyond the largest tensor bitprobe allocates.  Each
+ * element is first converted to as_dt, as `a.to(dtype)` does for a sum
+ * with another result dtype (fp32 values summed into bf16 are rounded to
+ * bf16 before they are added). */
 #ifndef BPK_SUM_CUH
 #define BPK_SUM_CUH
 
@@ -14,17 +17,17 @@
 
 template <typename T>
 __device__ T bpk_sum_sequential(const void *p, int dt, int64_t base,
-                                int64_t stride, int64_t len)
+                                int64_t stride, int64_t len, int as_dt)
 {
     T acc = T(0);
     for (int64_t k = 0; k < len; k++)
-        acc = acc + bpk_num<T>::load(p, dt, base + k * stride);
+        acc = acc + bpk_load_common<T>(p, dt, base + k * stride, as_dt);
     return acc;
 }
 
 template <typename T>
 __device__ T bpk_sum_pairwise(const void *p, int dt, int64_t base,
-                              int64_t stride, int64_t len)
+                              int64_t stride, int64_t len, int as_dt)
 {
     if (len <= 0)
         return T(0);
@@ -49,7 +52,7 @@ __device__ T bpk_sum_pairwise(const void *p, int dt, int64_t base,
             continue;
         }
         if (stage[sp] == 0) {
-            ret = bpk_num<T>::load(p, dt, base + s * stride);
+            ret = bpk_load_common<T>(p, dt, base + s * stride, as_dt);
         } else if (stage[sp] == 1) {
             left[sp] = ret;
             stage[sp] = 2;

@@ -23,8 +23,8 @@ __global__ void bpk_sum_kernel(int pairwise, void *out, int out_dt,
     {
         int64_t i = e % inner, o = e / inner;
         int64_t base = o * len * inner + i;
-        T r = pairwise ? bpk_sum_pairwise<T>(in, in_dt, base, inner, len)
-                       : bpk_sum_sequential<T>(in, in_dt, base, inner, len);
+        T r = pairwise ? bpk_sum_pairwise<T>(in, in_dt, base, inner, len, out_dt)
+                       : bpk_sum_sequential<T>(in, in_dt, base, inner, len, out_dt);
         bpk_num<T>::store(out, out_dt, e, r);
     }
 }

@@ -154,8 +154,8 @@ __global__ void bpk_reduce_kernel(int op, void *out, int odt, const void *in, in
         T acc = (T)0;
         switch (op) {
         case BPK_RED_MEAN: {
-            acc = pairwise ? bpk_sum_pairwise<T>(in, dt, base, inner, len)
-                           : bpk_sum_sequential<T>(in, dt, base, inner, len);
+            acc = pairwise ? bpk_sum_pairwise<T>(in, dt, base, inner, len, odt)
+                           : bpk_sum_sequential<T>(in, dt, base, inner, len, odt);
             acc = rn_mul<T>(acc, (T)param);
             break;
         }

@@ -7,11 +7,20 @@
  *   r = 1 / sqrt(v) (CPU rsqrt: two roundings), y = x * r in opmath,
  *   y * w in opmath (the weight widened), then one rounding to dt
  *   (".type_as(input)" of the upcasted result).
- * layer_norm: pinned, not ATen's RowwiseMoments (its vectorised Welford
- *   cascade is not modelled): mean = the sum in ATen's CPU order / H,
- *   var = the same of (x - mean)^2, in opmath; rstd = 1 / sqrt(max(var, 0)
- *   + eps) (eps default 1e-5, F.layer_norm's); out = dt(((x - mean) *
- *   rstd) * w + b), each step rounded in opmath.
+ * layer_norm (native/cpu/layer_norm_kernel.cpp LayerNormKernelImplInternal):
+ *   each row's mean and biased variance from RowwiseMoments in opmath
+ *   (be_cpu_moments.c), rstd = 1 / sqrt(var + eps) (eps a double taken in
+ *   opmath; F.layer_norm's default 1e-5), then
+ *   - fp32/fp64 (LayerNormSecondPass): y = fma((x + (-mean)) * rstd, w, b),
+ *     the product chain rounded, the last multiply-add contracted, as GCC
+ *     contracts 1.13's second pass, (x * rstd + bias) * w + b into two
+ *     fmas (checked against Debian's 1.13 on 600 rows); a missing w is 1
+ *     and b is 0 (the scalar loop, the same formula);
+ *   - bf16/fp16 (layer_norm_kernel_mixed_type, weight and bias of the
+ *     input's dtype, widened): scale = rstd, bias = -rstd * mean in float,
+ *     y = dt(fma(fma(x, scale, bias), w, b)) in float.
+ *   Whether PyTorch 2.11's build contracts these as 1.13's does is not
+ *   confirmed: tests/fidelity/cpu_order_gpu.sh checks it.
  * bmm: per batch, matmul's fixed order (acc = fma(a, b, acc) for k
  *   ascending, from +0, in opmath, rounded once); PyTorch calls MKL/oneDNN.
  * baddbmm: batch1 @ batch2 in bmm's order, then baddbmm_cpu_kernel's
@@ -95,14 +104,12 @@ bp_status bp_cpu_op_layer_norm(bp_backend_t *be, const bp_exec_t *x, bp_error_t 
     const bp_buf_t *w = x->ninputs > 1 ? x->inputs[1] : NULL,
                    *b = x->ninputs > 2 ? x->inputs[2] : NULL;
     bp_dtype_t dt = x->out->dtype;
-    bool f32 = dt != BP_F64;
+    bool f32 = dt != BP_F64, lp = dt == BP_BF16 || dt == BP_F16;
     size_t rows, h;
     rows_of(a, &rows, &h);
     double eps = rnd(f32, bp_op_norm_eps(x->op, dt));
-    double *v = NULL, *wv = NULL, *bv = NULL, *d = malloc((h ? h : 1) * sizeof *d);
-    bp_status st = d ? BP_OK : bp_error_set(err, BP_ENOMEM, "out of memory");
-    if (!st)
-        st = bp_cpu_expand(a, a, dt, &v, err);
+    double *v = NULL, *wv = NULL, *bv = NULL;
+    bp_status st = bp_cpu_expand(a, a, dt, &v, err);
     if (!st && w)
         st = bp_cpu_expand(w, w, dt, &wv, err);
     if (!st && b)
@@ -110,26 +117,22 @@ bp_status bp_cpu_op_layer_norm(bp_backend_t *be, const bp_exec_t *x, bp_error_t 
     for (size_t r = 0; !st && r < rows; r++) {
         const double *xr = v + r * h;
         double mean, var;
-        bp_cpu_cascade_sum(xr, 1, h, 1, f32 ? BP_F32 : BP_F64, &mean);
-        mean = rnd(f32, mean / rnd(f32, (double)h));
-        for (size_t j = 0; j < h; j++)
-            d[j] = rnd(f32, rnd(f32, xr[j] - mean) * rnd(f32, xr[j] - mean));
-        bp_cpu_cascade_sum(d, 1, h, 1, f32 ? BP_F32 : BP_F64, &var);
-        var = rnd(f32, var / rnd(f32, (double)h));
-        double rstd = rnd(f32, 1.0 / rnd(f32, sqrt(rnd(f32, (var > 0 ? var : 0) + eps))));
+        bp_cpu_row_moments(xr, (int64_t)h, dt, &mean, &var);
+        double rstd = rnd(f32, 1.0 / rnd(f32, sqrt(rnd(f32, var + eps))));
+        double bias = lp ? rnd(true, -rstd * mean) : -mean;
         for (size_t j = 0; j < h; j++) {
-            double y = rnd(f32, rnd(f32, xr[j] - mean) * rstd);
-            if (wv)
-                y = rnd(f32, y * wv[j]);
-            if (bv)
-                y = rnd(f32, y + bv[j]);
+            double g = wv ? wv[j] : 1.0, be_ = bv ? bv[j] : 0.0, t;
+            if (lp)
+                t = fmaf((float)xr[j], (float)rstd, (float)bias);
+            else
+                t = rnd(f32, rnd(f32, xr[j] + bias) * rstd);
+            double y = f32 ? (double)fmaf((float)t, (float)g, (float)be_) : fma(t, g, be_);
             bp_cpu_store(x->out, r * h + j, y);
         }
     }
     free(v);
     free(wv);
     free(bv);
-    free(d);
     return st;
 }
 

@@ -154,6 +154,10 @@ def main():
     if "cuda" in devices and not torch.cuda.is_available():
         print("SKIP: PyTorch sees no CUDA device")
         return 77
+    import fuzz_min
+    if "cpu" in devices and fuzz_min.isa_option(args.bitprobe) and not any(
+            a.startswith("--cpu-isa") for a in args.bitprobe_arg):
+        args.bitprobe_arg += ["--cpu-isa", fuzz_min.cpu_isa()]  # the capability torch runs
     work = args.out or tempfile.mkdtemp(prefix="bitprobe-order-")
     pdir, bundle = os.path.join(work, "probes"), os.path.join(work, "bundle")
     shutil.rmtree(pdir, ignore_errors=True)
@@ -174,8 +178,9 @@ def main():
     for s in specs:
         for dv in devices:
             fuzz_check.check_probe(s, bundle, dv, res)
-    print(f"order_torch: seed {args.seed}, {len(specs)} probes; torch {torch.__version__}; "
-          f"bitprobe {' '.join(args.bitprobe_arg) or '(no options)'}")
+    print(f"order_torch: seed {args.seed}, {len(specs)} probes; torch {torch.__version__}, "
+          f"CPU capability {fuzz_min.cpu_isa()}; bitprobe "
+          f"{' '.join(args.bitprobe_arg) or '(no options)'}")
     for dv in devices:
         for op in sorted({k[1] for k in res.counts if k[0] == dv} - {"tensor", "mul"}):
             cells = []

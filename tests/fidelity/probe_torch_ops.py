@@ -345,7 +345,7 @@ ROWS = {
                                        ins[1] if len(ins) > 1 else None,
                                        ins[2] if len(ins) > 2 else None,
                                        1e-5 if P("eps") is None else P("eps")),
-        d == "cuda"),  # CUDA: layer_norm_kernel.cu's paths, as bitprobe's
+        True),  # CPU: RowwiseMoments; CUDA: layer_norm_kernel.cu; both as bitprobe's
     "bmm": lambda op, P, A, ins, d: (torch.bmm(A("a"), A("b")), False),
     # unpinned as bmm: PyTorch's CPU takes MKL/oneDNN's gemm beyond tiny sizes
     "baddbmm": lambda op, P, A, ins, d: (

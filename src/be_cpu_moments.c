@@ -1,0 +1,135 @@
+/* ATen's row moments on the CPU (native/cpu/moments_utils.h RowwiseMoments,
+ * RowwiseMomentsImpl, UpdateMomentsVec, AddMomentsVec, AddMoments), which
+ * layer_norm's CPU kernel takes for each row's mean and biased variance.
+ *
+ * A row of N values of dtype T is read as n = N / W whole registers of W
+ * values (Vectorized<T>: W = 8 floats, 4 doubles, 16 bf16/fp16; the AVX2
+ * build, as layer_norm_kernel.cpp registers with REGISTER_DISPATCH only)
+ * and V-lane accumulators in opmath (V = 8 floats, 4 doubles):
+ *
+ *  - chunks of up to 16 registers: per lane a Welford pass from 0,
+ *    delta = x - m1, m1 += delta * c[j] with c[j] = 1/(j+1) rounded,
+ *    m2 += delta * (x - m1).  bf16/fp16 registers widen to two float
+ *    halves, each with its own pass, both added into the stack's level 0;
+ *  - each chunk is merged into level 0 of a stack of depth
+ *    CeilLog2(ceil(n / 16)) (1 for up to 2 chunks) with AddMomentsVec
+ *    (n' = n0 + n1, c = n1 / n', delta = m1' - m1, m1 += c * delta,
+ *    m2 += m2' + delta * delta * c * n0), then carried up while the chunk
+ *    count is even (a binary counter), and the levels merged into level 0
+ *    at the end;
+ *  - the N % W trailing values by scalar Welford (m1 += delta / k, not a
+ *    reciprocal), then the V lanes merged into it by AddMoments, each lane
+ *    counting n * W / V values; variance = m2 / (N - ddof).
+ *
+ * Every operation rounds once in opmath: no multiply-add is contracted
+ * into an fma.  That is what Debian's PyTorch 1.13 gives (its mean and
+ * rstd from torch.native_layer_norm match this order bit for bit on 600
+ * random rows of fp32 and fp64, and none of the contracted variants does)
+ * and what PyTorch 2.11's x86 build does for WelfordOps' m2 update
+ * (tests/fidelity/cpu_open_cases.py). */
+#include "be_cpu_rows.h"
+
+#include <math.h>
+#include <string.h>
+
+#define CHUNK 16
+#define MAXV 8
+#define MAXDEPTH 64
+
+typedef struct {
+    bool f32;
+} mo_t;
+
+static double R(const mo_t *m, double v)
+{
+    return m->f32 ? (double)(float)v : v;
+}
+
+/* a * b + c as the kernel's source writes it: two roundings (PyTorch's
+ * x86 builds do not contract it, see the top). */
+static double MAD(const mo_t *m, double a, double b, double c)
+{
+    return R(m, R(m, a * b) + c);
+}
+
+/* AddMoments / AddMomentsVec over `lanes` lanes: (n1, a1, b1) merged into
+ * (*n0, a0, b0). */
+static void add_moments(const mo_t *m, int lanes, int64_t n1, const double *a1,
+                        const double *b1, int64_t *n0, double *a0, double *b0)
+{
+    int64_t n = *n0 + n1;
+    double c = n == 0 ? 0.0 : R(m, R(m, (double)n1) / R(m, (double)n));
+    double w = R(m, (double)*n0);
+    for (int l = 0; l < lanes; l++) {
+        double delta = R(m, a1[l] - a0[l]);
+        a0[l] = MAD(m, c, delta, a0[l]);
+        double t = R(m, R(m, delta * delta) * c);
+        b0[l] = R(m, b0[l] + MAD(m, t, w, b1[l]));
+    }
+    *n0 = n;
+}
+
+/* ATen's utils::CeilLog2: 1 up to 2, else ceil(log2(x)). */
+static int64_t ceil_log2(int64_t x)
+{
+    if (x <= 2)
+        return 1;
+    int64_t p = 0;
+    while (((int64_t)1 << p) < x)
+        p++;
+    return p;
+}
+
+void bp_cpu_row_moments(const double *x, int64_t N, bp_dtype_t dt, double *mean,
+                        double *var)
+{
+    const mo_t mo = {dt != BP_F64}, *m = &mo;
+    const bool lp = dt == BP_BF16 || dt == BP_F16;
+    const int V = m->f32 ? 8 : 4, W = lp ? 2 * V : V, halves = lp ? 2 : 1;
+    const int64_t n = N / W, chunks = (n + CHUNK - 1) / CHUNK;
+    int64_t depth = ceil_log2(chunks);
+    if (depth > MAXDEPTH)
+        depth = MAXDEPTH; /* beyond 2^64 values: never reached */
+    int64_t c0[MAXDEPTH] = {0};
+    double c1[MAXDEPTH][MAXV], c2[MAXDEPTH][MAXV], recip[CHUNK];
+    memset(c1, 0, sizeof c1);
+    memset(c2, 0, sizeof c2);
+    for (int j = 0; j < CHUNK; j++)
+        recip[j] = R(m, 1.0 / (double)(j + 1));
+    for (int64_t i = 0; i < chunks; i++) {
+        const double *p = x + i * CHUNK * W;
+        int64_t cnt = n - i * CHUNK < CHUNK ? n - i * CHUNK : CHUNK;
+        for (int h = 0; h < halves; h++) {
+            double a[MAXV] = {0}, b[MAXV] = {0};
+            for (int64_t j = 0; j < cnt; j++)
+                for (int l = 0; l < V; l++) {
+                    double v = p[j * W + h * V + l], delta = R(m, v - a[l]);
+                    a[l] = MAD(m, delta, recip[j], a[l]);
+                    b[l] = MAD(m, delta, R(m, v - a[l]), b[l]);
+                }
+            add_moments(m, V, cnt, a, b, &c0[0], c1[0], c2[0]);
+        }
+        int64_t mask = i + 1;
+        for (int64_t j = 1; j < depth && (mask & 1) == 0; j++) {
+            add_moments(m, V, c0[j - 1], c1[j - 1], c2[j - 1], &c0[j], c1[j], c2[j]);
+            c0[j - 1] = 0;
+            memset(c1[j - 1], 0, sizeof c1[j - 1]);
+            memset(c2[j - 1], 0, sizeof c2[j - 1]);
+            mask >>= 1;
+        }
+    }
+    for (int64_t j = 1; j < depth; j++)
+        add_moments(m, V, c0[j], c1[j], c2[j], &c0[0], c1[0], c2[0]);
+    int64_t k = 0;
+    double a = 0, b = 0;
+    for (int64_t i = n * W; i < N; i++) {
+        double delta = R(m, x[i] - a);
+        k++;
+        a = R(m, a + R(m, delta / R(m, (double)k)));
+        b = MAD(m, delta, R(m, x[i] - a), b);
+    }
+    for (int l = 0; l < V; l++)
+        add_moments(m, 1, n * W / V, &c1[0][l], &c2[0][l], &k, &a, &b);
+    *mean = a;
+    *var = R(m, b / R(m, (double)N));
+}
