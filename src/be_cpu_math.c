@@ -15,8 +15,9 @@
  * the _u35 builds where SLEEF has one (not for exp and pow); libm selects
  * glibc (and ATen's DEFAULT capability, whose Vectorized math is std::).
  * This system's SLEEF is 3.5; PyTorch bundles 3.8/3.9, whose fp64 erf
- * (sleef_erf.c) and log1p above 1e38f/1e307 (log1pf8 below) differ and
- * are computed as there.
+ * (sleef_erf.c), log1p above 1e38f/1e307 (log1pf8 below), and fp64 exp
+ * and pow just below log(DBL_MAX) (sleef_exp.c) differ and are computed
+ * as there.
  *
  * sqrt: IEEE (one rounding in float, then one to bf16/f16).
  * reciprocal: 1/x in float, rounded once.
@@ -43,6 +44,7 @@
 #include <sleef.h>
 
 #include "sleef_erf.h"
+#include "sleef_exp.h"
 
 /* SLEEF's AVX2 entry points, declared here because sleef.h shows them only
  * to translation units compiled with -mavx; they are called from the
@@ -124,6 +126,30 @@ static __m256d erfd4(__m256d v)
     double r[4];
     _mm256_storeu_pd(r, v);
     erf_lanes(r, 4);
+    return _mm256_loadu_pd(r);
+}
+
+/* exp of the SLEEF PyTorch bundles (3.8 on, PR #604): finite up to
+ * log(DBL_MAX), where 3.5 gives +inf above 709.78271114955742909; those
+ * lanes come from sleef_exp.c's port, the rest from the system's SLEEF. */
+static bool exp_window(double d)
+{
+    return d > BP_SLEEF_EXP_OFLOW_35 && d <= BP_SLEEF_EXP_OFLOW;
+}
+
+static void exp_lanes(double *r, const double *d, int n)
+{
+    for (int i = 0; i < n; i++)
+        if (exp_window(d[i]))
+            r[i] = bp_sleef_exp(d[i]);
+}
+
+static __m256d expd4(__m256d v)
+{
+    double d[4], r[4];
+    _mm256_storeu_pd(d, v);
+    _mm256_storeu_pd(r, Sleef_expd4_u10avx2(v));
+    exp_lanes(r, d, 4);
     return _mm256_loadu_pd(r);
 }
 
@@ -296,6 +322,15 @@ static double lane8d(v8d_fn f, double x)
     return r[0];
 }
 
+static __m512d expd8(__m512d v)
+{
+    double d[8], r[8];
+    _mm512_storeu_pd(d, v);
+    _mm512_storeu_pd(r, Sleef_expd8_u10avx512f(v));
+    exp_lanes(r, d, 8);
+    return _mm512_loadu_pd(r);
+}
+
 static __m512 log1pf16(__m512 v)
 {
     __m512 r = Sleef_log1pf16_u10avx512f(v);
@@ -346,8 +381,7 @@ typedef struct {
 } cpu_fn512_t;
 
 static const cpu_fn512_t fns512[BP_OP_COUNT] = {
-    [BP_OP_EXP] = {Sleef_expf16_u10avx512f, Sleef_expf16_u10avx512f, Sleef_expd8_u10avx512f,
-                   Sleef_expd8_u10avx512f},
+    [BP_OP_EXP] = {Sleef_expf16_u10avx512f, Sleef_expf16_u10avx512f, expd8, expd8},
     [BP_OP_LOG] = {Sleef_logf16_u10avx512f, Sleef_logf16_u35avx512f, Sleef_logd8_u10avx512f,
                    Sleef_logd8_u35avx512f},
     [BP_OP_TANH] = {Sleef_tanhf16_u10avx512f, Sleef_tanhf16_u35avx512f,
@@ -361,6 +395,12 @@ static const cpu_fn512_t fns512[BP_OP_COUNT] = {
     [BP_OP_EXP2] = {Sleef_exp2f16_u10avx512f, Sleef_exp2f16_u10avx512f, Sleef_exp2d8_u10avx512f,
                     Sleef_exp2d8_u10avx512f},
 };
+
+/* The scalar build's exp, with 3.8's bound (PR #604 changed both). */
+static double exp1(double x)
+{
+    return exp_window(x) ? bp_sleef_exp(x) : Sleef_exp_u10(x);
+}
 
 /* The scalar builds' log1p, with the same bounds (PR #606 changed both). */
 static float log1pf1(float x)
@@ -393,9 +433,8 @@ static const cpu_fn_t fns[BP_OP_COUNT] = {
     [BP_OP_COS] = {Sleef_cosf8_u10avx2, Sleef_cosf8_u35avx2, Sleef_cosd4_u10avx2,
                    Sleef_cosd4_u35avx2, Sleef_cosf_u10, Sleef_cosf_u35, cosf,
                    Sleef_cos_u10, Sleef_cos_u35, cos},
-    [BP_OP_EXP] = {Sleef_expf8_u10avx2, Sleef_expf8_u10avx2, Sleef_expd4_u10avx2,
-                   Sleef_expd4_u10avx2, Sleef_expf_u10, Sleef_expf_u10, expf,
-                   Sleef_exp_u10, Sleef_exp_u10, exp},
+    [BP_OP_EXP] = {Sleef_expf8_u10avx2, Sleef_expf8_u10avx2, expd4, expd4, Sleef_expf_u10,
+                   Sleef_expf_u10, expf, exp1, exp1, exp},
     [BP_OP_LOG] = {Sleef_logf8_u10avx2, Sleef_logf8_u35avx2, Sleef_logd4_u10avx2,
                    Sleef_logd4_u35avx2, Sleef_logf_u10, Sleef_logf_u35, logf,
                    Sleef_log_u10, Sleef_log_u35, log},
@@ -503,6 +542,9 @@ double bp_cpu_vpow(const bp_cpu_t *c, double x, double y)
 {
     if (c->math == BP_CPU_MATH_LIBM)
         return pow(x, y);
+    /* 3.8's overflow bound (PR #604): finite where 3.5 gives +inf */
+    if (bp_sleef_pow_in_window(x, y))
+        return bp_sleef_pow(x, y);
     if (c->isa == BP_CPU_ISA_AVX512)
         return pow8d(x, y);
     return c->simd ? pow4(x, y) : Sleef_pow_u10(x, y);

@@ -27,29 +27,8 @@
 #include <sleef.h>
 
 #include "sleef_erf.h"
+#include "test_bits.h"
 #include "test_files.h"
-
-static uint64_t d2b(double x)
-{
-    uint64_t b;
-    memcpy(&b, &x, sizeof b);
-    return b;
-}
-
-static double b2d(uint64_t b)
-{
-    double x;
-    memcpy(&x, &b, sizeof x);
-    return x;
-}
-
-static uint64_t splitmix64(uint64_t i)
-{
-    uint64_t z = i * 0x9E3779B97F4A7C15ull + 0x9E3779B97F4A7C15ull;
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-}
 
 static const double EDGES[] = {0.0,     -0.0,   1e-8,    2.5,    6.0,      1.0,
                                3.7,     5e-324, 0x1p-1022, 0x1.fffffffffffffp+1023,

@@ -19,6 +19,7 @@
 
 #include "be_cpu.h"
 #include "cpu_isa.h"
+#include "test_bits.h"
 #include "test_files.h"
 
 static bp_cpu_t cpu_of(bp_cpu_isa_t isa, bool simd)
@@ -37,14 +38,6 @@ static int cpus(bp_cpu_t *c)
         c[n++] = cpu_of(BP_CPU_ISA_AVX512, true);
     c[n++] = cpu_of(BP_CPU_ISA_DEFAULT, false);
     return n;
-}
-
-static uint64_t splitmix64(uint64_t i)
-{
-    uint64_t z = i * 0x9E3779B97F4A7C15ull + 0x9E3779B97F4A7C15ull;
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
 }
 
 /* |y - log1p(x)| in ulps of the correctly rounded result (prec bits). */
