@@ -245,8 +245,10 @@ def replay_op(op, bufs, dt_out, device, saved):
                 conv[v + "@dtype"] = bufs[v].to(dt_out)
         bufs = dict(bufs, **conv)
         op = dict(op, **renamed)
-        if not dt_out.is_floating_point:  # the numbers are integral (bitprobe checks)
-            op = dict(op, **{k: int(op[k]) for k in ("a", "b") if isinstance(op.get(k), float)})
+        if not dt_out.is_floating_point:  # the numbers are integral (bitprobe checks);
+            # as ints, or torch.clamp(int tensor, min=-1.0) would promote to float32
+            op = dict(op, **{k: int(op[k]) for k in ("a", "b", "min", "max")
+                             if isinstance(op.get(k), float)})
     t, required = run_op(op, {}, bufs, dt_out if k in _DTYPE_ARG or native else None,
                          device, lambda _op: saved)
     if dt_out is not None and t.dtype != dt_out:
