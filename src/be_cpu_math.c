@@ -4,7 +4,8 @@
  *
  * sin, cos, exp, log, tanh: ATen's vml path (vml::v<op> -> vec::map) sends
  * every element, the last partial register included, through
- * Vectorized<float>::<op>, i.e. Sleef_<op>f8_u10; bf16 and f16 are widened
+ * Vectorized<float>::<op>, i.e. Sleef_<op>f8_u10 (sin and cos: _u35, as
+ * vec256_float.h calls them; double keeps _u10); bf16 and f16 are widened
  * to float, computed, and rounded once.  SLEEF's scalar entry points
  * (Sleef_sinf_u10) are a different build and differ in the last bit on
  * about 0.5% of inputs, so the vector entry points are called directly:
@@ -53,8 +54,6 @@
 #pragma GCC target("avx2,fma")
 typedef __m256 (*v8_fn)(__m256);
 typedef __m256d (*v4_fn)(__m256d);
-__m256 Sleef_sinf8_u10avx2(__m256);
-__m256 Sleef_cosf8_u10avx2(__m256);
 __m256 Sleef_expf8_u10avx2(__m256);
 __m256 Sleef_logf8_u10avx2(__m256);
 __m256 Sleef_tanhf8_u10avx2(__m256);
@@ -427,11 +426,11 @@ typedef struct {
 } cpu_fn_t;
 
 static const cpu_fn_t fns[BP_OP_COUNT] = {
-    [BP_OP_SIN] = {Sleef_sinf8_u10avx2, Sleef_sinf8_u35avx2, Sleef_sind4_u10avx2,
-                   Sleef_sind4_u35avx2, Sleef_sinf_u10, Sleef_sinf_u35, sinf,
+    [BP_OP_SIN] = {Sleef_sinf8_u35avx2, Sleef_sinf8_u35avx2, Sleef_sind4_u10avx2,
+                   Sleef_sind4_u35avx2, Sleef_sinf_u35, Sleef_sinf_u35, sinf,
                    Sleef_sin_u10, Sleef_sin_u35, sin},
-    [BP_OP_COS] = {Sleef_cosf8_u10avx2, Sleef_cosf8_u35avx2, Sleef_cosd4_u10avx2,
-                   Sleef_cosd4_u35avx2, Sleef_cosf_u10, Sleef_cosf_u35, cosf,
+    [BP_OP_COS] = {Sleef_cosf8_u35avx2, Sleef_cosf8_u35avx2, Sleef_cosd4_u10avx2,
+                   Sleef_cosd4_u35avx2, Sleef_cosf_u35, Sleef_cosf_u35, cosf,
                    Sleef_cos_u10, Sleef_cos_u35, cos},
     [BP_OP_EXP] = {Sleef_expf8_u10avx2, Sleef_expf8_u10avx2, expd4, expd4, Sleef_expf_u10,
                    Sleef_expf_u10, expf, exp1, exp1, exp},
