@@ -4,9 +4,10 @@
  *
  * sin, cos, exp, log, tanh: ATen's vml path (vml::v<op> -> vec::map) sends
  * every element, the last partial register included, through
- * Vectorized<float>::<op>, i.e. Sleef_<op>f8_u10 (sin and cos: _u35, as
- * vec256_float.h calls them; double keeps _u10); bf16 and f16 are widened
- * to float, computed, and rounded once.  SLEEF's scalar entry points
+ * Vectorized<float>::<op>, i.e. Sleef_<op>f8_u10; bf16 and f16 are widened
+ * to float, computed, and rounded once, sin and cos through _u35, the
+ * builds vec256_float.h's Vectorized<float>::sin and ::cos call (PyTorch's
+ * fp32 sin and cos are MKL's on x86 wheels; bitprobe keeps _u10 there).  SLEEF's scalar entry points
  * (Sleef_sinf_u10) are a different build and differ in the last bit on
  * about 0.5% of inputs, so the vector entry points are called directly:
  * with ATen's AVX2 capability Sleef_<op>f8_u10avx2; with AVX512 (cpu_isa.h)
@@ -54,6 +55,8 @@
 #pragma GCC target("avx2,fma")
 typedef __m256 (*v8_fn)(__m256);
 typedef __m256d (*v4_fn)(__m256d);
+__m256 Sleef_sinf8_u10avx2(__m256);
+__m256 Sleef_cosf8_u10avx2(__m256);
 __m256 Sleef_expf8_u10avx2(__m256);
 __m256 Sleef_logf8_u10avx2(__m256);
 __m256 Sleef_tanhf8_u10avx2(__m256);
@@ -426,11 +429,11 @@ typedef struct {
 } cpu_fn_t;
 
 static const cpu_fn_t fns[BP_OP_COUNT] = {
-    [BP_OP_SIN] = {Sleef_sinf8_u35avx2, Sleef_sinf8_u35avx2, Sleef_sind4_u10avx2,
-                   Sleef_sind4_u35avx2, Sleef_sinf_u35, Sleef_sinf_u35, sinf,
+    [BP_OP_SIN] = {Sleef_sinf8_u10avx2, Sleef_sinf8_u35avx2, Sleef_sind4_u10avx2,
+                   Sleef_sind4_u35avx2, Sleef_sinf_u10, Sleef_sinf_u35, sinf,
                    Sleef_sin_u10, Sleef_sin_u35, sin},
-    [BP_OP_COS] = {Sleef_cosf8_u35avx2, Sleef_cosf8_u35avx2, Sleef_cosd4_u10avx2,
-                   Sleef_cosd4_u35avx2, Sleef_cosf_u35, Sleef_cosf_u35, cosf,
+    [BP_OP_COS] = {Sleef_cosf8_u10avx2, Sleef_cosf8_u35avx2, Sleef_cosd4_u10avx2,
+                   Sleef_cosd4_u35avx2, Sleef_cosf_u10, Sleef_cosf_u35, cosf,
                    Sleef_cos_u10, Sleef_cos_u35, cos},
     [BP_OP_EXP] = {Sleef_expf8_u10avx2, Sleef_expf8_u10avx2, expd4, expd4, Sleef_expf_u10,
                    Sleef_expf_u10, expf, exp1, exp1, exp},
@@ -638,6 +641,13 @@ bp_status bp_cpu_op_unary(bp_backend_t *be, const bp_exec_t *x,
              * same bits with AVX-512's 16 lanes), on every element */
             for (size_t i = 0; i < out->numel; i++)
                 f[i] = bp_cpu_erf_poly(f[i]);
+        } else if ((fn == BP_OP_SIN || fn == BP_OP_COS) && out->dtype != BP_F32 && c->simd &&
+                   c->math == BP_CPU_MATH_SLEEF_U10) {
+            /* bf16/f16 widen to Vectorized<float>::sin/cos: SLEEF u35
+             * (sin(300) in fp16: 0xbbff, where u10 ties to -1.0) */
+            bp_cpu_t u35 = *c;
+            u35.math = BP_CPU_MATH_SLEEF_U35;
+            bp_cpu_map_f32(&u35, fn, f, out->numel);
         } else {
             bp_cpu_map_f32(c, fn, f, out->numel);
         }

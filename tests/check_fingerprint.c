@@ -62,10 +62,8 @@ START_TEST(t_cpu)
     static const char *const fns[] = {"sin", "cos", "exp", "log", "pow"};
     for (int i = 0; i < 5; i++) {
         const char *v = item(it, n, fns[i])->verdict;
-        /* sin, cos: SLEEF's u35 builds, as ATen's Vectorized<float> */
-        ck_assert_msg(!strcmp(v, "correctly-rounded") || !strcmp(v, "1-ulp") ||
-                          (i < 2 && (!strcmp(v, "2-ulp") || !strcmp(v, "3-ulp"))),
-                      "%s: %s", fns[i], v);
+        ck_assert_msg(!strcmp(v, "correctly-rounded") || !strcmp(v, "1-ulp"), "%s: %s",
+                      fns[i], v);
     }
     /* 9 / 10 is where true division and the reciprocal part */
     ck_assert(strstr(item(it, n, "div_scalar")->evidence,
