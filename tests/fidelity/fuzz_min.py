@@ -309,6 +309,10 @@ def cmd_regress(args, log):
     if not ys:
         log(f"SKIP: no regression probes in {args.dir}")
         return 77
+    # one thread, as the fuzzer's replay that stored them: ATen's CPU
+    # chunking (fp16 softmax over a non-last axis, fz20261123-0090) depends
+    # on the thread count, which bitprobe models at one
+    torch.set_num_threads(1)
     bad = checked = 0
     for y in ys:
         name = os.path.basename(y)[:-5]
