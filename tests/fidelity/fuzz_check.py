@@ -33,10 +33,10 @@ downstream.  An op's verdict:
                 8-lane float halves, as for bf16 in both),
                 var with more than one result (1.13's build fuses the m2
                 update of WelfordOps into an fma, PyTorch 2.11's does not),
-                layer_norm: bf16/fp16 (1.13's kernel is another), and
-                fp32/fp64 where bitprobe equals 2.x's second pass
-                fma((x - mean) * rstd, w, b) on this PyTorch's own mean and
-                rstd (1.13 computes x * rstd + (-rstd * mean)),
+                layer_norm of every float dtype (1.13's build contracts
+                nothing in RowwiseMoments, 2.11's contracts the Welford
+                updates, be_cpu_moments.c; 1.13 normalises as x * rstd +
+                (-rstd * mean), 2.x as fma((x - mean) * rstd, w, b)),
                 fp64 erf and fp64 gelu(approximate='none') (SLEEF's erf in
                 the vector lanes: SLEEF 3.5's in 1.13, Debian's build
                 linking the system's 3.5.1; 2.11 bundles 3.8/3.9, whose erf
@@ -122,8 +122,9 @@ def version_op(op, out_dtype, numel=None):
         return False
     if op["op"] == "var" and numel != 1:  # 1.13 fuses Welford's m2 update, 2.11 does not
         return True
-    if op["op"] == "layer_norm":  # 1.13's bf16 kernel is another (fp32/fp64: _later_layer_norm)
-        return out_dtype in (torch.bfloat16, torch.float16)
+    if op["op"] == "layer_norm":  # 1.13 contracts nothing in RowwiseMoments, 2.11's
+        # build does (be_cpu_moments.c); 1.13 normalises as x * rstd + (-rstd * mean)
+        return out_dtype.is_floating_point
     if op["op"] == "silu" or (op["op"] == "round" and op.get("decimals")):
         return out_dtype in (torch.bfloat16, torch.float16)
     if op["op"] == "exp2":  # std::exp2 on every element in 1.13, SLEEF's in 2.x's lanes
@@ -327,8 +328,6 @@ def check_probe(spec, bundle, device, res, log=print, keep=None):
                     verdict = "onednn"
                 elif device == "cpu" and version_op(op, mine.dtype, mine.numel()):
                     verdict = "version"
-                elif device == "cpu" and TORCH_MAJOR < 2 and _later_layer_norm(op, bufs, mine):
-                    verdict = "version"
                 elif device == "cpu" and OLD_SCALAR and _later(op, bufs, mine):
                     verdict = "old-pytorch"
                 else:
@@ -354,39 +353,6 @@ def round_to(q, dtype):
         if (Fraction(f) + Fraction(other)) / 2 == Fraction(d) and q != Fraction(d):
             f = other if abs(Fraction(other) - q) < abs(Fraction(f) - q) else f
     return f
-
-
-def _later_layer_norm(op, bufs, mine):
-    """PyTorch before 2.0 normalises as x * rstd + (-rstd * mean); 2.x's
-    LayerNormSecondPass as fma((x - mean) * rstd, w, b).  True where
-    bitprobe's fp32/fp64 layer_norm equals the 2.x formula on this
-    PyTorch's own mean and rstd (native_layer_norm: RowwiseMoments,
-    unchanged between them), emulated here exactly (Fractions)."""
-    if op["op"] != "layer_norm" or mine.dtype not in (torch.float32, torch.float64):
-        return False
-    ins = [bufs[n].cpu().to(mine.dtype) for n in op["inputs"]]
-    x = ins[0].reshape(-1, ins[0].shape[-1] if ins[0].dim() else 1)
-    h = x.shape[1]
-    eps = op.get("eps", 1e-5)
-    _, mean, rstd = torch.native_layer_norm(x, [h], None, None, 1e-5 if eps is None else eps)
-    dt = mine.dtype
-    w = ins[1].reshape(-1).tolist() if len(ins) > 1 else [1.0] * h
-    b = ins[2].reshape(-1).tolist() if len(ins) > 2 else [0.0] * h
-    got = mine.cpu().reshape(-1).tolist()
-    for i, row in enumerate(x.tolist()):
-        m, s = float(mean.reshape(-1)[i]), float(rstd.reshape(-1)[i])
-        for j, v in enumerate(row):
-            if all(map(math.isfinite, (v, m, s, w[j], b[j]))):
-                d = round_to(Fraction(v) - Fraction(m), dt)
-                t = round_to(Fraction(d) * Fraction(s), dt) if math.isfinite(d) else d * s
-                y = round_to(Fraction(t) * Fraction(w[j]) + Fraction(b[j]), dt) \
-                    if math.isfinite(t) else round_to(t * w[j] + b[j], dt)
-            else:  # inf and NaN propagate alike whatever the rounding
-                y = round_to((v - m) * s * w[j] + b[j], dt)
-            g = got[i * h + j]
-            if not (y == g or (math.isnan(y) and math.isnan(g))):
-                return False
-    return True
 
 
 def _later(op, bufs, mine):
