@@ -5,7 +5,8 @@ same run (driven by bench/diff_large.sh; needs NumPy).
 For each size (GiB, default 1): two plain safetensors files of one fp32
 tensor, B a copy of A with FLIPS one-ulp flips (the lowest bit of FLIPS
 random elements).  Then, cold page cache (the files' pages dropped with
-posix_fadvise(DONTNEED) before each run) and warm, best of REPEAT:
+posix_fadvise(DONTNEED) before each run) and warm, best of REPEAT (the
+median printed beside it: on a shared machine the spread is wide):
 
   bitprobe diff A B             (the streamed engine, default threads)
   bitprobe diff A B --threads 1
@@ -26,6 +27,7 @@ import argparse
 import json
 import os
 import shutil
+import statistics
 import struct
 import subprocess
 import sys
@@ -198,10 +200,13 @@ def main():
                 for label, _ in cmds:
                     r = runs[(label, cache)]
                     w, c, _ = min(r)
-                    print("%-4s %-28s wall %7.3f s (runs %s)  cpu %7.3f s  peak RSS %7.1f MiB  %6.2f GB/s"
-                          % (cache, label, w, " ".join("%.3f" % x[0] for x in r), c,
+                    med = statistics.median(x[0] for x in r)
+                    print("%-4s %-28s wall %7.3f s, median %7.3f s (runs %s)  cpu %7.3f s  "
+                          "peak RSS %7.1f MiB  %6.2f GB/s"
+                          % (cache, label, w, med, " ".join("%.3f" % x[0] for x in r), c,
                              max(x[2] for x in r), nbytes / w / 1e9))
             best = {k: (min(r)[0], max(x[2] for x in r)) for k, r in runs.items()}
+            median = {k: statistics.median(x[0] for x in r) for k, r in runs.items()}
             for cache in ("cold", "warm"):
                 bpw = best[("bitprobe diff", cache)][0]
                 npw = min(best[("numpy memmap, whole", cache)][0],
@@ -209,8 +214,14 @@ def main():
                 met = bpw <= npw
                 ok = ok and met
                 print("target %g GiB %s: wall time at most numpy's (the faster of the two): %s "
-                      "(%.3f s against %.3f s: %.2fx)"
-                      % (gib, cache, "met" if met else "MISSED", bpw, npw, bpw / npw))
+                      "(best of %d: %.3f s against %.3f s: %.2fx)"
+                      % (gib, cache, "met" if met else "MISSED", args.repeat, bpw, npw, bpw / npw))
+                # the medians, for the spread of a shared machine (not a target)
+                bpm = median[("bitprobe diff", cache)]
+                npm = min(median[("numpy memmap, whole", cache)],
+                          median[("numpy memmap, 64 MiB chunks", cache)])
+                print("     %g GiB %s medians: %.3f s against %.3f s: %.2fx"
+                      % (gib, cache, bpm, npm, bpm / npm))
             rss = max(best[(l, c)][1] for l in ("bitprobe diff", "bitprobe diff --threads 1")
                       for c in ("cold", "warm"))
             met = rss <= RSS_TARGET_MIB

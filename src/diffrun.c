@@ -379,6 +379,8 @@ static bp_status plan(ctx_t *c, bp_error_t *err)
         uint64_t per = (c->o->segment ? c->o->segment : BP_DIFF_SEGMENT) / big;
         if (per == 0)
             per = 1;
+        if (!c->o->segment && n / per >= BP_DIFF_MAX_SEGMENTS)
+            per = (n + BP_DIFF_MAX_SEGMENTS - 1) / BP_DIFF_MAX_SEGMENTS;
         ps->nseg = ra && rb && n > per ? (size_t)((n + per - 1) / per) : 1;
         ps->seg = calloc(ps->nseg, sizeof *ps->seg);
         for (int s = 0; s < 2; s++) {

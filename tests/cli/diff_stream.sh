@@ -16,8 +16,8 @@ same_report() { # A B ARGS...: every way of reading gives one report
     BP_DIFF_IN_MEMORY=1 "$BITPROBE" diff "$a" "$b" "$@" --json "$TMP/mem.json" >/dev/null 2>&1
     want=$?
     [ $want -le 1 ] || fail "diff $a $b $*: exit $want in memory"
-    for how in "0 0" "4096 0" "1000 0" "12 1"; do
-        seg=${how% *} th=${how#* }
+    for how in ${HOWS:-0:0 4096:0 1000:0 12:1}; do # segment bytes:threads
+        seg=${how%:*} th=${how#*:}
         BP_DIFF_SEGMENT=$seg "$BITPROBE" diff "$a" "$b" "$@" --threads $((th ? th : 2)) \
             --json "$TMP/s.json" >/dev/null 2>&1
         got=$?
@@ -37,6 +37,21 @@ same_report "$TMP/a" "$TMP/b"
 same_report "$TMP/a" "$TMP/b" --a oracle --b cpu --first 0
 same_report "$top_srcdir/tests/index-bad/good.safetensors.index.json" "$TMP/cpu.safetensors"
 same_report "$top_srcdir/tests/st-good/storage.safetensors" "$top_srcdir/tests/st-good/storage.safetensors"
+# Larger than a segment and a window (8 MiB each), with the page cache
+# holding only parts of B.
+hdr='{"w":{"dtype":"F32","shape":[3145728],"data_offsets":[0,12582912]}}'
+hdr=$(printf '%-72s' "$hdr") # 8-byte aligned, padded with spaces
+{ printf '\110\0\0\0\0\0\0\0%s' "$hdr"; head -c 12582912 /dev/urandom; } >"$TMP/big-a.safetensors"
+cp "$TMP/big-a.safetensors" "$TMP/big-b.safetensors"
+for at in 100 4194400 9000000 12582900; do
+    printf '\001' | dd of="$TMP/big-b.safetensors" bs=1 seek=$at conv=notrunc 2>/dev/null
+done
+for part in "0 1024" "2048 1024"; do # 4 KiB blocks: skip count
+    dd if="$TMP/big-b.safetensors" iflag=nocache skip=${part% *} count=${part#* } bs=4096 \
+        of=/dev/null 2>/dev/null
+    HOWS="0:0 0:1 1000000:0 4194304:1" same_report "$TMP/big-a.safetensors" "$TMP/big-b.safetensors"
+done
+grep -q '"mismatched": 4,' "$TMP/s.json" || fail "4 flipped bytes, 4 mismatches: $(grep mismatched "$TMP/s.json")"
 # A plain file with CRCs (a golden, inflated), cut into segments: the CRCs
 # combine, and a flipped data byte is found in any segment.
 g="$top_srcdir/golden/rope-llama2/cpu-sleef.safetensors.gz"
