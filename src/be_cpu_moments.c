@@ -32,8 +32,12 @@
  *    m1 += c * delta unfused and gives m2 = fma(delta, delta * (c * n0),
  *    m2 + m2'): the two second moments added first, c * n0 first (no NaN
  *    from an overflowing delta^2 times n0 = 0 in the first merge);
- *  - the tail's scalar Welford m2 update is not fused, the lanes' scalar
- *    AddMoments is: m1 = fma(c, delta, m1), m2 += fma(delta^2 c, n0, m2').
+ *  - the tail's scalar Welford m2 update is not fused for fp32 and fp64
+ *    (one of the 1,100 rows fails fused) but is for bf16/fp16, whose
+ *    instantiation widens each value first (an fp16 layer_norm of rows of
+ *    8, all tail: 2 of 8000 results, subnormal, take PyTorch's bits only
+ *    fused); the lanes' scalar AddMoments is fused: m1 = fma(c, delta,
+ *    m1), m2 += fma(delta^2 c, n0, m2').
  *
  * Mean and rstd match this for all of 1,100 rows (550 fp32, 550 fp64,
  * lengths 3 to 4096; the all-fused and none-fused models: 140 and 83 of
@@ -146,7 +150,7 @@ void bp_cpu_row_moments(const double *x, int64_t N, bp_dtype_t dt, double *mean,
         double delta = R(m, x[i] - a);
         k++;
         a = R(m, a + R(m, delta / R(m, (double)k)));
-        b = MAD(m, delta, R(m, x[i] - a), b);
+        b = lp ? FMA(m, delta, R(m, x[i] - a), b) : MAD(m, delta, R(m, x[i] - a), b);
     }
     for (int l = 0; l < V; l++)
         add_moments(m, false, 1, n * W / V, &c1[0][l], &c2[0][l], &k, &a, &b);
