@@ -21,6 +21,24 @@ no_temporaries() {
     [ -z "$left" ] || fail "left behind: $left"
 }
 
+# caught PID SIG: wait (up to 5 s) until PID catches SIG, as /proc shows
+# (SigCgt), so that the delays below count from bitprobe's handler: a
+# signal before it (exec and dynamic loading can take 50 ms on a loaded
+# machine) kills the process by default before it writes anything, which
+# is not what is tested here.  Without /proc, or once PID is gone, at once.
+caught() {
+    n=0
+    while [ $n -lt 500 ]; do
+        m=$(sed -n 's/^SigCgt:[[:space:]]*//p' "/proc/$1/status" 2>/dev/null)
+        [ -n "$m" ] || return 0
+        m=${m#"${m%????????}"} # the low 32 bits: signals 1 to 32
+        case $2 in INT) bit=1 ;; *) bit=14 ;; esac
+        [ $(((0x$m >> bit) & 1)) -eq 1 ] && return 0
+        sleep 0.01
+        n=$((n + 1))
+    done
+}
+
 interrupted=0
 for sig in INT TERM; do
     for t in 0.05 0.2 0.4 0.7 1.0 1.5; do
@@ -28,6 +46,7 @@ for sig in INT TERM; do
         BP_TEST_SLOW_WRITE=20000 env --default-signal=INT "$BITPROBE" run seed-div seed-inv-freq \
             --device cpu,oracle --save "$TMP/b" >"$TMP/out" 2>"$TMP/err" &
         pid=$!
+        caught "$pid" "$sig"
         sleep "$t"
         kill -s "$sig" "$pid" 2>/dev/null
         wait "$pid"
@@ -52,6 +71,7 @@ for t in 0.1 0.5; do
     BP_TEST_SLOW_WRITE=20000 env --default-signal=INT "$BITPROBE" run seed-div seed-inv-freq \
         --device cpu,oracle --save "$TMP/keep" >/dev/null 2>&1 &
     pid=$!
+    caught "$pid" INT
     sleep "$t"
     kill -INT "$pid"
     wait "$pid"
