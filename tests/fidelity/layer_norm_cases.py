@@ -29,7 +29,9 @@ around the register and chunk sizes):
                                       rounding to bf16) for M, S in fused,
                                       unfused (bitprobe: unfused, fused)
 
-PyTorch 2.11 (x86 wheel, AVX-512 host, either capability) gives "second
+"moments DT bitprobe K of N" counts the rows whose mean and rstd equal
+be_cpu_moments.c's model.  PyTorch 2.11 (x86 wheel, AVX-512 host, either
+capability) gives "second
 fp32 new-fma 150 of 150", "second fp64 new-fma 150 of 150" and, for the
 moments, neither uniform model (fused V8: 140 and 133 of 150; unfused: 83
 and 91): its build contracts some sites and not others, which
@@ -78,8 +80,12 @@ class Arith:
         return self.r(Fraction(a) / Fraction(b))
 
     def mad(self, a, b, c):
-        if self.fused:
-            return self.r(Fraction(a) * Fraction(b) + Fraction(c))
+        return self.fma(a, b, c) if self.fused else self.add(self.mul(a, b), c)
+
+    def fma(self, a, b, c):
+        return self.r(Fraction(a) * Fraction(b) + Fraction(c))
+
+    def mad_unfused(self, a, b, c):
         return self.add(self.mul(a, b), c)
 
 
@@ -87,9 +93,11 @@ def ceil_log2(x):
     return 1 if x <= 2 else (x - 1).bit_length()
 
 
-def moments(x, ar, V, halves):
+def moments(x, ar, V, halves, bp=False):
     """RowwiseMomentsImpl on the values x (opmath floats), V lanes, each
-    register of V * halves values; returns (mean, biased variance)."""
+    register of V * halves values; returns (mean, biased variance).  With
+    bp, contracted as be_cpu_moments.c says PyTorch 2.11's build does
+    (ar.fused is then ignored)."""
     N, W = len(x), V * halves
     n = N // W
     m = (n + 15) // 16
@@ -104,9 +112,19 @@ def moments(x, ar, V, halves):
         c = 0.0 if nn == 0 else ar.div(n1, nn)
         for l in range(lanes):
             delta = ar.sub(a1[l], a0[l])
-            a0[l] = ar.mad(c, delta, a0[l])
-            b0[l] = ar.add(b0[l], ar.mad(ar.mul(ar.mul(delta, delta), c), k, b1[l]))
+            if not bp:
+                a0[l] = ar.mad(c, delta, a0[l])
+                b0[l] = ar.add(b0[l], ar.mad(ar.mul(ar.mul(delta, delta), c), k, b1[l]))
+            elif lanes > 1 or vec:  # AddMomentsVec
+                a0[l] = ar.add(ar.mul(c, delta), a0[l])
+                b0[l] = ar.fma(delta, ar.mul(delta, ar.mul(c, k)), ar.add(b0[l], b1[l]))
+            else:  # the scalar AddMoments of the lanes
+                a0[l] = ar.fma(c, delta, a0[l])
+                b0[l] = ar.add(b0[l], ar.fma(ar.mul(ar.mul(delta, delta), c), k, b1[l]))
         return nn
+
+    vec = True
+    chunk_mad = ar.fma if bp else ar.mad
 
     for i in range(m):
         base, cnt = i * 16 * W, min(16, n - i * 16)
@@ -116,8 +134,8 @@ def moments(x, ar, V, halves):
                 for l in range(V):
                     v = x[base + j * W + h * V + l]
                     d = ar.sub(v, a[l])
-                    a[l] = ar.mad(d, recip[j], a[l])
-                    b[l] = ar.mad(d, ar.sub(v, a[l]), b[l])
+                    a[l] = chunk_mad(d, recip[j], a[l])
+                    b[l] = chunk_mad(d, ar.sub(v, a[l]), b[l])
             s0[0] = merge(cnt, a, b, s0[0], s1[0], s2[0], V)
         mask, j = i + 1, 1
         while j < depth and mask & 1 == 0:
@@ -132,7 +150,11 @@ def moments(x, ar, V, halves):
         d = ar.sub(x[i], A[0])
         k += 1
         A[0] = ar.add(A[0], ar.div(d, k))
-        B[0] = ar.mad(d, ar.sub(x[i], A[0]), B[0])
+        if bp:  # fused for bf16/fp16 only
+            B[0] = (ar.fma if halves == 2 else ar.mad_unfused)(d, ar.sub(x[i], A[0]), B[0])
+        else:
+            B[0] = ar.mad(d, ar.sub(x[i], A[0]), B[0])
+    vec = False
     for l in range(V):
         k = merge(n * W // V, [s1[0][l]], [s2[0][l]], k, A, B, 1)
     return A[0], ar.div(B[0], N)
@@ -174,7 +196,7 @@ def main():
     print(f"layer_norm_cases: CPU capability {cap}")
     for dt, name, V in ((torch.float32, "fp32", 8), (torch.float64, "fp64", 4)):
         data = rows(rng, args.rows, dt)
-        keys = [f"{f} V{v}" for f in ("fused", "unfused") for v in (V, 2 * V)]
+        keys = [f"{f} V{v}" for f in ("fused", "unfused") for v in (V, 2 * V)] + ["bitprobe"]
         hit = {k: 0 for k in keys + ["new-fma", "new-unfused", "old-fma", "old-unfused"]}
         for x, w, b in data:
             y, mean, rstd = torch.native_layer_norm(x[None], [x.numel()], w, b, 1e-5)
@@ -197,6 +219,11 @@ def main():
                         1e-5, dtype=dt)))))))
                     if m == mu and r == rs:
                         hit[f"{'fused' if fused else 'unfused'} V{v}"] += 1
+            ar = Arith(dt, False)
+            m, var = moments(xs, ar, V, 1, bp=True)
+            r = ar.div(1, ar.r(Fraction(math.sqrt(ar.add(var, float(torch.tensor(
+                1e-5, dtype=dt)))))))
+            hit["bitprobe"] += m == mu and r == rs
             ys, ws, bs = y.reshape(-1).tolist(), w.tolist(), b.tolist()
             for form in ("new-fma", "new-unfused", "old-fma", "old-unfused"):
                 ar = Arith(dt, form.endswith("fma"))
@@ -222,9 +249,9 @@ def main():
         for x, w, b in data:
             y = torch.nn.functional.layer_norm(x[None], [x.numel()], w, b, 1e-5).reshape(-1)
             xs = x.float().tolist()
-            for mf, V in ((True, 8), (False, 8), (True, 16), (False, 16)):
-                ar = Arith(torch.float32, mf)
-                m, var = moments(xs, ar, V, 2)
+            for mf, V in ((True, 8), (False, 8), (True, 16), (False, 16), ("bitprobe", 8)):
+                ar = Arith(torch.float32, mf is True)
+                m, var = moments(xs, ar, V, 2, bp=mf == "bitprobe")
                 rs = ar.div(1, ar.r(Fraction(math.sqrt(ar.add(var, float(torch.tensor(
                     1e-5, dtype=torch.float32)))))))
                 bias = ar.mul(-rs, m)
@@ -236,8 +263,8 @@ def main():
                     key = (mf, V, sf)
                     hit[key] = hit.get(key, 0) + bool(torch.equal(want.view(torch.int16),
                                                                   y.view(torch.int16)))
-        for (mf, V, sf), k in sorted(hit.items(), reverse=True):
-            print(f"bf16 moments-{'fused' if mf else 'unfused'}-V{V} "
+        for (mf, V, sf), k in sorted(hit.items(), key=str, reverse=True):
+            print(f"bf16 moments-{mf if isinstance(mf, str) else 'fused' if mf else 'unfused'}-V{V} "
                   f"second-{'fused' if sf else 'unfused'} {k} of {len(data)}")
     except StopIteration:
         pass
