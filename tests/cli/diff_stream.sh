@@ -43,9 +43,11 @@ hdr='{"w":{"dtype":"F32","shape":[3145728],"data_offsets":[0,12582912]}}'
 hdr=$(printf '%-72s' "$hdr") # 8-byte aligned, padded with spaces
 { printf '\110\0\0\0\0\0\0\0%s' "$hdr"; head -c 12582912 /dev/urandom; } >"$TMP/big-a.safetensors"
 cp "$TMP/big-a.safetensors" "$TMP/big-b.safetensors"
-for at in 100 4194400 9000000 12582900; do
-    printf '\001' | dd of="$TMP/big-b.safetensors" bs=1 seek=$at conv=notrunc 2>/dev/null
+for at in 100 4194400 9000000 12582900; do # the lowest bit of the byte flipped
+    v=$(od -An -tu1 -j $at -N1 "$TMP/big-b.safetensors" | tr -d ' ')
+    printf "\\$(printf '%03o' $((v ^ 1)))" | dd of="$TMP/big-b.safetensors" bs=1 seek=$at conv=notrunc 2>/dev/null
 done
+cmp -l "$TMP/big-a.safetensors" "$TMP/big-b.safetensors" | wc -l | grep -qx ' *4' || fail "4 bytes not flipped"
 for part in "0 1024" "2048 1024"; do # 4 KiB blocks: skip count
     dd if="$TMP/big-b.safetensors" iflag=nocache skip=${part% *} count=${part#* } bs=4096 \
         of=/dev/null 2>/dev/null
