@@ -115,7 +115,7 @@ def moments(x, ar, V, halves, bp=False):
             if not bp:
                 a0[l] = ar.mad(c, delta, a0[l])
                 b0[l] = ar.add(b0[l], ar.mad(ar.mul(ar.mul(delta, delta), c), k, b1[l]))
-            elif lanes > 1 or vec:  # AddMomentsVec
+            elif lanes > 1:  # AddMomentsVec (the lanes' final merges take one)
                 a0[l] = ar.add(ar.mul(c, delta), a0[l])
                 b0[l] = ar.fma(delta, ar.mul(delta, ar.mul(c, k)), ar.add(b0[l], b1[l]))
             else:  # the scalar AddMoments of the lanes
@@ -123,7 +123,6 @@ def moments(x, ar, V, halves, bp=False):
                 b0[l] = ar.add(b0[l], ar.fma(ar.mul(ar.mul(delta, delta), c), k, b1[l]))
         return nn
 
-    vec = True
     chunk_mad = ar.fma if bp else ar.mad
 
     for i in range(m):
@@ -154,7 +153,6 @@ def moments(x, ar, V, halves, bp=False):
             B[0] = (ar.fma if halves == 2 else ar.mad_unfused)(d, ar.sub(x[i], A[0]), B[0])
         else:
             B[0] = ar.mad(d, ar.sub(x[i], A[0]), B[0])
-    vec = False
     for l in range(V):
         k = merge(n * W // V, [s1[0][l]], [s2[0][l]], k, A, B, 1)
     return A[0], ar.div(B[0], N)
