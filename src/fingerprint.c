@@ -41,7 +41,7 @@ static const char *hex32(uint32_t b, char *buf)
 /* i / 10 for i in 0..63, the divisor a number or a tensor of 10s. */
 static bp_status item_div(bp_fp_ctx_t *c, bool tensor, bp_fp_item_t *it, bp_error_t *err)
 {
-    static double xs[64], tens[64];
+    double xs[64], tens[64]; /* not static: backends open on parallel lanes */
     for (int i = 0; i < 64; i++) {
         xs[i] = i;
         tens[i] = 10;

@@ -11,7 +11,7 @@
 static bp_status dot(bp_fp_ctx_t *c, bp_dtype_t dt, size_t k, double a, double b,
                      uint64_t *got, bp_error_t *err)
 {
-    static double av[1024], bv[1024];
+    double av[1024], bv[1024]; /* not static: backends open on parallel lanes */
     for (size_t i = 0; i < k; i++) {
         av[i] = a;
         bv[i] = b;
