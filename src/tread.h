@@ -8,9 +8,9 @@
  * for the streams), len at most BP_TREAD_WINDOW, through a pointer valid
  * until its next call.
  *
- * Mapped sources are mapped one window at a time (populated at once, the
- * next window's pages asked of the kernel ahead of use, the previous
- * window unmapped), so a reader's resident memory is one window whatever
+ * Mapped sources are mapped one window at a time (faulted in as read,
+ * the mapping marked sequential, the next window's pages asked of the
+ * kernel ahead of use, the previous window unmapped), so a reader's resident memory is one window whatever
  * the file's size, and any offset is as cheap as any other.  Streams are
  * inflated forward into one window-sized buffer: a later offset costs
  * inflating up to it, an earlier one restarts the stream from its start
