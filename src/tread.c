@@ -138,11 +138,9 @@ static bp_status map_get(bp_tread_t *r, uint64_t off, size_t len, const unsigned
         uint64_t want = (at - r->mapoff) + (map_bytes > len ? map_bytes : len);
         r->maplen = (size_t)(fend - r->mapoff < want ? fend - r->mapoff : want);
         /* Not MAP_POPULATE: a populated window waits for all its pages
-         * before its first is compared.  A cold 4 GiB pair on 2 threads,
-         * runs interleaved on a 2-core VM: populated 4.24 to 5.50 s wall,
-         * 3.7 to 4.7 s of user CPU (3 runs); faulted in as compared, the
-         * mapping marked sequential, 3.86 to 5.87 s, 1.3 to 4.4 s (6
-         * runs); warm both 0.34 to 0.38 s. */
+         * before its first is compared; faulted in, a cold 4 GiB pair
+         * read faster and with less CPU, a cold 1 GiB pair slower
+         * (BENCHMARKS.md, "Windows faulted in"); warm alike. */
         void *m = mmap(NULL, r->maplen, PROT_READ, MAP_PRIVATE, r->fd, (off_t)r->mapoff);
         if (m == MAP_FAILED)
             return io_fail(r, "cannot map", err);
