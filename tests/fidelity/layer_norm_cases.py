@@ -80,7 +80,7 @@ class Arith:
         return self.r(Fraction(a) / Fraction(b))
 
     def mad(self, a, b, c):
-        return self.fma(a, b, c) if self.fused else self.add(self.mul(a, b), c)
+        return self.fma(a, b, c) if self.fused else self.mad_unfused(a, b, c)
 
     def fma(self, a, b, c):
         return self.r(Fraction(a) * Fraction(b) + Fraction(c))
