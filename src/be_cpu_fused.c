@@ -20,7 +20,9 @@
  *     input's dtype, widened): scale = rstd, bias = -rstd * mean in float,
  *     y = dt(fma(fma(x, scale, bias), w, b)) in float.
  *   PyTorch 2.11's y matches this on 150 of 150 rows of fp32, fp64 and bf16
- *   (tests/fidelity/layer_norm_cases.py, on its own mean and rstd).
+ *   (tests/fidelity/layer_norm_cases.py, on its own mean and rstd).  ATen's
+ *   DEFAULT build (--cpu-isa default) has no fma: every multiply-add above
+ *   rounds twice (tests/fidelity/regress/ln-tail-layer-norm-*).
  * bmm: per batch, matmul's fixed order (acc = fma(a, b, acc) for k
  *   ascending, from +0, in opmath, rounded once); PyTorch calls MKL/oneDNN.
  * baddbmm: batch1 @ batch2 in bmm's order, then baddbmm_cpu_kernel's
@@ -97,9 +99,18 @@ out:
     return st;
 }
 
+/* a * b + c: fused (the AVX2 build's contraction) or in two roundings
+ * (ATen's DEFAULT build), in float when f32 */
+static double mad(bool fused, bool f32, double a, double b, double c)
+{
+    if (fused)
+        return f32 ? (double)fmaf((float)a, (float)b, (float)c) : fma(a, b, c);
+    return rnd(f32, rnd(f32, a * b) + c);
+}
+
 bp_status bp_cpu_op_layer_norm(bp_backend_t *be, const bp_exec_t *x, bp_error_t *err)
 {
-    (void)be;
+    const bool fused = ((const bp_cpu_t *)be->state)->simd;
     const bp_buf_t *a = x->inputs[0];
     const bp_buf_t *w = x->ninputs > 1 ? x->inputs[1] : NULL,
                    *b = x->ninputs > 2 ? x->inputs[2] : NULL;
@@ -117,16 +128,16 @@ bp_status bp_cpu_op_layer_norm(bp_backend_t *be, const bp_exec_t *x, bp_error_t 
     for (size_t r = 0; !st && r < rows; r++) {
         const double *xr = v + r * h;
         double mean, var;
-        bp_cpu_row_moments(xr, (int64_t)h, dt, &mean, &var);
+        bp_cpu_row_moments(xr, (int64_t)h, dt, fused, &mean, &var);
         double rstd = rnd(f32, 1.0 / rnd(f32, sqrt(rnd(f32, var + eps))));
         double bias = lp ? rnd(true, -rstd * mean) : -mean;
         for (size_t j = 0; j < h; j++) {
             double g = wv ? wv[j] : 1.0, be_ = bv ? bv[j] : 0.0, t;
             if (lp)
-                t = fmaf((float)xr[j], (float)rstd, (float)bias);
+                t = mad(fused, true, xr[j], rstd, bias);
             else
                 t = rnd(f32, rnd(f32, xr[j] + bias) * rstd);
-            double y = f32 ? (double)fmaf((float)t, (float)g, (float)be_) : fma(t, g, be_);
+            double y = mad(fused, f32, t, g, be_);
             bp_cpu_store(x->out, r * h + j, y);
         }
     }

@@ -23,26 +23,28 @@
  *
  * Which a * b + c PyTorch's build contracts into an fma is not in the
  * source: GCC decides.  PyTorch 2.11's x86 wheel (GCC 13.3), measured on
- * 150 random rows of fp32 and fp64 (tests/fidelity/layer_norm_cases.py on
- * the H100 machine's AVX-512 host, both capabilities alike):
+ * the H100 machine's AVX-512 host (tests/fidelity/layer_norm_cases.py, and
+ * native_layer_norm's mean and rstd of 600 random rows per dtype, lengths
+ * 2 to 257, under ATEN_CPU_CAPABILITY avx2, avx512 and default):
  *
- *  - the chunk's Welford updates are fused: m1 = fma(delta, c[j], m1),
- *    m2 = fma(delta, x - m1, m2);
- *  - AddMomentsVec (chunk merges, carries, the final merges) keeps
- *    m1 += c * delta unfused and gives m2 = fma(delta, delta * (c * n0),
- *    m2 + m2'): the two second moments added first, c * n0 first (no NaN
- *    from an overflowing delta^2 times n0 = 0 in the first merge);
- *  - the tail's scalar Welford m2 update is not fused for fp32 and fp64
- *    (one of the 1,100 rows fails fused) but is for bf16/fp16, whose
- *    instantiation widens each value first (an fp16 layer_norm of rows of
- *    8, all tail: 2 of 8000 results, subnormal, take PyTorch's bits only
- *    fused); the lanes' scalar AddMoments is fused: m1 = fma(c, delta,
- *    m1), m2 += fma(delta^2 c, n0, m2').
+ *  - AVX2 and AVX512 alike (the AVX2 build runs for both):
+ *    - the chunk's Welford updates are fused: m1 = fma(delta, c[j], m1),
+ *      m2 = fma(delta, x - m1, m2);
+ *    - AddMomentsVec (chunk merges, carries, the final merges) keeps
+ *      m1 += c * delta unfused and gives m2 = fma(delta, delta * (c * n0),
+ *      m2 + m2'): the two second moments added first, c * n0 first (no
+ *      NaN from an overflowing delta^2 times n0 = 0 in the first merge);
+ *    - the tail's scalar Welford m2 update is fused for fp16 only: fp32,
+ *      fp64 and bf16 keep m2 + delta * (x - m1) in two roundings (600 of
+ *      600 rows each way; the other choice fails 12, 1, 11 and 18 rows of
+ *      fp32, fp64, bf16 and fp16);
+ *    - the lanes' scalar AddMoments is fused: m1 = fma(c, delta, m1),
+ *      m2 += fma(delta^2 c, n0, m2').
+ *  - DEFAULT (built without FMA): nothing is fused, each operation rounded
+ *    in the source's order (600 of 600 rows of each dtype).
  *
- * Mean and rstd match this for all of 1,100 rows (550 fp32, 550 fp64,
- * lengths 3 to 4096; the all-fused and none-fused models: 140 and 83 of
- * 150 fp32 rows).  Debian's 1.13 contracts nothing (its mean and rstd
- * match the unfused order). */
+ * Debian's 1.13 contracts nothing either (its mean and rstd match the
+ * DEFAULT order). */
 #include "be_cpu_rows.h"
 
 #include <math.h>
@@ -54,6 +56,7 @@
 
 typedef struct {
     bool f32;
+    bool contract; /* the AVX2 build's fused multiply-adds (else none) */
 } mo_t;
 
 static double R(const mo_t *m, double v)
@@ -69,6 +72,8 @@ static double MAD(const mo_t *m, double a, double b, double c)
 
 static double FMA(const mo_t *m, double a, double b, double c)
 {
+    if (!m->contract)
+        return MAD(m, a, b, c);
     return m->f32 ? (double)fmaf((float)a, (float)b, (float)c) : fma(a, b, c);
 }
 
@@ -82,7 +87,10 @@ static void add_moments(const mo_t *m, bool vec, int lanes, int64_t n1, const do
     double w = R(m, (double)*n0);
     for (int l = 0; l < lanes; l++) {
         double delta = R(m, a1[l] - a0[l]);
-        if (vec) {
+        if (!m->contract) { /* m2 += m2' + delta * delta * c * n0 */
+            a0[l] = MAD(m, c, delta, a0[l]);
+            b0[l] = R(m, b0[l] + R(m, b1[l] + R(m, R(m, R(m, delta * delta) * c) * w)));
+        } else if (vec) {
             a0[l] = MAD(m, c, delta, a0[l]);
             b0[l] = FMA(m, delta, R(m, delta * R(m, c * w)), R(m, b0[l] + b1[l]));
         } else {
@@ -104,10 +112,10 @@ static int64_t ceil_log2(int64_t x)
     return p;
 }
 
-void bp_cpu_row_moments(const double *x, int64_t N, bp_dtype_t dt, double *mean,
-                        double *var)
+void bp_cpu_row_moments(const double *x, int64_t N, bp_dtype_t dt, bool contract,
+                        double *mean, double *var)
 {
-    const mo_t mo = {dt != BP_F64}, *m = &mo;
+    const mo_t mo = {dt != BP_F64, contract}, *m = &mo;
     const bool lp = dt == BP_BF16 || dt == BP_F16;
     const int V = m->f32 ? 8 : 4, W = lp ? 2 * V : V, halves = lp ? 2 : 1;
     const int64_t n = N / W, chunks = (n + CHUNK - 1) / CHUNK;
@@ -150,7 +158,7 @@ void bp_cpu_row_moments(const double *x, int64_t N, bp_dtype_t dt, double *mean,
         double delta = R(m, x[i] - a);
         k++;
         a = R(m, a + R(m, delta / R(m, (double)k)));
-        b = lp ? FMA(m, delta, R(m, x[i] - a), b) : MAD(m, delta, R(m, x[i] - a), b);
+        b = dt == BP_F16 ? FMA(m, delta, R(m, x[i] - a), b) : MAD(m, delta, R(m, x[i] - a), b);
     }
     for (int l = 0; l < V; l++)
         add_moments(m, false, 1, n * W / V, &c1[0][l], &c2[0][l], &k, &a, &b);

@@ -17,9 +17,10 @@ void bp_cpu_cascade_sum(const double *v, size_t outer, size_t len, size_t inner,
 
 /* ATen's RowwiseMoments of the N values x (exact in dt: fp64, fp32, bf16
  * or fp16): the mean and the biased variance in opmath (be_cpu_moments.c
- * says in which order). */
-void bp_cpu_row_moments(const double *x, int64_t N, bp_dtype_t dt, double *mean,
-                        double *var);
+ * says in which order), with the AVX2 build's fused multiply-adds when
+ * contract, else ATen's DEFAULT build's (none). */
+void bp_cpu_row_moments(const double *x, int64_t N, bp_dtype_t dt, bool contract,
+                        double *mean, double *var);
 
 /* v[0..n) summed from +0 left to right, or pairwise (sum(v[:n/2]) +
  * sum(v[n/2:]) down to one element), in float when f32, else double. */

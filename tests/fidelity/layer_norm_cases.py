@@ -149,8 +149,8 @@ def moments(x, ar, V, halves, bp=False):
         d = ar.sub(x[i], A[0])
         k += 1
         A[0] = ar.add(A[0], ar.div(d, k))
-        if bp:  # fused for bf16/fp16 only
-            B[0] = (ar.fma if halves == 2 else ar.mad_unfused)(d, ar.sub(x[i], A[0]), B[0])
+        if bp:  # fused for fp16 only, which this script does not draw
+            B[0] = ar.mad_unfused(d, ar.sub(x[i], A[0]), B[0])
         else:
             B[0] = ar.mad(d, ar.sub(x[i], A[0]), B[0])
     for l in range(V):
