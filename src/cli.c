@@ -25,13 +25,21 @@ int bp_cli_unknown_option(const char *cmd, const struct option *opts, const char
 {
     const char *names[128];
     size_t n = 0;
-    for (; opts && opts->name && n < 128; opts++)
-        names[n++] = opts->name;
+    const struct option *o = opts;
+    for (; o && o->name && n < 128; o++)
+        names[n++] = o->name;
     char word[64];
     const char *w = arg ? arg : "";
     if (w[0] == '-' && w[1] == '-') {
         snprintf(word, sizeof word, "%s", w + 2);
         word[strcspn(word, "=")] = '\0';
+        /* a known option that getopt refused: its value is missing (the
+         * last word), or given to one that takes none */
+        for (o = opts; o && o->name; o++)
+            if (strcmp(o->name, word) == 0)
+                return o->has_arg == no_argument
+                           ? bp_cli_usage_error(cmd, "option '--%s' takes no value", word)
+                           : bp_cli_usage_error(cmd, "option '--%s' needs a value", word);
         const char *near = word[0] ? bp_suggest(word, names, n) : NULL;
         if (near)
             return bp_cli_usage_error(cmd, "unknown option '%s'; did you mean '--%s'?", w, near);

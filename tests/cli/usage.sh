@@ -35,6 +35,14 @@ err_has "did you mean '--positions'?"
 run 2 run --zzzzzz
 err_has "unknown option '--zzzzzz'"
 err_lacks "did you mean"
+# a known option without its value (the last word), or with one it takes none of
+run 2 diff a b --json
+err_has "option '--json' needs a value"
+err_lacks "unknown option"
+run 2 run --quiet=3
+err_has "option '--quiet' takes no value"
+run 2 run --dtype
+err_has "option '--dtype' needs a value"
 run 2 env extra
 err_has "unexpected argument 'extra'"
 done_ok
