@@ -31,6 +31,8 @@
  *            with step = (end - start) / (steps - 1) in scalar_t
  *            (RangeFactoriesKernel.cpp linspace_kernel), contracted to fmas
  *            for float and double, every operation rounded to bf16/f16
+ * ATen's DEFAULT build (--cpu-isa default) has no fma: linspace's and
+ * gelu tanh's multiply-adds round twice there (fz20261125-0000, -0084).
  * The exact ones need no lanes: abs, sign ((0 < x) - (x < 0): 0 for NaN
  * and both zeros), floor, ceil, trunc, round (nearbyint: half to even;
  * decimals d: nearbyint(x * 10^d) / 10^d, or nearbyint(x / 10^-d) * 10^-d,
@@ -73,7 +75,8 @@ static float act_f32(const bp_cpu_t *c, const bp_op_t *op, bp_dtype_t dt, float 
             const float kBeta = (float)(M_SQRT2 * M_2_SQRTPI * 0.5);
             const float kKappa = 0.044715f;
             float x_cube = x * x * x;
-            float inner = kBeta * fmaf(kKappa, x_cube, x);
+            /* ATen's DEFAULT build has no fma: two roundings there */
+            float inner = kBeta * (c->simd ? fmaf(kKappa, x_cube, x) : kKappa * x_cube + x);
             float t = vec ? bp_cpu_lanef(c, BP_OP_TANH, wide, inner) : tanhf(inner);
             return 0.5f * x * (1.0f + t);
         } else {
@@ -107,7 +110,7 @@ static double act_f64(const bp_cpu_t *c, const bp_op_t *op, double x, bool vec, 
             const double kBeta = M_SQRT2 * M_2_SQRTPI * 0.5;
             const double kKappa = 0.044715;
             double x_cube = x * x * x;
-            double inner = kBeta * fma(kKappa, x_cube, x);
+            double inner = kBeta * (c->simd ? fma(kKappa, x_cube, x) : kKappa * x_cube + x);
             double t = vec ? bp_cpu_lane(c, BP_OP_TANH, wide, inner) : tanh(inner);
             return 0.5 * x * (1.0 + t);
         } else {
@@ -338,16 +341,23 @@ bp_status bp_cpu_op_full(bp_backend_t *be, const bp_exec_t *x, bp_error_t *err)
     return BP_OK;
 }
 
-/* One element of linspace at index idx (the scalar lambda). */
-static double lin_at(bp_dtype_t dt, double s, double e, double st, int64_t steps, int64_t idx)
+/* One element of linspace at index idx (the scalar lambda), its
+ * multiply-adds fused as the AVX2 build's, or not (the DEFAULT build). */
+static double lin_at(bp_dtype_t dt, bool fused, double s, double e, double st, int64_t steps,
+                     int64_t idx)
 {
     int64_t half = steps / 2;
+    double k = (double)(idx < half ? idx : steps - idx - 1);
     switch (dt) {
     case BP_F64:
-        return idx < half ? fma(st, (double)idx, s) : fma(-st, (double)(steps - idx - 1), e);
+        if (!fused)
+            return idx < half ? s + st * k : e - st * k;
+        return idx < half ? fma(st, k, s) : fma(-st, k, e);
     case BP_F32:
-        return idx < half ? fmaf((float)st, (float)idx, (float)s)
-                          : fmaf(-(float)st, (float)(steps - idx - 1), (float)e);
+        if (!fused)
+            return idx < half ? (float)s + (float)st * (float)k : (float)e - (float)st * (float)k;
+        return idx < half ? fmaf((float)st, (float)k, (float)s)
+                          : fmaf(-(float)st, (float)k, (float)e);
     default: /* c10 BFloat16/Half arithmetic: the index converted first */
         if (idx < half)
             return bp_cpu_round(dt, s + bp_cpu_round(dt, st * bp_cpu_round(dt, (double)idx)));
@@ -358,7 +368,7 @@ static double lin_at(bp_dtype_t dt, double s, double e, double st, int64_t steps
 
 bp_status bp_cpu_op_linspace(bp_backend_t *be, const bp_exec_t *x, bp_error_t *err)
 {
-    (void)be;
+    const bool fused = ((const bp_cpu_t *)be->state)->simd;
     const bp_op_t *op = x->op;
     bp_buf_t *out = x->out;
     bp_dtype_t dt = out->dtype;
@@ -372,6 +382,6 @@ bp_status bp_cpu_op_linspace(bp_backend_t *be, const bp_exec_t *x, bp_error_t *e
     double s, e, st;
     bp_linspace_params(dt, op->start, op->end, (int64_t)n, &s, &e, &st);
     for (size_t i = 0; i < n; i++)
-        bp_cpu_store(out, i, lin_at(dt, s, e, st, (int64_t)n, (int64_t)i));
+        bp_cpu_store(out, i, lin_at(dt, fused, s, e, st, (int64_t)n, (int64_t)i));
     return BP_OK;
 }

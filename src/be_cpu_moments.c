@@ -40,8 +40,12 @@
  *      fp32, fp64, bf16 and fp16);
  *    - the lanes' scalar AddMoments is fused: m1 = fma(c, delta, m1),
  *      m2 += fma(delta^2 c, n0, m2').
- *  - DEFAULT (built without FMA): nothing is fused, each operation rounded
- *    in the source's order (600 of 600 rows of each dtype).
+ *  - DEFAULT (built without FMA): the same forms with nothing fused, each
+ *    multiply-add rounded twice; AddMomentsVec's m2 is still (m2 + m2') +
+ *    delta * (delta * (c * n0)), not the source's left-to-right product
+ *    (600 of 600 rows of each dtype; an fp32 row with 1e38 gives PyTorch's
+ *    finite result, not the inf * 0 of delta * delta * c * 0,
+ *    fz20261125-0112).
  *
  * Debian's 1.13 contracts nothing either (its mean and rstd match the
  * DEFAULT order). */
@@ -87,10 +91,7 @@ static void add_moments(const mo_t *m, bool vec, int lanes, int64_t n1, const do
     double w = R(m, (double)*n0);
     for (int l = 0; l < lanes; l++) {
         double delta = R(m, a1[l] - a0[l]);
-        if (!m->contract) { /* m2 += m2' + delta * delta * c * n0 */
-            a0[l] = MAD(m, c, delta, a0[l]);
-            b0[l] = R(m, b0[l] + R(m, b1[l] + R(m, R(m, R(m, delta * delta) * c) * w)));
-        } else if (vec) {
+        if (vec) {
             a0[l] = MAD(m, c, delta, a0[l]);
             b0[l] = FMA(m, delta, R(m, delta * R(m, c * w)), R(m, b0[l] + b1[l]));
         } else {
