@@ -8,47 +8,44 @@
  * and V-lane accumulators in opmath (V = 8 floats, 4 doubles):
  *
  *  - chunks of up to 16 registers: per lane a Welford pass from 0,
- *    delta = x - m1, m1 += delta * c[j] with c[j] = 1/(j+1) rounded,
- *    m2 += delta * (x - m1).  bf16/fp16 registers widen to two float
- *    halves, each with its own pass, both added into the stack's level 0;
+ *    delta = x - m1, m1 = fmadd(delta, c[j], m1) with c[j] = 1/(j+1)
+ *    rounded, m2 = fmadd(delta, x - m1, m2).  bf16/fp16 registers widen to
+ *    two float halves, each with its own pass, both added into the stack's
+ *    level 0;
  *  - each chunk is merged into level 0 of a stack of depth
  *    CeilLog2(ceil(n / 16)) (1 for up to 2 chunks) with AddMomentsVec
- *    (n' = n0 + n1, c = n1 / n', delta = m1' - m1, m1 += c * delta,
- *    m2 += m2' + delta * delta * c * n0), then carried up while the chunk
- *    count is even (a binary counter), and the levels merged into level 0
- *    at the end;
+ *    (n' = n0 + n1, c = n1 / n', delta = m1' - m1, cd = c * delta,
+ *    m1 = m1 + cd, m2 = fmadd(delta * n0, cd, m2 + m2')), then carried up
+ *    while the chunk count is even (a binary counter), and the levels
+ *    merged into level 0 at the end;
  *  - the N % W trailing values by scalar Welford (m1 += delta / k, not a
- *    reciprocal), then the V lanes merged into it by AddMoments, each lane
- *    counting n * W / V values; variance = m2 / (N - ddof).
+ *    reciprocal, m2 += delta * (x - m1)), then the V lanes merged into it
+ *    by the scalar AddMoments (m1 += c * delta, m2 += m2' + delta * delta
+ *    * c * n0), each lane counting n * W / V values; variance = m2 /
+ *    (N - ddof).
  *
- * Which a * b + c PyTorch's build contracts into an fma is not in the
- * source: GCC decides.  PyTorch 2.11's x86 wheel (GCC 13.3), measured on
- * the H100 machine's AVX-512 host (tests/fidelity/layer_norm_cases.py, and
- * native_layer_norm's mean and rstd of 600 random rows per dtype, lengths
- * 2 to 257, under ATEN_CPU_CAPABILITY avx2, avx512 and default):
+ * That is PyTorch 2.x's moments_utils.h: its vector code spells out
+ * fmadd (an fma in the AVX2 build, a multiply and an add in the DEFAULT
+ * one); in its scalar code GCC decides which a * b + c to contract.
+ * PyTorch 2.11's x86 wheel (GCC 13.3), measured on the H100 machine's
+ * AVX-512 host (native_layer_norm's mean and rstd of 600 random rows per
+ * dtype, lengths 2 to 257, under ATEN_CPU_CAPABILITY avx2, avx512 and
+ * default; tests/fidelity/layer_norm_cases.py):
  *
- *  - AVX2 and AVX512 alike (the AVX2 build runs for both):
- *    - the chunk's Welford updates are fused: m1 = fma(delta, c[j], m1),
- *      m2 = fma(delta, x - m1, m2);
- *    - AddMomentsVec (chunk merges, carries, the final merges) keeps
- *      m1 += c * delta unfused and gives m2 = fma(delta, delta * (c * n0),
- *      m2 + m2'): the two second moments added first, c * n0 first (no
- *      NaN from an overflowing delta^2 times n0 = 0 in the first merge);
- *    - the tail's scalar Welford m2 update is fused for fp16 only: fp32,
- *      fp64 and bf16 keep m2 + delta * (x - m1) in two roundings (600 of
- *      600 rows each way; the other choice fails 12, 1, 11 and 18 rows of
- *      fp32, fp64, bf16 and fp16);
- *    - the lanes' scalar AddMoments is fused: m1 = fma(c, delta, m1),
- *      m2 += fma(delta^2 c, n0, m2').
- *  - DEFAULT (built without FMA): the same forms with nothing fused, each
- *    multiply-add rounded twice; AddMomentsVec's m2 is still (m2 + m2') +
- *    delta * (delta * (c * n0)), not the source's left-to-right product
- *    (600 of 600 rows of each dtype; an fp32 row with 1e38 gives PyTorch's
- *    finite result, not the inf * 0 of delta * delta * c * 0,
- *    fz20261125-0112).
+ *  - AVX2 and AVX512 alike (the AVX2 build runs for both): the tail's m2
+ *    update is fused for fp16 only: fp32, fp64 and bf16 keep it in two
+ *    roundings (600 of 600 rows each way; the other choice fails 12, 1, 11
+ *    and 18 rows of fp32, fp64, bf16 and fp16); the lanes' AddMoments is
+ *    fused: m1 = fma(c, delta, m1), m2 += fma(delta^2 c, n0, m2').
+ *  - DEFAULT (built without FMA): nothing fused (600 of 600 rows of each
+ *    dtype).  fmadd's operands keep an overflowing delta from giving NaN
+ *    in a first merge (delta * n0 with n0 = 0 is 0; fz20261125-0112), and
+ *    its rounding differs from delta * delta * c * n0 on long rows
+ *    (fz20261125-0139, 10007 values).
  *
- * Debian's 1.13 contracts nothing either (its mean and rstd match the
- * DEFAULT order). */
+ * Debian's 1.13 (an older moments_utils.h: m2 += m2' + delta * delta *
+ * c * n0) contracts nothing; layer_norm of 1.13 is a version difference
+ * (fuzz_check.py). */
 #include "be_cpu_rows.h"
 
 #include <math.h>
@@ -91,9 +88,10 @@ static void add_moments(const mo_t *m, bool vec, int lanes, int64_t n1, const do
     double w = R(m, (double)*n0);
     for (int l = 0; l < lanes; l++) {
         double delta = R(m, a1[l] - a0[l]);
-        if (vec) {
-            a0[l] = MAD(m, c, delta, a0[l]);
-            b0[l] = FMA(m, delta, R(m, delta * R(m, c * w)), R(m, b0[l] + b1[l]));
+        if (vec) { /* m2 = fmadd(delta * n0, c * delta, m2 + m2') */
+            double cd = R(m, c * delta);
+            a0[l] = R(m, a0[l] + cd);
+            b0[l] = FMA(m, R(m, delta * w), cd, R(m, b0[l] + b1[l]));
         } else {
             a0[l] = FMA(m, c, delta, a0[l]);
             b0[l] = R(m, b0[l] + FMA(m, R(m, R(m, delta * delta) * c), w, b1[l]));

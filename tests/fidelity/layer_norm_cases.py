@@ -116,8 +116,9 @@ def moments(x, ar, V, halves, bp=False):
                 a0[l] = ar.mad(c, delta, a0[l])
                 b0[l] = ar.add(b0[l], ar.mad(ar.mul(ar.mul(delta, delta), c), k, b1[l]))
             elif lanes > 1:  # AddMomentsVec (the lanes' final merges take one)
-                a0[l] = ar.add(ar.mul(c, delta), a0[l])
-                b0[l] = ar.fma(delta, ar.mul(delta, ar.mul(c, k)), ar.add(b0[l], b1[l]))
+                cd = ar.mul(c, delta)
+                a0[l] = ar.add(a0[l], cd)
+                b0[l] = ar.fma(ar.mul(delta, k), cd, ar.add(b0[l], b1[l]))
             else:  # the scalar AddMoments of the lanes
                 a0[l] = ar.fma(c, delta, a0[l])
                 b0[l] = ar.add(b0[l], ar.fma(ar.mul(ar.mul(delta, delta), c), k, b1[l]))
