@@ -11,14 +11,6 @@
 #include <zlib.h>
 
 #define INBUF ((size_t)1 << 16)
-/* Bytes of a mapped source asked of the kernel ahead of use: the disk
- * reads on while the comparison runs at memory speed.  A cold 1 GiB pair
- * on two threads taking 8 MiB segments in turn (diffrun.h), 15 runs
- * interleaved with the others on a shared 2-core VM: 16 MiB best 1.09 s,
- * median 1.57 s; 8 MiB 1.14 s, 2.18 s.  On one thread: 16 MiB 1.11 s,
- * 1.53 s; 8 MiB 1.13 s, 2.55 s; 32 MiB 1.26 s, 2.96 s. */
-#define AHEAD ((size_t)16 << 20)
-
 static size_t map_bytes = BP_TREAD_MAP_MAX;
 
 void bp_tread_set_map(size_t bytes)
@@ -137,20 +129,18 @@ static bp_status map_get(bp_tread_t *r, uint64_t off, size_t len, const unsigned
         uint64_t fend = r->src.start + end;
         uint64_t want = (at - r->mapoff) + (map_bytes > len ? map_bytes : len);
         r->maplen = (size_t)(fend - r->mapoff < want ? fend - r->mapoff : want);
-        /* Not MAP_POPULATE: a populated window waits for all its pages
-         * before its first is compared; faulted in, a cold 4 GiB pair
-         * read faster and with less CPU, a cold 1 GiB pair slower
-         * (BENCHMARKS.md, "Windows faulted in"); warm alike. */
+        /* Faulted in as compared, the reading ahead left to the kernel
+         * (the file is marked sequential at open).  Not MAP_POPULATE: a
+         * populated window waits for all its pages before its first is
+         * compared.  Neither MADV_SEQUENTIAL nor POSIX_FADV_WILLNEED of
+         * the next windows: both made the kernel cache the file in small
+         * folios, mapped 64 KiB a fault (33,000 faults and 0.6 s of
+         * system CPU for a cold 1 GiB pair, against 2,700 and none
+         * without; BENCHMARKS.md, "Kernel read-ahead only"). */
         void *m = mmap(NULL, r->maplen, PROT_READ, MAP_PRIVATE, r->fd, (off_t)r->mapoff);
         if (m == MAP_FAILED)
             return io_fail(r, "cannot map", err);
-        (void)madvise(m, r->maplen, MADV_SEQUENTIAL);
         r->map = m;
-        /* the next windows, read ahead while this one is compared (pages
-         * already cached or on their way cost nothing to ask again) */
-        uint64_t next = r->mapoff + r->maplen;
-        if (next < fend)
-            (void)posix_fadvise(r->fd, (off_t)next, (off_t)AHEAD, POSIX_FADV_WILLNEED);
     }
     *p = r->map + (at - r->mapoff);
     return BP_OK;

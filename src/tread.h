@@ -9,8 +9,8 @@
  * until its next call.
  *
  * Mapped sources are mapped one window at a time (faulted in as read,
- * the mapping marked sequential, the next window's pages asked of the
- * kernel ahead of use, the previous window unmapped), so a reader's
+ * the kernel reading ahead of the file marked sequential, the previous
+ * window unmapped), so a reader's
  * resident memory is one window whatever the file's size, and any offset
  * is as cheap as any other.  Streams are inflated forward into one
  * window-sized buffer: a later offset costs inflating up to it, an
