@@ -6,7 +6,8 @@ For each size (GiB, default 1): two plain safetensors files of one fp32
 tensor, B a copy of A with FLIPS one-ulp flips (the lowest bit of FLIPS
 random elements).  Then, cold page cache (the files' pages dropped with
 posix_fadvise(DONTNEED) before each run) and warm, best of REPEAT (the
-median printed beside it: on a shared machine the spread is wide):
+median printed beside it: on a shared machine the spread is wide), the
+readers run in turn in an order shuffled each round (seeded):
 
   bitprobe diff A B             (the streamed engine, default threads)
   bitprobe diff A B --threads 1
@@ -26,6 +27,7 @@ whatever the size.  Exits 1 if a count is wrong or a target is missed.
 import argparse
 import json
 import os
+import random
 import shutil
 import statistics
 import struct
@@ -172,10 +174,17 @@ def main():
                 ("cmp -l", ["cmp", "-l", pa, pb]),
             ]
             runs = {}  # (label, cache): [(wall, cpu, rss)]
+            shuffle = random.Random(20261124)
             for cache in ("cold", "warm"):
-                # interleaved, so that the load of a shared machine falls on all alike
+                # interleaved, so that the load of a shared machine falls on all
+                # alike, in an order drawn afresh each round (seeded): a fixed
+                # order gives each reader the same neighbour every time, and on
+                # a VM whose host reclaims freed pages the one that runs after
+                # a long run may always find its page cache cheaper to fill
                 for _ in range(args.repeat):
-                    for label, argv in cmds:
+                    order = list(cmds)
+                    shuffle.shuffle(order)
+                    for label, argv in order:
                         if cache == "cold":
                             drop_cache([pa, pb])
                         else:
