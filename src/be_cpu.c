@@ -49,6 +49,13 @@ static int32_t to_i32(double v)
     return (int32_t)v;
 }
 
+double bp_cpu_madd(bool fused, bool f32, double a, double b, double c)
+{
+    if (fused)
+        return f32 ? (double)fmaf((float)a, (float)b, (float)c) : fma(a, b, c);
+    return f32 ? (double)((float)((float)a * (float)b) + (float)c) : a * b + c;
+}
+
 double bp_cpu_round(bp_dtype_t dt, double v)
 {
     switch (dt) {

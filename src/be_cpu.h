@@ -96,6 +96,10 @@ double bp_cpu_round(bp_dtype_t dt, double v);
 /* Stores v, already a value of out's compute type, rounded to out->dtype. */
 void bp_cpu_store(bp_buf_t *out, size_t i, double v);
 void bp_cpu_store_i64(bp_buf_t *out, size_t i, int64_t v);
+/* a * b + c in float when f32, else double: one rounding when fused (an
+ * fma, as ATen's AVX2 build contracts it), two when not (its DEFAULT
+ * build has no fma). */
+double bp_cpu_madd(bool fused, bool f32, double a, double b, double c);
 /* out's element type computes in float unless it is f64 (ATen's opmath). */
 bool bp_cpu_opmath_f32(bp_dtype_t dt);
 

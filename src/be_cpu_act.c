@@ -75,8 +75,7 @@ static float act_f32(const bp_cpu_t *c, const bp_op_t *op, bp_dtype_t dt, float 
             const float kBeta = (float)(M_SQRT2 * M_2_SQRTPI * 0.5);
             const float kKappa = 0.044715f;
             float x_cube = x * x * x;
-            /* ATen's DEFAULT build has no fma: two roundings there */
-            float inner = kBeta * (c->simd ? fmaf(kKappa, x_cube, x) : kKappa * x_cube + x);
+            float inner = kBeta * (float)bp_cpu_madd(c->simd, true, kKappa, x_cube, x);
             float t = vec ? bp_cpu_lanef(c, BP_OP_TANH, wide, inner) : tanhf(inner);
             return 0.5f * x * (1.0f + t);
         } else {
@@ -110,7 +109,7 @@ static double act_f64(const bp_cpu_t *c, const bp_op_t *op, double x, bool vec, 
             const double kBeta = M_SQRT2 * M_2_SQRTPI * 0.5;
             const double kKappa = 0.044715;
             double x_cube = x * x * x;
-            double inner = kBeta * (c->simd ? fma(kKappa, x_cube, x) : kKappa * x_cube + x);
+            double inner = kBeta * bp_cpu_madd(c->simd, false, kKappa, x_cube, x);
             double t = vec ? bp_cpu_lane(c, BP_OP_TANH, wide, inner) : tanh(inner);
             return 0.5 * x * (1.0 + t);
         } else {
@@ -350,14 +349,9 @@ static double lin_at(bp_dtype_t dt, bool fused, double s, double e, double st, i
     double k = (double)(idx < half ? idx : steps - idx - 1);
     switch (dt) {
     case BP_F64:
-        if (!fused)
-            return idx < half ? s + st * k : e - st * k;
-        return idx < half ? fma(st, k, s) : fma(-st, k, e);
     case BP_F32:
-        if (!fused)
-            return idx < half ? (float)s + (float)st * (float)k : (float)e - (float)st * (float)k;
-        return idx < half ? fmaf((float)st, (float)k, (float)s)
-                          : fmaf(-(float)st, (float)k, (float)e);
+        return idx < half ? bp_cpu_madd(fused, dt == BP_F32, st, k, s)
+                          : bp_cpu_madd(fused, dt == BP_F32, -st, k, e);
     default: /* c10 BFloat16/Half arithmetic: the index converted first */
         if (idx < half)
             return bp_cpu_round(dt, s + bp_cpu_round(dt, st * bp_cpu_round(dt, (double)idx)));

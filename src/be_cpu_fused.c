@@ -99,15 +99,6 @@ out:
     return st;
 }
 
-/* a * b + c: fused (the AVX2 build's contraction) or in two roundings
- * (ATen's DEFAULT build), in float when f32 */
-static double mad(bool fused, bool f32, double a, double b, double c)
-{
-    if (fused)
-        return f32 ? (double)fmaf((float)a, (float)b, (float)c) : fma(a, b, c);
-    return rnd(f32, rnd(f32, a * b) + c);
-}
-
 bp_status bp_cpu_op_layer_norm(bp_backend_t *be, const bp_exec_t *x, bp_error_t *err)
 {
     const bool fused = ((const bp_cpu_t *)be->state)->simd;
@@ -134,10 +125,10 @@ bp_status bp_cpu_op_layer_norm(bp_backend_t *be, const bp_exec_t *x, bp_error_t 
         for (size_t j = 0; j < h; j++) {
             double g = wv ? wv[j] : 1.0, be_ = bv ? bv[j] : 0.0, t;
             if (lp)
-                t = mad(fused, true, xr[j], rstd, bias);
+                t = bp_cpu_madd(fused, true, xr[j], rstd, bias);
             else
                 t = rnd(f32, rnd(f32, xr[j] + bias) * rstd);
-            double y = mad(fused, f32, t, g, be_);
+            double y = bp_cpu_madd(fused, f32, t, g, be_);
             bp_cpu_store(x->out, r * h + j, y);
         }
     }

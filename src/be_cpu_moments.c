@@ -65,17 +65,15 @@ static double R(const mo_t *m, double v)
     return m->f32 ? (double)(float)v : v;
 }
 
-/* a * b + c in two roundings, and fused */
+/* a * b + c in two roundings; and fused where the build contracts */
 static double MAD(const mo_t *m, double a, double b, double c)
 {
-    return R(m, R(m, a * b) + c);
+    return bp_cpu_madd(false, m->f32, a, b, c);
 }
 
 static double FMA(const mo_t *m, double a, double b, double c)
 {
-    if (!m->contract)
-        return MAD(m, a, b, c);
-    return m->f32 ? (double)fmaf((float)a, (float)b, (float)c) : fma(a, b, c);
+    return bp_cpu_madd(m->contract, m->f32, a, b, c);
 }
 
 /* AddMomentsVec (vec: `lanes` lanes) or the scalar AddMoments: (n1, a1,
