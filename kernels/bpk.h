@@ -19,8 +19,8 @@
 
 #include <stdint.h>
 
-#include "../src/op_kind.h"
-#include "../src/redcfg.h"
+#include "../src/ops/op_kind.h"
+#include "../src/core/redcfg.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -90,7 +90,7 @@ int bpk_pow(void *stream, int mode, void *out, int out_dt, bpk_arg_t a,
             bpk_arg_t b, const bpk_bcast_t *bc, int64_t n);
 
 /* unary.cu: op is the bp_op_kind_t of an elementwise function of one
- * operand (BP_OP_EXP, ...: the codes of src/op_kind.h); an op with no
+ * operand (BP_OP_EXP, ...: the codes of src/ops/op_kind.h); an op with no
  * kernel here gives cudaErrorInvalidValue. */
 int bpk_unary(void *stream, int op, void *out, int out_dt, const void *a,
               int a_dt, int64_t n);
@@ -130,7 +130,7 @@ int bpk_slice(void *stream, void *out, const void *in, int dt, int64_t outer,
               int64_t in_len, int64_t out_len, int64_t start, int64_t step,
               int64_t inner);
 /* out[i] = in[src[i]], converted as bpk_cast does; src is a device array
- * of n offsets into in (the layout ops' map, src/layout.c). */
+ * of n offsets into in (the layout ops' map, src/ops/layout.c). */
 int bpk_gather(void *stream, void *out, int out_dt, const void *in, int in_dt,
                const int64_t *src, int64_t n);
 /* Each row of d elements: cat(-x[d/2:], x[:d/2]). */
@@ -145,7 +145,7 @@ int bpk_sum(void *stream, int pairwise, void *out, int out_dt, const void *in,
             int in_dt, int64_t outer, int64_t len, int64_t inner);
 
 /* treereduce.cu: sum, mean, prod, var in the order of ATen's Reduce.cuh,
- * with the geometry cfg (src/redcfg.h: bp_redcfg_make with the op's vt0:
+ * with the geometry cfg (src/core/redcfg.h: bp_redcfg_make with the op's vt0:
  * 4, var 2; input_vec_size 8 for sum and mean of bf16/fp16 inputs, else
  * vt0).  in_dt is the kernel's scalar_t: fp64, fp32, bf16, fp16 (float
  * accumulators for the last three) or i64/i32 (sum and prod, in int64,
@@ -201,8 +201,8 @@ int bpk_uniform(void *stream, void *out, int dt, int64_t n, uint64_t seed,
 int bpk_uniform_range(void *stream, void *out, int dt, int64_t n,
                       uint64_t first, uint64_t seed, uint64_t rng_stream,
                       float low, float high);
-/* rng.cu: out[i] = bp_rng_normal(seed, stream, i, mean, std) (src/rng.h,
- * the arithmetic of src/rng_normal.h) rounded once to dt, a float dtype
+/* rng.cu: out[i] = bp_rng_normal(seed, stream, i, mean, std) (src/core/rng.h,
+ * the arithmetic of src/core/rng_normal.h) rounded once to dt, a float dtype
  * but fp8. */
 int bpk_normal(void *stream, void *out, int dt, int64_t n, uint64_t seed,
                uint64_t rng_stream, double mean, double std);
@@ -211,7 +211,7 @@ int bpk_normal(void *stream, void *out, int dt, int64_t n, uint64_t seed,
 int bpk_philox_block(const uint32_t ctr[4], const uint32_t key[2],
                      uint32_t out[4]);
 
-/* The layer stack's kernels (src/stack_ops.h gives their arithmetic);
+/* The layer stack's kernels (src/stack/stack_ops.h gives their arithmetic);
  * dt is the model dtype: fp32, bf16 or fp16.  Rows reduce in one block
  * each, in a fixed order (bpk_rows.cuh), so results repeat bit for bit. */
 /* norm.cu: RMSNorm of x [rows, cols] with weight w [cols] */

@@ -17,7 +17,7 @@
 #include <stdint.h>
 
 #include "bpk.h"
-#include "../src/f8_encode.h"
+#include "../src/core/f8_encode.h"
 
 #define BPK_THREADS 256
 
@@ -72,7 +72,7 @@ __device__ __forceinline__ uint16_t bpk_f32_to_f16(float f)
  * c10's non-saturating conversion (Float8_e4m3fn(float), Float8_e5m2(float),
  * which PyTorch's CUDA copy kernel runs unless built with CUDA >= 13.2):
  * beyond the largest finite value e4m3fn gives NaN 0x7F, e5m2 infinity;
- * NaN gives 0x7F; the sign is kept (src/f8_encode.h, shared with the
+ * NaN gives 0x7F; the sign is kept (src/core/f8_encode.h, shared with the
  * host). */
 __device__ __forceinline__ float bpk_f8e4m3_to_f32(uint8_t h)
 {

@@ -1,6 +1,6 @@
 /* Data movement on the GPU: cast, fill, concat, slice, rotate_half, and
  * the gather of the layout ops (reshape ... embedding), whose element map
- * the host computes (src/layout.c).
+ * the host computes (src/ops/layout.c).
  *
  * Exact by construction: elements are copied, and converted only where
  * the dtypes differ, with PyTorch's copy_ semantics (bpk_convert: c10's

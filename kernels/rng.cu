@@ -1,5 +1,5 @@
 /* The counter-based generator on the GPU, the same arithmetic as the CPU's
- * bp_rng_uniform (src/rng.h):
+ * bp_rng_uniform (src/core/rng.h):
  *
  *   Philox-4x32-10 (Salmon et al., SC'11; Random123's philox4x32_R(10)):
  *   counter (index lo, index hi, stream lo, stream hi), key (seed lo,
@@ -9,7 +9,7 @@
  * The roundings use __fsub_rn / __fmul_rn / __fadd_rn, which nvcc and ptxas
  * never contract into an fma, so -fmad=true cannot change the value. */
 #include "bpk_common.cuh"
-#include "../src/rng_normal.h"
+#include "../src/core/rng_normal.h"
 
 #define BPK_PHILOX_M0 0xD2511F53u
 #define BPK_PHILOX_M1 0xCD9E8D57u
@@ -108,7 +108,7 @@ extern "C" int bpk_uniform_range(void *stream, void *out, int dt, int64_t n,
 }
 
 /* randn, normal: the pair's block, the shared Box-Muller arithmetic of
- * src/rng_normal.h in named double roundings, and one rounding to dt
+ * src/core/rng_normal.h in named double roundings, and one rounding to dt
  * (bf16 and fp16 through float rounded to odd, as the CPU does). */
 __global__ void bpk_normal_kernel(void *out, int dt, int64_t n, uint64_t seed,
                                   uint64_t rng_stream, double mean, double std)

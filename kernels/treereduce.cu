@@ -1,6 +1,6 @@
 /* sum, mean, prod and var in the order of PyTorch's CUDA reductions: a
  * launch with the geometry and work split of ATen's setReduceConfig
- * (computed on the host: src/redcfg.c), each thread, warp, block and grid
+ * (computed on the host: src/core/redcfg.c), each thread, warp, block and grid
  * combining its values as ATen's ReduceOp does
  * (aten/src/ATen/native/cuda/Reduce.cuh):
  *
@@ -20,7 +20,7 @@
  *  - block_x_reduce: a tree over threadIdx.x through shared memory (x
  *    absorbs x + d for d = blockDim.x/2, ... down to a warp), then warp
  *    shuffles (lane x absorbs lane x + d) by d = 16, 8, ..., 1 (the newer
- *    Reduce.cuh; 1, 2, ..., 16 in the older: src/redcfg.h);
+ *    Reduce.cuh; 1, 2, ..., 16 in the older: src/core/redcfg.h);
  *  - block_y_reduce: the same tree over threadIdx.y (y absorbs y + d for
  *    d = blockDim.y/2, ..., 1); run() reduces over x first, then y (the
  *    newer; y first in the older);

@@ -20,7 +20,7 @@ contiguous tensor, a dtype view), takes its hash from a cache that an op
 writing to any tensor empties (Recorder._entry; tests/ledger_torch/
 cache_check.py checks every hash written against the bytes).
 
-The hash (HASH_NAME, the same in bitprobe's C reader, src/ledger_hash.c):
+The hash (HASH_NAME, the same in bitprobe's C reader, src/io/ledger_hash.c):
 the tensor's bytes in row-major order of its logical shape (what
 .contiguous() lays out, whatever its strides), zero-padded to a multiple of
 4 and read as little-endian 32-bit words w_0..w_{n-1}:

@@ -2,7 +2,7 @@
 # spread over its run, each reached by waiting for what the writer shows
 # (its temporary file's size, the renamed golden), not by timing
 # (BP_TEST_SLOW_WRITE stretches the write of the golden so that the waits
-# see it, see src/atomicfile.h); after every kill the golden must hold the
+# see it, see src/core/atomicfile.h); after every kill the golden must hold the
 # old content or the new, byte for byte: never a mix, never a truncated
 # file.  A later bless tidies the temporaries the kills left.  Two bless
 # processes writing different contents to one golden at once both succeed

@@ -1,7 +1,7 @@
 # bitprobe explain without a GPU: the CPU against the oracle, live and from
 # saved runs.  tests/explain/seed-recip.yaml writes the seed repro's
 # division as x * (1/10) on every backend; its bits are derived by hand in
-# tests/check_explain.c: the CPU's x[9] is 0x3f666667, the oracle's true
+# tests/explain/check_explain.c: the CPU's x[9] is 0x3f666667, the oracle's true
 # quotient 0x3f666666, and y[9] (0x40fe2f60 against 0x40fe2f5e) inherits it.
 . "$top_srcdir/tests/cli/lib.sh"
 P="$top_srcdir/probes"

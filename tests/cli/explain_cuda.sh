@@ -3,7 +3,7 @@
 # (need_gpu in lib.sh).
 #  - seed-inv-freq fp32: CUDA computes pos / 10 as pos * (1/10), which is
 #    0x3f666667 at index 9 (the correctly rounded 9/10 is the CPU's
-#    0x3f666666, derived in tests/check_explain.c), and its powf differs
+#    0x3f666666, derived in tests/explain/check_explain.c), and its powf differs
 #    from SLEEF's at index 4; y[9] is closer to 10 ** 0.9 on the CPU
 #    (0.461 ulp, against 1.539 for CUDA's 7.94328308105).
 #  - rope-llama2 fp32: every inv_freq difference comes from pow; cos/sin

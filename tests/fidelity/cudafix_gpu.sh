@@ -22,7 +22,7 @@
 . tests/fidelity/steps.sh
 B=${BITPROBE:-./src/bitprobe}
 PY=${PYTHON3:-python3}
-TAIL=3 step "check_rows_cuda" 0 env BP_REQUIRE_GPU=1 make check TESTS=tests/check_rows_cuda
+TAIL=3 step "check_rows_cuda" 0 env BP_REQUIRE_GPU=1 make check TESTS=tests/backends/check_rows_cuda
 TAIL=3 step "regressions on cuda against PyTorch's bits" 0 \
     "$PY" tests/fidelity/fuzz_torch.py regress --bitprobe "$B" --dir tests/fidelity/regress \
     --devices cuda

@@ -4,7 +4,7 @@
 with its operands, keys, formulations, result-dtype rule, kind and flags,
 so an op added to bitprobe's op list joins the fuzzer without a change
 here.  A bitprobe without that listing falls back to BUILTIN below, the
-same facts for the ops of src/op.h at the time it was written.
+same facts for the ops of src/ops/op.h at the time it was written.
 
 Each op becomes a dict:
   name      the YAML `op:` value

@@ -7,7 +7,7 @@
 . tests/fidelity/steps.sh
 B=./src/bitprobe
 J=$(nproc)
-step build 0 sh -c "autoreconf -fi && ./configure -q && make -j$J && make -j$J tests/check_be_cuda" ||
+step build 0 sh -c "autoreconf -fi && ./configure -q && make -j$J && make -j$J tests/backends/cuda/check_be_cuda" ||
     finish
 step "make check (BP_REQUIRE_GPU=1)" 0 env BP_REQUIRE_GPU=1 make -j"$J" check
 step "cuda bundle" 0 $B run --device cuda --no-golden --save "$OUT/bundle" --intermediates --quiet

@@ -25,7 +25,7 @@ step "cuda bundle" 0 $B run --device cuda --no-golden --save "$OUT/bundle" --int
 step "fidelity: torch_probe.py" 0 python3 tests/fidelity/torch_probe.py "$OUT/bundle" --probes probes
 step "repeat 10 on cuda" 0 $B run --device cuda --no-golden --repeat 10 --quiet
 if [ "${SANITIZE:-0}" = 1 ]; then
-    step "build check_be_cuda" 0 make tests/check_be_cuda
+    step "build check_be_cuda" 0 make tests/backends/cuda/check_be_cuda
     for tool in memcheck initcheck racecheck; do
         step "check_be_cuda under $tool" 0 env BP_CUDA_DEBUG=1 BP_REQUIRE_GPU=1 timeout 200 \
             compute-sanitizer --tool $tool --error-exitcode 9 ./tests/check_be_cuda
@@ -39,10 +39,10 @@ fi
 if [ "${BLESS:-0}" = 1 ]; then
     step "bless cuda" 0 $B bless --device cuda
     # The cuda goldens' relation to the oracle's, pinned for make check
-    # without a GPU (tests/check_golden_pairs.c): written anew, archived
+    # without a GPU (tests/backends/cpu/check_golden_pairs.c): written anew, archived
     # with them.
     step "golden_pairs.txt" 0 env BP_PAIRS_WRITE=tests/data/golden_pairs.txt make check \
-        TESTS=tests/check_golden_pairs
+        TESTS=tests/backends/cpu/check_golden_pairs
     step "cuda goldens archived" 0 tar czf "$OUT/golden-cuda.tgz" golden/*/cuda-*.safetensors.gz \
         tests/data/golden_pairs.txt
 fi

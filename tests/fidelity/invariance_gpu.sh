@@ -50,8 +50,8 @@ show() {
 
 step "environment" 0 "$B" env
 inv_suites() {
-    env BP_REQUIRE_GPU=1 make check TESTS="tests/check_inv tests/cli/invariance.sh tests/cli/invariance_cuda.sh" && return 0
-    for f in tests/check_inv.log tests/cli/invariance.sh.log tests/cli/invariance_cuda.sh.log; do
+    env BP_REQUIRE_GPU=1 make check TESTS="tests/invariance/check_inv tests/cli/invariance.sh tests/cli/invariance_cuda.sh" && return 0
+    for f in tests/invariance/check_inv.log tests/cli/invariance.sh.log tests/cli/invariance_cuda.sh.log; do
         echo "--- $f"; tail -n 25 "$f"
     done
     return 1

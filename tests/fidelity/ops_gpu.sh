@@ -30,7 +30,7 @@ step "fuzz clamp_tensor cpu,cuda vs PyTorch (seed 16)" 0 "$PY" tests/fidelity/fu
     --bitprobe "$B" --seed 16 --each-op 40 --focus-ops clamp_tensor --ops 10 \
     --devices cpu,cuda --jobs 4 --batch 10 --out "$OUT/fuzz-clamp"
 check "clamp_tensor replayed on cuda" grep -q "^  cuda *clamp_tensor" "$OUT/04-fuzz_clamp_tensor_cpu_cuda_vs_PyTorch__seed_16_.txt"
-step "check_rows_cuda (baddbmm cases)" 0 env BP_REQUIRE_GPU=1 make check TESTS=tests/check_rows_cuda
+step "check_rows_cuda (baddbmm cases)" 0 env BP_REQUIRE_GPU=1 make check TESTS=tests/backends/check_rows_cuda
 step "fuzz baddbmm cpu,cuda vs PyTorch (seed 17)" 0 "$PY" tests/fidelity/fuzz_torch.py run \
     --bitprobe "$B" --seed 17 --each-op 40 --focus-ops baddbmm --ops 6 \
     --devices cpu,cuda --jobs 4 --batch 10 --out "$OUT/fuzz-baddbmm"

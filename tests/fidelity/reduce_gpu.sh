@@ -1,6 +1,6 @@
 #!/bin/sh
 # sum, mean, var, prod and cumsum on the GPU against PyTorch's CUDA kernels
-# (Reduce.cuh's order: kernels/treereduce.cu, src/redcfg.c; ScanUtils.cuh's
+# (Reduce.cuh's order: kernels/treereduce.cu, src/core/redcfg.c; ScanUtils.cuh's
 # scans: kernels/scan.cu):
 #  1. check_redcfg and check_rows_cuda: the host's configuration and the
 #     hand-derived values on bitprobe's cuda backend;
@@ -10,7 +10,7 @@
 #     bit for bit against PyTorch from bitprobe's own inputs: one line per
 #     output, then "reduce: N outputs checked on cuda, 0 differ, ...";
 #     when outputs differ, the same again under each older Reduce.cuh rule
-#     (BP_ATEN_REDUCE, src/redcfg.h), whose totals tell which rules this
+#     (BP_ATEN_REDUCE, src/core/redcfg.h), whose totals tell which rules this
 #     PyTorch follows;
 #  3. the shipped probes whose cuda goldens these kernels change
 #     (rmsnorm-llama, sum-fp32-accumulator, sum-order) op by op against
@@ -26,11 +26,11 @@ PY=${PYTHON3:-python3}
 . tests/fidelity/steps.sh
 PROBES="rmsnorm-llama sum-fp32-accumulator sum-order"
 step "check_redcfg, check_rows_cuda" 0 env BP_REQUIRE_GPU=1 make check \
-    TESTS="tests/check_redcfg tests/check_rows_cuda"
+    TESTS="tests/core/check_redcfg tests/backends/check_rows_cuda"
 if ! step "reduce vs PyTorch (cuda)" 0 "$PY" tests/fidelity/reduce_torch.py --bitprobe "$B" \
     --out "$OUT/reduce"; then
     grep -v ': identical' "$OUT"/*-reduce_vs_PyTorch*.txt | head -n 40
-    # Reduce.cuh's order changed between PyTorch versions (src/redcfg.h):
+    # Reduce.cuh's order changed between PyTorch versions (src/core/redcfg.h):
     # which of the older rules this PyTorch follows, one at a time and all
     # together; the totals say which variant is PyTorch's
     for v in run=yx shfl=asc vec128=gt run=yx,shfl=asc vec128=gt,run=yx,shfl=asc; do

@@ -9,7 +9,7 @@ a JSON header, then the raw little-endian data).
 - st_read(path): {name: (dtype name, shape, raw bytes)} and the metadata;
 - st_tensors(path): {name: torch tensor};
 - fnv1a64(dtype, raw): FNV-1a 64 of the element bytes with every NaN made
-  one pattern, as tests/be_cpu_ref.c's hash() (PyTorch writes 0xffff for
+  one pattern, as tests/backends/cpu/be_cpu_ref.c's hash() (PyTorch writes 0xffff for
   a bf16 NaN where bitprobe writes 0x7fff: NaNs compare by class);
 - torch_env(): the PyTorch version, build and CPU capability, for the
   files' provenance;

@@ -17,7 +17,7 @@ B=${BITPROBE:-./src/bitprobe}
 PY=${PYTHON3:-python3}
 PROBES="rmsnorm-llama softmax-bf16-scores layernorm sdpa-causal"
 
-step "check_rows_cuda" 0 env BP_REQUIRE_GPU=1 make check TESTS=tests/check_rows_cuda
+step "check_rows_cuda" 0 env BP_REQUIRE_GPU=1 make check TESTS=tests/backends/check_rows_cuda
 step "fuzz cpu,cuda (seed 16)" 0 "$PY" tests/fidelity/fuzz_torch.py run --bitprobe "$B" \
     --seed 16 --probes 80 --ops 30 --devices cpu,cuda --out "$OUT/fuzz-rows"
 shipped() {
@@ -31,7 +31,7 @@ if [ "${BLESS:-0}" = 1 ]; then
     # shellcheck disable=SC2086
     step "bless cuda" 0 "$B" bless $PROBES --device cuda
     step "golden_pairs.txt" 0 env BP_PAIRS_WRITE=tests/data/golden_pairs.txt make check \
-        TESTS=tests/check_golden_pairs
+        TESTS=tests/backends/cpu/check_golden_pairs
     step "archive" 0 sh -c "tar czf '$OUT/golden-cuda-rows.tgz' tests/data/golden_pairs.txt \
         $(for p in $PROBES; do printf 'golden/%s/cuda-*.safetensors.gz ' "$p"; done)"
     # shellcheck disable=SC2086

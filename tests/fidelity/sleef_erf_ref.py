@@ -1,7 +1,7 @@
 """Reference bits of the double erf that PyTorch 2.11's bundled SLEEF (3.8
 or 3.9; the algorithm of 3.6, shibatch/sleef PR #370) computes in a lane of
 its FMA vector builds (Sleef_erfd4_u10avx2, Sleef_erfd8_u10avx512f), for
-check_sleef_erf.c, which holds src/sleef_erf.c to them.
+check_sleef_erf.c, which holds src/backends/cpu/sleef_erf.c to them.
 
 An emulation of sleefsimddp.c's xerf_u1 and expk with dd.h's ENABLE_FMA_DP
 helpers and estrin.h's polynomials, independent of the C code's arithmetic:

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """PyTorch's CPU results for the CPU backend's tests: every PyTorch-derived
-reference of tests/check_be_cpu.c and tests/check_be_cpu_torch.c.
+reference of tests/backends/cpu/check_be_cpu.c and tests/backends/cpu/check_be_cpu_torch.c.
 
 usage: torch_cpu_ref.py OUTDIR
 
@@ -9,7 +9,7 @@ Writes
                                  shape, ATen CPU capability asked for and
                                  used, threads, role, and the FNV-1a 64 of
                                  the result's bits (NaNs as one pattern,
-                                 tests/be_cpu_ref.c's hash()); and the
+                                 tests/backends/cpu/be_cpu_ref.c's hash()); and the
                                  PyTorch version, build, CPU capability and
                                  CPU model of the run
   OUTDIR/torch_cpu.safetensors   every case's result tensor
@@ -22,7 +22,7 @@ own).  Roles: "target" cases are what bitprobe's CPU backend reproduces bit
 for bit; "evidence" cases record what PyTorch's x86 build computes where
 bitprobe does not follow it (fp32 sin, cos, exp, log and tanh go to MKL VML
 where PyTorch is built with MKL: aten/src/ATen/cpu/vml.h), for the record
-and for explaining differences (tests/check_torch_data.c).
+and for explaining differences (tests/backends/cpu/check_torch_data.c).
 
 Needs torch and numpy; exits 77 (SKIP) without them.
 """
@@ -67,7 +67,7 @@ def cases():
         fr = torch.outer(torch.arange(4096, dtype=f32), inv_freq())
         return torch.cat((fr, fr), dim=-1)
 
-    def pairs():  # tests/check_be_cpu_torch.c's pow pairs (same formula)
+    def pairs():  # tests/backends/cpu/check_be_cpu_torch.c's pow pairs (same formula)
         r = [splitmix64(i) for i in range(N_ALL)]
         xb = [((127 + (v >> 24) % 21 - 10) << 23) | (v & 0x7FFFFF) for v in r]
         x = torch.from_numpy(np.array(xb, dtype=np.uint32).view(np.int32)).view(f32)
@@ -115,7 +115,7 @@ def cases():
     add("pow.bf16.10000_t50", "10000 ** t50(bf16)", lambda: 10000 ** t50(bf16))
     add("pow.f16.3.7_t50", "3.7 ** t50(f16)", lambda: 3.7 ** t50(f16))
     add("pow.f32.t50_t50div3", "t50(f32) ** (t50(f32) / 3)", lambda: t50(f32) ** (t50(f32) / 3))
-    add("pow.f32.pairs", "x ** y, tests/check_be_cpu_torch.c's 65536 pairs (splitmix64)",
+    add("pow.f32.pairs", "x ** y, tests/backends/cpu/check_be_cpu_torch.c's 65536 pairs (splitmix64)",
         lambda: torch.pow(*pairs()))
     add("rsqrt.bf16.t50", "torch.rsqrt(t50(bf16))", lambda: torch.rsqrt(t50(bf16)))
     add("rsqrt.f16.t50", "torch.rsqrt(t50(f16))", lambda: torch.rsqrt(t50(f16)))

@@ -8,7 +8,7 @@ fuzzing are kept: regressions ("crash-*": inputs that once broke a target)
 and new coverage merged in from fuzzing runs ("fuzz-<sha1>", with
 libFuzzer's -merge=1); everything else is rewritten.  It also writes
 tests/fuzz/probe.dict, the probe target's libFuzzer dictionary: every op
-name, key and formulation of src/op_list.h and the schema's other words
+name, key and formulation of src/ops/op_list.h and the schema's other words
 (run the target with -dict=tests/fuzz/probe.dict).
 
 Usage: python3 tests/fuzz/make_corpus.py [SAVED_RUN_DIR]
@@ -177,7 +177,7 @@ def zips():
 
 def probe_dict():
     """The probe schema's words: op names, keys and formulations from the
-    op table (src/op_list.h), then the rest of the schema."""
+    op table (src/ops/op_list.h), then the rest of the schema."""
     src = open(os.path.join(ROOT, "src", "op_list.h")).read()
     words = ["name", "description", "params", "dtypes", "ops", "outputs", "policy",
              "out", "op", "dtype", "exact", "ulp", "abs", "rel", "max_mismatch_fraction",
@@ -185,7 +185,7 @@ def probe_dict():
     for section in ("BP_OP", "BP_KEY", "BP_FORM"):
         words += re.findall(r'^%s\(\w+, "([^"]+)"' % section, src, re.M)
     seen, out = set(), ["# The probe fuzz target's dictionary, written by make_corpus.py",
-                        "# from src/op_list.h: do not edit."]
+                        "# from src/ops/op_list.h: do not edit."]
     for w in words:
         if w not in seen:
             seen.add(w)

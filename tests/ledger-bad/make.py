@@ -5,7 +5,7 @@ reader must enforce (run once; the output is committed).  Plain Python.
 
 Each bad file is the good ledger with one line changed; the line, record
 and byte offset where the reader must report it follow from that
-construction and are printed as the C table tests/check_ledger.c uses:
+construction and are printed as the C table tests/io/check_ledger.c uses:
 file, message substring, where ("record R (line L, byte B)" or "line L
 (byte B)").
 

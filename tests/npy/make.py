@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Writes tests/npy: good-*.npy (valid, laid out as np.save does) and
 bad-*.npy (one per reader rule), with plain struct, no NumPy (run once;
-the output is committed).  Prints the C tables tests/check_npy.c uses.
+the output is committed).  Prints the C tables tests/io/check_npy.c uses.
 
 np.save layout (numpy/lib/format.py, _write_array_header): magic
 "\\x93NUMPY", version bytes, header length (u16 for 1.0, u32 for 2.0/3.0),

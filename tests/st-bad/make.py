@@ -6,7 +6,7 @@ Each file is built from header text and raw data by hand; the byte offset
 where the reader must report the problem is derived here from that
 construction (the position of the offending key or value in the header,
 plus 8; or the position in the data), and printed as the C table that
-tests/check_st.c uses: file, message substring, offset.
+tests/io/check_st.c uses: file, message substring, offset.
 """
 import gzip
 import os

@@ -3,7 +3,7 @@
  * the usual search, or the file BP_NCCL_LIB names (PyTorch's wheels carry
  * one under nvidia/nccl/lib).  The few types and functions bitprobe uses
  * are declared here, so that the build needs no nccl.h: NCCL keeps them
- * ABI-stable across 2.x (tests/check_ranks.c checks them against nccl.h
+ * ABI-stable across 2.x (tests/backends/check_ranks.c checks them against nccl.h
  * where the toolkit has it).  Callers name each function through
  * BP_NCCL(f) after bp_nccl_load has succeeded. */
 #ifndef BP_NCCL_DL_H

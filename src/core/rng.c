@@ -6,7 +6,7 @@
  * split into hi and lo halves) and mixes them with words 1 and 3 and the
  * key; the key is bumped by the Weyl constants 0x9E3779B9 and 0xBB67AE85
  * before rounds 2..10.  Random123's published known-answer vectors are the
- * tests (tests/check_rng.c).
+ * tests (tests/core/check_rng.c).
  *
  * bp_rng_uniform is the one mapping from (seed, stream, index) to a float
  * that the CPU and the GPU share:

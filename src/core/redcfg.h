@@ -7,7 +7,7 @@
  * Plain C without CUDA headers: the device's shape (multiprocessor count,
  * threads per multiprocessor, warp size) comes in as numbers, read by the
  * caller from cudaGetDeviceProperties as ATen reads them, so that the
- * configuration is testable on a host without a GPU (tests/check_redcfg.c).
+ * configuration is testable on a host without a GPU (tests/core/check_redcfg.c).
  *
  * The input is viewed as [outer, len, inner], reduced over len; outputs
  * are numbered o = k * inner + i (k < outer, i < inner), and output o reads

@@ -122,7 +122,7 @@ static bool same_or_both_nan(bp_dtype_t dt, uint64_t a, uint64_t b)
     return a == b || (bp_dtype_bits_isnan(dt, a) && bp_dtype_bits_isnan(dt, b));
 }
 
-/* f32 -> bf16 / f16 against src/dtype.c, which mirrors
+/* f32 -> bf16 / f16 against src/core/dtype.c, which mirrors
  * __float2bfloat16_rn / __float2half_rn: special values, ties, a sweep of
  * the whole bit space, random patterns. */
 START_TEST(t_cast_narrow)

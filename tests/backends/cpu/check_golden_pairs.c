@@ -14,7 +14,7 @@
  * The table records the goldens' relation as blessed; when the cuda
  * goldens are blessed again on the GPU machine (and checked there by
  * golden_shipped_cuda.sh and tests/fidelity/torch_probe.py), write it anew
- * with BP_PAIRS_WRITE=tests/data/golden_pairs.txt tests/check_golden_pairs
+ * with BP_PAIRS_WRITE=tests/data/golden_pairs.txt tests/backends/cpu/check_golden_pairs
  * and review its diff. */
 #include <check.h>
 #include <glob.h>
@@ -125,7 +125,7 @@ START_TEST(t_pairs)
         ck_assert_msg(f != NULL, "cannot write %s", w);
         fprintf(f, "# golden/*/cuda-sm90 against golden/*/oracle, per tensor: elements, "
                    "how many differ,\n# the sum and the largest of their ulp distances, "
-                   "NaN mismatches (tests/check_golden_pairs.c)\n%s", got);
+                   "NaN mismatches (tests/backends/cpu/check_golden_pairs.c)\n%s", got);
         fclose(f);
         printf("check_golden_pairs: wrote %s\n", w);
     }
@@ -142,7 +142,7 @@ START_TEST(t_pairs)
         ck_assert_msg(strncmp(got + at, line, l) == 0 && line[l] == '\n',
                       "cuda golden against the oracle's: now '%.*s', %s says '%.*s' (a "
                       "golden edited, or blessed again without the table: see "
-                      "tests/check_golden_pairs.c)",
+                      "tests/backends/cpu/check_golden_pairs.c)",
                       (int)l, got + at, path, (int)strcspn(line, "\n"), line);
         at += l + 1;
         n++;

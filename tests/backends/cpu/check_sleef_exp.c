@@ -1,4 +1,4 @@
-/* src/sleef_exp.c, fp64 exp and pow of the SLEEF PyTorch 2.11 bundles
+/* src/backends/cpu/sleef_exp.c, fp64 exp and pow of the SLEEF PyTorch 2.11 bundles
  * (3.8 on), against references of its own:
  *   - below 3.5's overflow bound nothing changed in 3.8 (PR #604 moved
  *     the bound only), so there the port must equal this system's SLEEF

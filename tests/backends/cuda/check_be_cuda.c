@@ -2,7 +2,7 @@
  * 77 (SKIP) where the machine has no GPU (tests/gpu_rule.h).  Expected
  * values are independent of the code under test: hand-derived bit
  * patterns, the host's IEEE arithmetic (C float operations and fmaf are
- * correctly rounded), src/dtype.c's conversions, published Philox known
+ * correctly rounded), src/core/dtype.c's conversions, published Philox known
  * answers, and, for the transcendental functions CUDA does not round
  * correctly, double-precision libm with CUDA's documented ulp bounds.
  *

@@ -1,4 +1,4 @@
-/* src/sleef_erf.c, the double erf of the SLEEF PyTorch 2.11 bundles in one
+/* src/backends/cpu/sleef_erf.c, the double erf of the SLEEF PyTorch 2.11 bundles in one
  * lane, against references of its own:
  *   - tests/data/sleef_erf_ref.txt, written by
  *     tests/fidelity/sleef_erf_ref.py, an emulation of SLEEF 3.6-3.9's
