@@ -17,6 +17,7 @@
 #include "dwalk.h"
 #include "envinfo.h"
 #include "rep.h"
+#include "cmd_ledger.h"
 #include "rep_ledger.h"
 #include "tpair.h"
 #include "tset.h"

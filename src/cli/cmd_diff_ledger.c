@@ -9,6 +9,7 @@
 #include "cli.h"
 #include "envinfo.h"
 #include "outfile.h"
+#include "cmd_ledger.h"
 #include "rep_ledger.h"
 
 /* Writes a report of d to path ('-': standard output). */

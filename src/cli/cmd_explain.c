@@ -15,6 +15,7 @@
 #include "explain.h"
 #include "rep.h"
 #include "rep_explain.h"
+#include "cmd_ledger.h"
 #include "rep_ledger.h"
 
 const char cmd_explain_usage[] =

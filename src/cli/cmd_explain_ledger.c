@@ -22,6 +22,7 @@
 #include "ledger_diff.h"
 #include "ledger_map.h"
 #include "rep_explain.h"
+#include "cmd_ledger.h"
 #include "rep_ledger.h"
 
 typedef struct {

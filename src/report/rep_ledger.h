@@ -5,7 +5,6 @@
 
 #include <stdio.h>
 
-#include "cli.h"
 #include "ledger_diff.h"
 #include "rep.h"
 
@@ -22,17 +21,5 @@ int bp_rep_ledger_junit(FILE *f, const bp_ledger_diff_t *d);
  * in full, at most first ops of each kind, the modules (at most 200 rows:
  * it stays under GitHub's 65536 characters). */
 int bp_rep_ledger_markdown(FILE *f, const bp_ledger_diff_t *d, size_t first);
-
-/* bitprobe diff A.ledger B.ledger (cmd_diff_ledger.c): what diff runs when
- * either operand is a ledger; t holds diff's report options, first its
- * --first.  Returns the exit status. */
-int cmd_diff_ledger(const char *pa, const char *pb, const bp_rep_targets_t *t, size_t first,
-                    int argc, char **argv);
-
-/* bitprobe explain A.ledger B.ledger (cmd_explain_ledger.c): the op that
- * introduced the difference, or the op op_id names, as a probe written
- * under out_dir and run on the oracle and dev's backends. */
-int cmd_explain_ledger(const char *pa, const char *pb, const char *op_id, const char *out_dir,
-                       const bp_cli_devices_t *dev, size_t first, const char *json);
 
 #endif
