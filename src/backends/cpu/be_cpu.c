@@ -693,6 +693,10 @@ static json_t *fingerprint(const bp_cpu_t *c)
         "fp32 accumulator, k ascending, one fmaf per product, start +0",
         "transcendentals", tr);
     if (fp) {
+        json_object_set_new(fp, "formulations_from",
+                            json_string("PyTorch 2.11.0's x86-64 CPU kernels (oneDNN v3.10.2, "
+                                        "SLEEF 3.8/3.9 as bundled); probes/README.md names "
+                                        "the rows taken from another version"));
         json_object_set_new(fp, "onednn_isa", json_string(bp_onednn_isa_name(c->onednn)));
         json_object_set_new(fp, "onednn_isa_from", json_string(c->onednn_source));
         json_object_set_new(
