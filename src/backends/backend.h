@@ -13,6 +13,7 @@
 
 #include "buf.h"
 #include "cpu_isa.h"
+#include "onednn_isa.h"
 #include "error.h"
 #include "op.h"
 #include "probe.h"
@@ -26,6 +27,7 @@ typedef enum {
 typedef struct bp_backend_opts {
     bp_cpu_math_t cpu_math;
     bp_cpu_isa_t cpu_isa; /* ATen CPU capability the CPU backend models */
+    bp_onednn_isa_t onednn_isa; /* oneDNN's ISA for the ops ATen hands it */
     int gpu;     /* CUDA device index */
     const char *gpus; /* --gpu all or a list (0,2): each a backend of its
                          own, cuda:K (cli.c), or NULL */

@@ -84,6 +84,12 @@ bool bp_cli_count(const char *s, long max, size_t *out);
       "  --cpu-isa I       ATen CPU capability to model: avx512, avx2 or default (default:\n" \
       "                    ATEN_CPU_CAPABILITY, else what this CPU offers, as ATen picks)\n", \
       bp_cli_opt_cpu_isa) S                                                              \
+    X(ONEDNN_ISA, "onednn-isa",                                                          \
+      "  --onednn-isa I    oneDNN ISA to model for the ops PyTorch hands it (gelu's erf\n"   \
+      "                    form): avx512_core_fp16, avx512_core, avx2_vnni_2, avx2, sse41\n" \
+      "                    or none (mkldnn off) (default: ONEDNN_MAX_CPU_ISA capped by\n"   \
+      "                    this CPU, else what it offers, as oneDNN picks)\n",             \
+      bp_cli_opt_onednn_isa) S                                                           \
     X(GPU, "gpu",                                                                        \
       "  --gpu N           CUDA device index (default 0); all, or a list (0,2): each GPU\n" \
       "                    a backend of its own (cuda:K), the GPUs compared with each\n"   \

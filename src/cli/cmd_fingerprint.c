@@ -15,7 +15,8 @@ const char cmd_fingerprint_usage[] =
     "  --device LIST     comma-separated backends: cpu, oracle, cuda, auto (default: auto)\n"
     "  --require LIST    backends that must be fingerprinted: a missing one is an error\n"
     "  --json            the tables as JSON (the \"behaviour\" object bless and run --save\n"
-    "                    store with each backend's fingerprint)\n"
+    "                    store with each backend's fingerprint; \"model\": what the\n"
+    "                    backend models, as goldens record it)\n"
     BP_BACKEND_USAGE;
 
 static void table(const bp_backend_t *be, const bp_fp_item_t *it, size_t n)
@@ -75,9 +76,10 @@ int cmd_fingerprint(int argc, char **argv)
             break;
         }
         if (json)
-            json_array_append_new(arr, json_pack("{s:s, s:s, s:o}", "name", bes[k]->name,
-                                                 "key", bes[k]->key, "behaviour",
-                                                 bp_fingerprint_json(items, n)));
+            json_array_append_new(
+                arr, json_pack("{s:s, s:s, s:o, s:O}", "name", bes[k]->name, "key", bes[k]->key,
+                               "behaviour", bp_fingerprint_json(items, n), "model",
+                               bes[k]->fingerprint ? bes[k]->fingerprint : json_null()));
         else
             table(bes[k], items, n);
         if (!json && k + 1 < nb)

@@ -96,6 +96,10 @@ void bp_run_hint(const bp_run_opts_t *o, const char *cmd, const char *const *pro
         append_arg(out, n, &len, "--cpu-isa");
         append_arg(out, n, &len, bp_cpu_isa_name(be->cpu_isa));
     }
+    if (be->onednn_isa != def.onednn_isa) {
+        append_arg(out, n, &len, "--onednn-isa");
+        append_arg(out, n, &len, bp_onednn_isa_name(be->onednn_isa));
+    }
     if (be->gpus || be->gpu != def.gpu) {
         char g[32];
         snprintf(g, sizeof g, "%d", be->gpu);

@@ -421,7 +421,8 @@ void bp_result_summary(const bp_result_t *r, char *out, size_t n)
         return;
     }
     if (!c->mismatched) {
-        snprintf(out, n, "bit-identical (%zu elements)", c->total);
+        snprintf(out, n, "bit-identical (%zu elements)%s%s", c->total, r->note ? "; " : "",
+                 r->note ? r->note : "");
         return;
     }
     char iu[96], ia[96], ir[96], pol[128], ulp[32];
@@ -443,9 +444,10 @@ void bp_result_summary(const bp_result_t *r, char *out, size_t n)
         snprintf(tail, sizeof tail, "%zu beyond policy %s", c->beyond_policy, pol);
     snprintf(out, n,
              "%zu of %zu elements differ (%.4g%%), max %s at %s, max abs %.6g at %s, "
-             "max rel %.6g at %s; %s%s",
+             "max rel %.6g at %s; %s%s%s%s",
              c->mismatched, c->total, 100.0 * bp_result_fraction(r), ulp, iu, c->max_abs, ia,
-             c->max_rel, ir, tail, !c->pass && !r->counts ? " (informational)" : "");
+             c->max_rel, ir, tail, !c->pass && !r->counts ? " (informational)" : "",
+             r->note ? "; " : "", r->note ? r->note : "");
 }
 
 double bp_result_fraction(const bp_result_t *r)

@@ -233,3 +233,35 @@ void bp_probe_hash(const bp_probe_t *p, char out[17])
     }
     snprintf(out, 17, "%016" PRIx64, f.h);
 }
+
+static bool is_gemm(bp_op_kind_t k)
+{
+    return k == BP_OP_MATMUL || k == BP_OP_BMM || k == BP_OP_BADDBMM || k == BP_OP_SDPA;
+}
+
+int bp_probe_cpu_gemm_dep(const bp_probe_t *p, int buf)
+{
+    if (buf < 0 || (size_t)buf >= p->nops)
+        return -1;
+    if (is_gemm(p->ops[buf].kind))
+        return buf;
+    /* ops read only earlier buffers: one pass back from buf marks what it
+     * reads, the first GEMM among them is the one reported */
+    unsigned char *need = calloc(p->nops, 1);
+    if (!need)
+        return -1;
+    need[buf] = 1;
+    int found = -1;
+    for (int i = buf; i >= 0; i--) {
+        if (!need[i])
+            continue;
+        if (is_gemm(p->ops[i].kind))
+            found = i;
+        int r[BP_OP_MAXREADS], n = bp_op_reads(&p->ops[i], r);
+        for (int k = 0; k < n; k++)
+            if (r[k] >= 0 && r[k] < i)
+                need[r[k]] = 1;
+    }
+    free(need);
+    return found;
+}

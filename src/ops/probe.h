@@ -102,6 +102,15 @@ void bp_probe_free(bp_probe_t *p);
 void bp_probe_free_all(bp_probe_t **ps, size_t n);
 /* Index of the op producing the named buffer, or -1. */
 int bp_probe_find_buf(const bp_probe_t *p, const char *name);
+/* The first op buffer buf is computed through (itself or upstream) whose
+ * CPU bits are not PyTorch's: a GEMM (matmul, bmm, baddbmm, sdpa), which
+ * PyTorch's x86 wheels take from MKL's sgemm (fp32) and oneDNN (bf16,
+ * fp16) in an order bitprobe does not replay; -1 where there is none. */
+int bp_probe_cpu_gemm_dep(const bp_probe_t *p, int buf);
+/* Why such a result is not PyTorch's on the CPU: the status reports show. */
+#define BP_CPU_GEMM_NOTE                                                                    \
+    "cpu: not PyTorch's bits: MKL (fp32 sgemm) / oneDNN (bf16, fp16) order, not replayed " \
+    "(through %s '%s')"
 /* The 16-hex-digit FNV-1a 64 hash of p's canonical definition: params,
  * dtypes, every op field and the outputs with their policies; not the
  * description, the path or source positions. */

@@ -119,6 +119,10 @@ static void testcase(FILE *f, const bp_result_t *r)
         fputs(">\n      <system-out>", f);
         details(f, r, summary);
         fputs("</system-out>\n    </testcase>\n", f);
+    } else if (r->note) {
+        fputs(">\n      <system-out>", f);
+        bp_xml_put(f, summary, false);
+        fputs("</system-out>\n    </testcase>\n", f);
     } else {
         fputs("/>\n", f);
     }

@@ -490,7 +490,12 @@ static void result_row(FILE *f, const bp_result_t *r)
     }
     fputs(" | ", f);
     bp_md_code(f, pol);
-    fprintf(f, " | %s |\n", verdict(r));
+    fprintf(f, " | %s", verdict(r));
+    if (r->note) {
+        fputs(": ", f);
+        bp_md_text(f, r->note);
+    }
+    fputs(" |\n", f);
 }
 
 static void histogram(FILE *f, const bp_cmp_t *c)

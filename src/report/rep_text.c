@@ -92,8 +92,8 @@ static void result_block(FILE *f, const bp_result_t *r, const bp_rep_opts_t *o, 
     const char *verdict = c->pass ? "" : (r->counts ? " DRIFT" : " (differs)");
     if (c->mismatched == 0) {
         if (!o->quiet)
-            fprintf(f, "  %s vs %s: %sbit-identical%s (%zu elements)\n", r->b, r->a,
-                    green(o), off(o), c->total);
+            fprintf(f, "  %s vs %s: %sbit-identical%s (%zu elements)%s%s\n", r->b, r->a,
+                    green(o), off(o), c->total, r->note ? "; " : "", r->note ? r->note : "");
         return;
     }
     bp_policy_format(&r->policy, pol, sizeof pol);
@@ -217,8 +217,8 @@ static void result_line(FILE *f, const bp_result_t *r, const bp_rep_opts_t *o,
     }
     const bp_cmp_t *c = &r->cmp;
     if (!c->mismatched) {
-        fprintf(f, "%s%s: %sbit-identical%s (%zu elements)\n", lead, title, green(o), off(o),
-                c->total);
+        fprintf(f, "%s%s: %sbit-identical%s (%zu elements)%s%s\n", lead, title, green(o),
+                off(o), c->total, r->note ? "; " : "", r->note ? r->note : "");
         return;
     }
     char idx[96], ulp[32], pol[96];
@@ -233,6 +233,8 @@ static void result_line(FILE *f, const bp_result_t *r, const bp_rep_opts_t *o,
             c->max_abs, idx, on, bp_res_status_label(s), of);
     if (s == BP_RS_WITHIN || s == BP_RS_DRIFT)
         fprintf(f, " (policy %s)", pol);
+    if (r->note)
+        fprintf(f, "; %s", r->note);
     fputc('\n', f);
 }
 

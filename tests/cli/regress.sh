@@ -2,7 +2,8 @@
 # minimised form of a difference the differential fuzzer found between
 # bitprobe and PyTorch (tests/fidelity/fuzz_torch.py), with PyTorch's bits
 # of its output beside it: NAME.cpu-ISA.safetensors, taken with ATen's CPU
-# capability ISA, and NAME.cuda.safetensors.  bitprobe must give exactly
+# capability ISA (NAME.cpu-ISA+onednn-LEVEL.safetensors where oneDNN's ISA
+# enters too), and NAME.cuda.safetensors.  bitprobe must give exactly
 # those bits: on the CPU always (with --cpu-isa ISA), on CUDA where a GPU
 # is usable; bits this machine cannot check (a capability the CPU lacks,
 # CUDA without a GPU) make the test a SKIP after the rest has passed.
@@ -25,7 +26,11 @@ for y in "$R"/*.yaml; do
             [ "$gpu" = 1 ] || { cuda_left="${cuda_left:-} $name"; continue; }
             dev=cuda extra= ;;
         cpu-*)
-            dev=cpu isa=${tag#cpu-} extra="--cpu-isa $isa"
+            # cpu-ISA, or cpu-ISA+onednn-LEVEL where oneDNN's ISA matters
+            # (gelu's erf form): bitprobe models both as the tag names them
+            isa=${tag#cpu-} onednn=
+            case $isa in *+onednn-*) onednn=${isa#*+onednn-} isa=${isa%%+onednn-*} ;; esac
+            dev=cpu extra="--cpu-isa $isa${onednn:+ --onednn-isa $onednn}"
             if [ "$isa_opt" = 0 ]; then
                 [ "$isa" = avx2 ] || continue
                 extra=

@@ -26,7 +26,8 @@ def block(summaries):
     totals = collections.Counter()
     for s in summaries:
         isa = " ".join(s.get("bitprobe_args", []))
-        runs.append(f"{s.get('date', '')} seed {s['seed']}, {s['probes']} probes on "
+        models = f", {s['models']:.0%} from model code" if s.get("models") else ""
+        runs.append(f"{s.get('date', '')} seed {s['seed']}, {s['probes']} probes{models} on "
                     f"{'/'.join(s.get('devices', []))} ({s['env']}"
                     f"{'; bitprobe ' + isa if isa else ''})")
         for dev, op, dt, verdict, n in s["counts"]:
@@ -38,7 +39,10 @@ def block(summaries):
                 rows[op][(dev, verdict)] += n
                 totals[(dev, verdict)] += n
     devs = sorted({d for c in rows.values() for d, _ in c})
-    out = [BEGIN, "", "Last runs: " + "; ".join(runs) + ".", ""]
+    versions = sorted({s.get("torch") or s["env"].split(",")[0].replace("torch ", "")
+                       for s in summaries})
+    out = [BEGIN, "", "Compared against PyTorch " + ", ".join(versions) + ".", "",
+           "Last runs: " + "; ".join(runs) + ".", ""]
     out.append("| op | dtypes | " + " | ".join(f"{d} checked | {d} differ" for d in devs) +
                " | cpu MKL (differ, not required) | unpinned order (not required) |")
     out.append("|---" * (2 + 2 * len(devs) + 2) + "|")
@@ -51,8 +55,49 @@ def block(summaries):
     out.append("| **all** | | " + " | ".join(
         f"**{totals[(d, 'checked')]}** | **{totals[(d, 'differ')]}**" for d in devs) +
         f" | {totals[('cpu', 'mkl')]} | {sum(totals[(d, 'unpinned')] for d in devs)} |")
-    out += ["", END]
+    out += exclusions(summaries) + rates(summaries) + ["", END]
     return "\n".join(out)
+
+
+# Verdicts that are not "identical" or "differ": every op set aside, with
+# its count and reason (fuzz_check.REASONS, carried in each summary).
+ASIDE = ("mkl", "unpinned", "version", "old-pytorch", "unsupported", "refused", "no-replay",
+         "replay-error", "own")
+
+
+def exclusions(summaries):
+    rows, reasons = collections.Counter(), {}
+    for s in summaries:
+        reasons.update(s.get("reasons", {}))
+        for dev, op, dt, verdict, n in s["counts"]:
+            if verdict in ASIDE:
+                rows[(verdict, dev, op)] += n
+    out = ["", "Every op not required to be identical, with its reason:", "",
+           "| set aside as | device | op | count | reason |", "|---|---|---|---|---|"]
+    for (verdict, dev, op), n in sorted(rows.items()):
+        out.append(f"| {verdict} | {dev} | `{op}` | {n} | {reasons.get(verdict, '')} |")
+    return out
+
+
+def rates(summaries):
+    """How often an unpinned GEMM differs from PyTorch, per shape class."""
+    acc = collections.defaultdict(lambda: [0, 0, 0, 0])
+    for s in summaries:
+        for dev, op, dt, cls, n, nd, el, eld in s.get("rates", []):
+            r = acc[(dev, op, dt, cls)]
+            for i, v in enumerate((n, nd, el, eld)):
+                r[i] += v
+    if not acc:
+        return []
+    out = ["", "GEMMs PyTorch computes in an order bitprobe does not replay (CPU: MKL's "
+           "sgemm for fp32, oneDNN for bf16/fp16; CUDA: cuBLAS's heuristics), measured "
+           "against PyTorch per shape class:", "",
+           "| device | op | dtype | shape class | ops differ | elements differ |",
+           "|---|---|---|---|---|---|"]
+    for (dev, op, dt, cls), (n, nd, el, eld) in sorted(acc.items()):
+        out.append(f"| {dev} | `{op}` | {dt} | {cls} | {nd} of {n} | {eld} of {el} "
+                   f"({100.0 * eld / el if el else 0:.3g}%) |")
+    return out
 
 
 def main():

@@ -10,14 +10,6 @@ downstream.  An op's verdict:
   mkl           CPU, an op PyTorch's x86 builds take from MKL VML (fp32 and
                 fp64 sin, cos, exp, log, tanh, sqrt, ...), which bitprobe
                 does not reproduce: counted and reported, not a failure
-  onednn        CPU gelu(approximate='none') of a contiguous fp32 (bf16 on
-                AVX-512 hosts, fp16 on hosts with AVX512-FP16 or AMX-FP16,
-                mkldnn_fp16_device_check) tensor, which PyTorch hands to
-                oneDNN's eltwise_gelu_erf when mkldnn is enabled
-                (Activation.cpp use_mkldnn): bitprobe models ATen's
-                polynomial erf, which matches it but for about 5% of fp32
-                elements by one ulp (fp16: ATen's kernel, unconfirmed
-                against oneDNN's)
   version       CPU, PyTorch before 2.0, where bitprobe follows 2.x's kernel:
                 silu of bf16/fp16 and round(decimals) of bf16/fp16 (1.13
                 rounds each operation to the dtype), linspace of every float dtype (1.13 fills vector registers
@@ -93,28 +85,6 @@ def mkl_op(op, out_dtype):
     return op["op"] == "pow" and not isinstance(op.get("b"), str) and op.get("b") == 0.5
 
 
-def _mkldnn_fp16():
-    """Whether this host passes ATen's mkldnn_fp16_device_check (AVX512-FP16
-    or AMX-FP16: Sapphire Rapids and later); PyTorch before 2.1 has no
-    such check and no fp16 path to oneDNN."""
-    try:
-        return bool(torch.ops.mkldnn._is_mkldnn_fp16_supported())
-    except (AttributeError, RuntimeError):
-        return False
-
-
-MKLDNN_FP16 = _mkldnn_fp16()
-
-
-def onednn_op(op, out_dtype):
-    """gelu(approximate='none') that Activation.cpp's use_mkldnn hands to
-    oneDNN: fp32, bf16, and fp16 where the host passes the fp16 check."""
-    dtypes = (torch.float32, torch.bfloat16) + ((torch.float16,) if MKLDNN_FP16 else ())
-    return (op["op"] == "gelu" and op.get("approximate", "none") == "none" and
-            out_dtype in dtypes and
-            torch.backends.mkldnn.is_available() and torch.backends.mkldnn.enabled)
-
-
 def version_op(op, out_dtype, numel=None):
     """An op whose PyTorch 1.x CPU kernel differs from the 2.x one bitprobe
     models (see the top); numel is the result's size."""
@@ -132,8 +102,14 @@ def version_op(op, out_dtype, numel=None):
     if op["op"] == "erf":  # bf16: SLEEF's erf in 1.13, ATen's float polynomial in 2.x;
         # fp64: SLEEF 3.5's erf in 1.13, 3.6's (PyTorch's bundled 3.8/3.9) in 2.11
         return out_dtype in (torch.bfloat16, torch.float16, torch.float64)
+    if op["op"] == "gelu" and op.get("approximate") == "tanh":  # 1.13's bf16 rounds in bf16
+        return out_dtype == torch.bfloat16
     if op["op"] == "gelu" and op.get("approximate", "none") == "none":
-        return out_dtype == torch.float64  # the same erf in the vector lanes
+        # fp64: the same erf in the vector lanes; fp32/bf16: 1.13's oneDNN
+        # 2.x has only the Abramowitz-Stegun form, 2.x's AVX-512 takes
+        # oneDNN 3.x's polynomial (be_cpu_onednn.c), and 1.13's bf16
+        # kernel rounds in bf16
+        return out_dtype in (torch.float64, torch.float32, torch.bfloat16)
     if op["op"] == "mean":  # 1.13 sums bf16/fp16 into the dtype, 2.x into float (mean_out)
         return out_dtype in (torch.bfloat16, torch.float16)
     if op["op"] == "sum" and op.get("formulation", "default") == "default":
@@ -187,13 +163,55 @@ def container(bundle, probe, device):
     return fs[0] if fs else None
 
 
+# Why an op is not required to be identical, per verdict (the account's
+# exclusion rows say it beside the count).
+REASONS = {
+    "mkl": "PyTorch's x86 wheels take fp32/fp64 sin, cos, exp, log, tanh, sqrt, erf, log2 "
+           "(vml.h IMPLEMENT_VML_MKL) from MKL VML, which is closed",
+    "unpinned": "PyTorch's order is not replayed: on the CPU its GEMMs are MKL's sgemm (fp32) "
+                "and oneDNN's (bf16, fp16), whose blocking and summation order depend on the "
+                "shape, the ISA and the threads; on CUDA cuBLAS heuristics and cub's scan",
+    "version": "a PyTorch before 2.0 computes it with another kernel than the 2.x one "
+               "bitprobe models",
+    "old-pytorch": "a PyTorch before 2.1 rounds the scalar operand to the dtype first",
+    "unsupported": "this PyTorch has no kernel for the dtype",
+    "refused": "PyTorch raises on the input bitprobe computes",
+    "own": "bitprobe's own generator: nothing to replay",
+    "no-replay": "no PyTorch counterpart in probe_torch_ops.py (a coverage failure)",
+    "replay-error": "the replay failed (a failure)",
+}
+
+
+def shape_class(op, bufs):
+    """A GEMM's shape class for the rates of unpinned ops: K and M bands."""
+    if op["op"] not in ("matmul", "bmm", "baddbmm", "sdpa"):
+        return ""
+    try:
+        if op["op"] == "baddbmm":
+            a = bufs[op["inputs"][1]]
+        elif op["op"] == "sdpa":
+            a = bufs[op["inputs"][0]]
+        else:
+            a = bufs[op["a"]]
+        k, m = a.shape[-1], a.shape[-2] if a.dim() >= 2 else 1
+    except (KeyError, IndexError, TypeError):
+        return ""
+    kb = "K<=64" if k <= 64 else "K<=1024" if k <= 1024 else "K<=4096" if k <= 4096 \
+        else "K>4096"
+    mb = "M=1" if m == 1 else "M<=16" if m <= 16 else "M>16"
+    return f"{kb} {mb}"
+
+
 class Result:
-    """Counts per (device, op, dtype) and verdict, and the failures."""
+    """Counts per (device, op, dtype) and verdict, and the failures; for
+    unpinned ops, rates per shape class: [ops, ops that differ, elements,
+    elements that differ]."""
 
     def __init__(self):
         self.counts = collections.Counter()
         self.failures = []
         self.refusals = []
+        self.rates = collections.defaultdict(lambda: [0, 0, 0, 0])
 
     def add(self, device, op, dtype, verdict):
         self.counts[(device, op, dtype, verdict)] += 1
@@ -204,6 +222,10 @@ class Result:
 
     def merge(self, other):
         self.counts.update(other.counts)
+        for k, v in other.rates.items():
+            r = self.rates[k]
+            for i in range(4):
+                r[i] += v[i]
         self.failures.extend(other.failures)
         self.refusals.extend(other.refusals)
 
@@ -324,8 +346,6 @@ def check_probe(spec, bundle, device, res, log=print, keep=None):
                     verdict = "unpinned"
                 elif device == "cpu" and mkl_op(op, mine.dtype):
                     verdict = "mkl"
-                elif device == "cpu" and onednn_op(op, mine.dtype):
-                    verdict = "onednn"
                 elif device == "cpu" and version_op(op, mine.dtype, mine.numel()):
                     verdict = "version"
                 elif device == "cpu" and OLD_SCALAR and _later(op, bufs, mine):
@@ -336,6 +356,14 @@ def check_probe(spec, bundle, device, res, log=print, keep=None):
                         res.failures.append(_failure(spec, d, i, op, device, mine, t, None, n))
             if counted:
                 res.add(device, op["op"], NAMES.get(mine.dtype, str(mine.dtype)), verdict)
+                if verdict in ("unpinned", "identical") and op["op"] in (
+                        "matmul", "bmm", "baddbmm", "sdpa"):
+                    r = res.rates[(device, op["op"], NAMES.get(mine.dtype, str(mine.dtype)),
+                                   shape_class(op, bufs))]
+                    r[0] += 1
+                    r[1] += verdict == "unpinned"
+                    r[2] += mine.numel()
+                    r[3] += n if verdict == "unpinned" and n > 0 else 0
             bufs[op["out"]] = mine.to(tdev)
     return True
 

@@ -23,6 +23,7 @@ writes, so that `bitprobe diff` compares them name by name; a device
 where the op is not required (MKL on the CPU) gets no file.
 cmd_regress() checks (or, with --write, computes) those files."""
 import glob
+import json
 import math
 import os
 import re
@@ -232,6 +233,44 @@ def cpu_isa():
     return {"AVX512": "avx512", "AVX2": "avx2"}.get(cap, "default")
 
 
+def onednn_matters(spec):
+    """Whether the probe has an op PyTorch may hand to oneDNN (gelu's erf
+    form): its CPU bits then depend on oneDNN's ISA too."""
+    return any(op["op"] == "gelu" and op.get("approximate", "none") == "none"
+               for op in spec["ops"])
+
+
+def onednn_isa(bitprobe, extra=()):
+    """oneDNN's ISA as bitprobe resolves it here (ONEDNN_MAX_CPU_ISA capped
+    by the CPU, or --onednn-isa in extra): the one PyTorch's oneDNN runs
+    in this environment.  None for a bitprobe without the option."""
+    p = subprocess.run([bitprobe, "fingerprint", "--device", "cpu", "--json", *extra],
+                       capture_output=True, text=True)
+    try:
+        model = json.loads(p.stdout)["backends"][0].get("model") or {}
+    except (ValueError, KeyError, IndexError):
+        return None
+    return model.get("onednn_isa")
+
+
+def cpu_tag(spec, bitprobe, extra):
+    """The CPU bits' tag: cpu-ISA, and +onednn-ISA where oneDNN matters."""
+    tag = f"cpu-{cpu_isa()}"
+    if onednn_matters(spec):
+        isa = onednn_isa(bitprobe, [a for a in extra if not a.startswith("--cpu-isa")
+                                    and a not in ("avx512", "avx2", "default")])
+        if isa:
+            tag += f"+onednn-{isa}"
+    return tag
+
+
+def tag_args(tag):
+    """bitprobe's options for a CPU tag: --cpu-isa, and --onednn-isa where
+    the tag names one (cpu-avx512+onednn-avx512_core)."""
+    isa, _, onednn = tag[4:].partition("+onednn-")
+    return ["--cpu-isa", isa] + (["--onednn-isa", onednn] if onednn else [])
+
+
 def save(spec, name, directory, bitprobe, extra, devices, origin, log):
     """Writes the regression probe and PyTorch's bits for each device."""
     spec = dict(spec, name=name, description=f"fuzzer regression: {origin}", origin=origin)
@@ -251,7 +290,7 @@ def save(spec, name, directory, bitprobe, extra, devices, origin, log):
         bits = torch_bits(spec, dev, bundle)
         if bits is None:
             continue
-        tag = f"cpu-{cpu_isa()}" if dev == "cpu" else "cuda"
+        tag = cpu_tag(spec, bitprobe, extra) if dev == "cpu" else "cuda"
         meta = {"torch": torch.__version__, "origin": origin,
                 "device": torch.cuda.get_device_name(0) if dev == "cuda" else f"cpu {cpu_isa()}"}
         refio.st_write(os.path.join(directory, f"{name}.{tag}.safetensors"), bits, meta)
@@ -336,7 +375,7 @@ def cmd_regress(args, log):
                 extra = list(args.bitprobe_arg)
                 if tag.startswith("cpu-"):
                     if isa_option(args.bitprobe):
-                        extra += ["--cpu-isa", tag[4:]]
+                        extra += tag_args(tag)
                     elif tag != "cpu-avx2":  # a bitprobe that models AVX2 only
                         log(f"not checked: {name} {tag} (this bitprobe has no --cpu-isa)")
                         continue
@@ -346,7 +385,7 @@ def cmd_regress(args, log):
                                    capture_output=True, text=True)
                 got = glob.glob(os.path.join(work, "b", name, f"{dev}*.safetensors.gz"))
                 if "which this CPU lacks" in p.stderr:
-                    log(f"not checked: {name} {tag} (this CPU lacks {tag[4:]})")
+                    log(f"not checked: {name} {tag} (this CPU lacks {tag_args(tag)[1]})")
                     shutil.rmtree(work)
                     continue
                 if p.returncode not in (0, 1) or not got:

@@ -5,12 +5,13 @@ by bitprobe on each device and replayed op by op in PyTorch.
     fuzz_torch.py run --bitprobe B --seed S [--probes N] [--ops M]
                       [--devices cpu,cuda] [--out DIR] [--regress DIR]
                       [--minimise] [--only I,J] [--small]
-                      [--batch N] [--jobs J] [--budget-s S]
+                      [--batch N] [--jobs J] [--budget-s S] [--models F]
     fuzz_torch.py regress --bitprobe B --dir tests/fidelity/regress
                       [--devices cpu,cuda] [--write]
 
 `run` generates N probes of about M ops each from seed S (probe i is a
-pure function of S and i: fuzz_gen), lets bitprobe run them N at a time,
+pure function of S and i: fuzz_gen; with --models F, a fraction F of them
+are model code as transformers writes it: fuzz_models), lets bitprobe run them N at a time,
 J such batches at once (`run --device cpu,cuda --no-golden --save
 --intermediates`, a progress line after each; no batch starts past S
 seconds of --budget-s), replays every
@@ -116,9 +117,13 @@ def _batch(args, idx, table, ops, extra, work, devices):
     """Probes idx drawn, run by bitprobe in their own directory under work
     and replayed: run_batch's answer.  A worker process's job."""
     torch.set_num_threads(1)  # bitprobe models ATen's chunking with one thread
-    specs = [fuzz_gen.probe(args.seed, i, table, args.ops, large=not args.small,
-                            extra_dtypes=extra,
-                            focus=ops[i % len(ops)] if args.each_op and ops else None)
+    import fuzz_models
+    names = {o["name"] for o in table}
+    specs = [fuzz_models.probe(args.seed, i, names) if fuzz_models.chosen(args.seed, i,
+                                                                           args.models)
+             else fuzz_gen.probe(args.seed, i, table, args.ops, large=not args.small,
+                                 extra_dtypes=extra,
+                                 focus=ops[i % len(ops)] if args.each_op and ops else None)
              for i in idx]
     return run_batch(args, specs, os.path.join(work, f"batch-{idx[0]:05d}"), devices)
 
@@ -192,13 +197,13 @@ def report(res, devices, seconds, out=log):
             cells = []
             for dt in dts:
                 c = {v: res.counts[(dv, op, dt, v)] for v in
-                     ("identical", "differ", "mkl", "onednn", "version", "unpinned", "own",
+                     ("identical", "differ", "mkl", "version", "unpinned", "own",
                       "no-replay", "unsupported", "refused", "old-pytorch", "replay-error")}
                 n = sum(c.values())
                 if not n:
                     continue
                 s = f"{dt} {c['identical']}/{n - c['own']}" if c["own"] < n else f"{dt} own {n}"
-                s += "".join(f" {k} {c[k]}" for k in ("differ", "mkl", "onednn", "version",
+                s += "".join(f" {k} {c[k]}" for k in ("differ", "mkl", "version",
                                                       "unpinned", "no-replay", "unsupported",
                                                       "refused", "old-pytorch", "replay-error")
                              if c[k])
@@ -220,6 +225,10 @@ def report(res, devices, seconds, out=log):
                 f"{op} {dt} {mkl[(op, dt, 'mkl')]} of "
                 f"{sum(mkl[(op, dt, v)] for v in ('mkl', 'identical'))} differ"
                 for op, dt in cells) or "none (this PyTorch has no MKL)"))
+    for (dv, op, dt, cls), (n, nd, el, eld) in sorted(res.rates.items()):
+        out(f"{dv} {op} {dt} {cls or '(shape unknown)'}: {nd} of {n} ops differ, {eld} of {el} "
+            f"elements ({100.0 * eld / el if el else 0:.3g}%) (not required: "
+            f"{'MKL/oneDNN' if dv == 'cpu' else 'cuBLAS'} order)")
     out(f"time: {seconds:.1f} s")
 
 
@@ -252,7 +261,9 @@ def cmd_run(args):
         args.probes = args.each_op * len(ops)
     log(f"fuzz: seed {args.seed}, {args.probes} probes of about {args.ops} ops, devices "
         f"{','.join(devices)}; op table from {origin}: {len(table)} ops")
-    log(f"fuzz: {torch_env()}; bitprobe {' '.join(args.bitprobe_arg) or '(no options)'}")
+    log(f"fuzz: compared against PyTorch {torch.__version__}: {torch_env()}; bitprobe "
+        f"{' '.join(args.bitprobe_arg) or '(no options)'}; {args.models:.0%} of the probes "
+        f"from model code (fuzz_models.py)")
     work = args.out or tempfile.mkdtemp(prefix="bitprobe-fuzz-")
     os.makedirs(work, exist_ok=True)
     t0 = time.time()
@@ -290,6 +301,9 @@ def cmd_run(args):
         log(f"FAIL seed {args.seed} {f['probe']} {f['dtype']} op {f['index']} ({f['op']} -> "
             f"{f['out']}) on {f['device']}: {f['why']}")
     summary = {"seed": args.seed, "probes": len(specs), "env": torch_env(),
+               "torch": torch.__version__, "models": args.models,
+               "reasons": fuzz_check.REASONS,
+               "rates": [[*k, *v] for k, v in sorted(res.rates.items())],
                "bitprobe_args": args.bitprobe_arg, "devices": devices,
                "date": time.strftime("%Y-%m-%d", time.gmtime()),
                "counts": [[*k, n] for k, n in sorted(res.counts.items())],
@@ -405,6 +419,8 @@ def main():
                    help="fail unless every device replayed N ops, every op kind and dtype")
     r.add_argument("--bitprobe-arg", action="append", default=[])
     r.add_argument("--aten-cpu-capability")
+    r.add_argument("--models", type=float, default=0, metavar="F",
+                   help="the fraction of probes drawn from real models (fuzz_models.py)")
     r.add_argument("--batch", type=int, default=20, metavar="N",
                    help="probes per bitprobe run (a progress line after each)")
     r.add_argument("--jobs", type=int, default=1, metavar="J",

@@ -692,6 +692,25 @@ static json_t *fingerprint(const bp_cpu_t *c)
         "compiler", cc, "matmul",
         "fp32 accumulator, k ascending, one fmaf per product, start +0",
         "transcendentals", tr);
+    if (fp) {
+        json_object_set_new(fp, "formulations_from",
+                            json_string("PyTorch 2.11.0's x86-64 CPU kernels (oneDNN v3.10.2, "
+                                        "SLEEF 3.8/3.9 as bundled); probes/README.md names "
+                                        "the rows taken from another version"));
+        json_object_set_new(fp, "onednn_isa", json_string(bp_onednn_isa_name(c->onednn)));
+        json_object_set_new(fp, "onednn_isa_from", json_string(c->onednn_source));
+        json_object_set_new(
+            fp, "gelu_erf",
+            json_string(c->onednn >= BP_ONEDNN_AVX512_CORE
+                            ? "oneDNN v3.10's AVX-512 minimax polynomial (PyTorch 2.11) for "
+                              "contiguous fp32, bf16 (and fp16 where the ISA has AVX512-FP16) "
+                              "of more than one element; ATen's kernel otherwise"
+                        : c->onednn >= BP_ONEDNN_SSE41
+                            ? "oneDNN's Abramowitz-Stegun form with its own exp (PyTorch 2.11, "
+                              "oneDNN v3.10) for contiguous fp32 (bf16, fp16 on avx2_vnni_2) "
+                              "of more than one element; ATen's kernel otherwise"
+                            : "ATen's kernel (mkldnn off)"));
+    }
     if (fp && c->isa_ignored)
         json_object_set_new(fp, "aten_cpu_capability_ignored", json_string(c->isa_ignored));
     return fp;
@@ -713,6 +732,12 @@ bp_status bp_be_cpu_open(const bp_backend_opts_t *o, bp_backend_t **out,
     }
     bp_status st =
         bp_cpu_isa_resolve(o->cpu_isa, &c->isa, &c->isa_source, &c->isa_ignored, err);
+    if (st) {
+        free(be);
+        free(c);
+        return st;
+    }
+    st = bp_onednn_isa_resolve(o->onednn_isa, &c->onednn, &c->onednn_source, err);
     if (st) {
         free(be);
         free(c);

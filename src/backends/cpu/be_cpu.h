@@ -29,6 +29,7 @@
 #include <stdint.h>
 
 #include "backend.h"
+#include "onednn_isa.h"
 
 /* ATen's vector register width (bytes) for the AVX2 capability. */
 #define BP_CPU_VEC_BYTES 32
@@ -47,6 +48,8 @@ typedef struct {
     bool simd;     /* AVX2 or AVX-512: SLEEF's vector entry points run */
     int vec_bytes; /* register width for kernels with an AVX-512 build:
                       64 on AVX512, BP_CPU_VEC_BYTES otherwise */
+    bp_onednn_isa_t onednn;    /* oneDNN's ISA modelled (onednn_isa.h) */
+    const char *onednn_source; /* where it came from */
 } bp_cpu_t;
 
 /* Lanes of one ATen register of dt for a register of `bytes` bytes. */
@@ -114,6 +117,12 @@ void bp_cpu_map_f64(const bp_cpu_t *c, bp_op_kind_t k, double *x, size_t n);
  * build, so on AVX512 the 16-lane entry point. */
 float bp_cpu_lanef(const bp_cpu_t *c, bp_op_kind_t k, bool wide, float x);
 double bp_cpu_lane(const bp_cpu_t *c, bp_op_kind_t k, bool wide, double x);
+/* be_cpu_onednn.c: whether PyTorch hands gelu(approximate='none') of a
+ * contiguous tensor of numel elements of dt to oneDNN at that ISA
+ * (Activation.cpp use_mkldnn with ideep's dtype checks), and oneDNN's
+ * eltwise_gelu_erf of one float there. */
+bool bp_cpu_onednn_gelu(bp_onednn_isa_t isa, bp_dtype_t dt, size_t numel);
+float bp_cpu_onednn_gelu_erf(bp_onednn_isa_t isa, float x);
 /* Vectorized<float>::erf(): ATen's own polynomial (be_cpu_math.c). */
 float bp_cpu_erf_poly(float x);
 /* Whether op k is one of those functions (be_cpu_math.c's table). */

@@ -15,7 +15,11 @@
  *            (GCC contracts x + kKappa * x^3 into an fma, -ffp-contract=
  *            fast), 0.5 * x * (1 + tanh(inner)), SLEEF's tanh or glibc's
  *            (Activation.cpp GeluKernelImpl).  The vector erf is ATen's
- *            own polynomial (Vectorized<float>::erf), not SLEEF's
+ *            own polynomial (Vectorized<float>::erf), not SLEEF's.  This
+ *            kernel serves the erf form only where oneDNN does not:
+ *            gelu_out_cpu hands a contiguous fp32 tensor of more than one
+ *            element (bf16, fp16 where ideep's checks pass) to oneDNN's
+ *            eltwise_gelu_erf (be_cpu_onednn.c), PyTorch 2.11
  *   exp2     vector a.exp2(), SLEEF's exp2 (Sleef_exp2f8_u10, on AVX512
  *            Sleef_exp2f16_u10; double Sleef_exp2d4/d8_u10); tail
  *            std::exp2, glibc (UnaryOpsKernel.cpp exp2_kernel, registered
@@ -56,8 +60,7 @@ static bool wide_kernel(bp_op_kind_t k)
     return k == BP_OP_SIGMOID || k == BP_OP_SILU || k == BP_OP_GELU || k == BP_OP_EXP2;
 }
 
-static float act_f32(const bp_cpu_t *c, const bp_op_t *op, bp_dtype_t dt, float x, bool vec,
-                     bool wide)
+static float act_f32(const bp_cpu_t *c, const bp_op_t *op, float x, bool vec, bool wide)
 {
     switch (op->kind) {
     case BP_OP_SIGMOID:
@@ -80,10 +83,6 @@ static float act_f32(const bp_cpu_t *c, const bp_op_t *op, bp_dtype_t dt, float 
             return 0.5f * x * (1.0f + t);
         } else {
             const float kAlpha = (float)M_SQRT1_2;
-            if (c->math != BP_CPU_MATH_LIBM && dt != BP_F16) { /* oneDNN's gelu_erf */
-                float h = 0.5f * x;
-                return fmaf(h, bp_cpu_erf_poly(x * kAlpha), h);
-            }
             float e = vec && c->math != BP_CPU_MATH_LIBM ? bp_cpu_erf_poly(x * kAlpha)
                                                          : erff(x * kAlpha);
             return x * 0.5f * (1.0f + e);
@@ -138,10 +137,15 @@ bp_status bp_cpu_op_act(bp_backend_t *be, const bp_exec_t *x, bp_error_t *err)
     bool wide = wide_kernel(x->op->kind);
     bp_cpu_loop_t l = bp_cpu_loop(out, x->a, NULL);
     size_t lanes = bp_cpu_lanes(dt, wide ? c->vec_bytes : BP_CPU_VEC_BYTES);
+    /* gelu's erf form of more than one element goes to oneDNN
+     * (Activation.cpp gelu_out_cpu), whatever ATen's capability */
+    bool onednn = x->op->kind == BP_OP_GELU && x->op->form != BP_FORM_TANH &&
+                  bp_cpu_onednn_gelu(c->onednn, dt, out->numel);
     for (size_t i = 0; i < out->numel; i++) {
         bool vec = c->simd && bp_cpu_in_vector(&l, i, lanes);
         double r = dt == BP_F64 ? act_f64(c, x->op, v[i], vec, wide)
-                                : (double)act_f32(c, x->op, dt, (float)v[i], vec, wide);
+                   : onednn    ? (double)bp_cpu_onednn_gelu_erf(c->onednn, (float)v[i])
+                               : (double)act_f32(c, x->op, (float)v[i], vec, wide);
         bp_cpu_store(out, i, r);
     }
     free(v);

@@ -10,12 +10,29 @@
 
 bp_error_t err;
 
+bp_backend_t *cpu_onednn(bp_cpu_math_t m, bp_cpu_isa_t isa, bp_onednn_isa_t onednn)
+{
+    bp_backend_opts_t o;
+    bp_backend_opts_default(&o);
+    o.cpu_math = m;
+    o.cpu_isa = isa;
+    o.onednn_isa = onednn;
+    bp_backend_t *be = NULL;
+    ck_assert_msg(bp_be_cpu_open(&o, &be, &err) == BP_OK, "%s", err.msg);
+    return be;
+}
+
 bp_backend_t *cpu_isa(bp_cpu_math_t m, bp_cpu_isa_t isa)
 {
     bp_backend_opts_t o;
     bp_backend_opts_default(&o);
     o.cpu_math = m;
     o.cpu_isa = isa;
+    /* oneDNN's ISA of an AVX2 host's, whatever this one has (gelu) */
+    o.onednn_isa = isa == BP_CPU_ISA_AVX512 ? BP_ONEDNN_AVX512_CORE_FP16
+                   : isa == BP_CPU_ISA_DEFAULT ? BP_ONEDNN_SSE41
+                   : isa == BP_CPU_ISA_AUTO    ? BP_ONEDNN_AUTO
+                                               : BP_ONEDNN_AVX2;
     bp_backend_t *be = NULL;
     ck_assert_msg(bp_be_cpu_open(&o, &be, &err) == BP_OK, "%s", err.msg);
     return be;

@@ -30,8 +30,11 @@ typedef enum {
 } mp_op_t;
 
 /* The CPU backend modelling ATen's capability isa (AUTO: as bitprobe
- * picks it here); cpu_math and cpu model AVX2, whatever the host. */
+ * picks it here) beside oneDNN's ISA of a host of that capability
+ * (avx512_core_fp16, avx2, sse41); cpu_math and cpu model AVX2, whatever
+ * the host; cpu_onednn names oneDNN's ISA. */
 bp_backend_t *cpu_isa(bp_cpu_math_t m, bp_cpu_isa_t isa);
+bp_backend_t *cpu_onednn(bp_cpu_math_t m, bp_cpu_isa_t isa, bp_onednn_isa_t onednn);
 bp_backend_t *cpu_math(bp_cpu_math_t m);
 bp_backend_t *cpu(void);
 /* The backend of math m under capability isa has this key, and its

@@ -3,6 +3,7 @@
  * PyTorch's lane behaviour observed on its CPU build), glibc for the
  * scalar tails, and MPFR for accuracy bounds of the vector lanes. */
 #include <check.h>
+#include <jansson.h>
 #include <math.h>
 #include <mpfr.h>
 #include <stdint.h>
@@ -300,6 +301,85 @@ START_TEST(t_act_mpfr)
 }
 END_TEST
 
+/* gelu(x) of n equal elements through the backend be, lane 0's bits. */
+static uint64_t gelu_n(bp_backend_t *be, bp_dtype_t dt, float x, size_t n)
+{
+    bp_buf_t a = vec_of(dt, n);
+    for (size_t i = 0; i < n; i++)
+        bp_dtype_store_bits(dt, a.data, i, bp_dtype_bits_from_double(dt, x));
+    bp_op_t g = {.kind = BP_OP_GELU};
+    bp_buf_t r = run1(be, &g, &a, dt);
+    return bits(&r, 0);
+}
+
+/* gelu's erf form where PyTorch hands it to oneDNN (Activation.cpp
+ * use_mkldnn: contiguous, more than one element; fp32 always, bf16 from
+ * avx2_vnni_2, fp16 on avx2_vnni_2 and from avx512_core_fp16), against
+ * hand-derived bits, the routing rules and MPFR.  At x = -10 oneDNN's
+ * AVX-512 polynomial saturates (p = 1 beyond |x| = 5.54): (x * (1 - 1)) *
+ * 0.5 = -0.0; its Abramowitz-Stegun form below AVX-512 computes
+ * S + S * erf = -5 + 5 = +0.0; ATen's kernel x * 0.5 * (1 + erf) = -0.0.
+ * Both oneDNN forms give NaN at -inf (inf * 0 and inf - inf) and x at 10. */
+START_TEST(t_gelu_onednn)
+{
+    static const bp_onednn_isa_t lv[] = {BP_ONEDNN_NONE, BP_ONEDNN_SSE41, BP_ONEDNN_AVX2,
+                                         BP_ONEDNN_AVX2_VNNI_2, BP_ONEDNN_AVX512_CORE,
+                                         BP_ONEDNN_AVX512_CORE_FP16};
+    static const uint32_t at_m10[] = {0x80000000u, 0, 0, 0, 0x80000000u, 0x80000000u};
+    bp_backend_t *be[6];
+    for (int k = 0; k < 6; k++) {
+        be[k] = cpu_onednn(BP_CPU_MATH_SLEEF_U10, BP_CPU_ISA_AVX2, lv[k]);
+        ck_assert_uint_eq(gelu_n(be[k], BP_F32, -10.0f, 2), at_m10[k]);
+        ck_assert_uint_eq(gelu_n(be[k], BP_F32, -10.0f, 1), 0x80000000u); /* ATen's */
+        ck_assert_uint_eq(gelu_n(be[k], BP_F32, 10.0f, 2), 0x41200000u);
+        ck_assert_msg(isnan(bp_dtype_bits_to_double(BP_F32, gelu_n(be[k], BP_F32, -INFINITY, 2))),
+                      "gelu(-inf) at %s", bp_onednn_isa_name(lv[k]));
+        json_t *fp = be[k]->fingerprint;
+        ck_assert_str_eq(json_string_value(json_object_get(fp, "onednn_isa")),
+                         bp_onednn_isa_name(lv[k]));
+    }
+    /* routing: bf16 and fp16 of 2 elements (ATen's scalar tail, else
+     * oneDNN) rounded once from the fp32 lanes of the path they take */
+    size_t differs = 0;
+    for (int i = 0; i < 4000; i++) {
+        float x = -6.0f + 0.003f * (float)i;
+        uint64_t f[6];
+        for (int k = 0; k < 6; k++)
+            f[k] = gelu_n(be[k], BP_F32, x, 2);
+        /* the fp32 lanes of bf16(x) and fp16(x): path k's, rounded once */
+        const bp_dtype_t low[2] = {BP_BF16, BP_F16};
+        for (int d = 0; d < 2; d++) {
+            bp_dtype_t dt = low[d];
+            float xl = (float)bp_dtype_bits_to_double(dt, bp_dtype_bits_from_double(dt, x));
+#define LANES(k) bp_dtype_bits_from_double(dt, bp_dtype_bits_to_double(BP_F32, \
+                                                   gelu_n(be[k], BP_F32, xl, 2)))
+            /* bf16: ATen's below avx2_vnni_2; fp16: ATen's but on
+             * avx2_vnni_2 and from avx512_core_fp16 */
+            ck_assert_uint_eq(gelu_n(be[2], dt, xl, 2), LANES(0));
+            ck_assert_uint_eq(gelu_n(be[3], dt, xl, 2), LANES(3));
+            ck_assert_uint_eq(gelu_n(be[4], dt, xl, 2), dt == BP_BF16 ? LANES(4) : LANES(0));
+            ck_assert_uint_eq(gelu_n(be[5], dt, xl, 2), LANES(5));
+#undef LANES
+        }
+        ck_assert_uint_eq(f[2], f[3]);
+        ck_assert_uint_eq(f[4], f[5]);
+        differs += f[0] != f[2] && f[2] != f[4] && f[1] != f[2];
+        /* every form within 2e-6 or 8 ulp of the exact function */
+        double want = mp_act(BP_OP_GELU, false, x);
+        double ulp = ldexp(1.0, ilogb(want != 0 ? want : 0x1p-149) - 23);
+        for (int k = 1; k < 6; k++) {
+            double got = bp_dtype_bits_to_double(BP_F32, f[k]);
+            ck_assert_msg(fabs(got - want) <= 8 * ulp || fabs(got - want) <= 2e-6,
+                          "gelu(%a) at %s = %a, exact %a", (double)x,
+                          bp_onednn_isa_name(lv[k]), got, want);
+        }
+    }
+    ck_assert_msg(differs > 100, "only %zu inputs tell the forms apart", differs);
+    for (int k = 0; k < 6; k++)
+        bp_backend_close(be[k]);
+}
+END_TEST
+
 /* 20 elements: 16 in two AVX2 registers, 4 in the scalar tail, which is
  * glibc's 1 / (1 + expf(-x)), x / (1 + expf(-x)) and exp2f(x). */
 START_TEST(t_act_tail)
@@ -462,6 +542,7 @@ void be_cpu_act_tests(TCase *tc)
     tcase_add_test(tc, t_clamp_tensor);
     tcase_add_test(tc, t_act_mpfr);
     tcase_add_test(tc, t_act_tail);
+    tcase_add_test(tc, t_gelu_onednn);
     tcase_add_test(tc, t_erf_half);
     tcase_add_test(tc, t_erf_f64);
     tcase_add_test(tc, t_fill_linspace);
