@@ -28,7 +28,29 @@ enum {
     BP_NCCL_FLOAT64 = 8,
     BP_NCCL_BFLOAT16 = 9
 };
-enum { BP_NCCL_SUM = 0 };
+enum { BP_NCCL_SUM = 0, BP_NCCL_MAX = 2, BP_NCCL_AVG = 4 /* NCCL 2.10 and later */ };
+
+/* The first fields of ncclConfig_t, as NCCL 2.17 laid them out (later
+ * versions append fields and read only those their caller's `version`
+ * has): ncclCommInitRankConfig takes it with size = sizeof, magic =
+ * BP_NCCL_CONFIG_MAGIC, version = BP_NCCL_CONFIG_VERSION and every other
+ * field BP_NCCL_UNDEF_INT or NULL (NCCL_CONFIG_INITIALIZER's values). */
+typedef struct {
+    size_t size;
+    unsigned int magic;
+    unsigned int version;
+    int blocking;
+    int cgaClusterSize;
+    int minCTAs;
+    int maxCTAs;
+    const char *netName;
+    int splitShare;
+} bp_nccl_config_t;
+#define BP_NCCL_CONFIG_MAGIC 0xcafebeefu
+#define BP_NCCL_CONFIG_VERSION 21700 /* NCCL_VERSION(2, 17, 0) */
+#define BP_NCCL_UNDEF_INT (-2147483647 - 1)
+/* A config with every field left to NCCL. */
+void bp_nccl_config_init(bp_nccl_config_t *c);
 
 /* stream: a cudaStream_t */
 typedef struct {
@@ -42,6 +64,12 @@ typedef struct {
                                       int dtype, bp_nccl_comm_t comm, void *stream);
     bp_nccl_result_t (*ncclAllReduce)(const void *send, void *recv, size_t count, int dtype,
                                       int op, bp_nccl_comm_t comm, void *stream);
+    bp_nccl_result_t (*ncclReduceScatter)(const void *send, void *recv, size_t recvcount,
+                                          int dtype, int op, bp_nccl_comm_t comm,
+                                          void *stream);
+    bp_nccl_result_t (*ncclCommInitRankConfig)(bp_nccl_comm_t *comm, int nranks,
+                                               bp_nccl_id_t id, int rank,
+                                               bp_nccl_config_t *config);
     bp_nccl_result_t (*ncclBroadcast)(const void *send, void *recv, size_t count, int dtype,
                                       int root, bp_nccl_comm_t comm, void *stream);
     const char *(*ncclGetErrorString)(bp_nccl_result_t r);
@@ -56,6 +84,8 @@ extern bp_nccl_t bp_nccl_fns;
 bp_status bp_nccl_load(bp_error_t *err);
 /* "2.28.9" from ncclGetVersion (after bp_nccl_load). */
 void bp_nccl_version(char *out, size_t n);
+/* NCCL_VERSION(X, Y, Z) = X * 10000 + Y * 100 + Z, or 0 when unknown. */
+int bp_nccl_version_code(void);
 /* A failed NCCL call into err: the call, NCCL's error string and, with a
  * communicator, its last error message. */
 bp_status bp_nccl_fail(bp_error_t *err, const char *call, bp_nccl_result_t r,

@@ -13,6 +13,7 @@
 #include "cmd.h"
 #include "error.h"
 #include "probe.h"
+#include "ranks.h"
 
 struct bp_timing;
 
@@ -196,5 +197,18 @@ int bp_cli_json_out(const char *cmd, const char *path, json_t *j);
 
 /* Splits a comma-separated list in place; returns the count (at most max). */
 int bp_cli_split(char *s, char **items, int max);
+
+/* ---- over ranks (cli_ranks.c): one process per GPU ---------------------- */
+/* A rank's NCCL unique id: from BP_NCCL_ID under bitprobe's own launch,
+ * else through the launcher's file (ranks.h): rank 0 makes and publishes
+ * it, the others wait for it.  path receives the file's name ("" under
+ * bitprobe's launch); rank 0 removes it when its run ends. */
+bp_status bp_cli_rank_id(const bp_ranks_env_t *e, bp_nccl_id_t *id, char *path, size_t n,
+                         bp_error_t *err);
+/* No launcher: starts W copies of bitprobe with argv (cmd's arguments,
+ * argv[0] the command name), one per GPU, and returns the worst of their
+ * exit statuses; 2 with a message when there are fewer GPUs than W, no
+ * NCCL or no CUDA. */
+int bp_cli_ranks_launch(const char *cmd, int W, int argc, char **argv);
 
 #endif

@@ -27,6 +27,7 @@
 
 #include "backend.h"
 #include "cli.h"
+#include "cmd_invariance.h"
 #include "envinfo.h"
 #include "inv_engine.h"
 #include "inv_presets.h"
@@ -39,6 +40,7 @@
 
 const char cmd_invariance_usage[] =
     "bitprobe invariance [--preset LIST] [--op OP] [--shape S] [--dtype LIST] [--engine LIST] [--m LIST] [--split LIST] [--ranks LIST] [--combine LIST] [--place LIST] [--repeat N] [--processes P] [--policy P] [--svg FILE] [--json FILE] [--junit FILE] [--markdown FILE] [--github] [--quiet]\n"
+    "bitprobe invariance --collective LIST [--engine nccl|emulate] [--ranks W] [--bytes LIST] [--dtype LIST] [--redop LIST] [--algo LIST] [--proto LIST] [--channels LIST] [--repeat N] [--processes P] [reports]\n"
     "  --preset LIST     shipped LLM shapes: gemm-4096 gemm-11008 gemm-14336\n"
     "                    lmhead-32000 lmhead-128256 rmsnorm-4096 sum-4096 mean-4096\n"
     "                    softmax-32000 softmax-128256 logsoftmax-32000\n"
@@ -66,6 +68,22 @@ const char cmd_invariance_usage[] =
     "  --partials P      split matmul: compute (fp32 parts, default) or output (parts\n"
     "                    rounded to the dtype)\n"
     "  --reduction R     cublaslt split-K: compute (default), inplace or output\n"
+    "  --collective LIST collectives instead of an op: all_reduce, reduce_scatter,\n"
+    "                    all_gather, all; a map per collective, dtype, reduction and\n"
+    "                    rank count over message sizes and NCCL configurations\n"
+    "  --engine E        with --collective: nccl (one process per GPU, launched by\n"
+    "                    bitprobe or under torchrun/srun/mpirun), emulate (the CPU's\n"
+    "                    model of the orders), auto (default: nccl when W GPUs are here)\n"
+    "  --ranks W         with --collective: ranks (nccl: one count; emulate: a list;\n"
+    "                    default: the launcher's world, else every GPU, emulate 4)\n"
+    "  --bytes LIST      message sizes: N (64K, 1.5M), A:B (powers of two and the sizes\n"
+    "                    models send between), A:B:pow2 (default 1K:256M; emulate 1K:1M)\n"
+    "  --redop LIST      sum (default), avg (ncclAvg, NCCL 2.10+), all\n"
+    "  --algo LIST       NCCL_ALGO per configuration: Ring, Tree, NVLS, NVLSTree,\n"
+    "                    CollNetDirect, CollNetChain, PAT, all (default), default\n"
+    "  --proto LIST      NCCL_PROTO: LL, LL128, Simple, all (default), default\n"
+    "  --channels LIST   channel counts (NCCL_MIN/MAX_NCHANNELS per communicator:\n"
+    "                    ncclConfig_t minCTAs = maxCTAs): default (default), 1-64\n"
     "  --place LIST      where the probed rows sit in the batch: first (default),\n"
     "                    middle, last, all\n"
     "  --rows R          probed rows (default 1); the reference is them alone\n"
@@ -99,7 +117,7 @@ enum {
     O_OP = 0x300, O_SHAPE, O_DTYPE, O_ENGINE, O_M, O_SPLIT, O_RANKS, O_COMBINE,
     O_PARTIALS, O_REDUCTION, O_PRESET, O_PLACE, O_ROWS, O_SEED, O_REPEAT,
     O_PROCESSES, O_POLICY, O_NO_ORACLE, O_SVG, O_SAVE_INPUTS, O_GPU, O_THREADS,
-    O_DIGESTS
+    O_DIGESTS, O_COLLECTIVE, O_BYTES, O_ALGO, O_PROTO, O_CHANNELS, O_REDOP
 };
 
 typedef struct {
@@ -127,11 +145,16 @@ typedef struct {
     const char *svg, *save_inputs;
     int gpu, threads;
     bp_rep_targets_t rep;
+    bool coll;                  /* --collective: cmd_inv_coll.c */
+    bp_inv_coll_cl_t coll_cl;
 } opts_t;
 
 /* What the command line said, before the jobs are built. */
 typedef struct {
-    const char *op, *shape, *m, *split, *ranks, *combine, *preset;
+    const char *op, *shape, *m, *split, *ranks, *combine, *preset, *engine;
+    const char *collective, *bytes, *algo, *proto, *channels, *redop;
+    const char *ops_only;   /* the first option that only an op sweep takes */
+    const char *coll_only;  /* the first option that only --collective takes */
     bool partials_output;
     int reduction;
     int64_t rows;
@@ -412,6 +435,12 @@ static int parse(int argc, char **argv, opts_t *o)
         {"threads", required_argument, 0, O_THREADS},
         BP_REP_VERBOSE_OPTION,
         {"digests", no_argument, 0, O_DIGESTS},
+        {"collective", required_argument, 0, O_COLLECTIVE},
+        {"bytes", required_argument, 0, O_BYTES},
+        {"algo", required_argument, 0, O_ALGO},
+        {"proto", required_argument, 0, O_PROTO},
+        {"channels", required_argument, 0, O_CHANNELS},
+        {"redop", required_argument, 0, O_REDOP},
         BP_REP_LONG_OPTIONS,
         {0, 0, 0, 0}};
     memset(o, 0, sizeof *o);
@@ -430,6 +459,14 @@ static int parse(int argc, char **argv, opts_t *o)
     while ((c = getopt_long(argc, argv, "qv", longopts, NULL)) != -1) {
         if (bp_rep_targets_option(&o->rep, c, optarg))
             continue;
+        /* which half of the command an option belongs to */
+        if (!cl.ops_only && (c == O_OP || c == O_SHAPE || c == O_M || c == O_SPLIT ||
+                             c == O_COMBINE || c == O_PARTIALS || c == O_REDUCTION ||
+                             c == O_PRESET || c == O_PLACE || c == O_ROWS ||
+                             c == O_SAVE_INPUTS || c == O_GPU))
+            cl.ops_only = argv[optind - 1];
+        if (!cl.coll_only && c >= O_BYTES && c <= O_REDOP)
+            cl.coll_only = argv[optind - 1];
         switch (c) {
         case O_OP: cl.op = optarg; break;
         case O_SHAPE: cl.shape = optarg; break;
@@ -438,6 +475,12 @@ static int parse(int argc, char **argv, opts_t *o)
         case O_RANKS: cl.ranks = optarg; break;
         case O_COMBINE: cl.combine = optarg; break;
         case O_PRESET: cl.preset = optarg; break;
+        case O_COLLECTIVE: cl.collective = optarg; break;
+        case O_BYTES: cl.bytes = optarg; break;
+        case O_ALGO: cl.algo = optarg; break;
+        case O_PROTO: cl.proto = optarg; break;
+        case O_CHANNELS: cl.channels = optarg; break;
+        case O_REDOP: cl.redop = optarg; break;
         case O_PARTIALS:
             if (strcmp(optarg, "output") && strcmp(optarg, "compute"))
                 return usage("--partials takes compute or output, not '%s'", optarg);
@@ -458,10 +501,7 @@ static int parse(int argc, char **argv, opts_t *o)
             if ((rc = parse_dtypes(o, optarg)) >= 0)
                 return rc;
             break;
-        case O_ENGINE:
-            if ((rc = parse_engines(o, optarg)) >= 0)
-                return rc;
-            break;
+        case O_ENGINE: cl.engine = optarg; break;
         case O_PLACE:
             if ((rc = parse_places(o, optarg)) >= 0)
                 return rc;
@@ -521,6 +561,43 @@ static int parse(int argc, char **argv, opts_t *o)
     /* -v and --verbose are the report targets' (bp_rep_targets_option) */
     o->verbose = o->rep.text.verbose > 0;
     if ((rc = bp_rep_targets_check("invariance", &o->rep)) >= 0)
+        return rc;
+    if (cl.collective) {
+        if (cl.ops_only)
+            return bp_cli_usage_error("invariance", "%s sweeps an op; --collective sweeps "
+                                      "message sizes and configurations: not both",
+                                      cl.ops_only);
+        bp_inv_coll_cl_t *k = &o->coll_cl;
+        o->coll = true;
+        k->collective = cl.collective;
+        k->bytes = cl.bytes;
+        k->algo = cl.algo;
+        k->proto = cl.proto;
+        k->channels = cl.channels;
+        k->redop = cl.redop;
+        k->ranks = cl.ranks;
+        k->engine = cl.engine;
+        memcpy(k->dtypes, o->dtypes, sizeof k->dtypes);
+        k->ndtypes = o->ndtypes;
+        for (int i = 0; i < o->ndtypes; i++)
+            if (o->tf32[i])
+                return usage("--collective: tf32 is no collective's dtype (fp32, bf16, "
+                             "fp16), not '%s'", "tf32");
+        k->repeat = o->repeat;
+        k->processes = o->processes;
+        k->threads = o->threads;
+        k->seed = cl.seed;
+        k->policy = o->policy;
+        k->oracle = o->oracle;
+        k->verbose = o->verbose;
+        k->digests = o->digests;
+        k->svg = o->svg;
+        k->rep = o->rep;
+        return -1;
+    }
+    if (cl.coll_only)
+        return bp_cli_usage_error("invariance", "%s goes with --collective", cl.coll_only);
+    if (cl.engine && (rc = parse_engines(o, cl.engine)) >= 0)
         return rc;
     if (cl.split && cl.ranks)
         return usage("--split and --ranks are two axes: one at a time (%s)", cl.split);
@@ -849,14 +926,14 @@ static int write_svg(const char *path, const bp_inv_study_t *st)
     return rc;
 }
 
-static int reports(const opts_t *o, const bp_inv_study_t *st, int argc, char **argv)
+int bp_inv_reports(const bp_rep_targets_t *t, const char *svg, bool verbose,
+                   const bp_inv_study_t *st, int argc, char **argv)
 {
-    const bp_rep_targets_t *t = &o->rep;
     bool taken = (t->json && !strcmp(t->json, "-")) || (t->junit && !strcmp(t->junit, "-")) ||
-                 (t->markdown && !strcmp(t->markdown, "-")) || (o->svg && !strcmp(o->svg, "-"));
+                 (t->markdown && !strcmp(t->markdown, "-")) || (svg && !strcmp(svg, "-"));
     int rc = 0;
     if (!taken) {
-        bp_inv_text_opts_t to = {.quiet = bp_cli_quiet, .verbose = o->verbose};
+        bp_inv_text_opts_t to = {.quiet = bp_cli_quiet, .verbose = verbose};
         rc = bp_inv_text(stdout, st, &to);
     }
     if (!rc && (t->json || t->junit || t->markdown || t->github)) {
@@ -865,6 +942,8 @@ static int reports(const opts_t *o, const bp_inv_study_t *st, int argc, char **a
         bool cuda = false;
         for (size_t i = 0; i < st->nmaps; i++)
             cuda |= bp_inv_engine_is_cuda(st->maps[i].engine);
+        for (size_t i = 0; i < st->ncmaps; i++)
+            cuda |= !strcmp(st->cmaps[i].engine, "nccl");
         rep.env = cuda ? bp_envinfo_collect() : bp_envinfo_host();
         json_t *inv = bp_inv_json(st);
         rep.extra = json_object();
@@ -887,14 +966,14 @@ static int reports(const opts_t *o, const bp_inv_study_t *st, int argc, char **a
         }
         bp_report_free(&rep);
     }
-    if (!rc && o->svg)
-        rc = write_svg(o->svg, st);
+    if (!rc && svg)
+        rc = write_svg(svg, st);
     return rc;
 }
 
 /* The children's arguments: this command's, without what writes reports,
  * repeats, spawns or prints, with --digests. */
-static int child_args(int argc, char **argv, char **out, int max)
+int bp_inv_child_args(int argc, char **argv, char **out, int max)
 {
     static const char *const drop_arg[] = {"--json", "--junit", "--markdown", "--svg",
                                            "--save-inputs", "--processes", "--repeat",
@@ -927,11 +1006,11 @@ static int child_args(int argc, char **argv, char **out, int max)
 static int fresh_processes(const opts_t *o, bp_inv_study_t *st, int argc, char **argv)
 {
     char *args[128];
-    child_args(argc, argv, args, 128);
+    bp_inv_child_args(argc, argv, args, 128);
     bp_error_t err = {0};
     for (int p = 0; p < o->processes; p++) {
         bp_cli_progress("\rfresh process %d of %d   ", p + 1, o->processes);
-        bp_status s = bp_inv_proc_compare(args, st, &err);
+        bp_status s = bp_inv_proc_compare(args, NULL, st, &err);
         bp_cli_progress("\r%40s\r", "");
         if (s)
             return bp_cli_fail(&err);
@@ -947,6 +1026,8 @@ int cmd_invariance(int argc, char **argv)
         free_opts(&o);
         return rc;
     }
+    if (o.coll)
+        return cmd_invariance_coll(&o.coll_cl, argc, argv);
     bp_inv_study_t st;
     bp_inv_study_init(&st);
     st.seed = o.jobs[0].prob.seed;
@@ -966,7 +1047,7 @@ int cmd_invariance(int argc, char **argv)
     if (rc < 0 && o.oracle)
         rc = arbitrate(&o, &st);
     if (rc < 0) {
-        rc = reports(&o, &st, argc, argv);
+        rc = bp_inv_reports(&o.rep, o.svg, o.verbose, &st, argc, argv);
         if (!rc)
             rc = bp_inv_study_failures(&st) ? BP_EXIT_DRIFT : BP_EXIT_OK;
     }

@@ -165,22 +165,7 @@ static int as_rank(const bp_ranks_env_t *e, const bp_ranks_opts_t *o, const char
     bp_error_t err = {0};
     bp_nccl_id_t id;
     char path[PATH_MAX] = "";
-    bp_status st = BP_OK;
-    if (e->self) {
-        const char *hex = getenv("BP_NCCL_ID");
-        st = hex ? bp_ranks_id_parse(hex, &id, &err)
-                 : bp_error_set(&err, BP_EINPUT, "BP_RANKS_CHILD is set without BP_NCCL_ID");
-    } else if (!(st = bp_ranks_id_path(path, sizeof path, &err))) {
-        if (e->rank == 0) {
-            if (!(st = bp_nccl_load(&err))) {
-                bp_nccl_result_t r = BP_NCCL(ncclGetUniqueId)(&id);
-                st = r ? bp_nccl_fail(&err, "ncclGetUniqueId", r, NULL)
-                       : bp_ranks_id_publish(path, &id, &err);
-            }
-        } else {
-            st = bp_ranks_id_wait(path, bp_ranks_timeout(), &id, &err);
-        }
-    }
+    bp_status st = bp_cli_rank_id(e, &id, path, sizeof path, &err);
     bp_ranks_result_t res;
     memset(&res, 0, sizeof res);
     if (!st)
@@ -204,44 +189,6 @@ static int as_rank(const bp_ranks_env_t *e, const bp_ranks_opts_t *o, const char
     }
     bp_ranks_result_free(&res);
     return rc;
-}
-
-/* No launcher: start W copies of bitprobe with the same arguments. */
-static int launch(int W, int argc, char **argv)
-{
-    bp_error_t err = {0};
-    json_t *env = bp_be_cuda_env(&err);
-    int ngpu = env ? (int)json_array_size(json_object_get(env, "devices")) : 0;
-    json_decref(env);
-    if (!env) {
-        fprintf(stderr, "bitprobe stack: --ranks needs CUDA GPUs: %s\n", err.msg);
-        return BP_EXIT_TROUBLE;
-    }
-    if (ngpu < W) {
-        fprintf(stderr, "bitprobe stack: --ranks %d needs %d GPUs, one per rank; %d %s "
-                        "visible\n", W, W, ngpu, ngpu == 1 ? "is" : "are");
-        return BP_EXIT_TROUBLE;
-    }
-    if (bp_nccl_load(&err))
-        return bp_cli_fail(&err);
-    bp_nccl_id_t id;
-    bp_nccl_result_t r = BP_NCCL(ncclGetUniqueId)(&id);
-    if (r) {
-        bp_nccl_fail(&err, "ncclGetUniqueId", r, NULL);
-        return bp_cli_fail(&err);
-    }
-    char **av = calloc((size_t)argc + 2, sizeof *av);
-    if (!av)
-        return BP_EXIT_TROUBLE;
-    av[0] = (char *)"bitprobe";
-    for (int i = 0; i < argc; i++)
-        av[i + 1] = argv[i];
-    int status = BP_EXIT_TROUBLE;
-    bp_status st = bp_ranks_launch(W, av, &id, 30.0, &status, &err);
-    free(av);
-    if (st)
-        return bp_cli_fail(&err);
-    return status;
 }
 
 #endif
@@ -368,7 +315,7 @@ int cmd_stack_ranks(int argc, char **argv)
         return BP_EXIT_TROUBLE;
     }
 #ifdef BP_HAVE_CUDA
-    return found ? as_rank(&e, &o, json_path) : launch((int)W, argc, argv);
+    return found ? as_rank(&e, &o, json_path) : bp_cli_ranks_launch("stack", (int)W, argc, argv);
 #else
     (void)json_path;
     fprintf(stderr, "bitprobe stack: --ranks needs CUDA GPUs: this bitprobe was built "

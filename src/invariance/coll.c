@@ -420,12 +420,11 @@ void bp_coll_input(bp_coll_input_t in, bp_dtype_t dt, int world, int rank, uint6
     size_t es = bp_dtype_info(dt)->size;
     switch (in) {
     case BP_COLL_VALUES:
+        /* the stream's double rounded once to dt, as randn on every backend */
         for (uint64_t i = 0; i < n; i++) {
-            float v = bp_rng_uniform(seed, BP_COLL_STREAM + (uint64_t)rank, i0 + i, -1.0f, 1.0f);
-            uint64_t bits = dt == BP_F32    ? bp_f32_bits(v)
-                            : dt == BP_BF16 ? bp_f32_to_bf16(v)
-                                            : bp_f32_to_f16(v);
-            bp_dtype_store_bits(dt, out, (size_t)i, bits);
+            double v = bp_rng_normal(seed, BP_COLL_STREAM + (uint64_t)rank, i0 + i, 0.0, 1.0);
+            bp_dtype_store_bits(dt, out, (size_t)i,
+                                bp_dtype_bits_from_double(dt, bp_coll_round(dt, v)));
         }
         return;
     case BP_COLL_BITS:

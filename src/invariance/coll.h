@@ -16,9 +16,11 @@
  * rounded down to a multiple of W).
  *
  * Inputs are a pure function of (seed, rank, index), the same on every
- * engine: "values" (rank r's element i = bp_rng_uniform(seed,
- * BP_COLL_STREAM + r, i, -1, 1) rounded to the dtype, as the GPU's
- * generator gives it), "probes" (the cancellation probes of coll_order.h)
+ * engine: "values" (rank r's element i = bp_rng_normal(seed,
+ * BP_COLL_STREAM + r, i, 0, 1) rounded once to the dtype, as randn on
+ * every backend gives it: full significands over many exponents, like a
+ * layer's partial sums, so that the order shows in the bits), "probes"
+ * (the cancellation probes of coll_order.h)
  * and "bits" (raw random bit patterns, NaN payloads, subnormals and -0
  * included, for the all-gather's copy).
  *

@@ -122,6 +122,23 @@ static double round_bits(double v, int p, int emin)
     return ldexp(nearbyint(ldexp(v, -q)), q);
 }
 
+/* s + e (e the error of the double sum s, |e| <= half an ulp of s)
+ * rounded once to p bits: s's rounding, unless s lies exactly halfway
+ * between two p-bit numbers and e says on which side the sum is. */
+static double round_sum(double s, double e, int p, int emin)
+{
+    double r = round_bits(s, p, emin);
+    if (e == 0 || r == s || p >= 53)
+        return r;
+    int ex;
+    frexp(s, &ex);
+    double half = ldexp(1.0, (ex < emin ? emin : ex) - p - 1);
+    if (fabs(s - r) != half)
+        return r; /* not a midpoint: e cannot cross one */
+    double other = r < s ? r + 2 * half : r - 2 * half;
+    return (e > 0) == (r < s) ? other : r;
+}
+
 double bp_coll_round(bp_dtype_t dt, double v)
 {
     int p, emin;
@@ -137,13 +154,14 @@ float bp_coll_tree_eval(const bp_coll_tree_t *t, const float *v, bp_dtype_t dt)
     if (t->n == 1)
         return (float)bp_coll_round(dt, val[0]);
     for (int k = 0; k + 1 < t->n; k++) {
-        /* the sum of two dtype values is exact in a double here (the
-         * values of a probe or an input are within 2^29 of each other);
-         * rounded once, as CUDA's __hadd and fp32 addition do */
-        double s = val[t->a[k]] + val[t->b[k]];
+        /* the exact sum of two values (TwoSum: s + e) rounded once, as
+         * CUDA's __hadd and fp32 addition do */
+        double x = val[t->a[k]], y = val[t->b[k]], s = x + y, bb = s - x;
+        double e = (x - (s - bb)) + (y - bb);
         int p, emin;
         format_of(dt, &p, &emin);
-        val[t->n + k] = t->prec[k] ? round_bits(s, t->prec[k], -125) : round_bits(s, p, emin);
+        val[t->n + k] = t->prec[k] ? round_sum(s, e, t->prec[k], -125)
+                                   : round_sum(s, e, p, emin);
     }
     return (float)bp_coll_round(dt, val[2 * t->n - 2]);
 }

@@ -16,6 +16,8 @@ static size_t total(const bp_inv_study_t *s)
     size_t n = 0;
     for (size_t i = 0; i < s->nmaps; i++)
         n += bp_inv_map_nconfigs(&s->maps[i]);
+    for (size_t i = 0; i < s->ncmaps; i++)
+        n += bp_coll_map_ncells(&s->cmaps[i]);
     return n;
 }
 
@@ -30,6 +32,17 @@ int bp_inv_proc_write_digests(FILE *f, const bp_inv_study_t *s)
         if (!d)
             return 1;
         bp_inv_map_digests(&s->maps[i], d);
+        size_t w = fwrite(d, sizeof *d, k, f);
+        free(d);
+        if (w != k)
+            return 1;
+    }
+    for (size_t i = 0; i < s->ncmaps; i++) {
+        size_t k = bp_coll_map_ncells(&s->cmaps[i]);
+        uint64_t *d = malloc((k ? k : 1) * sizeof *d);
+        if (!d)
+            return 1;
+        bp_coll_map_digests(&s->cmaps[i], d);
         size_t w = fwrite(d, sizeof *d, k, f);
         free(d);
         if (w != k)
@@ -53,7 +66,8 @@ static size_t read_all(int fd, void *buf, size_t n)
     return got;
 }
 
-bp_status bp_inv_proc_compare(char *const *argv, bp_inv_study_t *s, bp_error_t *err)
+bp_status bp_inv_proc_compare(char *const *argv, char *const *envp, bp_inv_study_t *s,
+                              bp_error_t *err)
 {
     size_t n = total(s), nb = (n + 1) * sizeof(uint64_t);
     uint64_t *buf = malloc(nb + sizeof(uint64_t));
@@ -76,7 +90,7 @@ bp_status bp_inv_proc_compare(char *const *argv, bp_inv_study_t *s, bp_error_t *
     for (char *const *a = argv; *a && na < 71; a++)
         args[na++] = *a;
     args[na] = NULL;
-    int rc = posix_spawn(&pid, "/proc/self/exe", &fa, NULL, args, environ);
+    int rc = posix_spawn(&pid, "/proc/self/exe", &fa, NULL, args, envp ? envp : environ);
     posix_spawn_file_actions_destroy(&fa);
     close(fd[1]);
     if (rc) {
@@ -106,6 +120,10 @@ bp_status bp_inv_proc_compare(char *const *argv, bp_inv_study_t *s, bp_error_t *
         for (size_t i = 0; i < s->nmaps; i++) {
             bp_inv_map_check_digests(&s->maps[i], buf + k);
             k += bp_inv_map_nconfigs(&s->maps[i]);
+        }
+        for (size_t i = 0; i < s->ncmaps; i++) {
+            bp_coll_map_check_digests(&s->cmaps[i], buf + k);
+            k += bp_coll_map_ncells(&s->cmaps[i]);
         }
     }
     free(buf);

@@ -25,6 +25,9 @@ void bp_inv_study_free(bp_inv_study_t *s)
     for (size_t i = 0; i < s->nmaps; i++)
         bp_inv_map_free(&s->maps[i]);
     free(s->maps);
+    for (size_t i = 0; i < s->ncmaps; i++)
+        bp_coll_map_free(&s->cmaps[i]);
+    free(s->cmaps);
     json_decref(s->notes);
     memset(s, 0, sizeof *s);
 }
@@ -44,6 +47,19 @@ bp_status bp_inv_study_add(bp_inv_study_t *s, bp_inv_map_t *m, bp_error_t *err)
     return BP_OK;
 }
 
+bp_status bp_inv_study_add_coll(bp_inv_study_t *s, bp_coll_map_t *m, size_t n,
+                                bp_error_t *err)
+{
+    bp_coll_map_t *v = realloc(s->cmaps, (s->ncmaps + n + 1) * sizeof *v);
+    if (!v)
+        return bp_error_set(err, BP_ENOMEM, "out of memory");
+    s->cmaps = v;
+    memcpy(v + s->ncmaps, m, n * sizeof *m);
+    memset(m, 0, n * sizeof *m);
+    s->ncmaps += n;
+    return BP_OK;
+}
+
 bool bp_inv_study_note(bp_inv_study_t *s, const char *fmt, ...)
 {
     char buf[1024];
@@ -59,6 +75,8 @@ size_t bp_inv_study_failures(const bp_inv_study_t *s)
     size_t n = 0;
     for (size_t i = 0; i < s->nmaps; i++)
         n += !bp_inv_map_pass(&s->maps[i]);
+    for (size_t i = 0; i < s->ncmaps; i++)
+        n += !bp_coll_map_pass(&s->cmaps[i]);
     return n;
 }
 
@@ -291,6 +309,8 @@ int bp_inv_text(FILE *f, const bp_inv_study_t *s, const bp_inv_text_opts_t *o)
         }
     char pol[128];
     bp_policy_format(&s->policy, pol, sizeof pol);
+    if (s->ncmaps && !s->nmaps)
+        return bp_coll_text(f, s, o);
     if (!s->nmaps)
         fprintf(f, "invariance: NOTHING SWEPT\n");
     else if (fails)
@@ -410,6 +430,8 @@ static bool add_result(bp_report_t *rep, const bp_inv_map_t *m, const bp_inv_ban
 
 bool bp_inv_fill_report(bp_report_t *rep, const bp_inv_study_t *s)
 {
+    if (s->ncmaps && !bp_coll_fill_report(rep, s))
+        return false;
     for (size_t i = 0; i < s->nmaps; i++) {
         const bp_inv_map_t *m = &s->maps[i];
         for (int bi = 0; bi < m->nbands; bi++) {

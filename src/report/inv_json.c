@@ -131,6 +131,11 @@ json_t *bp_inv_json(const bp_inv_study_t *s)
                           (json_int_t)bp_inv_study_failures(s));
     if (!o)
         return NULL;
+    if (s->ncmaps) {
+        json_t *c = bp_coll_json(s);
+        if (!c || json_object_set_new(o, "collectives", c))
+            goto fail;
+    }
     for (size_t i = 0; i < s->nmaps; i++) {
         const bp_inv_map_t *m = &s->maps[i];
         json_t *groups = json_array(), *bands = json_array();

@@ -183,6 +183,8 @@ static void axis(FILE *f, const row_t *r, double y)
 
 int bp_inv_svg(FILE *f, const bp_inv_study_t *s)
 {
+    if (s->ncmaps && !s->nmaps)
+        return bp_coll_svg(f, s);
     size_t nrows = 0;
     for (size_t i = 0; i < s->nmaps; i++)
         nrows += (size_t)s->maps[i].nbands;

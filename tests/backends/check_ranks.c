@@ -6,6 +6,7 @@
  * where the toolkit has it.  Expected values are hand-derived. */
 #include <check.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,6 +33,15 @@ _Static_assert(SAME(ncclFloat16, BP_NCCL_FLOAT16) && SAME(ncclFloat32, BP_NCCL_F
 _Static_assert(SAME(ncclSum, BP_NCCL_SUM) && SAME(ncclSuccess, 0), "sum, success");
 _Static_assert(sizeof(ncclResult_t) == sizeof(bp_nccl_result_t), "ncclResult_t");
 _Static_assert(NCCL_MAJOR == 2, "NCCL 2");
+_Static_assert(SAME(ncclAvg, BP_NCCL_AVG) && SAME(ncclMax, BP_NCCL_MAX), "avg, max");
+/* the prefix of ncclConfig_t that bitprobe fills, field by field */
+#define AT(f) (offsetof(ncclConfig_t, f) == offsetof(bp_nccl_config_t, f))
+_Static_assert(AT(size) && AT(magic) && AT(version) && AT(blocking) && AT(cgaClusterSize) &&
+                   AT(minCTAs) && AT(maxCTAs) && AT(netName) && AT(splitShare),
+               "ncclConfig_t's first fields");
+_Static_assert(sizeof(bp_nccl_config_t) <= sizeof(ncclConfig_t), "a prefix");
+_Static_assert(NCCL_CONFIG_UNDEF_INT == BP_NCCL_UNDEF_INT, "NCCL_CONFIG_UNDEF_INT");
+_Static_assert(NCCL_VERSION(2, 17, 0) == BP_NCCL_CONFIG_VERSION, "2.17's version code");
 #define HAVE_NCCL_H 1
 #endif
 #endif
@@ -308,6 +318,23 @@ START_TEST(test_nccl_load)
     ck_assert_int_eq(BP_NCCL(ncclGetUniqueId)(&a), 0);
     ck_assert_int_eq(BP_NCCL(ncclGetUniqueId)(&b), 0);
     ck_assert(memcmp(&a, &b, sizeof a) != 0);
+    /* the collectives' calls resolved; a config as NCCL_CONFIG_INITIALIZER
+     * leaves it, but at 2.17's version */
+    ck_assert_ptr_nonnull(bp_nccl_fns.ncclReduceScatter);
+    ck_assert_ptr_nonnull(bp_nccl_fns.ncclCommInitRankConfig);
+    ck_assert_int_ge(bp_nccl_version_code(), 21400);
+    bp_nccl_config_t c;
+    bp_nccl_config_init(&c);
+    ck_assert_uint_eq(c.size, sizeof c);
+    ck_assert_uint_eq(c.magic, 0xcafebeefu);
+    ck_assert_uint_eq(c.version, 21700);
+    ck_assert_int_eq(c.minCTAs, BP_NCCL_UNDEF_INT);
+    ck_assert_ptr_null(c.netName);
+#ifdef HAVE_NCCL_H
+    ncclConfig_t full = NCCL_CONFIG_INITIALIZER;
+    ck_assert_int_eq(c.maxCTAs, full.maxCTAs);
+    ck_assert_uint_eq(c.magic, full.magic);
+#endif
     /* an NCCL failure is named with its call and NCCL's words */
     ck_assert_int_eq(bp_nccl_fail(&err, "ncclAllGather", 4, NULL), BP_EINTERNAL);
     ck_assert_ptr_nonnull(strstr(err.msg, "ncclAllGather failed: "));
