@@ -30,9 +30,9 @@ static void opts_init(bp_ranks_opts_t *o)
     o->gemm = BP_STACK_GEMM_PEDANTIC;
     o->tp_rows = 16;
     o->params = o->tp = o->oracle = true;
-    o->algos[0] = "default";
-    o->algos[1] = "Ring";
-    o->algos[2] = "Tree";
+    bp_coll_cfg_parse("default", &o->algos[0], &err);
+    bp_coll_cfg_parse("Ring", &o->algos[1], &err);
+    bp_coll_cfg_parse("Tree", &o->algos[2], &err);
     o->nalgos = 3;
 }
 
@@ -89,22 +89,26 @@ static void print_text(const bp_ranks_env_t *e, const bp_ranks_opts_t *o,
         if (r->have_oracle)
             printf("  unsharded (one cuBLAS call over K) vs the oracle: %s (oracle %.2f s)\n",
                    cmp_line(&r->unsharded_vs_oracle, a, sizeof a), r->t_oracle);
-        printf("  %-9s %-34s %-34s %-34s %s\n", "NCCL_ALGO", "vs unsharded", "vs the first",
+        char label[BP_RANKS_MAX_ALGOS][96];
+        int w = 9;
+        for (int k = 0; k < r->ntp; k++) {
+            const bp_ranks_tp_t *t = &r->tp[k];
+            if (!t->cfg.algo[0] && env_algo)
+                snprintf(label[k], sizeof label[k], "%s (NCCL_ALGO=%s)", t->algo, env_algo);
+            else
+                snprintf(label[k], sizeof label[k], "%s", t->algo);
+            w = (int)strlen(label[k]) > w ? (int)strlen(label[k]) : w;
+        }
+        printf("  %-*s %-34s %-34s %-34s %s\n", w, "config", "vs unsharded", "vs the first",
                "vs the oracle", "nearer/farther than unsharded");
         for (int k = 0; k < r->ntp; k++) {
             const bp_ranks_tp_t *t = &r->tp[k];
-            char label[48];
-            if (strcmp(t->algo, "default") == 0)
-                snprintf(label, sizeof label, "default%s%s%s", env_algo ? " (" : "",
-                         env_algo ? env_algo : "", env_algo ? ")" : "");
-            else
-                snprintf(label, sizeof label, "%s", t->algo);
             if (!t->ran) {
-                printf("  %-9s not run: %s\n", label, t->error);
+                printf("  %-*s not run: %s\n", w, label[k], t->error);
                 continue;
             }
-            printf("  %-9s %-34s %-34s %-34s", label, cmp_line(&t->vs_unsharded, a, sizeof a),
-                   cmp_line(&t->vs_first, b, sizeof b),
+            printf("  %-*s %-34s %-34s %-34s", w, label[k],
+                   cmp_line(&t->vs_unsharded, a, sizeof a), cmp_line(&t->vs_first, b, sizeof b),
                    t->have_oracle ? cmp_line(&t->vs_oracle, d, sizeof d) : "-");
             if (t->have_oracle)
                 printf(" %zu / %zu", t->nearer, t->farther);
@@ -129,7 +133,18 @@ static json_t *result_json(const bp_ranks_env_t *e, const bp_ranks_opts_t *o,
     for (int k = 0; k < r->ntp; k++) {
         const bp_ranks_tp_t *t = &r->tp[k];
         json_array_append_new(
-            algos, json_pack("{s:s, s:b, s:o, s:o, s:o, s:o, s:I, s:I}", "algo", t->algo, "ran",
+            algos, json_pack("{s:s, s:o, s:b, s:o, s:o, s:o, s:o, s:I, s:I}", "algo", t->algo,
+                             "config",
+                             json_pack("{s:o, s:o, s:o, s:o}", "nccl_algo",
+                                       t->cfg.algo[0] ? json_string(t->cfg.algo) : json_null(),
+                                       "nccl_proto",
+                                       t->cfg.proto[0] ? json_string(t->cfg.proto) : json_null(),
+                                       "channels",
+                                       t->cfg.nch ? json_integer(t->cfg.nch) : json_null(),
+                                       "bucket_bytes",
+                                       t->cfg.bucket ? json_integer((json_int_t)t->cfg.bucket)
+                                                     : json_null()),
+                             "ran",
                              t->ran, "error", t->ran ? json_null() : json_string(t->error),
                              "vs_unsharded", t->ran ? cmp_json(&t->vs_unsharded) : json_null(),
                              "vs_first", t->ran ? cmp_json(&t->vs_first) : json_null(),
@@ -213,7 +228,7 @@ int cmd_stack_ranks(int argc, char **argv)
     const char *json_path = NULL;
     size_t W = 0, v;
     long layers = -1;
-    char algos[128];
+    char algos[512];
     int c;
     opterr = 0;
     optind = 1;
@@ -265,19 +280,19 @@ int cmd_stack_ranks(int argc, char **argv)
             char *items[BP_RANKS_MAX_ALGOS + 1];
             int n = bp_cli_split(algos, items, BP_RANKS_MAX_ALGOS + 1);
             if (n < 1 || n > BP_RANKS_MAX_ALGOS)
-                return bp_cli_usage_error("stack", "--algos: 1 to %d of default, Ring, Tree",
+                return bp_cli_usage_error("stack", "--algos: 1 to %d collective "
+                                          "configurations (default, Ring, Tree/LL128, "
+                                          "Ring/Simple/4ch/bucket=25M ...)",
                                           BP_RANKS_MAX_ALGOS);
             o.nalgos = 0;
             for (int i = 0; i < n; i++) {
-                static const char *const known[] = {"default", "Ring", "Tree", NULL};
-                const char *k = NULL;
-                for (int j = 0; known[j] && !k; j++)
-                    if (strcasecmp(items[i], known[j]) == 0)
-                        k = known[j];
-                if (!k)
-                    return bp_cli_usage_error("stack", "--algos: '%s' is not default, Ring "
-                                              "or Tree", items[i]);
-                o.algos[o.nalgos++] = k;
+                bp_coll_cfg_t *k = &o.algos[o.nalgos++];
+                if (bp_coll_cfg_parse(items[i], k, &err))
+                    return bp_cli_usage_error("stack", "--algos: %s", err.msg);
+                if (!bp_coll_cfg_is_nccl(k))
+                    return bp_cli_usage_error("stack", "--algos: %s is an order of the "
+                                              "emulation (invariance --engine emulate), not "
+                                              "an NCCL algorithm", k->algo);
             }
             break;
         }

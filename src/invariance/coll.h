@@ -46,6 +46,7 @@
 #include "dtype.h"
 #include "error.h"
 #include "inv.h"
+#include "nccl_cfg.h"
 #include "policy.h"
 
 #define BP_COLL_MAX_WORLD 64
@@ -66,35 +67,6 @@ bool bp_coll_redop_parse(const char *s, bp_coll_redop_t *out);
 /* Whether the collective reduces (all-reduce, reduce-scatter). */
 bool bp_coll_kind_reduces(bp_coll_kind_t k);
 
-/* ---- configurations -------------------------------------------------- */
-
-typedef struct {
-    char algo[16];   /* NCCL_ALGO: "Ring", "Tree", ...; "" NCCL's choice */
-    char proto[8];   /* NCCL_PROTO: "LL", "LL128", "Simple"; "" */
-    int nch;         /* channels (ncclConfig_t minCTAs = maxCTAs); 0 */
-    uint64_t bucket; /* bytes per call (stack --ranks); 0: one call */
-} bp_coll_cfg_t;
-
-/* NCCL's algorithm and protocol names, NULL-terminated, in NCCL's spelling
- * (the emulation adds "Pairwise" and "Rank", its own orders). */
-extern const char *const bp_coll_algos[];
-extern const char *const bp_coll_protos[];
-
-/* "default", "Ring", "Ring/LL128", "Tree/Simple/4ch", "Ring/bucket=1M". */
-void bp_coll_cfg_name(const bp_coll_cfg_t *c, char *out, size_t n);
-/* One configuration: fields separated by '/': an algorithm (or "default"),
- * a protocol, "<N>ch", "bucket=SIZE", each at most once, in any order
- * after the algorithm; names case-insensitive.  BP_EINPUT naming the
- * field. */
-bp_status bp_coll_cfg_parse(const char *s, bp_coll_cfg_t *c, bp_error_t *err);
-bool bp_coll_cfg_equal(const bp_coll_cfg_t *a, const bp_coll_cfg_t *b);
-/* The configurations of --algo, --proto and --channels (comma-separated;
- * "all" takes every name; "default" leaves the choice to NCCL): "default"
- * first, then every algorithm x protocol x channel count that names
- * something, in the lists' order.  At most max. */
-bp_status bp_coll_cfg_expand(const char *algos, const char *protos, const char *channels,
-                             bp_coll_cfg_t *out, size_t max, size_t *n, bp_error_t *err);
-
 /* ---- message sizes --------------------------------------------------- */
 
 typedef struct {
@@ -102,11 +74,6 @@ typedef struct {
     const char *what; /* a model size's description, or NULL */
 } bp_coll_size_t;
 
-/* "1K", "256M", "1.5G", "4096" (binary K, M, G; a trailing "B" or "iB"
- * allowed) into bytes; false when not a size of 1 byte to 1 TiB. */
-bool bp_coll_bytes_parse(const char *s, uint64_t *out);
-/* "1K", "1.5M", "3000", as short as exact. */
-void bp_coll_bytes_format(uint64_t b, char *out, size_t n);
 /* A list of sizes for elements of esize bytes: comma-separated items, each
  * SIZE, A:B (the powers of two from A to B and the model sizes between
  * them: bp_coll_model_sizes) or A:B:pow2 (powers of two only); sorted,

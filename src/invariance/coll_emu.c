@@ -79,8 +79,8 @@ void bp_coll_emu_tree(const bp_coll_emu_t *m, int world, int piece, bp_coll_tree
 }
 
 bp_status bp_coll_emu_run(const bp_coll_emu_t *m, bp_coll_kind_t kind, bp_coll_redop_t op,
-                          bp_dtype_t dt, int world, bp_coll_input_t in, uint64_t seed,
-                          uint64_t n, void *out, bp_error_t *err)
+                          bp_dtype_t dt, int world, const void *const *in, uint64_t n,
+                          void *out, bp_error_t *err)
 {
     size_t es = bp_dtype_info(dt)->size;
     if (world < 1 || world > BP_COLL_ORDER_MAX)
@@ -89,15 +89,9 @@ bp_status bp_coll_emu_run(const bp_coll_emu_t *m, bp_coll_kind_t kind, bp_coll_r
     if (kind == BP_COLL_ALL_GATHER) {
         uint64_t per = n / (uint64_t)world;
         for (int r = 0; r < world; r++)
-            bp_coll_input(in, dt, world, r, seed, 0, per, (char *)out + (size_t)(r * per) * es);
+            memcpy((char *)out + (size_t)(r * per) * es, in[r], (size_t)per * es);
         return BP_OK;
     }
-    /* every rank's input, then the reduction element by element */
-    char *x = malloc((size_t)world * (size_t)(n ? n : 1) * es);
-    if (!x)
-        return bp_error_set(err, BP_ENOMEM, "out of memory");
-    for (int r = 0; r < world; r++)
-        bp_coll_input(in, dt, world, r, seed, 0, n, x + (size_t)r * (size_t)n * es);
     bp_coll_tree_t trees[BP_COLL_ORDER_MAX];
     for (int p = 0; p < world; p++)
         bp_coll_emu_tree(m, world, p, &trees[p]);
@@ -106,14 +100,12 @@ bp_status bp_coll_emu_run(const bp_coll_emu_t *m, bp_coll_kind_t kind, bp_coll_r
     for (uint64_t i = 0; i < n; i++) {
         float v[BP_COLL_ORDER_MAX];
         for (int r = 0; r < world; r++) {
-            double xv = bp_dtype_bits_to_double(
-                dt, bp_dtype_load_bits(dt, x, (size_t)((uint64_t)r * n + i)));
+            double xv = bp_dtype_bits_to_double(dt, bp_dtype_load_bits(dt, in[r], (size_t)i));
             /* the product of two dtype values is exact in a double */
             v[r] = (float)(op == BP_COLL_AVG ? bp_coll_round(dt, xv * scale) : xv);
         }
         float y = bp_coll_tree_eval(&trees[bp_coll_emu_piece(m, kind, world, i, n)], v, dt);
         bp_dtype_store_bits(dt, out, (size_t)i, bp_dtype_bits_from_double(dt, y));
     }
-    free(x);
     return BP_OK;
 }

@@ -53,10 +53,11 @@ int bp_coll_emu_piece(const bp_coll_emu_t *m, bp_coll_kind_t kind, int world, ui
                       uint64_t n);
 /* The order of piece p. */
 void bp_coll_emu_tree(const bp_coll_emu_t *m, int world, int piece, bp_coll_tree_t *t);
-/* The collective on the CPU: every rank's input of kind `in`, n elements
- * of the message (kind as coll.h counts them) into out. */
+/* The collective on the CPU over n elements of the message (kind as
+ * coll.h counts them): in[r] is rank r's input (the all-gather's: its
+ * n / W elements), out the whole result. */
 bp_status bp_coll_emu_run(const bp_coll_emu_t *m, bp_coll_kind_t kind, bp_coll_redop_t op,
-                          bp_dtype_t dt, int world, bp_coll_input_t in, uint64_t seed,
-                          uint64_t n, void *out, bp_error_t *err);
+                          bp_dtype_t dt, int world, const void *const *in, uint64_t n,
+                          void *out, bp_error_t *err);
 
 #endif

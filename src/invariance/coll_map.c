@@ -90,6 +90,7 @@ static void slot_free(bp_coll_slot_t *z)
     free(z->g);
     free(z->ref);
     free(z->sidx);
+    free(z->sin);
     free(z->exact);
     memset(z, 0, sizeof *z);
 }
@@ -186,20 +187,48 @@ static bp_buf_t view(const bp_coll_map_t *m, const void *bits, uint64_t n)
     return b;
 }
 
+/* The sample of size s and every rank's values there (reductions). */
+static bp_status sample(bp_coll_map_t *m, bp_coll_slot_t *z, bp_error_t *err)
+{
+    if (z->sidx)
+        return BP_OK;
+    z->ns = z->n < BP_COLL_SAMPLE ? (size_t)z->n : BP_COLL_SAMPLE;
+    if (!(z->sidx = malloc((z->ns ? z->ns : 1) * sizeof *z->sidx)))
+        return bp_error_set(err, BP_ENOMEM, "out of memory");
+    for (size_t k = 0; k < z->ns; k++)
+        z->sidx[k] = (uint64_t)((unsigned __int128)k * z->n / z->ns);
+    if (!bp_coll_kind_reduces(m->kind))
+        return BP_OK;
+    size_t W = (size_t)m->world;
+    if (!(z->sin = malloc((z->ns ? z->ns : 1) * W * sizeof *z->sin)))
+        return bp_error_set(err, BP_ENOMEM, "out of memory");
+    for (size_t k = 0; k < z->ns; k++)
+        for (size_t r = 0; r < W; r++) {
+            uint64_t b = 0;
+            bp_coll_input(BP_COLL_VALUES, m->dtype, m->world, (int)r, m->seed, z->sidx[k], 1,
+                          &b);
+            z->sin[k * W + r] = bp_dtype_bits_to_double(m->dtype, b);
+        }
+    return BP_OK;
+}
+
 bp_status bp_coll_map_result(bp_coll_map_t *m, size_t s, size_t c, const void *bits,
                              uint32_t ranks_differ, uint64_t copy_differ, bp_error_t *err)
 {
     bp_coll_slot_t *z = &m->sz[s];
     bp_coll_cell_t *x = bp_coll_cell(m, s, c);
     size_t es = bp_dtype_info(m->dtype)->size, nb = (size_t)z->n * es;
+    bp_status st = sample(m, z, err);
+    if (st)
+        return st;
     x->state = BP_CELL_RAN;
     x->digest = bp_coll_digest(bits, nb);
     x->ranks_differ = ranks_differ;
     x->copy_differ = copy_differ;
     x->repeats = 1;
-    if (x->order.done && bp_coll_kind_reduces(m->kind))
-        bp_coll_order_verify(&x->order, m->op, m->seed, bits, 1u << 20, &x->verify_checked,
-                             &x->verify_same);
+    if (x->order.done && z->sin)
+        bp_coll_order_verify(&x->order, m->op, z->sidx, z->ns, z->sin, bits,
+                             &x->verify_checked, &x->verify_same);
     for (size_t g = 0; g < z->ng; g++)
         if (z->g[g].digest == x->digest) {
             x->group = (int)g;
@@ -215,16 +244,10 @@ bp_status bp_coll_map_result(bp_coll_map_t *m, size_t s, size_t c, const void *b
     g->first = (int)c;
     g->digest = x->digest;
     g->members = 1;
-    if (!z->ng) {
-        /* group 0: keep the whole result; choose the oracle's sample */
-        z->ns = z->n < BP_COLL_SAMPLE ? (size_t)z->n : BP_COLL_SAMPLE;
-        z->ref = malloc(nb ? nb : 1);
-        z->sidx = malloc((z->ns ? z->ns : 1) * sizeof *z->sidx);
-        if (!z->ref || !z->sidx)
+    if (!z->ng) { /* group 0: the whole result kept */
+        if (!(z->ref = malloc(nb ? nb : 1)))
             return bp_error_set(err, BP_ENOMEM, "out of memory");
         memcpy(z->ref, bits, nb);
-        for (size_t k = 0; k < z->ns; k++)
-            z->sidx[k] = (uint64_t)((unsigned __int128)k * z->n / z->ns);
     }
     g->sample = malloc((z->ns ? z->ns : 1) * es);
     if (!g->sample)
@@ -237,8 +260,7 @@ bp_status bp_coll_map_result(bp_coll_map_t *m, size_t s, size_t c, const void *b
         bp_cmp_opts_t co;
         bp_cmp_opts_init(&co);
         co.nan_payload = true; /* bits are bits: a copy keeps every payload */
-        bp_status st = bp_compare(&a, &b, &m->policy, &co, &g->cmp, err);
-        if (st)
+        if ((st = bp_compare(&a, &b, &m->policy, &co, &g->cmp, err)))
             return st;
         g->compared = true;
     }
@@ -276,12 +298,7 @@ static bp_status okernel(bp_oracle_ws_t *ws, const void *vctx, size_t begin, siz
     for (size_t k = begin; k < end; k++) {
         mpfr_set_zero(s, 1);
         for (int r = 0; r < m->world; r++) {
-            uint32_t b32 = 0;
-            uint16_t b16 = 0;
-            bool f32 = m->dtype == BP_F32;
-            bp_coll_input(BP_COLL_VALUES, m->dtype, m->world, r, m->seed, c->z->sidx[k], 1,
-                          f32 ? (void *)&b32 : (void *)&b16);
-            mpfr_set_d(t, bp_dtype_bits_to_double(m->dtype, f32 ? b32 : b16), MPFR_RNDN);
+            mpfr_set_d(t, c->z->sin[k * (size_t)m->world + (size_t)r], MPFR_RNDN);
             mpfr_add(s, s, t, MPFR_RNDN); /* exact at WORK bits */
         }
         if (m->op == BP_COLL_AVG)
@@ -302,7 +319,7 @@ bp_status bp_coll_map_arbitrate(bp_coll_map_t *m, bool all, int threads, bp_erro
     size_t es = bp_dtype_info(m->dtype)->size;
     for (size_t s = 0; s < m->nsizes; s++) {
         bp_coll_slot_t *z = &m->sz[s];
-        if (!z->ng || !z->ns || (!all && z->ng < 2) || z->exact)
+        if (!z->ng || !z->ns || !z->sin || (!all && z->ng < 2) || z->exact)
             continue;
         if (!(z->exact = malloc(z->ns * es)))
             return bp_error_set(err, BP_ENOMEM, "out of memory");

@@ -14,7 +14,9 @@
  * The oracle: the exact sum of the W ranks' inputs at each sampled element
  * (avg: divided by W), rounded once to the dtype (MPFR); each group's
  * distance to it in ulps and, against group 0, on how many elements it is
- * nearer.  All-gathers have no oracle: their reference is the copy. */
+ * nearer.  All-gathers have no oracle: their reference is the copy.
+ * An inferred order is checked at the same sample: the values summed in
+ * that order must give the result's bits. */
 #ifndef BP_COLL_MAP_H
 #define BP_COLL_MAP_H
 
@@ -72,6 +74,7 @@ typedef struct {
     void *ref;               /* group 0's result, until finish */
     uint64_t *sidx;          /* the oracle's sample */
     size_t ns;
+    double *sin;             /* every rank's values there: [ns][W] */
     void *exact;             /* the oracle's values there, once arbitrated */
 } bp_coll_slot_t;
 

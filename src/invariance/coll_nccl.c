@@ -19,10 +19,8 @@
  * it again for the next call.  A call that does not finish within
  * BP_NCCL_TIMEOUT seconds is an error.
  *
- * Not tried, as results: NVLS and NVLSTree where NCCL_NVLS_ENABLE=0 (the
- * machine keeps NVLink multicast off; bitprobe never turns it on), CollNet
- * where NCCL_COLLNET_ENABLE is not 1 (no CollNet network), ncclAvg before
- * NCCL 2.10, channel counts before NCCL 2.17.
+ * Not tried, as results: what bp_nccl_cfg_open refuses (nccl_cfg.h), and
+ * ncclAvg before NCCL 2.10.
  *
  * Inputs are made once per dtype and kind at the map's largest size (the
  * smaller messages are their prefixes): values on the GPU by the counter
@@ -157,41 +155,8 @@ static void drop_comm(nc_t *s, bool abort)
     cudaGetLastError();
 }
 
-static bool env_is(const char *name, const char *v)
-{
-    const char *e = getenv(name);
-    return e && !strcmp(e, v);
-}
-
-static void set_or_keep(const char *name, const char *v, char **saved)
-{
-    const char *e = getenv(name);
-    *saved = e ? strdup(e) : NULL;
-    if (v[0])
-        setenv(name, v, 1);
-}
-
-static void restore(const char *name, char *saved)
-{
-    if (saved)
-        setenv(name, saved, 1);
-    else
-        unsetenv(name);
-    free(saved);
-}
-
 static bp_status open_comm(nc_t *s, bp_error_t *err)
 {
-    const bp_coll_cfg_t *c = &s->cfg;
-    if (!strncmp(c->algo, "NVLS", 4) && env_is("NCCL_NVLS_ENABLE", "0"))
-        return bp_error_set(err, BP_EUNAVAIL, "NVLink multicast is off here "
-                            "(NCCL_NVLS_ENABLE=0): not tried");
-    if (!strncmp(c->algo, "CollNet", 7) && !env_is("NCCL_COLLNET_ENABLE", "1"))
-        return bp_error_set(err, BP_EUNAVAIL, "NCCL_COLLNET_ENABLE is not 1 (no CollNet "
-                            "network configured): not tried");
-    if (c->nch && s->version < 21700)
-        return bp_error_set(err, BP_EUNAVAIL, "a channel count per communicator needs NCCL "
-                            "2.17 (ncclConfig_t minCTAs, maxCTAs)");
     /* rank 0's new unique id, over the control communicator */
     bp_nccl_id_t id;
     memset(&id, 0, sizeof id);
@@ -209,26 +174,7 @@ static bp_status open_comm(nc_t *s, bp_error_t *err)
     bp_status st = wait_for(s, s->ctl_s, "sending the next unique id", err);
     if (st)
         return st;
-    char *sa, *sp;
-    set_or_keep("NCCL_ALGO", c->algo, &sa);
-    set_or_keep("NCCL_PROTO", c->proto, &sp);
-    if (c->nch) {
-        bp_nccl_config_t cf;
-        bp_nccl_config_init(&cf);
-        cf.minCTAs = cf.maxCTAs = c->nch;
-        r = BP_NCCL(ncclCommInitRankConfig)(&s->comm, s->env.world, id, s->env.rank, &cf);
-    } else {
-        r = BP_NCCL(ncclCommInitRank)(&s->comm, s->env.world, id, s->env.rank);
-    }
-    restore("NCCL_ALGO", sa);
-    restore("NCCL_PROTO", sp);
-    if (r) {
-        s->comm = NULL;
-        bp_nccl_fail(err, c->nch ? "ncclCommInitRankConfig" : "ncclCommInitRank", r, NULL);
-        err->code = BP_EUNAVAIL;
-        return BP_EUNAVAIL;
-    }
-    return BP_OK;
+    return bp_nccl_cfg_open(&s->cfg, s->env.world, &id, s->env.rank, &s->comm, err);
 }
 
 static bp_status nc_begin(bp_coll_engine_t *e, const bp_coll_cfg_t *c, bp_error_t *err)

@@ -850,8 +850,8 @@ void bp_coll_order_set(const bp_coll_order_t *o, char *out, size_t n)
         w += (size_t)snprintf(out + w, n - w, "%s%s", i ? "; " : "", t[i]);
 }
 
-void bp_coll_order_verify(const bp_coll_order_t *o, bp_coll_redop_t op, uint64_t seed,
-                          const void *result, uint64_t most, uint64_t *checked,
+void bp_coll_order_verify(const bp_coll_order_t *o, bp_coll_redop_t op, const uint64_t *idx,
+                          size_t ns, const double *in, const void *result, uint64_t *checked,
                           uint64_t *same)
 {
     *checked = *same = 0;
@@ -859,20 +859,16 @@ void bp_coll_order_verify(const bp_coll_order_t *o, bp_coll_redop_t op, uint64_t
         return;
     bp_dtype_t dt = o->dtype;
     int W = o->world;
-    uint64_t n = o->probed, step = n > most && most ? n / most : 1;
     double scale = bp_coll_round(dt, 1.0 / W);
-    for (uint64_t i = 0; i < n; i += step) {
+    for (size_t j = 0; j < ns; j++) {
+        uint64_t i = idx[j];
         int k = bp_coll_order_at(o, i);
-        if (k < 0 || o->ords[k].kind == BP_ORD_MIXED)
+        if (k < 0 || o->ords[k].kind == BP_ORD_MIXED || W > BP_COLL_ORDER_MAX)
             continue;
         float v[BP_COLL_ORDER_MAX];
         double exact = 0;
-        for (int r = 0; r < W && r < BP_COLL_ORDER_MAX; r++) {
-            uint16_t b16;
-            uint32_t b32;
-            bp_coll_input(BP_COLL_VALUES, dt, W, r, seed, i, 1, dt == BP_F32 ? (void *)&b32
-                                                                             : (void *)&b16);
-            double x = bp_dtype_bits_to_double(dt, dt == BP_F32 ? b32 : b16);
+        for (int r = 0; r < W; r++) {
+            double x = in[j * (size_t)W + (size_t)r];
             if (op == BP_COLL_AVG)
                 x = bp_coll_round(dt, x * scale);
             v[r] = (float)x;

@@ -140,14 +140,14 @@ void bp_coll_order_summary(const bp_coll_order_t *o, char *out, size_t n);
  * results hold the same orders (wherever they sit). */
 void bp_coll_order_set(const bp_coll_order_t *o, char *out, size_t n);
 
-/* Recomputes the values result from the inferred order: for up to `most`
- * elements spread over the message (all when n <= most), the values
- * inputs of every rank summed in the order at that element (avg: each
- * input times 1/W rounded to dt first, as NCCL's PreMulSum), compared with
- * result.  *checked: elements with a known order; *same: those whose bits
- * equal result's. */
-void bp_coll_order_verify(const bp_coll_order_t *o, bp_coll_redop_t op, uint64_t seed,
-                          const void *result, uint64_t most, uint64_t *checked,
+/* Recomputes the values result from the inferred order at ns elements
+ * idx[k] of the message: the inputs in[k * W + r] of every rank (already
+ * in the dtype) summed in the order at that element (avg: each input
+ * times 1/W rounded to the dtype first, as NCCL's PreMulSum), compared
+ * with result (the whole message).  *checked: elements with a known
+ * order; *same: those whose bits equal result's. */
+void bp_coll_order_verify(const bp_coll_order_t *o, bp_coll_redop_t op, const uint64_t *idx,
+                          size_t ns, const double *in, const void *result, uint64_t *checked,
                           uint64_t *same);
 
 #endif

@@ -18,8 +18,51 @@ static double now(void)
 /* ---- the emulation as an engine ---------------------------------------- */
 
 typedef struct {
+    bp_dtype_t dt;
+    bp_coll_input_t in;
+    uint64_t cap;
+    char *x; /* every rank's input, W x cap elements */
+} emu_input_t;
+
+typedef struct {
     bp_coll_emu_t m;
+    emu_input_t in[16];
+    int nin;
 } emu_t;
+
+/* Every rank's input of a kind, made once at the map's largest size. */
+static char *emu_inputs(bp_coll_engine_t *e, bp_dtype_t dt, bp_coll_input_t in, uint64_t cap,
+                        bp_error_t *err)
+{
+    emu_t *s = e->state;
+    emu_input_t *x = NULL;
+    for (int i = 0; i < s->nin && !x; i++)
+        if (s->in[i].dt == dt && s->in[i].in == in)
+            x = &s->in[i];
+    if (x && x->cap >= cap)
+        return x->x;
+    if (!x) {
+        if (s->nin == 16) {
+            bp_error_set(err, BP_EINTERNAL, "too many inputs");
+            return NULL;
+        }
+        x = &s->in[s->nin++];
+        x->dt = dt;
+        x->in = in;
+        x->x = NULL;
+    }
+    size_t es = bp_dtype_info(dt)->size;
+    free(x->x);
+    x->cap = 0;
+    if (!(x->x = malloc((size_t)e->world * (size_t)(cap ? cap : 1) * es))) {
+        bp_error_set(err, BP_ENOMEM, "out of memory");
+        return NULL;
+    }
+    for (int r = 0; r < e->world; r++)
+        bp_coll_input(in, dt, e->world, r, e->seed, 0, cap, x->x + (size_t)r * cap * es);
+    x->cap = cap;
+    return x->x;
+}
 
 static bp_status emu_begin(bp_coll_engine_t *e, const bp_coll_cfg_t *c, bp_error_t *err)
 {
@@ -34,13 +77,23 @@ static bp_status emu_run(bp_coll_engine_t *e, bp_coll_kind_t k, bp_coll_redop_t 
                          void *out, bp_coll_info_t *info, bp_error_t *err)
 {
     (void)repeat;
-    (void)cap;
     emu_t *s = e->state;
     bp_coll_emu_t m = s->m;
     /* the model's pieces are bytes: the same bytes in every dtype */
-    m.chunk = m.chunk * 4 / bp_dtype_info(dt)->size;
+    size_t es = bp_dtype_info(dt)->size;
+    m.chunk = m.chunk * 4 / es;
     memset(info, 0, sizeof *info);
-    return out ? bp_coll_emu_run(&m, k, op, dt, e->world, in, e->seed, n, out, err) : BP_OK;
+    if (!out)
+        return BP_OK;
+    /* the all-gather's inputs: n / W elements each; the cache holds cap */
+    uint64_t per = k == BP_COLL_ALL_GATHER ? cap / (uint64_t)e->world : cap;
+    char *x = emu_inputs(e, dt, in, per, err);
+    if (!x)
+        return err->code;
+    const void *ins[BP_COLL_ORDER_MAX];
+    for (int r = 0; r < e->world; r++)
+        ins[r] = x + (size_t)r * (size_t)per * es;
+    return bp_coll_emu_run(&m, k, op, dt, e->world, ins, n, out, err);
 }
 
 static void emu_end(bp_coll_engine_t *e)
@@ -50,7 +103,10 @@ static void emu_end(bp_coll_engine_t *e)
 
 static void emu_close(bp_coll_engine_t *e)
 {
-    free(e->state);
+    emu_t *s = e->state;
+    for (int i = 0; s && i < s->nin; i++)
+        free(s->in[i].x);
+    free(s);
     free(e);
 }
 

@@ -237,12 +237,14 @@ static bp_status columns(ctx_t *c, bp_buf_t *dst, const bp_buf_t *src, int64_t r
     return st;
 }
 
-/* The all-reduce of part into out on a communicator of its own, with
- * NCCL_ALGO as asked ("default": as the environment has it). */
-static bp_status reduce_with(ctx_t *c, const char *algo, const bp_buf_t *part, bp_buf_t *out,
-                             bp_error_t *err)
+/* The all-reduce of part into out on a communicator of its own with
+ * configuration cfg (nccl_cfg.h), in buckets of cfg->bucket bytes when it
+ * has one. */
+static bp_status reduce_with(ctx_t *c, const bp_coll_cfg_t *cfg, const bp_buf_t *part,
+                             bp_buf_t *out, bp_error_t *err)
 {
     bp_nccl_id_t id;
+    memset(&id, 0, sizeof id);
     bp_buf_t idb = {0};
     int64_t s1[1] = {BP_NCCL_ID_BYTES / 4};
     bp_status st = c->ops->alloc(c->ops, &idb, BP_I32, 1, s1, err);
@@ -263,20 +265,18 @@ static bp_status reduce_with(ctx_t *c, const char *algo, const bp_buf_t *part, b
     release(c, &idb);
     if (st)
         return st;
-    char *saved = getenv("NCCL_ALGO") ? strdup(getenv("NCCL_ALGO")) : NULL;
-    if (strcmp(algo, "default") != 0)
-        setenv("NCCL_ALGO", algo, 1);
     bp_nccl_comm_t comm = NULL;
-    bp_nccl_result_t r = BP_NCCL(ncclCommInitRank)(&comm, c->e->world, id, c->e->rank);
-    if (saved)
-        setenv("NCCL_ALGO", saved, 1);
-    else
-        unsetenv("NCCL_ALGO");
-    free(saved);
-    if (r)
-        return bp_nccl_fail(err, "ncclCommInitRank", r, NULL);
-    r = BP_NCCL(ncclAllReduce)(part->dev, out->dev, part->numel, nccl_type(part->dtype),
-                               BP_NCCL_SUM, comm, bp_cuda_stream(c->be));
+    if ((st = bp_nccl_cfg_open(cfg, c->e->world, &id, c->e->rank, &comm, err)))
+        return st;
+    size_t es = bp_dtype_info(part->dtype)->size, n = part->numel;
+    size_t per = cfg->bucket ? (size_t)(cfg->bucket / es) : n;
+    if (!per)
+        per = 1;
+    bp_nccl_result_t r = 0;
+    for (size_t off = 0; !r && off < n; off += per)
+        r = BP_NCCL(ncclAllReduce)((const char *)part->dev + off * es, (char *)out->dev + off * es,
+                                   n - off < per ? n - off : per, nccl_type(part->dtype),
+                                   BP_NCCL_SUM, comm, bp_cuda_stream(c->be));
     st = r ? bp_nccl_fail(err, "ncclAllReduce", r, comm) : nccl_sync(c, "all-reduce", err);
     BP_NCCL(ncclCommDestroy)(comm);
     return st;
@@ -354,9 +354,10 @@ static bp_status tp(ctx_t *c, const bp_ranks_opts_t *o, bp_ranks_result_t *res,
     for (int a = 0; !st && a < o->nalgos; a++) {
         bp_ranks_tp_t *t = &res->tp[a];
         bp_error_t e2 = {0};
-        snprintf(t->algo, sizeof t->algo, "%s", o->algos[a]);
-        /* an algorithm NCCL cannot run here is a result, not the end */
-        if (reduce_with(c, o->algos[a], &part, &ya, &e2)) {
+        t->cfg = o->algos[a];
+        bp_coll_cfg_name(&o->algos[a], t->algo, sizeof t->algo);
+        /* a configuration NCCL cannot run here is a result, not the end */
+        if (reduce_with(c, &o->algos[a], &part, &ya, &e2)) {
             snprintf(t->error, sizeof t->error, "%s", e2.msg);
             continue;
         }

@@ -14,10 +14,15 @@
  * o_proj): x [T, K] from the counters (kind 14), w = layer 0's o_proj
  * [N, K]; rank r computes the partial x[:, Kr] w[:, Kr]^T (cuBLAS, fp32
  * compute, rounded once to the model dtype) and an NCCL all-reduce (sum,
- * in the model dtype) adds the partials, once per algorithm: the
- * environment's NCCL_ALGO ("default"), then NCCL_ALGO=Ring and Tree, each
- * on a communicator of its own (NCCL reads NCCL_ALGO when a communicator
- * starts; rank 0 sends the new unique id over the first communicator).
+ * in the model dtype) adds the partials, once per collective configuration
+ * (nccl_cfg.h: NCCL_ALGO, NCCL_PROTO, channels, bucket size; by default
+ * the environment's NCCL_ALGO ("default"), then Ring and Tree), each on a
+ * communicator of its own (NCCL reads NCCL_ALGO and NCCL_PROTO when a
+ * communicator starts; rank 0 sends the new unique id over the first
+ * communicator).  With a bucket size the [T, N] partials are all-reduced
+ * in consecutive calls of at most that many bytes, as DDP and ZeRO cut
+ * their gradients into buckets: each element then sits elsewhere in a
+ * smaller message.
  * Rank 0 compares each result with the unsharded x w^T (one cuBLAS call
  * over all of K), with each other, and with the oracle (the exact product
  * rounded once), and counts the elements where the reduction is nearer to
@@ -28,10 +33,11 @@
 #include <stdbool.h>
 
 #include "compare.h"
+#include "nccl_cfg.h"
 #include "ranks.h"
 #include "stack.h"
 
-#define BP_RANKS_MAX_ALGOS 4
+#define BP_RANKS_MAX_ALGOS 8
 
 typedef struct {
     bp_stack_cfg_t cfg;
@@ -40,7 +46,7 @@ typedef struct {
     bp_stack_gemm_t gemm;
     int64_t tp_rows;   /* T of the tensor-parallel input */
     bool params, tp, oracle;
-    const char *algos[BP_RANKS_MAX_ALGOS]; /* "default", "Ring", "Tree" */
+    bp_coll_cfg_t algos[BP_RANKS_MAX_ALGOS]; /* default, Ring, Tree */
     int nalgos;
     int oracle_threads;
 } bp_ranks_opts_t;
@@ -51,7 +57,8 @@ typedef struct {
 } bp_ranks_param_t;
 
 typedef struct {
-    char algo[16];
+    char algo[64];        /* the configuration's name (bp_coll_cfg_name) */
+    bp_coll_cfg_t cfg;
     bool ran;
     char error[1024];
     bp_cmp_t vs_unsharded, vs_first, vs_oracle; /* rank 0's */

@@ -8,7 +8,15 @@ unset RANK WORLD_SIZE LOCAL_RANK OMPI_COMM_WORLD_RANK OMPI_COMM_WORLD_SIZE SLURM
 run 2 stack --ranks 0
 err_has "--ranks needs a number of ranks (1-4096), not '0'"
 run 2 stack --ranks 2 --algos Ring,Bad
-err_has "--algos: 'Bad' is not default, Ring or Tree"
+err_has "--algos: 'Bad': unknown algorithm 'Bad'"
+run 2 stack --ranks 2 --algos Ring/LL/LL128
+err_has "--algos: 'Ring/LL/LL128': two protocols"
+run 2 stack --ranks 2 --algos Tree/9ch/bucket=lots
+err_has "--algos: 'Tree/9ch/bucket=lots': bucket= needs a size such as 25M, once"
+run 2 stack --ranks 2 --algos Pairwise
+err_has "--algos: Pairwise is an order of the emulation"
+run 2 stack --ranks 2 --algos a,b,c,d,e,f,g,h,i
+err_has "--algos: 1 to 8 collective configurations"
 run 2 stack --ranks 2 --no-params --no-tp
 err_has "leave nothing to run"
 run 2 stack --ranks 2 --device cuda
