@@ -100,7 +100,8 @@ static int plan(const bp_inv_coll_cl_t *c, bool nccl, plan_t *p)
         return bp_cli_usage_error("invariance", "%s", err.msg);
     free(sz);
     size_t ncfg;
-    if (bp_coll_cfg_expand(c->algo ? c->algo : "all", c->proto ? c->proto : "all",
+    if (bp_coll_cfg_expand(c->algo ? c->algo : nccl ? "all" : "Ring,Tree",
+                           c->proto ? c->proto : "all",
                            c->channels ? c->channels : "default", p->cfg, 256, &ncfg, &err))
         return bp_cli_usage_error("invariance", "%s", err.msg);
     o->cfg = p->cfg;

@@ -80,7 +80,8 @@ const char cmd_invariance_usage[] =
     "                    models send between), A:B:pow2 (default 1K:256M; emulate 1K:1M)\n"
     "  --redop LIST      sum (default), avg (ncclAvg, NCCL 2.10+), all\n"
     "  --algo LIST       NCCL_ALGO per configuration: Ring, Tree, NVLS, NVLSTree,\n"
-    "                    CollNetDirect, CollNetChain, PAT, all (default), default\n"
+    "                    CollNetDirect, CollNetChain, PAT, all (default; emulate:\n"
+    "                    Ring,Tree; it also has Pairwise and Rank), default\n"
     "  --proto LIST      NCCL_PROTO: LL, LL128, Simple, all (default), default\n"
     "  --channels LIST   channel counts (NCCL_MIN/MAX_NCHANNELS per communicator:\n"
     "                    ncclConfig_t minCTAs = maxCTAs): default (default), 1-64\n"
@@ -408,6 +409,15 @@ static int jobs_from_presets(opts_t *o, const cl_t *cl)
     return -1;
 }
 
+/* "shape" for the option whose value is c. */
+static const char *option_name(const struct option *opts, int c)
+{
+    for (; opts->name; opts++)
+        if (opts->val == c)
+            return opts->name;
+    return "?";
+}
+
 static int parse(int argc, char **argv, opts_t *o)
 {
     static const struct option longopts[] = {
@@ -464,9 +474,9 @@ static int parse(int argc, char **argv, opts_t *o)
                              c == O_COMBINE || c == O_PARTIALS || c == O_REDUCTION ||
                              c == O_PRESET || c == O_PLACE || c == O_ROWS ||
                              c == O_SAVE_INPUTS || c == O_GPU))
-            cl.ops_only = argv[optind - 1];
+            cl.ops_only = option_name(longopts, c);
         if (!cl.coll_only && c >= O_BYTES && c <= O_REDOP)
-            cl.coll_only = argv[optind - 1];
+            cl.coll_only = option_name(longopts, c);
         switch (c) {
         case O_OP: cl.op = optarg; break;
         case O_SHAPE: cl.shape = optarg; break;
@@ -564,7 +574,7 @@ static int parse(int argc, char **argv, opts_t *o)
         return rc;
     if (cl.collective) {
         if (cl.ops_only)
-            return bp_cli_usage_error("invariance", "%s sweeps an op; --collective sweeps "
+            return bp_cli_usage_error("invariance", "--%s sweeps an op; --collective sweeps "
                                       "message sizes and configurations: not both",
                                       cl.ops_only);
         bp_inv_coll_cl_t *k = &o->coll_cl;
@@ -596,7 +606,7 @@ static int parse(int argc, char **argv, opts_t *o)
         return -1;
     }
     if (cl.coll_only)
-        return bp_cli_usage_error("invariance", "%s goes with --collective", cl.coll_only);
+        return bp_cli_usage_error("invariance", "--%s goes with --collective", cl.coll_only);
     if (cl.engine && (rc = parse_engines(o, cl.engine)) >= 0)
         return rc;
     if (cl.split && cl.ranks)

@@ -1,8 +1,10 @@
 /* The collective maps as one self-contained SVG (inv_report.h): a panel
  * per map, message size across (one column per size swept, in order), one
- * row per configuration.  A cell's colour is its result group at that
- * size: grey is group 0 (the reference configuration's bits there), the
- * others are other results, numbered inside when there is room; a white
+ * row per configuration.  A cell's colour says whose bits it has at that
+ * size: grey is group 0 (the reference configuration's bits there), any
+ * other colour the first configuration of its group (so that one
+ * configuration's results keep their colour from size to size while their
+ * group numbers move), the group number inside when there is room; a white
  * cell with a cross could not run (the title says why).  A black line
  * between two columns is a boundary where the configurations regroup; a
  * red dot marks a cell whose bits changed from run to run, a red frame one
@@ -18,7 +20,7 @@
 #define W 1200
 #define LABEL_X 12
 #define PL 250
-#define PR 1040
+#define PR 1000
 #define ROW_H 16
 #define NPAL 12
 
@@ -26,9 +28,10 @@ static const char *const palette[NPAL] = {
     "#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd", "#8c564b",
     "#e377c2", "#17becf", "#bcbd22", "#393b79", "#ad494a", "#637939"};
 
-static const char *colour(int g)
+/* Grey for group 0, else the colour of the group's first configuration. */
+static const char *colour(const bp_coll_map_t *m, size_t s, int g)
 {
-    return g == 0 ? "#c8c8c8" : palette[(g - 1) % NPAL];
+    return g == 0 ? "#c8c8c8" : palette[(size_t)m->sz[s].g[g].first % NPAL];
 }
 
 static double xpos(size_t i, size_t n)
@@ -60,7 +63,7 @@ static double panel(FILE *f, const bp_coll_map_t *m, double y)
         char name[64];
         bp_coll_cfg_name(&m->cfg[c], name, sizeof name);
         text(f, LABEL_X, ry + ROW_H - 4, 11, "start", "#000", name);
-        size_t groups = 0, breaks = 0, ran = 0;
+        size_t other = 0, breaks = 0, ran = 0;
         for (size_t s = 0; s < n; s++) {
             const bp_coll_cell_t *x = bp_coll_cell(m, s, c);
             double x0 = xpos(s, n), x1 = xpos(s + 1, n);
@@ -82,12 +85,12 @@ static double panel(FILE *f, const bp_coll_map_t *m, double y)
                 continue;
             }
             ran++;
-            groups = (size_t)x->group + 1 > groups ? (size_t)x->group + 1 : groups;
+            other += x->group != 0;
             bool br = bp_coll_cell_breaks(m, s, c);
             breaks += br;
             fprintf(f, "<rect x=\"%.2f\" y=\"%.1f\" width=\"%.2f\" height=\"%d\" fill=\"%s\"%s>"
                     "<title>%s at %s: group %d</title></rect>\n",
-                    x0, ry, x1 - x0, ROW_H - 2, colour(x->group),
+                    x0, ry, x1 - x0, ROW_H - 2, colour(m, s, x->group),
                     x->ranks_differ || x->copy_differ ? " stroke=\"#d00000\" stroke-width=\"2\""
                                                       : "",
                     name, sz, x->group);
@@ -101,11 +104,11 @@ static double panel(FILE *f, const bp_coll_map_t *m, double y)
         char v[64];
         if (!ran)
             snprintf(v, sizeof v, "not available");
-        else if (groups <= 1 && !breaks)
+        else if (!other && !breaks)
             snprintf(v, sizeof v, "group 0 everywhere");
         else
-            snprintf(v, sizeof v, "%zu group%s%s", groups, groups == 1 ? "" : "s",
-                     breaks ? ", breaks" : "");
+            snprintf(v, sizeof v, "other bits at %zu of %zu sizes%s", other, ran,
+                     breaks > other ? ", unstable" : "");
         text(f, PR + 8, ry + ROW_H - 4, 11, "start", !ran ? "#888" : breaks ? "#b00000" : "#006000",
              v);
     }
@@ -156,9 +159,9 @@ int bp_coll_svg(FILE *f, const bp_inv_study_t *s)
     fprintf(f, "<text x=\"%d\" y=\"26\" font-size=\"17\" font-weight=\"bold\">", LABEL_X);
     bp_xml_put(f, t, false);
     fputs("</text>\n", f);
-    fprintf(f, "<text x=\"%d\" y=\"44\" font-size=\"12\" fill=\"#444\">colour = result group "
-               "at that size: grey is the first configuration's bits; a black line: the "
-               "configurations regroup;</text>\n<text x=\"%d\" y=\"58\" font-size=\"12\" "
+    fprintf(f, "<text x=\"%d\" y=\"44\" font-size=\"12\" fill=\"#444\">colour = whose bits: "
+               "grey is group 0's at that size, another colour the first configuration of "
+               "the group (its number inside); a black line: the configurations regroup;</text>\n<text x=\"%d\" y=\"58\" font-size=\"12\" "
                "fill=\"#444\">white with a stroke: not available there; a red dot: the bits "
                "changed from run to run; a red frame: ranks disagree or not a copy</text>\n",
             LABEL_X, LABEL_X);
