@@ -133,8 +133,8 @@ static json_t *result_json(const bp_ranks_env_t *e, const bp_ranks_opts_t *o,
     for (int k = 0; k < r->ntp; k++) {
         const bp_ranks_tp_t *t = &r->tp[k];
         json_array_append_new(
-            algos, json_pack("{s:s, s:o, s:b, s:o, s:o, s:o, s:o, s:I, s:I}", "algo", t->algo,
-                             "config",
+            algos, json_pack("{s:s, s:o, s:b, s:i, s:o, s:o, s:o, s:o, s:I, s:I}", "algo",
+                             t->algo, "config",
                              json_pack("{s:o, s:o, s:o, s:o}", "nccl_algo",
                                        t->cfg.algo[0] ? json_string(t->cfg.algo) : json_null(),
                                        "nccl_proto",
@@ -144,8 +144,8 @@ static json_t *result_json(const bp_ranks_env_t *e, const bp_ranks_opts_t *o,
                                        "bucket_bytes",
                                        t->cfg.bucket ? json_integer((json_int_t)t->cfg.bucket)
                                                      : json_null()),
-                             "ran",
-                             t->ran, "error", t->ran ? json_null() : json_string(t->error),
+                             "ran", t->ran, "group", t->ran ? t->group : -1, "error",
+                             t->ran ? json_null() : json_string(t->error),
                              "vs_unsharded", t->ran ? cmp_json(&t->vs_unsharded) : json_null(),
                              "vs_first", t->ran ? cmp_json(&t->vs_first) : json_null(),
                              "vs_oracle", t->have_oracle ? cmp_json(&t->vs_oracle)

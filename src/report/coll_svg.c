@@ -161,7 +161,8 @@ int bp_coll_svg(FILE *f, const bp_inv_study_t *s)
     fputs("</text>\n", f);
     fprintf(f, "<text x=\"%d\" y=\"44\" font-size=\"12\" fill=\"#444\">colour = whose bits: "
                "grey is group 0's at that size, another colour the first configuration of "
-               "the group (its number inside); a black line: the configurations regroup;</text>\n<text x=\"%d\" y=\"58\" font-size=\"12\" "
+               "the group (its number inside); a black line: the configurations regroup;"
+               "</text>\n<text x=\"%d\" y=\"58\" font-size=\"12\" "
                "fill=\"#444\">white with a stroke: not available there; a red dot: the bits "
                "changed from run to run; a red frame: ranks disagree or not a copy</text>\n",
             LABEL_X, LABEL_X);

@@ -407,6 +407,11 @@ static bp_status tp(ctx_t *c, const bp_ranks_opts_t *o, bp_ranks_result_t *res,
                 continue;
             if (first < 0)
                 first = a;
+            /* the first configuration with the same bits names the group */
+            t->group = a;
+            for (int b = 0; b < a && t->group == a; b++)
+                if (res->tp[b].ran && !memcmp(hya[b].data, hya[a].data, bp_buf_nbytes(&hya[a])))
+                    t->group = res->tp[b].group;
             st = bp_compare(&hy, &hya[a], NULL, NULL, &t->vs_unsharded, err);
             if (!st)
                 st = bp_compare(&hya[first], &hya[a], NULL, NULL, &t->vs_first, err);

@@ -60,6 +60,7 @@ typedef struct {
     char algo[64];        /* the configuration's name (bp_coll_cfg_name) */
     bp_coll_cfg_t cfg;
     bool ran;
+    int group;            /* the first configuration with these bits */
     char error[1024];
     bp_cmp_t vs_unsharded, vs_first, vs_oracle; /* rank 0's */
     bool have_oracle;

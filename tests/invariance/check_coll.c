@@ -11,9 +11,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <gmp.h>
+#include <mpfr.h>
+
 #include "coll.h"
 #include "coll_emu.h"
+#include "coll_map.h"
 #include "coll_order.h"
+#include "coll_run.h"
 
 /* ---- sizes and configurations ----------------------------------------- */
 
@@ -477,6 +482,160 @@ START_TEST(t_verify_tells_orders_apart)
 }
 END_TEST
 
+/* ---- maps from the emulation's sweep ------------------------------------- */
+
+/* The exact sum of the ranks' values at element i, rounded once to dt,
+ * with MPFR here (not the map's code). */
+static uint64_t exact_at(bp_dtype_t dt, int W, bp_coll_redop_t op, uint64_t i)
+{
+    mpfr_t s, t;
+    mpfr_inits2(400, s, t, (mpfr_ptr)0);
+    mpfr_set_zero(s, 1);
+    for (int r = 0; r < W; r++) {
+        uint32_t b = 0;
+        bp_coll_input(BP_COLL_VALUES, dt, W, r, 7, i, 1, &b);
+        mpfr_set_d(t, bp_dtype_bits_to_double(dt, b), MPFR_RNDN);
+        mpfr_add(s, s, t, MPFR_RNDN);
+    }
+    if (op == BP_COLL_AVG)
+        mpfr_div_ui(s, s, (unsigned long)W, MPFR_RNDN);
+    /* the values are normal numbers near 1: no subnormal, no overflow */
+    mpfr_prec_round(s, dt == BP_F32 ? 24 : dt == BP_BF16 ? 8 : 11, MPFR_RNDN);
+    uint64_t bits = bp_dtype_bits_from_double(dt, mpfr_get_d(s, MPFR_RNDN));
+    mpfr_clears(s, t, (mpfr_ptr)0);
+    return bits;
+}
+
+START_TEST(t_map_from_sweep)
+{
+    static const bp_dtype_t dts[] = {BP_F32, BP_BF16};
+    for (int d = 0; d < 2; d++) {
+        bp_dtype_t dt = dts[d];
+        size_t es = bp_dtype_info(dt)->size;
+        bp_coll_engine_t *e;
+        bp_error_t err;
+        ck_assert_int_eq(bp_coll_engine_emulate(4, 7, &e, &err), BP_OK);
+        bp_coll_cfg_t cfg[4];
+        size_t nc;
+        ck_assert_int_eq(bp_coll_cfg_expand("Ring,Tree", "LL,Simple", "default", cfg, 4, &nc,
+                                            &err),
+                         BP_EINPUT); /* 5 configurations do not fit in 4 */
+        ck_assert_int_eq(bp_coll_cfg_expand("Ring,Tree", "LL", "default", cfg, 4, &nc, &err),
+                         BP_OK);
+        ck_assert_uint_eq(nc, 3); /* default, Ring/LL, Tree/LL */
+        bp_coll_sweep_opts_t o = {.kinds = {BP_COLL_ALL_REDUCE}, .nkinds = 1,
+                                  .dtypes = {dt}, .ndtypes = 1, .ops = {BP_COLL_SUM},
+                                  .nops = 1, .bytes = "2K:32K:pow2", .cfg = cfg, .ncfg = nc,
+                                  .repeat = 2, .probe = true};
+        bp_policy_exact(&o.policy);
+        bp_coll_map_t *maps;
+        size_t nm;
+        ck_assert_int_eq(bp_coll_sweep(e, &o, &maps, &nm, &err), BP_OK);
+        ck_assert_uint_eq(nm, 1);
+        bp_coll_map_t *m = &maps[0];
+        ck_assert_int_eq(bp_coll_map_arbitrate(m, true, 1, &err), BP_OK);
+        /* the groups hold exactly the configurations with equal bytes, and
+         * group k's count of differing elements is the count here */
+        for (size_t s = 0; s < m->nsizes; s++) {
+            uint64_t n = m->sz[s].n;
+            void *res[3];
+            for (size_t c = 0; c < nc; c++) {
+                bp_coll_emu_t em;
+                char desc[128];
+                ck_assert_int_eq(bp_coll_emu_for(&cfg[c], dt, &em, desc, sizeof desc, &err),
+                                 BP_OK);
+                res[c] = run_emu(&em, BP_COLL_ALL_REDUCE, BP_COLL_SUM, dt, 4, BP_COLL_VALUES, n);
+            }
+            for (size_t a = 0; a < nc; a++)
+                for (size_t b = 0; b < nc; b++) {
+                    bool same = !memcmp(res[a], res[b], (size_t)n * es);
+                    ck_assert_msg(same == (bp_coll_cell(m, s, a)->group ==
+                                           bp_coll_cell(m, s, b)->group),
+                                  "%s size %zu: configurations %zu and %zu", bp_dtype_name(dt),
+                                  s, a, b);
+                }
+            for (size_t g = 1; g < m->sz[s].ng; g++) {
+                size_t c = (size_t)m->sz[s].g[g].first, differ = 0;
+                for (uint64_t i = 0; i < n; i++)
+                    differ += bp_dtype_load_bits(dt, res[0], (size_t)i) !=
+                              bp_dtype_load_bits(dt, res[c], (size_t)i);
+                ck_assert_uint_eq(m->sz[s].g[g].cmp.mismatched, differ);
+                ck_assert(!m->sz[s].g[g].cmp.pass);
+            }
+            /* the oracle's values against MPFR here */
+            const bp_coll_slot_t *z = &m->sz[s];
+            ck_assert_ptr_nonnull(z->exact);
+            for (size_t k = 0; k < z->ns; k += 7)
+                ck_assert_msg(bp_dtype_load_bits(dt, z->exact, k) ==
+                                  exact_at(dt, 4, BP_COLL_SUM, z->sidx[k]),
+                              "%s: the oracle at element %llu", bp_dtype_name(dt),
+                              (unsigned long long)z->sidx[k]);
+            for (size_t c = 0; c < nc; c++) {
+                const bp_coll_cell_t *x = bp_coll_cell(m, s, c);
+                ck_assert_int_eq(x->state, BP_CELL_RAN);
+                ck_assert_uint_eq(x->repeats, 2);
+                ck_assert_uint_eq(x->repeat_differ, 0);
+                ck_assert_uint_eq(x->verify_same, x->verify_checked);
+                ck_assert_uint_gt(x->verify_checked, 0);
+                free(res[c]);
+            }
+        }
+        /* Tree's chain differs from the one-piece ring at every size; LL's
+         * 4K pieces make Ring/LL differ from 8K on */
+        ck_assert(bp_coll_same_partition(m, 0, 1));
+        ck_assert(!bp_coll_same_partition(m, 1, 2));
+        ck_assert(bp_coll_order_changes(m, 2, 1));
+        ck_assert(!bp_coll_map_pass(m));
+        /* a fresh process with one other digest is counted against its cell */
+        size_t n = bp_coll_map_ncells(m);
+        uint64_t *dg = malloc(n * sizeof *dg);
+        bp_coll_map_digests(m, dg);
+        ck_assert_uint_eq(bp_coll_map_check_digests(m, dg), 0);
+        dg[4] ^= 1;
+        ck_assert_uint_eq(bp_coll_map_check_digests(m, dg), 1);
+        ck_assert_uint_eq(m->cell[4].processes, 2);
+        ck_assert_uint_eq(m->cell[4].process_differ, 1);
+        ck_assert_uint_eq(bp_coll_map_unstable(m), 1);
+        free(dg);
+        bp_coll_map_finish(m);
+        bp_coll_map_free(m);
+        free(maps);
+        bp_coll_engine_close(e);
+    }
+}
+END_TEST
+
+START_TEST(t_map_two_ranks_pass)
+{
+    /* one addition: every configuration gives the same bits, the map
+     * passes; an all-gather is a copy */
+    bp_coll_engine_t *e;
+    bp_error_t err;
+    ck_assert_int_eq(bp_coll_engine_emulate(2, 3, &e, &err), BP_OK);
+    bp_coll_cfg_t cfg[8];
+    size_t nc;
+    ck_assert_int_eq(bp_coll_cfg_expand("Ring,Tree", "LL,Simple", "default", cfg, 8, &nc, &err),
+                     BP_OK);
+    bp_coll_sweep_opts_t o = {.kinds = {BP_COLL_ALL_REDUCE, BP_COLL_ALL_GATHER}, .nkinds = 2,
+                              .dtypes = {BP_F16}, .ndtypes = 1, .ops = {BP_COLL_AVG},
+                              .nops = 1, .bytes = "1K:64K", .cfg = cfg, .ncfg = nc,
+                              .repeat = 1, .probe = true};
+    bp_policy_exact(&o.policy);
+    bp_coll_map_t *maps;
+    size_t nm;
+    ck_assert_int_eq(bp_coll_sweep(e, &o, &maps, &nm, &err), BP_OK);
+    ck_assert_uint_eq(nm, 2);
+    for (size_t i = 0; i < nm; i++) {
+        ck_assert(bp_coll_map_pass(&maps[i]));
+        for (size_t s = 0; s < maps[i].nsizes; s++)
+            ck_assert_uint_eq(maps[i].sz[s].ng, 1);
+        bp_coll_map_free(&maps[i]);
+    }
+    free(maps);
+    bp_coll_engine_close(e);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("coll");
@@ -493,6 +652,8 @@ int main(void)
     tcase_add_test(tc, t_infer_wide);
     tcase_add_test(tc, t_infer_edges);
     tcase_add_test(tc, t_verify_tells_orders_apart);
+    tcase_add_test(tc, t_map_from_sweep);
+    tcase_add_test(tc, t_map_two_ranks_pass);
     suite_add_tcase(s, tc);
     SRunner *r = srunner_create(s);
     srunner_run_all(r, CK_NORMAL);
