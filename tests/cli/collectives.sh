@@ -79,6 +79,29 @@ else
     skip_later "no python3: the JSON report is not checked"
 fi
 
+# the GPU scripts' checker (tests/fidelity/coll_check.py) on this report,
+# and its comparison of stack --ranks with the map on reports written here:
+# Ring/LL shares default's bits at 1K, Tree/LL does not
+if [ -n "${PY:-}" ]; then
+    chk="$top_srcdir/tests/fidelity/coll_check.py"
+    "$PY" "$chk" maps "$TMP/r.json" >"$TMP/chk" || fail "coll_check maps: $(tail -3 "$TMP/chk")"
+    grep -q "1 collective maps, 25 cells ran, 0 problems" "$TMP/chk" || fail "coll_check: $(tail -1 "$TMP/chk")"
+    cat >"$TMP/stack.json" <<'EOF'
+{"world": 4, "dtype": "fp32", "nccl": "emulated", "tp": {"rows": 16, "n": 16, "algos": [
+ {"algo": "default", "ran": true, "group": 0, "vs_unsharded": {"elements": 256, "differ": 9, "max_ulp": 2}},
+ {"algo": "Ring/LL", "ran": true, "group": 0, "vs_unsharded": {"elements": 256, "differ": 9, "max_ulp": 2}},
+ {"algo": "Tree/LL", "ran": true, "group": 2, "vs_unsharded": {"elements": 256, "differ": 12, "max_ulp": 3}}]}}
+EOF
+    REQUIRE_BOTH=1 "$PY" "$chk" stack "$TMP/stack.json" "$TMP/r.json" >"$TMP/chk" ||
+        fail "coll_check stack: $(cat "$TMP/chk")"
+    grep -q "default vs Tree/LL: different bits, different drift (as the map says)" "$TMP/chk" ||
+        fail "coll_check stack: $(cat "$TMP/chk")"
+    sed 's/"group": 2/"group": 0/' "$TMP/stack.json" >"$TMP/stack-bad.json"
+    "$PY" "$chk" stack "$TMP/stack-bad.json" "$TMP/r.json" >"$TMP/chk" && fail "coll_check accepted a disagreement"
+    grep -q "PROBLEM: default vs Tree/LL: the map says different, the stack's bits are equal" "$TMP/chk" ||
+        fail "coll_check stack: $(cat "$TMP/chk")"
+fi
+
 # bf16 keeps its partial sums in bf16 on every hop: named
 run 1 invariance --collective reduce_scatter $emu --ranks 4 --dtype bf16 --algo Ring,Tree --proto Simple
 out_has "every partial sum rounded to bf16"

@@ -10,12 +10,7 @@
 #   RANKS="2 8" sh tests/fidelity/multigpu.sh
 . tests/fidelity/steps.sh
 B=./src/bitprobe
-# NCCL: the toolkit's, else the one PyTorch's wheels carry
-if [ -z "${BP_NCCL_LIB:-}" ] && ! ldconfig -p 2>/dev/null | grep -q libnccl.so.2 &&
-    [ ! -e "$(dirname "$(dirname "$(command -v nvcc 2>/dev/null || echo /usr/local/cuda/bin/nvcc)")")/lib64/libnccl.so.2" ]; then
-    lib=$(python3 -c 'import os, nvidia.nccl as m; print(os.path.join(list(m.__path__)[0], "lib", "libnccl.so.2"))' 2>/dev/null)
-    [ -n "$lib" ] && [ -f "$lib" ] && export BP_NCCL_LIB="$lib" && echo "NCCL from $lib"
-fi
+. tests/fidelity/nccl_lib.sh
 NGPU=$("$B" env --json 2>/dev/null | python3 -c 'import json,sys; print(len(json.load(sys.stdin)["gpu"].get("devices", [])))' 2>/dev/null || echo 0)
 [ "$NGPU" -ge 2 ] || { echo "$NGPU GPU(s) here, 2 or more needed: SKIP"; exit 77; }
 step "environment" 0 "$B" env
