@@ -293,14 +293,17 @@ static bp_status nc_run(bp_coll_engine_t *e, bp_coll_kind_t k, bp_coll_redop_t o
         /* another allocation pattern: a block of another size first, then
          * the call's buffers anew */
         size_t h = (size_t)repeat * ((2u << 20) + 4096u) + 256u;
-        if (cudaMalloc(&hold, h) != cudaSuccess || cudaMalloc(&send2, (size_t)send_n * es) ||
-            cudaMalloc(&recv2, (size_t)recv_n * es)) {
+        if (cudaMalloc(&hold, h) != cudaSuccess ||
+            cudaMalloc(&send2, (size_t)send_n * es) != cudaSuccess ||
+            cudaMalloc(&recv2, (size_t)recv_n * es) != cudaSuccess ||
+            cudaMemcpy(send2, x->dev, (size_t)send_n * es, cudaMemcpyDeviceToDevice) !=
+                cudaSuccess) {
             cudaFree(hold);
             cudaFree(send2);
-            return bp_error_set(err, BP_ENOMEM, "repeat %d: cannot allocate its buffers",
-                                repeat);
+            cudaFree(recv2);
+            cudaGetLastError();
+            return bp_error_set(err, BP_ENOMEM, "repeat %d: cannot make its buffers", repeat);
         }
-        CU(cudaMemcpy(send2, x->dev, (size_t)send_n * es, cudaMemcpyDeviceToDevice));
         send = send2;
         recv = recv2;
     }
