@@ -671,7 +671,8 @@ bp_status bp_coll_order_infer(bp_dtype_t dt, int world, const void *result, uint
         o->probed = n;
         bp_coll_ord_t *d = &o->ords[o->nords++];
         d->kind = BP_ORD_SINGLE;
-        d->tree.n = world > 0 ? world : 1;
+        static const int r01[2] = {0, 1};
+        bp_coll_tree_chain(&d->tree, world == 2 ? 2 : 1, r01);
         snprintf(d->text, sizeof d->text, "%s", world == 2 ? "r0+r1" : "r0");
         snprintf(d->width, sizeof d->width, "%s", world == 2 ? "one addition: no order to "
                                                                "infer" : "no addition");

@@ -18,6 +18,8 @@ head -1 "$TMP/out" | grep -q '^invariance: passed: 8 collective maps' ||
     fail "verdict: $(head -1 "$TMP/out")"
 [ "$(grep -c 'one result group everywhere' "$TMP/out")" -eq 8 ] || fail "8 maps of one group expected"
 out_has "order at 16K: r0+r1 everywhere; one addition: no order to infer"
+out_has "the order recomputes all 4096 of 4096 elements of the values, bit for bit"
+out_lacks "the order recomputes 4"
 # an all-gather is a copy
 run 0 invariance --collective all_gather $emu --ranks 4 --dtype fp16
 out_has "copies: every rank's output equals the inputs bit for bit at every size"

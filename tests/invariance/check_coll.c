@@ -627,8 +627,15 @@ START_TEST(t_map_two_ranks_pass)
     ck_assert_uint_eq(nm, 2);
     for (size_t i = 0; i < nm; i++) {
         ck_assert(bp_coll_map_pass(&maps[i]));
-        for (size_t s = 0; s < maps[i].nsizes; s++)
+        for (size_t s = 0; s < maps[i].nsizes; s++) {
             ck_assert_uint_eq(maps[i].sz[s].ng, 1);
+            /* the one addition recomputes the values (avg: halves first) */
+            for (size_t c = 0; maps[i].kind == BP_COLL_ALL_REDUCE && c < nc; c++) {
+                const bp_coll_cell_t *x = bp_coll_cell(&maps[i], s, c);
+                ck_assert_uint_gt(x->verify_checked, 0);
+                ck_assert_uint_eq(x->verify_same, x->verify_checked);
+            }
+        }
         bp_coll_map_free(&maps[i]);
     }
     free(maps);
