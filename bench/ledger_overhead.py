@@ -69,6 +69,8 @@ def main():
     p.add_argument("--repeat", type=int, default=5)
     p.add_argument("--no-cuda-kernel", action="store_true",
                    help="hash CUDA tensors with torch ops (the fallback), not the kernel")
+    p.add_argument("--no-native", action="store_true",
+                   help="hash CPU tensors with torch ops (the fallback), not the native helper")
     a = p.parse_args()
     preset = a.preset or ("gpu" if a.device.startswith("cuda") else "small")
     m_args = llama_block.parser().parse_args(PRESETS[preset] + ["--device", a.device])
@@ -82,7 +84,8 @@ def main():
 
     def recorded():
         with torch.no_grad():
-            with bitprobe_torch.record(path, fast_cuda=not a.no_cuda_kernel):
+            with bitprobe_torch.record(path, fast_cuda=not a.no_cuda_kernel,
+                                       native=not a.no_native):
                 model(ids)
 
     times = {"plain": [], "recorded": []}

@@ -2,9 +2,10 @@
 (bitprobe_torch.hash_bytes, written from docs/ledger-format.md) on every
 dtype the recorder names, on odd sizes, on views (transposed, sliced,
 strided, expanded, at an odd storage offset) and across the chunk
-boundary of the torch-ops pass.  With --device cuda the tensors are
-hashed on the GPU, by the compiled kernel and by torch ops, both against
-the reference.  Prints its seed; exit 1 on any difference.
+boundary of the torch-ops pass; on the CPU also by the native helper
+(python/libbitprobe_torch.so) where it loads.  With --device cuda the
+tensors are hashed on the GPU, by the compiled kernel and by torch ops,
+both against the reference.  Prints its seed; exit 1 on any difference.
 
     python3 hash_check.py [SEED] [--device cuda]"""
 import sys
@@ -64,14 +65,19 @@ def check(cases, hs):
 
 
 bad = 0
-runs = [("torch ops", False)] + ([("cuda kernel", True)] if dev.startswith("cuda") else [])
-for what, fast in runs:
-    h = bt.Hasher(fast_cuda=fast)
+runs = [("torch ops", False, False)]
+runs += [("cuda kernel", True, False)] if dev.startswith("cuda") else []
+runs += [("native helper", False, True)] if dev == "cpu" and bt._NATIVE is not None else []
+for what, fast, native in runs:
+    h = bt.Hasher(fast_cuda=fast, native=native)
     hs = [h.submit(c.to(dev)) for c in cases]
     h.resolve()
     print("%s on %s: %s%s" % (what, dev, h.paths, "; " + "; ".join(h.notes) if h.notes else ""))
     if fast and "cuda-kernel" not in h.paths.values():
         print("the CUDA kernel was not used")
+        bad += 1
+    if native and "native" not in h.paths.values():
+        print("the native helper was not used")
         bad += 1
     bad += check(cases, hs)
 print("%d tensors, %d differ" % (len(cases), bad))
