@@ -122,6 +122,15 @@ def main():
     cp, cr = statistics.median(cpu["plain"]), statistics.median(cpu["recorded"])
     print("CPU time, median: plain %.4f s, recorded %.4f s: %.2fx, %.1f us per op" % (
         cp, cr, cr / cp, 1e6 * (cr - cp) / max(end["records"], 1)))
+    if a.device.startswith("cuda"):  # the targets (bench/gpu.sh's table)
+        if preset == "tiny":
+            print("figure: ledger recorder, preset tiny on %s: recording per op | %.1f us "
+                  "| <= 25 us | %s" % (a.device, per_op, "met" if per_op <= 25 else "MISSED"))
+        else:
+            print("figure: ledger recorder, preset %s on %s: recorded / plain forward | "
+                  "%.2fx (%.1f / %.1f ms) | <= 2x | %s" % (
+                      preset, a.device, tr / tp, 1e3 * tr, 1e3 * tp,
+                      "met" if tr / tp <= 2 else "MISSED"))
     return 0
 
 
