@@ -330,28 +330,31 @@ class _CudaHasher:
         getdev = getattr(torch._C, "_cuda_getDevice", None)
         self.current = getdev if getdev is not None else torch.cuda.current_device
 
-    def launch(self, t, nbytes):
+    def launch(self, t, nbytes, ptr=None):
         """Starts S of t's bytes (a contiguous tensor of any dtype; nbytes:
-        its byte count) into a free slot; returns the slot, or None when
-        every slot is taken."""
+        its byte count; ptr: t.data_ptr() where the caller has it) into a
+        free slot; returns the slot, or None when every slot is taken."""
         if self.used == self.SLOTS:
             return None
         slot = self.used
         self.used += 1
         if nbytes:
-            if t.data_ptr() % 4:  # the kernel reads aligned 32-bit words
+            if ptr is None:
+                ptr = t.data_ptr()
+            if ptr % 4:  # the kernel reads aligned 32-bit words
                 t = t.clone()
+                ptr = t.data_ptr()
             blocks = max(1, min(self.max_blocks, (nbytes // 4 + 255) // 256))
             if self.current() != self.index:
                 with torch.cuda.device(self.dev):
-                    self._launch(t, nbytes, blocks, slot)
+                    self._launch(t, ptr, nbytes, blocks, slot)
             else:
-                self._launch(t, nbytes, blocks, slot)
+                self._launch(t, ptr, nbytes, blocks, slot)
         return slot
 
-    def _launch(self, t, nbytes, blocks, slot):
+    def _launch(self, t, ptr, nbytes, blocks, slot):
         if self.launcher is not None:
-            self.launcher(self.index, blocks, t.data_ptr(), nbytes, self.base + 8 * slot)
+            self.launcher(self.index, blocks, ptr, nbytes, self.base + 8 * slot)
         else:
             self.kernel(grid=(blocks, 1, 1), block=(256, 1, 1),
                         args=[t, float(nbytes), self.slots[slot:slot + 1]])
@@ -606,11 +609,11 @@ class Hasher:
             dev = t.device
             h = self.cuda[dev] if dev in self.cuda else self._cuda_for(dev)
             if h is not None:  # the kernel reads the bytes where they are
-                c = t if contig else t.contiguous()
-                slot = h.launch(c, nbytes)
+                c, p = (t, ptr) if contig else (t.contiguous(), None)
+                slot = h.launch(c, nbytes, p)
                 if slot is None:  # slots full: read them back first
                     self.resolve()
-                    slot = h.launch(c, nbytes)
+                    slot = h.launch(c, nbytes, p)
                 hh = _Hash(None, nbytes, src=h, slot=slot)
                 self.pending.append(hh)
                 return hh
