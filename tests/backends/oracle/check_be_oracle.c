@@ -877,7 +877,7 @@ static void *conc_run(void *p)
     conc_t *c = p;
     bp_backend_t *be = open_oracle(c->threads);
     bp_op_t op = mkop(BP_OP_SIN);
-    for (int r = 0; r < 12; r++)
+    for (int r = 0; r < 4; r++)
         exec_ok(be, &op, c->a, NULL, &c->out);
     bp_backend_close(be);
     return NULL;
@@ -886,7 +886,7 @@ static void *conc_run(void *p)
 START_TEST(t_threads_kept)
 {
     seed_init("threads_kept");
-    size_t n = 20000;
+    size_t n = 8192;
     int64_t shape[1] = {(int64_t)n};
     bp_buf_t a = mkbuf(BP_F32, 1, shape);
     for (size_t i = 0; i < n; i++)
