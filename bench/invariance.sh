@@ -62,5 +62,9 @@ echo "-- figures"
 echo "bitprobe invariance (whole command, oracle included): $bp s (target <= 30 s: $("$PY" -c "print('met' if $bp <= 30 else 'NOT met')"))"
 echo "pytorch script (import, load, sweep): $pt s; the sweep alone: ${sweep:-?} s"
 echo "| $SHAPE bf16, M $M, cuBLAS default | bitprobe $bp s (map, algorithms, oracle) | PyTorch sweep ${sweep:-?} s (bits only) | maps equal: $([ $trc -eq 0 ] && echo yes || echo NO) |"
+bench_figure "invariance map $SHAPE bf16, M $M (whole command)" "$bp s" "<= 30 s" \
+    "$("$PY" -c "print(int($bp <= 30))")"
+bench_figure "invariance map: PyTorch's groups, boundaries and bits equal bitprobe's" \
+    "$([ $trc -eq 0 ] && echo equal || echo "differ (exit $trc)")" "equal" "$([ $trc -eq 0 ] && echo 1 || echo 0)"
 [ $trc -eq 0 ] || { echo "FAIL: PyTorch's map is not bitprobe's (exit $trc)"; exit 1; }
 exit 0

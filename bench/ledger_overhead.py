@@ -69,6 +69,8 @@ def main():
     p.add_argument("--repeat", type=int, default=5)
     p.add_argument("--no-cuda-kernel", action="store_true",
                    help="hash CUDA tensors with torch ops (the fallback), not the kernel")
+    p.add_argument("--no-native", action="store_true",
+                   help="hash CPU tensors with torch ops (the fallback), not the native helper")
     a = p.parse_args()
     preset = a.preset or ("gpu" if a.device.startswith("cuda") else "small")
     m_args = llama_block.parser().parse_args(PRESETS[preset] + ["--device", a.device])
@@ -82,7 +84,8 @@ def main():
 
     def recorded():
         with torch.no_grad():
-            with bitprobe_torch.record(path, fast_cuda=not a.no_cuda_kernel):
+            with bitprobe_torch.record(path, fast_cuda=not a.no_cuda_kernel,
+                                       native=not a.no_native):
                 model(ids)
 
     times = {"plain": [], "recorded": []}
@@ -119,6 +122,15 @@ def main():
     cp, cr = statistics.median(cpu["plain"]), statistics.median(cpu["recorded"])
     print("CPU time, median: plain %.4f s, recorded %.4f s: %.2fx, %.1f us per op" % (
         cp, cr, cr / cp, 1e6 * (cr - cp) / max(end["records"], 1)))
+    if a.device.startswith("cuda"):  # the targets (bench/gpu.sh's table)
+        if preset == "tiny":
+            print("figure: ledger recorder, preset tiny on %s: recording per op | %.1f us "
+                  "| <= 25 us | %s" % (a.device, per_op, "met" if per_op <= 25 else "MISSED"))
+        else:
+            print("figure: ledger recorder, preset %s on %s: recorded / plain forward | "
+                  "%.2fx (%.1f / %.1f ms) | <= 2x | %s" % (
+                      preset, a.device, tr / tp, 1e3 * tr, 1e3 * tp,
+                      "met" if tr / tp <= 2 else "MISSED"))
     return 0
 
 

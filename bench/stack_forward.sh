@@ -15,6 +15,7 @@ PY=${PYTHON3:-python3}
 REPEAT=${REPEAT:-3}
 POS=${POSITIONS:-4096}
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/bitprobe-bench.XXXXXX")
+. "$HERE/lib.sh"
 trap 'rm -rf "$TMP"' EXIT
 echo "== bench/stack_forward.sh: llama2-7b forward, $POS positions, bf16"
 echo "date: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
@@ -55,3 +56,6 @@ td=$(med "$TMP/bp-default.json")
 echo "pytorch eager bf16:          $tt s"
 echo "bitprobe --gemm default:     $td s  ($("$PY" -c "print('%.2fx' % ($td / $tt))") PyTorch; target <= 1.25x)"
 echo "bitprobe --gemm pedantic:    $tp s  ($("$PY" -c "print('%.2fx' % ($tp / $tt))") PyTorch)"
+r=$("$PY" -c "print('%.2f' % ($td / $tt))")
+bench_figure "stack forward llama2-7b bf16, bitprobe --gemm default / PyTorch eager" \
+    "${r}x ($td s / $tt s)" "<= 1.25x" "$("$PY" -c "print(int($td / $tt <= 1.25))")"

@@ -9,9 +9,12 @@
 #    (a GPU without shipped goldens: noted, not fatal), one process, against bench/suite_torch.py (the same probes with PyTorch
 #    on CPU and CUDA, torch.equal per output; the whole Python process,
 #    `import torch` included), interleaved, SUITE_RUNS times each; the ratio
-#    of the best wall times (target: bitprobe at least 5x faster), each
-#    side's CUDA start, peak RSS, and what ran where.  Skipped (said, status
-#    77 in the last line) without a GPU or torch.
+#    of the best wall times (target: bitprobe at least 10x faster), each
+#    side's CUDA start, peak RSS, and what ran where; the cuda backend's open
+#    with the one GPU it uses visible (bitprobe's default) and with every GPU
+#    visible (BP_CUDA_ALL_DEVICES=1).  Skipped (said, status 77 in the last
+#    line) without a GPU or torch.  The figures also as bench/gpu.sh's
+#    "figure:" lines.
 # Run by `make bench`; on the GPU machine, from the built tree:
 #   sh bench/suite.sh        (PYTHON3=... picks the Python that has torch)
 set -u
@@ -22,6 +25,7 @@ SRC=$(cd "$(dirname "$0")/.." && pwd)
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/bp-suite.XXXXXX")
 trap 'rm -rf "$TMP"' EXIT
 RU="$PY $SRC/bench/rusage.py"
+. "$SRC/bench/lib.sh"
 opts="--probes $SRC/probes --golden $SRC/golden --quiet"
 unset BP_NO_MEMO
 
@@ -143,6 +147,28 @@ timing "$TMP/gpu.json" cuda
 timing "$TMP/gpu.json" oracle
 timing "$TMP/gpu.json" cpu
 echo "peak RSS: bitprobe $(most "$TMP/bp" maxrss_mib) MiB, suite_torch.py $(most "$TMP/pt" maxrss_mib) MiB"
+ratio=$(echo "$pw $bw" | awk '{printf "%.1f", $1 / $2}')
 echo "wall, best of $RUNS: bitprobe $bw s (CPU $(best "$TMP/bp" cpu) s), PyTorch script $pw s" \
-     "(CPU $(best "$TMP/pt" cpu) s): bitprobe $(echo "$pw $bw" | awk '{printf "%.1f", $1 / $2}')x" \
-     "faster (target: 5x)"
+     "(CPU $(best "$TMP/pt" cpu) s): bitprobe ${ratio}x faster (target: 10x)"
+# The cuda backend's open with every GPU visible, against the default (the
+# one GPU it uses visible): what CUDA's start costs per device.
+opened() {
+    $PY - "$1" <<'PY'
+import json, sys
+for b in json.load(open(sys.argv[1]))["timing"]["backends"]:
+    if b["name"] == "cuda" and b["opened"]:
+        print("%.3f %.3f" % (b["open"], b.get("driver_init", 0)))
+PY
+}
+"$BITPROBE" run seed-div $opts --device cuda --missing=skip --timing --json "$TMP/one.json" \
+    >/dev/null 2>&1
+BP_CUDA_ALL_DEVICES=1 "$BITPROBE" run seed-div $opts --device cuda --missing=skip --timing \
+    --json "$TMP/all.json" >/dev/null 2>&1
+set -- $(opened "$TMP/one.json") $(opened "$TMP/all.json")
+ngpu=$("$BITPROBE" env 2>/dev/null | grep -c '^gpu [0-9]')
+echo "cuda open: ${1:-?} s (driver start ${2:-?} s) with the one GPU it uses visible;" \
+     "${3:-?} s (driver start ${4:-?} s) with all $ngpu visible"
+bench_figure "suite: PyTorch script / bitprobe run --device cpu,cuda,oracle, best walls" \
+    "${ratio}x ($pw s / $bw s)" ">= 10x" "$(echo "$ratio" | awk '{print ($1 >= 10)}')"
+bench_figure "cuda backend open, one GPU visible (default) / all $ngpu visible" \
+    "${1:-?} s / ${3:-?} s" "-" -

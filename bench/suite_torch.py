@@ -6,7 +6,8 @@
 Every probe under DIR (default: the shipped probes), in each of its dtypes,
 computed with PyTorch on the CPU and on CUDA, op by op as PyTorch code
 writes it (tests/fidelity/probe_torch_ops.py), and each output compared
-with torch.equal.  `uniform` inputs come from torch.rand with a CPU
+with torch.equal.  Probes are read as bitprobe reads them
+(tests/fidelity/probe_spec.py).  `uniform` inputs come from torch.rand with a CPU
 generator seeded from the probe's seed and stream, copied to both devices.
 
 Prints one line per probe and dtype, then its own phases on stderr
@@ -26,7 +27,7 @@ import sys  # noqa: E402
 
 try:
     import torch
-    import yaml
+    import yaml  # noqa: F401  (probe_spec parses with it)
 except ImportError as e:
     print(f"SKIP: {e}")
     sys.exit(77)
@@ -34,6 +35,7 @@ T_IMPORT = time.monotonic()
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "tests", "fidelity"))
+import probe_spec  # noqa: E402
 from probe_torch_ops import DT, param, run_op  # noqa: E402
 
 
@@ -56,7 +58,7 @@ def uniform(op, params, dt):
 
 
 def run_probe(spec, dn, device):
-    params = spec.get("params") or {}
+    params = spec["params"]
     run_dt = DT[dn]
     bufs = {}
     for op in spec["ops"]:
@@ -64,7 +66,7 @@ def run_probe(spec, dn, device):
         t, _ = run_op(op, params, bufs, dt, device,
                       lambda o, dt=dt: uniform(o, params, dt))
         bufs[op["out"]] = t
-    return {o["name"]: bufs[o["name"]] for o in spec["outputs"]}
+    return {o: bufs[o] for o in spec["outputs"]}
 
 
 def main():
@@ -86,7 +88,7 @@ def main():
     t_probes0 = time.monotonic()
     outputs = differ = 0
     for path in paths:
-        spec = yaml.safe_load(open(path))
+        spec = probe_spec.load(path)
         for dn in spec["dtypes"]:
             cpu = run_probe(spec, dn, "cpu")
             cuda = run_probe(spec, dn, "cuda")

@@ -45,6 +45,7 @@ Works with PyTorch 1.13 and 2.x.  Standard library and torch only.
 """
 
 import argparse
+import array
 import json
 import os
 import platform
@@ -114,6 +115,7 @@ def _dtype_table():
 
 _DTYPES = _dtype_table()
 _HAS_NEG = hasattr(torch.Tensor, "is_neg")
+_CPU = torch.device("cpu")
 # What bitprobe's safetensors reader takes: every safetensors dtype (complex
 # tensors are hashed but not captured).
 CAPTURABLE = {"F64", "F32", "F16", "BF16", "I64", "I32", "I16", "I8", "U8", "BOOL",
@@ -328,28 +330,31 @@ class _CudaHasher:
         getdev = getattr(torch._C, "_cuda_getDevice", None)
         self.current = getdev if getdev is not None else torch.cuda.current_device
 
-    def launch(self, t, nbytes):
+    def launch(self, t, nbytes, ptr=None):
         """Starts S of t's bytes (a contiguous tensor of any dtype; nbytes:
-        its byte count) into a free slot; returns the slot, or None when
-        every slot is taken."""
+        its byte count; ptr: t.data_ptr() where the caller has it) into a
+        free slot; returns the slot, or None when every slot is taken."""
         if self.used == self.SLOTS:
             return None
         slot = self.used
         self.used += 1
         if nbytes:
-            if t.data_ptr() % 4:  # the kernel reads aligned 32-bit words
+            if ptr is None:
+                ptr = t.data_ptr()
+            if ptr % 4:  # the kernel reads aligned 32-bit words
                 t = t.clone()
+                ptr = t.data_ptr()
             blocks = max(1, min(self.max_blocks, (nbytes // 4 + 255) // 256))
             if self.current() != self.index:
                 with torch.cuda.device(self.dev):
-                    self._launch(t, nbytes, blocks, slot)
+                    self._launch(t, ptr, nbytes, blocks, slot)
             else:
-                self._launch(t, nbytes, blocks, slot)
+                self._launch(t, ptr, nbytes, blocks, slot)
         return slot
 
-    def _launch(self, t, nbytes, blocks, slot):
+    def _launch(self, t, ptr, nbytes, blocks, slot):
         if self.launcher is not None:
-            self.launcher(self.index, blocks, t.data_ptr(), nbytes, self.base + 8 * slot)
+            self.launcher(self.index, blocks, ptr, nbytes, self.base + 8 * slot)
         else:
             self.kernel(grid=(blocks, 1, 1), block=(256, 1, 1),
                         args=[t, float(nbytes), self.slots[slot:slot + 1]])
@@ -395,6 +400,87 @@ def _finish(s, nbytes):
     return fmix64((s + nbytes) & _MASK64)
 
 
+# --- the native helper (python/bitprobe_torch_native.c) ------------------
+
+_NATIVE_VERSION = 1
+_NATIVE_STRIDED_MAX = 1 << 20  # bytes: a larger strided tensor is copied, then hashed
+
+
+def _load_native():
+    """The native helper, or None (then torch ops hash host tensors, to
+    the same bits): libbitprobe_torch.so beside this file, or the file
+    $BITPROBE_TORCH_NATIVE names; BITPROBE_TORCH_NATIVE=0 turns it off.
+    A file named there that does not load is an error, not a fallback."""
+    import ctypes
+    env = os.environ.get("BITPROBE_TORCH_NATIVE")
+    if env == "0":
+        return None
+    path = env or os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                               "libbitprobe_torch.so")
+    try:
+        lib = ctypes.CDLL(path)
+        version = lib.bp_torch_native_version()
+    except (OSError, AttributeError) as e:
+        if env:
+            raise RuntimeError("bitprobe_torch: BITPROBE_TORCH_NATIVE=%s: %s" % (env, e))
+        return None
+    if version != _NATIVE_VERSION:
+        if env:
+            raise RuntimeError("bitprobe_torch: %s is version %d of the native helper, "
+                               "this recorder needs %d" % (path, version, _NATIVE_VERSION))
+        return None
+    u64, i64 = ctypes.c_uint64, ctypes.c_int64
+    lib.bp_torch_hash.argtypes = [ctypes.c_void_p, u64]
+    lib.bp_torch_hash.restype = u64
+    lib.bp_torch_hash_strided.argtypes = [ctypes.c_void_p, i64, ctypes.c_int, ctypes.c_void_p]
+    lib.bp_torch_hash_strided.restype = u64
+    lib.path = path
+    return lib
+
+
+_NATIVE = _load_native()
+
+
+def _native_hash(t):
+    """(H, nbytes) of a host tensor's bytes by the native helper (a complex
+    element is its pair of reals; conjugate and negative views resolved by
+    the caller)."""
+    es = t.element_size()
+    n = t.numel() * es
+    if not n:
+        return _NATIVE.bp_torch_hash(None, 0), 0
+    if t.is_contiguous():
+        return _NATIVE.bp_torch_hash(t.data_ptr(), n), n
+    if n > _NATIVE_STRIDED_MAX or t.dim() > 8:
+        c = t.contiguous()
+        return _NATIVE.bp_torch_hash(c.data_ptr(), n), n
+    dims = array.array("q", t.shape)
+    dims.extend(t.stride())
+    return _NATIVE.bp_torch_hash_strided(t.data_ptr(), es, t.dim(), dims.buffer_info()[0]), n
+
+
+def _native_selftest():
+    """The native helper against the pure-Python reference on awkward
+    sizes, offsets, strided views and dtypes; an error string or None."""
+    g = torch.Generator().manual_seed(4321)
+    cases = []
+    for n, off in ((0, 0), (1, 0), (3, 0), (5, 1), (4096 + 3, 0), (4096 + 7, 2)):
+        cases.append(torch.randint(0, 256, (n + off,), generator=g, dtype=torch.uint8)[off:])
+    x = torch.randn(7, 5, generator=g)
+    cases += [x.t(), x[:, 1:4], x[::2], x.to(torch.float16).t(), x.expand(2, 7, 5),
+              x.to(torch.float64)[1:, ::3], torch.randn(300, 300, generator=g).t(),
+              torch.complex(x, -x), torch.complex(x, x + 1).t()]
+    for t in cases:
+        c = t.contiguous()
+        c = torch.view_as_real(c) if c.is_complex() else c
+        want = hash_bytes(c.reshape(-1).view(torch.uint8).numpy().tobytes() if c.numel() else b"")
+        got, n = _native_hash(t)
+        if got != want:
+            return "native hash of %s %s strides %s: %016x, expected %016x" % (
+                t.dtype, tuple(t.shape), t.stride(), got, want)
+    return None
+
+
 class _Hash:
     """A tensor's hash: value, or pending until its batch is read back
     (s: a 0-d device tensor holding S; or src: the _CudaHasher and slot
@@ -407,8 +493,8 @@ class _Hash:
 
 # Once per process (a recorder opened per forward compiles and checks
 # nothing again): (CUDA device, fast_cuda) -> ((kernel, whether the direct
-# launch works, launch_note) or None for torch ops, notes); host devices
-# whose torch-ops hash passed its self-test.
+# launch works, launch_note) or None for torch ops, notes); (host device,
+# native) whose hash passed its self-test.
 _CUDA_SETUP = {}
 _TORCH_CHECKED = set()
 
@@ -417,8 +503,10 @@ class Hasher:
     """Hashes tensors where they live; resolve() reads the pending sums back
     in one transfer per device."""
 
-    def __init__(self, fast_cuda=True):
+    def __init__(self, fast_cuda=True, native=True):
         self.torch_ops = _TorchHasher()
+        self.native = native and _NATIVE is not None
+        self.native_checked = False
         self.cuda = {}       # device -> _CudaHasher, or None when unavailable
         self.fast_cuda = fast_cuda
         self.pending = []
@@ -484,22 +572,48 @@ class Hasher:
     def _torch_partial(self, t):
         return self.torch_ops.partial(_words(t)[0])
 
+    def _check_host(self, dev):
+        """The host hash of dev checked once per process: the native
+        helper's on the CPU where it is loaded, else torch ops'."""
+        native = self.native and dev.type == "cpu"
+        if (dev, native) not in _TORCH_CHECKED:
+            err = _native_selftest() if native else _selftest(self._torch_partial, dev)
+            if err:
+                raise RuntimeError("bitprobe_torch: " + err)
+            _TORCH_CHECKED.add((dev, native))
+        self.paths[str(dev)] = "native" if native else "torch-ops"
+        self.checked.add(dev)
+
     def submit(self, t):
+        """t's hash: a _Hash whose value is there now (host) or after
+        resolve() (CUDA)."""
+        h = self.hash_of(t)
+        return h if isinstance(h, _Hash) else _Hash(None, t.numel() * t.element_size(), h)
+
+    def hash_of(self, t):
+        """submit()'s hash, or the value itself where it is there at once
+        (the native helper's)."""
         # Conjugate and negative views hold other bytes than they show.
         if t.is_complex() and t.is_conj():
             t = t.resolve_conj()
         if getattr(t, "is_neg", None) and t.is_neg():
             t = t.resolve_neg()
-        dev = t.device
-        if dev.type == "cuda":
+        return self.hash_plain(t, t.device.type, None, t.is_contiguous(),
+                               t.numel() * t.element_size())
+
+    def hash_plain(self, t, kind, ptr, contig, nbytes):
+        """hash_of() for a tensor that shows its own bytes (no conjugate or
+        negative view) on a device of kind ("cpu", "cuda", ...), whose
+        address (or None), contiguity and byte count the caller has."""
+        if kind == "cuda":
+            dev = t.device
             h = self.cuda[dev] if dev in self.cuda else self._cuda_for(dev)
             if h is not None:  # the kernel reads the bytes where they are
-                c = t if t.is_contiguous() else t.contiguous()
-                nbytes = c.numel() * c.element_size()
-                slot = h.launch(c, nbytes)
+                c, p = (t, ptr) if contig else (t.contiguous(), None)
+                slot = h.launch(c, nbytes, p)
                 if slot is None:  # slots full: read them back first
                     self.resolve()
-                    slot = h.launch(c, nbytes)
+                    slot = h.launch(c, nbytes, p)
                 hh = _Hash(None, nbytes, src=h, slot=slot)
                 self.pending.append(hh)
                 return hh
@@ -507,15 +621,17 @@ class Hasher:
             hh = _Hash(self.torch_ops.partial(w), nbytes)
             self.pending.append(hh)
             return hh
+        if kind == "cpu" and self.native:
+            if not self.native_checked:
+                self._check_host(_CPU)
+                self.native_checked = True
+            # Synchronous on the host: the value now.
+            if contig:
+                return _NATIVE.bp_torch_hash(t.data_ptr() if ptr is None else ptr, nbytes)
+            return _native_hash(t)[0]
+        dev = t.device
         if dev not in self.checked:
-            if dev not in _TORCH_CHECKED:
-                err = _selftest(self._torch_partial, dev)
-                if err:
-                    raise RuntimeError("bitprobe_torch: " + err)
-                _TORCH_CHECKED.add(dev)
-            self.paths[str(dev)] = "torch-ops"
-            self.checked.add(dev)
-        # Synchronous on the host: the value now.
+            self._check_host(dev)
         w, nbytes = _words(t)
         return _Hash(None, nbytes, _finish(int(self.torch_ops.partial(w)) & _MASK64, nbytes))
 
@@ -543,6 +659,30 @@ class Hasher:
 # --- the ledger ---------------------------------------------------------
 
 _JSON = json.JSONEncoder(separators=(",", ":"))
+
+
+def _json_writer():
+    """A function writing the compact JSON _JSON.encode writes, without
+    building an encoder on every call (json's C encoder, made once; about
+    3 us less per record), or _JSON.encode where the C encoder is missing
+    or writes other text."""
+    try:
+        from json import encoder as je
+        enc = je.c_make_encoder(None, _JSON.default, je.encode_basestring_ascii, None, ":", ",",
+                                False, False, True)
+
+        def write(o):
+            return "".join(enc(o, 0))
+        sample = [{"t": 0}, [1, -2, [3]], 1.5, 1e300, -0.0, None, True, False, "a\u00e9\"\n",
+                  {"k": {"dtype": "F32"}, "int": "1" * 30}]
+        if write(sample) == _JSON.encode(sample):
+            return write
+    except Exception:
+        pass
+    return _JSON.encode
+
+
+_json = _json_writer()
 _OPS = {}  # id(func) -> (func, name, name as JSON, mutates, uninit, overwrites)
 
 
@@ -636,10 +776,13 @@ class Recorder(TorchDispatchMode):
     capture_bytes: capture every tensor until this many bytes are held.
     reference: a ledger path; with diverging=N, the first N ops with an
       output found nowhere in it are captured (inputs and outputs).
+    fast_cuda: hash CUDA tensors with the compiled kernel (else torch ops).
+    native: hash CPU tensors with the native helper where it is loaded
+      (else torch ops); the ledger is the same either way.
     """
 
     def __init__(self, path, capture=None, capture_bytes=0, reference=None, diverging=8,
-                 argv=None, fast_cuda=True):
+                 argv=None, fast_cuda=True, native=True):
         super().__init__()
         self.path = path
         self.capture_re = re.compile(capture) if capture else None
@@ -648,7 +791,7 @@ class Recorder(TorchDispatchMode):
         self.diverging = int(diverging) if reference else 0
         self.ref_keys = _tensor_keys(reference) if reference else None
         self.argv = list(argv) if argv is not None else list(sys.argv)
-        self.hasher = Hasher(fast_cuda=fast_cuda)
+        self.hasher = Hasher(fast_cuda=fast_cuda, native=native)
         self.records = []      # written when their hashes are known
         self.cache = {}        # id(tensor) -> (weakref, version, data_ptr, epoch, _Entry)
         self.bytes_cache = {}  # where the bytes are -> (weakref, version, epoch, _Hash)
@@ -717,7 +860,7 @@ class Recorder(TorchDispatchMode):
                     hit[2] == t.data_ptr()):
                 return hit[4]
         meta = _meta(t)
-        key = None
+        key = ptr = None
         if why is None and (meta[2] is None or meta[3] == "meta"):
             why = "layout %s on %s" % (t.layout, t.device)
         if why is None:
@@ -725,27 +868,33 @@ class Recorder(TorchDispatchMode):
                     meta[0][0] in "Cc" and t.is_conj()):
                 try:
                     ptr = t.data_ptr()
-                    key = (ptr, meta[4], meta[3]) if t.is_contiguous() else (
+                    contig = t.is_contiguous()
+                    key = (ptr, meta[4], meta[3]) if contig else (
                         ptr, meta[0], meta[1], meta[2], meta[3])
                 except Exception:  # no storage to point at
-                    key = None
+                    key = ptr = None
                 if key is not None and not fresh:
                     hit = self.bytes_cache.get(key)
                     if hit is not None and hit[2] == self.epoch:
                         src = hit[0]()
                         if src is not None and src._version == hit[1]:
                             e = _Entry(meta, hit[3])
-                            self._remember(t, ver, e)
+                            self._remember(t, ver, e, ptr)
                             return e
             try:
-                e = _Entry(meta, self.hasher.submit(t))
+                if key is not None:  # shows its own bytes: what is known goes along
+                    dn = meta[3]
+                    kind = "cpu" if dn == "cpu" else "cuda" if dn[:4] == "cuda" else t.device.type
+                    e = _Entry(meta, self.hasher.hash_plain(t, kind, ptr, contig, meta[4]))
+                else:
+                    e = _Entry(meta, self.hasher.hash_of(t))
             except Exception as ex:
                 e = _Entry(meta, None, "not hashed: %s" % str(ex).splitlines()[0][:120])
                 key = None
         else:
             e = _Entry(meta, None, why)
         if ver is not None and e.why != "overwritten by the op":
-            self._remember(t, ver + fresh, e)
+            self._remember(t, ver + fresh, e, ptr)
             if key is not None:
                 if len(self.bytes_cache) > 200000:
                     self.bytes_cache.clear()
@@ -755,18 +904,26 @@ class Recorder(TorchDispatchMode):
                     pass
         return e
 
-    def _remember(self, t, ver, e):
+    def _remember(self, t, ver, e, ptr=None):
         # No callback on the weak reference (it costs on every tensor): a
         # dead or reused id fails the identity check; the cache is emptied
-        # now and then instead.
+        # now and then instead.  ptr: t.data_ptr(), where the caller has it.
         if len(self.cache) > 200000:
             self.cache.clear()
         try:
-            self.cache[id(t)] = (weakref.ref(t), ver, t.data_ptr(), self.epoch, e)
+            self.cache[id(t)] = (weakref.ref(t), ver, t.data_ptr() if ptr is None else ptr,
+                                 self.epoch, e)
         except Exception:  # no weak reference, or no storage to point at
             pass
 
     def _encode(self, v, tensors):
+        tp = type(v)  # the common exact types first; the rest as below
+        if tp is int:
+            return v if -(1 << 63) <= v < (1 << 63) else {"int": str(v)}
+        if tp is list or tp is tuple:
+            return [self._encode(x, tensors) for x in v]
+        if tp is float:
+            return _float(v)
         if isinstance(v, torch.Tensor):
             tensors.append(v)
             return {"t": len(tensors) - 1}
@@ -831,9 +988,9 @@ class Recorder(TorchDispatchMode):
             out_entries = [entry(t, uninit, mutates) for t in outs]
             seq = self.seq
             head = '{"seq":%d,"op":%s,"module":%s,"args":%s' % (
-                seq, name_json, self._module_json(), _JSON.encode(enc_args))
+                seq, name_json, self._module_json(), _json(enc_args))
             if enc_kwargs:
-                head += ',"kwargs":' + _JSON.encode(enc_kwargs)
+                head += ',"kwargs":' + _json(enc_kwargs)
             if not outs and out is not None:
                 head += ',"ret":' + _JSON.encode(self._encode(out, []))
             self.seq += 1
@@ -972,7 +1129,8 @@ def _contains(v, t):
 
 
 def _key(e):
-    return ("%016x" % e.hash.value if isinstance(e.hash, _Hash) else e.hash,
+    h = e.hash
+    return ("%016x" % (h.value if isinstance(h, _Hash) else h),
             e.meta[0], tuple(e.meta[1]))
 
 
@@ -1066,6 +1224,8 @@ def main(argv=None):
                    help="with --reference: how many diverging ops to capture (default 8)")
     r.add_argument("--no-cuda-kernel", action="store_true",
                    help="hash CUDA tensors with torch ops, not the compiled kernel")
+    r.add_argument("--no-native", action="store_true",
+                   help="hash CPU tensors with torch ops, not the native helper")
     r.add_argument("script")
     r.add_argument("args", nargs=argparse.REMAINDER)
     h = sub.add_parser("hash", help="print the ledger hash of a file's bytes")
@@ -1085,7 +1245,8 @@ def main(argv=None):
     code = 0
     rec = Recorder(a.output, capture=a.capture, capture_bytes=a.capture_bytes,
                    reference=a.reference, diverging=a.diverging,
-                   argv=[a.script] + a.args, fast_cuda=not a.no_cuda_kernel)
+                   argv=[a.script] + a.args, fast_cuda=not a.no_cuda_kernel,
+                   native=not a.no_native)
     try:
         with rec:
             runpy.run_path(a.script, run_name="__main__")

@@ -1,6 +1,7 @@
 /* Backend registry and the generic probe executor (see backend.h). */
 #include "backend.h"
 
+#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -125,6 +126,54 @@ bp_status bp_backend_open(const char *name, const bp_backend_opts_t *opts,
     }
     return bp_error_set(err, BP_EINPUT, "unknown backend '%s' (known: %s)",
                         name, known);
+}
+
+/* GPUs the NVIDIA driver lists without CUDA, or -1. */
+static int driver_gpus(void)
+{
+    DIR *d = opendir("/proc/driver/nvidia/gpus");
+    if (!d)
+        return -1;
+    int n = 0;
+    for (struct dirent *e; (e = readdir(d));)
+        n += e->d_name[0] != '.';
+    closedir(d);
+    return n;
+}
+
+bool bp_backend_pin_gpu(bp_backend_opts_t *o)
+{
+#ifdef BP_HAVE_CUDA
+    const char *all = getenv("BP_CUDA_ALL_DEVICES");
+    if (o->gpus || o->pinned || o->gpu < 0 || (all && *all && strcmp(all, "0") != 0))
+        return false;
+    char one[256];
+    const char *vis = getenv("CUDA_VISIBLE_DEVICES");
+    if (vis) { /* the gpu-th of its entries (indices, UUIDs, MIG names) */
+        const char *p = vis;
+        for (int k = 0; k < o->gpu && p; k++)
+            if ((p = strchr(p, ',')))
+                p++;
+        size_t len = p ? strcspn(p, ",") : 0;
+        if (!len || len >= sizeof one)
+            return false;
+        memcpy(one, p, len);
+        one[len] = '\0';
+    } else {
+        if (o->gpu >= driver_gpus())
+            return false;
+        snprintf(one, sizeof one, "%d", o->gpu);
+    }
+    if (setenv("CUDA_VISIBLE_DEVICES", one, 1) != 0)
+        return false;
+    o->gpu_given = o->gpu;
+    o->gpu = 0;
+    o->pinned = true;
+    return true;
+#else
+    (void)o;
+    return false;
+#endif
 }
 
 bp_status bp_backend_gpu_list(const char *sel, int *idx, int max, int *n, bp_error_t *err)

@@ -31,6 +31,9 @@ typedef struct bp_backend_opts {
     int gpu;     /* CUDA device index */
     const char *gpus; /* --gpu all or a list (0,2): each a backend of its
                          own, cuda:K (cli.c), or NULL */
+    bool pinned; /* bp_backend_pin_gpu showed CUDA device gpu_given alone:
+                    gpu is 0, the one visible */
+    int gpu_given;
     int threads; /* worker threads for the oracle; 0: one per core */
 } bp_backend_opts_t;
 
@@ -93,6 +96,7 @@ struct bp_backend {
     bp_status (*download)(bp_backend_t *be, bp_buf_t *b, bp_error_t *err);
     void (*destroy)(bp_backend_t *be);
     /* Zeroed by the constructors; kept by the executor, for --timing. */
+    double init_s;         /* driver start (its devices set up) within open */
     double ctx_start_s;    /* device context start within open, seconds */
     uint64_t elems;        /* output elements bp_backend_run computed */
     uint64_t elems_reused; /* output elements it took from the memo */
@@ -110,6 +114,17 @@ const bp_op_fn *bp_backend_ops(const char *name);
 bp_status bp_backend_open(const char *name, const bp_backend_opts_t *opts,
                           bp_backend_t **out, bp_error_t *err);
 void bp_backend_close(bp_backend_t *be);
+/* For a command that computes on one GPU, before anything in the process
+ * starts CUDA (and before it has threads that read the environment): shows
+ * CUDA that GPU alone (CUDA_VISIBLE_DEVICES), so that the driver sets up
+ * one device, not every device of the host, and makes opts->gpu index it
+ * (0; opts->gpu_given keeps the index given, for messages).  Nothing
+ * changes where opts->gpus names several GPUs, where BP_CUDA_ALL_DEVICES
+ * is set (not empty, not 0), or where the device cannot be named without
+ * CUDA (beyond the entries of CUDA_VISIBLE_DEVICES, or beyond the GPUs of
+ * /proc/driver/nvidia/gpus when it is unset): CUDA then answers as before.
+ * Returns whether it pinned. */
+bool bp_backend_pin_gpu(bp_backend_opts_t *opts);
 /* The CUDA devices --gpu names ("all" or indices "0,2"), checked against
  * those here, into idx (at most max).  BP_EUNAVAIL with the reason when
  * there is no GPU or an index is beyond them, BP_EINPUT for a bad list. */

@@ -405,6 +405,7 @@ bp_status bp_cli_open_one(const bp_cli_devices_t *d, const char *name, bp_timing
         t->be[ti].open_s = bp_timing_now() - t0;
         t->be[ti].opened = st == BP_OK;
         t->be[ti].ctx_s = st == BP_OK ? (*out)->ctx_start_s : 0;
+        t->be[ti].init_s = st == BP_OK ? (*out)->init_s : 0;
     }
     if (st == BP_OK && memo_wanted() && (st = bp_backend_memo(*out, true, err)) != BP_OK) {
         bp_backend_close(*out);

@@ -169,6 +169,7 @@ int cmd_bless(int argc, char **argv)
     int rc = parse(argc, argv, &o);
     if (rc >= 0)
         return rc;
+    bp_backend_pin_gpu(&o.dev.be);
     bp_error_t err = {0};
     bp_cli_probes_t pr;
     rc = bp_cli_probes_load("bless", o.probes_dir, o.params, o.nparams, o.names, o.nnames, &pr);

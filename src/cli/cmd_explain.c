@@ -263,6 +263,7 @@ int cmd_explain(int argc, char **argv)
                 return bp_cli_unknown_option("explain", opts, argv[optind - 1]);
         }
     }
+    bp_backend_pin_gpu(&bo); /* explain computes on one GPU at most */
     if (argc - optind == 2) { /* two op ledgers (cmd_explain_ledger.c) */
         bp_cli_devices_t dev = {.list = device, .be = bo};
         return cmd_explain_ledger(argv[optind], argv[optind + 1], op, out, &dev, first, json);

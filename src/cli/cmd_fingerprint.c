@@ -56,6 +56,7 @@ int cmd_fingerprint(int argc, char **argv)
     }
     if (optind < argc)
         return bp_cli_usage_error("fingerprint", "unexpected argument '%s'", argv[optind]);
+    bp_backend_pin_gpu(&d.be);
     bp_backend_t *bes[BP_CLI_MAX_BACKENDS];
     bp_cli_skip_t skipped[BP_CLI_MAX_BACKENDS];
     int nb = 0, nskipped = 0;

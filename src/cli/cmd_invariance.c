@@ -96,7 +96,8 @@ const char cmd_invariance_usage[] =
     "  --no-oracle       skip the oracle's arbitration of the boundaries\n"
     "  --svg FILE        the map as an SVG strip chart\n"
     "  --save-inputs F   write the inputs (the batch with the probed rows first) as\n"
-    "                    safetensors, for the same experiment in PyTorch\n"
+    "                    safetensors, for the same experiment in PyTorch, and stop:\n"
+    "                    nothing is swept, no engine is opened\n"
     "  --gpu N           CUDA device index (default 0)\n"
     "  --threads N       oracle worker threads (default: one per core)\n"
     "  --json FILE       the report as JSON, with every map under \"invariance\"\n"
@@ -632,6 +633,14 @@ static int parse(int argc, char **argv, opts_t *o)
     if (o->save_inputs && o->njobs != 1)
         return usage("--save-inputs writes one job's inputs: not with the %s presets",
                      cl.preset);
+    /* The inputs are a function of the shape, batch, rows, dtype and seed
+     * alone: writing them sweeps nothing, so nothing reports a sweep. */
+    const char *sweep_opt = o->rep.json ? "--json" : o->rep.junit ? "--junit"
+                            : o->rep.markdown ? "--markdown" : o->svg ? "--svg"
+                            : o->repeat > 1 ? "--repeat" : o->processes ? "--processes" : NULL;
+    if (o->save_inputs && sweep_opt)
+        return usage("--save-inputs writes the inputs and sweeps nothing: not with %s",
+                     sweep_opt);
     return -1;
 }
 
@@ -900,8 +909,18 @@ static int save_inputs(const opts_t *o)
     snprintf(rows, sizeof rows, "%" PRId64, p->rows);
     if (!s && !(s = bp_st_set_meta(&f, "probed_rows", rows, &err)))
         s = bp_st_write(o->save_inputs, &f, false, &err);
+    if (!s && !bp_cli_quiet) {
+        printf("invariance: inputs written to %s (%" PRId64 " probed row%s first):",
+               o->save_inputs, p->rows, p->rows == 1 ? "" : "s");
+        for (size_t i = 0; i < f.n; i++) {
+            char sh[64];
+            bp_shape_format(f.t[i].buf.ndim, f.t[i].buf.shape, sh, sizeof sh);
+            printf("%s %s %s", i ? "," : "", f.t[i].name, sh);
+        }
+        printf("; nothing swept\n");
+    }
     bp_st_free(&f);
-    return s ? bp_cli_fail(&err) : -1;
+    return s ? bp_cli_fail(&err) : BP_EXIT_OK;
 }
 
 /* The study the Markdown writer appends as text (bp_rep_write's writers
@@ -1045,8 +1064,10 @@ int cmd_invariance(int argc, char **argv)
     st.processes = o.processes;
     st.policy = o.policy;
     engines_t es = {0};
-    if (o.save_inputs && (rc = save_inputs(&o)) >= 0)
+    if (o.save_inputs) {
+        rc = save_inputs(&o);
         goto out;
+    }
     rc = sweep_all(&o, &es, &st);
     if (rc < 0 && o.digests) {
         rc = bp_inv_proc_write_digests(stdout, &st) ? BP_EXIT_TROUBLE : BP_EXIT_OK;

@@ -724,6 +724,7 @@ int cmd_run(int argc, char **argv)
     int rc = parse(argc, argv, &o);
     if (rc >= 0)
         return rc;
+    bp_backend_pin_gpu(&o.dev.be); /* before the lanes start CUDA */
     bp_report_t rep;
     bp_report_init(&rep, argc, argv);
     if (o.timing)

@@ -93,8 +93,9 @@ json_t *bp_timing_json(const bp_timing_t *t)
     for (int k = 0; k < t->nbe; k++) {
         const bp_timing_be_t *b = &t->be[k];
         json_t *o = json_pack(
-            "{s:s, s:b, s:f, s:f, s:f, s:f, s:f, s:I, s:I}", "name", b->name,
-            "opened", b->opened, "open", b->open_s, "context_start", b->ctx_s,
+            "{s:s, s:b, s:f, s:f, s:f, s:f, s:f, s:f, s:I, s:I}", "name", b->name,
+            "opened", b->opened, "open", b->open_s, "driver_init", b->init_s,
+            "context_start", b->ctx_s,
             "run", b->run_s, "golden_load", b->golden_load_s,
             "golden_compare", b->golden_cmp_s, "elements",
             (json_int_t)b->elems, "reused", (json_int_t)b->reused);

@@ -20,6 +20,7 @@ typedef struct {
     char name[16];
     bool opened;           /* false: open failed (skipped by auto) */
     double open_s;         /* bp_backend_open, all of it */
+    double init_s;         /* device driver start within open; 0: none */
     double ctx_s;          /* device context start within open; 0: none */
     double run_s;          /* bp_backend_run, every probe and dtype */
     double golden_load_s;  /* reading and inflating its goldens */
@@ -67,7 +68,7 @@ bool bp_timing_run(bp_timing_t *t, const char *probe, bp_dtype_t dt, int be,
 /* Sets total_s, user_s and sys_s to the time since bp_timing_init. */
 void bp_timing_stop(bp_timing_t *t);
 /* {total, user, sys, probes_load, cross_compare, held_peak_bytes, report?,
- *  backends[{name, opened, open, context_start, run, golden_load,
+ *  backends[{name, opened, open, driver_init, context_start, run, golden_load,
  *            golden_compare, elements, reused, elements_per_second}],
  *  runs[{probe, dtype, backend, seconds, elements, reused, bytes}]};
  * times in seconds. */

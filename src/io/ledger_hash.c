@@ -1,35 +1,15 @@
-/* The ledger hash, fmix64-sum/1 (docs/ledger-format.md: the same function
- * as bitprobe_torch.hash_bytes and its torch and CUDA versions), and the
- * captured tensors checked against it. */
+/* The ledger hash, fmix64-sum/1 (ledger_fmix.h: the same function as
+ * bitprobe_torch.hash_bytes and its torch, native and CUDA versions), and
+ * the captured tensors checked against it. */
 #include "ledger.h"
+#include "ledger_fmix.h"
 
 #include <limits.h>
 #include <string.h>
 
-static uint64_t fmix64(uint64_t x)
-{
-    x ^= x >> 33;
-    x *= 0xff51afd7ed558ccdull;
-    x ^= x >> 33;
-    x *= 0xc4ceb9fe1a85ec53ull;
-    x ^= x >> 33;
-    return x;
-}
-
 uint64_t bp_ledger_hash(const void *data, size_t nbytes)
 {
-    const unsigned char *p = data;
-    uint64_t s = 0;
-    size_t nw = (nbytes + 3) / 4;
-    for (size_t i = 0; i < nw; i++) {
-        uint32_t w = 0;
-        for (size_t k = 0; k < 4 && 4 * i + k < nbytes; k++)
-            w |= (uint32_t)p[4 * i + k] << (8 * k);
-        /* w as a signed 32-bit integer, sign-extended. */
-        uint64_t x = ((uint64_t)i << 32) + (uint64_t)(int64_t)(int32_t)w;
-        s += fmix64(x);
-    }
-    return fmix64(s + (uint64_t)nbytes);
+    return bp_ledger_hash_inline(data, nbytes);
 }
 
 bp_status bp_ledger_captures_path(const bp_ledger_t *l, char *out, size_t n, bp_error_t *err)

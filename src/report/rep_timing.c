@@ -7,11 +7,13 @@
 int bp_rep_timing(FILE *f, const bp_timing_t *t)
 {
     fprintf(f, "timing (wall seconds, CLOCK_MONOTONIC):\n");
-    fprintf(f, "  %-8s %8s %8s %9s %8s %8s %11s %11s %11s\n", "backend", "open",
-            "context", "run", "g.load", "g.cmp", "elements", "reused", "elem/s");
+    fprintf(f, "  %-8s %8s %8s %8s %9s %8s %8s %11s %11s %11s\n", "backend", "open",
+            "driver", "context", "run", "g.load", "g.cmp", "elements", "reused", "elem/s");
     for (int k = 0; k < t->nbe; k++) {
         const bp_timing_be_t *b = &t->be[k];
-        char ctx[32] = "-", rate[32] = "-";
+        char drv[32] = "-", ctx[32] = "-", rate[32] = "-";
+        if (b->init_s > 0)
+            snprintf(drv, sizeof drv, "%.4f", b->init_s);
         if (b->ctx_s > 0)
             snprintf(ctx, sizeof ctx, "%.4f", b->ctx_s);
         if (b->run_s > 0)
@@ -20,8 +22,8 @@ int bp_rep_timing(FILE *f, const bp_timing_t *t)
             fprintf(f, "  %-8s %8.4f (not available)\n", b->name, b->open_s);
             continue;
         }
-        fprintf(f, "  %-8s %8.4f %8s %9.4f %8.4f %8.4f %11llu %11llu %11s\n", b->name,
-                b->open_s, ctx, b->run_s, b->golden_load_s, b->golden_cmp_s,
+        fprintf(f, "  %-8s %8.4f %8s %8s %9.4f %8.4f %8.4f %11llu %11llu %11s\n", b->name,
+                b->open_s, drv, ctx, b->run_s, b->golden_load_s, b->golden_cmp_s,
                 (unsigned long long)b->elems, (unsigned long long)b->reused, rate);
     }
     fprintf(f, "  %-24s %-5s", "probe", "dtype");

@@ -13,6 +13,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "backend.h"
 #include "config.h"
 #include "nccl_dl.h"
 #include "ranks.h"
@@ -119,6 +120,68 @@ START_TEST(test_env)
         ck_assert_msg(strstr(err.msg, bad[i].msg), "%zu: '%s'", i, err.msg);
     }
     clear_env();
+}
+END_TEST
+
+/* bp_backend_pin_gpu: one GPU shown to CUDA, by CUDA_VISIBLE_DEVICES's
+ * own entries where it is set; nothing where it cannot name the device. */
+static bool pin(const char *vis, const char *all, int gpu, const char *gpus,
+                bp_backend_opts_t *o)
+{
+    memset(o, 0, sizeof *o);
+    o->gpu = gpu;
+    o->gpus = gpus;
+    if (vis)
+        setenv("CUDA_VISIBLE_DEVICES", vis, 1);
+    else
+        unsetenv("CUDA_VISIBLE_DEVICES");
+    if (all)
+        setenv("BP_CUDA_ALL_DEVICES", all, 1);
+    else
+        unsetenv("BP_CUDA_ALL_DEVICES");
+    return bp_backend_pin_gpu(o);
+}
+
+static const char *vis(void)
+{
+    const char *v = getenv("CUDA_VISIBLE_DEVICES");
+    return v ? v : "(unset)";
+}
+
+START_TEST(test_pin_gpu)
+{
+    bp_backend_opts_t o;
+#ifdef BP_HAVE_CUDA
+    ck_assert(pin("3,5", NULL, 1, NULL, &o));
+    ck_assert_str_eq(vis(), "5");
+    ck_assert(o.pinned && o.gpu == 0 && o.gpu_given == 1);
+    ck_assert(!bp_backend_pin_gpu(&o)); /* once */
+    ck_assert_str_eq(vis(), "5");
+    ck_assert(pin("3,5", NULL, 0, NULL, &o));
+    ck_assert_str_eq(vis(), "3");
+    ck_assert(pin("GPU-8f3a,MIG-77c1", NULL, 1, NULL, &o));
+    ck_assert_str_eq(vis(), "MIG-77c1");
+    ck_assert(pin("0", "0", 0, NULL, &o)); /* BP_CUDA_ALL_DEVICES=0: off */
+    /* beyond the entries, several GPUs, asked not to, hidden: unchanged */
+    ck_assert(!pin("3,5", NULL, 2, NULL, &o) && !o.pinned && o.gpu == 2);
+    ck_assert_str_eq(vis(), "3,5");
+    ck_assert(!pin("3,5", NULL, 0, "all", &o));
+    ck_assert_str_eq(vis(), "3,5");
+    ck_assert(!pin("3,5", "1", 0, NULL, &o));
+    ck_assert_str_eq(vis(), "3,5");
+    ck_assert(!pin("", NULL, 0, NULL, &o));
+    ck_assert_str_eq(vis(), "");
+    ck_assert(!pin("3,,5", NULL, 1, NULL, &o));
+    /* unset: the driver's own list of GPUs decides */
+    bool listed = access("/proc/driver/nvidia/gpus", R_OK) == 0;
+    ck_assert(pin(NULL, NULL, 0, NULL, &o) == listed);
+    if (listed)
+        ck_assert_str_eq(vis(), "0");
+    ck_assert(!pin(NULL, NULL, 4096, NULL, &o));
+#else
+    ck_assert(!pin("3,5", NULL, 1, NULL, &o)); /* no CUDA: nothing to pin */
+    ck_assert_str_eq(vis(), "3,5");
+#endif
 }
 END_TEST
 
@@ -351,6 +414,7 @@ int main(void)
     TCase *tc = tcase_create("ranks");
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, test_env);
+    tcase_add_test(tc, test_pin_gpu);
     tcase_add_test(tc, test_id_hex);
     tcase_add_test(tc, test_id_file);
     tcase_add_test(tc, test_gather_count);

@@ -38,7 +38,23 @@ out_lacks "correctly rounded"
 
 # inputs for the same experiment elsewhere, readable by bitprobe itself
 run 0 invariance $small --rows 2 --save-inputs "$TMP/in.safetensors"
+out_has "inputs written to $TMP/in.safetensors (2 probed rows first): a.bf16 [40, 32], b.bf16 [32, 24]; nothing swept"
 run 0 diff "$TMP/in.safetensors" "$TMP/in.safetensors"
+# --save-inputs writes the inputs and stops: neither a sweep that would
+# find boundaries (exit 1) nor an engine this machine may lack (cublas:
+# bench/invariance.sh's first step) has a say; the inputs are the same
+# for every engine
+run 0 invariance --engine cpu --shape 512x48 --split 1:6 --dtype fp32 \
+    --save-inputs "$TMP/split.safetensors"
+out_has "nothing swept"
+run 0 invariance --engine cublas --shape 32x24 --m 40 --rows 2 --no-oracle \
+    --save-inputs "$TMP/cublas.safetensors"
+run 0 diff "$TMP/in.safetensors" "$TMP/cublas.safetensors"
+out_has "identical"
+run 2 invariance $small --save-inputs "$TMP/x.safetensors" --json "$TMP/x.json"
+err_has "--save-inputs writes the inputs and sweeps nothing: not with --json"
+run 2 invariance $small --save-inputs "$TMP/x.safetensors" --repeat 2
+err_has "not with --repeat"
 
 # the policy is applied; TF32 is not a CPU dtype: nothing swept
 run 0 invariance $small --policy ulp=1

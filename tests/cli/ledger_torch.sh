@@ -19,6 +19,13 @@ cd "$TMP" || fail "cd $TMP"
     { cat hash.txt; fail "the torch-ops hash differs from the Python reference"; }
 "$PY" "$top_srcdir/tests/ledger_torch/cache_check.py" >cache.txt 2>&1 ||
     { cat cache.txt; fail "a recorded hash differs from its tensor's bytes (the recorder's caches)"; }
+# the native helper (python/libbitprobe_torch.so) and torch ops: one ledger
+"$PY" "$top_srcdir/tests/ledger_torch/native_check.py" >native.txt 2>&1
+case $? in
+0) ;;
+77) skip_later "$(cat native.txt)" ;;
+*) cat native.txt; fail "the native helper's ledger differs from the torch-ops one" ;;
+esac
 
 "$PY" -m bitprobe_torch record -o a.ledger "$M" >rec-a.txt 2>&1 ||
     { cat rec-a.txt; fail "recording A"; }

@@ -14,38 +14,52 @@ isa_opt=$("$BITPROBE" run --help 2>&1 | grep -c -- '--cpu-isa' || true)
 gpu=0
 "$BITPROBE" list --probes "$R" 2>/dev/null | grep -q '^  cuda  *available' && gpu=1
 checked=0
-for y in "$R"/*.yaml; do
-    [ -e "$y" ] || continue
-    name=$(basename "$y" .yaml)
-    for f in "$R/$name".cpu-*.safetensors "$R/$name".cuda.safetensors; do
-        [ -e "$f" ] || continue
-        tag=${f#"$R/$name."}
-        tag=${tag%.safetensors}
-        case $tag in
-        cuda)
-            [ "$gpu" = 1 ] || { cuda_left="${cuda_left:-} $name"; continue; }
-            dev=cuda extra= ;;
-        cpu-*)
-            # cpu-ISA, or cpu-ISA+onednn-LEVEL where oneDNN's ISA matters
-            # (gelu's erf form): bitprobe models both as the tag names them
-            isa=${tag#cpu-} onednn=
-            case $isa in *+onednn-*) onednn=${isa#*+onednn-} isa=${isa%%+onednn-*} ;; esac
-            dev=cpu extra="--cpu-isa $isa${onednn:+ --onednn-isa $onednn}"
-            if [ "$isa_opt" = 0 ]; then
-                [ "$isa" = avx2 ] || continue
-                extra=
-            elif ! "$BITPROBE" fingerprint --device cpu --cpu-isa "$isa" >/dev/null 2>&1; then
-                skip_later "$name: $tag not checked: this CPU lacks $isa"
-                continue
-            fi ;;
-        *) fail "$f: unknown device tag '$tag'" ;;
-        esac
-        rm -rf "$TMP/b"
-        # shellcheck disable=SC2086
-        run 0 run "$name" --probes "$R" --device "$dev" --no-golden --save "$TMP/b" $extra
+# The probes with bits of each device tag (cpu-ISA[+onednn-LEVEL], cuda),
+# run together: one bitprobe run per tag (each run reads every probe of the
+# directory), then one diff per probe.
+tags=$(for f in "$R"/*.cpu-*.safetensors "$R"/*.cuda.safetensors; do
+           [ -e "$f" ] || continue
+           t=${f%.safetensors}
+           echo "${t##*.}"
+       done | sort -u)
+for tag in $tags; do
+    case $tag in
+    cuda)
+        dev=cuda extra=
+        if [ "$gpu" != 1 ]; then
+            for f in "$R"/*.cuda.safetensors; do
+                cuda_left="${cuda_left:-} $(basename "$f" .cuda.safetensors)"
+            done
+            continue
+        fi ;;
+    cpu-*)
+        # cpu-ISA, or cpu-ISA+onednn-LEVEL where oneDNN's ISA matters
+        # (gelu's erf form): bitprobe models both as the tag names them
+        isa=${tag#cpu-} onednn=
+        case $isa in *+onednn-*) onednn=${isa#*+onednn-} isa=${isa%%+onednn-*} ;; esac
+        dev=cpu extra="--cpu-isa $isa${onednn:+ --onednn-isa $onednn}"
+        if [ "$isa_opt" = 0 ]; then
+            [ "$isa" = avx2 ] || continue
+            extra=
+        elif ! "$BITPROBE" fingerprint --device cpu --cpu-isa "$isa" >/dev/null 2>&1; then
+            skip_later "$tag not checked: this CPU lacks $isa"
+            continue
+        fi ;;
+    *) fail "$R: unknown device tag '$tag'" ;;
+    esac
+    names=
+    for f in "$R"/*."$tag".safetensors; do
+        n=$(basename "$f" ".$tag.safetensors")
+        [ -e "$R/$n.yaml" ] || fail "$f: no probe $n.yaml beside it"
+        names="$names $n"
+    done
+    rm -rf "$TMP/b"
+    # shellcheck disable=SC2086
+    run 0 run $names --probes "$R" --device "$dev" --no-golden --save "$TMP/b" $extra
+    for name in $names; do
         got=$(ls "$TMP/b/$name/$dev"*.safetensors.gz 2>/dev/null | head -1)
         [ -n "$got" ] || fail "$name: no $dev container saved"
-        run 0 diff "$got" "$f"
+        run 0 diff "$got" "$R/$name.$tag.safetensors"
         checked=$((checked + 1))
     done
 done

@@ -19,7 +19,7 @@ names = [b["name"] for b in t["backends"]]
 assert names == ["cpu", "oracle"], names
 for b in t["backends"]:
     assert b["opened"] and b["elements"] > 0 and b["elements_per_second"] > 0, b
-    assert b["open"] >= 0 and b["run"] > 0 and b["context_start"] == 0, b
+    assert b["open"] >= 0 and b["run"] > 0 and b["context_start"] == 0 and b["driver_init"] == 0, b
 runs = {(r["probe"], r["dtype"], r["backend"]) for r in t["runs"]}
 assert runs == {("seed-div", d, b) for d in ("fp32", "bf16", "fp16")
                 for b in ("cpu", "oracle")}, runs

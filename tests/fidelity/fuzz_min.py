@@ -356,7 +356,7 @@ def cmd_regress(args, log):
     for y in ys:
         name = os.path.basename(y)[:-5]
         with open(y) as fh:
-            spec = fuzz_gen.from_yaml(fh.read())
+            spec = fuzz_gen.from_yaml(fh.read(), y)
         for dev in args.devices.split(","):
             if dev == "cuda" and not torch.cuda.is_available():
                 continue

@@ -24,7 +24,7 @@ import sys
 
 try:
     import torch
-    import yaml
+    import yaml  # noqa: F401  (probe_spec parses with it)
     from safetensors.torch import load as st_load
 except ImportError as e:
     print(f"SKIP: {e}")
@@ -33,6 +33,7 @@ if not torch.cuda.is_available():
     print("SKIP: no CUDA device")
     sys.exit(77)
 
+import probe_spec  # noqa: E402
 from probe_torch_ops import bits, mismatches, run_op  # noqa: E402
 
 DEV = "cuda"
@@ -55,8 +56,8 @@ def main():
         probe = f.split("/")[0]
         if args.probe and probe not in args.probe:
             continue
-        spec = yaml.safe_load(open(os.path.join(args.probes, probe + ".yaml")))
-        params = spec.get("params", {}) or {}
+        spec = probe_spec.load(os.path.join(args.probes, probe + ".yaml"))
+        params = spec["params"]
         data = st_load(gzip.open(os.path.join(args.bundle, f)).read())
         for dn in spec["dtypes"]:
             params_d = dict(params)

@@ -2,9 +2,10 @@
 (bitprobe_torch.hash_bytes, written from docs/ledger-format.md) on every
 dtype the recorder names, on odd sizes, on views (transposed, sliced,
 strided, expanded, at an odd storage offset) and across the chunk
-boundary of the torch-ops pass.  With --device cuda the tensors are
-hashed on the GPU, by the compiled kernel and by torch ops, both against
-the reference.  Prints its seed; exit 1 on any difference.
+boundary of the torch-ops pass; on the CPU also by the native helper
+(python/libbitprobe_torch.so) where it loads.  With --device cuda the
+tensors are hashed on the GPU, by the compiled kernel and by torch ops,
+both against the reference.  Prints its seed; exit 1 on any difference.
 
     python3 hash_check.py [SEED] [--device cuda]"""
 import sys
@@ -43,19 +44,35 @@ a = torch.randn(5, 7, generator=g)
 cases += [a.t(), a[1:, 2:], a[:, ::2], a.expand(3, 5, 7)[1],
           torch.randn(1, generator=g).expand(10), a.to(torch.bfloat16)[1:, 1:],
           a.to(torch.float16).reshape(-1)[1:]]
-cases.append(torch.randint(-2**31, 2**31 - 1, (bt._CHUNK + 5,), dtype=torch.int32, generator=g))
+# across the torch-ops pass's chunk boundaries: its chunk made small, so that
+# a small tensor crosses two of them (the plain-Python reference takes
+# seconds over the 2^22 words of the real chunk; the pass is the same code)
+bt._CHUNK = 1 << 12
+cases.append(torch.randint(-2**31, 2**31 - 1, (2 * bt._CHUNK + 5,), dtype=torch.int32,
+                           generator=g))
 # more tensors than the CUDA hasher has slots: a batch read back midway
-cases += [torch.full((3,), i, dtype=torch.int32) for i in range(bt._CudaHasher.SLOTS + 5)]
+# (on the GPU: a host hash has no slots)
+if dev.startswith("cuda"):
+    cases += [torch.full((3,), i, dtype=torch.int32) for i in range(bt._CudaHasher.SLOTS + 5)]
 
 
-def check(cases, hs):
-    bad = 0
-    for c, x in zip(cases, hs):
+_refs = {}  # case index -> the reference hash (the plain-Python one is slow: once per case)
+
+
+def reference(k, c):
+    if k not in _refs:
         cc = c.contiguous()
         if cc.dtype.is_complex:
             cc = torch.view_as_real(cc).contiguous()
         raw = cc.reshape(-1).view(torch.uint8).numpy().tobytes() if cc.numel() else b""
-        ref = bt.hash_bytes(raw)
+        _refs[k] = bt.hash_bytes(raw)
+    return _refs[k]
+
+
+def check(cases, hs):
+    bad = 0
+    for k, (c, x) in enumerate(zip(cases, hs)):
+        ref = reference(k, c)
         if ref != x.value:
             bad += 1
             print("MISMATCH %s %s: %016x, reference %016x" % (c.dtype, tuple(c.shape), x.value,
@@ -64,14 +81,19 @@ def check(cases, hs):
 
 
 bad = 0
-runs = [("torch ops", False)] + ([("cuda kernel", True)] if dev.startswith("cuda") else [])
-for what, fast in runs:
-    h = bt.Hasher(fast_cuda=fast)
+runs = [("torch ops", False, False)]
+runs += [("cuda kernel", True, False)] if dev.startswith("cuda") else []
+runs += [("native helper", False, True)] if dev == "cpu" and bt._NATIVE is not None else []
+for what, fast, native in runs:
+    h = bt.Hasher(fast_cuda=fast, native=native)
     hs = [h.submit(c.to(dev)) for c in cases]
     h.resolve()
     print("%s on %s: %s%s" % (what, dev, h.paths, "; " + "; ".join(h.notes) if h.notes else ""))
     if fast and "cuda-kernel" not in h.paths.values():
         print("the CUDA kernel was not used")
+        bad += 1
+    if native and "native" not in h.paths.values():
+        print("the native helper was not used")
         bad += 1
     bad += check(cases, hs)
 print("%d tensors, %d differ" % (len(cases), bad))

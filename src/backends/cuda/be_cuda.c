@@ -41,6 +41,7 @@ typedef struct {
 
 typedef struct {
     int device;
+    int shown;   /* the index the user gave (device, unless pinned) */
     cudaStream_t stream;
     cublasHandle_t blas;
     void *workspace;
@@ -465,7 +466,7 @@ static bp_status setup(bp_backend_t *be, const struct cudaDeviceProp *p,
         return bp_error_set(err, BP_EUNAVAIL,
                             "device %d (%s, compute capability %d.%d) cannot "
                             "run bitprobe's kernels (built with '%s'): %s",
-                            s->device, p->name, p->major, p->minor,
+                            s->shown, p->name, p->major, p->minor,
                             BP_NVCCFLAGS,
                             cudaGetErrorString((cudaError_t)rc));
     }
@@ -528,12 +529,23 @@ static void *preload_cublas(void *arg)
 static bp_status open_device(const bp_backend_opts_t *o, int count, bp_backend_t **out,
                              bp_error_t *err);
 
+static double now_s(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
 bp_status bp_be_cuda_open(const bp_backend_opts_t *o, bp_backend_t **out,
                           bp_error_t *err)
 {
     *out = NULL;
     int count;
+    /* The driver starts here (cuInit: every visible device is set up);
+     * --timing reports it apart from the context start. */
+    double t0 = now_s();
     bp_status st = device_count(&count, err);
+    double init_s = now_s() - t0;
     if (st)
         return st;
     /* A device is there: loading cuBLAS (about 0.07 s) overlaps the
@@ -543,25 +555,29 @@ bp_status bp_be_cuda_open(const bp_backend_opts_t *o, bp_backend_t **out,
     st = open_device(o, count, out, err);
     if (preloading)
         pthread_join(pre, NULL);
+    if (!st)
+        (*out)->init_s = init_s;
     return st;
 }
 
 static bp_status open_device(const bp_backend_opts_t *o, int count, bp_backend_t **out,
                              bp_error_t *err)
 {
-    int gpu = o ? o->gpu : 0;
+    int gpu = o ? o->gpu : 0, shown = o && o->pinned ? o->gpu_given : gpu;
     bp_status st;
     if (gpu < 0 || gpu >= count)
         return bp_error_set(err, BP_EUNAVAIL,
-                            "device %d: there %s %d CUDA device%s (0..%d)",
-                            gpu, count == 1 ? "is" : "are", count,
-                            count == 1 ? "" : "s", count - 1);
+                            "device %d: there %s %d CUDA device%s (0..%d)%s",
+                            shown, count == 1 ? "is" : "are", count,
+                            count == 1 ? "" : "s", count - 1,
+                            o && o->pinned ? " visible (bitprobe showed CUDA the one it uses)"
+                                           : "");
     struct cudaDeviceProp p;
     CUDA_TRY(cudaGetDeviceProperties(&p, gpu), BP_EUNAVAIL);
     if (p.major < 8)
         return bp_error_set(err, BP_EUNAVAIL,
                             "device %d (%s): compute capability %d.%d is "
-                            "older than 8.0", gpu, p.name, p.major, p.minor);
+                            "older than 8.0", shown, p.name, p.major, p.minor);
     bp_backend_t *be = calloc(1, sizeof *be);
     cuda_state_t *s = calloc(1, sizeof *s);
     if (!be || !s) {
@@ -571,6 +587,7 @@ static bp_status open_device(const bp_backend_opts_t *o, int count, bp_backend_t
     }
     be->state = s;
     s->device = gpu;
+    s->shown = shown;
     const char *dbg = getenv("BP_CUDA_DEBUG");
     s->debug = dbg && *dbg && strcmp(dbg, "0") != 0;
     be->name = "cuda";

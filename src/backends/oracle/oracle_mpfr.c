@@ -201,6 +201,108 @@ static void *chunk_thread(void *arg)
     return NULL;
 }
 
+/* Workers kept from one map to the next, so that an op does not pay for
+ * starting and joining a thread per chunk, nor each thread for MPFR's
+ * constants again (a suite runs some 200 maps; on 16 cores 15 threads
+ * each).  One map at a time uses them: a map that finds them busy (a
+ * second oracle in another thread) starts threads of its own as before.
+ * Which thread runs which chunk changes nothing (see oracle_mpfr.h).  A
+ * forked child starts with none (pthread_atfork). */
+static struct {
+    pthread_mutex_t mu;
+    pthread_cond_t go, done;
+    size_t started;       /* workers running */
+    bool busy;            /* a map owns the workers */
+    chunk_t *chunks;      /* the map's chunks; workers take 1..n-1 */
+    size_t n, next, left; /* chunks, the next to take, those not finished */
+} pool = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, PTHREAD_COND_INITIALIZER,
+          0, false, NULL, 0, 0, 0};
+static pthread_once_t pool_once = PTHREAD_ONCE_INIT;
+
+static void pool_forked(void)
+{
+    pthread_mutex_init(&pool.mu, NULL);
+    pthread_cond_init(&pool.go, NULL);
+    pthread_cond_init(&pool.done, NULL);
+    pool.started = 0;
+    pool.busy = false;
+    pool.chunks = NULL;
+    pool.n = pool.next = pool.left = 0;
+}
+
+static void pool_init(void)
+{
+    pthread_atfork(NULL, NULL, pool_forked);
+}
+
+static void *pool_worker(void *arg)
+{
+    (void)arg;
+    pthread_mutex_lock(&pool.mu);
+    for (;;) {
+        while (pool.next >= pool.n)
+            pthread_cond_wait(&pool.go, &pool.mu);
+        chunk_t *c = &pool.chunks[pool.next++];
+        pthread_mutex_unlock(&pool.mu);
+        chunk_run(c);
+        pthread_mutex_lock(&pool.mu);
+        if (--pool.left == 0)
+            pthread_cond_signal(&pool.done);
+    }
+    return NULL;
+}
+
+/* Runs cs[0..nt) with the kept workers; false (nothing run) when another
+ * map holds them or no worker can be started. */
+static bool pool_run(chunk_t *cs, size_t nt)
+{
+    pthread_once(&pool_once, pool_init);
+    pthread_mutex_lock(&pool.mu);
+    if (pool.busy) {
+        pthread_mutex_unlock(&pool.mu);
+        return false;
+    }
+    while (pool.started < nt - 1) {
+        pthread_t t;
+        pthread_attr_t at;
+        pthread_attr_init(&at);
+        pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
+        int rc = pthread_create(&t, &at, pool_worker, NULL);
+        pthread_attr_destroy(&at);
+        if (rc)
+            break;
+        pool.started++;
+    }
+    if (!pool.started) {
+        pthread_mutex_unlock(&pool.mu);
+        return false;
+    }
+    pool.busy = true;
+    pool.chunks = cs;
+    pool.n = nt;
+    pool.next = 1; /* chunk 0 is the caller's */
+    pool.left = nt - 1;
+    pthread_cond_broadcast(&pool.go);
+    pthread_mutex_unlock(&pool.mu);
+    chunk_run(&cs[0]);
+    pthread_mutex_lock(&pool.mu);
+    /* fewer workers than chunks: the caller takes what is left */
+    while (pool.next < pool.n) {
+        chunk_t *c = &pool.chunks[pool.next++];
+        pthread_mutex_unlock(&pool.mu);
+        chunk_run(c);
+        pthread_mutex_lock(&pool.mu);
+        pool.left--;
+    }
+    while (pool.left)
+        pthread_cond_wait(&pool.done, &pool.mu);
+    pool.busy = false;
+    pool.chunks = NULL;
+    pool.n = pool.next = 0;
+    pthread_mutex_unlock(&pool.mu);
+    return true;
+}
+
 bp_status bp_oracle_map(int threads, size_t grain, bp_dtype_t out_dt,
                         size_t n, bp_oracle_kernel_fn kernel, const void *ctx,
                         bp_error_t *err)
@@ -229,20 +331,20 @@ bp_status bp_oracle_map(int threads, size_t grain, bp_dtype_t out_dt,
         return bp_error_set(err, BP_ENOMEM, "out of memory for %zu threads",
                             nt);
     }
-    for (size_t k = 0; k < nt; k++) {
+    for (size_t k = 0; k < nt; k++)
         cs[k] = (chunk_t){kernel, ctx, out_dt, n * k / nt, n * (k + 1) / nt,
                           BP_OK, {0}};
+    if (!pool_run(cs, nt)) {
         /* Chunk 0 runs here; a thread that cannot start runs here later. */
-        if (k > 0)
-            started[k] = pthread_create(&tid[k], NULL, chunk_thread,
-                                        &cs[k]) == 0;
-    }
-    chunk_run(&cs[0]);
-    for (size_t k = 1; k < nt; k++) {
-        if (started[k])
-            pthread_join(tid[k], NULL);
-        else
-            chunk_run(&cs[k]);
+        for (size_t k = 1; k < nt; k++)
+            started[k] = pthread_create(&tid[k], NULL, chunk_thread, &cs[k]) == 0;
+        chunk_run(&cs[0]);
+        for (size_t k = 1; k < nt; k++) {
+            if (started[k])
+                pthread_join(tid[k], NULL);
+            else
+                chunk_run(&cs[k]);
+        }
     }
     bp_status st = BP_OK;
     for (size_t k = 0; k < nt && !st; k++) {

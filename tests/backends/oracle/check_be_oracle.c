@@ -2,6 +2,10 @@
  * and record (be_oracle.c, oracle_mpfr.c); references: oracle_check.h. */
 #include "oracle_check.h"
 
+#include <pthread.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 /* ---- hand-derived values ---- */
 
 START_TEST(t_div_nine_tenths)
@@ -858,6 +862,68 @@ END_TEST
 
 /* ---- thread-count independence ---- */
 
+/* The oracle keeps its worker threads from one map to the next
+ * (oracle_mpfr.c): two oracles mapping at once (one takes the kept
+ * workers, the other starts threads of its own) and a child forked after
+ * the workers started (it has none of them) give the bits of one thread. */
+typedef struct {
+    const bp_buf_t *a;
+    bp_buf_t out;
+    int threads;
+} conc_t;
+
+static void *conc_run(void *p)
+{
+    conc_t *c = p;
+    bp_backend_t *be = open_oracle(c->threads);
+    bp_op_t op = mkop(BP_OP_SIN);
+    for (int r = 0; r < 4; r++)
+        exec_ok(be, &op, c->a, NULL, &c->out);
+    bp_backend_close(be);
+    return NULL;
+}
+
+START_TEST(t_threads_kept)
+{
+    seed_init("threads_kept");
+    size_t n = 8192;
+    int64_t shape[1] = {(int64_t)n};
+    bp_buf_t a = mkbuf(BP_F32, 1, shape);
+    for (size_t i = 0; i < n; i++)
+        bp_dtype_store_bits(BP_F32, a.data, i, rnd_input(BP_F32, -10, 30));
+    conc_t one = {&a, mkbuf(BP_F32, 1, shape), 1};
+    conc_run(&one);
+    conc_t c[3] = {{&a, mkbuf(BP_F32, 1, shape), 4}, {&a, mkbuf(BP_F32, 1, shape), 3},
+                   {&a, mkbuf(BP_F32, 1, shape), 4}};
+    pthread_t t[3];
+    for (int k = 0; k < 3; k++)
+        ck_assert(pthread_create(&t[k], NULL, conc_run, &c[k]) == 0);
+    for (int k = 0; k < 3; k++) {
+        pthread_join(t[k], NULL);
+        ck_assert_msg(memcmp(c[k].out.data, one.out.data, bp_buf_nbytes(&a)) == 0,
+                      "oracle %d of 3 at once differs from one thread", k);
+    }
+#ifndef __SANITIZE_THREAD__ /* ThreadSanitizer cannot start threads in a forked child */
+    pid_t pid = fork();
+    ck_assert(pid >= 0);
+    if (pid == 0) {
+        alarm(120); /* a child waiting for workers it lacks would hang */
+        conc_t ch = {&a, mkbuf(BP_F32, 1, shape), 4};
+        conc_run(&ch);
+        _exit(memcmp(ch.out.data, one.out.data, bp_buf_nbytes(&a)) == 0 ? 0 : 1);
+    }
+    int ws = 0;
+    ck_assert(waitpid(pid, &ws, 0) == pid);
+    ck_assert_msg(WIFEXITED(ws) && WEXITSTATUS(ws) == 0,
+                  "the forked child's oracle failed or hung (status %d)", ws);
+#endif
+    for (int k = 0; k < 3; k++)
+        bp_buf_free(&c[k].out);
+    bp_buf_free(&one.out);
+    bp_buf_free(&a);
+}
+END_TEST
+
 START_TEST(t_threads_identical)
 {
     seed_init("threads_identical");
@@ -1011,6 +1077,7 @@ int main(void)
     tcase_set_timeout(rest, 300);
     tcase_add_test(rest, t_broadcast_outer);
     tcase_add_test(rest, t_threads_identical);
+    tcase_add_test(rest, t_threads_kept);
     tcase_add_test(rest, t_backend_record);
     tcase_add_test(rest, t_bad_input);
     suite_add_tcase(s, rest);
