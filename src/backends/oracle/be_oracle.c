@@ -500,8 +500,10 @@ static bp_status elementwise_unique(bp_backend_t *be, const elem_ctx_t *c,
     /* Kept results into res; the values still to evaluate move to the
      * front of u.vals (all of them where nothing can be kept). */
     int64_t nt = n;
+    /* the kept results of this function: the op and its formulation */
+    int ck = bp_oracle_cache_kind((int)c->kind, (int)c->op->form);
     if (!st && keep)
-        nt = (int64_t)bp_oracle_cache_lookup(cache, (int)c->kind, &u.vals, &res, miss);
+        nt = (int64_t)bp_oracle_cache_lookup(cache, ck, &u.vals, &res, miss);
     if (!st && nt && keep)
         st = bp_buf_alloc(&got, out_dt, 1, &nt, err);
     if (!st && nt) {
@@ -526,11 +528,14 @@ static bp_status elementwise_unique(bp_backend_t *be, const elem_ctx_t *c,
         if (!st && pair)
             bp_oracle_cache_reserve(cache, 2 * (size_t)nt);
         if (!st && keep)
-            bp_oracle_cache_insert(cache, (int)c->kind, &todo, &got, miss, (size_t)nt, &res);
+            bp_oracle_cache_insert(cache, ck, &todo, &got, miss, (size_t)nt, &res);
         /* The other function's results are only kept. */
         if (!st && pair)
-            bp_oracle_cache_insert(cache, c->kind == BP_OP_SIN ? BP_OP_COS : BP_OP_SIN, &todo,
-                                   &other, NULL, (size_t)nt, NULL);
+            bp_oracle_cache_insert(cache,
+                                   bp_oracle_cache_kind(c->kind == BP_OP_SIN ? BP_OP_COS
+                                                                             : BP_OP_SIN,
+                                                        (int)c->op->form),
+                                   &todo, &other, NULL, (size_t)nt, NULL);
         bp_buf_free(&other);
     }
     if (!st)

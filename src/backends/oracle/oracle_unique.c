@@ -172,9 +172,9 @@ void bp_oracle_unique_scatter(const bp_oracle_unique_t *u, const bp_buf_t *res,
 
 /* ---- results kept across ops ---- */
 
-/* Open addressing on a 64-bit key: operand bits (32), kind, operand and
- * output dtypes; all-ones marks an empty place (no key has it: kinds and
- * dtypes are small). */
+/* Open addressing on a 64-bit key: operand bits (32), kind (16: the op and
+ * its formulation), operand and output dtypes (8 each); all-ones marks an
+ * empty place (no key has it: kinds and dtypes are small). */
 #define EMPTY UINT64_MAX
 
 struct bp_oracle_cache {
@@ -209,8 +209,8 @@ bool bp_oracle_cache_fits(bp_dtype_t in_dt, bp_dtype_t out_dt)
 
 static uint64_t cache_key(int kind, bp_dtype_t in_dt, uint64_t in, bp_dtype_t out_dt)
 {
-    return (in & 0xffffffffull) | ((uint64_t)(kind & 0xff) << 32) |
-           ((uint64_t)(in_dt & 0xff) << 40) | ((uint64_t)(out_dt & 0xff) << 48);
+    return (in & 0xffffffffull) | ((uint64_t)(kind & 0xffff) << 32) |
+           ((uint64_t)(in_dt & 0xff) << 48) | ((uint64_t)(out_dt & 0x7f) << 56);
 }
 
 static size_t cache_place(const bp_oracle_cache_t *c, uint64_t key)

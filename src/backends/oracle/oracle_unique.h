@@ -7,8 +7,9 @@
  * to a few hundred values).
  *
  * The same holds across ops: the oracle keeps the results it computed
- * (bp_oracle_cache_t, keyed by op kind, operand dtype and bits, output
- * dtype), and a later op on a value seen before takes the kept result:
+ * (bp_oracle_cache_t, keyed by op kind and formulation, operand dtype and
+ * bits, output dtype: gelu's erf and tanh forms are two functions), and a
+ * later op on a value seen before takes the kept result:
  * rope-llama2-zero-init's fp32 caches and rope-apply's are rope-llama2's
  * values again.
  *
@@ -52,6 +53,12 @@ bp_oracle_cache_t *bp_oracle_cache_new(void);
 void bp_oracle_cache_free(bp_oracle_cache_t *c);
 /* Whether results of kind from in_dt to out_dt can be kept at all. */
 bool bp_oracle_cache_fits(bp_dtype_t in_dt, bp_dtype_t out_dt);
+/* The `kind` of every function below: the op kind, with its formulation
+ * in bits 8-15. */
+static inline int bp_oracle_cache_kind(int op_kind, int form)
+{
+    return op_kind | form << 8;
+}
 /* The kept result of op kind on operand bits `in` (in_dt) rounded to
  * out_dt into *out; false when there is none. */
 bool bp_oracle_cache_get(const bp_oracle_cache_t *c, int kind, bp_dtype_t in_dt,

@@ -249,6 +249,69 @@ START_TEST(t_sin_cos_together)
 }
 END_TEST
 
+/* gelu's erf and tanh forms are two functions of one op kind: the results
+ * one keeps must never answer the other (they did, keyed by the kind alone:
+ * gelu-tanh-vs-erf's oracle gelu_tanh was its gelu_erf).  References: both
+ * formulas in MPFR at 256 bits, x/2 erfc(-x/sqrt 2) and x / (1 +
+ * exp(-2 sqrt(2/pi) (x + 0.044715 x^3))), rounded here. */
+static void gelu_into(bp_backend_t *be, bool tanh_form, const bp_buf_t *a)
+{
+    bp_buf_t out = mkbuf(BP_F32, a->ndim, a->shape);
+    bp_op_t op = mkop(BP_OP_GELU);
+    op.form = tanh_form ? BP_FORM_TANH : BP_FORM_DEFAULT;
+    exec_ok(be, &op, a, NULL, &out);
+    mpfr_t x, r, u, v;
+    mpfr_inits2(256, x, r, u, v, (mpfr_ptr)0);
+    for (size_t i = 0; i < a->numel; i++) {
+        mpfr_set_d(x, bp_buf_get(a, i), MPFR_RNDN);
+        if (tanh_form) {
+            mpfr_pow_ui(u, x, 3, MPFR_RNDN);
+            mpfr_set_str(v, "0.044715", 10, MPFR_RNDN);
+            mpfr_mul(u, u, v, MPFR_RNDN);
+            mpfr_add(u, u, x, MPFR_RNDN);
+            mpfr_const_pi(v, MPFR_RNDN);
+            mpfr_ui_div(v, 2, v, MPFR_RNDN);
+            mpfr_sqrt(v, v, MPFR_RNDN);
+            mpfr_mul(u, u, v, MPFR_RNDN);
+            mpfr_mul_si(u, u, -2, MPFR_RNDN);
+            mpfr_exp(u, u, MPFR_RNDN);
+            mpfr_add_ui(u, u, 1, MPFR_RNDN);
+            mpfr_div(r, x, u, MPFR_RNDN);
+        } else {
+            mpfr_sqrt_ui(v, 2, MPFR_RNDN);
+            mpfr_div(u, x, v, MPFR_RNDN);
+            mpfr_neg(u, u, MPFR_RNDN);
+            mpfr_erfc(u, u, MPFR_RNDN);
+            mpfr_mul(u, u, x, MPFR_RNDN);
+            mpfr_div_2ui(r, u, 1, MPFR_RNDN);
+        }
+        uint64_t want = ref_bits(r, BP_F32), got = bp_buf_bits(&out, i);
+        if (!bits_match(BP_F32, got, want))
+            CK_BITS(BP_F32, got, want, "gelu %s(%a) element %zu", tanh_form ? "tanh" : "erf",
+                    bp_buf_get(a, i), i);
+    }
+    mpfr_clears(x, r, u, v, (mpfr_ptr)0);
+    bp_buf_free(&out);
+}
+
+START_TEST(t_gelu_forms_kept_apart)
+{
+    /* 4096 elements (above BP_ORACLE_UNIQUE_MIN), 301 distinct values from
+     * -6 to 6, the first -6 (gelu-tanh-vs-erf's first element) */
+    int64_t shape[1] = {4096};
+    bp_buf_t a = mkbuf(BP_F32, 1, shape);
+    for (size_t i = 0; i < 4096; i++)
+        ((float *)a.data)[i] = (float)(-6.0 + 12.0 * (double)(i % 301) / 300.0);
+    for (int first = 0; first < 2; first++) {
+        bp_backend_t *be = open_oracle(2);
+        gelu_into(be, first == 1, &a);
+        gelu_into(be, first == 0, &a);
+        bp_backend_close(be);
+    }
+    bp_buf_free(&a);
+}
+END_TEST
+
 Suite *oracle_unique_suite(void)
 {
     Suite *s = suite_create("oracle_unique");
@@ -260,6 +323,7 @@ Suite *oracle_unique_suite(void)
     tcase_add_test(tc, t_threshold_and_threads);
     tcase_add_test(tc, t_cache_across_ops);
     tcase_add_test(tc, t_sin_cos_together);
+    tcase_add_test(tc, t_gelu_forms_kept_apart);
     suite_add_tcase(s, tc);
     return s;
 }
