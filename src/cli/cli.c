@@ -93,6 +93,15 @@ bool bp_cli_int(const char *s, long long lo, long long hi, long long *out)
     return true;
 }
 
+int bp_cli_zero_sign(const char *cmd, const char *arg, bool *ignore)
+{
+    if (strcmp(arg, "ignore") == 0 || strcmp(arg, "count") == 0) {
+        *ignore = strcmp(arg, "ignore") == 0;
+        return -1;
+    }
+    return bp_cli_usage_error(cmd, "--zero-sign takes count or ignore, not '%s'", arg);
+}
+
 bool bp_cli_count(const char *s, long max, size_t *out)
 {
     long long v;

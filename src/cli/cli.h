@@ -71,6 +71,14 @@ int bp_cli_check_writable_data(const char *cmd, const char *dir);
 bool bp_cli_int(const char *s, long long lo, long long hi, long long *out);
 /* A count option's value: a decimal integer in 0..max. */
 bool bp_cli_count(const char *s, long max, size_t *out);
+/* --zero-sign MODE: "count" (the default: +0 against -0 is a difference)
+ * or "ignore" (excused, and counted as excused); -1 when applied, else
+ * the usage error's exit status. */
+int bp_cli_zero_sign(const char *cmd, const char *arg, bool *ignore);
+#define BP_CLI_ZERO_SIGN_USAGE                                                           \
+    "  --zero-sign MODE  +0 against -0: count (default: a difference of its own class)\n" \
+    "                    or ignore (excused, and the reports say how many)\n"
+
 
 /* ---- the backend option group (run, bless, explain, fingerprint) ----
  * One entry per option, S between entries: its id, long name, its usage

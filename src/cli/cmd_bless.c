@@ -74,11 +74,12 @@ static void describe(const bp_st_file_t *old, const char *name, const bp_buf_t *
         snprintf(out, n, "changed: %s", err.msg);
         return;
     }
-    if (c.mismatched == 0 && c.zero_sign_diffs == 0 && c.nan_payload_diffs == 0)
+    /* bits are bits: NaN payloads count too (the sign of a zero always does) */
+    if (c.mismatched == 0 && c.nan_payload_diffs == 0)
         snprintf(out, n, "unchanged");
     else
-        snprintf(out, n, "changed: %zu of %zu elements", c.mismatched ? c.mismatched
-                 : c.zero_sign_diffs + c.nan_payload_diffs, c.total);
+        snprintf(out, n, "changed: %zu of %zu element%s", c.mismatched + c.nan_payload_diffs,
+                 c.total, c.total == 1 ? "" : "s");
     bp_cmp_free(&c);
 }
 

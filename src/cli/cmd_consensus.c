@@ -15,6 +15,7 @@
 #include "cli.h"
 #include "compare.h"
 #include "consensus.h"
+#include "report.h"
 
 /* The tensor's name in member m's tensor set: the instance goes back
  * into the key ("<probe>/<key>@<i>/<tensor>"). */
@@ -71,12 +72,10 @@ static void distance(cache_t *ca, cache_t *cb, const bp_cons_t *c, const bp_cons
     char idx[64] = "";
     if (cmp.nfirst && a->buf.ndim > 0)
         bp_index_format(&a->buf, cmp.first[0].index, idx, sizeof idx);
-    if (cmp.mismatched)
-        snprintf(out, n, "%zu of %zu differ, max %llu ulp%s%s", cmp.mismatched, cmp.total,
-                 (unsigned long long)cmp.max_ulp, idx[0] ? ", first at " : "", idx);
-    else /* the comparison counts +0 and -0 equal; the bits do not */
-        snprintf(out, n, "%zu of %zu differ in the sign of a zero only", cmp.zero_sign_diffs,
-                 cmp.total);
+    char ulp[64];
+    bp_cmp_max_ulp_text(&cmp, ulp, sizeof ulp);
+    snprintf(out, n, "%zu of %zu differ, %s%s%s", cmp.mismatched, cmp.total, ulp,
+             idx[0] ? ", first at " : "", idx);
     bp_cmp_free(&cmp);
 }
 

@@ -36,10 +36,12 @@ const char cmd_diff_usage[] =
     "                    renames a prefix\n"
     "  --cast            compare a dtype with one it widens to exactly (fp16, bf16 or\n"
     "                    fp8 with fp32, fp8 with fp16 ...) in the wider dtype\n"
-    "  --policy P        exact (default), ulp=N, abs=X, rel=X, fraction=F, comma-separated\n"
+    "  --policy P        exact (default), ulp=N, abs=X, rel=X, fraction=F,\n"
+    "                    zero_sign=ignore, comma-separated\n"
     "  --as bf16         read 16-bit integer .npy arrays as bf16\n"
     "  --first K         show the first K mismatches per tensor (default 10)\n"
     "  --nan-payload     NaN payload bits count (default: NaNs equal by class)\n"
+    BP_CLI_ZERO_SIGN_USAGE
     "  --threads N       threads comparing (default: one per core, at most 16)\n"
     "  --label A=NAME,B=NAME  names for the sides (e.g. the machines) in the reports;\n"
     "                    the Markdown report shows each side's environment apart\n"
@@ -306,13 +308,15 @@ int cmd_diff(int argc, char **argv)
     for (int i = 1; i < argc && strcmp(argv[i], "--") != 0; i++)
         if (strcmp(argv[i], "--consensus") == 0)
             return cmd_diff_consensus(argc, argv);
-    enum { O_MAP = 256, O_POLICY, O_AS, O_FIRST, O_NANP, O_A, O_B, O_CAST, O_THREADS, O_LABEL };
+    enum { O_MAP = 256, O_POLICY, O_AS, O_FIRST, O_NANP, O_A, O_B, O_CAST, O_THREADS, O_LABEL,
+           O_ZSIGN };
     static const struct option opts[] = {
         {"map", required_argument, 0, O_MAP},    {"policy", required_argument, 0, O_POLICY},
         {"as", required_argument, 0, O_AS},      {"first", required_argument, 0, O_FIRST},
         {"nan-payload", no_argument, 0, O_NANP}, {"a", required_argument, 0, O_A},
         {"b", required_argument, 0, O_B},        {"cast", no_argument, 0, O_CAST},
         {"threads", required_argument, 0, O_THREADS}, {"label", required_argument, 0, O_LABEL},
+        {"zero-sign", required_argument, 0, O_ZSIGN},
         BP_REP_LONG_OPTIONS,
         BP_REP_VERBOSE_OPTION, {0, 0, 0, 0}};
     bp_map_t maps[MAX_MAPS];
@@ -349,6 +353,12 @@ int cmd_diff(int argc, char **argv)
                 return bp_cli_usage_error("diff", "--first needs a count, not '%s'", optarg);
             break;
         case O_NANP: o.co.nan_payload = true; break;
+        case O_ZSIGN: {
+            int zrc = bp_cli_zero_sign("diff", optarg, &o.co.zero_sign_ignore);
+            if (zrc >= 0)
+                return zrc;
+            break;
+        }
         case O_A: o.po.pick_a = optarg; break;
         case O_B: o.po.pick_b = optarg; break;
         case O_CAST: o.po.cast = true; break;

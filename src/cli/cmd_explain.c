@@ -31,6 +31,7 @@ const char cmd_explain_usage[] =
     "  --json FILE       the report with its \"explain\" section as JSON ('-': stdout)\n"
     BP_BACKEND_USAGE
     "  --nan-payload     NaN payload bits count (default: NaNs equal by class)\n"
+    BP_CLI_ZERO_SIGN_USAGE
     "bitprobe explain A.ledger B.ledger [--op ID] [--out DIR] [--device LIST] [--json FILE]\n"
     "  two op ledgers (python -m bitprobe_torch record): the op that introduced their\n"
     "  difference (or --op ID: b23, 23 for B's op 23, a23 for A's), written as a probe\n"
@@ -162,8 +163,8 @@ static int report(bp_explain_t *x, const side_t *a, const side_t *b, bp_backend_
 }
 
 static int explain(const bp_probe_t *p, bp_dtype_t dt, side_t *a, side_t *b,
-                   const bp_backend_opts_t *bo, size_t first, bool nanp, const char *json,
-                   bp_report_t *rep)
+                   const bp_backend_opts_t *bo, const bp_explain_opts_t *eopts,
+                   const char *json, bp_report_t *rep)
 {
     bp_error_t err = {0};
     bp_backend_t *oracle = NULL, *own = NULL;
@@ -190,7 +191,8 @@ static int explain(const bp_probe_t *p, bp_dtype_t dt, side_t *a, side_t *b,
                             .bufs = a->be ? NULL : a->bufs};
     bp_explain_side_t sb = {.label = b->label, .source = b->be ? NULL : b->arg, .be = b->be,
                             .bufs = b->be ? NULL : b->bufs};
-    bp_explain_opts_t eo = {.first_k = first, .nan_payload = nanp, .oracle = oracle};
+    bp_explain_opts_t eo = *eopts;
+    eo.oracle = oracle;
     bp_explain_t x;
     bp_cli_progress("explaining %s (%s): %s vs %s\n", p->name, bp_dtype_name(dt), a->label,
                     b->label);
@@ -217,7 +219,7 @@ static int explain(const bp_probe_t *p, bp_dtype_t dt, side_t *a, side_t *b,
 int cmd_explain(int argc, char **argv)
 {
     enum { O_A = 256, O_B, O_AKEY, O_BKEY, O_DTYPE, O_PROBES, O_JSON, O_FIRST, O_NANP,
-           O_QUIET, O_OP, O_OUT, O_DEVICE };
+           O_QUIET, O_OP, O_OUT, O_DEVICE, O_ZSIGN };
     static const struct option opts[] = {
         {"a", required_argument, 0, O_A},           {"b", required_argument, 0, O_B},
         {"a-key", required_argument, 0, O_AKEY},    {"b-key", required_argument, 0, O_BKEY},
@@ -225,13 +227,13 @@ int cmd_explain(int argc, char **argv)
         {"json", required_argument, 0, O_JSON},     {"first", required_argument, 0, O_FIRST},
         {"nan-payload", no_argument, 0, O_NANP},    {"quiet", no_argument, 0, O_QUIET},
         {"op", required_argument, 0, O_OP},         {"out", required_argument, 0, O_OUT},
-        {"device", required_argument, 0, O_DEVICE}, BP_BACKEND_LONG_OPTIONS,
+        {"device", required_argument, 0, O_DEVICE}, {"zero-sign", required_argument, 0, O_ZSIGN},
+        BP_BACKEND_LONG_OPTIONS,
         {0, 0, 0, 0}};
     side_t a = {.opt = "--a"}, b = {.opt = "--b"};
     const char *dtype = NULL, *probes = NULL, *json = NULL, *op = NULL, *out = ".";
     const char *device = "auto";
-    size_t first = 10;
-    bool nanp = false;
+    bp_explain_opts_t eo = {.first_k = 10};
     bp_backend_opts_t bo;
     bp_backend_opts_default(&bo);
     int c, rc;
@@ -246,14 +248,18 @@ int cmd_explain(int argc, char **argv)
         case O_DTYPE: dtype = optarg; break;
         case O_PROBES: probes = optarg; break;
         case O_JSON: json = optarg; break;
-        case O_NANP: nanp = true; break;
+        case O_NANP: eo.nan_payload = true; break;
+        case O_ZSIGN:
+            if ((rc = bp_cli_zero_sign("explain", optarg, &eo.zero_sign_ignore)) >= 0)
+                return rc;
+            break;
         case O_OP: op = optarg; break;
         case O_OUT: out = optarg; break;
         case O_DEVICE: device = optarg; break;
         case 'q':
         case O_QUIET: bp_cli_quiet = true; break;
         case O_FIRST:
-            if (!bp_cli_count(optarg, 1000000, &first))
+            if (!bp_cli_count(optarg, 1000000, &eo.first_k))
                 return bp_cli_usage_error("explain", "--first needs a count, not '%s'", optarg);
             break;
         default:
@@ -266,7 +272,8 @@ int cmd_explain(int argc, char **argv)
     bp_backend_pin_gpu(&bo); /* explain computes on one GPU at most */
     if (argc - optind == 2) { /* two op ledgers (cmd_explain_ledger.c) */
         bp_cli_devices_t dev = {.list = device, .be = bo};
-        return cmd_explain_ledger(argv[optind], argv[optind + 1], op, out, &dev, first, json);
+        return cmd_explain_ledger(argv[optind], argv[optind + 1], op, out, &dev, eo.first_k,
+                                  json);
     }
     if (argc - optind != 1)
         return bp_cli_usage_error("explain", "needs one probe, got %d", argc - optind);
@@ -291,7 +298,7 @@ int cmd_explain(int argc, char **argv)
     bp_report_init(&rep, argc, argv);
     rep.env = bp_envinfo_host();
     if (!rc)
-        rc = explain(p, dt, &a, &b, &bo, first, nanp, json, &rep);
+        rc = explain(p, dt, &a, &b, &bo, &eo, json, &rep);
     side_close(&a, p ? p->nops : 0);
     side_close(&b, p ? p->nops : 0);
     bp_report_free(&rep);

@@ -100,8 +100,9 @@ static void against_oracle(const bp_buf_t *orc, const bp_st_tensor_t *rec, size_
     *exact = 0;
     *max_ulp = 0;
     for (size_t i = 0; i < orc->numel; i++) {
-        uint64_t u = bp_ulp_distance(orc->dtype, bp_buf_bits(orc, i), bp_buf_bits(&rec->buf, i));
-        *exact += u == 0;
+        uint64_t o = bp_buf_bits(orc, i), x = bp_buf_bits(&rec->buf, i);
+        uint64_t u = bp_ulp_distance(orc->dtype, o, x);
+        *exact += bp_dtype_bits_equal(orc->dtype, o, x, false);
         if (u > *max_ulp)
             *max_ulp = u;
     }

@@ -43,6 +43,7 @@ const char cmd_run_usage[] =
     "                    between runs is drift (run-to-run nondeterminism)\n"
     "  --first K         show the first K mismatches per comparison (default 10)\n"
     "  --nan-payload     NaN payload bits count (default: NaNs equal by class)\n"
+    BP_CLI_ZERO_SIGN_USAGE
     "  --timing          where the time went (per backend, probe and dtype) on stderr\n"
     "                    and under \"timing\" in the JSON report\n"
     "  --quiet           print only the verdict and the failures\n"
@@ -51,7 +52,7 @@ const char cmd_run_usage[] =
     "  load or run) or nothing compared.";
 
 enum { O_FIRST = 256, O_AGREE, O_MISSING, O_NO_GOLDEN, O_SAVE, O_NAN_PAYLOAD, O_REPEAT,
-       O_INTERMEDIATES, O_TIMING };
+       O_INTERMEDIATES, O_TIMING, O_ZERO_SIGN };
 
 static const struct option run_options[] = {
     BP_RUN_LONG_OPTIONS,
@@ -63,6 +64,7 @@ static const struct option run_options[] = {
     {"no-golden", no_argument, 0, O_NO_GOLDEN},
     {"save", required_argument, 0, O_SAVE},
     {"nan-payload", no_argument, 0, O_NAN_PAYLOAD},
+    {"zero-sign", required_argument, 0, O_ZERO_SIGN},
     {"repeat", required_argument, 0, O_REPEAT},
     {"intermediates", no_argument, 0, O_INTERMEDIATES},
     {"timing", no_argument, 0, O_TIMING},
@@ -93,6 +95,10 @@ static int parse(int argc, char **argv, bp_run_opts_t *o)
         case O_NO_GOLDEN: o->golden = false; break;
         case O_SAVE: o->save_dir = optarg; break;
         case O_NAN_PAYLOAD: o->cmp.nan_payload = true; break;
+        case O_ZERO_SIGN:
+            if ((rc = bp_cli_zero_sign("run", optarg, &o->cmp.zero_sign_ignore)) >= 0)
+                return rc;
+            break;
         case O_REPEAT:
             if (!bp_cli_int(optarg, 1, 1000000, &v))
                 return bp_cli_usage_error("run", "--repeat needs a count of at least 1, not '%s'",

@@ -63,7 +63,7 @@ static const char *const labels[BP_HIST_BINS] = {
     "1152921504606846977-2305843009213693952",
     "2305843009213693953-4611686018427387904",
     "4611686018427387905-9223372036854775808",
-    "9223372036854775809-18446744073709551615", "inf/nan",
+    "9223372036854775809-18446744073709551615", "inf/nan", "+0/-0",
 };
 
 int bp_hist_bin(uint64_t ulp)
@@ -76,10 +76,29 @@ const char *bp_hist_label(int bin)
     return bin >= 0 && bin < BP_HIST_BINS ? labels[bin] : "?";
 }
 
+int bp_hist_at(int i)
+{
+    if (i <= 0 || i >= BP_HIST_BINS)
+        return 0;
+    if (i == 1)
+        return BP_HIST_ZERO;
+    return i - 1;
+}
+
+bool bp_cmp_zero_signs_only(const bp_cmp_t *c)
+{
+    return c->mismatched && c->mismatched == c->zero_sign_diffs;
+}
+
+bool bp_mismatch_zero_sign(const bp_mismatch_t *m)
+{
+    return m->ulp == 0 && m->a != m->b;
+}
+
 uint64_t bp_hist_lo(int bin)
 {
-    if (bin <= 0 || bin >= BP_HIST_BINS)
-        return bin == 0 ? 0 : UINT64_MAX;
+    if (bin <= 0 || bin >= BP_HIST_BINS || bin == BP_HIST_ZERO)
+        return bin == 0 || bin == BP_HIST_ZERO ? 0 : UINT64_MAX;
     if (bin == BP_HIST_CLASS)
         return UINT64_MAX;
     return bin == 1 ? 1 : (1ull << (bin - 2)) + 1;
@@ -87,8 +106,8 @@ uint64_t bp_hist_lo(int bin)
 
 uint64_t bp_hist_hi(int bin)
 {
-    if (bin <= 0 || bin >= BP_HIST_BINS)
-        return bin == 0 ? 0 : UINT64_MAX;
+    if (bin <= 0 || bin >= BP_HIST_BINS || bin == BP_HIST_ZERO)
+        return bin == 0 || bin == BP_HIST_ZERO ? 0 : UINT64_MAX;
     if (bin >= 65)
         return UINT64_MAX;
     return 1ull << (bin - 1);
@@ -97,6 +116,7 @@ uint64_t bp_hist_hi(int bin)
 void bp_cmp_opts_init(bp_cmp_opts_t *o)
 {
     o->nan_payload = false;
+    o->zero_sign_ignore = false;
     o->first_k = BP_CMP_FIRST_K;
 }
 
@@ -120,6 +140,7 @@ struct bp_cmp_stream {
     size_t fed;      /* elements fed so far */
     double fraction; /* the policy's max_mismatch_fraction */
     bool nan_payload;
+    bool zero_sign_ignore; /* the policy's or the options' */
     size_t first_k, first_cap;
     bool nomem;
     uint64_t ulp_lim; /* 0 when no ulp policy: every mismatch is >= 1 */
@@ -226,7 +247,7 @@ INLINE void scan_float(scan_t *s, bp_dtype_t dt, const unsigned char *pa,
     /* Magnitudes from which on values are inf or NaN, and NaN (dtype.h). */
     const uint64_t specb = inf->special_mag, nanb = inf->nan_mag;
     bp_cmp_t *c = s->c;
-    size_t mism = 0, beyond = 0, cls = 0, zsd = 0, npd = 0;
+    size_t mism = 0, beyond = 0, cls = 0, zsd = 0, zse = 0, npd = 0;
     double max_abs = c->max_abs, max_rel = c->max_rel;
     uint64_t max_ulp = c->max_ulp;
     size_t iabs = c->max_abs_idx, irel = c->max_rel_idx, iulp = c->max_ulp_idx;
@@ -253,11 +274,17 @@ INLINE void scan_float(scan_t *s, bp_dtype_t dt, const unsigned char *pa,
             within = false;
             bin = BP_HIST_CLASS;
             cls++;
+        } else if (UNLIKELY((ax | ay) == 0)) {
+            /* +0 against -0: numerically equal, so no ulp or tolerance can
+             * admit them; only an explicit excuse does. */
+            d = 0;
+            ab = 0;
+            ref = 1; /* rel 0 */
+            within = s->zero_sign_ignore;
+            bin = BP_HIST_ZERO;
+            zsd++;
+            zse += within;
         } else {
-            if (UNLIKELY((ax | ay) == 0)) {
-                zsd++;
-                continue;
-            }
             if (size < 8) {
                 /* Positions on the signed line fit in 33 bits; negate by
                  * mask, as the signs of random data defeat prediction. */
@@ -301,6 +328,7 @@ INLINE void scan_float(scan_t *s, bp_dtype_t dt, const unsigned char *pa,
     c->beyond_policy += beyond;
     c->class_changes += cls;
     c->zero_sign_diffs += zsd;
+    c->zero_sign_excused += zse;
     c->nan_payload_diffs += npd;
     c->max_abs = max_abs;
     c->max_abs_idx = iabs;
@@ -405,7 +433,17 @@ static void absorb(scan_t *s, bp_dtype_t dt, const unsigned char *pa,
 {
     bp_cmp_t *c = s->c;
     const bp_vchunk_t *ch = &s->ch;
-    c->zero_sign_diffs += ch->zsd;
+    if (UNLIKELY(ch->zsd)) {
+        /* the kernel's lanes at distance 0 whose bits differ: +0 against
+         * -0, a mismatch of its own class (scan_float's rule) */
+        c->mismatched += ch->zsd;
+        c->zero_sign_diffs += ch->zsd;
+        s->hist[BP_HIST_ZERO] += ch->zsd;
+        if (s->zero_sign_ignore)
+            c->zero_sign_excused += ch->zsd;
+        else
+            c->beyond_policy += ch->zsd;
+    }
     if (ch->mism == 0)
         return;
     c->mismatched += ch->mism;
@@ -560,6 +598,7 @@ bp_status bp_cmp_begin(bp_dtype_t dt, int ndim, const int64_t *shape, size_t bas
     s->base = base;
     s->fraction = pol->max_mismatch_fraction;
     s->nan_payload = opts->nan_payload;
+    s->zero_sign_ignore = opts->zero_sign_ignore || pol->zero_sign_ignore;
     s->first_k = opts->first_k;
     s->ulp_lim = pol->has_ulp ? pol->max_ulp : 0;
     s->tol_abs = pol->has_tol ? pol->abs : -1.0;
@@ -650,6 +689,7 @@ bp_status bp_cmp_merge(bp_cmp_t *dst, bp_cmp_t *seg, const bp_policy_t *pol,
     dst->beyond_policy += seg->beyond_policy;
     dst->class_changes += seg->class_changes;
     dst->zero_sign_diffs += seg->zero_sign_diffs;
+    dst->zero_sign_excused += seg->zero_sign_excused;
     dst->nan_payload_diffs += seg->nan_payload_diffs;
     for (int j = 1; j < BP_HIST_BINS; j++)
         dst->hist[j] += seg->hist[j];
@@ -723,7 +763,8 @@ double bp_cmp_percentile_ulp(const bp_cmp_t *c, double p)
     uint64_t rank = r < 1 ? 1 : r >= (double)c->total ? c->total
                                                         : (uint64_t)r;
     uint64_t cum = 0;
-    for (int k = 0; k < BP_HIST_BINS; k++) {
+    for (int i = 0; i < BP_HIST_BINS; i++) {
+        int k = bp_hist_at(i);
         cum += c->hist[k];
         if (cum >= rank)
             return k == BP_HIST_CLASS ? INFINITY : (double)bp_hist_hi(k);

@@ -5,10 +5,17 @@
  *
  * Element semantics (floats):
  *  - Equal: identical bits; or both NaN (by class; with nan_payload the
- *    payload bits must match too); or +0 against -0 (0 ulp apart on the
- *    monotonic line, and equal as torch.equal says; counted in
- *    zero_sign_diffs so a report can still say so).  Equal elements land in
- *    histogram bin 0 and are never mismatches.
+ *    payload bits must match too; counted in nan_payload_diffs so that a
+ *    report says how many it excused).  Equal elements land in histogram
+ *    bin 0 and are never mismatches.
+ *  - Sign of a zero: +0 against -0 is a mismatch of its own class (bits
+ *    are bits), counted in zero_sign_diffs and in the histogram's "+0/-0"
+ *    bin.  The two are 0 ulp apart on the monotonic line and |a - b| = 0,
+ *    so no numeric policy (ulp, abs, rel) can admit them: such an element
+ *    is beyond the policy unless the policy (zero_sign_ignore) or the
+ *    options (zero_sign_ignore) excuse the sign of a zero; an excused one
+ *    is within the policy and also counted in zero_sign_excused.  Its
+ *    mismatch record has ulp 0, abs 0 and rel 0.
  *  - Non-finite mismatch: bits differ and either side is inf or NaN: finite
  *    against inf or NaN, +inf against -inf, inf against NaN, and (with
  *    nan_payload only) two NaNs with different payloads.  Infinity is a
@@ -48,9 +55,13 @@ size_t bp_cmp_allowed(double frac, size_t total);
 
 /* Histogram of ulp distances: bin 0 holds equal elements, bin 1 distance 1,
  * bin k (2 <= k <= 65) distances in (2^(k-2), 2^(k-1)], i.e. 2, 3-4, 5-8,
- * 9-16, ... up to 2^64-1; the last bin holds the non-finite mismatches. */
-#define BP_HIST_BINS 67
-#define BP_HIST_CLASS (BP_HIST_BINS - 1)
+ * 9-16, ... up to 2^64-1; bin 66 ("inf/nan") the non-finite mismatches and
+ * bin 67 ("+0/-0") the elements that differ in the sign of a zero only.
+ * Reports list the bins in the order bp_hist_at gives (0, +0/-0, 1, 2,
+ * ..., inf/nan). */
+#define BP_HIST_BINS 68
+#define BP_HIST_CLASS 66
+#define BP_HIST_ZERO 67
 #define BP_CMP_FIRST_K 10
 
 typedef struct {
@@ -64,6 +75,8 @@ typedef struct {
 
 typedef struct {
     bool nan_payload; /* NaN payload bits must match (default: by class) */
+    bool zero_sign_ignore; /* excuse +0 against -0 (default: they count),
+                            * whatever the policy says */
     size_t first_k;   /* mismatches kept in first[] (default 10) */
 } bp_cmp_opts_t;
 
@@ -81,7 +94,8 @@ typedef struct {
     uint64_t max_ulp; size_t max_ulp_idx;
     uint64_t hist[BP_HIST_BINS];  /* over all elements; sums to total */
     size_t class_changes;         /* == hist[BP_HIST_CLASS] */
-    size_t zero_sign_diffs;       /* +0 vs -0, counted equal */
+    size_t zero_sign_diffs;       /* +0 vs -0: mismatches, == hist[BP_HIST_ZERO] */
+    size_t zero_sign_excused;     /* of those, within the policy (excused) */
     size_t nan_payload_diffs;     /* NaNs with other payloads, counted equal */
     bp_mismatch_t *first;  /* the first nfirst mismatches, by index */
     size_t nfirst;
@@ -122,13 +136,21 @@ bp_status bp_cmp_merge(bp_cmp_t *dst, bp_cmp_t *seg, const bp_policy_t *pol,
 
 /* Histogram bin of a finite ulp distance (0 -> 0, 1 -> 1, 3 -> 3, ...). */
 int bp_hist_bin(uint64_t ulp);
-/* "0", "1", "2", "3-4", ..., "inf/nan"; "?" out of range. */
+/* The bin reports show at position i (0 <= i < BP_HIST_BINS): 0, then
+ * +0/-0, then the distances in increasing order, then inf/nan. */
+int bp_hist_at(int i);
+/* Whether every mismatch of c is one of the sign of a zero (and there is
+ * one): its maxima are then all 0 and say nothing. */
+bool bp_cmp_zero_signs_only(const bp_cmp_t *c);
+/* Whether a mismatch record is one of the sign of a zero (ulp 0). */
+bool bp_mismatch_zero_sign(const bp_mismatch_t *m);
+/* "0", "1", "2", "3-4", ..., "inf/nan", "+0/-0"; "?" out of range. */
 const char *bp_hist_label(int bin);
 /* Inclusive distance range of a bin (the class bin: UINT64_MAX, both). */
 uint64_t bp_hist_lo(int bin);
 uint64_t bp_hist_hi(int bin);
 /* Upper edge of the bin holding the element of rank ceil(p/100 * total)
- * (at least 1) in distance order, p in 0..100: 50 bounds the median, 100
+ * (at least 1) in distance order (+0/-0 at distance 0), p in 0..100: 50 bounds the median, 100
  * the maximum (exact for bins 0, 1 and 2).  INFINITY when that element is
  * a non-finite mismatch; 0 for an empty tensor. */
 double bp_cmp_percentile_ulp(const bp_cmp_t *c, double p);

@@ -28,7 +28,10 @@ typedef struct {
     double tol_abs, tol_rel;
     /* out; max_rel is also an input: the running maximum, which lets the
      * kernel skip most divisions (it returns the larger of it and the
-     * chunk's own) */
+     * chunk's own).  mism and beyond count the lanes at a distance of 1
+     * ulp or more; zsd the lanes at distance 0 whose bits differ (+0
+     * against -0: the kernel refuses chunks with inf or NaN), which
+     * compare.c counts as mismatches of their own class. */
     size_t mism, zsd, beyond;
     double max_ab, max_rel;
     uint32_t max_d;

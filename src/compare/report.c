@@ -267,6 +267,10 @@ void bp_report_tally(const bp_report_t *rep, bp_tally_t *t)
         t->failed += o == 1;
         t->errors += o == 2;
         t->skipped += !r->compared && o == 0;
+        if (r->compared) {
+            t->zero_signs_excused += r->cmp.zero_sign_excused;
+            t->nan_payloads_excused += r->cmp.nan_payload_diffs;
+        }
     }
     if (!t->compared && !t->failed) {
         const char *why = rep->why_empty;
@@ -325,6 +329,9 @@ void bp_tally_line(const bp_report_t *rep, const bp_tally_t *t, char *out, size_
         if (!*sep)
             put(out, n, &len, "none identical");
         put(out, n, &len, ")");
+        char ex[160];
+        bp_tally_excused(t, ex, sizeof ex);
+        put(out, n, &len, "%s", ex);
     } else {
         put(out, n, &len, "nothing compared");
     }
@@ -343,6 +350,54 @@ void bp_tally_line(const bp_report_t *rep, const bp_tally_t *t, char *out, size_
         if (!seen)
             put(out, n, &len, "; %s skipped: %s", r->b, r->note ? r->note : "unavailable");
     }
+}
+
+void bp_tally_excused(const bp_tally_t *t, char *out, size_t n)
+{
+    size_t z = t->zero_signs_excused, p = t->nan_payloads_excused, len = 0;
+    out[0] = '\0';
+    if (!z && !p)
+        return;
+    put(out, n, &len, "; excused: ");
+    if (z)
+        put(out, n, &len, "%zu sign%s of %s", z, z == 1 ? "" : "s", z == 1 ? "a zero" : "zeros");
+    if (p)
+        put(out, n, &len, "%s%zu NaN payload%s", z ? ", " : "", p, p == 1 ? "" : "s");
+}
+
+void bp_cmp_class_note(const bp_cmp_t *c, char *out, size_t n)
+{
+    size_t len = 0;
+    out[0] = '\0';
+    if (c->zero_sign_diffs && !bp_cmp_zero_signs_only(c))
+        put(out, n, &len, ", %zu in the sign of a zero", c->zero_sign_diffs);
+    if (c->zero_sign_excused)
+        put(out, n, &len, c->zero_sign_excused == c->zero_sign_diffs ? " (excused)"
+                                                                   : " (%zu excused)",
+            c->zero_sign_excused);
+    if (c->nan_payload_diffs)
+        put(out, n, &len, ", %zu NaN payload%s excused", c->nan_payload_diffs,
+            c->nan_payload_diffs == 1 ? "" : "s");
+}
+
+void bp_cmp_identical_text(const bp_cmp_t *c, char *out, size_t n)
+{
+    if (c->nan_payload_diffs)
+        snprintf(out, n, "identical but for %zu NaN payload%s, excused (%zu element%s)",
+                 c->nan_payload_diffs, c->nan_payload_diffs == 1 ? "" : "s", c->total,
+                 c->total == 1 ? "" : "s");
+    else
+        snprintf(out, n, "bit-identical (%zu element%s)", c->total, c->total == 1 ? "" : "s");
+}
+
+void bp_cmp_max_ulp_text(const bp_cmp_t *c, char *out, size_t n)
+{
+    if (bp_cmp_zero_signs_only(c))
+        snprintf(out, n, "in the sign of a zero only");
+    else if (c->max_ulp == UINT64_MAX)
+        snprintf(out, n, "max class change");
+    else
+        snprintf(out, n, "max %" PRIu64 " ulp", c->max_ulp);
 }
 
 size_t bp_report_failures(const bp_report_t *rep)
@@ -415,25 +470,31 @@ void bp_result_title(const bp_result_t *r, char *out, size_t n)
 void bp_result_summary(const bp_result_t *r, char *out, size_t n)
 {
     const bp_cmp_t *c = &r->cmp;
+    char note[160];
     if (!r->compared) {
         snprintf(out, n, "%s: %s", bp_res_status_label(r->status),
                  r->note ? r->note : "not compared");
         return;
     }
+    bp_cmp_class_note(c, note, sizeof note);
     if (!c->mismatched) {
-        snprintf(out, n, "bit-identical (%zu elements)%s%s", c->total, r->note ? "; " : "",
-                 r->note ? r->note : "");
+        bp_cmp_identical_text(c, out, n);
+        size_t len = strlen(out);
+        if (r->note && len < n)
+            snprintf(out + len, n - len, "; %s", r->note);
         return;
     }
-    char iu[96], ia[96], ir[96], pol[128], ulp[32];
+    char iu[96], ia[96], ir[96], pol[128], ulp[64], maxima[512];
     bp_cmp_index_format(c, c->max_ulp_idx, iu, sizeof iu);
     bp_cmp_index_format(c, c->max_abs_idx, ia, sizeof ia);
     bp_cmp_index_format(c, c->max_rel_idx, ir, sizeof ir);
     bp_policy_format(&r->policy, pol, sizeof pol);
-    if (c->max_ulp == UINT64_MAX)
-        snprintf(ulp, sizeof ulp, "class change");
+    bp_cmp_max_ulp_text(c, ulp, sizeof ulp);
+    if (bp_cmp_zero_signs_only(c))
+        snprintf(maxima, sizeof maxima, "%s", ulp);
     else
-        snprintf(ulp, sizeof ulp, "%" PRIu64 " ulp", c->max_ulp);
+        snprintf(maxima, sizeof maxima, "%s at %s, max abs %.6g at %s, max rel %.6g at %s", ulp,
+                 iu, c->max_abs, ia, c->max_rel, ir);
     char tail[256];
     if (c->beyond_policy == 0)
         snprintf(tail, sizeof tail, "within policy %s", pol);
@@ -442,12 +503,11 @@ void bp_result_summary(const bp_result_t *r, char *out, size_t n)
                  pol, c->allowed);
     else
         snprintf(tail, sizeof tail, "%zu beyond policy %s", c->beyond_policy, pol);
-    snprintf(out, n,
-             "%zu of %zu elements differ (%.4g%%), max %s at %s, max abs %.6g at %s, "
-             "max rel %.6g at %s; %s%s%s%s",
-             c->mismatched, c->total, 100.0 * bp_result_fraction(r), ulp, iu, c->max_abs, ia,
-             c->max_rel, ir, tail, !c->pass && !r->counts ? " (informational)" : "",
-             r->note ? "; " : "", r->note ? r->note : "");
+    snprintf(out, n, "%zu of %zu element%s differ%s (%.4g%%), %s%s; %s%s%s%s", c->mismatched,
+             c->total, c->total == 1 ? "" : "s", c->total == 1 ? "s" : "",
+             100.0 * bp_result_fraction(r), maxima, note, tail,
+             !c->pass && !r->counts ? " (informational)" : "", r->note ? "; " : "",
+             r->note ? r->note : "");
 }
 
 double bp_result_fraction(const bp_result_t *r)

@@ -14,8 +14,9 @@
 #include "policy.h"
 
 /* The JSON report's schema_version: 2 added each result's status and the
- * summary's verdict (rep_json.c). */
-#define BP_REPORT_SCHEMA 2
+ * summary's verdict; 3 counts +0 against -0 as a mismatch of its own class
+ * (rep_json.c). */
+#define BP_REPORT_SCHEMA 3
 
 /* Outputs up to this many elements also have their values reported. */
 #define BP_REPORT_SMALL 16
@@ -152,6 +153,8 @@ typedef struct bp_tally {
     size_t failed;         /* results with outcome 1 */
     size_t errors;         /* results with outcome 2 */
     size_t skipped;        /* not compared, and informational */
+    size_t zero_signs_excused; /* elements excused, over the compared results: */
+    size_t nan_payloads_excused; /* +0 against -0, NaNs of other payloads */
     int exit;              /* 0, 1 or 2 */
     const char *verdict;   /* "passed", "drift", "error" */
     char why_empty[256];   /* nothing compared: why; else "" */
@@ -161,6 +164,19 @@ void bp_report_tally(const bp_report_t *rep, bp_tally_t *t);
  * 27 differ, informational); cuda skipped: no CUDA driver" or "error:
  * nothing compared (no probes matched)". */
 void bp_tally_line(const bp_report_t *rep, const bp_tally_t *t, char *out, size_t n);
+/* "; excused: 2 signs of zeros, 1 NaN payload", or "" when nothing was
+ * excused. */
+void bp_tally_excused(const bp_tally_t *t, char *out, size_t n);
+/* What a compared result's figures do not say, for the line that shows
+ * them: "" or e.g. ", 156 in the sign of a zero (156 excused)", ", 2 NaN
+ * payloads excused". */
+void bp_cmp_class_note(const bp_cmp_t *c, char *out, size_t n);
+/* A compared result without mismatches: "bit-identical (9 elements)", or
+ * "identical but for 2 NaN payloads, excused (9 elements)". */
+void bp_cmp_identical_text(const bp_cmp_t *c, char *out, size_t n);
+/* "max 3 ulp", "max class change", or, when every mismatch is a zero's
+ * sign, "in the sign of a zero only". */
+void bp_cmp_max_ulp_text(const bp_cmp_t *c, char *out, size_t n);
 /* Results that fail the verdict (outcome 1). */
 size_t bp_report_failures(const bp_report_t *rep);
 const char *bp_res_kind_name(bp_res_kind_t k);
@@ -183,8 +199,10 @@ bp_result_t bp_values_group(const bp_values_t *v);
 void bp_result_title(const bp_result_t *r, char *out, size_t n);
 /* One line for CI messages: "329332 of 524288 elements differ (62.82%),
  * max 32512 ulp at [2235, 3], max abs 2 at [2235, 3], max rel 204099 at
- * [3416, 30]; 329332 beyond policy exact", "bit-identical (10 elements)",
- * or, not compared, "<status>: <note>" ("missing golden: no golden ..."). */
+ * [3416, 30]; 329332 beyond policy exact", "1 of 9 elements differ
+ * (11.11%), in the sign of a zero only; 1 beyond policy exact",
+ * "bit-identical (10 elements)", or, not compared, "<status>: <note>"
+ * ("missing golden: no golden ..."). */
 void bp_result_summary(const bp_result_t *r, char *out, size_t n);
 /* Mismatched fraction (0 when nothing was compared), for ranking. */
 double bp_result_fraction(const bp_result_t *r);

@@ -321,6 +321,13 @@ static void line_pos(bp_dtype_t dt, uint64_t bits, bool *neg, uint64_t *mag)
     *mag = bits & (sign - 1);
 }
 
+bool bp_dtype_bits_equal(bp_dtype_t dt, uint64_t a, uint64_t b, bool nan_payload)
+{
+    if (a == b)
+        return true;
+    return !nan_payload && bp_dtype_bits_isnan(dt, a) && bp_dtype_bits_isnan(dt, b);
+}
+
 uint64_t bp_ulp_distance(bp_dtype_t dt, uint64_t a, uint64_t b)
 {
     if ((unsigned)dt >= BP_NDTYPES)

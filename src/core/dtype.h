@@ -144,6 +144,12 @@ void bp_dtype_widen(bp_dtype_t from, bp_dtype_t to, const void *src, void *dst, 
 bool bp_dtype_bits_isnan(bp_dtype_t dt, uint64_t bits);
 bool bp_dtype_bits_isinf(bp_dtype_t dt, uint64_t bits);
 
+/* Whether a and b are the same value as bitprobe compares them: equal bit
+ * patterns (so +0 and -0 differ), or two NaNs when payloads do not count.
+ * The one rule of "identical" for the studies that compare elements one
+ * by one (explain, invariance, the screen, the layer stack's ranks). */
+bool bp_dtype_bits_equal(bp_dtype_t dt, uint64_t a, uint64_t b, bool nan_payload);
+
 /* Distance in units in the last place on the monotonic integer line of dt:
  * +0 and -0 are 0 apart, adjacent values 1, the largest finite value and
  * infinity 1 (e4m3fn has no infinity: 448 is its end).  Two NaNs are 0

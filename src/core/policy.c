@@ -16,7 +16,8 @@ void bp_policy_exact(bp_policy_t *p)
 
 bool bp_policy_is_exact(const bp_policy_t *p)
 {
-    return !p->has_ulp && !p->has_tol && !(p->max_mismatch_fraction > 0);
+    return !p->has_ulp && !p->has_tol && !(p->max_mismatch_fraction > 0) &&
+           !p->zero_sign_ignore;
 }
 
 /* Shortest of %.15g..%.17g that reads back to v: "0.001", not
@@ -52,10 +53,12 @@ void bp_policy_format(const bp_policy_t *p, char *out, unsigned n)
                         len ? "," : "", x);
     }
     if (len == 0)
-        snprintf(out, n, "exact");
+        len = snprintf(out, n, "exact");
+    if (p->zero_sign_ignore && len >= 0 && len < (int)n)
+        snprintf(out + len, n - (unsigned)len, ",zero_sign=ignore");
 }
 
-enum { K_EXACT, K_ULP, K_ABS, K_REL, K_FRAC, K_N };
+enum { K_EXACT, K_ULP, K_ABS, K_REL, K_FRAC, K_ZSIGN, K_N };
 
 static int key_of(const char *k, size_t n)
 {
@@ -66,7 +69,7 @@ static int key_of(const char *k, size_t n)
         {"exact", K_EXACT}, {"ulp", K_ULP},   {"abs", K_ABS},
         {"atol", K_ABS},    {"rel", K_REL},   {"rtol", K_REL},
         {"fraction", K_FRAC}, {"frac", K_FRAC},
-        {"max_mismatch_fraction", K_FRAC},
+        {"max_mismatch_fraction", K_FRAC}, {"zero_sign", K_ZSIGN},
     };
     for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
         if (strlen(keys[i].name) == n && memcmp(keys[i].name, k, n) == 0)
@@ -139,8 +142,8 @@ bp_status bp_policy_parse(const char *s, bp_policy_t *p, bp_error_t *err)
         if (key < 0)
             return bp_error_set(err, BP_EINPUT,
                                 "invalid policy '%s': unknown item '%.*s' "
-                                "(expected exact, ulp=N, abs=X, rel=X or "
-                                "fraction=F)", s, ilen, b);
+                                "(expected exact, ulp=N, abs=X, rel=X, "
+                                "fraction=F or zero_sign=ignore)", s, ilen, b);
         if (seen[key])
             return bp_error_set(err, BP_EINPUT,
                                 "invalid policy '%s': '%.*s' given twice",
@@ -184,6 +187,12 @@ bp_status bp_policy_parse(const char *s, bp_policy_t *p, bp_error_t *err)
                 q.has_tol = true;
                 if (!ok || !parse_double(v, key == K_ABS ? &q.abs : &q.rel))
                     want = "a finite number >= 0";
+                break;
+            case K_ZSIGN:
+                if (ok && (strcmp(v, "ignore") == 0 || strcmp(v, "count") == 0))
+                    q.zero_sign_ignore = strcmp(v, "ignore") == 0;
+                else
+                    want = "ignore or count";
                 break;
             default:
                 if (!ok || !parse_double(v, &q.max_mismatch_fraction) ||

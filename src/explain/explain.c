@@ -18,14 +18,22 @@ typedef struct {
     bp_explain_t *x;
 } ctx_t;
 
-static bool differs(const bp_buf_t *a, const bp_buf_t *b, size_t i, bool nanp)
+static bool differs(const bp_buf_t *a, const bp_buf_t *b, size_t i, const bp_explain_opts_t *o)
 {
     uint64_t x = bp_buf_bits(a, i), y = bp_buf_bits(b, i);
-    if (x == y)
+    if (bp_dtype_bits_equal(a->dtype, x, y, o->nan_payload))
         return false;
-    if (bp_ulp_distance(a->dtype, x, y) != 0)
-        return true;
-    return nanp && bp_dtype_bits_isnan(a->dtype, x);
+    /* +0 against -0 (0 ulp apart, not NaN), when excused */
+    return !(o->zero_sign_ignore && !bp_dtype_bits_isnan(a->dtype, x) &&
+             bp_ulp_distance(a->dtype, x, y) == 0);
+}
+
+/* Which side is correctly rounded: has the oracle's bits o (a zero of the
+ * other sign is not, though 0 ulp away). */
+static bp_verdict_t verdict_of(bp_dtype_t dt, uint64_t a, uint64_t b, uint64_t o)
+{
+    bool ea = bp_dtype_bits_equal(dt, a, o, false), eb = bp_dtype_bits_equal(dt, b, o, false);
+    return ea && eb ? BP_VERDICT_BOTH : ea ? BP_VERDICT_A : eb ? BP_VERDICT_B : BP_VERDICT_NEITHER;
 }
 
 static bp_buf_t *bufs_new(size_t n)
@@ -83,7 +91,7 @@ static bool dep_visit(void *vctx, int buf, size_t idx)
 {
     dep_acc_t *d = vctx;
     ctx_t *c = d->c;
-    if (!differs(&c->A[buf], &c->B[buf], idx, c->o->nan_payload))
+    if (!differs(&c->A[buf], &c->B[buf], idx, c->o))
         return true;
     int32_t packed = c->oop[buf][idx];
     int org = packed >> 1;
@@ -117,19 +125,16 @@ static void verdicts(ctx_t *c, size_t i)
     bp_dtype_t dt = c->A[i].dtype;
     r->verdicts_done = true;
     for (size_t e = 0; e < c->A[i].numel; e++) {
-        bool d = differs(&c->A[i], &c->B[i], e, c->o->nan_payload);
-        bool intro = c->iso[i].data ? differs(&c->A[i], bv, e, c->o->nan_payload)
+        bool d = differs(&c->A[i], &c->B[i], e, c->o);
+        bool intro = c->iso[i].data ? differs(&c->A[i], bv, e, c->o)
                                     : d && c->oop[i][e] >> 1 == (int32_t)i &&
                                           c->oidx[i][e] == e;
         if (!d || !intro)
             continue;
-        uint64_t o = bp_buf_bits(&c->orc[i], e);
-        uint64_t ua = bp_ulp_distance(dt, bp_buf_bits(&c->A[i], e), o);
-        uint64_t ub = bp_ulp_distance(dt, bp_buf_bits(bv, e), o);
-        r->verdicts[ua == 0 && ub == 0 ? BP_VERDICT_BOTH
-                    : ua == 0          ? BP_VERDICT_A
-                    : ub == 0          ? BP_VERDICT_B
-                                       : BP_VERDICT_NEITHER]++;
+        uint64_t o = bp_buf_bits(&c->orc[i], e), xa = bp_buf_bits(&c->A[i], e),
+                 xb = bp_buf_bits(bv, e);
+        uint64_t ua = bp_ulp_distance(dt, xa, o), ub = bp_ulp_distance(dt, xb, o);
+        r->verdicts[verdict_of(dt, xa, xb, o)]++;
         if (ua > r->max_ulp_a)
             r->max_ulp_a = ua;
         if (ub > r->max_ulp_b)
@@ -143,12 +148,11 @@ static bp_status attribute(ctx_t *c, size_t i, bool *need_oracle, bp_error_t *er
     const bp_probe_t *p = c->p;
     bp_explain_op_t *r = &c->x->ops[i];
     const bp_buf_t *A = &c->A[i], *B = &c->B[i], *I = c->iso[i].data ? &c->iso[i] : NULL;
-    bool nanp = c->o->nan_payload;
     r->total = A->numel;
     *need_oracle = false;
     for (size_t e = 0; e < A->numel; e++) {
-        bool d = differs(A, B, e, nanp);
-        bool id = I && differs(A, I, e, nanp);
+        bool d = differs(A, B, e, c->o);
+        bool id = I && differs(A, I, e, c->o);
         if (!d) {
             r->masked += id;
             continue;
@@ -248,6 +252,12 @@ static void closeness(ctx_t *c, size_t j, size_t e, bp_explain_elem_t *el)
         el->end_ulp_a = bp_ulp_distance(dt, el->a, el->end);
         el->end_ulp_b = bp_ulp_distance(dt, el->b, el->end);
         el->closer = el->end_ulp_a < el->end_ulp_b ? 0 : el->end_ulp_b < el->end_ulp_a ? 1 : 2;
+        /* at one distance, the side with the end result's bits (the sign
+         * of its zero) is closer */
+        if (el->closer == 2)
+            el->closer = verdict_of(dt, el->a, el->b, el->end) == BP_VERDICT_A   ? 0
+                         : verdict_of(dt, el->a, el->b, el->end) == BP_VERDICT_B ? 1
+                                                                                 : 2;
     }
     if (c->x->has_ref) {
         el->has_ref = true;
@@ -276,12 +286,13 @@ static bp_status outputs(ctx_t *c, bp_error_t *err)
         bp_cmp_opts_init(&co);
         co.first_k = c->o->first_k;
         co.nan_payload = c->o->nan_payload;
+        co.zero_sign_ignore = c->o->zero_sign_ignore;
         bp_status st = bp_compare(&c->A[j], &c->B[j], &p->outputs[oi].policy, &co,
                                   &out->cmp, err);
         if (st)
             return st;
         for (size_t e = 0; e < c->A[j].numel; e++) {
-            if (!differs(&c->A[j], &c->B[j], e, c->o->nan_payload))
+            if (!differs(&c->A[j], &c->B[j], e, c->o))
                 continue;
             bp_explain_elem_t el = {.output = (int)oi, .index = e};
             el.a = bp_buf_bits(&c->A[j], e);
@@ -306,10 +317,7 @@ static bp_status outputs(ctx_t *c, bp_error_t *err)
                 el.oo = bp_buf_bits(&c->orc[k], oe);
                 el.ulp_a = bp_ulp_distance(odt, el.oa, el.oo);
                 el.ulp_b = bp_ulp_distance(odt, el.ob, el.oo);
-                el.verdict = el.ulp_a == 0 && el.ulp_b == 0 ? BP_VERDICT_BOTH
-                             : el.ulp_a == 0                ? BP_VERDICT_A
-                             : el.ulp_b == 0                ? BP_VERDICT_B
-                                                            : BP_VERDICT_NEITHER;
+                el.verdict = verdict_of(odt, el.oa, el.ob, el.oo);
             }
             if (x->nelems == cap) {
                 size_t nc = cap ? cap * 2 : 16;

@@ -4,7 +4,8 @@
  * a backend runs the probe, or a saved run (run --save --intermediates)
  * supplies the buffers.  An element differs "end to end" when a's and b's
  * buffers differ there by the comparison engine's rules (compare.h: bits,
- * NaN by class unless nan_payload, +0 equals -0).
+ * NaN by class unless nan_payload, +0 against -0 a difference unless
+ * zero_sign_ignore).
  *
  * Per op i, in probe order:
  *  - isolated attribution (b is a backend): op i runs alone on b with a's
@@ -35,13 +36,13 @@
  *
  * Verdicts, for every introduced mismatch, against the oracle's value of
  * the op on a's inputs (correctly rounded: within 0.5 ulp of the exact
- * value): a side is correct when its value is at ulp distance 0 from the
- * oracle's (the same bits, +0/-0, or both NaN).  Round to nearest even
+ * value): a side is correct when it has the oracle's bits (NaNs by class;
+ * a zero of the other sign is 0 ulp away and not correct).  Round to nearest even
  * decides ties: the other neighbour of an exact tie is 0.5 ulp away too but
  * is not correct.  BP_VERDICT_A / _B: that side alone is correct;
- * _NEITHER: neither is; _BOTH: both are at distance 0 from the oracle,
- * which a mismatch allows only for NaNs differing in payload under
- * nan_payload (both within 0.5 ulp: the difference is not numerical).
+ * _NEITHER: neither is; _BOTH: both have the oracle's bits, which a
+ * mismatch allows only for NaNs differing in payload under nan_payload
+ * (the difference is not numerical).
  *
  * End results: each differing output element is also measured against the
  * probe run end to end on the oracle in the same dtype (integer ulps), and,
@@ -85,6 +86,7 @@ typedef struct bp_explain_side {
 typedef struct bp_explain_opts {
     size_t first_k;      /* differing elements detailed per output */
     bool nan_payload;
+    bool zero_sign_ignore; /* +0 against -0 is no difference */
     bp_backend_t *oracle; /* verdicts and end results; NULL: none */
 } bp_explain_opts_t;
 

@@ -297,7 +297,7 @@ bp_status bp_inv_map_arbitrate(bp_inv_map_t *m, const void *oracle, bp_error_t *
             uint64_t o = bp_dtype_load_bits(m->dtype, oracle, i),
                      v = bp_dtype_load_bits(m->dtype, gr->bits, i);
             uint64_t u = bp_ulp_distance(m->dtype, o, v);
-            if (u == 0)
+            if (bp_dtype_bits_equal(m->dtype, o, v, false))
                 gr->exact++;
             if (u != UINT64_MAX) {
                 sum += (double)u;
@@ -321,11 +321,15 @@ void bp_inv_closer(const bp_inv_map_t *m, int a, int b, bp_inv_closer_t *out)
         return;
     for (size_t i = 0; i < m->nout; i++) {
         uint64_t o = bp_dtype_load_bits(m->dtype, m->oracle, i);
-        uint64_t ua = bp_ulp_distance(m->dtype, o, bp_dtype_load_bits(m->dtype, m->g[a].bits, i));
-        uint64_t ub = bp_ulp_distance(m->dtype, o, bp_dtype_load_bits(m->dtype, m->g[b].bits, i));
-        if (ua < ub)
+        uint64_t va = bp_dtype_load_bits(m->dtype, m->g[a].bits, i),
+                 vb = bp_dtype_load_bits(m->dtype, m->g[b].bits, i);
+        uint64_t ua = bp_ulp_distance(m->dtype, o, va), ub = bp_ulp_distance(m->dtype, o, vb);
+        /* at one distance, the oracle's own bits (its zero's sign) are closer */
+        bool ea = bp_dtype_bits_equal(m->dtype, o, va, false),
+             eb = bp_dtype_bits_equal(m->dtype, o, vb, false);
+        if (ua < ub || (ua == ub && ea && !eb))
             out->a_closer++;
-        else if (ub < ua)
+        else if (ub < ua || (ua == ub && eb && !ea))
             out->b_closer++;
         else
             out->ties++;

@@ -230,6 +230,8 @@ void bp_probe_hash(const bp_probe_t *p, char out[17])
                    pol->has_ulp, pol->has_ulp ? pol->max_ulp : 0, pol->has_tol,
                    pol->has_tol ? pol->abs : 0.0, pol->has_tol ? pol->rel : 0.0,
                    pol->max_mismatch_fraction);
+        if (pol->zero_sign_ignore) /* only then: older probes keep their hash */
+            fnv_printf(&f, "z1;");
     }
     snprintf(out, 17, "%016" PRIx64, f.h);
 }

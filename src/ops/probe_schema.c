@@ -830,10 +830,10 @@ static bp_status parse_policy(ld_t *L, const yn_t *n, bp_policy_t *pol)
         if (strcmp(n->str, "exact") == 0)
             return BP_OK;
         return bad(L, n, "unknown policy '%.80s' (expected exact or a mapping "
-                         "of ulp, abs, rel, max_mismatch_fraction)", n->str);
+                         "of ulp, abs, rel, max_mismatch_fraction, zero_sign)", n->str);
     }
     static const char *const keys[] = {"ulp", "abs", "rel",
-                                       "max_mismatch_fraction", NULL};
+                                       "max_mismatch_fraction", "zero_sign", NULL};
     bp_status st = want(L, n, BP_YN_MAP, "policy");
     if (st || (st = map_check(L, n, keys, "policy")))
         return st;
@@ -864,6 +864,15 @@ static bp_status parse_policy(ld_t *L, const yn_t *n, bp_policy_t *pol)
         if (!(*f >= 0 && *f <= 1))
             return bad(L, x, "max_mismatch_fraction must be between 0 and 1, "
                              "got %.80s", x->str);
+    }
+    /* +0 against -0 counts unless the policy excuses it by name: no ulp
+     * or tolerance admits it (compare.h). */
+    if ((x = bp_yaml_get(n, "zero_sign"))) {
+        if (x->kind != BP_YN_SCALAR ||
+            (strcmp(x->str, "ignore") != 0 && strcmp(x->str, "count") != 0))
+            return bad(L, x, "zero_sign must be ignore or count, got %.80s",
+                       x->kind == BP_YN_SCALAR ? x->str : "a collection");
+        pol->zero_sign_ignore = strcmp(x->str, "ignore") == 0;
     }
     return BP_OK;
 }

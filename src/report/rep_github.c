@@ -190,7 +190,9 @@ int bp_rep_github_summary(FILE *f, const bp_report_t *rep)
             }
             fprintf(f, " | %zu / %zu | %.4g | ", c->mismatched, c->total,
                     100.0 * bp_result_fraction(r));
-            if (c->max_ulp == UINT64_MAX)
+            if (bp_cmp_zero_signs_only(c))
+                fputs("sign of zero", f);
+            else if (c->max_ulp == UINT64_MAX)
                 fputs("class change", f);
             else
                 fprintf(f, "%" PRIu64, c->max_ulp);

@@ -1,6 +1,6 @@
 /* The JSON report: everything the comparison engine computed, with the
  * environment fingerprint.  Schema (documented in the man page, REPORTS):
- *   {tool, version, schema_version (2), command,
+ *   {tool, version, schema_version (3), command,
  *    env{..., backends[{name, key, fingerprint}]},
  *    notes[], hints[]? (what to do next: the command that blesses missing
  *    goldens), values[{probe, output, side, dtype, run_dtype?, values[VALUE]}],
@@ -8,13 +8,16 @@
  *            verdict as text), nothing_compared? (why), nothing_compared_ok?
  *            (true: on purpose, run --save), statuses{STATUS:
  *            count}, comparisons, identical, differ, drift (results that
- *            fail: exit 1), errors (exit 2), skipped},
+ *            fail: exit 1), errors (exit 2), skipped, excused{zero_sign,
+ *            nan_payload} (elements, over every result)},
  *    results[{probe, output, dtype, run_dtype? (outputs of a probe's run:
  *             the run's dtype, which dtype need not be), kind, status, a, b,
  *             policy, compared, counts, note?, file?, line?,
  *             (the rest only when compared:)
  *             pass, shape[], total, mismatched, mismatched_percent,
- *             beyond_policy, class_changes, zero_sign_diffs, nan_payload_diffs,
+ *             beyond_policy, class_changes, zero_sign_diffs (mismatches in
+ *             the sign of a zero only), zero_sign_excused (of those, within
+ *             the policy), nan_payload_diffs (NaNs of other payloads, equal),
  *             max_abs{value,index[]}, max_rel{...}, max_ulp{...} (when
  *             mismatched), histogram{label: count},
  *             first[{index[], flat, ulp, a VALUE, b VALUE}]}]}
@@ -23,7 +26,10 @@
  *   timing (run --timing): see timing.h, bp_timing_json.
  *   STATUS: identical, within_policy, differs, drift, only_in_a, only_in_b,
  *   not_comparable, missing_golden, skipped_backend, error (report.h).
- *   Schema 1 (no schema_version) had no status, verdict or exit_status.
+ *   Schema 1 (no schema_version) had no status, verdict or exit_status;
+ *   schemas 1 and 2 counted +0 against -0 equal (zero_sign_diffs among the
+ *   equal elements, no zero_sign_excused, no +0/-0 bin) and passed what
+ *   compared nothing but was one-sided (exit 1, now 2).
  *   Members a read report kept in rep->extra follow, as they were.
  * Non-finite numbers are written as the strings "inf", "-inf", "nan"; a
  * non-finite mismatch's ulp as "class change". */
@@ -104,6 +110,7 @@ static json_t *result_json(const bp_result_t *r)
     json_object_set_new(o, "beyond_policy", json_integer((json_int_t)c->beyond_policy));
     json_object_set_new(o, "class_changes", json_integer((json_int_t)c->class_changes));
     json_object_set_new(o, "zero_sign_diffs", json_integer((json_int_t)c->zero_sign_diffs));
+    json_object_set_new(o, "zero_sign_excused", json_integer((json_int_t)c->zero_sign_excused));
     json_object_set_new(o, "nan_payload_diffs", json_integer((json_int_t)c->nan_payload_diffs));
     if (c->mismatched) {
         json_object_set_new(o, "max_abs", json_pack("{s:o, s:o}", "value", num(c->max_abs),
@@ -114,9 +121,11 @@ static json_t *result_json(const bp_result_t *r)
                                                     "index", index_json(c, c->max_ulp_idx)));
     }
     json_t *h = json_object();
-    for (int b = 0; b < BP_HIST_BINS; b++)
+    for (int i = 0; i < BP_HIST_BINS; i++) {
+        int b = bp_hist_at(i);
         if (c->hist[b])
             json_object_set_new(h, bp_hist_label(b), json_integer((json_int_t)c->hist[b]));
+    }
     json_object_set_new(o, "histogram", h);
     json_t *first = json_array();
     for (size_t k = 0; k < c->nfirst; k++) {
@@ -141,13 +150,15 @@ json_t *bp_rep_json_summary(const bp_report_t *rep)
     for (int s = 0; s < BP_RS_COUNT; s++)
         json_object_set_new(st, bp_res_status_name((bp_res_status_t)s),
                             json_integer((json_int_t)t.n[s]));
-    json_t *o = json_pack("{s:s, s:i, s:s, s:o, s:I, s:I, s:I, s:I, s:I, s:I}",
+    json_t *o = json_pack("{s:s, s:i, s:s, s:o, s:I, s:I, s:I, s:I, s:I, s:I, s:{s:I, s:I}}",
                           "verdict", t.verdict, "exit_status", t.exit, "line", line,
                           "statuses", st, "comparisons", (json_int_t)t.compared,
                           "identical", (json_int_t)t.n[BP_RS_IDENTICAL], "differ",
                           (json_int_t)(t.compared - t.n[BP_RS_IDENTICAL]), "drift",
                           (json_int_t)t.failed, "errors", (json_int_t)t.errors, "skipped",
-                          (json_int_t)t.skipped);
+                          (json_int_t)t.skipped, "excused", "zero_sign",
+                          (json_int_t)t.zero_signs_excused, "nan_payload",
+                          (json_int_t)t.nan_payloads_excused);
     if (t.why_empty[0])
         json_object_set_new(o, "nothing_compared", json_string(t.why_empty));
     if (t.why_empty[0] && rep->empty_ok)

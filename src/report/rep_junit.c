@@ -73,6 +73,8 @@ static void details(FILE *f, const bp_result_t *r, const char *summary)
         bp_cmp_index_format(c, m->index, idx, sizeof idx);
         if (m->ulp == UINT64_MAX)
             snprintf(head, sizeof head, "\n%s class change", idx);
+        else if (bp_mismatch_zero_sign(m))
+            snprintf(head, sizeof head, "\n%s sign of zero", idx);
         else
             snprintf(head, sizeof head, "\n%s %" PRIu64 " ulp", idx, m->ulp);
         bp_xml_put(f, head, false);

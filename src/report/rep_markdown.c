@@ -168,6 +168,15 @@ static void ulp_cell(FILE *f, uint64_t u)
         fprintf(f, "%" PRIu64, u);
 }
 
+/* A result's max ulp cell: "sign of zero" when that is all that differs. */
+static void max_ulp_cell(FILE *f, const bp_cmp_t *c)
+{
+    if (bp_cmp_zero_signs_only(c))
+        fputs("sign of zero", f);
+    else
+        ulp_cell(f, c->max_ulp);
+}
+
 static void title(FILE *f, const bp_report_t *rep)
 {
     bp_tally_t t;
@@ -228,7 +237,7 @@ static void title(FILE *f, const bp_report_t *rep)
         if (r->compared) {
             fprintf(f, " | %zu / %zu | %.4g | ", r->cmp.mismatched, r->cmp.total,
                     pct(r->cmp.mismatched, r->cmp.total));
-            ulp_cell(f, r->cmp.max_ulp);
+            max_ulp_cell(f, &r->cmp);
         } else {
             fputs(" | | | ", f);
         }
@@ -476,7 +485,9 @@ static void result_row(FILE *f, const bp_result_t *r)
         return;
     }
     fprintf(f, " | %zu / %zu | %.4g | ", c->mismatched, c->total, pct(c->mismatched, c->total));
-    if (c->mismatched) {
+    if (bp_cmp_zero_signs_only(c)) {
+        fputs("0 | 0 | sign of zero", f);
+    } else if (c->mismatched) {
         dbl(f, c->max_abs);
         at(f, c, c->max_abs_idx);
         fputs(" | ", f);
@@ -501,16 +512,24 @@ static void result_row(FILE *f, const bp_result_t *r)
 static void histogram(FILE *f, const bp_cmp_t *c)
 {
     fputs("| ulp | elements | % |\n|---|---:|---:|\n", f);
-    for (int b = 0; b < BP_HIST_BINS; b++)
+    for (int i = 0; i < BP_HIST_BINS; i++) {
+        int b = bp_hist_at(i);
         if (c->hist[b])
             fprintf(f, "| %s | %" PRIu64 " | %.4g |\n", bp_hist_label(b), c->hist[b],
                     pct((size_t)c->hist[b], c->total));
+    }
     fputc('\n', f);
     if (c->zero_sign_diffs)
-        fprintf(f, "%zu elements are +0 against -0 (counted equal).\n\n", c->zero_sign_diffs);
+        fprintf(f, "%zu element%s differ%s in the sign of a zero only (+0 against -0)%s.\n\n",
+                c->zero_sign_diffs, c->zero_sign_diffs == 1 ? "" : "s",
+                c->zero_sign_diffs == 1 ? "s" : "",
+                c->zero_sign_excused == c->zero_sign_diffs ? ", excused by the policy"
+                : c->zero_sign_excused ? ", some excused by the policy" : "");
     if (c->nan_payload_diffs)
-        fprintf(f, "%zu elements are NaNs with other payloads (counted equal).\n\n",
-                c->nan_payload_diffs);
+        fprintf(f, "%zu NaN%s differ%s in payload only (excused: NaNs compare by class; "
+                   "`--nan-payload` counts them).\n\n",
+                c->nan_payload_diffs, c->nan_payload_diffs == 1 ? "" : "s",
+                c->nan_payload_diffs == 1 ? "s" : "");
 }
 
 static void side_row(FILE *f, const char *idx, const char *side, bp_dtype_t dt, uint64_t bits,
@@ -540,6 +559,8 @@ static void mismatches(FILE *f, const bp_result_t *r)
         bp_cmp_index_format(c, m->index, idx, sizeof idx);
         if (m->ulp == UINT64_MAX)
             snprintf(ulp, sizeof ulp, "class change");
+        else if (bp_mismatch_zero_sign(m))
+            snprintf(ulp, sizeof ulp, "sign of zero");
         else
             snprintf(ulp, sizeof ulp, "%" PRIu64, m->ulp);
         side_row(f, idx, "a", r->dtype, m->a, ulp);

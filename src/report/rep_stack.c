@@ -68,9 +68,11 @@ static void params(FILE *f, const bp_stack_result_t *r)
 static void hist(FILE *f, const bp_cmp_t *c)
 {
     fprintf(f, "      ulp histogram:");
-    for (int b = 0; b < BP_HIST_BINS; b++)
+    for (int i = 0; i < BP_HIST_BINS; i++) {
+        int b = bp_hist_at(i);
         if (c->hist[b])
             fprintf(f, " %s:%" PRIu64, bp_hist_label(b), c->hist[b]);
+    }
     fputc('\n', f);
 }
 
@@ -86,7 +88,7 @@ static void buffers(FILE *f, const bp_stack_result_t *r)
         fprintf(f, "  %-8s %-4s %-12s ", bp_stack_buf_names[k],
                 bp_dtype_name(c->dtype), shape);
         if (!c->mismatched) {
-            fprintf(f, "bit-identical (%zu elements)\n", c->total);
+            fprintf(f, "bit-identical (%zu element%s)\n", c->total, c->total == 1 ? "" : "s");
             continue;
         }
         fprintf(f, "%zu of %zu differ (%.2f%%), max abs %.9g, max rel %.6g, "
@@ -215,10 +217,12 @@ static json_t *shape(const bp_cmp_t *c)
 static json_t *histogram(const bp_cmp_t *c)
 {
     json_t *h = json_object();
-    for (int b = 0; h && b < BP_HIST_BINS; b++)
+    for (int i = 0; h && i < BP_HIST_BINS; i++) {
+        int b = bp_hist_at(i);
         if (c->hist[b])
             json_object_set_new(h, bp_hist_label(b),
                                 json_integer((json_int_t)c->hist[b]));
+    }
     return h;
 }
 

@@ -72,10 +72,23 @@ static void values_block(FILE *f, const bp_report_t *rep, const bp_result_t *g)
 static void hist_line(FILE *f, const bp_cmp_t *c)
 {
     fprintf(f, "      ulp histogram:");
-    for (int b = 0; b < BP_HIST_BINS; b++)
+    for (int i = 0; i < BP_HIST_BINS; i++) {
+        int b = bp_hist_at(i);
         if (c->hist[b])
             fprintf(f, " %s:%" PRIu64, bp_hist_label(b), c->hist[b]);
+    }
     fputc('\n', f);
+}
+
+/* "(3 ulp)", "(class change)", "(sign of zero)" after a mismatch's values. */
+static const char *mismatch_what(const bp_mismatch_t *m, char *buf, size_t n)
+{
+    if (m->ulp == UINT64_MAX)
+        return "class change";
+    if (bp_mismatch_zero_sign(m))
+        return "sign of zero";
+    snprintf(buf, n, "%" PRIu64 " ulp", m->ulp);
+    return buf;
 }
 
 /* A result's line (when head) and its detail: ulp histogram and first
@@ -90,33 +103,38 @@ static void result_block(FILE *f, const bp_result_t *r, const bp_rep_opts_t *o, 
         return;
     }
     const char *verdict = c->pass ? "" : (r->counts ? " DRIFT" : " (differs)");
+    char note[160], same[128];
     if (c->mismatched == 0) {
+        bp_cmp_identical_text(c, same, sizeof same);
         if (!o->quiet)
-            fprintf(f, "  %s vs %s: %sbit-identical%s (%zu elements)%s%s\n", r->b, r->a,
-                    green(o), off(o), c->total, r->note ? "; " : "", r->note ? r->note : "");
+            fprintf(f, "  %s vs %s: %s%s%s%s%s\n", r->b, r->a, green(o), same, off(o),
+                    r->note ? "; " : "", r->note ? r->note : "");
         return;
     }
     bp_policy_format(&r->policy, pol, sizeof pol);
     bp_cmp_index_format(c, c->max_abs_idx, idx, sizeof idx);
-    char ulp[32];
-    if (c->max_ulp == UINT64_MAX)
-        snprintf(ulp, sizeof ulp, "class change");
-    else
-        snprintf(ulp, sizeof ulp, "%" PRIu64 " ulp", c->max_ulp);
+    bp_cmp_class_note(c, note, sizeof note);
+    char ulp[64];
+    bp_cmp_max_ulp_text(c, ulp, sizeof ulp);
+    bool zs = bp_cmp_zero_signs_only(c);
     if (head) {
-        fprintf(f, "  %s vs %s: %s%zu of %zu differ (%.4g%%)%s%s, max %s, max abs %.6g at %s",
-                r->b, r->a, c->pass ? "" : red(o), c->mismatched, c->total,
+        fprintf(f, "  %s vs %s: %s%zu of %zu differ (%.4g%%)%s%s, %s", r->b, r->a,
+                c->pass ? "" : red(o), c->mismatched, c->total,
                 100.0 * (double)c->mismatched / (double)(c->total ? c->total : 1), verdict,
-                c->pass ? "" : off(o), ulp, c->max_abs, idx);
-        bp_cmp_index_format(c, c->max_rel_idx, idx, sizeof idx);
-        fprintf(f, ", max rel %.6g at %s; policy %s%s\n", c->max_rel, idx, pol,
-                c->pass ? " (within)" : "");
-    } else {
+                c->pass ? "" : off(o), ulp);
+        if (!zs) {
+            fprintf(f, ", max abs %.6g at %s", c->max_abs, idx);
+            bp_cmp_index_format(c, c->max_rel_idx, idx, sizeof idx);
+            fprintf(f, ", max rel %.6g at %s", c->max_rel, idx);
+        }
+        fprintf(f, "%s; policy %s%s\n", note, pol, c->pass ? " (within)" : "");
+    } else if (!zs) {
         bp_cmp_index_format(c, c->max_rel_idx, idx, sizeof idx);
         fprintf(f, "      max rel %.6g at %s\n", c->max_rel, idx);
     }
     if (c->max_ulp == UINT64_MAX)
-        fprintf(f, "      %zu elements change class (finite/inf/NaN)\n", c->class_changes);
+        fprintf(f, "      %zu element%s change%s class (finite/inf/NaN)\n", c->class_changes,
+                c->class_changes == 1 ? "" : "s", c->class_changes == 1 ? "s" : "");
     hist_line(f, c);
     size_t shown = c->nfirst < o->first ? c->nfirst : o->first;
     int width = (int)(strlen(r->a) > strlen(r->b) ? strlen(r->a) : strlen(r->b));
@@ -133,10 +151,8 @@ static void result_block(FILE *f, const bp_result_t *r, const bp_rep_opts_t *o, 
         value_line(f, r->dtype, m->a, r->a, width, dwidth);
         fprintf(f, "\n    %-10s ", "");
         value_line(f, r->dtype, m->b, r->b, width, dwidth);
-        if (m->ulp == UINT64_MAX)
-            fprintf(f, "  (class change)\n");
-        else
-            fprintf(f, "  (%" PRIu64 " ulp)\n", m->ulp);
+        char u[32];
+        fprintf(f, "  (%s)\n", mismatch_what(m, u, sizeof u));
     }
     if (c->mismatched > shown)
         fprintf(f, "    ... %zu more\n", c->mismatched - shown);
@@ -216,21 +232,23 @@ static void result_line(FILE *f, const bp_result_t *r, const bp_rep_opts_t *o,
         return;
     }
     const bp_cmp_t *c = &r->cmp;
+    char note[160], ident[128];
     if (!c->mismatched) {
-        fprintf(f, "%s%s: %sbit-identical%s (%zu elements)%s%s\n", lead, title, green(o),
-                off(o), c->total, r->note ? "; " : "", r->note ? r->note : "");
+        bp_cmp_identical_text(c, ident, sizeof ident);
+        fprintf(f, "%s%s: %s%s%s%s%s\n", lead, title, green(o), ident, off(o),
+                r->note ? "; " : "", r->note ? r->note : "");
         return;
     }
-    char idx[96], ulp[32], pol[96];
+    char idx[96], ulp[64], pol[96];
     bp_cmp_index_format(c, c->max_abs_idx, idx, sizeof idx);
-    if (c->max_ulp == UINT64_MAX)
-        snprintf(ulp, sizeof ulp, "class change");
-    else
-        snprintf(ulp, sizeof ulp, "%" PRIu64 " ulp", c->max_ulp);
+    bp_cmp_max_ulp_text(c, ulp, sizeof ulp);
+    bp_cmp_class_note(c, note, sizeof note);
     bp_policy_format(&r->policy, pol, sizeof pol);
-    fprintf(f, "%s%s: %zu of %zu differ (%.4g%%), max %s, max abs %.6g at %s: %s%s%s",
-            lead, title, c->mismatched, c->total, 100.0 * bp_result_fraction(r), ulp,
-            c->max_abs, idx, on, bp_res_status_label(s), of);
+    fprintf(f, "%s%s: %zu of %zu differ (%.4g%%), %s", lead, title, c->mismatched, c->total,
+            100.0 * bp_result_fraction(r), ulp);
+    if (!bp_cmp_zero_signs_only(c))
+        fprintf(f, ", max abs %.6g at %s", c->max_abs, idx);
+    fprintf(f, "%s: %s%s%s", note, on, bp_res_status_label(s), of);
     if (s == BP_RS_WITHIN || s == BP_RS_DRIFT)
         fprintf(f, " (policy %s)", pol);
     if (r->note)

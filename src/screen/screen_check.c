@@ -112,7 +112,9 @@ static void bound(ctx_t *c, bp_dtype_t dt, const void *agreed, const void *oracl
     for (size_t i = 0; i < n; i++) {
         uint64_t a = bits_at(dt, agreed, i), o = bits_at(dt, oracle, i);
         bool an = bp_dtype_bits_isnan(dt, a), on = bp_dtype_bits_isnan(dt, o);
-        if (an != on || (!an && bp_ulp_distance(dt, a, o) > (uint64_t)ulps + 1))
+        uint64_t u = an ? 0 : bp_ulp_distance(dt, a, o);
+        /* a zero of the other sign is 0 ulp away and still wrong bits */
+        if (an != on || u > (uint64_t)ulps + 1 || (!an && u == 0 && a != o))
             fault(c, -1, i, o, a);
     }
 }

@@ -289,11 +289,13 @@ static void nearer(const bp_buf_t *a, const bp_buf_t *b, const bp_buf_t *oracle,
 {
     *n = *f = 0;
     for (size_t i = 0; i < a->numel; i++) {
-        uint64_t o = bp_buf_bits(oracle, i);
-        uint64_t da = bp_ulp_distance(a->dtype, bp_buf_bits(a, i), o),
-                 db = bp_ulp_distance(b->dtype, bp_buf_bits(b, i), o);
-        *n += da < db;
-        *f += da > db;
+        uint64_t o = bp_buf_bits(oracle, i), xa = bp_buf_bits(a, i), xb = bp_buf_bits(b, i);
+        uint64_t da = bp_ulp_distance(a->dtype, xa, o), db = bp_ulp_distance(b->dtype, xb, o);
+        /* at one distance, the oracle's own bits (its zero's sign) are nearer */
+        bool ea = bp_dtype_bits_equal(a->dtype, xa, o, false),
+             eb = bp_dtype_bits_equal(b->dtype, xb, o, false);
+        *n += da < db || (da == db && ea && !eb);
+        *f += da > db || (da == db && eb && !ea);
     }
 }
 

@@ -6,16 +6,9 @@
 . "$top_srcdir/tests/cli/lib.sh"
 find_python || { echo "SKIP: no Python to write the files"; exit 77; }
 py - "$TMP" <<'PY' || fail "cannot write the files"
-import json, struct, sys
-def st(path, tensors):
-    off, hdr, data = 0, {}, b""
-    for name, dt, shape, raw in tensors:
-        hdr[name] = {"dtype": dt, "shape": shape, "data_offsets": [off, off + len(raw)]}
-        off += len(raw)
-        data += raw
-    h = json.dumps(hdr).encode()
-    h += b" " * (-len(h) % 8)
-    open(path, "wb").write(struct.pack("<Q", len(h)) + h + data)
+import os, struct, sys
+sys.path.insert(0, os.path.join(os.environ["top_srcdir"], "tests", "cli"))
+from tensorfile import st
 f32 = lambda *v: struct.pack("<%df" % len(v), *v)
 A = [("same", "F32", [2], f32(1, 2)),
      ("shape", "F32", [4], f32(1, 2, 3, 4)),
@@ -56,9 +49,11 @@ assert r["fp4"]["dtype"] == "F4", r["fp4"]
 assert r["same"]["mismatched"] == 0
 assert r["u8"]["mismatched"] == 1 and r["u8"]["max_ulp"]["value"] == 1, r["u8"]
 assert r["i16"]["mismatched"] == 1 and r["i16"]["max_abs"]["value"] == 10, r["i16"]
-# e4m3fn: NaN against -NaN is equal by class, +0 against -0 equal, 1 vs 1.125 one ulp
-assert r["e4"]["mismatched"] == 1 and r["e4"]["nan_payload_diffs"] == 1, r["e4"]
+# e4m3fn: NaN against -NaN is equal by class, +0 against -0 a zero's sign
+# (a mismatch of its own), 1 vs 1.125 one ulp
+assert r["e4"]["mismatched"] == 2 and r["e4"]["nan_payload_diffs"] == 1, r["e4"]
 assert r["e4"]["zero_sign_diffs"] == 1 and r["e4"]["max_ulp"]["value"] == 1
+assert r["e4"]["histogram"] == {"0": 2, "+0/-0": 1, "1": 1}, r["e4"]
 # e5m2: the largest finite value against infinity is a class change
 assert r["e5"]["mismatched"] == 1 and r["e5"]["class_changes"] == 1, r["e5"]
 assert r["bo"]["mismatched"] == 1, r["bo"]

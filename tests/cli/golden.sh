@@ -80,7 +80,7 @@ out_has "different definition of probe 'seed-div'"
 out_has "hint: re-bless the unusable goldens with 'bitprobe bless seed-div --device cpu --probes $P --golden $G'"
 [ "$(grep -c 'bitprobe bless' "$TMP/out")" -eq 1 ] || fail "the bless command is said more than once: $(cat "$TMP/out")"
 run 0 bless seed-div $opts --device cpu --dry-run
-out_has "changed: 1 of 1 elements"
+out_has "changed: 1 of 1 element"
 out_has "would be written"
 cmp -s "$TMP/before.gz" "$G/seed-div/cpu-sleef.safetensors.gz" || fail "--dry-run wrote"
 run 0 bless seed-div $opts --device cpu

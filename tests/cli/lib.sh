@@ -3,6 +3,7 @@
 set -u
 : "${BITPROBE:?BITPROBE must point at the built binary}"
 : "${top_srcdir:?}"
+export top_srcdir
 # The source tree's probes and goldens, wherever the build (and so the
 # working directory) is: an out-of-tree build has no ./probes.
 BITPROBE_PROBES="$top_srcdir/probes" BITPROBE_GOLDEN="$top_srcdir/golden"

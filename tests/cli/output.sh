@@ -26,7 +26,7 @@ run 0 run $SET --device cpu,oracle --quiet
 [ ! -s "$TMP/err" ] || fail "passing run --quiet wrote to stderr"
 # -vv: every result, bit-identical ones too.
 run 0 run seed-div --device cpu,oracle -vv
-out_has "oracle vs cpu: bit-identical (1 elements)"
+out_has "oracle vs cpu: bit-identical (1 element)"
 # no progress lines when stderr is not a terminal
 run 0 run seed-div --device cpu,oracle
 [ ! -s "$TMP/err" ] || fail "progress on a pipe: $(cat "$TMP/err")"

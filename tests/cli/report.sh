@@ -175,7 +175,7 @@ bad index-rank.json "index-rank.json: results[0].max_rel.index: 2 indices for sh
 bad index-not-flat.json "index-not-flat.json: results[0].first[0].index: names flat position 1, but flat is 0"
 bad first-too-many.json "first-too-many.json: results[0].first: 2 mismatches, but mismatched is 1"
 bad histogram-sum.json "histogram-sum.json: results[0].histogram: counts 3 elements, but total is 2"
-bad histogram-label.json 'histogram-label.json: results[0].histogram."1-2": not an ulp range (0, 1, 2, 3-4, 5-8, ..., inf/nan)'
+bad histogram-label.json 'histogram-label.json: results[0].histogram."1-2": not an ulp range (0, +0/-0, 1, 2, 3-4, 5-8, ..., inf/nan)'
 bad bad-hex.json "bad-hex.json: results[0].first[0].b.hex: '0x4000001' is not fp32 bits (0x and 8 hex digits)"
 bad bad-ulp.json 'bad-ulp.json: results[0].max_ulp.value: expected an ulp distance (an integer or "class change"), found another string'
 bad too-many-values.json "too-many-values.json: values[0].values: 17 values, at most 16"
@@ -185,7 +185,7 @@ bad summary-verdict.json "summary-verdict.json: summary.verdict: 'passed', but t
 bad unknown-status.json "unknown-status.json: results[0].status: unknown status 'fine'"
 bad status-contradicts.json "status-contradicts.json: results[0].status: 'identical', but the comparison gives 'drift'"
 bad status-not-compared.json "status-not-compared.json: results[1].status: 'within_policy' for a result that was not compared"
-bad schema-future.json "schema-future.json: schema_version: 3 is not a schema this bitprobe reads (1 to 2)"
+bad schema-future.json "schema-future.json: schema_version: 4 is not a schema this bitprobe reads (1 to 3)"
 # Every file of the corpus has its message checked above.
 for f in "$top_srcdir"/tests/report-bad/*; do
     b=$(basename "$f")

@@ -140,7 +140,7 @@ PY
     # Annotations: worst first (a class change in 1 of 1, then 2 ulp, then 1 ulp).
     grep '^::' "$TMP/out" >"$TMP/ann"
     [ "$(wc -l <"$TMP/ann")" -eq 3 ] || fail "expected 3 annotations"
-    sed -n 1p "$TMP/ann" | grep -q '^::error file=probes/seed-div.yaml,line=[0-9][0-9]*,title=bitprobe drift%3A seed-div y fp16%3A oracle vs golden oracle::seed-div y fp16: oracle vs golden oracle: 1 of 1 elements differ (100%25), max class change' ||
+    sed -n 1p "$TMP/ann" | grep -q '^::error file=probes/seed-div.yaml,line=[0-9][0-9]*,title=bitprobe drift%3A seed-div y fp16%3A oracle vs golden oracle::seed-div y fp16: oracle vs golden oracle: 1 of 1 element differs (100%25), max class change' ||
         fail "first annotation: $(sed -n 1p "$TMP/ann")"
     sed -n 2p "$TMP/ann" | grep -qF 'seed-inv-freq y fp32: oracle vs golden oracle: 1 of 10 elements differ (10%25), max 2 ulp at [9]' ||
         fail "second annotation: $(sed -n 2p "$TMP/ann")"

@@ -37,7 +37,7 @@ py - "$TMP/d.json" <<'PY' || fail "JSON summary"
 import json, sys
 d = json.load(open(sys.argv[1]))
 s = d["summary"]
-assert d["schema_version"] == 2
+assert d["schema_version"] == 3
 assert (s["verdict"], s["exit_status"], s["statuses"]["only_in_b"], s["drift"]) == ("drift", 1, 6, 6), s
 assert sorted(set(r["status"] for r in d["results"])) == ["identical", "only_in_b"]
 PY

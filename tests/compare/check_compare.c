@@ -32,6 +32,7 @@ START_TEST(t_hist_bins)
     ck_assert_str_eq(bp_hist_label(65),
                      "9223372036854775809-18446744073709551615");
     ck_assert_str_eq(bp_hist_label(BP_HIST_CLASS), "inf/nan");
+    ck_assert_str_eq(bp_hist_label(BP_HIST_ZERO), "+0/-0");
     ck_assert_str_eq(bp_hist_label(-1), "?");
     ck_assert_str_eq(bp_hist_label(BP_HIST_BINS), "?");
     /* Every label spells its own lo-hi range. */
@@ -219,34 +220,106 @@ START_TEST(t_nan_class)
 }
 END_TEST
 
-/* +0 and -0 are equal (0 ulp apart, as torch.equal) in every float. */
+/* +0 against -0 is a mismatch of its own class in every float: the
+ * "+0/-0" bin, ulp 0, abs 0, rel 0, beyond every numeric policy (no ulp
+ * count or tolerance admits it), within only when the policy or the
+ * options excuse it, and then counted as excused.  Bit patterns by hand:
+ * the sign bit alone set. */
 START_TEST(t_signed_zero)
 {
     static const struct {
         bp_dtype_t dt;
         uint64_t neg0;
     } v[] = {{BP_F32, 0x80000000}, {BP_BF16, 0x8000}, {BP_F16, 0x8000},
-             {BP_F64, 0x8000000000000000ull}};
-    for (size_t k = 0; k < 4; k++) {
+             {BP_F64, 0x8000000000000000ull}, {BP_F8_E4M3, 0x80}, {BP_F8_E5M2, 0x80}};
+    for (size_t k = 0; k < sizeof v / sizeof v[0]; k++) {
         bp_buf_t a = mk(v[k].dt, 3), b = mk(v[k].dt, 3);
         put(&a, 1, v[k].neg0);
         put(&b, 2, v[k].neg0);
-        bp_cmp_t c = cmp_pol(&a, &b, "exact", NULL);
-        ck_assert_uint_eq(c.mismatched, 0);
-        ck_assert_uint_eq(c.zero_sign_diffs, 2);
-        ck_assert_uint_eq(c.hist[0], 3);
-        ck_assert(c.pass);
+        /* counted, whatever the numeric policy */
+        const char *pols[] = {"exact", "ulp=1000", "abs=1,rel=1"};
+        for (int q = 0; q < 3; q++) {
+            bp_cmp_t c = cmp_pol(&a, &b, pols[q], NULL);
+            ck_assert_msg(c.mismatched == 2 && c.zero_sign_diffs == 2 &&
+                              c.zero_sign_excused == 0 && c.beyond_policy == 2 && !c.pass,
+                          "%s %s: %zu mismatched, %zu zero signs, %zu beyond",
+                          bp_dtype_name(v[k].dt), pols[q], c.mismatched, c.zero_sign_diffs,
+                          c.beyond_policy);
+            ck_assert_uint_eq(c.hist[0], 1);
+            ck_assert_uint_eq(c.hist[BP_HIST_ZERO], 2);
+            ck_assert_uint_eq(c.class_changes, 0);
+            ck_assert(c.max_abs == 0 && c.max_rel == 0 && c.max_ulp == 0);
+            ck_assert(bp_cmp_zero_signs_only(&c));
+            ck_assert_uint_eq(c.nfirst, 2);
+            ck_assert_uint_eq(c.first[0].index, 1);
+            ck_assert_uint_eq(c.first[0].a, v[k].neg0);
+            ck_assert_uint_eq(c.first[0].b, 0);
+            ck_assert_uint_eq(c.first[1].a, 0);
+            ck_assert_uint_eq(c.first[1].b, v[k].neg0);
+            for (int m = 0; m < 2; m++) {
+                ck_assert(bp_mismatch_zero_sign(&c.first[m]));
+                ck_assert(c.first[m].ulp == 0 && c.first[m].abs == 0 && c.first[m].rel == 0);
+                ck_assert(!c.first[m].class_change && c.first[m].beyond_policy);
+            }
+            bp_cmp_free(&c);
+        }
+        /* a mismatch fraction admits them as it admits any mismatch */
+        bp_cmp_t c = cmp_pol(&a, &b, "fraction=0.7", NULL);
+        ck_assert(c.pass && c.beyond_policy == 2 && c.allowed == 2);
         bp_cmp_free(&c);
-        /* -0 against the smallest subnormal is one ulp. */
+        /* excused by the policy: within it, counted as excused, still
+         * mismatches (their bits differ) */
+        c = cmp_pol(&a, &b, "zero_sign=ignore", NULL);
+        ck_assert_uint_eq(c.mismatched, 2);
+        ck_assert_uint_eq(c.zero_sign_diffs, 2);
+        ck_assert_uint_eq(c.zero_sign_excused, 2);
+        ck_assert_uint_eq(c.beyond_policy, 0);
+        ck_assert_uint_eq(c.hist[BP_HIST_ZERO], 2);
+        ck_assert(c.pass && !c.first[0].beyond_policy);
+        bp_cmp_free(&c);
+        /* ... or by the options, whatever the policy */
+        bp_cmp_opts_t o;
+        bp_cmp_opts_init(&o);
+        ck_assert(!o.zero_sign_ignore);
+        o.zero_sign_ignore = true;
+        c = cmp_pol(&a, &b, "exact", &o);
+        ck_assert(c.pass && c.zero_sign_excused == 2 && c.beyond_policy == 0);
+        bp_cmp_free(&c);
+        /* -0 against the smallest subnormal is one ulp, and no zero sign;
+         * with the other element's zero sign excused, the ulp still counts */
         put(&b, 1, 1);
-        c = cmp_pol(&a, &b, "exact", NULL);
-        ck_assert_uint_eq(c.mismatched, 1);
+        c = cmp_pol(&a, &b, "exact,zero_sign=ignore", NULL);
+        ck_assert_uint_eq(c.mismatched, 2);
+        ck_assert_uint_eq(c.zero_sign_diffs, 1);
+        ck_assert_uint_eq(c.zero_sign_excused, 1);
+        ck_assert_uint_eq(c.beyond_policy, 1);
         ck_assert_uint_eq(c.max_ulp, 1);
+        ck_assert_uint_eq(c.max_ulp_idx, 1);
         ck_assert(isinf(c.max_rel));
+        ck_assert(!bp_cmp_zero_signs_only(&c));
+        ck_assert(!bp_mismatch_zero_sign(&c.first[0]) && bp_mismatch_zero_sign(&c.first[1]));
         bp_cmp_free(&c);
         bp_buf_free(&a);
         bp_buf_free(&b);
     }
+    /* the bin's place: reports list it after 0; it ranks at distance 0 */
+    ck_assert_str_eq(bp_hist_label(BP_HIST_ZERO), "+0/-0");
+    ck_assert(bp_hist_lo(BP_HIST_ZERO) == 0 && bp_hist_hi(BP_HIST_ZERO) == 0);
+    ck_assert_int_eq(bp_hist_at(0), 0);
+    ck_assert_int_eq(bp_hist_at(1), BP_HIST_ZERO);
+    ck_assert_int_eq(bp_hist_at(2), 1);
+    ck_assert_int_eq(bp_hist_at(BP_HIST_BINS - 1), BP_HIST_CLASS);
+    bp_buf_t a = mk(BP_F32, 4), b = mk(BP_F32, 4);
+    put(&a, 0, 0x80000000);                          /* -0 / +0 */
+    put(&a, 1, 0x80000000);                          /* -0 / +0 */
+    put(&a, 2, 0x3f800000); put(&b, 2, 0x3f800003);  /* 3 ulp */
+    bp_cmp_t c = cmp_pol(&a, &b, "exact", NULL);
+    ck_assert(bp_cmp_percentile_ulp(&c, 50) == 0);   /* rank 2: a zero sign */
+    ck_assert(bp_cmp_percentile_ulp(&c, 75) == 0);   /* rank 3 */
+    ck_assert(bp_cmp_percentile_ulp(&c, 100) == 4);  /* the 3-4 bin */
+    bp_cmp_free(&c);
+    bp_buf_free(&a);
+    bp_buf_free(&b);
 }
 END_TEST
 
@@ -378,24 +451,26 @@ START_TEST(t_storage_dtypes)
     }
     bp_cmp_t c = cmp_pol(&a, &b, "exact", NULL);
     /* 1 vs 1.125: 1 ulp; 448 vs NaN: class; NaN vs -NaN: equal by class;
-     * +0 vs -0: equal; 448 vs -448: 252 ulp, abs 896. */
-    ck_assert_uint_eq(c.mismatched, 3);
+     * +0 vs -0: the sign of a zero; 448 vs -448: 252 ulp, abs 896. */
+    ck_assert_uint_eq(c.mismatched, 4);
     ck_assert_uint_eq(c.class_changes, 1);
     ck_assert_uint_eq(c.nan_payload_diffs, 1);
     ck_assert_uint_eq(c.zero_sign_diffs, 1);
     ck_assert_uint_eq(c.first[0].ulp, 1);
     ck_assert(c.first[0].abs == 0.125 && c.first[0].rel == 0.125);
     ck_assert(c.first[1].class_change && c.first[1].ulp == UINT64_MAX);
-    ck_assert_uint_eq(c.first[2].ulp, 252);
-    ck_assert(c.first[2].abs == 896.0);
+    ck_assert(bp_mismatch_zero_sign(&c.first[2]) && c.first[2].index == 3);
+    ck_assert_uint_eq(c.first[3].ulp, 252);
+    ck_assert(c.first[3].abs == 896.0);
     ck_assert_uint_eq(c.hist[1], 1);
+    ck_assert_uint_eq(c.hist[BP_HIST_ZERO], 1);
     ck_assert_uint_eq(c.hist[bp_hist_bin(252)], 1);
     bp_cmp_free(&c);
     bp_cmp_opts_t o;
     bp_cmp_opts_init(&o);
     o.nan_payload = true; /* the NaNs' signs now count */
     c = cmp_pol(&a, &b, "exact", &o);
-    ck_assert_uint_eq(c.mismatched, 4);
+    ck_assert_uint_eq(c.mismatched, 5);
     ck_assert_uint_eq(c.class_changes, 2);
     bp_cmp_free(&c);
     bp_buf_free(&a);

@@ -113,16 +113,20 @@ START_TEST(t_kernel_specials)
             bp_cmp_opts_t o;
             bp_cmp_opts_init(&o);
             o.first_k = 0;
-            for (int payload = 0; payload < 2; payload++) {
-                o.nan_payload = payload;
+            for (int payload = 0; payload < 4; payload++) {
+                /* 0, 1: NaN payloads by class or counted; 2, 3: the same
+                 * with the sign of a zero excused */
+                o.nan_payload = payload & 1;
+                o.zero_sign_ignore = payload >= 2;
                 bp_cmp_t c = cmp_pol(&a, &b, "ulp=1", &o);
-                size_t cls = 3 + (size_t)payload;
-                ck_assert_msg(c.mismatched == 1 + cls &&
+                size_t cls = 3 + (size_t)(payload & 1), zex = payload >= 2;
+                ck_assert_msg(c.mismatched == 2 + cls &&
                               c.class_changes == cls &&
                               c.hist[BP_HIST_CLASS] == cls &&
-                              c.hist[1] == 1 && c.beyond_policy == cls &&
-                              c.zero_sign_diffs == 1 &&
-                              c.nan_payload_diffs == (size_t)!payload &&
+                              c.hist[BP_HIST_ZERO] == 1 &&
+                              c.hist[1] == 1 && c.beyond_policy == cls + 1 - zex &&
+                              c.zero_sign_diffs == 1 && c.zero_sign_excused == zex &&
+                              c.nan_payload_diffs == (size_t)!(payload & 1) &&
                               c.max_ulp == UINT64_MAX &&
                               c.max_ulp_idx == 2 * ch + 7 &&
                               isinf(c.max_abs) && c.max_abs_idx == 2 * ch + 7,
@@ -194,7 +198,8 @@ END_TEST
 /* ---- The plain reimplementation for the randomised cross-check. ---- */
 
 typedef struct {
-    size_t mism, beyond, cls, zsd, npd;
+    size_t mism, beyond, cls, zsd, zse, npd;
+    size_t nz; /* mismatches other than a zero's sign: they carry the maxima */
     double max_abs, max_rel;
     uint64_t max_ulp;
     size_t iabs, irel, iulp;
@@ -217,7 +222,7 @@ static int naive_bin(uint64_t d)
 }
 
 static void naive(const bp_buf_t *a, const bp_buf_t *b,
-                  const bp_policy_t *p, bool payload, naive_t *r,
+                  const bp_policy_t *p, bool payload, bool zero_ok, naive_t *r,
                   bp_mismatch_t *first, size_t k, size_t *nfirst)
 {
     memset(r, 0, sizeof *r);
@@ -240,8 +245,16 @@ static void naive(const bp_buf_t *a, const bp_buf_t *b,
             continue;
         }
         if (isf && va == 0 && vb == 0) {
+            /* +0 against -0: its own class, no distance, excused or not */
+            bool ok = zero_ok || p->zero_sign_ignore;
             r->zsd++;
-            r->hist[0]++;
+            r->zse += ok;
+            r->hist[BP_HIST_ZERO]++;
+            r->mism++;
+            r->beyond += !ok;
+            if (*nfirst < k)
+                first[(*nfirst)++] = (bp_mismatch_t){.index = i, .a = x, .b = y,
+                                                     .beyond_policy = !ok};
             continue;
         }
         uint64_t d;
@@ -262,17 +275,18 @@ static void naive(const bp_buf_t *a, const bp_buf_t *b,
             r->hist[naive_bin(d)]++;
         }
         r->mism++;
+        r->nz++;
         if (!within)
             r->beyond++;
-        if (r->mism == 1 || ab > r->max_abs) {
+        if (r->nz == 1 || ab > r->max_abs) {
             r->max_abs = ab;
             r->iabs = i;
         }
-        if (r->mism == 1 || rel > r->max_rel) {
+        if (r->nz == 1 || rel > r->max_rel) {
             r->max_rel = rel;
             r->irel = i;
         }
-        if (r->mism == 1 || d > r->max_ulp) {
+        if (r->nz == 1 || d > r->max_ulp) {
             r->max_ulp = d;
             r->iulp = i;
         }
@@ -332,7 +346,7 @@ START_TEST(t_random_vs_naive)
     sm_state = seed;
     static const char *pols[] = {"exact", "ulp=2", "abs=1e-3,rel=1e-2",
                                  "ulp=4,fraction=0.3", "rel=0.5",
-                                 "ulp=5000000000"};
+                                 "ulp=5000000000", "exact,zero_sign=ignore"};
     for (int round = 0; round < 90; round++) {
         bp_dtype_t dt = (bp_dtype_t)(rnd() % BP_NDTYPES);
         size_t n = 1 + rnd() % 70000;
@@ -358,16 +372,17 @@ START_TEST(t_random_vs_naive)
         }
         bp_policy_t p;
         bp_error_t e;
-        const char *ps = pols[rnd() % 6];
+        const char *ps = pols[rnd() % 7];
         ck_assert_int_eq(bp_policy_parse(ps, &p, &e), BP_OK);
         bp_cmp_opts_t o;
         bp_cmp_opts_init(&o);
         o.nan_payload = rnd() % 2;
+        o.zero_sign_ignore = rnd() % 4 == 0;
         o.first_k = rnd() % 3 == 0 ? 0 : rnd() % 40;
         naive_t r;
         bp_mismatch_t *first = calloc(o.first_k + 1, sizeof *first);
         size_t nfirst;
-        naive(&a, &b, &p, o.nan_payload, &r, first, o.first_k, &nfirst);
+        naive(&a, &b, &p, o.nan_payload, o.zero_sign_ignore, &r, first, o.first_k, &nfirst);
         for (int kn = 0; kn < NKERNELS; kn++) {
             if (!bp_cmp_set_kernel(kernels[kn]))
                 continue;
@@ -380,12 +395,13 @@ START_TEST(t_random_vs_naive)
                           c.beyond_policy == r.beyond &&
                           c.class_changes == r.cls &&
                           c.zero_sign_diffs == r.zsd &&
+                          c.zero_sign_excused == r.zse &&
                           c.nan_payload_diffs == r.npd,
                           "seed %" PRIu64 " round %d %s: counts %zu/%zu/%zu/"
-                          "%zu/%zu, naive %zu/%zu/%zu/%zu/%zu", seed, round,
+                          "%zu/%zu/%zu, naive %zu/%zu/%zu/%zu/%zu/%zu", seed, round,
                           dn, c.mismatched, c.beyond_policy, c.class_changes,
-                          c.zero_sign_diffs, c.nan_payload_diffs, r.mism,
-                          r.beyond, r.cls, r.zsd, r.npd);
+                          c.zero_sign_diffs, c.zero_sign_excused, c.nan_payload_diffs,
+                          r.mism, r.beyond, r.cls, r.zsd, r.zse, r.npd);
             for (int k = 0; k < BP_HIST_BINS; k++)
                 ck_assert_msg(c.hist[k] == r.hist[k],
                               "seed %" PRIu64 " round %d %s: bin %s %" PRIu64
@@ -442,6 +458,7 @@ static void same_cmp(const bp_cmp_t *x, const bp_cmp_t *y, const char *what)
                   x->beyond_policy == y->beyond_policy && x->allowed == y->allowed &&
                   x->pass == y->pass && x->class_changes == y->class_changes &&
                   x->zero_sign_diffs == y->zero_sign_diffs &&
+                  x->zero_sign_excused == y->zero_sign_excused &&
                   x->nan_payload_diffs == y->nan_payload_diffs, "%s: counts", what);
     ck_assert_msg(memcmp(x->hist, y->hist, sizeof x->hist) == 0, "%s: histogram", what);
     if (x->mismatched)

@@ -596,7 +596,18 @@ START_TEST(t_ulp_special)
                           2 * f[i].max);
         ck_assert_uint_eq(bp_ulp_distance(dt, f[i].inf | f[i].negz, f[i].inf),
                           2 * f[i].inf);
+        /* "identical": bits, NaNs by class unless payloads count; +0 and
+         * -0 are 0 ulp apart and not identical */
+        ck_assert(!bp_dtype_bits_equal(dt, 0, f[i].negz, false));
+        ck_assert(!bp_dtype_bits_equal(dt, f[i].negz, 0, true));
+        ck_assert(bp_dtype_bits_equal(dt, f[i].negz, f[i].negz, false));
+        ck_assert(bp_dtype_bits_equal(dt, f[i].qnan, f[i].nan2, false));
+        ck_assert(!bp_dtype_bits_equal(dt, f[i].qnan, f[i].nan2, true));
+        ck_assert(!bp_dtype_bits_equal(dt, f[i].qnan, f[i].inf, false));
+        ck_assert(!bp_dtype_bits_equal(dt, f[i].minsub, 0, false));
     }
+    ck_assert(bp_dtype_bits_equal(BP_I32, 5, 5, false));
+    ck_assert(!bp_dtype_bits_equal(BP_I32, 0x80000000u, 0, false));
     ck_assert_uint_eq(bp_ulp_distance(BP_F64, 0xffefffffffffffffull,
                                       0x7fefffffffffffffull), 0xffdffffffffffffeull);
     ck_assert_uint_eq(bp_ulp_distance(BP_F32, u32(1.0f), u32(nextafterf(1.0f, 2.0f))), 1);

@@ -20,7 +20,8 @@ static bool same(const bp_policy_t *a, const bp_policy_t *b)
 {
     return a->has_ulp == b->has_ulp && a->max_ulp == b->max_ulp &&
            a->has_tol == b->has_tol && a->abs == b->abs && a->rel == b->rel &&
-           a->max_mismatch_fraction == b->max_mismatch_fraction;
+           a->max_mismatch_fraction == b->max_mismatch_fraction &&
+           a->zero_sign_ignore == b->zero_sign_ignore;
 }
 
 START_TEST(t_accepted)
@@ -29,23 +30,27 @@ START_TEST(t_accepted)
         const char *s;
         bp_policy_t want;
     } v[] = {
-        {"exact", {false, 0, false, 0, 0, 0}},
-        {"ulp=2", {true, 2, false, 0, 0, 0}},
-        {"ulp=0", {true, 0, false, 0, 0, 0}},
-        {"ulp=18446744073709551615", {true, UINT64_MAX, false, 0, 0, 0}},
-        {"abs=1e-3,rel=1e-2", {false, 0, true, 1e-3, 1e-2, 0}},
-        {"abs=0.5", {false, 0, true, 0.5, 0, 0}},
-        {"rel=.25", {false, 0, true, 0, 0.25, 0}},
-        {"atol=1e-5,rtol=1.3e-6", {false, 0, true, 1e-5, 1.3e-6, 0}},
-        {"fraction=0.01", {false, 0, false, 0, 0, 0.01}},
-        {"frac=1", {false, 0, false, 0, 0, 1}},
-        {"max_mismatch_fraction=0", {false, 0, false, 0, 0, 0}},
-        {"exact,fraction=0.25", {false, 0, false, 0, 0, 0.25}},
-        {"ulp=1,fraction=0.01", {true, 1, false, 0, 0, 0.01}},
+        {"exact", {false, 0, false, 0, 0, 0, false}},
+        {"ulp=2", {true, 2, false, 0, 0, 0, false}},
+        {"ulp=0", {true, 0, false, 0, 0, 0, false}},
+        {"ulp=18446744073709551615", {true, UINT64_MAX, false, 0, 0, 0, false}},
+        {"abs=1e-3,rel=1e-2", {false, 0, true, 1e-3, 1e-2, 0, false}},
+        {"abs=0.5", {false, 0, true, 0.5, 0, 0, false}},
+        {"rel=.25", {false, 0, true, 0, 0.25, 0, false}},
+        {"atol=1e-5,rtol=1.3e-6", {false, 0, true, 1e-5, 1.3e-6, 0, false}},
+        {"fraction=0.01", {false, 0, false, 0, 0, 0.01, false}},
+        {"frac=1", {false, 0, false, 0, 0, 1, false}},
+        {"max_mismatch_fraction=0", {false, 0, false, 0, 0, 0, false}},
+        {"exact,fraction=0.25", {false, 0, false, 0, 0, 0.25, false}},
+        {"ulp=1,fraction=0.01", {true, 1, false, 0, 0, 0.01, false}},
         {"ulp<=3,abs<=2,rel<=0.5,fraction<=0.125",
-         {true, 3, true, 2, 0.5, 0.125}},
-        {" ulp = 4 , abs:1 ", {true, 4, true, 1, 0, 0}},
-        {"rel=0.01,abs=1e-8", {false, 0, true, 1e-8, 0.01, 0}},
+         {true, 3, true, 2, 0.5, 0.125, false}},
+        {" ulp = 4 , abs:1 ", {true, 4, true, 1, 0, 0, false}},
+        {"rel=0.01,abs=1e-8", {false, 0, true, 1e-8, 0.01, 0, false}},
+        {"zero_sign=ignore", {false, 0, false, 0, 0, 0, true}},
+        {"zero_sign=count", {false, 0, false, 0, 0, 0, false}},
+        {"exact,zero_sign=ignore", {false, 0, false, 0, 0, 0, true}},
+        {"ulp=2, zero_sign:ignore", {true, 2, false, 0, 0, 0, true}},
     };
     for (size_t k = 0; k < sizeof v / sizeof v[0]; k++) {
         bp_policy_t p = parse_ok(v[k].s);
@@ -86,9 +91,12 @@ START_TEST(t_refused)
         {"abs=1,exact", "'exact' contradicts"},
         {"exact=1", "'exact' takes no value"},
         {"ulp=1;abs=2", "ulp wants a non-negative integer, got '1;abs=2'"},
+        {"zero_sign=maybe", "zero_sign wants ignore or count, got 'maybe'"},
+        {"zero_sign", "'zero_sign' needs a value"},
+        {"zero_sign=ignore,zero_sign=count", "'zero_sign' given twice"},
     };
     for (size_t k = 0; k < sizeof v / sizeof v[0]; k++) {
-        bp_policy_t p = {true, 77, true, 1, 2, 0.5}, before = p;
+        bp_policy_t p = {true, 77, true, 1, 2, 0.5, false}, before = p;
         bp_error_t e;
         bp_status st = bp_policy_parse(v[k].s, &p, &e);
         ck_assert_msg(st == BP_EINPUT, "'%s' accepted", v[k].s);
@@ -111,15 +119,17 @@ START_TEST(t_format_round_trip)
         bp_policy_t p;
         const char *text;
     } v[] = {
-        {{false, 0, false, 0, 0, 0}, "exact"},
-        {{true, 2, false, 0, 0, 0}, "ulp<=2"},
-        {{false, 0, true, 1e-3, 1e-2, 0}, "abs<=0.001,rel<=0.01"},
-        {{false, 0, true, 0.1234567890123, 0, 0},
+        {{false, 0, false, 0, 0, 0, false}, "exact"},
+        {{true, 2, false, 0, 0, 0, false}, "ulp<=2"},
+        {{false, 0, true, 1e-3, 1e-2, 0, false}, "abs<=0.001,rel<=0.01"},
+        {{false, 0, true, 0.1234567890123, 0, 0, false},
          "abs<=0.1234567890123,rel<=0"},
-        {{false, 0, true, 0.1 + 0.2, 0, 0}, "abs<=0.30000000000000004,rel<=0"},
-        {{true, 1, true, 1e-5, 1.3e-6, 0.01},
+        {{false, 0, true, 0.1 + 0.2, 0, 0, false}, "abs<=0.30000000000000004,rel<=0"},
+        {{true, 1, true, 1e-5, 1.3e-6, 0.01, false},
          "ulp<=1,abs<=1e-05,rel<=1.3e-06,fraction<=0.01"},
-        {{false, 0, false, 0, 0, 0.29}, "fraction<=0.29"},
+        {{false, 0, false, 0, 0, 0.29, false}, "fraction<=0.29"},
+        {{false, 0, false, 0, 0, 0, true}, "exact,zero_sign=ignore"},
+        {{true, 2, false, 0, 0, 0.5, true}, "ulp<=2,fraction<=0.5,zero_sign=ignore"},
     };
     for (size_t k = 0; k < sizeof v / sizeof v[0]; k++) {
         char buf[128];
@@ -144,6 +154,9 @@ START_TEST(t_is_exact)
     ck_assert(!bp_policy_is_exact(&p));
     p = parse_ok("exact,fraction=0");
     ck_assert(bp_policy_is_exact(&p));
+    /* excusing the sign of a zero admits elements whose bits differ */
+    p = parse_ok("exact,zero_sign=ignore");
+    ck_assert(!bp_policy_is_exact(&p));
 }
 END_TEST
 

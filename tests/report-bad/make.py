@@ -88,7 +88,7 @@ variant("summary-verdict.json", setitem(["summary"], {"comparisons": 1, "identic
 variant("unknown-status.json", setitem(R + ["status"], "fine"))
 variant("status-contradicts.json", setitem(R + ["status"], "identical"))
 variant("status-not-compared.json", setitem(["results", 1, "status"], "within_policy"))
-variant("schema-future.json", setitem(["schema_version"], 3))
+variant("schema-future.json", setitem(["schema_version"], 4))
 variant("result-not-object.json", setitem(["results", 1], "tiny"))
 variant("note-not-string.json", setitem(["notes", 0], 7))
 variant("no-tool.json", delitem(["tool"]))
