@@ -16,17 +16,8 @@
 #include "compare.h"
 #include "consensus.h"
 #include "report.h"
-
-/* The tensor's name in member m's tensor set: the instance goes back
- * into the key ("<probe>/<key>@<i>/<tensor>"). */
-static void tensor_name(const char *item, const bp_cons_member_t *m, char *out, size_t n)
-{
-    const char *a = strchr(item, '/'), *b = a ? strchr(a + 1, '/') : NULL;
-    if (!m->inst[0] || !b)
-        snprintf(out, n, "%s", item);
-    else
-        snprintf(out, n, "%.*s@%s%s", (int)(b - item), item, m->inst, b);
-}
+#include "tpair.h"
+#include "tset.h"
 
 /* One loaded tensor set per path, the last one asked for. */
 typedef struct {
@@ -48,7 +39,7 @@ static const bp_st_tensor_t *tensor_of(cache_t *cache, const bp_cons_member_t *m
         cache->path = strdup(m->path);
     }
     char name[PATH_MAX];
-    tensor_name(item, m, name, sizeof name);
+    bp_cons_tensor_name(m, item, name, sizeof name);
     return bp_st_find(&cache->f, name);
 }
 
@@ -132,6 +123,43 @@ static void print_item(const bp_cons_t *c, const bp_cons_item_t *it, cache_t *ca
     }
 }
 
+/* What run's tensors are as items: the first run's tensors they pair
+ * with, as plain diff pairs two sets (tpair.h: a cpu-libm run's outputs
+ * with a cpu-sleef run's, one CPU run's with another's whatever their
+ * ISA); *out is NULL where every tensor keeps its name. */
+static int item_names(const char *first, const char *run, json_t **out)
+{
+    bp_tset_t a, b;
+    bp_tset_opts_t so = {0};
+    bp_pair_opts_t po = {0};
+    bp_pairs_t P;
+    bp_error_t err = {0};
+    *out = NULL;
+    if (bp_tset_open(first, &so, &a, &err))
+        return bp_cli_fail(&err);
+    if (bp_tset_open(run, &so, &b, &err)) {
+        bp_tset_free(&a);
+        return bp_cli_fail(&err);
+    }
+    int rc = BP_EXIT_OK;
+    if (bp_pair_sets(&a, &b, &po, &P, &err)) {
+        rc = bp_cli_fail(&err);
+    } else {
+        for (size_t i = 0; i < P.n && !rc; i++) {
+            const bp_pair_t *p = &P.p[i];
+            if (!p->a || !p->b || strcmp(p->a->name, p->b->name) == 0)
+                continue;
+            if ((!*out && !(*out = json_object())) ||
+                json_object_set_new(*out, p->b->name, json_string(p->a->name)))
+                rc = bp_cli_usage_error("diff", "out of memory");
+        }
+        bp_pairs_free(&P);
+    }
+    bp_tset_free(&a);
+    bp_tset_free(&b);
+    return rc;
+}
+
 int cmd_diff_consensus(int argc, char **argv)
 {
     enum { O_CONS = 256, O_JSON, O_FIRST, O_QUIET };
@@ -177,10 +205,14 @@ int cmd_diff_consensus(int argc, char **argv)
                 bp_cons_free(cs);
                 return bp_cli_usage_error("diff", "--consensus: '%s' is named twice", argv[i]);
             }
-        if (bp_cons_add_path(cs, argv[i], argv[i], &err)) {
+        json_t *names = NULL;
+        int nrc = i > optind ? item_names(argv[optind], argv[i], &names) : BP_EXIT_OK;
+        if (nrc || bp_cons_add_path(cs, argv[i], argv[i], names, &err)) {
+            json_decref(names);
             bp_cons_free(cs);
-            return bp_cli_fail(&err);
+            return nrc ? nrc : bp_cli_fail(&err);
         }
+        json_decref(names);
     }
     bp_cons_settle(cs);
     bp_cons_tally_t t;
@@ -201,9 +233,15 @@ int cmd_diff_consensus(int argc, char **argv)
         bp_cons_free(cs);
         return BP_EXIT_TROUBLE;
     }
+    if (t.compared == 0) /* nothing compared is never agreement */
+        rc = BP_EXIT_TROUBLE;
     if (json_path) {
         json_t *j = bp_cons_json(cs, false);
-        json_object_set_new(j, "verdict", json_string(rc ? "differ" : "agree"));
+        json_object_set_new(j, "verdict", json_string(rc == BP_EXIT_TROUBLE ? "error"
+                                                      : rc                  ? "differ"
+                                                                            : "agree"));
+        if (rc == BP_EXIT_TROUBLE)
+            json_object_set_new(j, "nothing_compared", json_string("no tensor in common"));
         json_object_set_new(j, "exit_status", json_integer(rc));
         if (bp_cli_json_out("diff", json_path, j))
             rc = BP_EXIT_TROUBLE;
@@ -212,17 +250,22 @@ int cmd_diff_consensus(int argc, char **argv)
             return rc;
         }
     }
-    if (rc == BP_EXIT_OK) {
-        printf("consensus: AGREE: %d runs, %zu tensors, each bit-identical in every run that "
-               "has it\n", nm, t.items);
+    if (t.compared == 0) {
+        printf("consensus: error: nothing compared (no tensor in common): each of the %zu "
+               "tensors is in one run only\n", t.items);
+    } else if (rc == BP_EXIT_OK) {
+        printf("consensus: AGREE: %d runs, %zu tensor%s, %sbit-identical in every run that "
+               "has it\n", nm, t.compared, t.compared == 1 ? "" : "s",
+               t.compared == 1 ? "" : "each ");
     } else {
         printf("consensus: DIFFER: ");
         if (t.outliers)
-            printf("%d of %d runs %s in %zu of %zu tensors%s", odd, nm,
-                   odd == 1 ? "is an outlier" : "are outliers", t.outliers, t.items,
-                   t.split ? "; " : "");
+            printf("%d of %d runs %s in %zu of %zu tensor%s%s", odd, nm,
+                   odd == 1 ? "is an outlier" : "are outliers", t.outliers, t.compared,
+                   t.compared == 1 ? "" : "s", t.split ? "; " : "");
         if (t.split)
-            printf("no majority in %zu of %zu tensors", t.split, t.items);
+            printf("no majority in %zu of %zu tensor%s", t.split, t.compared,
+                   t.compared == 1 ? "" : "s");
         printf(" (%zu agree in every run)\n", t.unanimous);
     }
     if (t.partial)

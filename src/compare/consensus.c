@@ -33,6 +33,7 @@ void bp_cons_free(bp_cons_t *c)
         free(c->m[i].label);
         free(c->m[i].path);
         json_decref(c->m[i].about);
+        json_decref(c->m[i].names);
     }
     for (size_t i = 0; i < c->ni; i++) {
         free(c->it[i].name);
@@ -333,6 +334,8 @@ void bp_cons_tally(const bp_cons_t *c, bp_cons_tally_t *t)
         const bp_cons_item_t *it = &c->it[i];
         if (it->present < c->nm)
             t->partial++;
+        if (it->present >= 2)
+            t->compared++;
         if (it->mixed)
             t->mixed++;
         if (it->majority < 0)
@@ -392,13 +395,37 @@ void bp_cons_about_of(const char *fp, char *out, size_t n)
     json_decref(j);
 }
 
+/* "<probe>/<key>@<i>/<tensor>" without the instance, into out. */
+static void strip_instance(const char *name, char *out, size_t n)
+{
+    const char *a = strchr(name, '/'), *b = a ? strchr(a + 1, '/') : NULL;
+    const char *at = a && b ? memchr(a, '@', (size_t)(b - a)) : NULL;
+    if (!at)
+        snprintf(out, n, "%s", name);
+    else
+        snprintf(out, n, "%.*s%s", (int)(at - name), name, b);
+}
+
+void bp_cons_tensor_name(const bp_cons_member_t *m, const char *item, char *out, size_t n)
+{
+    const char *own = json_string_value(json_object_get(m->names, item));
+    const char *a = strchr(item, '/'), *b = a ? strchr(a + 1, '/') : NULL;
+    if (own)
+        snprintf(out, n, "%s", own);
+    else if (!m->inst[0] || !b)
+        snprintf(out, n, "%s", item);
+    else
+        snprintf(out, n, "%.*s@%s%s", (int)(b - item), item, m->inst, b);
+}
+
 /* The tensors of one container: item "<prefix><tensor>" for prefix
- * "<probe>/<key>/", member label[@i] from the key's instance suffix. */
+ * "<probe>/<key>/", or the one names maps the tensor to; member label[@i]
+ * from the key's instance suffix. */
 static bp_status add_container(bp_cons_t *c, const bp_st_file_t *f, const char *probe,
                                const char *key, const char *label, const char *path,
-                               bp_error_t *err)
+                               const json_t *names, bp_error_t *err)
 {
-    char base[256], lab[PATH_MAX + 32], about[512], item[1024];
+    char base[256], lab[PATH_MAX + 32], about[512], item[1024], own[1024];
     snprintf(base, sizeof base, "%s", key);
     char *at = strchr(base, '@');
     if (at) {
@@ -414,10 +441,26 @@ static bp_status add_container(bp_cons_t *c, const bp_st_file_t *f, const char *
     if (about[0])
         json_object_set_new(c->m[m].about, base, json_string(about));
     for (size_t k = 0; k < f->n; k++) {
-        if (*probe)
+        if (*probe) {
+            snprintf(own, sizeof own, "%s/%s/%s", probe, key, f->t[k].name);
             snprintf(item, sizeof item, "%s/%s/%s", probe, base, f->t[k].name);
-        else
+        } else {
+            snprintf(own, sizeof own, "%s", f->t[k].name);
             snprintf(item, sizeof item, "%s", f->t[k].name);
+        }
+        const char *mapped = json_string_value(json_object_get(names, own));
+        if (mapped && strcmp(mapped, own) != 0) {
+            /* the item another run's tensor is: what the member ran it on
+             * is said under that item's key too */
+            strip_instance(mapped, item, sizeof item);
+            char ikey[256];
+            key_of(item, ikey, sizeof ikey);
+            if (about[0] && ikey[0])
+                json_object_set_new(c->m[m].about, ikey, json_string(about));
+            if (!c->m[m].names && !(c->m[m].names = json_object()))
+                return bp_error_set(err, BP_ENOMEM, "out of memory");
+            json_object_set_new(c->m[m].names, item, json_string(own));
+        }
         bp_status st = bp_cons_add(c, item, m, &f->t[k].buf, err);
         if (st)
             return bp_error_prefix(err, "%s: ", path);
@@ -426,7 +469,7 @@ static bp_status add_container(bp_cons_t *c, const bp_st_file_t *f, const char *
 }
 
 bp_status bp_cons_add_path(bp_cons_t *c, const char *path, const char *label,
-                           bp_error_t *err)
+                           const json_t *names, bp_error_t *err)
 {
     struct stat sb;
     if (stat(path, &sb) != 0)
@@ -436,7 +479,7 @@ bp_status bp_cons_add_path(bp_cons_t *c, const char *path, const char *label,
     if (!S_ISDIR(sb.st_mode)) {
         if ((st = bp_tset_load(path, false, &f, err)))
             return st;
-        st = add_container(c, &f, "", "", label, path, err);
+        st = add_container(c, &f, "", "", label, path, names, err);
         bp_st_free(&f);
         return st;
     }
@@ -459,7 +502,7 @@ bp_status bp_cons_add_path(bp_cons_t *c, const char *path, const char *label,
         snprintf(key, sizeof key, "%.*s", (int)(dot - slash - 1), slash + 1);
         snprintf(full, sizeof full, "%s/%s", path, rel);
         if (!(st = bp_st_read(full, &f, err))) {
-            st = add_container(c, &f, probe, key, label, path, err);
+            st = add_container(c, &f, probe, key, label, path, names, err);
             bp_st_free(&f);
         }
     }

@@ -15,7 +15,10 @@
  * Bundle tensors are named "<probe>/<key>/<tensor>"; a key "<key>@<i>"
  * (several GPUs of one run, `run --gpu all --save`) makes instance i a
  * member of its own, labelled "<label>@<i>", of item "<probe>/<key>/
- * <tensor>". */
+ * <tensor>".  What is one item across runs is decided by the caller, as
+ * diff pairs two sets (tpair.h): a map from a run's tensor names to the
+ * names of the items they are (cpu-libm's tensors are cpu-sleef's items
+ * when the first run ran cpu-sleef). */
 #ifndef BP_CONSENSUS_H
 #define BP_CONSENSUS_H
 
@@ -51,6 +54,8 @@ typedef struct {
     char inst[16]; /* the key's "@<i>" suffix without '@', or "" */
     json_t *about; /* backend key -> one line: GPU or CPU, driver, runtime,
                       cuBLAS, ... ("" for the member's own description) */
+    json_t *names; /* item -> the member's own tensor name, where a map
+                      gave the tensor another item's name; else NULL */
 } bp_cons_member_t;
 
 typedef struct bp_cons bp_cons_t;
@@ -70,9 +75,15 @@ void bp_cons_about_of(const char *fingerprint_json, char *out, size_t n);
 bp_status bp_cons_add(bp_cons_t *c, const char *item, int m, const bp_buf_t *b,
                       bp_error_t *err);
 /* Every tensor of a bundle directory, a safetensors file or a .npy file,
- * read one container at a time; members are label (and label@i). */
+ * read one container at a time; members are label (and label@i).  names
+ * (NULL: none) maps the path's tensor names (bundles: "<probe>/<key>/
+ * <tensor>", the key with its instance) to the tensor names whose items
+ * they are; a tensor it does not name is an item of its own name. */
 bp_status bp_cons_add_path(bp_cons_t *c, const char *path, const char *label,
-                           bp_error_t *err);
+                           const json_t *names, bp_error_t *err);
+/* The member's own name of item's tensor (names, else the item with the
+ * member's instance put back into its key) into out. */
+void bp_cons_tensor_name(const bp_cons_member_t *m, const char *item, char *out, size_t n);
 /* Orders the groups and finds each item's majority (call once, after the
  * last add; adding afterwards needs another settle). */
 void bp_cons_settle(bp_cons_t *c);
@@ -94,6 +105,7 @@ typedef struct {
     size_t outliers;   /* a majority and at least one outlier */
     size_t split;      /* no strict majority */
     size_t partial;    /* some member lacks the item */
+    size_t compared;   /* items at least two members have */
     size_t mixed;      /* dtype or shape differs between members */
 } bp_cons_tally_t;
 void bp_cons_tally(const bp_cons_t *c, bp_cons_tally_t *t);

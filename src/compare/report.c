@@ -272,7 +272,10 @@ void bp_report_tally(const bp_report_t *rep, bp_tally_t *t)
             t->nan_payloads_excused += r->cmp.nan_payload_diffs;
         }
     }
-    if (!t->compared && !t->failed) {
+    if (!t->compared) {
+        /* Nothing compared is never a pass: one-sided and incomparable
+         * tensors say why (diff), as the other cases do. */
+        size_t oa = t->n[BP_RS_ONLY_A], ob = t->n[BP_RS_ONLY_B], nc = t->n[BP_RS_NOT_COMPARABLE];
         const char *why = rep->why_empty;
         if (!why && t->results && t->n[BP_RS_MISSING_GOLDEN] == t->results)
             why = "no goldens for this backend";
@@ -280,6 +283,12 @@ void bp_report_tally(const bp_report_t *rep, bp_tally_t *t)
             why = "no backend ran";
         else if (!why && !t->results)
             why = "nothing to compare";
+        else if (!why && oa && ob)
+            why = "no tensor in common";
+        else if (!why && (oa || ob))
+            why = nc ? "one-sided, the rest not comparable" : "one-sided";
+        else if (!why && nc)
+            why = "not comparable";
         if (why)
             snprintf(t->why_empty, sizeof t->why_empty, "%s", why);
     }

@@ -141,8 +141,10 @@ bool bp_res_status_parse(const char *name, bp_res_status_t *out);
 /* The one count of a report that every format renders, and its verdict,
  * which is the exit status of the command that made the report:
  *   2 (error)  an error result, a missing golden or skipped backend that
- *              counts, or nothing compared at all (and nothing one-sided)
- *              unless the report says that is fine (empty_ok);
+ *              counts, or nothing compared at all unless the report says
+ *              that is fine (empty_ok); why_empty then says why: the
+ *              command's reason, or "no tensor in common" (one-sided
+ *              tensors on both sides), "one-sided", "not comparable";
  *   1 (drift)  a result that fails: drift, a one-sided or not comparable
  *              tensor;
  *   0 (passed) otherwise. */

@@ -48,7 +48,7 @@ B = {k: (dt, a.copy()) for k, (dt, a) in A.items() if k != "only_a"}
 f = B["w_f32"][1].view(np.uint32).reshape(-1)
 f[rng.choice(f.size, 37, replace=False)] ^= 1            # one-ulp flips
 f[5] = 0x7fc00000; A["w_f32"][1].reshape(-1)[5] = np.float32("nan")  # NaN both
-A["w_f32"][1].reshape(-1)[6] = 0.0; f[6] = 0x80000000      # +0 vs -0
+A["w_f32"][1].reshape(-1)[6] = 0.0; f[6] = 0x80000000      # +0 vs -0: counted
 bf = B["w_bf16"][1]
 bf[rng.choice(bf.size, 120, replace=False)] ^= rng.integers(1, 1 << 16, 120, dtype=np.uint16)
 h = B["w_f16"][1].view(np.uint16).reshape(-1)
@@ -56,7 +56,7 @@ h[[0, 3, 10]] ^= 0x0001
 B["mask"][1][[1, 2, 50]] ^= True
 e4 = B["e4"][1]
 e4[0x7f] = 0xff                                            # NaN sign: equal by class
-e4[0x00] = 0x80                                            # +0 vs -0: equal
+e4[0x00] = 0x80                                            # +0 vs -0: a zero's sign
 e4[[0x10, 0x38, 0x7e]] += np.array([1, 1, 1], dtype=np.uint8)  # 0x7e+1 = NaN: a class change
 B["ids"][1][[4, 9]] += 1
 B["reshaped"] = ("F32", np.arange(6, dtype=np.float32).reshape(2, 3))
@@ -67,7 +67,9 @@ write_ckpt(os.path.join(root, "A"), [{k: A[k] for k in names[:3]}, {k: A[k] for 
 bn = sorted(B)
 write_ckpt(os.path.join(root, "B"), [{k: B[k] for k in bn[:4]}, {k: B[k] for k in bn[4:]}])
 
-# NumPy's count of each tensor's mismatches, from the formats' definitions
+# NumPy's count of each tensor's mismatches: elements whose bits differ
+# (+0 against -0 too), but for NaNs, equal by class (the formats'
+# definitions say which patterns are NaN)
 def values(dt, a):
     if dt == "F32": return a.astype(np.float64)
     if dt == "F16": return a.astype(np.float64)
@@ -85,10 +87,11 @@ for k in A:
     if k in B and A[k][1].shape == B[k][1].shape:
         dt, a, b = A[k][0], A[k][1].reshape(-1), B[k][1].reshape(-1)
         va, vb = values(dt, a), values(dt, b)
+        bits = lambda x: x.view(np.dtype("u%d" % x.dtype.itemsize)) if x.dtype.kind == "f" else x
         if va is None:
             want[k] = int(np.count_nonzero(a != b))
         else:
-            want[k] = int(np.count_nonzero((va != vb) & ~(np.isnan(va) & np.isnan(vb))))
+            want[k] = int(np.count_nonzero((bits(a) != bits(b)) & ~(np.isnan(va) & np.isnan(vb))))
 print(json.dumps(want))
 PY
 run 1 diff "$TMP/A" "$TMP/B" --json "$TMP/d.json"

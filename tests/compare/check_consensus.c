@@ -73,7 +73,7 @@ static bp_cons_t *load(const char *const *names, int n)
     char dir[512];
     for (int i = 0; i < n; i++) {
         snprintf(dir, sizeof dir, "%s/%s", root, names[i]);
-        ck_assert_msg(bp_cons_add_path(c, dir, names[i], &err) == BP_OK, "%s", err.msg);
+        ck_assert_msg(bp_cons_add_path(c, dir, names[i], NULL, &err) == BP_OK, "%s", err.msg);
     }
     bp_cons_settle(c);
     return c;
@@ -221,12 +221,12 @@ START_TEST(test_bad_input)
     bp_error_t err = {0};
     char dir[512];
     snprintf(dir, sizeof dir, "%s/none", root);
-    ck_assert_int_eq(bp_cons_add_path(c, dir, "none", &err), BP_EINPUT);
+    ck_assert_int_eq(bp_cons_add_path(c, dir, "none", NULL, &err), BP_EINPUT);
     ck_assert_ptr_nonnull(strstr(err.msg, "cannot read"));
     /* the same bundle twice under one label: each tensor given twice */
     snprintf(dir, sizeof dir, "%s/a", root);
-    ck_assert_int_eq(bp_cons_add_path(c, dir, "a", &err), BP_OK);
-    ck_assert_int_eq(bp_cons_add_path(c, dir, "a", &err), BP_EINPUT);
+    ck_assert_int_eq(bp_cons_add_path(c, dir, "a", NULL, &err), BP_OK);
+    ck_assert_int_eq(bp_cons_add_path(c, dir, "a", NULL, &err), BP_EINPUT);
     ck_assert_ptr_nonnull(strstr(err.msg, "is given twice"));
     bp_cons_free(c);
 }
