@@ -1,7 +1,7 @@
 /* bitprobe diff A.ledger B.ledger: two recorded op streams aligned, the op
  * that introduced a difference named (ledger_diff.h).  Exit 0 when every
- * compared op is identical, 1 when some differ or nothing could be
- * compared, 2 on bad input. */
+ * compared op is identical, 1 when some differ, 2 when no op could be
+ * compared or on bad input. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -101,7 +101,9 @@ int cmd_diff_ledger(const char *pa, const char *pb, const bp_rep_targets_t *t, s
     if (!rc) {
         size_t differ = d.count[BP_LOP_INTRODUCED] + d.count[BP_LOP_INHERITED] +
                         d.count[BP_LOP_ABSORBED];
-        rc = differ || !d.count[BP_LOP_IDENTICAL] ? BP_EXIT_DRIFT : BP_EXIT_OK;
+        /* no op compared at all: nothing compared is an error, as in
+         * every diff */
+        rc = differ ? BP_EXIT_DRIFT : d.count[BP_LOP_IDENTICAL] ? BP_EXIT_OK : BP_EXIT_TROUBLE;
     }
     bp_ledger_diff_free(&d);
     bp_ledger_free(&A);

@@ -223,7 +223,8 @@ int bp_rep_ledger_text(FILE *f, const bp_ledger_diff_t *d, const bp_rep_opts_t *
         return 0;
     }
     if (!differing) {
-        fprintf(f, "NOT COMPARED: no op of A and B could be compared (%s)\n", align);
+        fprintf(f, "error: nothing compared: no op of A and B could be compared (%s)\n",
+                align);
         side(f, "A", d->A);
         side(f, "B", d->B);
         return 0;

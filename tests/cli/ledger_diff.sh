@@ -92,4 +92,9 @@ run 2 diff "$top_srcdir/tests/ledger-bad/truncated.ledger" "$G/good.ledger"
 err_has "no end line after record 1: the recording was cut short"
 run 2 diff "$G/good.ledger" "$G/good.ledger.safetensors"
 err_has "is an op ledger and '$G/good.ledger.safetensors' is not"
+# two ledgers without an op: nothing compared is an error, not a pass
+printf '%s\n' '{"format":"bitprobe-ledger","version":1,"hash":"fmix64-sum/1","torch":"none"}' \
+    '{"end":{"records":0,"captures":0,"status":"ok"}}' >"$TMP/empty.ledger"
+run 2 diff "$TMP/empty.ledger" "$TMP/empty.ledger"
+out_has "error: nothing compared: no op of A and B could be compared (0 ops paired one to one)"
 done_ok
