@@ -1,7 +1,9 @@
 #!/bin/sh
 # One command from a fresh clone on Debian: installs what the build needs
 # (apt-get when root; otherwise prints the apt-get line and stops), runs the
-# autotools steps, builds bitprobe and runs the default probe suite.
+# autotools steps, builds bitprobe, runs the default probe suite and, as
+# root, installs it (make install: bitprobe on PATH, the probes and goldens
+# under $prefix/share/bitprobe); otherwise says how to.
 # Extra configure flags: BITPROBE_CONFIGURE="--without-cuda" sh setup.sh
 set -eu
 cd "$(dirname "$0")"
@@ -29,3 +31,10 @@ fi
 [ -f Makefile ] && [ Makefile -nt configure ] || ./configure ${BITPROBE_CONFIGURE:-}
 make -j"$(nproc)"
 ./src/bitprobe run --quiet
+if [ "$(id -u)" -eq 0 ]; then
+    make install
+    echo "setup.sh: installed $(sed -n 's/^prefix = //p' Makefile)/bin/bitprobe: 'bitprobe --help' in a new shell"
+else
+    echo "setup.sh: built src/bitprobe; to run it as 'bitprobe', install it as root" \
+         "(make install), or put $(pwd)/src on PATH" >&2
+fi

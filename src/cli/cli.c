@@ -310,7 +310,10 @@ const char *bp_cli_probes_dir(const char *opt)
     return data_dir(opt, "BITPROBE_PROBES", "probes", BP_DATADIR "/probes");
 }
 
-/* "golden" beside the directory probes (its parent's golden). */
+/* The golden directory beside a probes directory: DIR/../golden when DIR
+ * is named probes (a project laid out as bitprobe's own: probes/ next to
+ * golden/), else DIR/golden (a directory of the user's own, whose goldens
+ * stay inside it). */
 static const char *beside(const char *probes)
 {
     static __thread char buf[4096];
@@ -320,7 +323,10 @@ static const char *beside(const char *probes)
     while (n > 1 && d[n - 1] == '/')
         d[--n] = '\0';
     char *slash = strrchr(d, '/');
-    if (!slash)
+    const char *base = slash ? slash + 1 : d;
+    if (strcmp(base, "probes") != 0)
+        snprintf(buf, sizeof buf, "%s/golden", n ? d : ".");
+    else if (!slash)
         snprintf(buf, sizeof buf, "golden");
     else if (slash == d)
         snprintf(buf, sizeof buf, "/golden");
@@ -331,46 +337,29 @@ static const char *beside(const char *probes)
     return buf;
 }
 
-const char *bp_cli_golden_dir(const char *opt, const char *probes_opt)
+const char *bp_cli_golden_dir(const char *opt, const char *probes_opt, const bp_probe_t *p)
 {
     if (opt)
         return opt;
+    if (p && p->by_path) {
+        char d[4096];
+        snprintf(d, sizeof d, "%s", p->path);
+        char *slash = strrchr(d, '/');
+        if (!slash)
+            snprintf(d, sizeof d, ".");
+        else if (slash == d)
+            d[1] = '\0';
+        else
+            *slash = '\0';
+        return beside(d);
+    }
     if (probes_opt)
         return beside(probes_opt);
     const char *e = getenv("BITPROBE_GOLDEN");
     if (e && *e)
         return e;
-    e = getenv("BITPROBE_PROBES");
-    if (e && *e)
-        return beside(e);
-    return data_dir(NULL, "BITPROBE_GOLDEN", "golden", BP_DATADIR "/golden");
-}
-
-bool bp_cli_installed(const char *dir)
-{
-    char rd[PATH_MAX], ri[PATH_MAX];
-    if (!realpath(BP_DATADIR, ri))
-        return false;
-    /* dir, or its nearest existing parent (a golden directory not made yet) */
-    char d[PATH_MAX];
-    snprintf(d, sizeof d, "%s", dir);
-    while (!realpath(d, rd)) {
-        char *slash = strrchr(d, '/');
-        if (!slash || slash == d)
-            return false;
-        *slash = '\0';
-    }
-    size_t n = strlen(ri);
-    return strncmp(rd, ri, n) == 0 && (rd[n] == '\0' || rd[n] == '/');
-}
-
-int bp_cli_check_writable_data(const char *cmd, const char *dir)
-{
-    if (!bp_cli_installed(dir))
-        return -1;
-    return out_error(cmd, "will not write goldens into the installed data directory '%s'; "
-                     "name where they go with --golden DIR (or --probes DIR: DIR/../golden)",
-                     dir);
+    /* $BITPROBE_PROBES, ./probes or the installed set: beside them */
+    return beside(bp_cli_probes_dir(NULL));
 }
 
 int bp_cli_split(char *s, char **items, int max)
@@ -658,6 +647,7 @@ static int load_path(const char *cmd, const char *path, const bp_param_arg_t *pa
         ps->selbad[ps->nselbad++] = ps->nbad - 1;
         return BP_EXIT_OK;
     }
+    p->by_path = true;
     ps->all[ps->nall++] = p;
     ps->sel[ps->nsel++] = p;
     return BP_EXIT_OK;

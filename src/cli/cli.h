@@ -54,18 +54,14 @@ bool bp_cli_color(void);
 /* Where probes are: --probes if given, else $BITPROBE_PROBES, else
  * ./probes when that directory exists, else the installed copy. */
 const char *bp_cli_probes_dir(const char *opt);
-/* Where goldens are: --golden if given; else next to the probes that
- * --probes names (DIR/../golden); else $BITPROBE_GOLDEN; else next to
- * $BITPROBE_PROBES; else ./golden when that directory exists; else the
- * installed copy.  The returned string lives until the next call on the
- * same thread. */
-const char *bp_cli_golden_dir(const char *opt, const char *probes_opt);
-/* Whether dir lies in the installed data directory ($(pkgdatadir)), which
- * bitprobe reads but never writes. */
-bool bp_cli_installed(const char *dir);
-/* Refuses (message naming cmd, exit 2) writing goldens under dir when it is
- * installed data; -1 when dir may be written. */
-int bp_cli_check_writable_data(const char *cmd, const char *dir);
+/* Where probe p's goldens are (p NULL: the probes of the directory in
+ * use): beside the probes.  --golden DIR if given; else, for a probe named
+ * by its file, beside the file's directory; else beside --probes DIR; else
+ * $BITPROBE_GOLDEN; else beside the probes directory in use
+ * ($BITPROBE_PROBES, ./probes, the installed set).  Beside a directory D
+ * means D/../golden when D is named probes, else D/golden.  The returned
+ * string lives until the next call on the same thread. */
+const char *bp_cli_golden_dir(const char *opt, const char *probes_opt, const bp_probe_t *p);
 
 /* The one integer parser of option values: a decimal integer in lo..hi. */
 bool bp_cli_int(const char *s, long long lo, long long hi, long long *out);

@@ -85,13 +85,14 @@ static void describe(const bp_st_file_t *old, const char *name, const bp_buf_t *
 
 static int bless_one(const bp_run_opts_t *o, bp_backend_t *be, const bp_probe_t *p)
 {
-    char path[4096], tname[256], what[1200];
+    char path[4096], tname[256], what[1200], gk[256];
     bp_error_t err = {0};
-    const char *root = bp_cli_golden_dir(o->golden_dir, o->probes_dir);
-    if (bp_golden_path(root, p->name, be->key, path, sizeof path, &err))
+    const char *root = bp_cli_golden_dir(o->golden_dir, o->probes_dir, p);
+    bp_golden_key(p, be->key, gk, sizeof gk);
+    if (bp_golden_path(root, p->name, gk, path, sizeof path, &err))
         return bp_cli_fail(&err);
     bp_lock_t lk;
-    if (!o->dry_run && bp_atomic_lock(path, &lk, &err))
+    if (!o->dry_run && bp_golden_lock(path, &lk, &err))
         return bp_cli_fail(&err);
     bp_st_file_t old, nf;
     bool missing = false, have_old;
@@ -183,10 +184,15 @@ int cmd_bless(int argc, char **argv)
         bp_error_set(&err, BP_EINPUT, "no probes to bless in %s", bp_cli_probes_dir(o.probes_dir));
         rc = bp_cli_fail(&err);
     }
-    if (!rc && !o.dry_run)
-        rc = bp_cli_check_writable_data("bless", bp_cli_golden_dir(o.golden_dir, o.probes_dir));
-    if (rc < 0)
-        rc = BP_EXIT_OK;
+    /* Where each probe's goldens go may be written at all: said before any
+     * backend runs (the golden store refuses it again, whoever asks). */
+    for (size_t i = 0; i < nsel && !rc; i++) {
+        char path[4096];
+        const char *root = bp_cli_golden_dir(o.golden_dir, o.probes_dir, sel[i]);
+        if (bp_golden_path(root, sel[i]->name, "x", path, sizeof path, &err) ||
+            bp_golden_dest_check(path, &err))
+            rc = bp_cli_fail(&err);
+    }
     if (!rc && nsel && bp_probe_params_check(sel, nsel, o.params, o.nparams, &err))
         rc = bp_cli_fail(&err);
     if (!rc)

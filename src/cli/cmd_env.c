@@ -26,6 +26,9 @@ static void print_text(json_t *env)
     printf("build      %s\n", cuda ? "with CUDA" : "CPU only (no CUDA backend)");
     if (cuda)
         printf("nvcc flags %s\n", str(build, "nvccflags"));
+    json_t *inst = json_object_get(env, "installed");
+    printf("prefix     %s (never written)\n", str(inst, "prefix"));
+    printf("data       %s (the installed probes and goldens)\n", str(inst, "data"));
     printf("cpu        %s\n", str(env, "cpu"));
     printf("compiler   %s\n", str(env, "compiler"));
     const char *k;
@@ -72,6 +75,9 @@ int cmd_env(int argc, char **argv)
         fprintf(stderr, "bitprobe env: out of memory\n");
         return BP_EXIT_TROUBLE;
     }
+    /* where this bitprobe is installed: not part of a host's fingerprint */
+    json_object_set_new(env, "installed", json_pack("{s:s, s:s}", "prefix", BP_PREFIX, "data",
+                                                    BP_DATADIR));
     if (as_json) {
         char *s = json_dumps(env, JSON_INDENT(2) | JSON_SORT_KEYS);
         if (s)

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "cmd_run.h"
+#include "diff_fp.h"
 #include "golden.h"
 #include "timing.h"
 
@@ -23,6 +24,7 @@ typedef struct bp_run_gentry {
     char key[64];
     bp_st_file_t f;
     bool ok, missing;
+    bool noted;       /* its origin said in the report (golden_origin) */
     char msg[1024];
     struct bp_run_gentry *next;
 } gentry_t;
@@ -83,8 +85,8 @@ static gentry_t *entry_for(bp_run_goldens_t *g, const bp_run_opts_t *o, const bp
     e->probe = p;
     e->k = k;
     snprintf(e->key, sizeof e->key, "%s", key);
-    e->ok = bp_golden_load(bp_cli_golden_dir(o->golden_dir, o->probes_dir), p, key, &e->f, &e->missing,
-                           &err) == BP_OK;
+    e->ok = bp_golden_load(bp_cli_golden_dir(o->golden_dir, o->probes_dir, p), p, key, &e->f,
+                           &e->missing, &err) == BP_OK;
     memcpy(e->msg, err.msg, sizeof err.msg);
     if (t) {
         int b = bp_timing_backend(t, be_name);
@@ -156,9 +158,10 @@ static int not_compared(bp_run_goldens_t *g, const bp_run_opts_t *o, const bp_pr
 }
 
 /* A probe's needs over its backends: "cpu,oracle", the dtypes to bless
- * (0: all, when a file is missing) and whether a golden was unusable. */
-static void probe_need(const bp_run_goldens_t *g, const bp_probe_t *p, char *devs, size_t n,
-                       uint32_t *dtypes, bool *unusable)
+ * (when a file is missing: the run's own --dtype, 0 when it gave none) and
+ * whether a golden was unusable. */
+static void probe_need(const bp_run_goldens_t *g, const bp_run_opts_t *o, const bp_probe_t *p,
+                       char *devs, size_t n, uint32_t *dtypes, bool *unusable)
 {
     size_t l = 0;
     bool file = false;
@@ -174,8 +177,11 @@ static void probe_need(const bp_run_goldens_t *g, const bp_probe_t *p, char *dev
         *dtypes |= e->dtypes;
         *unusable |= e->unusable;
     }
-    if (file)
-        *dtypes = 0;
+    if (file) {
+        bp_run_opts_t def;
+        bp_run_opts_init(&def);
+        *dtypes = o->dtypes != def.dtypes ? o->dtypes : 0;
+    }
 }
 
 bool bp_run_goldens_hints(const bp_run_goldens_t *g, const bp_run_opts_t *o,
@@ -194,18 +200,20 @@ bool bp_run_goldens_hints(const bp_run_goldens_t *g, const bp_run_opts_t *o,
         char devs[512], dj[512], hint[4096], cmd[3600];
         uint32_t dt, dtj;
         bool un, unj;
-        probe_need(g, g->need[i].probe, devs, sizeof devs, &dt, &un);
+        probe_need(g, o, g->need[i].probe, devs, sizeof devs, &dt, &un);
         size_t np = 0;
         for (size_t j = i; j < n; j++) {
             if (done[j])
                 continue;
-            probe_need(g, g->need[j].probe, dj, sizeof dj, &dtj, &unj);
+            probe_need(g, o, g->need[j].probe, dj, sizeof dj, &dtj, &unj);
             if (g->need[j].probe != g->need[i].probe &&
                 (strcmp(dj, devs) != 0 || dtj != dt || unj != un))
                 continue;
             for (size_t k = j; k < n; k++) /* every entry of that probe */
                 done[k] |= g->need[k].probe == g->need[j].probe;
-            names[np++] = g->need[j].probe->name;
+            /* the probe as the user named it: its file, or its name */
+            const bp_probe_t *pj = g->need[j].probe;
+            names[np++] = pj->by_path ? pj->path : pj->name;
         }
         bp_run_hint(o, "bless", names, np, devs, dt, cmd, sizeof cmd);
         if (un)
@@ -220,6 +228,41 @@ bool bp_run_goldens_hints(const bp_run_goldens_t *g, const bp_run_opts_t *o,
     return ok;
 }
 
+/* Where a comparison with golden s differs, where the golden came from:
+ * blessed under another backend key than be's, the key it was blessed as
+ * goes into the label ("golden cpu-sleef (blessed as cpu-libm)"), and,
+ * once per golden, its backend fingerprint beside be's, as diff of two
+ * saved runs shows them (diff_fp.h: notes, and the Markdown's table). */
+static bool golden_origin(bp_run_goldens_t *g, gentry_t *s, const bp_probe_t *p,
+                          const bp_backend_t *be, bp_report_t *rep, char *label, size_t n)
+{
+    const char *bk = bp_st_get_meta(&s->f, "backend_key");
+    bool other = bk && strcmp(bk, be->key) != 0;
+    if (other)
+        snprintf(label, n, "golden %s (blessed as %s)", be->key, bk);
+    pthread_mutex_lock(&g->lock);
+    bool first = !s->noted;
+    s->noted = true;
+    pthread_mutex_unlock(&g->lock);
+    if (!first)
+        return true;
+    const char *fps = bp_st_get_meta(&s->f, "fingerprint");
+    json_t *fp = fps ? json_loads(fps, 0, NULL) : NULL;
+    /* bless measures the backend's behaviour (a run does so only with
+     * --save): what this run did not measure is not a difference */
+    json_t *gb = json_object_get(fp, "backend");
+    if (json_is_object(gb) && !json_object_get(be->fingerprint, "behaviour"))
+        json_object_del(gb, "behaviour");
+    char la[512], lb[256];
+    snprintf(la, sizeof la, "golden %s/%s%s%s%s", p->name, be->key, other ? " (blessed as " : "",
+             other ? bk : "", other ? ")" : "");
+    snprintf(lb, sizeof lb, "%s here", be->key);
+    bool ok = bp_diff_fp_add(rep, "backend", la, lb, json_object_get(fp, "backend"),
+                             be->fingerprint);
+    json_decref(fp);
+    return ok;
+}
+
 int bp_run_goldens_compare(bp_run_goldens_t *g, const bp_run_opts_t *o, const bp_probe_t *p,
                            size_t oi, bp_dtype_t dt, bp_backend_t *const *bes,
                            bp_buf_t *const *bufs, int n, bp_report_t *rep)
@@ -227,10 +270,10 @@ int bp_run_goldens_compare(bp_run_goldens_t *g, const bp_run_opts_t *o, const bp
     if (!o->golden)
         return BP_EXIT_OK;
     const bp_output_t *out = &p->outputs[oi];
-    char tname[256], label[96], msg[1200];
+    char tname[256], label[160], msg[1200];
     bp_golden_tensor_name(out->name, dt, tname, sizeof tname);
     for (int k = 0; k < n; k++) {
-        const gentry_t *s = entry_for(g, o, p, k, bes[k]->key, rep->timing, bes[k]->name);
+        gentry_t *s = entry_for(g, o, p, k, bes[k]->key, rep->timing, bes[k]->name);
         if (!s) {
             fprintf(stderr, "bitprobe: out of memory\n");
             return BP_EXIT_TROUBLE;
@@ -275,6 +318,11 @@ int bp_run_goldens_compare(bp_run_goldens_t *g, const bp_run_opts_t *o, const bp
             continue;
         }
         r.compared = true;
+        if ((r.cmp.mismatched || r.cmp.nan_payload_diffs) &&
+            !golden_origin(g, s, p, bes[k], rep, label, sizeof label)) {
+            bp_cmp_free(&r.cmp);
+            return BP_EXIT_TROUBLE;
+        }
         if (!bp_report_add(rep, &r)) {
             bp_cmp_free(&r.cmp);
             return BP_EXIT_TROUBLE;

@@ -435,7 +435,8 @@ int cmd_screen(int argc, char **argv)
     for (int k = 0; k < ng; k++)
         g[k].index = gpus[k];
     bp_screen_opts_t o = {tests, nt, (int)depth, fake,
-                          no_golden || do_bless ? NULL : bp_cli_golden_dir(golden, NULL), inj, ninj,
+                          no_golden || do_bless ? NULL : bp_cli_golden_dir(golden, NULL, NULL), inj,
+                          ninj,
                           progress, NULL};
     double t0 = now();
     if (bp_screen_run(&o, g, ng, &err)) {
@@ -455,8 +456,8 @@ int cmd_screen(int argc, char **argv)
         if (rc != BP_EXIT_OK)
             fprintf(stderr, "bitprobe screen: --bless: the screen did not pass: nothing "
                             "written\n");
-        else if ((rc = bp_cli_check_writable_data("screen", bp_cli_golden_dir(golden, NULL))) < 0)
-            rc = bless(bp_cli_golden_dir(golden, NULL), g, ng, tests, nt);
+        else
+            rc = bless(bp_cli_golden_dir(golden, NULL, NULL), g, ng, tests, nt);
     }
 out:
     for (int k = 0; k < ng; k++)

@@ -44,6 +44,8 @@ typedef struct bp_probe {
     size_t noutputs;
     char *overrides; /* "base=500000,..." where --param changed its params
                         (its hash then differs from the file's), else NULL */
+    bool by_path;    /* named on the command line by its file (path is as
+                        typed), not found in a probes directory */
 } bp_probe_t;
 
 /* Reads and validates one probe file.  Errors read "file:line:col: what".

@@ -75,17 +75,33 @@ static bool side_by_side(bp_report_t *rep, json_t *list, const char *what, const
     return true;
 }
 
-bool bp_diff_fingerprints(bp_report_t *rep, const bp_tset_t *a, const bp_tset_t *b,
-                          const bp_pairs_t *P)
+/* rep->extra's "fingerprints" list, made when new. */
+static json_t *fp_list(bp_report_t *rep)
 {
     if (!rep->extra && !(rep->extra = json_object()))
-        return false;
+        return NULL;
     json_t *list = json_object_get(rep->extra, "fingerprints");
     if (!list) {
         list = json_array();
         if (!list || json_object_set_new(rep->extra, "fingerprints", list))
-            return false;
+            return NULL;
     }
+    return list;
+}
+
+bool bp_diff_fp_add(bp_report_t *rep, const char *what, const char *la, const char *lb,
+                    const json_t *fa, const json_t *fb)
+{
+    json_t *list = fp_list(rep);
+    return list && side_by_side(rep, list, what, la, lb, fa, fb);
+}
+
+bool bp_diff_fingerprints(bp_report_t *rep, const bp_tset_t *a, const bp_tset_t *b,
+                          const bp_pairs_t *P)
+{
+    json_t *list = fp_list(rep);
+    if (!list)
+        return false;
     bool ok = true;
     for (size_t i = 0; ok && i < P->nkeys; i++) {
         char la[4096], lb[4096];

@@ -23,6 +23,13 @@ bool bp_diff_fingerprints(bp_report_t *rep, const bp_tset_t *a, const bp_tset_t 
 
 #define BP_DIFF_FP_SHOWN 16
 
+/* One such comparison, of two fingerprints fa and fb (either NULL: "has no
+ * fingerprint") labelled la and lb: its notes and its entry under
+ * rep->extra's "fingerprints" (what: "backend", "host", "golden").  False
+ * when out of memory. */
+bool bp_diff_fp_add(bp_report_t *rep, const char *what, const char *la, const char *lb,
+                    const json_t *fa, const json_t *fb);
+
 /* The Markdown report's section of those comparisons (rep->extra's
  * "fingerprints"): per pair, a table of the items that differ, both values
  * in full; nothing when fps is not a non-empty array. */

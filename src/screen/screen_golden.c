@@ -127,7 +127,7 @@ bp_status bp_screen_golden_bless(const char *root, const bp_screen_gpu_t *g,
     if (!st)
         st = bp_st_set_meta(&f, "driver", g->driver, err);
     bp_lock_t lk;
-    if (!st && !(st = bp_atomic_lock(path, &lk, err))) {
+    if (!st && !(st = bp_golden_lock(path, &lk, err))) {
         st = bp_golden_store(path, &f, err);
         bp_atomic_unlock(&lk);
     }

@@ -54,23 +54,27 @@ err_has "--save '$TMP/file': not a directory"
 run 2 diff "$TMP/a" "$TMP/a2" --json "$TMP/no/r.json"
 err_has "--json '$TMP/no/r.json': directory '$TMP/no' does not exist"
 
-# --- goldens next to --probes: bless from an empty directory writes
-# DIR/../golden, and run finds them there ---
-mkdir -p "$TMP/proj/p" "$TMP/empty"
-cp "$top_srcdir/probes/seed-div.yaml" "$TMP/proj/p/"
-(
-    cd "$TMP/empty" || exit 1
-    unset BITPROBE_PROBES BITPROBE_GOLDEN
-    "$BITPROBE" bless seed-div --probes ../proj/p --device cpu >"$TMP/out" 2>"$TMP/err" ||
-        fail "bless --probes ../proj/p: exit $?"
-    [ -f ../proj/golden/seed-div/cpu-sleef.safetensors.gz ] ||
-        [ -f ../proj/golden/seed-div/cpu-sleef-avx512.safetensors.gz ] ||
-        fail "no golden under ../proj/golden: $(find .. -name '*.gz')"
-    [ -z "$(ls -A .)" ] || fail "bless wrote into the working directory: $(ls -A .)"
-    "$BITPROBE" run seed-div --probes ../proj/p --device cpu >"$TMP/out" 2>"$TMP/err" ||
-        fail "run --probes ../proj/p against its goldens: exit $?"
-    grep -q "^passed: 3 compared (3 identical)" "$TMP/out" || fail "run: $(cat "$TMP/out")"
-) || exit 1
+# --- goldens beside --probes DIR: bless from an empty directory writes
+# DIR/../golden when DIR is named probes, else DIR/golden, and run finds
+# them there ---
+mkdir -p "$TMP/proj/probes" "$TMP/proj/mine" "$TMP/empty"
+cp "$top_srcdir/probes/seed-div.yaml" "$TMP/proj/probes/"
+cp "$top_srcdir/probes/seed-div.yaml" "$TMP/proj/mine/"
+for pair in probes:golden mine:mine/golden; do
+    dir=${pair%%:*} gold=${pair#*:}
+    (
+        cd "$TMP/empty" || exit 1
+        unset BITPROBE_PROBES BITPROBE_GOLDEN
+        "$BITPROBE" bless seed-div --probes ../proj/$dir --device cpu >"$TMP/out" 2>"$TMP/err" ||
+            fail "bless --probes ../proj/$dir: exit $?"
+        ls ../proj/$gold/seed-div/cpu-sleef*.safetensors.gz >/dev/null 2>&1 ||
+            fail "no golden under ../proj/$gold: $(find .. -name '*.gz')"
+        [ -z "$(ls -A .)" ] || fail "bless wrote into the working directory: $(ls -A .)"
+        "$BITPROBE" run seed-div --probes ../proj/$dir --device cpu >"$TMP/out" 2>"$TMP/err" ||
+            fail "run --probes ../proj/$dir against its goldens: exit $?"
+        grep -q "^passed: 3 compared (3 identical)" "$TMP/out" || fail "run: $(cat "$TMP/out")"
+    ) || exit 1
+done
 
 # --- tickets that fit: at most 65,536 bytes, differing results first ---
 run 0 run --device cpu,oracle --markdown "$TMP/r.md" -q
