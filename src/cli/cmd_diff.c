@@ -69,20 +69,34 @@ typedef struct {
     bp_tset_opts_t so;
     bp_policy_t pol;
     bp_cmp_opts_t co;
+    const char *name[2]; /* the sides' names: --label's, else their paths */
 } dopts_t;
 
 /* Keys of a side's environment laid out as the host's ("cpu", "libs.mpfr")
  * so that the Markdown table puts equal things on one row, with each
- * backend's fingerprint under "backend.<key>". */
-static void put_backend(json_t *env, const char *key, json_t *fingerprint)
+ * backend's fingerprint and key under "backend.<name>" (cpu, oracle,
+ * cuda): the two sides' CPU backends share rows whatever their keys
+ * (cpu-sleef, cpu-libm), as diff pairs them; a second backend of one
+ * name keeps its key. */
+static void put_backend(json_t *env, const char *name, const char *key, json_t *fingerprint)
 {
     json_t *b = json_object_get(env, "backend");
     if (!json_is_object(b)) {
         b = json_object();
         json_object_set_new(env, "backend", b);
     }
-    if (key && fingerprint)
-        json_object_set(b, key, fingerprint);
+    if (!key || !fingerprint)
+        return;
+    char nm[128];
+    if (!name || !*name)
+        snprintf(nm, sizeof nm, "%.*s", (int)strcspn(key, "-"), key);
+    else
+        snprintf(nm, sizeof nm, "%s", name);
+    json_t *fp = json_deep_copy(fingerprint);
+    if (!fp)
+        return;
+    json_object_set_new(fp, "key", json_string(key));
+    json_object_set_new(b, json_object_get(b, nm) ? key : nm, fp);
 }
 
 /* What a side says about where it was made: a bundle's manifest
@@ -102,7 +116,8 @@ static json_t *side_env(const char *path, const bp_tset_t *set)
                 json_object_update(env, host);
             json_object_del(env, "backends");
             json_array_foreach(json_object_get(m, "backends"), i, b)
-                put_backend(env, json_string_value(json_object_get(b, "key")),
+                put_backend(env, json_string_value(json_object_get(b, "name")),
+                            json_string_value(json_object_get(b, "key")),
                             json_object_get(b, "fingerprint"));
             json_decref(m);
         }
@@ -119,7 +134,7 @@ static json_t *side_env(const char *path, const bp_tset_t *set)
                 json_t *host = json_object_get(fp, "host");
                 if (json_is_object(host))
                     json_object_update_missing(env, host);
-                put_backend(env, json_string_value(json_object_get(meta, "backend_key")),
+                put_backend(env, NULL, json_string_value(json_object_get(meta, "backend_key")),
                             json_object_get(fp, "backend"));
                 json_decref(fp);
             } else {
@@ -158,9 +173,10 @@ static bool add_uncompared(bp_report_t *rep, const bp_pair_t *p, const char *tit
 }
 
 /* One pair of sets (rel: their relative path in a directory walk, or
- * NULL): paired, compared, added to the report.  0, or an exit status. */
-static int diff_sets(const char *pa, const char *pb, const char *rel, const dopts_t *o,
-                     bp_report_t *rep, json_t *sides)
+ * NULL), shown as na and nb (the paths, or --label's names): paired,
+ * compared, added to the report.  0, or an exit status. */
+static int diff_sets(const char *pa, const char *pb, const char *na, const char *nb,
+                     const char *rel, const dopts_t *o, bp_report_t *rep, json_t *sides)
 {
     bp_tset_t a, b;
     bp_error_t err = {0};
@@ -190,14 +206,14 @@ static int diff_sets(const char *pa, const char *pb, const char *rel, const dopt
         goto pairs;
     }
     if (a.kind == BP_TSET_BUNDLE && b.kind == BP_TSET_BUNDLE)
-        if (!bp_diff_fingerprints(rep, &a, &b, &P))
+        if (!bp_diff_fingerprints(rep, &a, &b, &P, na, nb))
             rc = BP_EXIT_TROUBLE;
     for (size_t i = 0; i < P.n && !rc; i++) {
         const bp_pair_t *p = &P.p[i];
         const bp_tent_t *t = p->a ? p->a : p->b;
         char la[PATH_MAX + 300], lb[PATH_MAX + 300], title[2 * PATH_MAX];
-        side_label(pa, p->a ? p->a->key : NULL, la, sizeof la);
-        side_label(pb, p->b ? p->b->key : NULL, lb, sizeof lb);
+        side_label(na, p->a ? p->a->key : NULL, la, sizeof la);
+        side_label(nb, p->b ? p->b->key : NULL, lb, sizeof lb);
         snprintf(title, sizeof title, "%s%s%s", rel ? rel : "", rel ? ": " : "",
                  t->probe ? t->probe : t->name);
         if (p->kind != BP_PAIR_COMPARE) {
@@ -243,6 +259,7 @@ static bool is_dir(const char *p)
 /* Two plain directories, as diff -r: sets paired by relative path. */
 static int diff_dirs(const char *pa, const char *pb, const dopts_t *o, bp_report_t *rep)
 {
+    const char *ra = o->name[0], *rb = o->name[1];
     bp_walk_t wa, wb;
     bp_error_t err = {0};
     if (bp_walk(pa, &wa, &err))
@@ -263,16 +280,18 @@ static int diff_dirs(const char *pa, const char *pb, const dopts_t *o, bp_report
             p.a = c < 0 ? &t : NULL;
             p.b = c < 0 ? NULL : &t;
             char la[PATH_MAX], lb[PATH_MAX];
-            snprintf(la, sizeof la, "%s/%s", pa, rel);
-            snprintf(lb, sizeof lb, "%s/%s", pb, rel);
-            if (!add_uncompared(rep, &p, rel, c < 0 ? la : pa, c < 0 ? pb : lb, &o->pol))
+            snprintf(la, sizeof la, "%s/%s", ra, rel);
+            snprintf(lb, sizeof lb, "%s/%s", rb, rel);
+            if (!add_uncompared(rep, &p, rel, c < 0 ? la : ra, c < 0 ? rb : lb, &o->pol))
                 rc = BP_EXIT_TROUBLE;
             continue;
         }
-        char fa[PATH_MAX], fb[PATH_MAX];
+        char fa[PATH_MAX], fb[PATH_MAX], na[PATH_MAX], nb[PATH_MAX];
         snprintf(fa, sizeof fa, "%s/%s", pa, wa.rel[i]);
         snprintf(fb, sizeof fb, "%s/%s", pb, wb.rel[j]);
-        rc = diff_sets(fa, fb, wa.rel[i], o, rep, NULL);
+        snprintf(na, sizeof na, "%s/%s", ra, wa.rel[i]);
+        snprintf(nb, sizeof nb, "%s/%s", rb, wb.rel[j]);
+        rc = diff_sets(fa, fb, na, nb, wa.rel[i], o, rep, NULL);
         i++;
         j++;
     }
@@ -381,6 +400,12 @@ int cmd_diff(int argc, char **argv)
     }
     if (argc - optind != 2)
         return bp_cli_usage_error("diff", "needs two paths (A and B), got %d", argc - optind);
+    /* the sides as the reports name them: --label's names, else their
+     * paths, relative to the project where they lie in it */
+    char rel[2][PATH_MAX];
+    for (int s = 0; s < 2; s++)
+        o.name[s] = names[s][0] ? names[s]
+                                : bp_report_rel_path(argv[optind + s], rel[s], sizeof rel[s]);
     int urc = bp_rep_targets_check("diff", &t);
     if (urc >= 0)
         return urc;
@@ -408,7 +433,7 @@ int cmd_diff(int argc, char **argv)
     else if (err.msg[0])
         rc = bp_cli_fail(&err);
     else
-        rc = diff_sets(pa, pb, NULL, &o, &rep, sides);
+        rc = diff_sets(pa, pb, o.name[0], o.name[1], NULL, &o, &rep, sides);
     if (!rc) {
         t.text.quiet = bp_cli_quiet;
         t.text.color = bp_cli_color();

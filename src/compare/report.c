@@ -2,10 +2,12 @@
 #include "report.h"
 
 #include <inttypes.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static char *dup_or_null(const char *s)
 {
@@ -55,13 +57,44 @@ static void append_quoted(char **buf, size_t *len, size_t *cap, const char *arg)
     *len += bp_report_shell_word(arg, *buf + *len, *cap - *len);
 }
 
+const char *bp_report_rel_path(const char *path, char *out, size_t n)
+{
+    char root[PATH_MAX];
+    const char *ws = getenv("GITHUB_WORKSPACE");
+    if (!path || path[0] != '/')
+        return path;
+    if (ws && *ws)
+        snprintf(root, sizeof root, "%s", ws);
+    else if (!getcwd(root, sizeof root))
+        return path;
+    size_t l = strlen(root);
+    while (l > 1 && root[l - 1] == '/')
+        root[--l] = '\0';
+    if (l == 1 || strncmp(path, root, l) != 0 || (path[l] != '/' && path[l] != '\0'))
+        return path;
+    snprintf(out, n, "%s", path[l] ? path + l + 1 : ".");
+    return out;
+}
+
 void bp_report_init(bp_report_t *rep, int argc, char **argv)
 {
     memset(rep, 0, sizeof *rep);
     size_t len = 0, cap = 0;
     append_quoted(&rep->command, &len, &cap, "bitprobe");
-    for (int i = 0; i < argc; i++)
-        append_quoted(&rep->command, &len, &cap, argv[i]);
+    for (int i = 0; i < argc; i++) {
+        /* the reporter's absolute paths, where they lie in the project,
+         * relative to it: the command reproduces from its root */
+        char rel[PATH_MAX + 64], word[PATH_MAX + 128];
+        const char *a = argv[i], *eq = a[0] == '-' && a[1] == '-' ? strchr(a, '=') : NULL;
+        if (eq && eq[1] == '/' && (size_t)(eq - a) < 64) {
+            const char *r = bp_report_rel_path(eq + 1, rel, sizeof rel);
+            snprintf(word, sizeof word, "%.*s=%s", (int)(eq - a), a, r);
+            a = word;
+        } else {
+            a = bp_report_rel_path(a, rel, sizeof rel);
+        }
+        append_quoted(&rep->command, &len, &cap, a);
+    }
 }
 
 void bp_report_free(bp_report_t *rep)

@@ -105,8 +105,13 @@ typedef struct bp_report {
                      * as they were (report_read.h), or NULL; owned */
 } bp_report_t;
 
-/* rep->command is "bitprobe" and argv, each a shell word. */
+/* rep->command is "bitprobe" and argv, each a shell word, absolute paths
+ * under the project relative to it (bp_report_rel_path). */
 void bp_report_init(bp_report_t *rep, int argc, char **argv);
+/* An absolute path under the project (the directory bitprobe runs in, or
+ * $GITHUB_WORKSPACE when set) relative to it, in out; any other path as
+ * it is.  Returns the path to show. */
+const char *bp_report_rel_path(const char *path, char *out, size_t n);
 /* arg as one POSIX shell word ('...' when it needs quoting) into out (n
  * bytes, cut when short); returns its length. */
 size_t bp_report_shell_word(const char *arg, char *out, size_t n);

@@ -97,7 +97,7 @@ bool bp_diff_fp_add(bp_report_t *rep, const char *what, const char *la, const ch
 }
 
 bool bp_diff_fingerprints(bp_report_t *rep, const bp_tset_t *a, const bp_tset_t *b,
-                          const bp_pairs_t *P)
+                          const bp_pairs_t *P, const char *na, const char *nb)
 {
     json_t *list = fp_list(rep);
     if (!list)
@@ -105,14 +105,14 @@ bool bp_diff_fingerprints(bp_report_t *rep, const bp_tset_t *a, const bp_tset_t 
     bool ok = true;
     for (size_t i = 0; ok && i < P->nkeys; i++) {
         char la[4096], lb[4096];
-        snprintf(la, sizeof la, "%s:%s", a->path, P->keys[i].key_a);
-        snprintf(lb, sizeof lb, "%s:%s", b->path, P->keys[i].key_b);
+        snprintf(la, sizeof la, "%s:%s", na, P->keys[i].key_a);
+        snprintf(lb, sizeof lb, "%s:%s", nb, P->keys[i].key_b);
         ok = side_by_side(rep, list, "backend", la, lb, backend_fp(a, P->keys[i].key_a),
                           backend_fp(b, P->keys[i].key_b));
     }
     const json_t *ha = json_object_get(a->manifest, "env"), *hb = json_object_get(b->manifest, "env");
     if (ok && (ha || hb))
-        ok = side_by_side(rep, list, "host", a->path, b->path, ha, hb);
+        ok = side_by_side(rep, list, "host", na, nb, ha, hb);
     return ok;
 }
 

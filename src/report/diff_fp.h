@@ -12,14 +12,15 @@
 #include "tpair.h"
 #include "tset.h"
 
-/* Adds to rep, for each pair of backend keys of P and for the two hosts:
+/* Adds to rep, for each pair of backend keys of P and for the two hosts
+ * (the sets named na and nb, their paths or the user's labels):
  * notes (one naming the items that differ, then one per item, "  ITEM: A |
  * B", at most BP_DIFF_FP_SHOWN) and, under rep->extra's "fingerprints",
  * every item that differs with both values in full: [{"what": "backend" or
  * "host", "a": LABEL, "b": LABEL, "same": N, "differ": [{"item", "a", "b"}]
  * or null where a side has no fingerprint}].  False when out of memory. */
 bool bp_diff_fingerprints(bp_report_t *rep, const bp_tset_t *a, const bp_tset_t *b,
-                          const bp_pairs_t *P);
+                          const bp_pairs_t *P, const char *na, const char *nb);
 
 #define BP_DIFF_FP_SHOWN 16
 

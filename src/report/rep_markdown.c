@@ -10,10 +10,14 @@
  * and per differing comparison the ulp histogram and the first mismatches
  * with index, exact decimal, hex and sign|exponent|mantissa bits; the
  * outputs bit-identical everywhere, in one line; notes.  When it all does
- * not fit, the least important sections are left out (notes, the
- * bit-identical list, probe definitions, other differences, the
- * environment, failing results, in that order) and a closing note says
- * what was cut.
+ * not fit, the detail goes first: the sections of differences that do not
+ * fail, then the bit-identical list, then the sections of failing results,
+ * then probe definitions, the notes, the environment and the fingerprints
+ * side by side, in that order, so that the cause stays; a closing note
+ * says what was cut.  The environment is one row per item with every side
+ * in it (a diff's two sides first, their backends paired).  Paths under
+ * the directory the command ran in (or $GITHUB_WORKSPACE) are shown
+ * relative to it, the command to reproduce included.
  *
  * Names, paths and values go in code spans, other text is backslash-
  * escaped, and '|' is escaped inside table cells, so nothing a probe or a
@@ -283,6 +287,14 @@ static bool skip_key(const char *key)
     return strcmp(key, "backends") == 0 || strcmp(key, "sides") == 0;
 }
 
+/* Prose about a measured behaviour's evidence: its verdict says what it
+ * found, in one row (diff_fp.c leaves the same parts out). */
+static bool prose_key(const char *key)
+{
+    return strcmp(key, "evidence") == 0 || strcmp(key, "summary") == 0 ||
+           strcmp(key, "title") == 0;
+}
+
 static void collect(const json_t *j, const char *prefix, keys_t *k, bool top)
 {
     const char *key;
@@ -294,7 +306,7 @@ static void collect(const json_t *j, const char *prefix, keys_t *k, bool top)
         return;
     }
     json_object_foreach((json_t *)j, key, v) {
-        if (top && skip_key(key))
+        if ((top && skip_key(key)) || prose_key(key))
             continue;
         snprintf(path, sizeof path, "%s%s%s", prefix, *prefix ? "." : "", key);
         collect(v, path, k, false);
@@ -333,25 +345,29 @@ static void environment(FILE *f, const bp_report_t *rep)
 {
     column_t cols[34];
     int nc = 0;
-    if (rep->env)
-        cols[nc++] = (column_t){"this host", rep->env};
-    const json_t *arr = rep->env ? json_object_get(rep->env, "backends") : NULL;
-    for (size_t i = 0; i < json_array_size(arr) && nc < 17; i++) {
-        const json_t *b = json_array_get(arr, i);
-        cols[nc++] = (column_t){json_string_value(json_object_get(b, "name")),
-                                json_object_get(b, "fingerprint")};
-    }
-    arr = rep->env ? json_object_get(rep->env, "sides") : NULL;
+    /* a diff's two sides first, side by side (their backends under
+     * backend.<name>, paired as diff pairs them), then this host */
+    const json_t *arr = rep->env ? json_object_get(rep->env, "sides") : NULL;
     char heads[34][512];
-    for (size_t i = 0; i < json_array_size(arr) && nc < 34; i++) {
+    for (size_t i = 0; i < json_array_size(arr) && nc < 16; i++) {
         const json_t *s = json_array_get(arr, i);
         const char *name = json_string_value(json_object_get(s, "name"));
-        const char *label = json_string_value(json_object_get(s, "label"));
+        char rel[4096];
+        const char *label = bp_report_rel_path(json_string_value(json_object_get(s, "label")),
+                                               rel, sizeof rel);
         snprintf(heads[nc], sizeof heads[nc], "%s: %s%s%s%s", i == 0 ? "a" : i == 1 ? "b" : "?",
                  name ? name : label ? label : "?", name ? " (" : "", name ? label : "",
                  name ? ")" : "");
         cols[nc] = (column_t){heads[nc], json_object_get(s, "env")};
         nc++;
+    }
+    if (rep->env)
+        cols[nc++] = (column_t){"this host", rep->env};
+    arr = rep->env ? json_object_get(rep->env, "backends") : NULL;
+    for (size_t i = 0; i < json_array_size(arr) && nc < 34; i++) {
+        const json_t *b = json_array_get(arr, i);
+        cols[nc++] = (column_t){json_string_value(json_object_get(b, "name")),
+                                json_object_get(b, "fingerprint")};
     }
     fputs("## Environment\n\n", f);
     if (json_array_size(arr))
@@ -364,7 +380,7 @@ static void environment(FILE *f, const bp_report_t *rep)
     }
     keys_t k = {0};
     for (int c = 0; c < nc; c++)
-        collect(cols[c].env, "", &k, c == 0);
+        collect(cols[c].env, "", &k, true);
     fputs("| |", f);
     for (int c = 0; c < nc; c++) {
         fputc(' ', f);
@@ -400,8 +416,9 @@ static void environment(FILE *f, const bp_report_t *rep)
 
 static void probe_file(FILE *f, const char *path)
 {
+    char rel[4096];
     fputs("### ", f);
-    code(f, path);
+    code(f, bp_report_rel_path(path, rel, sizeof rel));
     fputs("\n\n", f);
     FILE *in = fopen(path, "rb");
     if (!in) {
@@ -591,8 +608,9 @@ static void group(FILE *f, const bp_report_t *rep, size_t i, size_t j)
     bp_result_dtype_label(g, dt, sizeof dt);
     fprintf(f, " %s%s%s\n\n", dt, *shape ? " " : "", shape);
     if (g->file) {
+        char rel[4096];
         fputs("Defined in ", f);
-        code(f, g->file);
+        code(f, bp_report_rel_path(g->file, rel, sizeof rel));
         if (g->line > 0)
             fprintf(f, ", line %d", g->line);
         fputs(".\n\n", f);
@@ -682,7 +700,11 @@ static FILE *piece_open(pieces_t *ps, int prio)
     return m;
 }
 
-enum { P_MUST, P_FAILING, P_ENV, P_OTHER, P_PROBES, P_SAME, P_NOTES, P_LEVELS };
+/* Levels of importance, the first kept first: what a reader needs to find
+ * the cause (the verdict, how to reproduce, where the two sides differ
+ * and what they ran on) goes before the detail of each result, which is
+ * cut first. */
+enum { P_MUST, P_FP, P_ENV, P_NOTES, P_PROBES, P_FAILING, P_SAME, P_OTHER, P_LEVELS };
 
 /* Whether the probe file of result i is one a differing result names. */
 static bool involved(const bp_report_t *rep, size_t i)
@@ -717,6 +739,9 @@ int bp_rep_markdown(FILE *f, const bp_report_t *rep)
     }
     if (PIECE(P_ENV)) {
         environment(m, rep);
+        CLOSE();
+    }
+    if (json_array_size(json_object_get(rep->extra, "fingerprints")) && PIECE(P_FP)) {
         bp_diff_fp_markdown(m, json_object_get(rep->extra, "fingerprints"));
         CLOSE();
     }
@@ -812,8 +837,9 @@ int bp_rep_markdown(FILE *f, const bp_report_t *rep)
     if (cut) {
         fprintf(f, "**Cut to fit GitHub's %d-character limit:** left out", MD_LIMIT);
         static const char *const what[P_LEVELS] = {
-            "", "failing results", "the environment", "other differing results",
-            "probe definitions", "the list of bit-identical outputs", "the notes"};
+            "", "fingerprints side by side", "the environment", "the notes",
+            "probe definitions", "failing results", "the list of bit-identical outputs",
+            "other differing results"};
         const char *sep = " ";
         for (int k = 1; k < P_LEVELS; k++)
             if (left_out[k]) {

@@ -31,6 +31,10 @@ run() {
     [ "$got" -eq "$want" ] || fail "bitprobe $*: exit $got, expected $want"
 }
 
+# rel PATH: PATH as bitprobe's reports show it, relative to the working
+# directory where it lies under it (the project: bp_report_rel_path).
+rel() { case $1 in "$PWD"/*) printf '%s\n' "${1#"$PWD"/}" ;; *) printf '%s\n' "$1" ;; esac; }
+
 # out_has TEXT / err_has TEXT: fixed-string search in the last run's output.
 out_has() { grep -qF -- "$1" "$TMP/out" || fail "stdout lacks '$1'"; }
 err_has() { grep -qF -- "$1" "$TMP/err" || fail "stderr lacks '$1'"; }

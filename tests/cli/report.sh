@@ -109,11 +109,12 @@ unset GITHUB_STEP_SUMMARY
 same "$TMP/out" "$TMP/g1.txt" "GitHub annotations"
 same "$TMP/s2.md" "$TMP/s1.md" "GitHub step summary"
 out_has "::error"
-# Tensors on one side only: diff says different, and so does report.
-run 1 diff "$cpu" "$top_srcdir/tests/st-good/meta.safetensors" --json "$TMP/o.json"
-run 1 report "$TMP/o.json"
-out_has "only in a: $cpu"
-out_has "drift: nothing compared; 3 only in a"
+# Tensors on one side only: nothing compared, an error (exit 2) with its
+# reason, from diff and from report alike.
+run 2 diff "$cpu" "$top_srcdir/tests/st-good/meta.safetensors" --json "$TMP/o.json"
+run 2 report "$TMP/o.json"
+out_has "only in a: $(rel "$cpu")"
+out_has "error: nothing compared (one-sided); 3 only in a"
 
 # --- a bundle: its manifest carries the report ---
 run 0 run seed-div --device cpu,oracle --save "$TMP/bun" --json "$TMP/s.json"

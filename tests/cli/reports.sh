@@ -38,7 +38,7 @@ PY
 run 1 diff "$cpu" "$zero" --junit "$TMP/d.xml" --markdown "$TMP/d.md" --json "$TMP/d.json" --first 3
 out_has "329332 of 524288 differ"
 if $have_py; then
-    py - "$TMP/d.xml" "$cpu" "$zero" <<'PY' || fail "diff JUnit is not what was expected"
+    py - "$TMP/d.xml" "$(rel "$cpu")" "$(rel "$zero")" <<'PY' || fail "diff JUnit is not what was expected"
 import sys, xml.etree.ElementTree as ET
 root = ET.parse(sys.argv[1]).getroot()
 a, b = sys.argv[2], sys.argv[3]

@@ -97,12 +97,25 @@ START_TEST(t_one_sided)
     ck_assert_uint_eq(t.failed, 1);
     ck_assert_uint_eq(t.skipped, 1);
     bp_report_free(&rep);
-    /* Only one-sided tensors: nothing compared, but they differ. */
+    /* Only one-sided tensors: nothing compared is never a pass, and the
+     * reason is said: one-sided, no tensor in common, not comparable. */
     bp_report_init(&rep, 0, NULL);
     other(&rep, "B", BP_RS_ONLY_A, true, "A");
     tally(&rep, &t, line, sizeof line);
-    ck_assert_int_eq(t.exit, 1);
-    ck_assert_str_eq(line, "drift: nothing compared; 1 only in a");
+    ck_assert_int_eq(t.exit, 2);
+    ck_assert_str_eq(t.verdict, "error");
+    ck_assert_str_eq(line, "error: nothing compared (one-sided); 1 only in a");
+    other(&rep, "C", BP_RS_ONLY_B, true, "B");
+    tally(&rep, &t, line, sizeof line);
+    ck_assert_int_eq(t.exit, 2);
+    ck_assert_str_eq(line, "error: nothing compared (no tensor in common); 1 only in a; "
+                           "1 only in b");
+    bp_report_free(&rep);
+    bp_report_init(&rep, 0, NULL);
+    other(&rep, "Q", BP_RS_NOT_COMPARABLE, true, "unknown dtype Q8");
+    tally(&rep, &t, line, sizeof line);
+    ck_assert_int_eq(t.exit, 2);
+    ck_assert_str_eq(line, "error: nothing compared (not comparable); 1 not comparable");
     bp_report_free(&rep);
 }
 END_TEST
