@@ -511,6 +511,19 @@ int bp_cli_backend_names(const char *cmd, const bp_cli_devices_t *d,
     return rc >= 0 ? rc : is_auto ? 0 : -1;
 }
 
+int bp_cli_open_fail(const char *cmd, const char *name, bp_status st, const bp_error_t *err)
+{
+    if (st != BP_EUNAVAIL)
+        return bp_cli_fail(err);
+    /* a backend named that cannot run here: the option, and the ways that
+     * run on this machine */
+    bp_cli_progress_clear();
+    fprintf(stderr, "bitprobe %s: --device %s: %s; --device auto runs every backend this "
+                    "machine has (a missing GPU is skipped and said), --device cpu,oracle the "
+                    "CPU's\n", cmd, name, err->msg);
+    return BP_EXIT_TROUBLE;
+}
+
 int bp_cli_open_backends(const char *cmd, const bp_cli_devices_t *d, bp_backend_t **bes,
                          int *n, bp_cli_skip_t *skipped, int *nskipped, bp_timing_t *t)
 {
@@ -559,10 +572,11 @@ int bp_cli_open_backends(const char *cmd, const bp_cli_devices_t *d, bp_backend_
             for (int k = 0; k < *n; k++)
                 bp_backend_close(bes[k]);
             *n = 0;
+            bp_cli_progress_clear();
             if (required && is_auto)
                 fprintf(stderr, "bitprobe %s: --require %s: %s\n", cmd, *want, err.msg);
             else
-                bp_cli_fail(&err);
+                bp_cli_open_fail(cmd, *want, st, &err);
             return BP_EXIT_TROUBLE;
         }
     }

@@ -155,6 +155,10 @@ int bp_cli_backend_names(const char *cmd, const bp_cli_devices_t *d,
  * it (bp_timing_backend) when other threads use the record. */
 bp_status bp_cli_open_one(const bp_cli_devices_t *d, const char *name, struct bp_timing *t,
                           bp_backend_t **out, bp_error_t *err);
+/* A backend named with --device that did not open: for one that cannot
+ * run here (BP_EUNAVAIL: no GPU, no driver) the option and the ways out
+ * (--device auto, cpu,oracle); else the error.  Returns 2. */
+int bp_cli_open_fail(const char *cmd, const char *name, bp_status st, const bp_error_t *err);
 /* Opens the backends of --device: explicit names must be available; auto
  * adds every backend that opens here and lists in skipped (room for
  * BP_CLI_MAX_BACKENDS) those that do not, unless --require names them

@@ -64,7 +64,15 @@ static int side_open(side_t *s, const bp_probe_t *p, bp_dtype_t dt,
         if (s->key)
             return bp_cli_usage_error("explain", "%s-key applies to a saved run, and '%s' is "
                                       "a backend", s->opt, s->arg);
-        if (bp_backend_open(s->arg, bo, &s->be, &err))
+        bp_status st = bp_backend_open(s->arg, bo, &s->be, &err);
+        if (st == BP_EUNAVAIL) {
+            fprintf(stderr, "bitprobe explain: %s %s: %s; name a backend this machine has "
+                            "(%s cpu or %s oracle), or a saved run of it (run --device %s "
+                            "--save DIR --intermediates where it runs)\n", s->opt, s->arg,
+                    err.msg, s->opt, s->opt, s->arg);
+            return BP_EXIT_TROUBLE;
+        }
+        if (st)
             return bp_cli_fail(&err);
         snprintf(s->label, sizeof s->label, "%s", s->arg);
         return BP_EXIT_OK;

@@ -184,8 +184,8 @@ static void side_line(const char *tag, const rec_t *r, const bp_buf_t *orc, json
         size_t exact;
         uint64_t mu;
         against_oracle(orc, r->val, &exact, &mu);
-        printf("%zu of %zu elements correctly rounded, at most %" PRIu64 " ulp from the "
-               "oracle\n", exact, orc->numel, mu);
+        printf("%zu of %zu element%s correctly rounded, at most %" PRIu64 " ulp from the "
+               "oracle\n", exact, orc->numel, orc->numel == 1 ? "" : "s", mu);
         json_object_set_new(o, "correctly_rounded", json_false());
         json_object_set_new(o, "exact_elements", json_integer((json_int_t)exact));
         json_object_set_new(o, "max_ulp", json_integer((json_int_t)mu));
@@ -218,8 +218,8 @@ static void cast_change(const bp_probe_t *p, const bp_buf_t *bufs, json_t *js)
                 mx = fabs(a - b), at = i;
         }
     }
-    printf("  the cast %s->%s changes %zu of %zu elements", bp_dtype_name(in->dtype),
-           bp_dtype_name(out->dtype), n, in->numel);
+    printf("  the cast %s->%s changes %zu of %zu element%s", bp_dtype_name(in->dtype),
+           bp_dtype_name(out->dtype), n, in->numel, in->numel == 1 ? "" : "s");
     if (n)
         printf(", at most by %g (element %zu: %.17g -> %.17g)", mx, at, bp_buf_get(in, at),
                bp_buf_get(out, at));

@@ -746,6 +746,19 @@ static int job_engines(const opts_t *o, const job_t *j, const char **names,
 static int sweep_all(opts_t *o, engines_t *es, bp_inv_study_t *st)
 {
     int rc = -1;
+    /* Without a GPU, auto sweeps on the CPU engine what the GPU engines
+     * would: the LLM shapes then take minutes.  Said before the first such
+     * sweep starts, not refused: the CPU's maps are maps too; naming
+     * --engine cpu says it is meant. */
+    const char *no_gpu = NULL;
+    if (o->auto_engines && o->nengines == 0 && !bp_cli_quiet &&
+        !engine(es, "cuda", o, false, st, &rc) && rc < 0) {
+        no_gpu = json_string_value(json_array_get(st->notes, json_array_size(st->notes) - 1));
+        if (no_gpu && !strncmp(no_gpu, "cuda skipped: ", 14))
+            no_gpu += 14;
+    }
+    if (rc >= 0)
+        return rc;
     for (int ji = 0; ji < o->njobs; ji++) {
         job_t *j = &o->jobs[ji];
         const char *names[MAX_ENGINES + 4];
@@ -762,6 +775,14 @@ static int sweep_all(opts_t *o, engines_t *es, bp_inv_study_t *st)
                     return rc;
                 if (!e)
                     continue;
+                if (no_gpu && !named[i] && !strcmp(names[i], "cpu")) {
+                    bp_cli_progress_clear();
+                    fprintf(stderr, "bitprobe invariance: no GPU here (%s): the maps run on the "
+                                    "CPU engine, which takes minutes for the LLM shapes "
+                                    "(--engine cpu says that is meant; --shape and --m make a "
+                                    "map smaller)\n", no_gpu);
+                    no_gpu = NULL;
+                }
                 for (int k = 0; k < j->norders; k++) {
                     bp_inv_problem_t p = j->prob;
                     p.dtype = o->dtypes[d];

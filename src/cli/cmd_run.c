@@ -591,7 +591,8 @@ static int run_jobs(run_ctx_t *c, json_t *files)
     if (!rc) {
         int f = bp_lanes_wait_begun(lanes);
         if (f >= 0)
-            rc = bp_cli_fail(&c->open_err[f % bs->n]);
+            rc = bp_cli_open_fail("run", c->names[f % bs->n], c->open_err[f % bs->n].code,
+                                  &c->open_err[f % bs->n]);
     }
     bp_st_file_t save[BP_CLI_MAX_BACKENDS];
     for (int k = 0; k < bs->n; k++)

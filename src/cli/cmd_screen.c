@@ -319,6 +319,19 @@ static int bless(const char *root, bp_screen_gpu_t *g, int ng, const int *tests,
     return rc;
 }
 
+/* No GPU to screen: said with the way out, and, with --json, a row that
+ * says why, so that a fleet's collector counts this host.  Exit 2. */
+static int not_screened(const char *why, const char *json_path, const int *tests, int nt,
+                        int depth)
+{
+    fprintf(stderr, "bitprobe screen: no GPU to screen here: %s; screen checks CUDA GPUs "
+                    "(run it on a GPU machine; 'bitprobe run --device cpu,oracle' checks "
+                    "this host's CPU)\n", why);
+    if (json_path)
+        bp_cli_json_out("screen", json_path, bp_screen_json_unscreened(why, tests, nt, depth));
+    return BP_EXIT_TROUBLE;
+}
+
 int cmd_screen(int argc, char **argv)
 {
     enum { O_GPU = 256, O_DEPTH, O_TEST, O_GOLDEN, O_NO_GOLDEN, O_BLESS, O_JSON, O_QUIET,
@@ -399,13 +412,11 @@ int cmd_screen(int argc, char **argv)
             return bp_cli_fail(&err);
     } else {
 #ifdef BP_HAVE_CUDA
-        if (bp_screen_cuda_count(&count, &err)) {
-            fprintf(stderr, "bitprobe screen: %s\n", err.msg);
-            return BP_EXIT_TROUBLE;
-        }
+        if (bp_screen_cuda_count(&count, &err))
+            return not_screened(err.msg, json_path, tests, nt, (int)depth);
 #else
-        fprintf(stderr, "bitprobe screen: this bitprobe was built without CUDA\n");
-        return BP_EXIT_TROUBLE;
+        return not_screened("this bitprobe was built without CUDA", json_path, tests, nt,
+                            (int)depth);
 #endif
     }
     int gpus[MAX_GPUS], ng = 0;

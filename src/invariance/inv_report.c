@@ -199,11 +199,13 @@ static void oracle_lines(FILE *f, const bp_inv_map_t *m, const bp_inv_band_t *b)
         fprintf(f, "    at %s %" PRId64 "|%" PRId64 ": group %d -> %d; closer to the "
                 "exact result: ", bp_inv_axis_letter(m->axis), x->value, y->value, ga, gb);
         if (win >= 0)
-            fprintf(f, "group %d (on %zu elements against %zu, %zu tied)\n", win,
+            fprintf(f, "group %d (on %zu element%s against %zu, %zu tied)\n", win,
                     win == ga ? c.a_closer : c.b_closer,
+                    (win == ga ? c.a_closer : c.b_closer) == 1 ? "" : "s",
                     win == ga ? c.b_closer : c.a_closer, c.ties);
         else
-            fprintf(f, "neither (%zu elements each, %zu tied)\n", c.a_closer, c.ties);
+            fprintf(f, "neither (%zu element%s each, %zu tied)\n", c.a_closer,
+                    c.a_closer == 1 ? "" : "s", c.ties);
     }
 }
 

@@ -189,7 +189,8 @@ static void side(FILE *f, const char *tag, const bp_ledger_t *L)
     const char *torch = bp_ledger_header_str(L, "torch");
     const char *st = json_string_value(json_object_get(L->end, "status"));
     json_t *devs = json_object_get(json_object_get(L->header, "cuda"), "devices");
-    fprintf(f, "%s = %s: %zu ops, torch %s%s%s%s%s\n", tag, L->path, L->n, torch ? torch : "?",
+    fprintf(f, "%s = %s: %zu op%s, torch %s%s%s%s%s\n", tag, L->path, L->n, L->n == 1 ? "" : "s",
+            torch ? torch : "?",
             json_array_size(devs) ? ", " : "",
             json_array_size(devs) ? json_string_value(json_array_get(devs, 0)) : "",
             st && strcmp(st, "ok") ? ", recording ended with " : "",
@@ -202,7 +203,8 @@ int bp_rep_ledger_text(FILE *f, const bp_ledger_diff_t *d, const bp_rep_opts_t *
                        d->count[BP_LOP_ABSORBED];
     char align[128];
     if (d->exact)
-        snprintf(align, sizeof align, "%zu ops paired one to one", d->paired);
+        snprintf(align, sizeof align, "%zu op%s paired one to one", d->paired,
+                 d->paired == 1 ? "" : "s");
     else if (d->fuzzy)
         snprintf(align, sizeof align, "%zu ops paired, %zu of them by name only; %zu only in "
                  "A, %zu only in B", d->paired, d->fuzzy, d->only_a, d->only_b);

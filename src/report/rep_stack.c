@@ -59,9 +59,9 @@ static void params(FILE *f, const bp_stack_result_t *r)
     for (size_t i = 0; i < r->nparams; i++) {
         const bp_cmp_t *c = &r->params[i].cmp;
         if (c->mismatched)
-            fprintf(f, "  %s: %zu of %zu elements differ, max %" PRIu64
+            fprintf(f, "  %s: %zu of %zu element%s differ, max %" PRIu64
                     " ulp\n", r->params[i].p.name, c->mismatched, c->total,
-                    c->max_ulp);
+                    c->total == 1 ? "" : "s", c->max_ulp);
     }
 }
 
@@ -170,8 +170,8 @@ int bp_rep_stack_text(FILE *f, const bp_stack_result_t *r, bool color)
     layers(f, r);
     timings(f, r);
     const bp_stack_policy_t *p = &r->opts.policy;
-    if (p->logprob_abs >= 0 || p->logit_abs >= 0 || p->kl >= 0 ||
-        p->top1 >= 0) {
+    bool judged = p->logprob_abs >= 0 || p->logit_abs >= 0 || p->kl >= 0 || p->top1 >= 0;
+    if (judged) {
         if (r->policy_pass)
             fprintf(f, "policy: within\n");
         else
@@ -184,8 +184,10 @@ int bp_rep_stack_text(FILE *f, const bp_stack_result_t *r, bool color)
                 r->params_differ ? " (sharded parameters differ)" : "",
                 r->repeat_differ ? " (repeated forwards differ)" : "",
                 r->policy_pass ? "" : " (policy exceeded)");
-    else
-        fprintf(f, "summary: ok\n");
+    else if (judged)
+        fprintf(f, "summary: ok (within --policy)\n");
+    else /* ok says only that nothing the stack itself checks failed */
+        fprintf(f, "summary: ok (no --policy: drift reported, not judged)\n");
     return ferror(f) ? 2 : 0;
 }
 

@@ -1,8 +1,10 @@
 /* The text report, summary first: the verdict line; one line per result
  * that is not bit-identical, with its detail (values of small outputs, ulp
  * histogram, the first mismatches as exact decimal, hex and
- * sign|exponent|mantissa bits) under drift, or under every one with -v;
- * then the results that fail the verdict once more, as a closing list.
+ * sign|exponent|mantissa bits) under drift (a run's; a diff of tensor
+ * files compares so many that its detail waits for -v), or under every
+ * one with -v; then the results that fail the verdict once more, as a
+ * closing list.
  * --quiet: the verdict and the failing results; -vv: every result in
  * blocks per (probe, output, dtype), bit-identical ones too. */
 #include <inttypes.h>
@@ -333,6 +335,8 @@ int bp_rep_text(FILE *f, const bp_report_t *rep, const bp_rep_opts_t *o)
         for (size_t i = 0; i < rep->n; i++)
             nb += benign(&rep->r[i]);
         bool fold = !o->verbose && nb > MAX_BENIGN_LINES;
+        /* a diff's detail only with -v: one line per tensor that differs */
+        bool fail_detail = !(rep->n && rep->r[0].kind == BP_RES_DIFF);
         if (fold)
             benign_line(f, rep, nb);
         for (size_t i = 0; i < rep->n; i++) {
@@ -346,8 +350,9 @@ int bp_rep_text(FILE *f, const bp_report_t *rep, const bp_rep_opts_t *o)
             if (!same)
                 continue;
             result_line(f, r, o, "  ", same);
-            more |= !bp_result_outcome(r) || (r->compared && r->cmp.mismatched);
-            if (o->verbose || bp_result_outcome(r))
+            bool detail = o->verbose || (fail_detail && bp_result_outcome(r));
+            more |= !bp_result_outcome(r) || (detail && r->compared && r->cmp.mismatched);
+            if (detail)
                 result_detail(f, rep, r, o);
         }
     }

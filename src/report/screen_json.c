@@ -102,3 +102,23 @@ json_t *bp_screen_json(const bp_screen_gpu_t *g, int n, const int *tests, int nt
                      "depth", depth, "seconds", seconds, "faults_kept_per_test",
                      BP_SCREEN_KEEP, "tests", names, "gpus", gpus, "faults", faults);
 }
+
+json_t *bp_screen_json_unscreened(const char *why, const int *tests, int ntests, int depth)
+{
+    char host[256] = "unknown", when[32] = "";
+    if (gethostname(host, sizeof host - 1) != 0)
+        snprintf(host, sizeof host, "unknown");
+    host[sizeof host - 1] = '\0';
+    time_t t = time(NULL);
+    struct tm tm;
+    if (gmtime_r(&t, &tm))
+        strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    json_t *names = json_array();
+    for (int i = 0; i < ntests; i++)
+        json_array_append_new(names, json_string(bp_screen_tests[tests[i]].name));
+    return json_pack("{s:s, s:s, s:s, s:s, s:s, s:s, s:s, s:i, s:i, s:f, s:i, s:o, s:[], s:[]}",
+                     "tool", "bitprobe", "version", PACKAGE_VERSION, "command", "screen",
+                     "host", host, "time", when, "verdict", "not screened", "why", why,
+                     "exit_status", 2, "depth", depth, "seconds", 0.0,
+                     "faults_kept_per_test", BP_SCREEN_KEEP, "tests", names, "gpus", "faults");
+}

@@ -183,5 +183,9 @@ bp_status bp_screen_check(bp_screen_gpu_t *g, const bp_screen_job_t *job,
  * got bits). */
 json_t *bp_screen_json(const bp_screen_gpu_t *g, int n, const int *tests,
                        int ntests, int depth, double seconds);
+/* The same document for a host that was not screened (no GPU, no CUDA in
+ * this build): verdict "not screened", why, exit_status 2, no GPUs, so
+ * that a fleet's collector counts the host instead of missing it. */
+json_t *bp_screen_json_unscreened(const char *why, const int *tests, int ntests, int depth);
 
 #endif

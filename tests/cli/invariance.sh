@@ -96,6 +96,16 @@ out_has "cpu/seq"
 out_has "cpu/tree"
 out_has "closer to the exact result"
 grep -q '"axis": "S"' "$TMP/s.json" || fail "split axis not in JSON"
+# without a GPU, auto says before it starts that the CPU engine computes
+# what the GPU engines would (minutes for the LLM shapes); naming the CPU
+# engine says it is meant
+if "$BITPROBE" env | grep -q "^gpu  *no CUDA device"; then
+    run 1 invariance --shape 512x48 --split 1:6 --combine seq --dtype fp32
+    err_has "bitprobe invariance: no GPU here ("
+    err_has "the maps run on the CPU engine, which takes minutes for the LLM shapes"
+    run 1 invariance --engine cpu --shape 512x48 --split 1:6 --combine seq --dtype fp32
+    err_lacks "no GPU here"
+fi
 run 1 invariance --engine cpu --shape 512x48 --ranks 1,2,4 --m 3 --combine ring,tree,rank --dtype fp32
 out_has "cpu/ring"
 out_has "T 1,2,4 in a batch of 3"

@@ -99,6 +99,17 @@ n=$(wc -c <"$TMP/d.md" | tr -d ' ')
 grep -qF '`a: cpu-box (' "$TMP/d.md" || fail "the Markdown does not name side a"
 grep -qF '`b: gpu-box (' "$TMP/d.md" || fail "the Markdown does not name side b"
 grep -qF '`this host`' "$TMP/d.md" || fail "no column for the host that ran the diff"
+# --- diff: the verdict, one line per tensor that differs; detail with -v ---
+run 1 diff "$data/rope_cpu.safetensors.gz" "$data/rope_cuda_zero.safetensors.gz"
+[ "$(lines "$TMP/out")" -eq "$(($(grep -c ': DRIFT' "$TMP/out") + 1))" ] ||
+    fail "diff prints more than the verdict and a line per differing tensor: $(cat "$TMP/out")"
+out_lacks "ulp histogram"
+run 1 diff "$data/rope_cpu.safetensors.gz" "$data/rope_cuda_zero.safetensors.gz" -v
+out_has "ulp histogram"
+# one element is one element
+run 0 run seed-div --device cpu,oracle --dtype fp32 -vv
+out_has "bit-identical (1 element)"
+out_lacks "1 elements"
 run 2 diff "$data/rope_cpu.safetensors.gz" "$data/rope_cpu.safetensors.gz" --label C=x
 err_has "--label takes A=NAME,B=NAME"
 done_ok

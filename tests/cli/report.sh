@@ -89,7 +89,7 @@ run 1 diff "$cpu" "$zero" --first 3 --quiet
 cp "$TMP/out" "$TMP/d.txt"
 run 1 report "$TMP/d.json" --quiet
 same "$TMP/out" "$TMP/d.txt" "diff --quiet text"
-run 1 report "$TMP/d.json" --first 1
+run 1 report "$TMP/d.json" --first 1 -v
 out_has "... 329331 more"
 # A policy with a mismatch allowance: "N allowed" comes from the policy and
 # the total (0.7 of 524288), the elements beyond it from the histogram

@@ -10,7 +10,8 @@ out_has "stack: tiny (hidden 256, 4 heads of 64, 8 layers"
 out_has "bit-identical to the unsharded parameters (all 75)"
 out_has "per layer (hidden state after each block, B vs A):"
 out_has "top-1 agreement"
-out_has "summary: ok"
+# ok without a policy says what it means: nothing judged
+out_has "summary: ok (no --policy: drift reported, not judged)"
 "$py" - "$TMP/drift.svg" <<'PY' || fail "the SVG does not parse as XML"
 import sys, xml.etree.ElementTree as E
 root = E.parse(sys.argv[1]).getroot()
@@ -75,6 +76,7 @@ out_has "repeat: 2 forwards of A bit-identical"
 run 1 stack --layers 2 --positions 256:320 --policy logprob_abs=1e-9
 out_has "policy: EXCEEDED: log-prob max abs diff"
 run 0 stack --layers 2 --positions 256:320 --policy logprob_abs=10,top1=0
+out_has "summary: ok (within --policy)"
 
 # buffer level with PyTorch's own caches (Llama-2 geometry, bf16): exact
 run 0 stack --preset llama2-7b --device cpu --dtype bf16 --buffers-only \
