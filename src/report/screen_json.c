@@ -73,17 +73,25 @@ static json_t *gpu_obj(const bp_screen_gpu_t *g, const int *tests, int ntests)
                      g->note[0] ? json_string(g->note) : json_null());
 }
 
-json_t *bp_screen_json(const bp_screen_gpu_t *g, int n, const int *tests, int ntests,
-                       int depth, double seconds)
+/* The host's name and the time now (UTC, ISO 8601), for a report row. */
+static void host_and_time(char host[256], char when[32])
 {
-    char host[256] = "unknown", when[32] = "";
-    if (gethostname(host, sizeof host - 1) != 0)
-        snprintf(host, sizeof host, "unknown");
-    host[sizeof host - 1] = '\0';
+    snprintf(host, 256, "unknown");
+    when[0] = '\0';
+    if (gethostname(host, 255) != 0)
+        snprintf(host, 256, "unknown");
+    host[255] = '\0';
     time_t t = time(NULL);
     struct tm tm;
     if (gmtime_r(&t, &tm))
-        strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", &tm);
+        strftime(when, 32, "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
+
+json_t *bp_screen_json(const bp_screen_gpu_t *g, int n, const int *tests, int ntests,
+                       int depth, double seconds)
+{
+    char host[256], when[32];
+    host_and_time(host, when);
     json_t *gpus = json_array(), *faults = json_array(), *names = json_array();
     for (int i = 0; i < ntests; i++)
         json_array_append_new(names, json_string(bp_screen_tests[tests[i]].name));
@@ -105,14 +113,8 @@ json_t *bp_screen_json(const bp_screen_gpu_t *g, int n, const int *tests, int nt
 
 json_t *bp_screen_json_unscreened(const char *why, const int *tests, int ntests, int depth)
 {
-    char host[256] = "unknown", when[32] = "";
-    if (gethostname(host, sizeof host - 1) != 0)
-        snprintf(host, sizeof host, "unknown");
-    host[sizeof host - 1] = '\0';
-    time_t t = time(NULL);
-    struct tm tm;
-    if (gmtime_r(&t, &tm))
-        strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    char host[256], when[32];
+    host_and_time(host, when);
     json_t *names = json_array();
     for (int i = 0; i < ntests; i++)
         json_array_append_new(names, json_string(bp_screen_tests[tests[i]].name));
