@@ -53,13 +53,16 @@ const char cmd_diff_usage[] =
     "                    GITHUB_ACTIONS=true)\n"
     "  --quiet           print only the verdict and the failures (diff: nothing\n"
     "                    when identical)\n"
-    "  -v, --verbose     the detail of every difference; -vv: every result\n"
-    "  --consensus RUN...  saved runs of several hosts or GPUs: groups of\n"
-    "                    bit-identical results per tensor, the majority, the odd ones\n"
-    "                    out and what they ran on (with --json, --first, --quiet)\n"
+    "  -v, --verbose     the detail of every difference (without it: one line per\n"
+    "                    tensor that differs); -vv: every result\n"
+    "  --consensus RUN...  saved runs of several hosts or GPUs, paired with the first\n"
+    "                    as diff pairs two: groups of bit-identical results per\n"
+    "                    tensor, the majority, the odd ones out and what they ran on\n"
+    "                    (with --json, --first, --quiet)\n"
     "  Exit status: 0 identical or within policy (--consensus: every run agrees),\n"
     "  1 different (a tensor that differs, is on one side only or cannot be compared;\n"
-    "  --consensus: an outlier, or no majority), 2 trouble.";
+    "  --consensus: an outlier, or no majority), 2 trouble or nothing compared (no\n"
+    "  tensor in common, one-sided, not comparable).";
 
 #define MAX_MAPS 64
 
