@@ -181,7 +181,7 @@ def probe_dict():
     src = open(os.path.join(ROOT, "src", "op_list.h")).read()
     words = ["name", "description", "params", "dtypes", "ops", "outputs", "policy",
              "out", "op", "dtype", "exact", "ulp", "abs", "rel", "max_mismatch_fraction",
-             "fp32", "bf16", "fp16", "fp64", "i64", "i32", "$dtype"]
+             "zero_sign", "ignore", "count", "fp32", "bf16", "fp16", "fp64", "i64", "i32", "$dtype"]
     for section in ("BP_OP", "BP_KEY", "BP_FORM"):
         words += re.findall(r'^%s\(\w+, "([^"]+)"' % section, src, re.M)
     seen, out = set(), ["# The probe fuzz target's dictionary, written by make_corpus.py",
