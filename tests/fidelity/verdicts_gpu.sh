@@ -25,17 +25,7 @@ step "verdict tests with a GPU" 0 make check \
     TESTS='tests/cli/zero_sign.sh tests/cli/pairing.sh tests/cli/golden_place.sh tests/cli/ticket.sh tests/cli/nogpu.sh tests/cli/explain_cuda.sh'
 P="$OUT/probes"
 mkdir -p "$P"
-cat >"$P/max-zero.yaml" <<'EOF'
-name: max-zero
-description: "torch.maximum(torch.full([40], -0.), torch.zeros(40))"
-dtypes: [fp32, bf16, fp16]
-ops:
-  - {out: n, op: full, shape: [40], value: -0.0, dtype: $dtype}
-  - {out: z, op: zeros, shape: [40], dtype: $dtype}
-  - {out: m, op: maximum, a: n, b: z}
-outputs:
-  - {name: m}
-EOF
+cp tests/data/max-zero.yaml "$P/"
 TAIL=12 step "maximum(-0, +0): cuda, cpu, oracle" "0|1" "$B" run "$P/max-zero.yaml" \
     --device cpu,cuda,oracle --no-golden --agree -vv
 step "cuda run saved" 0 "$B" run --device cuda --no-golden --save "$OUT/run-cuda" --quiet
