@@ -316,7 +316,8 @@ const char *bp_cli_probes_dir(const char *opt)
  * stay inside it). */
 static const char *beside(const char *probes)
 {
-    static __thread char buf[4096];
+    /* room for DIR and "/golden" (a longer DIR is cut, and fails to open) */
+    static __thread char buf[4096 + 8];
     char d[4096];
     snprintf(d, sizeof d, "%s", probes);
     size_t n = strlen(d);
