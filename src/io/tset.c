@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -159,6 +160,18 @@ bp_status bp_tset_add_st(bp_tset_t *s, size_t fi, const char *prefix, bool allow
     return st;
 }
 
+bp_status bp_tset_crc_error(const bp_tfile_t *f, const bp_tent_t *t, uint32_t computed,
+                            bp_error_t *err)
+{
+    if (!f->zip_member)
+        return bp_st_crc_error(f->label, f->src.kind != BP_TF_MAP, t->off, t->name, t->crc,
+                               computed, err);
+    uint32_t got = (uint32_t)crc32_combine(f->head_crc, computed, (z_off_t)t->nbytes);
+    return bp_error_set(err, BP_EINPUT, "%s: CRC-32 mismatch: the zip directory says "
+                        "0x%08" PRIx32 ", the member's bytes give 0x%08" PRIx32,
+                        f->label, f->zip_crc, got);
+}
+
 bp_status bp_tset_file_end(const bp_tfile_t *f, bp_tread_t *r, bp_error_t *err)
 {
     if (f->src.kind == BP_TF_MAP)
@@ -195,6 +208,14 @@ bp_status bp_tset_add_npy(bp_tset_t *s, size_t fi, const char *name, bool as_bf1
     }
     if (!st)
         st = bp_npy_layout(head, got, total, f->label, as_bf16, &l, err);
+    if (!st && f->zip_member) {
+        /* the member's CRC covers header and data: the data's own follows
+         * (crc(H D) = shift(crc(H), |D|) ^ crc(D), so crc(D) =
+         * crc32_combine(crc(H), crc(H D), |D|)); checked as it is read */
+        f->head_crc = (uint32_t)crc32_z(0, head, (size_t)l.data_off);
+        if (!l.nbytes && f->head_crc != f->zip_crc)
+            st = bp_tset_crc_error(f, &(bp_tent_t){.nbytes = 0}, 0, err);
+    }
     free(head);
     if (st)
         return st;
@@ -209,6 +230,10 @@ bp_status bp_tset_add_npy(bp_tset_t *s, size_t fi, const char *name, bool as_bf1
     t->nbytes = l.nbytes;
     t->file = fi;
     t->off = l.data_off;
+    if (f->zip_member && l.nbytes) {
+        t->has_crc = true;
+        t->crc = (uint32_t)crc32_combine(f->head_crc, f->zip_crc, (z_off_t)l.nbytes);
+    }
     return BP_OK;
 }
 
@@ -566,8 +591,7 @@ bp_status bp_tset_read_tensor(const bp_tset_t *s, const bp_tent_t *t, bp_buf_t *
     if (!st && t->has_crc) {
         uint32_t crc = (uint32_t)crc32_z(0, out->data, (size_t)t->nbytes);
         if (crc != t->crc)
-            st = bp_st_crc_error(f->label, f->src.kind != BP_TF_MAP, t->off, t->name, t->crc,
-                                 crc, err);
+            st = bp_tset_crc_error(f, t, crc, err);
     }
     if (st)
         bp_buf_free(out);
