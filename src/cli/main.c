@@ -5,6 +5,7 @@
 #include "cli.h"
 #include "cmd.h"
 #include "config.h"
+#include "esc.h"
 #include "interrupt.h"
 #include "suggest.h"
 
@@ -64,7 +65,7 @@ static int cmd_help(int argc, char **argv)
         return bp_cli_usage_error("help", "too many arguments");
     if (argc == 2 && strcmp(argv[1], "--help") != 0 && strcmp(argv[1], "-h") != 0) {
         if (!bp_cmd_find(argv[1])) {
-            fprintf(stderr, "bitprobe help: unknown command '%s'\n", argv[1]);
+            bp_esc_printf(stderr, "bitprobe help: unknown command '%s'\n", argv[1]);
             return BP_EXIT_TROUBLE;
         }
         return bp_cli_help(argv[1]);
@@ -97,9 +98,9 @@ int main(int argc, char **argv)
         for (const bp_cmd_t *k = bp_commands; k->name && n < 64; k++)
             names[n++] = k->name;
         const char *near = bp_suggest(name, names, n);
-        fprintf(stderr, "bitprobe: unknown command '%s'", name);
+        bp_esc_printf(stderr, "bitprobe: unknown command '%s'", name);
         if (near)
-            fprintf(stderr, "; did you mean '%s'?", near);
+            bp_esc_printf(stderr, "; did you mean '%s'?", near);
         fprintf(stderr, "\nTry 'bitprobe --help' for the list of commands.\n");
         return BP_EXIT_TROUBLE;
     }

@@ -14,6 +14,8 @@
 #include <string.h>
 #include <zlib.h>
 
+#include "esc.h"
+
 /* ---- header positions ---------------------------------------------- */
 
 typedef struct pos {
@@ -147,15 +149,7 @@ static size_t utf8_valid(const unsigned char *s, size_t n)
 
 void bp_st_quote(const char *name, char *out, size_t n)
 {
-    size_t k = 0;
-    for (const unsigned char *s = (const unsigned char *)name; *s && k + 4 < n;
-         s++)
-        out[k++] = (*s < 0x20 || *s == 0x7f) ? '?' : (char)*s;
-    if (*name && k + 4 >= n && strlen(name) > k) {
-        memcpy(out + k, "...", 3);
-        k += 3;
-    }
-    out[k] = '\0';
+    bp_esc_str(name, out, n);
 }
 
 /* ---- the header ---------------------------------------------------- */

@@ -7,9 +7,11 @@
  * blocks per (probe, output, dtype), bit-identical ones too. */
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "bitfmt.h"
+#include "esc.h"
 #include "rep.h"
 
 static const char *red(const bp_rep_opts_t *o) { return o->color ? "\033[31m" : ""; }
@@ -287,7 +289,7 @@ static void benign_line(FILE *f, const bp_report_t *rep, size_t n)
     fputc('\n', f);
 }
 
-int bp_rep_text(FILE *f, const bp_report_t *rep, const bp_rep_opts_t *o)
+static int text(FILE *f, const bp_report_t *rep, const bp_rep_opts_t *o)
 {
     bp_tally_t t;
     char line[1024];
@@ -372,4 +374,93 @@ int bp_rep_text(FILE *f, const bp_report_t *rep, const bp_rep_opts_t *o)
         for (size_t k = 0; k < rep->nhints; k++)
             fprintf(f, "hint: %s\n", rep->hints[k]);
     return ferror(f) ? 2 : 0;
+}
+
+/* ---- every string as the text shows it (esc.h) ------------------------- */
+
+typedef struct {
+    char **own; /* the escaped copies made */
+    size_t n;
+    bool oom;
+} shown_t;
+
+static void show(shown_t *sh, char **p)
+{
+    if (!bp_esc_needed(*p))
+        return;
+    char *e = bp_esc_dup(*p);
+    if (!e) {
+        sh->oom = true;
+        return;
+    }
+    sh->own[sh->n++] = *p = e;
+}
+
+/* Whether any string of rep needs escaping. */
+static bool any_needed(const bp_report_t *rep)
+{
+    bool need = bp_esc_needed(rep->why_empty);
+    for (size_t i = 0; !need && i < rep->n; i++) {
+        const bp_result_t *r = &rep->r[i];
+        need = bp_esc_needed(r->probe) || bp_esc_needed(r->output) ||
+               bp_esc_needed(r->a) || bp_esc_needed(r->b) || bp_esc_needed(r->note) ||
+               bp_esc_needed(r->dtype_as);
+    }
+    for (size_t i = 0; !need && i < rep->nv; i++)
+        need = bp_esc_needed(rep->v[i].probe) || bp_esc_needed(rep->v[i].output) ||
+               bp_esc_needed(rep->v[i].side);
+    for (size_t i = 0; !need && i < rep->nnotes; i++)
+        need = bp_esc_needed(rep->notes[i]);
+    for (size_t i = 0; !need && i < rep->nhints; i++)
+        need = bp_esc_needed(rep->hints[i]);
+    return need;
+}
+
+/* The text report of rep: names, paths and notes come from users' files,
+ * and are written by the one rule for data in a line (esc.h), on a copy of
+ * the report whose strings are escaped where they need it (most reports:
+ * none, and no copy). */
+int bp_rep_text(FILE *f, const bp_report_t *rep, const bp_rep_opts_t *o)
+{
+    if (!any_needed(rep))
+        return text(f, rep, o);
+    bp_report_t c = *rep;
+    shown_t sh = {0};
+    c.r = malloc((rep->n ? rep->n : 1) * sizeof *c.r);
+    c.v = malloc((rep->nv ? rep->nv : 1) * sizeof *c.v);
+    c.notes = malloc((rep->nnotes ? rep->nnotes : 1) * sizeof *c.notes);
+    c.hints = malloc((rep->nhints ? rep->nhints : 1) * sizeof *c.hints);
+    sh.own = malloc((6 * rep->n + 3 * rep->nv + rep->nnotes + rep->nhints + 1) *
+                    sizeof *sh.own);
+    int rc = 2;
+    if (c.r && c.v && c.notes && c.hints && sh.own) {
+        memcpy(c.r, rep->r, rep->n * sizeof *c.r);
+        memcpy(c.v, rep->v, rep->nv * sizeof *c.v);
+        memcpy(c.notes, rep->notes, rep->nnotes * sizeof *c.notes);
+        memcpy(c.hints, rep->hints, rep->nhints * sizeof *c.hints);
+        show(&sh, &c.why_empty);
+        for (size_t i = 0; i < c.n; i++) {
+            bp_result_t *r = &c.r[i];
+            show(&sh, &r->probe), show(&sh, &r->output), show(&sh, &r->a);
+            show(&sh, &r->b), show(&sh, &r->note), show(&sh, &r->dtype_as);
+        }
+        for (size_t i = 0; i < c.nv; i++)
+            show(&sh, &c.v[i].probe), show(&sh, &c.v[i].output), show(&sh, &c.v[i].side);
+        for (size_t i = 0; i < c.nnotes; i++)
+            show(&sh, &c.notes[i]);
+        for (size_t i = 0; i < c.nhints; i++)
+            show(&sh, &c.hints[i]);
+        if (!sh.oom)
+            rc = text(f, &c, o);
+    }
+    if (!c.r || !c.v || !c.notes || !c.hints || !sh.own || sh.oom)
+        fputs("bitprobe: out of memory for the text report\n", stderr);
+    for (size_t i = 0; sh.own && i < sh.n; i++)
+        free(sh.own[i]);
+    free(sh.own);
+    free(c.r);
+    free(c.v);
+    free(c.notes);
+    free(c.hints);
+    return rc;
 }
