@@ -10,6 +10,8 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "safeopen.h"
+
 #define TRY(x)                                                                           \
     do {                                                                                 \
         bp_status st_ = (x);                                                             \
@@ -824,7 +826,8 @@ bp_status bp_report_read(const char *path, bp_report_t *rep, bp_error_t *err)
     bool in = strcmp(path, "-") == 0;
     if (!in && stat(path, &sb) != 0)
         return bp_error_set(err, BP_EINPUT, "cannot read '%s': %s", path, strerror(errno));
-    if (!in && S_ISDIR(sb.st_mode)) {
+    bool dir = !in && S_ISDIR(sb.st_mode);
+    if (dir) {
         if (snprintf(file, sizeof file, "%s/manifest.json", path) >= (int)sizeof file)
             return bp_error_set(err, BP_EINPUT, "path too long: '%s'", path);
         if (stat(file, &sb) != 0)
@@ -836,9 +839,11 @@ bp_status bp_report_read(const char *path, bp_report_t *rep, bp_error_t *err)
     }
     if (!in && S_ISREG(sb.st_mode) && (uintmax_t)sb.st_size > BP_REPORT_READ_MAX)
         return too_large(file, err);
-    FILE *f = in ? stdin : fopen(file, "rb");
+    const char *why = NULL;
+    FILE *f = in ? stdin : dir ? bp_safe_fopen_in(path, "manifest.json", &why)
+                               : bp_safe_fopen(file, &why);
     if (!f)
-        return bp_error_set(err, BP_EINPUT, "cannot read '%s': %s", file, strerror(errno));
+        return bp_error_set(err, BP_EINPUT, "cannot read '%s': %s", file, why);
     char *text = NULL;
     size_t len = 0;
     bp_status st = slurp(f, file, &text, &len, err);

@@ -13,6 +13,7 @@
 #include "atomicfile.h"
 #include "interrupt.h"
 #include "npy.h"
+#include "safeopen.h"
 
 bp_status bp_bundle_stage(const char *dir, char *stage, size_t n, bp_error_t *err)
 {
@@ -162,10 +163,10 @@ bp_status bp_bundle_read_manifest(const char *dir, json_t **out, bp_error_t *err
     char path[PATH_MAX];
     if (snprintf(path, sizeof path, "%s/manifest.json", dir) >= (int)sizeof path)
         return bp_error_set(err, BP_EINPUT, "path too long: '%s'", dir);
-    FILE *f = fopen(path, "rb");
+    const char *why;
+    FILE *f = bp_safe_fopen_in(dir, "manifest.json", &why);
     if (!f)
-        return bp_error_set(err, BP_EINPUT, "cannot read bundle '%s': %s: %s", dir, path,
-                            strerror(errno));
+        return bp_error_set(err, BP_EINPUT, "cannot read bundle '%s': %s: %s", dir, path, why);
     char *buf = malloc(BP_BUNDLE_MAX_MANIFEST + 1);
     size_t n = buf ? fread(buf, 1, BP_BUNDLE_MAX_MANIFEST + 1, f) : 0;
     fclose(f);
@@ -204,11 +205,10 @@ static bp_status load_bundle(const char *dir, bp_st_file_t *out, bp_error_t *err
     json_t *files = json_object_get(m, "files");
     for (size_t i = 0; !st && i < json_array_size(files); i++) {
         const char *rel = json_string_value(json_array_get(files, i));
-        char path[PATH_MAX], prefix[PATH_MAX], name[PATH_MAX + 256];
-        snprintf(path, sizeof path, "%s/%s", dir, rel);
+        char prefix[PATH_MAX], name[PATH_MAX + 256];
         prefix_of(rel, prefix, sizeof prefix);
         bp_st_file_t f;
-        st = bp_st_read(path, &f, err);
+        st = bp_st_read_in(dir, rel, &f, err);
         for (size_t k = 0; !st && k < f.n; k++) {
             snprintf(name, sizeof name, "%s%s", prefix, f.t[k].name);
             st = bp_st_add(out, name, &f.t[k].buf, err);

@@ -9,6 +9,7 @@
 
 #include "buf.h"
 #include "dtype.h"
+#include "safeopen.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -670,9 +671,10 @@ bp_status bp_ledger_read_stream(FILE *f, const char *name, bp_ledger_t *out, bp_
 bp_status bp_ledger_read(const char *path, bp_ledger_t *out, bp_error_t *err)
 {
     memset(out, 0, sizeof *out);
-    FILE *f = fopen(path, "r");
+    const char *why;
+    FILE *f = bp_safe_fopen(path, &why);
     if (!f)
-        return bp_error_set(err, BP_EIO, "cannot open ledger '%s': %s", path, strerror(errno));
+        return bp_error_set(err, BP_EIO, "cannot open ledger '%s': %s", path, why);
     bp_status st = bp_ledger_read_stream(f, path, out, err);
     fclose(f);
     return st;
@@ -701,7 +703,8 @@ bool bp_ledger_sniff(const char *path)
     if (len >= 7 && strcmp(path + len - 7, ".ledger") == 0)
         return true;
     char head[256];
-    FILE *f = fopen(path, "r");
+    const char *why;
+    FILE *f = bp_safe_fopen(path, &why);
     if (!f)
         return false;
     size_t n = fread(head, 1, sizeof head - 1, f);

@@ -352,25 +352,26 @@ static bp_status open_bundle(bp_tset_t *s, const char *dir, bp_error_t *err)
     if (st)
         return st;
     s->kind = BP_TSET_BUNDLE;
-    int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (dfd < 0)
-        return bp_error_set(err, BP_EIO, "cannot read bundle '%s': %s", dir, strerror(errno));
+    bp_safe_dir_t root;
+    const char *why;
+    if (bp_safe_dir(dir, &root, &why) < 0)
+        return bp_error_set(err, BP_EIO, "cannot read bundle '%s': %s", dir, why);
     json_t *files = json_object_get(s->manifest, "files");
     for (size_t i = 0; !st && i < json_array_size(files); i++) {
-        const char *rel = json_string_value(json_array_get(files, i)), *why;
+        const char *rel = json_string_value(json_array_get(files, i));
         char path[PATH_MAX], probe[256], key[256], backend[256], pre[PATH_MAX];
         snprintf(path, sizeof path, "%s/%s", dir, rel);
-        int fd = bp_open_beneath(dfd, rel, &why);
+        int fd = bp_safe_in(&root, rel, &why);
         struct stat sb;
         if (fd < 0) {
             st = bp_error_set(err, BP_EINPUT, "cannot read bundle '%s': files[%zu] '%s': %s",
                               dir, i, rel, why);
             break;
         }
-        if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
+        if (fstat(fd, &sb) != 0) {
+            st = bp_error_set(err, BP_EIO, "cannot read bundle '%s': files[%zu] '%s': %s",
+                              dir, i, rel, strerror(errno));
             close(fd);
-            st = bp_error_set(err, BP_EINPUT, "cannot read bundle '%s': files[%zu] '%s' "
-                              "is not a regular file", dir, i, rel);
             break;
         }
         unsigned char magic[2];
@@ -398,7 +399,7 @@ static bp_status open_bundle(bp_tset_t *s, const char *dir, bp_error_t *err)
             t->in_run = dot && bp_dtype_parse(dot + 1, &t->run_dtype);
         }
     }
-    close(dfd);
+    bp_safe_dir_close(&root);
     return st;
 }
 
@@ -529,9 +530,10 @@ bp_status bp_tset_open(const char *path, const bp_tset_opts_t *o, bp_tset_t *out
             return bp_tset_open(index, o, out, err);
         }
     } else {
-        int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+        const char *why;
+        int fd = bp_safe_path(path, &why);
         if (fd < 0)
-            st = bp_error_set(err, BP_EINPUT, "cannot read '%s': %s", path, strerror(errno));
+            st = bp_error_set(err, BP_EINPUT, "cannot read '%s': %s", path, why);
         else
             st = open_file(out, fd, path, o, err);
     }

@@ -28,6 +28,7 @@
 #include "config.h"
 #include "diff_fp.h"
 #include "rep.h"
+#include "safeopen.h"
 
 /* Probe files embedded beyond this size are cut (a probe is a few KB). */
 #define MAX_PROBE_FILE (16u << 10)
@@ -394,10 +395,11 @@ static void probe_file(FILE *f, const char *path)
     fputs("### ", f);
     code(f, path);
     fputs("\n\n", f);
-    FILE *in = fopen(path, "rb");
+    const char *why;
+    FILE *in = bp_safe_fopen(path, &why);
     if (!in) {
         fputs("Cannot read it: ", f);
-        bp_md_text(f, strerror(errno));
+        bp_md_text(f, why);
         fputs(".\n\n", f);
         return;
     }
