@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 
 #include "bundle.h"
+#include "jsonread.h"
 #include "st.h"
 
 struct bp_cons {
@@ -366,7 +367,8 @@ static const char *str_at(json_t *o, const char *a, const char *b)
 void bp_cons_about_of(const char *fp, char *out, size_t n)
 {
     *out = '\0';
-    json_t *j = fp ? json_loads(fp, 0, NULL) : NULL;
+    bp_json_err_t je;
+    json_t *j = fp ? bp_json_load(fp, strlen(fp), 0, &je) : NULL;
     if (!j)
         return;
     const char *gpu = str_at(j, "backend", "gpu");

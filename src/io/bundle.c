@@ -12,6 +12,7 @@
 
 #include "atomicfile.h"
 #include "interrupt.h"
+#include "jsonread.h"
 #include "npy.h"
 #include "safeopen.h"
 
@@ -130,12 +131,14 @@ static bool safe_relative(const char *p)
 bp_status bp_bundle_parse_manifest(const char *text, size_t len, const char *label,
                                    json_t **out, bp_error_t *err)
 {
-    json_error_t je;
+    bp_json_err_t je;
     *out = NULL;
-    json_t *m = json_loadb(text, len, JSON_REJECT_DUPLICATES, &je);
+    json_t *m = bp_json_load(text, len, JSON_REJECT_DUPLICATES, &je);
+    if (!m && je.over)
+        return bp_json_limit_error(label, len, &je, err);
     if (!m)
         return bp_error_set(err, BP_EINPUT, "%s: invalid JSON: %s at byte %d", label,
-                            je.text, je.position);
+                            je.je.text, je.je.position);
     const char *tool = json_string_value(json_object_get(m, "tool"));
     json_t *files = json_object_get(m, "files");
     bp_status st = BP_OK;

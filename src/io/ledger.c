@@ -9,6 +9,7 @@
 
 #include "buf.h"
 #include "dtype.h"
+#include "jsonread.h"
 #include "safeopen.h"
 
 #include <errno.h>
@@ -609,10 +610,20 @@ bp_status bp_ledger_read_stream(FILE *f, const char *name, bp_ledger_t *out, bp_
             st = fail(&w, "a line after the end line");
             break;
         }
-        json_error_t je;
-        json_t *o = json_loadb(buf, len, JSON_REJECT_DUPLICATES, &je);
+        if (!out->header && len > BP_LEDGER_MAX_HEADER) {
+            st = fail(&w, "the header line is longer than %zu bytes", BP_LEDGER_MAX_HEADER);
+            break;
+        }
+        bp_json_err_t je;
+        json_t *o = bp_json_load(buf, len, JSON_REJECT_DUPLICATES, &je);
+        if (!o && je.over) {
+            char what[256];
+            bp_json_limit_text(len, &je, what, sizeof what);
+            st = fail(&w, "%s", what);
+            break;
+        }
         if (!o) {
-            st = fail(&w, "invalid JSON at column %d: %s", je.column, je.text);
+            st = fail(&w, "invalid JSON at column %d: %s", je.je.column, je.je.text);
             break;
         }
         if (!json_is_object(o)) {
