@@ -665,21 +665,33 @@ static FILE *piece_open(pieces_t *ps, int prio)
 
 enum { P_MUST, P_FAILING, P_ENV, P_OTHER, P_PROBES, P_SAME, P_NOTES, P_LEVELS };
 
-/* Whether the probe file of result i is one a differing result names. */
-static bool involved(const bp_report_t *rep, size_t i)
+static bool has_file(const bp_result_t *r)
 {
-    const char *p = rep->r[i].file;
-    if (!p)
-        return false;
-    for (size_t k = 0; k < i; k++)
-        if (rep->r[k].file && strcmp(rep->r[k].file, p) == 0)
-            return false; /* shown once, at its first result */
-    for (size_t k = i; k < rep->n; k++)
-        if (rep->r[k].file && strcmp(rep->r[k].file, p) == 0 &&
-            bp_result_status(&rep->r[k]) != BP_RS_IDENTICAL &&
+    return r->file != NULL;
+}
+
+static int cmp_file(const bp_result_t *a, const bp_result_t *b)
+{
+    return strcmp(a->file, b->file);
+}
+
+/* The results whose probe file is shown, once, at its first result: those
+ * a differing result names (n log n); NULL when out of memory. */
+static bool *involved(const bp_report_t *rep)
+{
+    size_t n = rep->n ? rep->n : 1, *first = malloc(n * sizeof *first);
+    bool *inv = calloc(n, sizeof *inv);
+    if (!first || !inv || !bp_report_firsts(rep, cmp_file, has_file, first)) {
+        free(first);
+        free(inv);
+        return NULL;
+    }
+    for (size_t k = 0; k < rep->n; k++)
+        if (first[k] != SIZE_MAX && bp_result_status(&rep->r[k]) != BP_RS_IDENTICAL &&
             bp_result_status(&rep->r[k]) != BP_RS_SKIPPED_BACKEND)
-            return true;
-    return false;
+            inv[first[k]] = true;
+    free(first);
+    return inv;
 }
 
 int bp_rep_markdown(FILE *f, const bp_report_t *rep)
@@ -701,9 +713,10 @@ int bp_rep_markdown(FILE *f, const bp_report_t *rep)
         bp_diff_fp_markdown(m, json_object_get(rep->extra, "fingerprints"));
         CLOSE();
     }
-    bool any = false;
+    bool any = false, *inv = involved(rep);
+    ok &= inv != NULL;
     for (size_t i = 0; i < rep->n && ok; i++)
-        if (involved(rep, i)) {
+        if (inv[i]) {
             if (!any && PIECE(P_PROBES)) {
                 fputs("## Probe definitions\n\n", m);
                 CLOSE();
@@ -714,6 +727,7 @@ int bp_rep_markdown(FILE *f, const bp_report_t *rep)
                 CLOSE();
             }
         }
+    free(inv);
     if (rep->n && PIECE(P_MUST)) {
         fputs("## Results\n\n", m);
         CLOSE();

@@ -161,26 +161,65 @@ static void group_block(FILE *f, const bp_report_t *rep, size_t i, size_t j,
 
 /* Results not compared for one cause (a golden file missing: every output
  * and dtype of a probe on one backend) are shown as one line. */
-static bool same_cause(const bp_result_t *a, const bp_result_t *b)
+static bool has_cause(const bp_result_t *r)
 {
-    return !a->compared && !b->compared && a->status == b->status && a->note && b->note &&
-           strcmp(a->note, b->note) == 0 && strcmp(a->probe, b->probe) == 0 &&
-           strcmp(a->a, b->a) == 0 && strcmp(a->b, b->b) == 0;
+    return !r->compared && r->note;
+}
+
+static int cmp_cause(const bp_result_t *a, const bp_result_t *b)
+{
+    int c = (a->status > b->status) - (a->status < b->status);
+    if (!c)
+        c = strcmp(a->note, b->note);
+    if (!c)
+        c = strcmp(a->probe, b->probe);
+    if (!c)
+        c = strcmp(a->a, b->a);
+    return c ? c : strcmp(a->b, b->b);
+}
+
+static bool benign(const bp_result_t *r);
+
+static int cmp_probe(const bp_result_t *a, const bp_result_t *b)
+{
+    return strcmp(a->probe, b->probe);
+}
+
+/* The groups the text shows, found once (n log n): the first result of
+ * each cause and how many share it, the first benign result of each
+ * probe. */
+typedef struct {
+    size_t *cause, *ncause, *probe;
+} groups_t;
+
+static bool groups_find(const bp_report_t *rep, groups_t *g)
+{
+    size_t n = rep->n ? rep->n : 1;
+    g->cause = malloc(n * sizeof *g->cause);
+    g->ncause = calloc(n, sizeof *g->ncause);
+    g->probe = malloc(n * sizeof *g->probe);
+    if (!g->cause || !g->ncause || !g->probe ||
+        !bp_report_firsts(rep, cmp_cause, has_cause, g->cause) ||
+        !bp_report_firsts(rep, cmp_probe, benign, g->probe))
+        return false;
+    for (size_t i = 0; i < rep->n; i++)
+        if (g->cause[i] != SIZE_MAX)
+            g->ncause[g->cause[i]]++;
+    return true;
+}
+
+static void groups_free(groups_t *g)
+{
+    free(g->cause);
+    free(g->ncause);
+    free(g->probe);
 }
 
 /* How many results share result i's cause (i included), or 0 when an
  * earlier one does: i is then shown by that one's line. */
-static size_t cause_count(const bp_report_t *rep, size_t i)
+static size_t cause_count(const groups_t *g, size_t i)
 {
-    size_t n = 1;
-    for (size_t k = 0; k < rep->n; k++) {
-        if (k == i || !same_cause(&rep->r[k], &rep->r[i]))
-            continue;
-        if (k < i)
-            return 0;
-        n++;
-    }
-    return n;
+    return g->cause[i] == SIZE_MAX ? 1 : g->cause[i] == i ? g->ncause[i] : 0;
 }
 
 /* One result as one line: "seed-div y fp32: cuda vs cpu: 1 of 1 differ
@@ -263,33 +302,47 @@ static bool benign(const bp_result_t *r)
 }
 
 /* Whether result i is the first benign one of its probe. */
-static bool first_of_probe(const bp_report_t *rep, size_t i)
+static bool first_of_probe(const groups_t *g, size_t i)
 {
-    for (size_t k = 0; k < i; k++)
-        if (benign(&rep->r[k]) && strcmp(rep->r[k].probe, rep->r[i].probe) == 0)
-            return false;
-    return true;
+    return g->probe[i] == i;
 }
 
 /* "  N differences within policy or informational, in P probes (-v lists
  * them): a, b, ..." */
-static void benign_line(FILE *f, const bp_report_t *rep, size_t n)
+static void benign_line(FILE *f, const bp_report_t *rep, const groups_t *g, size_t n)
 {
     size_t np = 0;
     for (size_t i = 0; i < rep->n; i++)
-        np += benign(&rep->r[i]) && first_of_probe(rep, i);
+        np += benign(&rep->r[i]) && first_of_probe(g, i);
     fprintf(f, "  %zu differences within policy or informational, in %zu probes (-v lists "
                "them):", n, np);
     const char *sep = " ";
     for (size_t i = 0; i < rep->n; i++)
-        if (benign(&rep->r[i]) && first_of_probe(rep, i)) {
+        if (benign(&rep->r[i]) && first_of_probe(g, i)) {
             fprintf(f, "%s%s", sep, rep->r[i].probe);
             sep = ", ";
         }
     fputc('\n', f);
 }
 
+static int text_groups(FILE *f, const bp_report_t *rep, const bp_rep_opts_t *o,
+                       const groups_t *g);
+
 static int text(FILE *f, const bp_report_t *rep, const bp_rep_opts_t *o)
+{
+    groups_t g;
+    if (!groups_find(rep, &g)) {
+        groups_free(&g);
+        fputs("bitprobe: out of memory for the text report\n", stderr);
+        return 2;
+    }
+    int rc = text_groups(f, rep, o, &g);
+    groups_free(&g);
+    return rc;
+}
+
+static int text_groups(FILE *f, const bp_report_t *rep, const bp_rep_opts_t *o,
+                       const groups_t *g)
 {
     bp_tally_t t;
     char line[1024];
@@ -318,7 +371,7 @@ static int text(FILE *f, const bp_report_t *rep, const bp_rep_opts_t *o)
             nb += benign(&rep->r[i]);
         bool fold = !o->verbose && nb > MAX_BENIGN_LINES;
         if (fold)
-            benign_line(f, rep, nb);
+            benign_line(f, rep, g, nb);
         for (size_t i = 0; i < rep->n; i++) {
             const bp_result_t *r = &rep->r[i];
             bp_res_status_t s = bp_result_status(r);
@@ -326,7 +379,7 @@ static int text(FILE *f, const bp_report_t *rep, const bp_rep_opts_t *o)
                 continue;
             if (fold && !bp_result_outcome(r) && s != BP_RS_SKIPPED_BACKEND)
                 continue;
-            size_t same = cause_count(rep, i);
+            size_t same = cause_count(g, i);
             if (!same)
                 continue;
             result_line(f, r, o, "  ", same);
@@ -365,7 +418,7 @@ static int text(FILE *f, const bp_report_t *rep, const bp_rep_opts_t *o)
         if (!o->quiet)
             fprintf(f, "%s:\n", t.errors ? "failures and errors" : "failures");
         for (size_t i = 0; i < rep->n; i++) {
-            size_t same = cause_count(rep, i);
+            size_t same = cause_count(g, i);
             if (bp_result_outcome(&rep->r[i]) && same)
                 result_line(f, &rep->r[i], o, "  ", same);
         }
