@@ -60,6 +60,8 @@ static void item_path(char *out, const char *path, size_t i)
 
 static const char *type_name(const json_t *v)
 {
+    if (!v)
+        return "nothing";
     switch (json_typeof(v)) {
     case JSON_OBJECT: return "an object";
     case JSON_ARRAY: return "an array";

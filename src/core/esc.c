@@ -31,12 +31,13 @@ static size_t esc1(const unsigned char *s, bool first, char *e, size_t *used)
     return 0;
 }
 
-/* Index of the ':' that must be escaped (a leading "::" after blanks), or
- * SIZE_MAX. */
+/* Index of the ':' that must be escaped (a leading ':' after blanks), or
+ * SIZE_MAX.  Not only "::": a name ":" then a writer's own ": " would make
+ * a line start "::" too. */
 static size_t lead_colon(const char *s)
 {
     size_t i = strspn(s, " ");
-    return s[i] == ':' && s[i + 1] == ':' ? i : (size_t)-1;
+    return s[i] == ':' ? i : (size_t)-1;
 }
 
 bool bp_esc_needed(const char *s)

@@ -6,9 +6,10 @@
  *   - control characters (0x00-0x1f, 0x7f) and the C1 controls U+0080 to
  *     U+009F are shown escaped: \n, \r, \t, else \xHH per byte (so ESC is
  *     \x1b: no terminal sequence passes through);
- *   - a string that begins, after blanks, with "::" shows its first ':' as
- *     \x3a: GitHub Actions executes a line starting "::" as a workflow
- *     command, and a string may be the first thing on a line.
+ *   - a string that begins, after blanks, with ':' shows that ':' as \x3a:
+ *     GitHub Actions executes a line starting "::" as a workflow command,
+ *     and a string may be the first thing on a line, the writer's own ':'
+ *     right after it (a name ":" then ": ").
  * Everything else, invalid UTF-8 and backslashes included, is written as
  * it is: the escapes are for display, never parsed back.  Formats that
  * escape by their own rules (JSON, JUnit XML, Markdown, GitHub's

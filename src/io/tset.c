@@ -206,6 +206,9 @@ bp_status bp_tset_add_npy(bp_tset_t *s, size_t fi, const char *name, bool as_bf1
         st = bp_tset_pull(r, 0, head, want, &got, err);
         bp_tread_close(r);
     }
+    if (!st && got < want) /* a stream that ends before its entry's size */
+        st = bp_error_set(err, BP_EINPUT, "%s: the stream holds fewer bytes than the %llu "
+                          "its directory entry says", f->label, (unsigned long long)total);
     if (!st)
         st = bp_npy_layout(head, got, total, f->label, as_bf16, &l, err);
     if (!st && f->zip_member) {

@@ -487,10 +487,14 @@ int bp_rep_text(FILE *f, const bp_report_t *rep, const bp_rep_opts_t *o)
                     sizeof *sh.own);
     int rc = 2;
     if (c.r && c.v && c.notes && c.hints && sh.own) {
-        memcpy(c.r, rep->r, rep->n * sizeof *c.r);
-        memcpy(c.v, rep->v, rep->nv * sizeof *c.v);
-        memcpy(c.notes, rep->notes, rep->nnotes * sizeof *c.notes);
-        memcpy(c.hints, rep->hints, rep->nhints * sizeof *c.hints);
+        if (rep->n)
+            memcpy(c.r, rep->r, rep->n * sizeof *c.r);
+        if (rep->nv)
+            memcpy(c.v, rep->v, rep->nv * sizeof *c.v);
+        if (rep->nnotes)
+            memcpy(c.notes, rep->notes, rep->nnotes * sizeof *c.notes);
+        if (rep->nhints)
+            memcpy(c.hints, rep->hints, rep->nhints * sizeof *c.hints);
         show(&sh, &c.why_empty);
         for (size_t i = 0; i < c.n; i++) {
             bp_result_t *r = &c.r[i];

@@ -11,6 +11,7 @@ static const struct {
     const char *in, *want;
 } cases[] = {
     {"plain name.weight", "plain name.weight"},
+    {"a:b: c", "a:b: c"},
     {"", ""},
     {"a\nb", "a\\nb"},
     {"a\r\tb", "a\\r\\tb"},
@@ -19,7 +20,7 @@ static const struct {
     {"c1 \xc2\x85 \xc2\x9b \xc2\xa0", "c1 \\xc2\\x85 \\xc2\\x9b \xc2\xa0"}, /* NBSP stays */
     {"::error::x", "\\x3a:error::x"},
     {"  ::warning::y", "  \\x3a:warning::y"},
-    {":single", ":single"},
+    {":single", "\\x3asingle"}, /* then a writer's ':' would make "::" */
     {"a::b", "a::b"},
     {"\n::error::z", "\\n::error::z"},
     {"back\\slash", "back\\slash"},
