@@ -1,4 +1,5 @@
 /* bitprobe: the command table and dispatch.  Nothing else lives here. */
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -76,7 +77,7 @@ static int cmd_help(int argc, char **argv)
     return BP_EXIT_OK;
 }
 
-int main(int argc, char **argv)
+static int run(int argc, char **argv)
 {
     if (argc < 2) {
         overview(stderr);
@@ -108,4 +109,22 @@ int main(int argc, char **argv)
         return bp_cli_help(c->name);
     bp_intr_install();
     return c->fn(argc - 1, argv + 1);
+}
+
+/* Data goes to standard output: a write that failed there (a full disk,
+ * a closed pipe with SIGPIPE ignored) fails the command, said on stderr,
+ * whatever it found. */
+static int stdout_done(int rc)
+{
+    errno = 0;
+    if (fflush(stdout) == 0 && !ferror(stdout))
+        return rc;
+    bp_esc_printf(stderr, "bitprobe: cannot write to standard output: %s\n",
+                  errno ? strerror(errno) : "write error");
+    return BP_EXIT_TROUBLE;
+}
+
+int main(int argc, char **argv)
+{
+    return stdout_done(run(argc, argv));
 }
