@@ -74,6 +74,16 @@ static const row_case_t cases[] = {
      "fp32", 2, {2, 3}, 6,
      {0.00033333332976326346, 0.00033333332976326346, 0.00033333332976326346,
       0.00033333332976326346, 0.00033333332976326346, 0.00033333332976326346}},
+    /* The last axis multiplies by the reciprocal of the sum (ATen's
+     * _vec_softmax_lastdim: e * (1 / s)), which here differs from e / s in
+     * three of five elements ([1], [2], [4]: e / s gives 0x1.b90d7ap-6,
+     * 0x1.f19034p-3, 0x1.2ebd18p-4).  The bits are PyTorch's: torch 1.13,
+     * torch.softmax(torch.tensor([2.97, -0.18, 2.02, -0.14, 0.83]), -1) on
+     * the CPU (AVX2; five values: sums left to right in any capability). */
+    {"softmax_reciprocal", CPU,
+     "  - {out: x, op: tensor, values: [2.97, -0.18, 2.02, -0.14, 0.83], dtype: fp32}\n"
+     "  - {out: y, op: softmax, a: x, axis: -1}\n",
+     "fp32", 1, {5}, 5, {0x1.41a378p-1, 0x1.b90d78p-6, 0x1.f19032p-3, 0x1.cb0d64p-6, 0x1.2ebd16p-4}},
     /* (x - m) - log(1 + 1) */
     {"log_softmax_pair", ALL,
      "  - {out: x, op: tensor, values: [5, 5], dtype: fp32}\n"
