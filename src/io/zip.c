@@ -3,9 +3,9 @@
 #include "zip.h"
 
 #include <errno.h>
-#include <stdbool.h>
 #include <inttypes.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
