@@ -2,6 +2,7 @@
 #include "backend.h"
 
 #include <dirent.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -347,6 +348,69 @@ static bp_status computes(const bp_backend_t *be, const bp_exec_t *x,
     return BP_OK;
 }
 
+/* Empty operands, one rule for every backend and op, so that no kernel sees
+ * a row of no values: an op with no result element computes nothing; a
+ * reduction over an empty extent with result elements gives each of them
+ * the value PyTorch gives (the identity of the fold: sum 0, prod 1; mean
+ * and var 0/0, NaN; logsumexp log 0, -inf; matmul, bmm and sdpa over no
+ * keys sums of nothing, 0), written by the backend's own fill.  amax and
+ * amin have no identity: the shape inference refuses them (op.c).  Other
+ * ops (baddbmm over k = 0: beta * input; sdpa of head size 0) compute
+ * from their operands as usual. */
+typedef enum { EMPTY_NO, EMPTY_NOTHING, EMPTY_FILL } empty_t;
+
+static empty_t empty_rule(const bp_exec_t *x, double *fill)
+{
+    if (!x->out->numel)
+        return x->op->kind == BP_OP_LOAD ? EMPTY_NO /* it checks its file */
+                                         : EMPTY_NOTHING;
+    const bp_buf_t *r = NULL; /* the operand whose emptiness empties the extent */
+    switch (x->op->kind) {
+    case BP_OP_SUM: case BP_OP_MEAN: case BP_OP_VAR: case BP_OP_LOGSUMEXP:
+    case BP_OP_PROD:
+        r = x->a;
+        break;
+    case BP_OP_MATMUL: case BP_OP_BMM: /* [.., m, k] x [.., k, n], m n > 0 */
+        r = x->a && x->a->numel ? x->b : x->a;
+        break;
+    case BP_OP_SDPA: /* v [.., S, Ev], Ev > 0: S = 0 keys */
+        r = x->ninputs > 2 ? x->inputs[2] : NULL;
+        break;
+    default:
+        return EMPTY_NO;
+    }
+    if (!r || r->numel)
+        return EMPTY_NO;
+    switch (x->op->kind) {
+    case BP_OP_PROD: *fill = 1; break;
+    case BP_OP_MEAN: case BP_OP_VAR: *fill = NAN; break;
+    case BP_OP_LOGSUMEXP: *fill = -INFINITY; break;
+    default: *fill = 0; break;
+    }
+    return EMPTY_FILL;
+}
+
+bp_status bp_backend_op(bp_backend_t *be, const bp_exec_t *x, bp_error_t *err)
+{
+    bp_status st = be->enter ? be->enter(be, err) : BP_OK;
+    if (st)
+        return st;
+    double v = 0;
+    switch (empty_rule(x, &v)) {
+    case EMPTY_NOTHING:
+        return BP_OK;
+    case EMPTY_FILL: {
+        bp_op_t fill = *x->op;
+        fill.kind = BP_OP_FULL;
+        fill.value = v;
+        bp_exec_t y = {.op = &fill, .out = x->out};
+        return be->op[BP_OP_FULL](be, &y, err);
+    }
+    default:
+        return be->op[x->op->kind](be, x, err);
+    }
+}
+
 static bp_status exec_one(bp_backend_t *be, const bp_probe_t *p, size_t i,
                           bp_buf_t *bufs, bp_buf_t *out, bp_error_t *err)
 {
@@ -366,10 +430,8 @@ static bp_status exec_one(bp_backend_t *be, const bp_probe_t *p, size_t i,
         .out = out,
     };
     bp_status st = computes(be, &x, err);
-    if (!st && be->enter)
-        st = be->enter(be, err);
     if (!st)
-        st = be->op[op->kind](be, &x, err);
+        st = bp_backend_op(be, &x, err);
     if (st)
         bp_error_prefix(err, "%s:%d: op '%s' (%s) on %s: ", p->path, op->line,
                         op->out, bp_op_name(op->kind), be->name);

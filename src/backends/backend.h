@@ -72,6 +72,11 @@ bp_dtype_t bp_exec_promote(const bp_exec_t *x);
 /* Whether be computes op kind k (its entry is filled and not
  * bp_op_unsupported). */
 bool bp_backend_supports(const bp_backend_t *be, bp_op_kind_t k);
+/* Runs op x->op on be (entering its device first, where it has one): the
+ * one way to call a backend's op entry, so that every caller gets the one
+ * rule for empty operands (backend.c: an op with no result element computes
+ * nothing; a reduction over an empty extent fills PyTorch's value). */
+bp_status bp_backend_op(bp_backend_t *be, const bp_exec_t *x, bp_error_t *err);
 
 struct bp_backend {
     const char *name; /* "cpu", "oracle", "cuda"; "cuda:K" opened as such */

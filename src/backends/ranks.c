@@ -14,6 +14,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "safeopen.h"
+
 extern char **environ;
 
 static double now(void)
@@ -178,7 +180,8 @@ bp_status bp_ranks_id_wait(const char *path, double timeout_s, bp_nccl_id_t *id,
 {
     double end = now() + timeout_s;
     for (;;) {
-        FILE *f = fopen(path, "r");
+        const char *why;
+        FILE *f = bp_safe_fopen(path, &why);
         if (f) {
             char line[2 * BP_NCCL_ID_BYTES + 8] = "";
             bool got = fgets(line, sizeof line, f) != NULL;

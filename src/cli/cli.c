@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "config.h"
+#include "esc.h"
 #include "fingerprint.h"
 #include "outfile.h"
 #include "suggest.h"
@@ -52,14 +53,14 @@ int bp_cli_usage_error(const char *cmd, const char *fmt, ...)
     va_list ap;
     fprintf(stderr, "bitprobe %s: ", cmd);
     va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
+    bp_esc_vprintf(stderr, fmt, ap);
     va_end(ap);
     const bp_cmd_t *c = bp_cmd_find(cmd);
     if (c) {
         const char *nl = strchr(c->usage, '\n');
         int len = nl ? (int)(nl - c->usage) : (int)strlen(c->usage);
         fprintf(stderr, "\nusage: %.*s\n", len, c->usage);
-        fprintf(stderr, "Try 'bitprobe %s --help' for more.\n", cmd);
+        bp_esc_printf(stderr, "Try 'bitprobe %s --help' for more.\n", cmd);
     } else {
         fputc('\n', stderr);
     }
@@ -78,7 +79,7 @@ int bp_cli_help(const char *cmd)
 int bp_cli_fail(const bp_error_t *err)
 {
     bp_cli_progress_clear();
-    fprintf(stderr, "bitprobe: %s\n", err->msg[0] ? err->msg : "failed");
+    bp_esc_printf(stderr, "bitprobe: %s\n", err->msg[0] ? err->msg : "failed");
     return BP_EXIT_TROUBLE;
 }
 
@@ -210,13 +211,14 @@ void bp_cli_progress(const char *fmt, ...)
     pthread_mutex_lock(&progress_mu);
     if (len && msg[len - 1] == '\n') {
         /* one terminal line: \r goes back to its start only */
-        msg[len - 1 < 78 ? len - 1 : 78] = '\0';
-        fprintf(stderr, "\r\033[K%s", msg);
+        char shown[80];
+        msg[len - 1] = '\0';
+        fprintf(stderr, "\r\033[K%s", bp_esc_str(msg, shown, sizeof shown));
         progress_shown = true;
         if (!progress_hooked)
             progress_hooked = atexit(bp_cli_progress_clear) == 0;
     } else {
-        fputs(msg, stderr);
+        bp_esc_put(stderr, msg);
     }
     fflush(stderr);
     pthread_mutex_unlock(&progress_mu);
@@ -230,7 +232,7 @@ static int out_error(const char *cmd, const char *fmt, ...)
     bp_cli_progress_clear();
     fprintf(stderr, "bitprobe %s: ", cmd);
     va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
+    bp_esc_vprintf(stderr, fmt, ap);
     va_end(ap);
     fputc('\n', stderr);
     return BP_EXIT_TROUBLE;
@@ -575,14 +577,14 @@ int bp_cli_open_backends(const char *cmd, const bp_cli_devices_t *d, bp_backend_
             *n = 0;
             bp_cli_progress_clear();
             if (required && is_auto)
-                fprintf(stderr, "bitprobe %s: --require %s: %s\n", cmd, *want, err.msg);
+                bp_esc_printf(stderr, "bitprobe %s: --require %s: %s\n", cmd, *want, err.msg);
             else
                 bp_cli_open_fail(cmd, *want, st, &err);
             return BP_EXIT_TROUBLE;
         }
     }
     if (!*n) {
-        fprintf(stderr, "bitprobe %s: no backend available\n", cmd);
+        bp_esc_printf(stderr, "bitprobe %s: no backend available\n", cmd);
         return BP_EXIT_TROUBLE;
     }
     return BP_EXIT_OK;
@@ -613,15 +615,17 @@ int bp_cli_probes_dir_error(const char *cmd, const char *dir_opt, const bp_error
 {
     bp_cli_progress_clear();
     const char *env = getenv("BITPROBE_PROBES");
-    fprintf(stderr, "bitprobe %s: %s\n", cmd, err->msg);
+    bp_esc_printf(stderr, "bitprobe %s: %s\n", cmd, err->msg);
     if (dir_opt)
         fprintf(stderr, "  (from --probes)\n");
     else if (env && *env)
         fprintf(stderr, "  (from $BITPROBE_PROBES)\n");
     else
-        fprintf(stderr, "  bitprobe looks for probes in --probes DIR, then $BITPROBE_PROBES, "
-                        "then ./probes, then the installed set (%s/probes); run it from a "
-                        "directory that holds probes/, or pass --probes DIR\n", BP_DATADIR);
+        bp_esc_printf(stderr,
+                      "  bitprobe looks for probes in --probes DIR, then $BITPROBE_PROBES, "
+                      "then ./probes, then the installed set (%s/probes); run it from a "
+                      "directory that holds probes/, or pass --probes DIR\n",
+                      BP_DATADIR);
     return BP_EXIT_TROUBLE;
 }
 
@@ -739,9 +743,9 @@ int bp_cli_probes_load(const char *cmd, const char *dir_opt, const bp_param_arg_
             cands[nc++] = ps->bad[j].stem;
         const char *near = cands ? bp_suggest(names[i], cands, nc) : NULL;
         bp_cli_progress_clear();
-        fprintf(stderr, "bitprobe %s: unknown probe '%s' in %s", cmd, names[i], dir);
+        bp_esc_printf(stderr, "bitprobe %s: unknown probe '%s' in %s", cmd, names[i], dir);
         if (near)
-            fprintf(stderr, "; did you mean '%s'?", near);
+            bp_esc_printf(stderr, "; did you mean '%s'?", near);
         fprintf(stderr, " (see 'bitprobe list'; a path to a .yaml or .yml file runs that "
                         "file)\n");
         free(cands);
@@ -759,6 +763,6 @@ int bp_cli_json_out(const char *cmd, const char *path, json_t *j)
         ok = bp_out_close(&o, ok);
     json_decref(j);
     if (!ok)
-        fprintf(stderr, "bitprobe %s: cannot write the JSON report to '%s'\n", cmd, path);
+        bp_esc_printf(stderr, "bitprobe %s: cannot write the JSON report to '%s'\n", cmd, path);
     return ok ? BP_EXIT_OK : BP_EXIT_TROUBLE;
 }

@@ -9,6 +9,7 @@
 #include "backend.h"
 #include "cli.h"
 #include "envinfo.h"
+#include "esc.h"
 #include "golden.h"
 #include "probe.h"
 #include "runopts.h"
@@ -101,11 +102,11 @@ static int bless_one(const bp_run_opts_t *o, bp_backend_t *be, const bp_probe_t 
     bp_st_init(&nf);
     have_old = bp_golden_read(root, p, be->key, &old, &missing, &err) == BP_OK;
     if (!have_old && !missing)
-        printf("%s: replacing an unusable golden (%s)\n", path, err.msg);
+        bp_esc_printf(stdout, "%s: replacing an unusable golden (%s)\n", path, err.msg);
     int rc = BP_EXIT_OK;
     bool changed = !have_old;
     if (have_old && !bp_golden_same_definition(&old, p)) {
-        printf("%s: the probe's definition changed (hash %.16s -> %s)\n", path,
+        bp_esc_printf(stdout, "%s: the probe's definition changed (hash %.16s -> %s)\n", path,
                bp_st_get_meta(&old, "probe_hash") ? bp_st_get_meta(&old, "probe_hash") : "none",
                p->hash);
         changed = true;
@@ -129,7 +130,7 @@ static int bless_one(const bp_run_opts_t *o, bp_backend_t *be, const bp_probe_t 
             if (run_it) {
                 b = &bufs[p->outputs[i].buf];
                 describe(have_old ? &old : NULL, tname, b, what, sizeof what);
-                printf("%s %s %s: %s\n", p->name, be->key, tname, what);
+                bp_esc_printf(stdout, "%s %s %s: %s\n", p->name, be->key, tname, what);
                 changed |= strcmp(what, "unchanged") != 0;
             } else {
                 /* Not re-run: keep the blessed tensor as it is. */
@@ -151,13 +152,13 @@ static int bless_one(const bp_run_opts_t *o, bp_backend_t *be, const bp_probe_t 
             rc = bp_cli_fail(&err);
         json_decref(fp);
         if (!rc && o->dry_run)
-            printf("%s: would be written (--dry-run)\n", path);
+            bp_esc_printf(stdout, "%s: would be written (--dry-run)\n", path);
         else if (!rc && bp_golden_store(path, &nf, &err))
             rc = bp_cli_fail(&err);
         else if (!rc)
-            printf("%s: written\n", path);
+            bp_esc_printf(stdout, "%s: written\n", path);
     } else if (!rc) {
-        printf("%s: unchanged\n", path);
+        bp_esc_printf(stdout, "%s: unchanged\n", path);
     }
     if (have_old)
         bp_st_free(&old);
@@ -200,7 +201,8 @@ int cmd_bless(int argc, char **argv)
     if (!rc)
         rc = bp_cli_open_backends("bless", &o.dev, bes, &nb, skipped, &nskipped, NULL);
     for (int k = 0; k < nskipped && !bp_cli_quiet; k++)
-        fprintf(stderr, "bitprobe bless: %s skipped: %s\n", skipped[k].name, skipped[k].why);
+        bp_esc_printf(stderr, "bitprobe bless: %s skipped: %s\n", skipped[k].name,
+                      skipped[k].why);
     for (size_t i = 0; i < nsel && !rc; i++)
         for (int k = 0; k < nb && !rc; k++)
             rc = bless_one(&o, bes[k], sel[i]);
@@ -208,7 +210,7 @@ int cmd_bless(int argc, char **argv)
         bp_backend_close(bes[k]);
     /* Probe files that did not load: the others were blessed, these not. */
     for (size_t i = 0; i < pr.nselbad; i++) {
-        fprintf(stderr, "bitprobe bless: not blessed: %s\n", pr.bad[pr.selbad[i]].msg);
+        bp_esc_printf(stderr, "bitprobe bless: not blessed: %s\n", pr.bad[pr.selbad[i]].msg);
         if (!rc)
             rc = BP_EXIT_TROUBLE;
     }

@@ -18,6 +18,7 @@
 #include "report.h"
 #include "tpair.h"
 #include "tset.h"
+#include "esc.h"
 
 /* One loaded tensor set per path, the last one asked for. */
 typedef struct {
@@ -91,7 +92,7 @@ static void print_item(const bp_cons_t *c, const bp_cons_item_t *it, cache_t *ca
 {
     char shape[64], h[40], who[1024], d[1200];
     bp_shape_format(it->ndim, it->shape, shape, sizeof shape);
-    printf("%s %s %s%s\n", it->name, bp_dtype_name(it->dtype), shape,
+    bp_esc_printf(stdout, "%s %s %s%s\n", it->name, bp_dtype_name(it->dtype), shape,
            it->mixed ? " (dtype or shape differs between runs)" : "");
     bool maj = it->majority >= 0;
     const bp_cons_group_t *ref = &it->groups[maj ? it->majority : 0];
@@ -101,7 +102,7 @@ static void print_item(const bp_cons_t *c, const bp_cons_item_t *it, cache_t *ca
         bp_cons_hash_str(gr, h, sizeof h);
         member_list(c, gr, who, sizeof who);
         if (gr == ref) {
-            printf("  %4d %-6s %s  %s\n", gr->n, maj ? "agree" : "same", h, who);
+            bp_esc_printf(stdout, "  %4d %-6s %s  %s\n", gr->n, maj ? "agree" : "same", h, who);
             continue;
         }
         for (int i = 0; i < gr->n; i++) {
@@ -111,13 +112,13 @@ static void print_item(const bp_cons_t *c, const bp_cons_item_t *it, cache_t *ca
             if (!it->mixed)
                 distance(ca, cb, c, it, rep, m, d, sizeof d);
             if (i == 0)
-                printf("  %4d %-6s %s  %s%s%s\n", gr->n, maj ? "odd" : "other", h, lab,
+                bp_esc_printf(stdout, "  %4d %-6s %s  %s%s%s\n", gr->n, maj ? "odd" : "other", h, lab,
                        *d ? ": " : "", d);
             else
-                printf("  %4s %-6s %16s  %s%s%s\n", "", "", "", lab, *d ? ": " : "", d);
+                bp_esc_printf(stdout, "  %4s %-6s %16s  %s%s%s\n", "", "", "", lab, *d ? ": " : "", d);
             const char *ab = bp_cons_about(c, m, it->name), *rab = bp_cons_about(c, rep, it->name);
             if (ab[0] && strcmp(ab, rab) != 0)
-                printf("%30s%s runs on %s (%s: %s)\n", "", lab, ab,
+                bp_esc_printf(stdout, "%30s%s runs on %s (%s: %s)\n", "", lab, ab,
                        bp_cons_member_at(c, rep)->label, rab);
         }
     }
@@ -219,9 +220,10 @@ int cmd_diff_consensus(int argc, char **argv)
     bp_cons_tally(cs, &t);
     int nm = bp_cons_nmembers(cs), odd = 0;
     if (nm < 2) {
-        fprintf(stderr, "bitprobe diff: --consensus needs at least two runs: '%s' holds one "
-                        "(a run of several GPUs, run --gpu all --save, holds one per GPU)\n",
-                argv[optind]);
+        bp_esc_printf(stderr,
+                      "bitprobe diff: --consensus needs at least two runs: '%s' holds one "
+                      "(a run of several GPUs, run --gpu all --save, holds one per GPU)\n",
+                      argv[optind]);
         bp_cons_free(cs);
         return BP_EXIT_TROUBLE;
     }
@@ -260,7 +262,7 @@ int cmd_diff_consensus(int argc, char **argv)
     } else {
         printf("consensus: DIFFER: ");
         if (t.outliers)
-            printf("%d of %d runs %s in %zu of %zu tensor%s%s", odd, nm,
+            bp_esc_printf(stdout, "%d of %d runs %s in %zu of %zu tensor%s%s", odd, nm,
                    odd == 1 ? "is an outlier" : "are outliers", t.outliers, t.compared,
                    t.compared == 1 ? "" : "s", t.split ? "; " : "");
         if (t.split)
@@ -269,7 +271,7 @@ int cmd_diff_consensus(int argc, char **argv)
         printf(" (%zu agree in every run)\n", t.unanimous);
     }
     if (t.partial)
-        printf("  note: %zu tensor%s missing from some runs\n", t.partial,
+        bp_esc_printf(stdout, "  note: %zu tensor%s missing from some runs\n", t.partial,
                t.partial == 1 ? " is" : "s are");
     cache_t ca = {0}, cb = {0};
     size_t shown = 0;
@@ -298,7 +300,7 @@ int cmd_diff_consensus(int argc, char **argv)
                                             len ? "; " : "", json_string_value(v));
             }
             size_t n = bp_cons_outlier_count(cs, m);
-            printf("  %-24s %zu outlier tensor%s  %s\n", mb->label, n, n == 1 ? "" : "s", about);
+            bp_esc_printf(stdout, "  %-24s %zu outlier tensor%s  %s\n", mb->label, n, n == 1 ? "" : "s", about);
         }
     }
     bp_st_free(&ca.f);

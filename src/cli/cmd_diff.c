@@ -16,6 +16,7 @@
 #include "diffrun.h"
 #include "dwalk.h"
 #include "envinfo.h"
+#include "jsonread.h"
 #include "rep.h"
 #include "cmd_ledger.h"
 #include "rep_ledger.h"
@@ -132,7 +133,8 @@ static json_t *side_env(const char *path, const bp_tset_t *set)
             if (strncmp(k, BP_ST_CRC_PREFIX, strlen(BP_ST_CRC_PREFIX)) == 0)
                 continue;
             const char *s = json_string_value(v);
-            json_t *fp = s && s[0] == '{' ? json_loads(s, 0, NULL) : NULL;
+            bp_json_err_t je;
+            json_t *fp = s && s[0] == '{' ? bp_json_load(s, strlen(s), 0, &je) : NULL;
             if (strcmp(k, "fingerprint") == 0 && json_is_object(fp)) {
                 json_t *host = json_object_get(fp, "host");
                 if (json_is_object(host))

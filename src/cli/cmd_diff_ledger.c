@@ -8,6 +8,7 @@
 
 #include "cli.h"
 #include "envinfo.h"
+#include "esc.h"
 #include "outfile.h"
 #include "cmd_ledger.h"
 #include "rep_ledger.h"
@@ -17,13 +18,13 @@ static int write_to(const char *path, const bp_ledger_diff_t *d, size_t first, b
 {
     bp_out_t o;
     if (!bp_out_open(&o, path)) {
-        fprintf(stderr, "bitprobe diff: cannot write '%s': %s\n", path, strerror(errno));
+        bp_esc_printf(stderr, "bitprobe diff: cannot write '%s': %s\n", path, strerror(errno));
         return BP_EXIT_TROUBLE;
     }
     FILE *f = o.f;
     int rc = junit ? bp_rep_ledger_junit(f, d) : bp_rep_ledger_markdown(f, d, first);
     if (!bp_out_close(&o, rc == 0)) {
-        fprintf(stderr, "bitprobe diff: cannot write '%s'\n", path);
+        bp_esc_printf(stderr, "bitprobe diff: cannot write '%s'\n", path);
         return BP_EXIT_TROUBLE;
     }
     return BP_EXIT_OK;
@@ -34,8 +35,10 @@ int cmd_diff_ledger(const char *pa, const char *pb, const bp_rep_targets_t *t, s
 {
     bool la = bp_ledger_sniff(pa), lb = bp_ledger_sniff(pb);
     if (la != lb) {
-        fprintf(stderr, "bitprobe diff: '%s' is an op ledger and '%s' is not: a ledger is "
-                        "compared with another ledger\n", la ? pa : pb, la ? pb : pa);
+        bp_esc_printf(stderr,
+                      "bitprobe diff: '%s' is an op ledger and '%s' is not: a ledger is "
+                      "compared with another ledger\n",
+                      la ? pa : pb, la ? pb : pa);
         return BP_EXIT_TROUBLE;
     }
     bp_error_t err = {0};
@@ -93,8 +96,8 @@ int cmd_diff_ledger(const char *pa, const char *pb, const bp_rep_targets_t *t, s
     if (!rc && t->github && summary && *summary) {
         FILE *f = fopen(summary, "a");
         if (!f || bp_rep_ledger_markdown(f, &d, text.first) || fclose(f) != 0) {
-            fprintf(stderr, "bitprobe diff: cannot append to GITHUB_STEP_SUMMARY '%s'\n",
-                    summary);
+            bp_esc_printf(stderr, "bitprobe diff: cannot append to GITHUB_STEP_SUMMARY '%s'\n",
+                          summary);
             rc = BP_EXIT_TROUBLE;
         }
     }

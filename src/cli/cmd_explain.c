@@ -12,6 +12,7 @@
 #include "backend.h"
 #include "cli.h"
 #include "envinfo.h"
+#include "esc.h"
 #include "explain.h"
 #include "rep.h"
 #include "rep_explain.h"
@@ -80,9 +81,10 @@ static int side_open(side_t *s, const bp_probe_t *p, bp_dtype_t dt,
     struct stat sb;
     int e = stat(s->arg, &sb) != 0 ? errno : 0;
     if (e || !S_ISDIR(sb.st_mode)) {
-        fprintf(stderr, "bitprobe explain: %s '%s' is neither a backend (cpu, oracle, cuda) "
-                        "nor a saved run directory%s%s\n", s->opt, s->arg, e ? ": " : "",
-                e ? strerror(e) : "");
+        bp_esc_printf(stderr,
+                      "bitprobe explain: %s '%s' is neither a backend (cpu, oracle, cuda) "
+                      "nor a saved run directory%s%s\n",
+                      s->opt, s->arg, e ? ": " : "", e ? strerror(e) : "");
         return BP_EXIT_TROUBLE;
     }
     char key[64];
@@ -91,8 +93,8 @@ static int side_open(side_t *s, const bp_probe_t *p, bp_dtype_t dt,
         return BP_EXIT_TROUBLE;
     if (bp_explain_load_bundle(s->arg, p, dt, s->key, s->bufs, key, &err)) {
         bool several = strstr(err.msg, "name one") != NULL;
-        fprintf(stderr, "bitprobe: %s%s%s\n", err.msg, several ? " with " : "",
-                several ? (s->opt[2] == 'a' ? "--a-key KEY" : "--b-key KEY") : "");
+        bp_esc_printf(stderr, "bitprobe: %s%s%s\n", err.msg, several ? " with " : "",
+                      several ? (s->opt[2] == 'a' ? "--a-key KEY" : "--b-key KEY") : "");
         return BP_EXIT_TROUBLE;
     }
     snprintf(s->label, sizeof s->label, "%s", key);
@@ -296,8 +298,8 @@ int cmd_explain(int argc, char **argv)
     bp_dtype_t dt = BP_F32;
     rc = BP_EXIT_OK;
     if (!p) {
-        fprintf(stderr, "bitprobe explain: unknown probe '%s' (see 'bitprobe list')\n",
-                argv[optind]);
+        bp_esc_printf(stderr, "bitprobe explain: unknown probe '%s' (see 'bitprobe list')\n",
+                      argv[optind]);
         rc = BP_EXIT_TROUBLE;
     }
     if (!rc)

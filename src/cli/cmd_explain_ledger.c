@@ -18,6 +18,7 @@
 
 #include "backend.h"
 #include "cli.h"
+#include "esc.h"
 #include "explain.h"
 #include "ledger_diff.h"
 #include "ledger_map.h"
@@ -115,7 +116,7 @@ static int write_files(const char *dir, const bp_ledger_map_t *m, const bp_ledge
     bp_error_t err = {0};
     if (snprintf(ypath, n, "%s/%s.yaml", dir, m->name) >= (int)n ||
         snprintf(tpath, sizeof tpath, "%s/%s.safetensors", dir, m->name) >= (int)sizeof tpath) {
-        fprintf(stderr, "bitprobe explain: path too long under '%s'\n", dir);
+        bp_esc_printf(stderr, "bitprobe explain: path too long under '%s'\n", dir);
         return BP_EXIT_TROUBLE;
     }
     bp_st_file_t f;
@@ -129,10 +130,11 @@ static int write_files(const char *dir, const bp_ledger_map_t *m, const bp_ledge
             char sh[128];
             bp_shape_format(op->in[k].ndim < BP_MAXDIM ? op->in[k].ndim : BP_MAXDIM,
                             op->in[k].shape, sh, sizeof sh);
-            fprintf(stderr, "bitprobe explain: input %u of %s (%s %s, hash %016" PRIx64 ") was "
-                            "not captured in either ledger: record again with --capture '%s' "
-                            "or --reference OTHER.ledger\n", k, op->op, op->in[k].dtype, sh,
-                    op->in[k].hash, op->op);
+            bp_esc_printf(stderr,
+                          "bitprobe explain: input %u of %s (%s %s, hash %016" PRIx64 ") was "
+                          "not captured in either ledger: record again with --capture '%s' "
+                          "or --reference OTHER.ledger\n",
+                          k, op->op, op->in[k].dtype, sh, op->in[k].hash, op->op);
             bp_st_free(&f);
             return BP_EXIT_TROUBLE;
         }
@@ -150,7 +152,8 @@ static int write_files(const char *dir, const bp_ledger_map_t *m, const bp_ledge
         return bp_cli_fail(&err);
     FILE *y = fopen(ypath, "w");
     if (!y || fputs(m->yaml, y) == EOF || fclose(y) != 0) {
-        fprintf(stderr, "bitprobe explain: cannot write '%s': %s\n", ypath, strerror(errno));
+        bp_esc_printf(stderr, "bitprobe explain: cannot write '%s': %s\n", ypath,
+                      strerror(errno));
         return BP_EXIT_TROUBLE;
     }
     char ins[32] = "no inputs";
@@ -158,7 +161,7 @@ static int write_files(const char *dir, const bp_ledger_map_t *m, const bp_ledge
         snprintf(ins, sizeof ins, "input x0");
     else if (op->nin > 1)
         snprintf(ins, sizeof ins, "inputs x0..x%u", op->nin - 1);
-    printf("probe: %s (%s%s in %s)\n", ypath, ins,
+    bp_esc_printf(stdout, "probe: %s (%s%s in %s)\n", ypath, ins,
            rec[0].val || rec[1].val ? " and the recorded outputs" : "", tpath);
     return BP_EXIT_OK;
 }
@@ -167,11 +170,11 @@ static void side_line(const char *tag, const rec_t *r, const bp_buf_t *orc, json
 {
     char sh[128];
     if (!r->t) {
-        printf("  %s: has no such op: it used the input as it was\n", tag);
+        bp_esc_printf(stdout, "  %s: has no such op: it used the input as it was\n", tag);
         return;
     }
     bp_shape_format(r->t->ndim < BP_MAXDIM ? r->t->ndim : BP_MAXDIM, r->t->shape, sh, sizeof sh);
-    printf("  %s: %s %s %016" PRIx64 ": ", tag, r->t->dtype, sh, r->t->hash);
+    bp_esc_printf(stdout, "  %s: %s %s %016" PRIx64 ": ", tag, r->t->dtype, sh, r->t->hash);
     json_t *o = json_pack("{s:s, s:s}", "dtype", r->t->dtype, "hash", "");
     char hx[17];
     snprintf(hx, sizeof hx, "%016" PRIx64, r->t->hash);
@@ -218,7 +221,7 @@ static void cast_change(const bp_probe_t *p, const bp_buf_t *bufs, json_t *js)
                 mx = fabs(a - b), at = i;
         }
     }
-    printf("  the cast %s->%s changes %zu of %zu element%s", bp_dtype_name(in->dtype),
+    bp_esc_printf(stdout, "  the cast %s->%s changes %zu of %zu element%s", bp_dtype_name(in->dtype),
            bp_dtype_name(out->dtype), n, in->numel, in->numel == 1 ? "" : "s");
     if (n)
         printf(", at most by %g (element %zu: %.17g -> %.17g)", mx, at, bp_buf_get(in, at),
@@ -249,9 +252,10 @@ static void conclude(const rec_t rec[2], const repro_t *rp, json_t *js)
                  rp->oracle_a ? "B" : "A");
     else
         snprintf(v, sizeof v, "neither side is correctly rounded");
-    printf("\nverdict: %s", v);
+    putchar('\n');
+    bp_esc_printf(stdout, "verdict: %s", v);
     if (*rp->a || *rp->b) {
-        printf("; reproduced by bitprobe's formulations:%s%s%s%s%s%s", *rp->a ? " A by " : "",
+        bp_esc_printf(stdout, "; reproduced by bitprobe's formulations:%s%s%s%s%s%s", *rp->a ? " A by " : "",
                rp->a, *rp->a && *rp->b ? "," : "", *rp->b ? " B by " : "", rp->b,
                *rp->a && *rp->b && strcmp(rp->a, rp->b) ? " (the two formulations explain "
                                                           "the divergence)" : "");
@@ -291,7 +295,7 @@ static int run_backends(const eopts_t *o, const bp_probe_t *p, const rec_t rec[2
         if (bp_backend_open("oracle", &o->dev.be, &bes[nb], &err) == BP_OK)
             nb++;
         else
-            printf("  no oracle: %s\n", err.msg);
+            bp_esc_printf(stdout, "  no oracle: %s\n", err.msg);
     }
     bp_dtype_t dt = BP_F32;
     for (int d = BP_F32; d < BP_NDTYPES; d++)
@@ -304,7 +308,7 @@ static int run_backends(const eopts_t *o, const bp_probe_t *p, const rec_t rec[2
     for (int i = 0; i < nb && !rc; i++) {
         bp_buf_t *bufs = calloc(p->nops, sizeof *bufs);
         if (!bufs || bp_backend_run(bes[i], p, dt, bufs, &err)) {
-            printf("  %-7s failed: %s\n", bes[i]->name, bufs ? err.msg : "out of memory");
+            bp_esc_printf(stdout, "  %-7s failed: %s\n", bes[i]->name, bufs ? err.msg : "out of memory");
             json_object_set_new(jb, bes[i]->name, json_pack("{s:s}", "error", err.msg));
             bp_backend_bufs_free(bufs, bufs ? p->nops : 0);
             free(bufs);
@@ -312,7 +316,7 @@ static int run_backends(const eopts_t *o, const bp_probe_t *p, const rec_t rec[2
         }
         const bp_buf_t *y = &bufs[p->nops - 1];
         bool ra = reproduces(y, &rec[0]), rb = reproduces(y, &rec[1]);
-        printf("  %-7s %s\n", bes[i]->name,
+        bp_esc_printf(stdout, "  %-7s %s\n", bes[i]->name,
                ra && rb ? "reproduces both (A and B agree)"
                : ra     ? "reproduces A's bits"
                : rb     ? "reproduces B's bits"
@@ -336,7 +340,7 @@ static int run_backends(const eopts_t *o, const bp_probe_t *p, const rec_t rec[2
         }
     }
     for (int i = 0; i < nsk; i++) {
-        printf("  %-7s skipped: %s\n", skipped[i].name, skipped[i].why);
+        bp_esc_printf(stdout, "  %-7s skipped: %s\n", skipped[i].name, skipped[i].why);
         json_object_set_new(jb, skipped[i].name, json_pack("{s:s}", "skipped", skipped[i].why));
     }
     json_object_set_new(js, "backends", jb);
@@ -391,7 +395,7 @@ static int elements(const eopts_t *o, const bp_probe_t *p, const rec_t rec[2],
         }
     }
     if (st)
-        printf("  (no per-element detail: %s)\n", err.msg);
+        bp_esc_printf(stdout, "  (no per-element detail: %s)\n", err.msg);
     bp_backend_close(oracle);
     for (int s = 0; s < 2; s++) {
         bp_backend_bufs_free(sb[s], sb[s] ? p->nops : 0);
@@ -411,10 +415,10 @@ static int explain_entry(const eopts_t *o, const bp_ledger_diff_t *d, size_t x, 
         snprintf(id, sizeof id, "%s#%ld (only in %s)", e->a >= 0 ? "A" : "B",
                  e->a >= 0 ? e->a : e->b, e->a >= 0 ? "A" : "B");
     snprintf(tag, sizeof tag, "%c%ld", e->b >= 0 ? 'b' : 'a', e->b >= 0 ? e->b : e->a);
-    printf("explain %s %s in module '%s': %s\n", id, op->op, *op->module ? op->module :
+    bp_esc_printf(stdout, "explain %s %s in module '%s': %s\n", id, op->op, *op->module ? op->module :
            "(no module)", bp_lop_status_name(e->status));
     if (e->status != BP_LOP_INTRODUCED)
-        printf("  note: this op did not introduce the difference (its inputs %s); the probe "
+        bp_esc_printf(stdout, "  note: this op did not introduce the difference (its inputs %s); the probe "
                "below runs it on %s's inputs\n", e->status == BP_LOP_IDENTICAL ? "and outputs "
                "agree" : "already differed", e->b >= 0 ? "B" : "A");
     snprintf(origin, sizeof origin, "A: %s%s%ld, B: %s%s%ld", d->A->path,
@@ -454,7 +458,7 @@ static int explain_entry(const eopts_t *o, const bp_ledger_diff_t *d, size_t x, 
     repro_t rp = {.a = "", .b = ""};
     rc = run_backends(o, p, rec, &orc, js, &rp);
     if (!rc) {
-        printf("the oracle's verdict (correctly rounded %s):\n", bp_dtype_name(p->ops[p->nops - 1].dtype));
+        bp_esc_printf(stdout, "the oracle's verdict (correctly rounded %s):\n", bp_dtype_name(p->ops[p->nops - 1].dtype));
         json_t *jv = json_object();
         side_line("A", &rec[0], orc ? &orc[p->nops - 1] : NULL, jv);
         side_line("B", &rec[1], orc ? &orc[p->nops - 1] : NULL, jv);
@@ -481,13 +485,15 @@ int cmd_explain_ledger(const char *pa, const char *pb, const char *op_id, const 
                        const bp_cli_devices_t *dev, size_t first, const char *json)
 {
     if (!bp_ledger_sniff(pa) || !bp_ledger_sniff(pb)) {
-        fprintf(stderr, "bitprobe explain: '%s' is not an op ledger: explain takes two ledgers "
-                        "or a probe with --a and --b\n", bp_ledger_sniff(pa) ? pb : pa);
+        bp_esc_printf(stderr,
+                      "bitprobe explain: '%s' is not an op ledger: explain takes two ledgers "
+                      "or a probe with --a and --b\n",
+                      bp_ledger_sniff(pa) ? pb : pa);
         return BP_EXIT_TROUBLE;
     }
     struct stat sb;
     if (stat(out_dir, &sb) != 0 || !S_ISDIR(sb.st_mode)) {
-        fprintf(stderr, "bitprobe explain: --out '%s' is not a directory\n", out_dir);
+        bp_esc_printf(stderr, "bitprobe explain: --out '%s' is not a directory\n", out_dir);
         return BP_EXIT_TROUBLE;
     }
     int side = 1;
@@ -516,14 +522,16 @@ int cmd_explain_ledger(const char *pa, const char *pb, const char *op_id, const 
     size_t x = op_id ? bp_ledger_diff_find(&d, side, seq) : d.first_introduced;
     if (!rc && x == SIZE_MAX) {
         if (op_id) {
-            fprintf(stderr, "bitprobe explain: %s has no op %ld\n", side ? pb : pa, seq);
+            bp_esc_printf(stderr, "bitprobe explain: %s has no op %ld\n", side ? pb : pa, seq);
             rc = BP_EXIT_TROUBLE;
         } else if (!d.count[BP_LOP_INTRODUCED] && !d.count[BP_LOP_INHERITED]) {
             printf("nothing to explain: no op of A and B differs\n");
         } else {
-            fprintf(stderr, "bitprobe explain: no recorded op introduced the difference (an "
-                            "input that differs came from outside the recording: see 'bitprobe "
-                            "diff %s %s'); name an op with --op\n", pa, pb);
+            bp_esc_printf(stderr,
+                          "bitprobe explain: no recorded op introduced the difference (an "
+                          "input that differs came from outside the recording: see 'bitprobe "
+                          "diff %s %s'); name an op with --op\n",
+                          pa, pb);
             rc = BP_EXIT_DRIFT;
         }
     }

@@ -8,6 +8,7 @@
 
 #include "cli.h"
 #include "config.h"
+#include "esc.h"
 #include "fingerprint.h"
 
 const char cmd_fingerprint_usage[] =
@@ -64,8 +65,8 @@ int cmd_fingerprint(int argc, char **argv)
     if (rc)
         return rc;
     for (int k = 0; k < nskipped; k++)
-        fprintf(stderr, "bitprobe fingerprint: %s skipped: %s\n", skipped[k].name,
-                skipped[k].why);
+        bp_esc_printf(stderr, "bitprobe fingerprint: %s skipped: %s\n", skipped[k].name,
+                      skipped[k].why);
     json_t *arr = json_array();
     for (int k = 0; k < nb && !rc; k++) {
         bp_fp_item_t items[BP_FP_MAX_ITEMS];

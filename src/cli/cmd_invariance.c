@@ -29,6 +29,7 @@
 #include "cli.h"
 #include "cmd_invariance.h"
 #include "envinfo.h"
+#include "esc.h"
 #include "inv_engine.h"
 #include "inv_presets.h"
 #include "inv_proc.h"
@@ -813,7 +814,7 @@ static int sweep_all(opts_t *o, engines_t *es, bp_inv_study_t *st)
         size_t i;
         json_t *note;
         json_array_foreach(st->notes, i, note)
-            fprintf(stderr, "%s %s", i ? ";" : ":", json_string_value(note));
+            bp_esc_printf(stderr, "%s %s", i ? ";" : ":", json_string_value(note));
         fprintf(stderr, "\n  (without a GPU, the CPU engine is named explicitly on a "
                         "shape it can sweep: e.g. --engine cpu --shape 256x256 --m 1:64)\n");
         return BP_EXIT_TROUBLE;
@@ -964,15 +965,15 @@ static int write_svg(const char *path, const bp_inv_study_t *st)
 {
     bp_out_t o;
     if (!bp_out_open(&o, path)) {
-        fprintf(stderr, "bitprobe invariance: cannot write '%s': %s\n", path,
-                strerror(errno));
+        bp_esc_printf(stderr, "bitprobe invariance: cannot write '%s': %s\n", path,
+                      strerror(errno));
         return BP_EXIT_TROUBLE;
     }
     int rc = bp_inv_svg(o.f, st);
     if (!bp_out_close(&o, rc == 0))
         rc = BP_EXIT_TROUBLE;
     if (rc)
-        fprintf(stderr, "bitprobe invariance: cannot write '%s'\n", path);
+        bp_esc_printf(stderr, "bitprobe invariance: cannot write '%s'\n", path);
     return rc;
 }
 

@@ -8,6 +8,7 @@
 
 #include "backend.h"
 #include "cli.h"
+#include "esc.h"
 #include "probe.h"
 
 const char cmd_list_usage[] =
@@ -243,13 +244,13 @@ int cmd_list(int argc, char **argv)
         free(s);
         json_decref(root);
     } else {
-        printf("Probes in %s:\n", dir);
+        bp_esc_printf(stdout, "Probes in %s:\n", dir);
         for (size_t i = 0; i < n; i++) {
             dtypes_str(ps[i]->dtypes, dts, sizeof dts);
             outputs_str(ps[i], outs, sizeof outs);
-            printf("  %-24s %-18s %-22s %s\n", ps[i]->name, dts, outs, ps[i]->description);
+            bp_esc_printf(stdout, "  %-24s %-18s %-22s %s\n", ps[i]->name, dts, outs, ps[i]->description);
             if (ps[i]->overrides)
-                printf("  %-24s with --param %s (hash %s)\n", "", ps[i]->overrides,
+                bp_esc_printf(stdout, "  %-24s with --param %s (hash %s)\n", "", ps[i]->overrides,
                        ps[i]->hash);
         }
         printf("\nBackends:\n");
@@ -258,17 +259,17 @@ int cmd_list(int argc, char **argv)
         json_array_foreach(bes, i, b) {
             json_t *key = json_object_get(b, "key");
             if (key)
-                printf("  %-8s available (%s)\n", json_string_value(json_object_get(b, "name")),
+                bp_esc_printf(stdout, "  %-8s available (%s)\n", json_string_value(json_object_get(b, "name")),
                        json_string_value(key));
             else
-                printf("  %-8s unavailable: %s\n", json_string_value(json_object_get(b, "name")),
+                bp_esc_printf(stdout, "  %-8s unavailable: %s\n", json_string_value(json_object_get(b, "name")),
                        json_string_value(json_object_get(b, "reason")));
         }
         json_decref(bes);
     }
     /* Files that did not load: said, and the exit status says so too. */
     for (size_t i = 0; i < pr.nbad; i++)
-        fprintf(stderr, "bitprobe: %s\n", pr.bad[i].msg);
+        bp_esc_printf(stderr, "bitprobe: %s\n", pr.bad[i].msg);
     rc = pr.nbad ? BP_EXIT_TROUBLE : BP_EXIT_OK;
     bp_cli_probes_free(&pr);
     return rc;

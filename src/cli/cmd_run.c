@@ -10,6 +10,7 @@
 #include "bundle.h"
 #include "cmd_run.h"
 #include "envinfo.h"
+#include "esc.h"
 #include "golden.h"
 #include "lanes.h"
 #include "probe.h"
@@ -563,8 +564,8 @@ static int save_manifest(const bp_run_opts_t *o, const backends_t *bs, const bp_
     if (st)
         return bp_cli_fail(&err);
     if (!bp_cli_quiet)
-        fprintf(stderr, "bitprobe run: saved %zu files and manifest.json in %s\n",
-                json_array_size(files), o->save_dir);
+        bp_esc_printf(stderr, "bitprobe run: saved %zu files and manifest.json in %s\n",
+                      json_array_size(files), o->save_dir);
     return BP_EXIT_OK;
 }
 

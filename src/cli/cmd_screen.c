@@ -16,6 +16,7 @@
 #include "bitfmt.h"
 #include "cli.h"
 #include "config.h"
+#include "esc.h"
 #include "screen_dev.h"
 #include "screen_golden.h"
 #include "screen_run.h"
@@ -82,8 +83,8 @@ static int parse_gpus(char *sel, int count, int *out, int *n)
             return bp_cli_usage_error("screen", "--gpu: '%s' is not all, an index or a "
                                       "comma-separated list of indices", items[i]);
         if ((int)v >= count) {
-            fprintf(stderr, "bitprobe screen: --gpu %zu: there %s %d GPU%s here\n", v,
-                    count == 1 ? "is" : "are", count, count == 1 ? "" : "s");
+            bp_esc_printf(stderr, "bitprobe screen: --gpu %zu: there %s %d GPU%s here\n", v,
+                          count == 1 ? "is" : "are", count, count == 1 ? "" : "s");
             return BP_EXIT_TROUBLE;
         }
         for (int j = 0; j < *n; j++)
@@ -297,9 +298,11 @@ static int bless(const char *root, bp_screen_gpu_t *g, int ng, const int *tests,
                 size_t es = bp_dtype_info(bp_screen_tests[tests[i]].dt)->size;
                 if (a->agreed && b->agreed &&
                     memcmp(a->agreed, b->agreed, a->nagreed * es) != 0) {
-                    fprintf(stderr, "bitprobe screen: --bless: GPUs %d and %d (both %s) "
-                                    "disagree on %s: nothing written\n",
-                            g[k].index, g[p].index, g[k].key, bp_screen_tests[tests[i]].name);
+                    bp_esc_printf(stderr,
+                                  "bitprobe screen: --bless: GPUs %d and %d (both %s) "
+                                  "disagree on %s: nothing written\n",
+                                  g[k].index, g[p].index, g[k].key,
+                                  bp_screen_tests[tests[i]].name);
                     rc = BP_EXIT_DRIFT;
                     break;
                 }
@@ -431,9 +434,11 @@ int cmd_screen(int argc, char **argv)
         for (int k = 0; k < nt; k++)
             test_ok |= tests[k] == inj[i].test;
         if (!gpu_ok || !test_ok) {
-            fprintf(stderr, "bitprobe screen: BP_SCREEN_INJECT: %s %d:%d:%s is not screened "
-                            "in this run\n", gpu_ok ? "test" : "GPU", inj[i].gpu, inj[i].sm,
-                    bp_screen_tests[inj[i].test].name);
+            bp_esc_printf(stderr,
+                          "bitprobe screen: BP_SCREEN_INJECT: %s %d:%d:%s is not screened "
+                          "in this run\n",
+                          gpu_ok ? "test" : "GPU", inj[i].gpu, inj[i].sm,
+                          bp_screen_tests[inj[i].test].name);
             return BP_EXIT_TROUBLE;
         }
     }

@@ -12,6 +12,7 @@
 
 #include "cli.h"
 #include "envinfo.h"
+#include "esc.h"
 #include "outfile.h"
 #include "rep.h"
 #include "rep_stack.h"
@@ -197,8 +198,8 @@ static int write_json(const char *path, const bp_stack_result_t *r, int argc,
         int flags = JSON_INDENT(1) | JSON_SORT_KEYS | JSON_REAL_PRECISION(17);
         bp_out_t o;
         if (!bp_out_open(&o, path)) {
-            fprintf(stderr, "bitprobe stack: cannot write '%s': %s\n", path,
-                    strerror(errno));
+            bp_esc_printf(stderr, "bitprobe stack: cannot write '%s': %s\n", path,
+                          strerror(errno));
         } else {
             FILE *f = o.f;
             rc = json_dumpf(doc, f, flags) == 0 && fputc('\n', f) != EOF
@@ -207,7 +208,7 @@ static int write_json(const char *path, const bp_stack_result_t *r, int argc,
             if (!bp_out_close(&o, rc == BP_EXIT_OK))
                 rc = BP_EXIT_TROUBLE;
             if (rc)
-                fprintf(stderr, "bitprobe stack: cannot write '%s'\n", path);
+                bp_esc_printf(stderr, "bitprobe stack: cannot write '%s'\n", path);
         }
     } else {
         fprintf(stderr, "bitprobe stack: out of memory building the JSON "
@@ -254,13 +255,12 @@ static int write_svg(const char *path, const bp_stack_result_t *r)
 {
     bp_out_t o;
     if (!bp_out_open(&o, path)) {
-        fprintf(stderr, "bitprobe stack: cannot write '%s': %s\n", path,
-                strerror(errno));
+        bp_esc_printf(stderr, "bitprobe stack: cannot write '%s': %s\n", path, strerror(errno));
         return BP_EXIT_TROUBLE;
     }
     int rc = bp_rep_svg(o.f, r);
     if (!bp_out_close(&o, rc == 0)) {
-        fprintf(stderr, "bitprobe stack: cannot write '%s'\n", path);
+        bp_esc_printf(stderr, "bitprobe stack: cannot write '%s'\n", path);
         return BP_EXIT_TROUBLE;
     }
     return BP_EXIT_OK;

@@ -17,6 +17,7 @@
 #include "backend.h"
 #include "cli.h"
 #include "config.h"
+#include "esc.h"
 #include "ranks.h"
 #include "stack_ranks.h"
 
@@ -188,7 +189,7 @@ static int as_rank(const bp_ranks_env_t *e, const bp_ranks_opts_t *o, const char
     if (path[0] && e->rank == 0)
         unlink(path);
     if (st) {
-        fprintf(stderr, "bitprobe stack: rank %d: %s\n", e->rank, err.msg);
+        bp_esc_printf(stderr, "bitprobe stack: rank %d: %s\n", e->rank, err.msg);
         bp_ranks_result_free(&res);
         return BP_EXIT_TROUBLE;
     }
@@ -325,8 +326,9 @@ int cmd_stack_ranks(int argc, char **argv)
     if (bp_ranks_env(&e, &found, &err))
         return bp_cli_fail(&err);
     if (found && e.world != (int)W) {
-        fprintf(stderr, "bitprobe stack: --ranks %zu, but the %s launcher started %d rank%s\n",
-                W, e.launcher, e.world, e.world == 1 ? "" : "s");
+        bp_esc_printf(stderr,
+                      "bitprobe stack: --ranks %zu, but the %s launcher started %d rank%s\n", W,
+                      e.launcher, e.world, e.world == 1 ? "" : "s");
         return BP_EXIT_TROUBLE;
     }
 #ifdef BP_HAVE_CUDA

@@ -1,10 +1,12 @@
 /* bitprobe: the command table and dispatch.  Nothing else lives here. */
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "cli.h"
 #include "cmd.h"
 #include "config.h"
+#include "esc.h"
 #include "interrupt.h"
 #include "suggest.h"
 
@@ -64,7 +66,7 @@ static int cmd_help(int argc, char **argv)
         return bp_cli_usage_error("help", "too many arguments");
     if (argc == 2 && strcmp(argv[1], "--help") != 0 && strcmp(argv[1], "-h") != 0) {
         if (!bp_cmd_find(argv[1])) {
-            fprintf(stderr, "bitprobe help: unknown command '%s'\n", argv[1]);
+            bp_esc_printf(stderr, "bitprobe help: unknown command '%s'\n", argv[1]);
             return BP_EXIT_TROUBLE;
         }
         return bp_cli_help(argv[1]);
@@ -75,7 +77,7 @@ static int cmd_help(int argc, char **argv)
     return BP_EXIT_OK;
 }
 
-int main(int argc, char **argv)
+static int run(int argc, char **argv)
 {
     if (argc < 2) {
         overview(stderr);
@@ -97,9 +99,9 @@ int main(int argc, char **argv)
         for (const bp_cmd_t *k = bp_commands; k->name && n < 64; k++)
             names[n++] = k->name;
         const char *near = bp_suggest(name, names, n);
-        fprintf(stderr, "bitprobe: unknown command '%s'", name);
+        bp_esc_printf(stderr, "bitprobe: unknown command '%s'", name);
         if (near)
-            fprintf(stderr, "; did you mean '%s'?", near);
+            bp_esc_printf(stderr, "; did you mean '%s'?", near);
         fprintf(stderr, "\nTry 'bitprobe --help' for the list of commands.\n");
         return BP_EXIT_TROUBLE;
     }
@@ -107,4 +109,22 @@ int main(int argc, char **argv)
         return bp_cli_help(c->name);
     bp_intr_install();
     return c->fn(argc - 1, argv + 1);
+}
+
+/* Data goes to standard output: a write that failed there (a full disk,
+ * a closed pipe with SIGPIPE ignored) fails the command, said on stderr,
+ * whatever it found. */
+static int stdout_done(int rc)
+{
+    errno = 0;
+    if (fflush(stdout) == 0 && !ferror(stdout))
+        return rc;
+    bp_esc_printf(stderr, "bitprobe: cannot write to standard output: %s\n",
+                  errno ? strerror(errno) : "write error");
+    return BP_EXIT_TROUBLE;
+}
+
+int main(int argc, char **argv)
+{
+    return stdout_done(run(argc, argv));
 }

@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 
 #include "bundle.h"
+#include "jsonread.h"
 #include "st.h"
 
 struct bp_cons {
@@ -369,7 +370,8 @@ static const char *str_at(json_t *o, const char *a, const char *b)
 void bp_cons_about_of(const char *fp, char *out, size_t n)
 {
     *out = '\0';
-    json_t *j = fp ? json_loads(fp, 0, NULL) : NULL;
+    bp_json_err_t je;
+    json_t *j = fp ? bp_json_load(fp, strlen(fp), 0, &je) : NULL;
     if (!j)
         return;
     const char *gpu = str_at(j, "backend", "gpu");
@@ -490,7 +492,7 @@ bp_status bp_cons_add_path(bp_cons_t *c, const char *path, const char *label,
     for (size_t i = 0; !st && i < json_array_size(files); i++) {
         /* "<probe>/<key>.safetensors.gz" */
         const char *rel = json_string_value(json_array_get(files, i));
-        char probe[256], key[256], full[PATH_MAX];
+        char probe[256], key[256];
         const char *slash = strrchr(rel, '/'), *dot = strstr(rel, ".safetensors");
         if (!slash || !dot || dot < slash || (size_t)(slash - rel) >= sizeof probe ||
             (size_t)(dot - slash - 1) >= sizeof key) {
@@ -500,8 +502,7 @@ bp_status bp_cons_add_path(bp_cons_t *c, const char *path, const char *label,
         }
         snprintf(probe, sizeof probe, "%.*s", (int)(slash - rel), rel);
         snprintf(key, sizeof key, "%.*s", (int)(dot - slash - 1), slash + 1);
-        snprintf(full, sizeof full, "%s/%s", path, rel);
-        if (!(st = bp_st_read(full, &f, err))) {
+        if (!(st = bp_st_read_in(path, rel, &f, err))) {
             st = add_container(c, &f, probe, key, label, path, names, err);
             bp_st_free(&f);
         }

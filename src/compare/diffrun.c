@@ -80,8 +80,7 @@ static bp_status crc_check(const bp_tfile_t *f, const bp_tent_t *t, uint32_t crc
 {
     if (!t->has_crc || crc == t->crc)
         return BP_OK;
-    return bp_st_crc_error(f->label, f->src.kind != BP_TF_MAP, t->off, t->name, t->crc, crc,
-                           err);
+    return bp_tset_crc_error(f, t, crc, err);
 }
 
 /* Elements [e0, e1) of pair p through the engine: side readers r[0], r[1];

@@ -479,6 +479,40 @@ static bool same_run(bool ia, bp_dtype_t ra, bool ib, bp_dtype_t rb)
     return ia == ib && (!ia || ra == rb);
 }
 
+/* qsort has no context argument: the report and key of the sort running
+ * on this thread. */
+static __thread const bp_report_t *sort_rep;
+static __thread int (*sort_cmp)(const bp_result_t *, const bp_result_t *);
+
+static int by_key_then_index(const void *x, const void *y)
+{
+    size_t i = *(const size_t *)x, j = *(const size_t *)y;
+    int c = sort_cmp(&sort_rep->r[i], &sort_rep->r[j]);
+    return c ? c : (i > j) - (i < j);
+}
+
+bool bp_report_firsts(const bp_report_t *rep,
+                      int (*cmp)(const bp_result_t *, const bp_result_t *),
+                      bool (*in)(const bp_result_t *), size_t *first)
+{
+    size_t *idx = malloc((rep->n ? rep->n : 1) * sizeof *idx), m = 0;
+    if (!idx)
+        return false;
+    for (size_t i = 0; i < rep->n; i++) {
+        first[i] = SIZE_MAX;
+        if (!in || in(&rep->r[i]))
+            idx[m++] = i;
+    }
+    sort_rep = rep;
+    sort_cmp = cmp;
+    qsort(idx, m, sizeof *idx, by_key_then_index);
+    for (size_t k = 0; k < m; k++)
+        first[idx[k]] = k && !cmp(&rep->r[idx[k - 1]], &rep->r[idx[k]]) ? first[idx[k - 1]]
+                                                                           : idx[k];
+    free(idx);
+    return true;
+}
+
 bool bp_result_same_group(const bp_result_t *a, const bp_result_t *b)
 {
     return strcmp(a->probe, b->probe) == 0 &&

@@ -197,6 +197,14 @@ const char *bp_result_dtype(const bp_result_t *r);
 void bp_result_dtype_label(const bp_result_t *r, char *out, size_t n);
 /* Whether a and b are of one (probe, output, dtype, run dtype). */
 bool bp_result_same_group(const bp_result_t *a, const bp_result_t *b);
+/* Results grouped by a key, in n log n (writers must stay fast for the
+ * hundred thousand results of a large diff): first[i] is the index of the
+ * first result, in report order, whose key cmp says equals result i's,
+ * among the results `in` takes (NULL: all); SIZE_MAX for the others.  cmp
+ * orders two results by the key (0: the same).  False when out of memory. */
+bool bp_report_firsts(const bp_report_t *rep,
+                      int (*cmp)(const bp_result_t *, const bp_result_t *),
+                      bool (*in)(const bp_result_t *), size_t *first);
 /* Whether v holds values of r's (probe, output, dtype, run dtype). */
 bool bp_values_of(const bp_values_t *v, const bp_result_t *r);
 /* A result naming v's group (strings borrowed from v), for the above. */

@@ -10,6 +10,9 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "jsonread.h"
+#include "safeopen.h"
+
 #define TRY(x)                                                                           \
     do {                                                                                 \
         bp_status st_ = (x);                                                             \
@@ -24,6 +27,10 @@ typedef struct {
     const char *label;
     bp_error_t *err;
     long long schema; /* the document's schema_version (1 when absent) */
+    /* the results array as text, read an element at a time (its place in
+     * the document holds []): NULL when the document holds them */
+    const char *text;
+    size_t rb, re;
 } rd_t;
 
 /* "LABEL: PATH: what". */
@@ -54,6 +61,8 @@ static void item_path(char *out, const char *path, size_t i)
 
 static const char *type_name(const json_t *v)
 {
+    if (!v)
+        return "nothing";
     switch (json_typeof(v)) {
     case JSON_OBJECT: return "an object";
     case JSON_ARRAY: return "an array";
@@ -728,6 +737,56 @@ static bool known(const char *key)
     return false;
 }
 
+/* Line and column (1-based; columns in characters, as jansson counts them)
+ * of byte at of text, counted on from *line and *col at byte *from (a
+ * report is scanned forward once). */
+static void advance(const char *text, size_t *from, size_t at, int *line, int *col)
+{
+    for (size_t i = *from; i < at; i++)
+        if (text[i] == '\n')
+            (*line)++, *col = 1;
+        else if (((unsigned char)text[i] & 0xc0) != 0x80)
+            (*col)++;
+    *from = at;
+}
+
+/* The results, an element at a time: each parsed alone (its JSON bounded
+ * by its own size, jsonread.h), read into the model and let go, so that
+ * memory holds the model and one result's JSON, not the whole document's
+ * (a result's few dozen JSON values cost jansson several times their
+ * text). */
+static bp_status read_results_text(rd_t *r, bp_report_t *rep)
+{
+    size_t at = r->rb, b, e, pos = 0;
+    int line = 1, col = 1;
+    bool bad_text;
+    for (size_t i = 0; bp_json_next(r->text, r->re, &at, &b, &e, &bad_text); i++) {
+        bp_json_err_t je;
+        json_t *v = bp_json_load(r->text + b, e - b, JSON_REJECT_DUPLICATES | JSON_DECODE_ANY, &je);
+        char ip[PATH_LEN];
+        item_path(ip, "results", i);
+        if (!v && je.over) {
+            char where[PATH_LEN + 512];
+            snprintf(where, sizeof where, "%s: %s", r->label, ip);
+            return bp_json_limit_error(where, e - b, &je, r->err);
+        }
+        if (!v) { /* jansson's line and column in the element, moved to the file's */
+            advance(r->text, &pos, b, &line, &col);
+            int l = line + je.je.line - 1, c = je.je.line > 1 ? je.je.column
+                                                              : col + je.je.column - 1;
+            return bp_error_set(r->err, BP_EINPUT, "%s:%d:%d: invalid JSON: %s", r->label, l,
+                                c, je.je.text);
+        }
+        bp_status st = read_result(r, v, ip, rep);
+        json_decref(v);
+        if (st)
+            return st;
+    }
+    if (bad_text) /* the scan and jansson disagree: never, for a document jansson read */
+        return bp_error_set(r->err, BP_EINPUT, "%s: results: invalid JSON", r->label);
+    return BP_OK;
+}
+
 static bp_status read_doc(rd_t *r, const json_t *doc, bp_report_t *rep)
 {
     const char *tool = json_string_value(json_object_get(doc, "tool")), *s, *key;
@@ -757,6 +816,8 @@ static bp_status read_doc(rd_t *r, const json_t *doc, bp_report_t *rep)
     TRY(read_strings(r, doc, "hints", 8000, rep));
     TRY(read_values(r, doc, rep));
     TRY(member(r, doc, "", "results", JSON_ARRAY, "an array of results", true, &results));
+    if (r->text)
+        TRY(read_results_text(r, rep));
     json_array_foreach(results, i, v) {
         char ip[PATH_LEN];
         item_path(ip, "results", i);
@@ -800,13 +861,46 @@ bp_status bp_report_parse(const char *text, size_t len, const char *label, bp_re
     if (text[i] != '{')
         return bp_error_set(err, BP_EINPUT, "%s: not a JSON report (it does not begin "
                                             "with '{')", label);
-    json_error_t je;
-    json_t *doc = json_loadb(text, len, JSON_REJECT_DUPLICATES, &je);
+    /* The document without its results ([] in their place), then the
+     * results an element at a time (read_results_text); a document whose
+     * results cannot be found so is read whole, as jansson reads it. */
+    rd_t r = {.label = label, .err = err};
+    size_t rb, re;
+    char *rest = NULL;
+    if (bp_json_member(text, len, "results", &rb, &re) && text[rb] == '[' &&
+        (rest = malloc(len - (re - rb) + 2))) {
+        memcpy(rest, text, rb);
+        memcpy(rest + rb, "[]", 2);
+        memcpy(rest + rb + 2, text + re, len - re);
+        r.text = text, r.rb = rb, r.re = re;
+    }
+    size_t rlen = rest ? len - (re - rb) + 2 : len;
+    bp_json_err_t je;
+    json_t *doc = bp_json_load(rest ? rest : text, rlen, JSON_REJECT_DUPLICATES, &je);
+    free(rest);
+    if (!doc && je.over)
+        return bp_json_limit_error(label, rlen, &je, err);
+    if (!doc && rest) {
+        /* where in the file's own text: jansson on all of it, or, when that
+         * is too large, the place past the [] put in, counted here */
+        bp_json_err_t whole;
+        json_decref(bp_json_load(text, len, JSON_REJECT_DUPLICATES, &whole));
+        if (!whole.over) {
+            je = whole;
+        } else {
+            size_t at = je.je.position > 0 ? (size_t)je.je.position - 1 : 0, pos = 0;
+            at += at >= rb + 2 ? re - rb - 2 : 0;
+            je.je.line = je.je.column = 1;
+            advance(text, &pos, at, &je.je.line, &je.je.column);
+        }
+    }
     if (!doc)
-        return bp_error_set(err, BP_EINPUT, "%s:%d:%d: invalid JSON: %s", label, je.line,
-                            je.column, je.text);
-    bp_status st = bp_report_from_json(doc, label, rep, err);
+        return bp_error_set(err, BP_EINPUT, "%s:%d:%d: invalid JSON: %s", label, je.je.line,
+                            je.je.column, je.je.text);
+    bp_status st = read_doc(&r, doc, rep);
     json_decref(doc);
+    if (st)
+        bp_report_free(rep);
     return st;
 }
 
@@ -855,7 +949,8 @@ bp_status bp_report_read(const char *path, bp_report_t *rep, bp_error_t *err)
     bool in = strcmp(path, "-") == 0;
     if (!in && stat(path, &sb) != 0)
         return bp_error_set(err, BP_EINPUT, "cannot read '%s': %s", path, strerror(errno));
-    if (!in && S_ISDIR(sb.st_mode)) {
+    bool dir = !in && S_ISDIR(sb.st_mode);
+    if (dir) {
         if (snprintf(file, sizeof file, "%s/manifest.json", path) >= (int)sizeof file)
             return bp_error_set(err, BP_EINPUT, "path too long: '%s'", path);
         if (stat(file, &sb) != 0)
@@ -867,9 +962,11 @@ bp_status bp_report_read(const char *path, bp_report_t *rep, bp_error_t *err)
     }
     if (!in && S_ISREG(sb.st_mode) && (uintmax_t)sb.st_size > BP_REPORT_READ_MAX)
         return too_large(file, err);
-    FILE *f = in ? stdin : fopen(file, "rb");
+    const char *why = NULL;
+    FILE *f = in ? stdin : dir ? bp_safe_fopen_in(path, "manifest.json", &why)
+                               : bp_safe_fopen(file, &why);
     if (!f)
-        return bp_error_set(err, BP_EINPUT, "cannot read '%s': %s", file, strerror(errno));
+        return bp_error_set(err, BP_EINPUT, "cannot read '%s': %s", file, why);
     char *text = NULL;
     size_t len = 0;
     bp_status st = slurp(f, file, &text, &len, err);

@@ -59,24 +59,40 @@ bp_status bp_atomic_lock(const char *target, bp_lock_t *lk, bp_error_t *err)
     bp_status st = bp_mkdir_parents(target, err);
     if (st)
         return st;
-    int fd = open(lpath, O_RDWR | O_CREAT | O_CLOEXEC, 0666);
-    if (fd < 0)
-        return bp_error_set(err, BP_EIO, "cannot open lock file '%s': %s", lpath,
-                            strerror(errno));
-    while (flock(fd, LOCK_EX) != 0) {
-        if (errno != EINTR) {
-            int e = errno;
-            close(fd);
-            return bp_error_set(err, BP_EIO, "cannot lock '%s': %s", lpath, strerror(e));
+    for (;;) {
+        int fd = open(lpath, O_RDWR | O_CREAT | O_CLOEXEC, 0666);
+        if (fd < 0)
+            return bp_error_set(err, BP_EIO, "cannot open lock file '%s': %s", lpath,
+                                strerror(errno));
+        while (flock(fd, LOCK_EX) != 0) {
+            if (errno != EINTR) {
+                int e = errno;
+                close(fd);
+                return bp_error_set(err, BP_EIO, "cannot lock '%s': %s", lpath, strerror(e));
+            }
         }
+        /* held: still the file at lpath?  (its holder removes it before
+         * letting go; then a new one is the lock) */
+        struct stat held, now;
+        if (fstat(fd, &held) == 0 && stat(lpath, &now) == 0 && held.st_ino == now.st_ino &&
+            held.st_dev == now.st_dev) {
+            lk->fd = fd;
+            snprintf(lk->path, sizeof lk->path, "%s", lpath);
+            bp_intr_add(lk->path, false); /* an interruption removes it, held */
+            return BP_OK;
+        }
+        close(fd);
     }
-    lk->fd = fd;
-    return BP_OK;
 }
 
 void bp_atomic_unlock(bp_lock_t *lk)
 {
     if (lk->fd >= 0) {
+        /* removed while held, so that no lock file stays beside the target */
+        bp_intr_lock();
+        unlink(lk->path);
+        bp_intr_remove_locked(lk->path);
+        bp_intr_unlock();
         flock(lk->fd, LOCK_UN);
         close(lk->fd);
         lk->fd = -1;

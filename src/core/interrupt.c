@@ -52,7 +52,7 @@ static int rm_entry(const char *path, const struct stat *st, int flag, struct FT
 static void *watch(void *arg)
 {
     (void)arg;
-    unsigned char b;
+    unsigned char b; /* the signal's number */
     while (read(pipe_fd[0], &b, 1) != 1)
         if (errno != EINTR)
             return NULL;
@@ -72,7 +72,7 @@ static void *watch(void *arg)
     if (write(STDERR_FILENO, msg + skip, sizeof msg - 1 - skip) < 0) {
         /* exiting anyway */
     }
-    _exit(130);
+    _exit(128 + b);
 }
 
 void bp_intr_install(void)

@@ -1,8 +1,10 @@
 /* Clean interruption.  SIGINT, SIGTERM and SIGHUP end the process through
  * one watcher thread: it removes every temporary file and staging
  * directory registered here, says "interrupted" on stderr and exits with
- * status 130, so that an interrupted command leaves what it writes as it
- * was before (or complete), never half-written.  A file that becomes
+ * status 128 + the signal's number, as a shell reports a process the
+ * signal killed (SIGINT 130, SIGTERM 143, SIGHUP 129), so that an
+ * interrupted command leaves what it writes as it was before (or
+ * complete), never half-written.  A file that becomes
  * final (renamed into place) is unregistered under the same lock as the
  * rename (bp_intr_lock), so the watcher sees it either before the rename
  * (and removes the temporary) or after (and leaves the result). */

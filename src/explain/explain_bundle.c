@@ -75,15 +75,15 @@ bp_status bp_explain_load_bundle(const char *dir, const bp_probe_t *p, bp_dtype_
                                  const char *key, bp_buf_t *bufs, char *key_out,
                                  bp_error_t *err)
 {
-    char path[PATH_MAX], name[512];
+    char path[PATH_MAX], rel[PATH_MAX], name[512];
     bp_status st = pick_key(dir, p, key, key_out, err);
     if (st)
         return st;
-    if (snprintf(path, sizeof path, "%s/%s/%s.safetensors.gz", dir, p->name, key_out) >=
-        (int)sizeof path)
+    if (snprintf(rel, sizeof rel, "%s/%s.safetensors.gz", p->name, key_out) >= (int)sizeof rel ||
+        snprintf(path, sizeof path, "%s/%s", dir, rel) >= (int)sizeof path)
         return bp_error_set(err, BP_EINPUT, "path too long under '%s'", dir);
     bp_st_file_t f;
-    if ((st = bp_st_read(path, &f, err)))
+    if ((st = bp_st_read_in(dir, rel, &f, err)))
         return st;
     const char *probe = bp_st_get_meta(&f, "probe");
     const char *hash = bp_st_get_meta(&f, "probe_hash");

@@ -153,9 +153,9 @@ bp_status bp_inv_engine_cuda(const char *kind, int gpu, bp_inv_engine_t **out,
 /* bitprobe's CUDA implementations of the row ops (inv_rows_cuda.c). */
 bp_status bp_inv_engine_cuda_rows(int gpu, bp_inv_engine_t **out, bp_error_t *err);
 
-/* One op of a backend's op table on operands already on its side: the
- * backend's enter hook (the CUDA backend makes its device current), then
- * its entry for x->op->kind. */
+/* One op of a backend's op table on operands already on its side, through
+ * bp_backend_op (its enter hook, the rule for empty operands, its entry for
+ * x->op->kind). */
 struct bp_backend;
 struct bp_exec;
 bp_status bp_inv_backend_op(struct bp_backend *be, const struct bp_exec *x,

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "bitfmt.h"
+#include "esc.h"
 
 void bp_inv_study_init(bp_inv_study_t *s)
 {
@@ -327,7 +328,7 @@ int bp_inv_text(FILE *f, const bp_inv_study_t *s, const bp_inv_text_opts_t *o)
     size_t i;
     json_t *note;
     json_array_foreach(s->notes, i, note)
-        fprintf(f, "  note: %s\n", json_string_value(note));
+        bp_esc_printf(f, "  note: %s\n", json_string_value(note));
     if (!o->quiet) {
         for (size_t i = 0; i < s->nmaps; i++) {
             const bp_inv_map_t *m = &s->maps[i];

@@ -1,4 +1,5 @@
 /* Saved runs and tensor sets (see bundle.h). */
+#define _GNU_SOURCE /* memrchr */
 #include "bundle.h"
 
 #include <errno.h>
@@ -7,12 +8,70 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <dirent.h>
+#include <fcntl.h>
+#include <signal.h>
 #include <unistd.h>
 
 #include "atomicfile.h"
 #include "interrupt.h"
+#include "jsonread.h"
 #include "npy.h"
+#include "safeopen.h"
+
+/* DIR's length without trailing slashes. */
+static size_t dir_len(const char *dir)
+{
+    size_t len = strlen(dir);
+    while (len > 1 && dir[len - 1] == '/')
+        len--;
+    return len;
+}
+
+/* Removes what runs of `run --save DIR` killed before they could tidy
+ * left beside DIR: DIR.partial.PID (a stage) and DIR.old.PID (a bundle
+ * moved aside by the commit of an older bitprobe), each only when process
+ * PID is gone (one of this machine's: a stage of a run on another host of
+ * a shared file system, whose PID means nothing here, could be removed
+ * only by a PID that happens to be free here, which is why a live one is
+ * left alone). */
+static void clean_stale(const char *dir)
+{
+    size_t len = dir_len(dir);
+    char parent[PATH_MAX], base[NAME_MAX + 1];
+    const char *slash = memrchr(dir, '/', len);
+    size_t bl = slash ? len - (size_t)(slash + 1 - dir) : len;
+    if (bl == 0 || bl > NAME_MAX - 32)
+        return;
+    memcpy(base, slash ? slash + 1 : dir, bl);
+    base[bl] = '\0';
+    snprintf(parent, sizeof parent, "%.*s", slash ? (int)(slash == dir ? 1 : slash - dir) : 1,
+             slash ? dir : ".");
+    DIR *d = opendir(parent);
+    for (struct dirent *e; d && (e = readdir(d));) {
+        const char *rest = e->d_name;
+        if (strncmp(rest, base, bl) != 0)
+            continue;
+        rest += bl;
+        if (strncmp(rest, ".partial.", 9) == 0)
+            rest += 9;
+        else if (strncmp(rest, ".old.", 5) == 0)
+            rest += 5;
+        else
+            continue;
+        char *end;
+        long pid = strtol(rest, &end, 10);
+        if (*rest < '1' || *rest > '9' || *end || pid <= 0 || pid == (long)getpid() ||
+            kill((pid_t)pid, 0) == 0 || errno != ESRCH)
+            continue;
+        char path[PATH_MAX];
+        if (snprintf(path, sizeof path, "%s/%s", parent, e->d_name) < (int)sizeof path)
+            bp_intr_rmtree(path);
+    }
+    if (d)
+        closedir(d);
+}
 
 bp_status bp_bundle_stage(const char *dir, char *stage, size_t n, bp_error_t *err)
 {
@@ -33,11 +92,10 @@ bp_status bp_bundle_stage(const char *dir, char *stage, size_t n, bp_error_t *er
                                 "--save '%s': the directory holds something other than a "
                                 "bundle (no manifest.json): it would be replaced", dir);
     }
-    size_t len = strlen(dir);
-    while (len > 1 && dir[len - 1] == '/')
-        len--;
+    size_t len = dir_len(dir);
     if (snprintf(stage, n, "%.*s.partial.%ld", (int)len, dir, (long)getpid()) >= (int)n)
         return bp_error_set(err, BP_EINPUT, "path too long: '%s'", dir);
+    clean_stale(dir);
     /* registered first: an interruption from here on removes it */
     if (!bp_intr_add(stage, true))
         return bp_error_set(err, BP_ENOMEM, "too many temporary files");
@@ -45,17 +103,47 @@ bp_status bp_bundle_stage(const char *dir, char *stage, size_t n, bp_error_t *er
     return bp_mkdir_parents(p, err); /* makes DIR's parents and stage */
 }
 
+/* renameat2(RENAME_EXCHANGE) through the system call (glibc has a wrapper
+ * only from 2.28); -1 with errno ENOSYS where the kernel lacks it. */
+static int exchange(const char *a, const char *b)
+{
+#ifdef SYS_renameat2
+    return (int)syscall(SYS_renameat2, AT_FDCWD, a, AT_FDCWD, b, 1 << 1 /* RENAME_EXCHANGE */);
+#else
+    (void)a, (void)b;
+    errno = ENOSYS;
+    return -1;
+#endif
+}
+
+/* The stage takes DIR's place.  Where DIR is there, one renameat2 with
+ * RENAME_EXCHANGE swaps the two directories: at every instant DIR is the
+ * old bundle or the new, whatever kills the process; the old one, now at
+ * the stage's path (which interruption removes), is removed after.  Where
+ * the file system cannot exchange, DIR is moved aside and the stage
+ * renamed in: a kill between the two leaves DIR.old.PID, which the next
+ * save beside it removes (clean_stale) while DIR is missing. */
 bp_status bp_bundle_commit(const char *dir, const char *stage, bp_error_t *err)
 {
     char old[PATH_MAX];
-    size_t len = strlen(dir);
-    while (len > 1 && dir[len - 1] == '/')
-        len--;
-    snprintf(old, sizeof old, "%.*s.old.%ld", (int)len, dir, (long)getpid());
+    snprintf(old, sizeof old, "%.*s.old.%ld", (int)dir_len(dir), dir, (long)getpid());
     bp_status s = BP_OK;
     bool had = false;
     bp_intr_lock();
-    if (rename(dir, old) == 0)
+    if (exchange(stage, dir) == 0) {
+        /* the old bundle is at the stage's path, still registered */
+        bp_intr_unlock();
+        bp_intr_rmtree(stage);
+        bp_intr_remove(stage);
+        return BP_OK;
+    }
+    if (errno != ENOENT && errno != EINVAL && errno != ENOSYS && errno != EOPNOTSUPP)
+        s = bp_error_set(err, BP_EIO, "cannot swap '%s' into '%s': %s", stage, dir,
+                         strerror(errno));
+    else if (errno == ENOENT && access(stage, F_OK) != 0)
+        s = bp_error_set(err, BP_EIO, "cannot rename '%s' to '%s': %s", stage, dir,
+                         strerror(errno));
+    else if (rename(dir, old) == 0)
         had = true;
     else if (errno != ENOENT)
         s = bp_error_set(err, BP_EIO, "cannot move '%s' aside: %s", dir, strerror(errno));
@@ -129,12 +217,14 @@ static bool safe_relative(const char *p)
 bp_status bp_bundle_parse_manifest(const char *text, size_t len, const char *label,
                                    json_t **out, bp_error_t *err)
 {
-    json_error_t je;
+    bp_json_err_t je;
     *out = NULL;
-    json_t *m = json_loadb(text, len, JSON_REJECT_DUPLICATES, &je);
+    json_t *m = bp_json_load(text, len, JSON_REJECT_DUPLICATES, &je);
+    if (!m && je.over)
+        return bp_json_limit_error(label, len, &je, err);
     if (!m)
         return bp_error_set(err, BP_EINPUT, "%s: invalid JSON: %s at byte %d", label,
-                            je.text, je.position);
+                            je.je.text, je.je.position);
     const char *tool = json_string_value(json_object_get(m, "tool"));
     json_t *files = json_object_get(m, "files");
     bp_status st = BP_OK;
@@ -162,10 +252,10 @@ bp_status bp_bundle_read_manifest(const char *dir, json_t **out, bp_error_t *err
     char path[PATH_MAX];
     if (snprintf(path, sizeof path, "%s/manifest.json", dir) >= (int)sizeof path)
         return bp_error_set(err, BP_EINPUT, "path too long: '%s'", dir);
-    FILE *f = fopen(path, "rb");
+    const char *why;
+    FILE *f = bp_safe_fopen_in(dir, "manifest.json", &why);
     if (!f)
-        return bp_error_set(err, BP_EINPUT, "cannot read bundle '%s': %s: %s", dir, path,
-                            strerror(errno));
+        return bp_error_set(err, BP_EINPUT, "cannot read bundle '%s': %s: %s", dir, path, why);
     char *buf = malloc(BP_BUNDLE_MAX_MANIFEST + 1);
     size_t n = buf ? fread(buf, 1, BP_BUNDLE_MAX_MANIFEST + 1, f) : 0;
     fclose(f);
@@ -204,11 +294,10 @@ static bp_status load_bundle(const char *dir, bp_st_file_t *out, bp_error_t *err
     json_t *files = json_object_get(m, "files");
     for (size_t i = 0; !st && i < json_array_size(files); i++) {
         const char *rel = json_string_value(json_array_get(files, i));
-        char path[PATH_MAX], prefix[PATH_MAX], name[PATH_MAX + 256];
-        snprintf(path, sizeof path, "%s/%s", dir, rel);
+        char prefix[PATH_MAX], name[PATH_MAX + 256];
         prefix_of(rel, prefix, sizeof prefix);
         bp_st_file_t f;
-        st = bp_st_read(path, &f, err);
+        st = bp_st_read_in(dir, rel, &f, err);
         for (size_t k = 0; !st && k < f.n; k++) {
             snprintf(name, sizeof name, "%s%s", prefix, f.t[k].name);
             st = bp_st_add(out, name, &f.t[k].buf, err);

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "jsonread.h"
 #include "safeopen.h"
 #include "tset.h"
 
@@ -65,11 +66,13 @@ bp_status bp_ckpt_index_parse(const char *text, size_t len, const char *label,
     if (deep < len)
         return bp_error_set(err, BP_EINPUT, "%s: JSON nested deeper than %d levels at byte %zu",
                             label, BP_INDEX_MAX_DEPTH, deep);
-    json_error_t je;
-    json_t *root = json_loadb(text, len, JSON_REJECT_DUPLICATES, &je);
+    bp_json_err_t je;
+    json_t *root = bp_json_load(text, len, JSON_REJECT_DUPLICATES, &je);
+    if (!root && je.over)
+        return bp_json_limit_error(label, len, &je, err);
     if (!root)
         return bp_error_set(err, BP_EINPUT, "%s: not valid JSON: %s at line %d, column %d",
-                            label, je.text, je.line, je.column);
+                            label, je.je.text, je.je.line, je.je.column);
     json_t *wm = json_object_get(root, "weight_map"), *meta = json_object_get(root, "metadata");
     bp_status st = BP_OK;
     if (!json_is_object(root))

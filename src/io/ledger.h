@@ -7,8 +7,9 @@
  * against shape x dtype without overflow, {"t": K} references, the end
  * counts) and fails with the file, the line, the record and the byte
  * offset of the line.  Memory grows with the records, not with the
- * lines' claims: a line is at most BP_LEDGER_MAX_LINE bytes, a file at
- * most BP_LEDGER_MAX_FILE.
+ * lines' claims: a line is at most BP_LEDGER_MAX_LINE bytes (the header
+ * line BP_LEDGER_MAX_HEADER), a file at most BP_LEDGER_MAX_FILE, and the
+ * JSON of a line takes memory bounded by its length (jsonread.h).
  *
  * Captured tensors live in a safetensors file next to the ledger; they
  * are read (and each checked against its recorded dtype, shape and hash)
@@ -29,6 +30,8 @@
 #define BP_LEDGER_VERSION 1
 #define BP_LEDGER_HASH "fmix64-sum/1"
 #define BP_LEDGER_MAX_LINE ((size_t)16 << 20)
+#define BP_LEDGER_MAX_HEADER ((size_t)1 << 20) /* the header line (the recorder
+                                                   writes a few KiB) */
 #define BP_LEDGER_MAX_FILE ((uint64_t)4 << 30)
 #define BP_LEDGER_MAXDIM 32
 #define BP_LEDGER_MAX_NAME 256

@@ -7,6 +7,8 @@
 #include <limits.h>
 #include <string.h>
 
+#include "safeopen.h"
+
 uint64_t bp_ledger_hash(const void *data, size_t nbytes)
 {
     return bp_ledger_hash_inline(data, nbytes);
@@ -58,7 +60,10 @@ bp_status bp_ledger_read_captures(const bp_ledger_t *l, bp_st_file_t *f, bp_erro
     bp_status st = bp_ledger_captures_path(l, path, sizeof path, err);
     if (st)
         return st;
-    if ((st = bp_st_read(path, f, err)))
+    char dir[PATH_MAX];
+    if (!bp_safe_dirname(l->path, dir, sizeof dir))
+        return bp_error_set(err, BP_EINPUT, "path too long: '%s'", l->path);
+    if ((st = bp_st_read_in(dir, bp_ledger_header_str(l, "captures"), f, err)))
         return st;
     for (size_t i = 0; !st && i < l->n; i++) {
         const bp_ledger_op_t *op = &l->ops[i];

@@ -18,6 +18,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "safeopen.h"
+
 typedef struct {
     const char *label;
     bp_error_t *err;
@@ -376,10 +378,10 @@ bp_status bp_npy_read(const char *path, bool as_bf16, bp_buf_t *out,
                       bp_error_t *err)
 {
     memset(out, 0, sizeof *out);
-    int fd = open(path, O_RDONLY);
+    const char *why;
+    int fd = bp_safe_path(path, &why);
     if (fd < 0)
-        return bp_error_set(err, BP_EIO, "cannot open '%s': %s", path,
-                            strerror(errno));
+        return bp_error_set(err, BP_EIO, "cannot open '%s': %s", path, why);
     struct stat sb;
     unsigned char pre[12], *hd = NULL;
     char *label = malloc(strlen(path) + 16);

@@ -13,6 +13,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,6 +21,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
+
+#include "safeopen.h"
 
 bp_status bp_st_fail(bp_st_parser_t *p, uint64_t off, const char *fmt, ...)
 {
@@ -397,13 +400,9 @@ static bp_status read_plain(bp_st_parser_t *p, int fd,
     return st;
 }
 
-bp_status bp_st_read(const char *path, bp_st_file_t *out, bp_error_t *err)
+/* Reads the file open as fd (closed here), named path in messages. */
+static bp_status read_fd(int fd, const char *path, bp_st_file_t *out, bp_error_t *err)
 {
-    bp_st_init(out);
-    int fd = open(path, O_RDONLY);
-    if (fd < 0)
-        return bp_error_set(err, BP_EIO, "cannot open '%s': %s", path,
-                            strerror(errno));
     bp_status st = BP_OK;
     char *label = malloc(strlen(path) + 16);
     src_t *s = malloc(sizeof *s);
@@ -445,6 +444,39 @@ done:
     free(label);
     close(fd);
     return st;
+}
+
+/* A file refused by a rule (safeopen.h) is bad input; one the system
+ * cannot open, an I/O error. */
+static bp_status open_failed(const char *path, const char *why, bp_error_t *err)
+{
+    bool rule = errno == EACCES || errno == EXDEV || errno == ELOOP || errno == EINVAL ||
+                errno == ENOTDIR;
+    return bp_error_set(err, rule ? BP_EINPUT : BP_EIO, "cannot open '%s': %s", path, why);
+}
+
+bp_status bp_st_read(const char *path, bp_st_file_t *out, bp_error_t *err)
+{
+    bp_st_init(out);
+    const char *why;
+    int fd = bp_safe_path(path, &why);
+    if (fd < 0)
+        return open_failed(path, why, err);
+    return read_fd(fd, path, out, err);
+}
+
+bp_status bp_st_read_in(const char *dir, const char *rel, bp_st_file_t *out,
+                        bp_error_t *err)
+{
+    bp_st_init(out);
+    char path[PATH_MAX];
+    if (snprintf(path, sizeof path, "%s/%s", dir, rel) >= (int)sizeof path)
+        return bp_error_set(err, BP_EINPUT, "path too long under '%s'", dir);
+    const char *why;
+    int fd = bp_safe_in_dir(dir, rel, &why);
+    if (fd < 0)
+        return open_failed(path, why, err);
+    return read_fd(fd, path, out, err);
 }
 
 /* ---- layouts (no data) ---------------------------------------------- */

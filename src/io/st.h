@@ -95,8 +95,12 @@ typedef struct {
 void bp_st_init(bp_st_file_t *f);
 
 /* Reads a plain or gzip'd safetensors file; messages start "cannot read
- * '<path>': ".  out need not be initialised; on failure it is empty. */
+ * '<path>': ".  out need not be initialised; on failure it is empty.  The
+ * file is opened as safeopen.h says: path as the user named it; with
+ * bp_st_read_in, rel (a name from inside a file) beneath dir. */
 bp_status bp_st_read(const char *path, bp_st_file_t *out, bp_error_t *err);
+bp_status bp_st_read_in(const char *dir, const char *rel, bp_st_file_t *out,
+                        bp_error_t *err);
 /* The same from memory (plain or gzip, by magic); label names the input
  * in messages. */
 bp_status bp_st_parse(const void *data, size_t len, const char *label,

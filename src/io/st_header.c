@@ -5,6 +5,7 @@
  * scan of the same text recovers the byte position of every key and
  * value, since jansson keeps object members in document order but not
  * their positions. */
+#include "jsonread.h"
 #include "st_int.h"
 
 #include <inttypes.h>
@@ -13,6 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <zlib.h>
+
+#include "esc.h"
 
 /* ---- header positions ---------------------------------------------- */
 
@@ -147,15 +150,7 @@ static size_t utf8_valid(const unsigned char *s, size_t n)
 
 void bp_st_quote(const char *name, char *out, size_t n)
 {
-    size_t k = 0;
-    for (const unsigned char *s = (const unsigned char *)name; *s && k + 4 < n;
-         s++)
-        out[k++] = (*s < 0x20 || *s == 0x7f) ? '?' : (char)*s;
-    if (*name && k + 4 >= n && strlen(name) > k) {
-        memcpy(out + k, "...", 3);
-        k += 3;
-    }
-    out[k] = '\0';
+    bp_esc_str(name, out, n);
 }
 
 /* ---- the header ---------------------------------------------------- */
@@ -537,13 +532,19 @@ bp_status bp_st_parse_header(bp_st_parser_t *p)
     size_t u = utf8_valid((const unsigned char *)h, n);
     if (u < n)
         return bp_st_fail(p, 8 + u, "header is not valid UTF-8");
-    json_error_t je;
-    json_t *root = json_loadb(h, n, JSON_REJECT_DUPLICATES, &je);
+    bp_json_err_t jr;
+    json_t *root = bp_json_load(h, n, JSON_REJECT_DUPLICATES, &jr);
+    const json_error_t *je = &jr.je;
+    if (!root && jr.over) {
+        char what[256];
+        bp_json_limit_text(n, &jr, what, sizeof what);
+        return bp_st_fail(p, 8, "header: %s", what);
+    }
     if (!root) {
-        uint64_t at = 8 + (uint64_t)(je.position > 0 ? je.position : 0);
-        if (json_error_code(&je) == json_error_duplicate_key)
-            return bp_st_fail(p, at, "duplicate key in header (%s)", je.text);
-        return bp_st_fail(p, at, "header is not valid JSON (%s)", je.text);
+        uint64_t at = 8 + (uint64_t)(je->position > 0 ? je->position : 0);
+        if (json_error_code(je) == json_error_duplicate_key)
+            return bp_st_fail(p, at, "duplicate key in header (%s)", je->text);
+        return bp_st_fail(p, at, "header is not valid JSON (%s)", je->text);
     }
     size_t nm = json_object_size(root), np = 0;
     pos_t *ps = calloc(nm ? nm : 1, sizeof *ps);

@@ -53,7 +53,7 @@ typedef struct {
 /* Fails with "<label>: <rule> at byte <off>[ of the inflated stream]". */
 bp_status bp_st_fail(bp_st_parser_t *p, uint64_t off, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
-/* name for a message: control characters as '?', cut to fit n bytes. */
+/* name for a message: escaped as every name is (esc.h), cut to fit n bytes. */
 void bp_st_quote(const char *name, char *out, size_t n);
 /* Checks the complete header in p->hdr; on success the tensors are laid
  * out in p->ents (data order) and allocated in p->out. */

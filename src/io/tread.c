@@ -32,6 +32,7 @@ struct bp_tread {
     /* streams */
     z_stream z;
     bool zinit, zend;
+    bool ineof;      /* every compressed byte taken from the file */
     uint64_t cpos;   /* compressed bytes taken from the file */
     unsigned char *in;
     unsigned char *buf; /* content [bstart, bstart + blen) */
@@ -61,6 +62,7 @@ static bp_status z_start(bp_tread_t *r, bp_error_t *err)
     }
     r->zinit = true;
     r->zend = false;
+    r->ineof = false;
     r->cpos = 0;
     r->bstart = 0;
     r->blen = 0;
@@ -148,13 +150,16 @@ static bp_status map_get(bp_tread_t *r, uint64_t off, size_t len, const unsigned
 
 /* ---- streams ---------------------------------------------------------- */
 
-/* Inflates up to cap bytes into dst; fewer only at the stream's end. */
+/* Inflates up to cap bytes into dst; fewer only at the stream's end.  The
+ * stream is truncated only when inflate can make no progress with all of
+ * the compressed bytes taken: having taken them, it may still hold output
+ * for a full buffer (a long run of zeros ends in a few bytes). */
 static bp_status z_fill(bp_tread_t *r, unsigned char *dst, size_t cap, size_t *made,
                         bp_error_t *err)
 {
     *made = 0;
     while (*made < cap && !r->zend) {
-        if (r->z.avail_in == 0) {
+        if (r->z.avail_in == 0 && !r->ineof) {
             uint64_t left = r->src.kind == BP_TF_DEFLATE ? r->src.clen - r->cpos : INBUF;
             size_t want = left < INBUF ? (size_t)left : INBUF;
             ssize_t k = want ? pread(r->fd, r->in, want, (off_t)(r->src.start + r->cpos)) : 0;
@@ -162,24 +167,27 @@ static bp_status z_fill(bp_tread_t *r, unsigned char *dst, size_t cap, size_t *m
                 continue;
             if (k < 0)
                 return io_fail(r, "cannot read", err);
-            if (k == 0)
-                return bp_error_set(err, BP_EINPUT,
-                                    "%s: %s stream truncated at compressed byte %lu",
-                                    r->label,
-                                    r->src.kind == BP_TF_GZIP ? "gzip" : "deflate",
-                                    r->z.total_in);
+            r->ineof = k == 0;
             r->cpos += (uint64_t)k;
             r->z.next_in = r->in;
             r->z.avail_in = (uInt)k;
         }
         r->z.next_out = dst + *made;
         r->z.avail_out = (uInt)(cap - *made);
+        size_t before = *made;
         int zr = inflate(&r->z, Z_NO_FLUSH);
         *made = cap - r->z.avail_out;
         if (zr == Z_STREAM_END) {
             r->zend = true;
             break;
         }
+        if ((zr == Z_OK || zr == Z_BUF_ERROR) && *made == before && r->z.avail_in == 0 &&
+            r->ineof)
+            return bp_error_set(err, BP_EINPUT,
+                                "%s: %s stream truncated at compressed byte %lu",
+                                r->label,
+                                r->src.kind == BP_TF_GZIP ? "gzip" : "deflate",
+                                r->z.total_in);
         if (zr != Z_OK && zr != Z_BUF_ERROR)
             return bp_error_set(err, BP_EINPUT,
                                 "%s: corrupt %s stream (%s) at compressed byte %lu",

@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -159,6 +160,18 @@ bp_status bp_tset_add_st(bp_tset_t *s, size_t fi, const char *prefix, bool allow
     return st;
 }
 
+bp_status bp_tset_crc_error(const bp_tfile_t *f, const bp_tent_t *t, uint32_t computed,
+                            bp_error_t *err)
+{
+    if (!f->zip_member)
+        return bp_st_crc_error(f->label, f->src.kind != BP_TF_MAP, t->off, t->name, t->crc,
+                               computed, err);
+    uint32_t got = (uint32_t)crc32_combine(f->head_crc, computed, (z_off_t)t->nbytes);
+    return bp_error_set(err, BP_EINPUT, "%s: CRC-32 mismatch: the zip directory says "
+                        "0x%08" PRIx32 ", the member's bytes give 0x%08" PRIx32,
+                        f->label, f->zip_crc, got);
+}
+
 bp_status bp_tset_file_end(const bp_tfile_t *f, bp_tread_t *r, bp_error_t *err)
 {
     if (f->src.kind == BP_TF_MAP)
@@ -193,8 +206,19 @@ bp_status bp_tset_add_npy(bp_tset_t *s, size_t fi, const char *name, bool as_bf1
         st = bp_tset_pull(r, 0, head, want, &got, err);
         bp_tread_close(r);
     }
+    if (!st && got < want) /* a stream that ends before its entry's size */
+        st = bp_error_set(err, BP_EINPUT, "%s: the stream holds fewer bytes than the %llu "
+                          "its directory entry says", f->label, (unsigned long long)total);
     if (!st)
         st = bp_npy_layout(head, got, total, f->label, as_bf16, &l, err);
+    if (!st && f->zip_member) {
+        /* the member's CRC covers header and data: the data's own follows
+         * (crc(H D) = shift(crc(H), |D|) ^ crc(D), so crc(D) =
+         * crc32_combine(crc(H), crc(H D), |D|)); checked as it is read */
+        f->head_crc = (uint32_t)crc32_z(0, head, (size_t)l.data_off);
+        if (!l.nbytes && f->head_crc != f->zip_crc)
+            st = bp_tset_crc_error(f, &(bp_tent_t){.nbytes = 0}, 0, err);
+    }
     free(head);
     if (st)
         return st;
@@ -209,6 +233,10 @@ bp_status bp_tset_add_npy(bp_tset_t *s, size_t fi, const char *name, bool as_bf1
     t->nbytes = l.nbytes;
     t->file = fi;
     t->off = l.data_off;
+    if (f->zip_member && l.nbytes) {
+        t->has_crc = true;
+        t->crc = (uint32_t)crc32_combine(f->head_crc, f->zip_crc, (z_off_t)l.nbytes);
+    }
     return BP_OK;
 }
 
@@ -327,25 +355,26 @@ static bp_status open_bundle(bp_tset_t *s, const char *dir, bp_error_t *err)
     if (st)
         return st;
     s->kind = BP_TSET_BUNDLE;
-    int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (dfd < 0)
-        return bp_error_set(err, BP_EIO, "cannot read bundle '%s': %s", dir, strerror(errno));
+    bp_safe_dir_t root;
+    const char *why;
+    if (bp_safe_dir(dir, &root, &why) < 0)
+        return bp_error_set(err, BP_EIO, "cannot read bundle '%s': %s", dir, why);
     json_t *files = json_object_get(s->manifest, "files");
     for (size_t i = 0; !st && i < json_array_size(files); i++) {
-        const char *rel = json_string_value(json_array_get(files, i)), *why;
+        const char *rel = json_string_value(json_array_get(files, i));
         char path[PATH_MAX], probe[256], key[256], backend[256], pre[PATH_MAX];
         snprintf(path, sizeof path, "%s/%s", dir, rel);
-        int fd = bp_open_beneath(dfd, rel, &why);
+        int fd = bp_safe_in(&root, rel, &why);
         struct stat sb;
         if (fd < 0) {
             st = bp_error_set(err, BP_EINPUT, "cannot read bundle '%s': files[%zu] '%s': %s",
                               dir, i, rel, why);
             break;
         }
-        if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
+        if (fstat(fd, &sb) != 0) {
+            st = bp_error_set(err, BP_EIO, "cannot read bundle '%s': files[%zu] '%s': %s",
+                              dir, i, rel, strerror(errno));
             close(fd);
-            st = bp_error_set(err, BP_EINPUT, "cannot read bundle '%s': files[%zu] '%s' "
-                              "is not a regular file", dir, i, rel);
             break;
         }
         unsigned char magic[2];
@@ -373,7 +402,7 @@ static bp_status open_bundle(bp_tset_t *s, const char *dir, bp_error_t *err)
             t->in_run = dot && bp_dtype_parse(dot + 1, &t->run_dtype);
         }
     }
-    close(dfd);
+    bp_safe_dir_close(&root);
     return st;
 }
 
@@ -504,9 +533,10 @@ bp_status bp_tset_open(const char *path, const bp_tset_opts_t *o, bp_tset_t *out
             return bp_tset_open(index, o, out, err);
         }
     } else {
-        int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+        const char *why;
+        int fd = bp_safe_path(path, &why);
         if (fd < 0)
-            st = bp_error_set(err, BP_EINPUT, "cannot read '%s': %s", path, strerror(errno));
+            st = bp_error_set(err, BP_EINPUT, "cannot read '%s': %s", path, why);
         else
             st = open_file(out, fd, path, o, err);
     }
@@ -566,8 +596,7 @@ bp_status bp_tset_read_tensor(const bp_tset_t *s, const bp_tent_t *t, bp_buf_t *
     if (!st && t->has_crc) {
         uint32_t crc = (uint32_t)crc32_z(0, out->data, (size_t)t->nbytes);
         if (crc != t->crc)
-            st = bp_st_crc_error(f->label, f->src.kind != BP_TF_MAP, t->off, t->name, t->crc,
-                                 crc, err);
+            st = bp_tset_crc_error(f, t, crc, err);
     }
     if (st)
         bp_buf_free(out);

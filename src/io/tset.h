@@ -68,6 +68,11 @@ typedef struct {
     bool safetensors;   /* a stream's length is checked against: */
     uint64_t hlen, data_len;
     json_t *meta;       /* safetensors __metadata__, or NULL */
+    /* a zip member: the CRC-32 its directory gives for all of its bytes, and
+     * that of its .npy header (the tensor's own CRC, of its data, follows
+     * from the two: bp_tset_add_npy) */
+    bool zip_member;
+    uint32_t zip_crc, head_crc;
 } bp_tfile_t;
 
 typedef struct {
@@ -111,6 +116,10 @@ const bp_tfile_t *bp_tset_file(const bp_tset_t *s, const bp_tent_t *t);
 /* Reads a whole tensor into memory (the in-memory path; tests). */
 bp_status bp_tset_read_tensor(const bp_tset_t *s, const bp_tent_t *t, bp_buf_t *out,
                               bp_error_t *err);
+/* A tensor's bytes gave CRC-32 `computed`, not the one its file gives: the
+ * error, in the file's terms (a safetensors tensor's CRC, a zip member's). */
+bp_status bp_tset_crc_error(const bp_tfile_t *f, const bp_tent_t *t, uint32_t computed,
+                            bp_error_t *err);
 /* Checks a source's end once all of its content was read through r: a
  * stream's own integrity, and for safetensors its length against the
  * header's claim, in bp_st_read's words. */

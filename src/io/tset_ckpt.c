@@ -57,18 +57,18 @@ int bp_tset_find_index(const char *dir, char *out, size_t n, bp_error_t *err)
 static bp_status read_index(const char *path, char **text, size_t *len, bp_error_t *err)
 {
     *text = NULL;
-    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+    const char *why;
+    int fd = bp_safe_path(path, &why);
     struct stat sb;
     if (fd < 0 || fstat(fd, &sb) != 0) {
-        int e = errno;
-        if (fd >= 0)
+        if (fd >= 0) {
+            why = strerror(errno);
             close(fd);
-        return bp_error_set(err, BP_EINPUT, "cannot read '%s': %s", path, strerror(e));
+        }
+        return bp_error_set(err, BP_EINPUT, "cannot read '%s': %s", path, why);
     }
     bp_status st = BP_OK;
-    if (!S_ISREG(sb.st_mode))
-        st = bp_error_set(err, BP_EINPUT, "cannot read '%s': not a regular file", path);
-    else if ((uint64_t)sb.st_size > BP_INDEX_MAX_BYTES)
+    if ((uint64_t)sb.st_size > BP_INDEX_MAX_BYTES)
         st = bp_error_set(err, BP_EINPUT, "cannot read '%s': %lld bytes (an index is at "
                           "most %u)", path, (long long)sb.st_size, BP_INDEX_MAX_BYTES);
     else if (!(*text = malloc((size_t)sb.st_size + 1)))
@@ -94,23 +94,24 @@ static bp_status read_index(const char *path, char **text, size_t *len, bp_error
 }
 
 /* Opens shard k beneath dfd and adds its tensors. */
-static bp_status open_shard(bp_tset_t *s, int dfd, const char *dir, const char *label,
-                            const bp_ckpt_index_t *x, size_t k, bp_error_t *err)
+static bp_status open_shard(bp_tset_t *s, const bp_safe_dir_t *root, const char *dir,
+                            const char *label, const bp_ckpt_index_t *x, size_t k,
+                            bp_error_t *err)
 {
     const char *rel = x->shards[k], *why, *some = NULL;
     for (size_t i = 0; i < x->n && !some; i++)
         if (x->e[i].shard == k)
             some = x->e[i].tensor;
-    int fd = bp_open_beneath(dfd, rel, &why);
+    int fd = bp_safe_in(root, rel, &why);
     if (fd < 0)
         return bp_error_set(err, BP_EINPUT, "%s: shard '%s' of tensor '%s'%s%s", label, rel,
                             some, errno == ENOENT ? " does not exist" : ": ",
                             errno == ENOENT ? "" : why);
     struct stat sb;
-    if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
+    if (fstat(fd, &sb) != 0) {
+        int e = errno;
         close(fd);
-        return bp_error_set(err, BP_EINPUT, "%s: shard '%s' of tensor '%s' is not a regular "
-                            "file", label, rel, some);
+        return bp_error_set(err, BP_EIO, "%s: shard '%s': %s", label, rel, strerror(e));
     }
     unsigned char magic[2];
     bool gz = pread(fd, magic, 2, 0) == 2 && magic[0] == 0x1f && magic[1] == 0x8b;
@@ -203,20 +204,20 @@ bp_status bp_tset_open_ckpt(bp_tset_t *s, const char *index, bp_error_t *err)
     free(text);
     if (st)
         return st;
-    int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    bp_safe_dir_t root;
+    const char *why;
     size_t *shard_of_file = calloc(x.nshards ? x.nshards : 1, sizeof *shard_of_file);
-    if (dfd < 0)
-        st = bp_error_set(err, BP_EINPUT, "%s: its directory: %s", label, strerror(errno));
+    if (bp_safe_dir(dir, &root, &why) < 0)
+        st = bp_error_set(err, BP_EINPUT, "%s: its directory: %s", label, why);
     else if (!shard_of_file)
         st = bp_tset_oom(label, err);
     for (size_t k = 0; !st && k < x.nshards; k++) {
         shard_of_file[s->nf] = k; /* file i of the set is shard i */
-        st = open_shard(s, dfd, dir, label, &x, k, err);
+        st = open_shard(s, &root, dir, label, &x, k, err);
     }
     if (!st)
         st = agree(s, label, &x, shard_of_file, err);
-    if (dfd >= 0)
-        close(dfd);
+    bp_safe_dir_close(&root);
     free(shard_of_file);
     bp_ckpt_index_free(&x);
     return st;

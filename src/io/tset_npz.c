@@ -36,6 +36,8 @@ bp_status bp_tset_open_npz(bp_tset_t *s, size_t fi, bool as_bf16, bp_error_t *er
         size_t mi;
         if ((st = bp_tset_add_file(s, fd, true, path, &src, &mi, err)))
             break;
+        s->f[mi].zip_member = true;
+        s->f[mi].zip_crc = m->crc;
         st = bp_tset_add_npy(s, mi, name, as_bf16, err);
     }
     free(base);

@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -106,9 +107,15 @@ static bp_status find_end(const src_t *s, uint64_t *cd_off, uint64_t *cd_size,
     *cd_off = u32(e + 16);
     if (*count != 0xffff && *cd_size != 0xffffffffu && *cd_off != 0xffffffffu)
         return BP_OK;
-    /* zip64: the locator sits right before the end record */
+    /* zip64: the locator sits right before the end record.  Without one,
+     * a count of exactly 0xffff is the count (Python's zipfile writes
+     * 65,535 members so, and reads them back so); all-ones offsets or
+     * sizes cannot be. */
     unsigned char loc[20], rec[56];
-    if (*end_at < 20 || !get(s, *end_at - 20, loc, 20) || u32(loc) != SIG_LOC64)
+    bool has_loc = *end_at >= 20 && get(s, *end_at - 20, loc, 20) && u32(loc) == SIG_LOC64;
+    if (!has_loc && *cd_size != 0xffffffffu && *cd_off != 0xffffffffu)
+        return BP_OK;
+    if (!has_loc)
         return zfail(s, *end_at, "the end record says zip64 but no zip64 locator precedes it");
     uint64_t r = u64(loc + 8);
     if (u32(loc + 4) != 0 || u32(loc + 16) != 1)

@@ -5,7 +5,8 @@
  * Rules, each refused with BP_EINPUT and "<label>: <what> at byte <N>":
  *   - the end-of-central-directory record within the last 64 KiB + 22
  *     bytes, on one disk; zip64 records where the 32-bit fields say so,
- *     found where the locator says and inside the file;
+ *     found where the locator says and inside the file (a count of 0xffff
+ *     without a locator is 65,535 members, as Python writes them);
  *   - the central directory inside the file, before the end record, with
  *     as many well-formed entries as the end record counts (at most
  *     BP_ZIP_MAX_MEMBERS), names 1..BP_ZIP_MAX_NAME bytes without NUL,

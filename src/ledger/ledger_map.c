@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "dtype.h"
+#include "jsonread.h"
 
 typedef enum { M_BIN, M_BIN_ALPHA, M_BIN_MODE, M_UN, M_ARANGE, M_CAST, M_MM, M_SUM,
                M_CAT } mkind_t;
@@ -297,7 +298,8 @@ bp_status bp_ledger_map(const bp_ledger_op_t *op, const char *tag, const char *o
     bp_dtype_t odt;
     if (!probe_dtype(op->out[0].dtype, &odt))
         return unsupported(&c, "its result's dtype is not one bitprobe computes in");
-    json_t *call = json_loads(op->call, 0, NULL);
+    bp_json_err_t je;
+    json_t *call = bp_json_load(op->call, strlen(op->call), 0, &je);
     if (!call)
         return bp_error_set(err, BP_ENOMEM, "out of memory");
     /* Every tensor input, loaded. */

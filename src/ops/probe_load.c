@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "probe_yaml.h"
+#include "safeopen.h"
 #include "st.h"
 #include "suggest.h"
 
@@ -34,8 +35,13 @@ static bp_status resolve_loads(bp_probe_t *p, bp_error_t *err)
     else if (len > 4 && strcmp(tpath + len - 4, ".yml") == 0)
         tpath[len - 4] = '\0';
     strcat(tpath, ".safetensors");
+    /* beside the probe file, and nowhere else */
+    char dir[PATH_MAX];
+    const char *base = strrchr(tpath, '/');
     bp_st_file_t f;
-    bp_status st = bp_st_read(tpath, &f, err);
+    bp_status st = bp_safe_dirname(tpath, dir, sizeof dir)
+                       ? bp_st_read_in(dir, base ? base + 1 : tpath, &f, err)
+                       : bp_error_set(err, BP_EINPUT, "path too long: '%s'", tpath);
     if (st) {
         const bp_op_t *op = NULL;
         for (size_t i = 0; !op && i < p->nops; i++)

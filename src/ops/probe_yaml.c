@@ -17,6 +17,8 @@
 #include <sys/stat.h>
 #include <yaml.h>
 
+#include "safeopen.h"
+
 #define MAX_BYTES (1 << 20)
 #define MAX_DEPTH 64
 #define MAX_KEYS 1024
@@ -238,16 +240,10 @@ static bp_status parse_tree(const char *path, const char *text, size_t len,
 static bp_status read_all(const char *path, char **text, size_t *len,
                           bp_error_t *err)
 {
-    FILE *f = fopen(path, "rb");
+    const char *why;
+    FILE *f = bp_safe_fopen(path, &why);
     if (!f)
-        return bp_error_set(err, BP_EIO, "cannot open probe '%s': %s", path,
-                            strerror(errno));
-    struct stat sb;
-    if (fstat(fileno(f), &sb) == 0 && S_ISDIR(sb.st_mode)) {
-        fclose(f);
-        return bp_error_set(err, BP_EIO, "cannot read probe '%s': is a directory",
-                            path);
-    }
+        return bp_error_set(err, BP_EIO, "cannot open probe '%s': %s", path, why);
     char *buf = malloc(MAX_BYTES + 1);
     if (!buf) {
         fclose(f);

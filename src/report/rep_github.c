@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "esc.h"
 #include "rep.h"
 
 #define BP_GH_MAX_ANNOTATIONS 10
@@ -215,15 +216,15 @@ int bp_rep_github(FILE *annotations, const bp_report_t *rep)
         return 0;
     FILE *f = fopen(path, "a");
     if (!f) {
-        fprintf(stderr, "bitprobe: cannot append to $GITHUB_STEP_SUMMARY '%s': %s\n", path,
-                strerror(errno));
+        bp_esc_printf(stderr, "bitprobe: cannot append to $GITHUB_STEP_SUMMARY '%s': %s\n",
+                      path, strerror(errno));
         return 2;
     }
     int rc = bp_rep_github_summary(f, rep);
     int e = errno;
     if (fclose(f) != 0 || rc) {
-        fprintf(stderr, "bitprobe: cannot append to $GITHUB_STEP_SUMMARY '%s': %s\n", path,
-                strerror(rc ? e : errno));
+        bp_esc_printf(stderr, "bitprobe: cannot append to $GITHUB_STEP_SUMMARY '%s': %s\n",
+                      path, strerror(rc ? e : errno));
         return 2;
     }
     return 0;

@@ -41,6 +41,7 @@
 
 #include "bitfmt.h"
 #include "config.h"
+#include "esc.h"
 #include "outfile.h"
 #include "rep.h"
 #include "timing.h"
@@ -230,12 +231,12 @@ int bp_rep_write(const char *path, int (*fn)(FILE *, const bp_report_t *),
         return fn(stdout, rep);
     bp_out_t o;
     if (!bp_out_open(&o, path)) {
-        fprintf(stderr, "bitprobe: cannot write '%s': %s\n", path, strerror(errno));
+        bp_esc_printf(stderr, "bitprobe: cannot write '%s': %s\n", path, strerror(errno));
         return 2;
     }
     int rc = fn(o.f, rep);
     if (!bp_out_close(&o, rc == 0)) {
-        fprintf(stderr, "bitprobe: cannot write '%s'\n", path);
+        bp_esc_printf(stderr, "bitprobe: cannot write '%s'\n", path);
         return 2;
     }
     return 0;

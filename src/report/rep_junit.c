@@ -24,6 +24,7 @@
  * Every string is escaped for XML (xml.h). */
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "bitfmt.h"
@@ -130,12 +131,9 @@ static void testcase(FILE *f, const bp_result_t *r)
     }
 }
 
-static bool seen_before(const bp_report_t *rep, size_t i)
+static int cmp_probe(const bp_result_t *a, const bp_result_t *b)
 {
-    for (size_t k = 0; k < i; k++)
-        if (strcmp(rep->r[k].probe, rep->r[i].probe) == 0)
-            return true;
-    return false;
+    return strcmp(a->probe, b->probe);
 }
 
 static void counts_attrs(FILE *f, const counts_t *c)
@@ -172,15 +170,29 @@ int bp_rep_junit(FILE *f, const bp_report_t *rep)
     counts_attrs(f, &all);
     fputs(">\n", f);
     /* One suite per probe, in the order probes first appear; results of a
-     * probe are usually adjacent, but nothing relies on it. */
+     * probe are usually adjacent, but nothing relies on it: each result
+     * links to the next of its probe (n log n for the grouping, a diff's
+     * tensors being as many probes as results). */
+    size_t n = rep->n ? rep->n : 1, *first = malloc(n * sizeof *first),
+           *next = malloc(n * sizeof *next), *last = malloc(n * sizeof *last);
+    if (!first || !next || !last || !bp_report_firsts(rep, cmp_probe, NULL, first)) {
+        free(first), free(next), free(last);
+        fputs("bitprobe: out of memory for the JUnit report\n", stderr);
+        return 2;
+    }
+    for (size_t i = 0; i < rep->n; i++)
+        last[i] = SIZE_MAX;
+    for (size_t i = rep->n; i-- > 0;) { /* the next of i's probe after i */
+        next[i] = last[first[i]];
+        last[first[i]] = i;
+    }
     for (size_t i = 0; i < rep->n; i++) {
-        if (seen_before(rep, i))
+        if (first[i] != i)
             continue;
         const char *probe = rep->r[i].probe;
         counts_t c = {0};
-        for (size_t k = i; k < rep->n; k++)
-            if (strcmp(rep->r[k].probe, probe) == 0)
-                count(&rep->r[k], &c);
+        for (size_t k = i; k != SIZE_MAX; k = next[k])
+            count(&rep->r[k], &c);
         char name[512];
         snprintf(name, sizeof name, "bitprobe.%s", probe);
         fputs("  <testsuite", f);
@@ -195,11 +207,11 @@ int bp_rep_junit(FILE *f, const bp_report_t *rep)
             fputs("/>\n", f);
         }
         fputs("    </properties>\n", f);
-        for (size_t k = i; k < rep->n; k++)
-            if (strcmp(rep->r[k].probe, probe) == 0)
-                testcase(f, &rep->r[k]);
+        for (size_t k = i; k != SIZE_MAX; k = next[k])
+            testcase(f, &rep->r[k]);
         fputs("  </testsuite>\n", f);
     }
+    free(first), free(next), free(last);
     if (nothing)
         nothing_suite(f, rep, &t);
     fputs("</testsuites>\n", f);

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "buf.h"
+#include "esc.h"
 #include "xml.h"
 
 static const char *modname(const char *m)
@@ -74,7 +75,7 @@ static void entry_line(FILE *f, const bp_ledger_diff_t *d, const bp_ledger_entry
     entry_id(e, id, sizeof id);
     why(d, e, w, sizeof w);
     const bp_ledger_op_t *op = bp_ledger_entry_op(d, e);
-    fprintf(f, "  %-13s %-28s %-24s %s\n", id, op->op, modname(op->module), w);
+    bp_esc_printf(f, "  %-13s %-28s %-24s %s\n", id, op->op, modname(op->module), w);
 }
 
 static void tensors(FILE *f, const bp_ledger_diff_t *d, const bp_ledger_entry_t *e);
@@ -94,9 +95,9 @@ static void tensors(FILE *f, const bp_ledger_diff_t *d, const bp_ledger_entry_t 
             snprintf(name, sizeof name, "%s%s[%u]", pos ? "" : s ? "B " : "A ", in ? "in" : "out",
                      in ? k : k - op->nin);
             tensor_desc(t, desc, sizeof desc);
-            fprintf(f, "    %-10s %-24s ", name, desc);
+            bp_esc_printf(f, "    %-10s %-24s ", name, desc);
             if (!t->has_hash) {
-                fprintf(f, "not hashed (%s)\n", t->why ? t->why : "no hash");
+                bp_esc_printf(f, "not hashed (%s)\n", t->why ? t->why : "no hash");
                 continue;
             }
             bool differs = bp_ledger_entry_differs(d, e, s, k);
@@ -118,7 +119,7 @@ static void tensors(FILE *f, const bp_ledger_diff_t *d, const bp_ledger_entry_t 
         }
     }
     const bp_ledger_op_t *op = ob ? ob : oa;
-    fprintf(f, "    call       %.300s%s\n", op->call, strlen(op->call) > 300 ? "..." : "");
+    bp_esc_printf(f, "    call       %.300s%s\n", op->call, strlen(op->call) > 300 ? "..." : "");
 }
 
 static void list(FILE *f, const bp_ledger_diff_t *d, bp_lop_status_t st, size_t first)
@@ -127,9 +128,9 @@ static void list(FILE *f, const bp_ledger_diff_t *d, bp_lop_status_t st, size_t 
     if (!n)
         return;
     if (n <= first)
-        fprintf(f, "%s (%zu):\n", bp_lop_status_name(st), n);
+        bp_esc_printf(f, "%s (%zu):\n", bp_lop_status_name(st), n);
     else
-        fprintf(f, "%s, the first %zu of %zu:\n", bp_lop_status_name(st), first, n);
+        bp_esc_printf(f, "%s, the first %zu of %zu:\n", bp_lop_status_name(st), first, n);
     for (size_t x = 0; x < d->n && shown < first; x++)
         if (d->e[x].status == st) {
             entry_line(f, d, &d->e[x]);
@@ -167,7 +168,7 @@ static void modules(FILE *f, const bp_ledger_diff_t *d)
     if (!order)
         return;
     fprintf(f, "modules, in the order the difference reached them:\n");
-    fprintf(f, "  %-24s %6s %9s %10s %9s %8s %6s  %-16s %s\n", "module", "ops", "identical",
+    bp_esc_printf(f, "  %-24s %6s %9s %10s %9s %8s %6s  %-16s %s\n", "module", "ops", "identical",
             "introduced", "inherited", "absorbed", "n/c", "outputs differ", "first");
     for (size_t k = 0; k < nm; k++) {
         const bp_ledger_module_t *md = &d->mods[order[k]];
@@ -176,7 +177,7 @@ static void modules(FILE *f, const bp_ledger_diff_t *d)
                  md->outs ? 100.0 * (double)md->outs_differ / (double)md->outs : 0.0);
         if (md->first != SIZE_MAX)
             entry_id(&d->e[md->first], first, sizeof first);
-        fprintf(f, "  %-24s %6zu %9zu %10zu %9zu %8zu %6zu  %-16s %s\n", modname(md->module),
+        bp_esc_printf(f, "  %-24s %6zu %9zu %10zu %9zu %8zu %6zu  %-16s %s\n", modname(md->module),
                 md->ops, md->count[BP_LOP_IDENTICAL], md->count[BP_LOP_INTRODUCED],
                 md->count[BP_LOP_INHERITED], md->count[BP_LOP_ABSORBED],
                 md->count[BP_LOP_NOT_COMPARABLE], outs, first);
@@ -189,7 +190,7 @@ static void side(FILE *f, const char *tag, const bp_ledger_t *L)
     const char *torch = bp_ledger_header_str(L, "torch");
     const char *st = json_string_value(json_object_get(L->end, "status"));
     json_t *devs = json_object_get(json_object_get(L->header, "cuda"), "devices");
-    fprintf(f, "%s = %s: %zu op%s, torch %s%s%s%s%s\n", tag, L->path, L->n, L->n == 1 ? "" : "s",
+    bp_esc_printf(f, "%s = %s: %zu op%s, torch %s%s%s%s%s\n", tag, L->path, L->n, L->n == 1 ? "" : "s",
             torch ? torch : "?",
             json_array_size(devs) ? ", " : "",
             json_array_size(devs) ? json_string_value(json_array_get(devs, 0)) : "",
@@ -214,7 +215,7 @@ int bp_rep_ledger_text(FILE *f, const bp_ledger_diff_t *d, const bp_rep_opts_t *
     if (!differing && d->count[BP_LOP_IDENTICAL]) {
         if (o->quiet)
             return 0;
-        fprintf(f, "identical: ledgers A and B agree bit for bit (%s%s)\n", align,
+        bp_esc_printf(f, "identical: ledgers A and B agree bit for bit (%s%s)\n", align,
                 d->count[BP_LOP_NOT_COMPARABLE] ? "; ops only on one side make no tensor "
                                                   "the other lacks that any op used" : "");
         if (d->count[BP_LOP_NOT_COMPARABLE]) {
@@ -225,13 +226,13 @@ int bp_rep_ledger_text(FILE *f, const bp_ledger_diff_t *d, const bp_rep_opts_t *
         return 0;
     }
     if (!differing) {
-        fprintf(f, "error: nothing compared: no op of A and B could be compared (%s)\n",
+        bp_esc_printf(f, "error: nothing compared: no op of A and B could be compared (%s)\n",
                 align);
         side(f, "A", d->A);
         side(f, "B", d->B);
         return 0;
     }
-    fprintf(f, "DIFFERENT: %zu introduced, %zu inherited, %zu absorbed, %zu identical, %zu not "
+    bp_esc_printf(f, "DIFFERENT: %zu introduced, %zu inherited, %zu absorbed, %zu identical, %zu not "
             "comparable (%s)\n", d->count[BP_LOP_INTRODUCED], d->count[BP_LOP_INHERITED],
             d->count[BP_LOP_ABSORBED], d->count[BP_LOP_IDENTICAL],
             d->count[BP_LOP_NOT_COMPARABLE], align);
@@ -241,7 +242,7 @@ int bp_rep_ledger_text(FILE *f, const bp_ledger_diff_t *d, const bp_rep_opts_t *
     char id[64], w[256];
     entry_id(e, id, sizeof id);
     why(d, e, w, sizeof w);
-    fprintf(f, "first %s: %s %s in module '%s'%s%s%s\n",
+    bp_esc_printf(f, "first %s: %s %s in module '%s'%s%s%s\n",
             d->first_introduced != SIZE_MAX ? "introduced" : "difference", id, op->op,
             modname(op->module), *w ? " (" : "", w, *w ? ")" : "");
     if (d->first_introduced == SIZE_MAX && e->external)
@@ -249,7 +250,7 @@ int bp_rep_ledger_text(FILE *f, const bp_ledger_diff_t *d, const bp_rep_opts_t *
                    "outside the recording (a parameter or an input of the program)\n");
     tensors(f, d, e);
     if (d->first_introduced != SIZE_MAX)
-        fprintf(f, "  its inputs and outputs as a probe, with the oracle's verdict: bitprobe "
+        bp_esc_printf(f, "  its inputs and outputs as a probe, with the oracle's verdict: bitprobe "
                    "explain %s %s --op %c%ld\n", d->A->path, d->B->path, e->b >= 0 ? 'b' : 'a',
                 e->b >= 0 ? e->b : e->a);
     if (!o->quiet) {

@@ -32,6 +32,7 @@
 #include "config.h"
 #include "diff_fp.h"
 #include "rep.h"
+#include "safeopen.h"
 
 /* Probe files embedded beyond this size are cut (a probe is a few KB). */
 #define MAX_PROBE_FILE (16u << 10)
@@ -420,10 +421,11 @@ static void probe_file(FILE *f, const char *path)
     fputs("### ", f);
     code(f, bp_report_rel_path(path, rel, sizeof rel));
     fputs("\n\n", f);
-    FILE *in = fopen(path, "rb");
+    const char *why;
+    FILE *in = bp_safe_fopen(path, &why);
     if (!in) {
         fputs("Cannot read it: ", f);
-        bp_md_text(f, strerror(errno));
+        bp_md_text(f, why);
         fputs(".\n\n", f);
         return;
     }
@@ -706,21 +708,33 @@ static FILE *piece_open(pieces_t *ps, int prio)
  * cut first. */
 enum { P_MUST, P_FP, P_ENV, P_NOTES, P_PROBES, P_FAILING, P_SAME, P_OTHER, P_LEVELS };
 
-/* Whether the probe file of result i is one a differing result names. */
-static bool involved(const bp_report_t *rep, size_t i)
+static bool has_file(const bp_result_t *r)
 {
-    const char *p = rep->r[i].file;
-    if (!p)
-        return false;
-    for (size_t k = 0; k < i; k++)
-        if (rep->r[k].file && strcmp(rep->r[k].file, p) == 0)
-            return false; /* shown once, at its first result */
-    for (size_t k = i; k < rep->n; k++)
-        if (rep->r[k].file && strcmp(rep->r[k].file, p) == 0 &&
-            bp_result_status(&rep->r[k]) != BP_RS_IDENTICAL &&
+    return r->file != NULL;
+}
+
+static int cmp_file(const bp_result_t *a, const bp_result_t *b)
+{
+    return strcmp(a->file, b->file);
+}
+
+/* The results whose probe file is shown, once, at its first result: those
+ * a differing result names (n log n); NULL when out of memory. */
+static bool *involved(const bp_report_t *rep)
+{
+    size_t n = rep->n ? rep->n : 1, *first = malloc(n * sizeof *first);
+    bool *inv = calloc(n, sizeof *inv);
+    if (!first || !inv || !bp_report_firsts(rep, cmp_file, has_file, first)) {
+        free(first);
+        free(inv);
+        return NULL;
+    }
+    for (size_t k = 0; k < rep->n; k++)
+        if (first[k] != SIZE_MAX && bp_result_status(&rep->r[k]) != BP_RS_IDENTICAL &&
             bp_result_status(&rep->r[k]) != BP_RS_SKIPPED_BACKEND)
-            return true;
-    return false;
+            inv[first[k]] = true;
+    free(first);
+    return inv;
 }
 
 int bp_rep_markdown(FILE *f, const bp_report_t *rep)
@@ -745,9 +759,10 @@ int bp_rep_markdown(FILE *f, const bp_report_t *rep)
         bp_diff_fp_markdown(m, json_object_get(rep->extra, "fingerprints"));
         CLOSE();
     }
-    bool any = false;
+    bool any = false, *inv = involved(rep);
+    ok &= inv != NULL;
     for (size_t i = 0; i < rep->n && ok; i++)
-        if (involved(rep, i)) {
+        if (inv[i]) {
             if (!any && PIECE(P_PROBES)) {
                 fputs("## Probe definitions\n\n", m);
                 CLOSE();
@@ -758,6 +773,7 @@ int bp_rep_markdown(FILE *f, const bp_report_t *rep)
                 CLOSE();
             }
         }
+    free(inv);
     if (rep->n && PIECE(P_MUST)) {
         fputs("## Results\n\n", m);
         CLOSE();

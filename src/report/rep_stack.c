@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "esc.h"
 #include "rep_stack.h"
 
 static const char *init_name(bp_stack_init_t i)
@@ -32,14 +33,14 @@ static void header(FILE *f, const bp_stack_result_t *r)
             (long long)c->max_positions, bp_dtype_name(o->dtype),
             bp_dtype_name(o->init_dtype));
     if (r->device_desc[0])
-        fprintf(f, "  device: %s\n", r->device_desc);
+        bp_esc_printf(f, "  device: %s\n", r->device_desc);
     if (!o->buffers_only)
         fprintf(f, "  tokens: positions %lld:%lld (%lld), seed %" PRIu64 "\n",
                 (long long)o->pos_begin, (long long)o->pos_end,
                 (long long)(o->pos_end - o->pos_begin), o->seed);
-    fprintf(f, "  side A: %s\n", r->side_desc[0]);
+    bp_esc_printf(f, "  side A: %s\n", r->side_desc[0]);
     if (!o->forward_only)
-        fprintf(f, "  side B: %s\n", r->side_desc[1]);
+        bp_esc_printf(f, "  side B: %s\n", r->side_desc[1]);
 }
 
 static void params(FILE *f, const bp_stack_result_t *r)
@@ -178,7 +179,7 @@ int bp_rep_stack_text(FILE *f, const bp_stack_result_t *r, bool color)
             fprintf(f, "policy: %sEXCEEDED%s: %s\n", red, off, r->policy_msg);
     }
     for (int i = 0; i < r->nnotes; i++)
-        fprintf(f, "note: %s\n", r->notes[i]);
+        bp_esc_printf(f, "note: %s\n", r->notes[i]);
     if (bp_stack_failed(r))
         fprintf(f, "summary: %sFAIL%s%s%s%s\n", red, off,
                 r->params_differ ? " (sharded parameters differ)" : "",

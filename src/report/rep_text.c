@@ -9,9 +9,11 @@
  * blocks per (probe, output, dtype), bit-identical ones too. */
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "bitfmt.h"
+#include "esc.h"
 #include "rep.h"
 
 static const char *red(const bp_rep_opts_t *o) { return o->color ? "\033[31m" : ""; }
@@ -177,26 +179,65 @@ static void group_block(FILE *f, const bp_report_t *rep, size_t i, size_t j,
 
 /* Results not compared for one cause (a golden file missing: every output
  * and dtype of a probe on one backend) are shown as one line. */
-static bool same_cause(const bp_result_t *a, const bp_result_t *b)
+static bool has_cause(const bp_result_t *r)
 {
-    return !a->compared && !b->compared && a->status == b->status && a->note && b->note &&
-           strcmp(a->note, b->note) == 0 && strcmp(a->probe, b->probe) == 0 &&
-           strcmp(a->a, b->a) == 0 && strcmp(a->b, b->b) == 0;
+    return !r->compared && r->note;
+}
+
+static int cmp_cause(const bp_result_t *a, const bp_result_t *b)
+{
+    int c = (a->status > b->status) - (a->status < b->status);
+    if (!c)
+        c = strcmp(a->note, b->note);
+    if (!c)
+        c = strcmp(a->probe, b->probe);
+    if (!c)
+        c = strcmp(a->a, b->a);
+    return c ? c : strcmp(a->b, b->b);
+}
+
+static bool benign(const bp_result_t *r);
+
+static int cmp_probe(const bp_result_t *a, const bp_result_t *b)
+{
+    return strcmp(a->probe, b->probe);
+}
+
+/* The groups the text shows, found once (n log n): the first result of
+ * each cause and how many share it, the first benign result of each
+ * probe. */
+typedef struct {
+    size_t *cause, *ncause, *probe;
+} groups_t;
+
+static bool groups_find(const bp_report_t *rep, groups_t *g)
+{
+    size_t n = rep->n ? rep->n : 1;
+    g->cause = malloc(n * sizeof *g->cause);
+    g->ncause = calloc(n, sizeof *g->ncause);
+    g->probe = malloc(n * sizeof *g->probe);
+    if (!g->cause || !g->ncause || !g->probe ||
+        !bp_report_firsts(rep, cmp_cause, has_cause, g->cause) ||
+        !bp_report_firsts(rep, cmp_probe, benign, g->probe))
+        return false;
+    for (size_t i = 0; i < rep->n; i++)
+        if (g->cause[i] != SIZE_MAX)
+            g->ncause[g->cause[i]]++;
+    return true;
+}
+
+static void groups_free(groups_t *g)
+{
+    free(g->cause);
+    free(g->ncause);
+    free(g->probe);
 }
 
 /* How many results share result i's cause (i included), or 0 when an
  * earlier one does: i is then shown by that one's line. */
-static size_t cause_count(const bp_report_t *rep, size_t i)
+static size_t cause_count(const groups_t *g, size_t i)
 {
-    size_t n = 1;
-    for (size_t k = 0; k < rep->n; k++) {
-        if (k == i || !same_cause(&rep->r[k], &rep->r[i]))
-            continue;
-        if (k < i)
-            return 0;
-        n++;
-    }
-    return n;
+    return g->cause[i] == SIZE_MAX ? 1 : g->cause[i] == i ? g->ncause[i] : 0;
 }
 
 /* One result as one line: "seed-div y fp32: cuda vs cpu: 1 of 1 differ
@@ -281,33 +322,47 @@ static bool benign(const bp_result_t *r)
 }
 
 /* Whether result i is the first benign one of its probe. */
-static bool first_of_probe(const bp_report_t *rep, size_t i)
+static bool first_of_probe(const groups_t *g, size_t i)
 {
-    for (size_t k = 0; k < i; k++)
-        if (benign(&rep->r[k]) && strcmp(rep->r[k].probe, rep->r[i].probe) == 0)
-            return false;
-    return true;
+    return g->probe[i] == i;
 }
 
 /* "  N differences within policy or informational, in P probes (-v lists
  * them): a, b, ..." */
-static void benign_line(FILE *f, const bp_report_t *rep, size_t n)
+static void benign_line(FILE *f, const bp_report_t *rep, const groups_t *g, size_t n)
 {
     size_t np = 0;
     for (size_t i = 0; i < rep->n; i++)
-        np += benign(&rep->r[i]) && first_of_probe(rep, i);
+        np += benign(&rep->r[i]) && first_of_probe(g, i);
     fprintf(f, "  %zu differences within policy or informational, in %zu probes (-v lists "
                "them):", n, np);
     const char *sep = " ";
     for (size_t i = 0; i < rep->n; i++)
-        if (benign(&rep->r[i]) && first_of_probe(rep, i)) {
+        if (benign(&rep->r[i]) && first_of_probe(g, i)) {
             fprintf(f, "%s%s", sep, rep->r[i].probe);
             sep = ", ";
         }
     fputc('\n', f);
 }
 
-int bp_rep_text(FILE *f, const bp_report_t *rep, const bp_rep_opts_t *o)
+static int text_groups(FILE *f, const bp_report_t *rep, const bp_rep_opts_t *o,
+                       const groups_t *g);
+
+static int text(FILE *f, const bp_report_t *rep, const bp_rep_opts_t *o)
+{
+    groups_t g;
+    if (!groups_find(rep, &g)) {
+        groups_free(&g);
+        fputs("bitprobe: out of memory for the text report\n", stderr);
+        return 2;
+    }
+    int rc = text_groups(f, rep, o, &g);
+    groups_free(&g);
+    return rc;
+}
+
+static int text_groups(FILE *f, const bp_report_t *rep, const bp_rep_opts_t *o,
+                       const groups_t *g)
 {
     bp_tally_t t;
     char line[1024];
@@ -338,7 +393,7 @@ int bp_rep_text(FILE *f, const bp_report_t *rep, const bp_rep_opts_t *o)
         /* a diff's detail only with -v: one line per tensor that differs */
         bool fail_detail = !(rep->n && rep->r[0].kind == BP_RES_DIFF);
         if (fold)
-            benign_line(f, rep, nb);
+            benign_line(f, rep, g, nb);
         for (size_t i = 0; i < rep->n; i++) {
             const bp_result_t *r = &rep->r[i];
             bp_res_status_t s = bp_result_status(r);
@@ -346,7 +401,7 @@ int bp_rep_text(FILE *f, const bp_report_t *rep, const bp_rep_opts_t *o)
                 continue;
             if (fold && !bp_result_outcome(r) && s != BP_RS_SKIPPED_BACKEND)
                 continue;
-            size_t same = cause_count(rep, i);
+            size_t same = cause_count(g, i);
             if (!same)
                 continue;
             result_line(f, r, o, "  ", same);
@@ -386,7 +441,7 @@ int bp_rep_text(FILE *f, const bp_report_t *rep, const bp_rep_opts_t *o)
         if (!o->quiet)
             fprintf(f, "%s:\n", t.errors ? "failures and errors" : "failures");
         for (size_t i = 0; i < rep->n; i++) {
-            size_t same = cause_count(rep, i);
+            size_t same = cause_count(g, i);
             if (bp_result_outcome(&rep->r[i]) && same)
                 result_line(f, &rep->r[i], o, "  ", same);
         }
@@ -395,4 +450,97 @@ int bp_rep_text(FILE *f, const bp_report_t *rep, const bp_rep_opts_t *o)
         for (size_t k = 0; k < rep->nhints; k++)
             fprintf(f, "hint: %s\n", rep->hints[k]);
     return ferror(f) ? 2 : 0;
+}
+
+/* ---- every string as the text shows it (esc.h) ------------------------- */
+
+typedef struct {
+    char **own; /* the escaped copies made */
+    size_t n;
+    bool oom;
+} shown_t;
+
+static void show(shown_t *sh, char **p)
+{
+    if (!bp_esc_needed(*p))
+        return;
+    char *e = bp_esc_dup(*p);
+    if (!e) {
+        sh->oom = true;
+        return;
+    }
+    sh->own[sh->n++] = *p = e;
+}
+
+/* Whether any string of rep needs escaping. */
+static bool any_needed(const bp_report_t *rep)
+{
+    bool need = bp_esc_needed(rep->why_empty);
+    for (size_t i = 0; !need && i < rep->n; i++) {
+        const bp_result_t *r = &rep->r[i];
+        need = bp_esc_needed(r->probe) || bp_esc_needed(r->output) ||
+               bp_esc_needed(r->a) || bp_esc_needed(r->b) || bp_esc_needed(r->note) ||
+               bp_esc_needed(r->dtype_as);
+    }
+    for (size_t i = 0; !need && i < rep->nv; i++)
+        need = bp_esc_needed(rep->v[i].probe) || bp_esc_needed(rep->v[i].output) ||
+               bp_esc_needed(rep->v[i].side);
+    for (size_t i = 0; !need && i < rep->nnotes; i++)
+        need = bp_esc_needed(rep->notes[i]);
+    for (size_t i = 0; !need && i < rep->nhints; i++)
+        need = bp_esc_needed(rep->hints[i]);
+    return need;
+}
+
+/* The text report of rep: names, paths and notes come from users' files,
+ * and are written by the one rule for data in a line (esc.h), on a copy of
+ * the report whose strings are escaped where they need it (most reports:
+ * none, and no copy). */
+int bp_rep_text(FILE *f, const bp_report_t *rep, const bp_rep_opts_t *o)
+{
+    if (!any_needed(rep))
+        return text(f, rep, o);
+    bp_report_t c = *rep;
+    shown_t sh = {0};
+    c.r = malloc((rep->n ? rep->n : 1) * sizeof *c.r);
+    c.v = malloc((rep->nv ? rep->nv : 1) * sizeof *c.v);
+    c.notes = malloc((rep->nnotes ? rep->nnotes : 1) * sizeof *c.notes);
+    c.hints = malloc((rep->nhints ? rep->nhints : 1) * sizeof *c.hints);
+    sh.own = malloc((6 * rep->n + 3 * rep->nv + rep->nnotes + rep->nhints + 1) *
+                    sizeof *sh.own);
+    int rc = 2;
+    if (c.r && c.v && c.notes && c.hints && sh.own) {
+        if (rep->n)
+            memcpy(c.r, rep->r, rep->n * sizeof *c.r);
+        if (rep->nv)
+            memcpy(c.v, rep->v, rep->nv * sizeof *c.v);
+        if (rep->nnotes)
+            memcpy(c.notes, rep->notes, rep->nnotes * sizeof *c.notes);
+        if (rep->nhints)
+            memcpy(c.hints, rep->hints, rep->nhints * sizeof *c.hints);
+        show(&sh, &c.why_empty);
+        for (size_t i = 0; i < c.n; i++) {
+            bp_result_t *r = &c.r[i];
+            show(&sh, &r->probe), show(&sh, &r->output), show(&sh, &r->a);
+            show(&sh, &r->b), show(&sh, &r->note), show(&sh, &r->dtype_as);
+        }
+        for (size_t i = 0; i < c.nv; i++)
+            show(&sh, &c.v[i].probe), show(&sh, &c.v[i].output), show(&sh, &c.v[i].side);
+        for (size_t i = 0; i < c.nnotes; i++)
+            show(&sh, &c.notes[i]);
+        for (size_t i = 0; i < c.nhints; i++)
+            show(&sh, &c.hints[i]);
+        if (!sh.oom)
+            rc = text(f, &c, o);
+    }
+    if (!c.r || !c.v || !c.notes || !c.hints || !sh.own || sh.oom)
+        fputs("bitprobe: out of memory for the text report\n", stderr);
+    for (size_t i = 0; sh.own && i < sh.n; i++)
+        free(sh.own[i]);
+    free(sh.own);
+    free(c.r);
+    free(c.v);
+    free(c.notes);
+    free(c.hints);
+    return rc;
 }

@@ -1,6 +1,7 @@
 /* run --timing as text (see rep.h). */
 #include <string.h>
 
+#include "esc.h"
 #include "rep.h"
 #include "timing.h"
 
@@ -39,7 +40,7 @@ int bp_rep_timing(FILE *f, const bp_timing_t *t)
             seen = t->runs[j].dtype == r->dtype && strcmp(t->runs[j].probe, r->probe) == 0;
         if (seen)
             continue;
-        fprintf(f, "  %-24s %-5s", r->probe, bp_dtype_name(r->dtype));
+        bp_esc_printf(f, "  %-24s %-5s", r->probe, bp_dtype_name(r->dtype));
         for (int k = 0; k < t->nbe; k++) {
             if (!t->be[k].opened)
                 continue;

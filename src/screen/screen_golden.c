@@ -12,6 +12,7 @@
 #include "atomicfile.h"
 #include "config.h"
 #include "golden.h"
+#include "safeopen.h"
 #include "st.h"
 
 bp_status bp_screen_golden_path(const char *root, const char *key, char *out, size_t n,
@@ -45,7 +46,8 @@ bp_status bp_screen_golden_load(const char *root, const char *key, const bp_scre
     }
     if (!want)
         return BP_OK;
-    FILE *probe = fopen(path, "rb");
+    const char *why;
+    FILE *probe = bp_safe_fopen(path, &why);
     if (!probe) {
         note_add(note, nl, "%sno golden %s%s: the SMs vote", path, "");
         return BP_OK;

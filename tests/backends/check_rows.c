@@ -74,6 +74,16 @@ static const row_case_t cases[] = {
      "fp32", 2, {2, 3}, 6,
      {0.00033333332976326346, 0.00033333332976326346, 0.00033333332976326346,
       0.00033333332976326346, 0.00033333332976326346, 0.00033333332976326346}},
+    /* The last axis multiplies by the reciprocal of the sum (ATen's
+     * _vec_softmax_lastdim: e * (1 / s)), which here differs from e / s in
+     * three of five elements ([1], [2], [4]: e / s gives 0x1.b90d7ap-6,
+     * 0x1.f19034p-3, 0x1.2ebd18p-4).  The bits are PyTorch's: torch 1.13,
+     * torch.softmax(torch.tensor([2.97, -0.18, 2.02, -0.14, 0.83]), -1) on
+     * the CPU (AVX2; five values: sums left to right in any capability). */
+    {"softmax_reciprocal", CPU,
+     "  - {out: x, op: tensor, values: [2.97, -0.18, 2.02, -0.14, 0.83], dtype: fp32}\n"
+     "  - {out: y, op: softmax, a: x, axis: -1}\n",
+     "fp32", 1, {5}, 5, {0x1.41a378p-1, 0x1.b90d78p-6, 0x1.f19032p-3, 0x1.cb0d64p-6, 0x1.2ebd16p-4}},
     /* (x - m) - log(1 + 1) */
     {"log_softmax_pair", ALL,
      "  - {out: x, op: tensor, values: [5, 5], dtype: fp32}\n"
@@ -381,6 +391,143 @@ START_TEST(t_bad)
 }
 END_TEST
 
+/* Every row op over empty operands (PyTorch 1.13 and 2.x alike): a result
+ * of no elements, or, over an empty extent, PyTorch's fill: sum 0, prod 1,
+ * mean and var NaN (0/0), logsumexp -inf (log 0), matmul, bmm and sdpa
+ * over no keys 0 (sums of nothing), baddbmm beta * input; amax and amin
+ * refused.  [0, 100000] softmax over axis 0 once read 100000 values past
+ * an empty buffer on the CPU. */
+typedef struct {
+    const char *ops; /* y from x (and w, b) */
+    int ndim;
+    int64_t shape[3];
+    double fill; /* every element of y (when it has any) */
+} empty_case_t;
+
+#define Z(shape) "  - {out: x, op: zeros, shape: " shape ", dtype: $t}\n"
+#define Y(rest) "  - {out: y, op: " rest "}\n"
+static const empty_case_t empties[] = {
+    {Z("[0, 100000]") Y("softmax, a: x, axis: 0"), 2, {0, 100000}, 0},
+    {Z("[0, 4]") Y("softmax, a: x, axis: 1"), 2, {0, 4}, 0},
+    {Z("[4, 0]") Y("softmax, a: x, axis: 1"), 2, {4, 0}, 0},
+    {Z("[2, 0, 3]") Y("softmax, a: x, axis: 1"), 3, {2, 0, 3}, 0},
+    {Z("[0, 4]") Y("log_softmax, a: x, axis: 0"), 2, {0, 4}, 0},
+    {Z("[4, 0]") Y("log_softmax, a: x, axis: -1"), 2, {4, 0}, 0},
+    {Z("[2, 0, 3]") Y("log_softmax, a: x, axis: 1"), 3, {2, 0, 3}, 0},
+    {Z("[0, 4]") Y("cumsum, a: x, axis: 0"), 2, {0, 4}, 0},
+    {Z("[4, 0]") Y("cumsum, a: x, axis: 0"), 2, {4, 0}, 0},
+    {Z("[0, 4]") Y("sum, a: x, axis: 0"), 1, {4}, 0},
+    {Z("[0, 4]") Y("sum, a: x, axis: 1"), 1, {0}, 0},
+    {Z("[4, 0]") Y("sum, a: x"), 0, {0}, 0},
+    {Z("[2, 0, 3]") Y("sum, a: x, axis: 1, keepdim: true, formulation: pairwise"), 3, {2, 1, 3}, 0},
+    {Z("[0, 4]") Y("mean, a: x, axis: 0"), 1, {4}, NAN},
+    {Z("[4, 0]") Y("mean, a: x, axis: 1, formulation: sequential"), 1, {4}, NAN},
+    {Z("[0]") Y("mean, a: x"), 0, {0}, NAN},
+    {Z("[0, 4]") Y("var, a: x, axis: 0"), 1, {4}, NAN},
+    {Z("[4, 0]") Y("var, a: x, axis: 1, correction: 0"), 1, {4}, NAN},
+    {Z("[0]") Y("var, a: x"), 0, {0}, NAN},
+    {Z("[0, 4]") Y("prod, a: x, axis: 0"), 1, {4}, 1},
+    {Z("[2, 0, 3]") Y("prod, a: x, axis: 1"), 2, {2, 3}, 1},
+    {Z("[0, 4]") Y("logsumexp, a: x, axis: 0"), 1, {4}, -INFINITY},
+    {Z("[4, 0]") Y("logsumexp, a: x, axis: 1, keepdim: true"), 2, {4, 1}, -INFINITY},
+    {Z("[0, 4]") Y("amax, a: x, axis: 1"), 1, {0}, 0},
+    {Z("[0, 4]") Y("amin, a: x, axis: 1"), 1, {0}, 0},
+    {Z("[3, 0]") "  - {out: w, op: ones, shape: [0], dtype: $t}\n" Y("rms_norm, a: x, b: w"),
+     2, {3, 0}, 0},
+    {Z("[0, 4]") "  - {out: w, op: ones, shape: [4], dtype: $t}\n" Y("rms_norm, a: x, b: w"),
+     2, {0, 4}, 0},
+    {Z("[3, 0]") Y("layer_norm, inputs: [x]"), 2, {3, 0}, 0},
+    {Z("[0, 4]") Y("layer_norm, inputs: [x]"), 2, {0, 4}, 0},
+    {Z("[3, 0]") "  - {out: w, op: zeros, shape: [0, 2], dtype: $t}\n" Y("matmul, a: x, b: w"),
+     2, {3, 2}, 0},
+    {Z("[0, 3]") "  - {out: w, op: ones, shape: [3, 2], dtype: $t}\n" Y("matmul, a: x, b: w"),
+     2, {0, 2}, 0},
+    {Z("[2, 3, 0]") "  - {out: w, op: zeros, shape: [2, 0, 2], dtype: $t}\n"
+     Y("bmm, a: x, b: w"), 3, {2, 3, 2}, 0},
+    {Z("[1, 2, 0]") "  - {out: w, op: zeros, shape: [1, 0, 2], dtype: $t}\n"
+     "  - {out: b, op: full, shape: [1, 2, 2], value: 3, dtype: $t}\n"
+     Y("baddbmm, inputs: [b, x, w], beta: 2"), 3, {1, 2, 2}, 6},
+    {"  - {out: q, op: ones, shape: [1, 2, 4], dtype: $t}\n"
+     "  - {out: x, op: zeros, shape: [1, 0, 4], dtype: $t}\n"
+     "  - {out: v, op: zeros, shape: [1, 0, 3], dtype: $t}\n"
+     Y("sdpa, inputs: [q, x, v]"), 3, {1, 2, 3}, 0},
+    {Z("[1, 0, 4]") "  - {out: k, op: ones, shape: [1, 3, 4], dtype: $t}\n"
+     Y("sdpa, inputs: [x, k, k], is_causal: true"), 3, {1, 0, 4}, 0},
+};
+#undef Z
+#undef Y
+#define NEMPTY (sizeof empties / sizeof empties[0])
+static const char *const empty_dtypes[] = {"fp32", "bf16", "fp64"};
+#define NEDT (sizeof empty_dtypes / sizeof empty_dtypes[0])
+
+START_TEST(t_empty)
+{
+    const empty_case_t *c = &empties[(size_t)_i % NEMPTY];
+    const char *dt = empty_dtypes[(size_t)_i / NEMPTY % NEDT];
+    const char *bname = backends[(size_t)_i / (NEMPTY * NEDT)];
+    char ops[2048], *o = ops;
+    for (const char *s = c->ops; *s && o < ops + sizeof ops - 8; s++)
+        if (s[0] == '$' && s[1] == 't') {
+            o += sprintf(o, "%s", dt);
+            s++;
+        } else {
+            *o++ = *s;
+        }
+    *o = 0;
+    bp_error_t err = {0};
+    bp_probe_t *p = load(ops, &err);
+    ck_assert_msg(p, "%s: %s", ops, err.msg);
+    bp_buf_t *bufs = run(bname, p, &err);
+    ck_assert_msg(bufs, "%s in %s on %s: %s", ops, dt, bname, err.msg);
+    const bp_buf_t *y = &bufs[bp_probe_find_buf(p, "y")];
+    char want[96], got[96];
+    bp_shape_format(c->ndim, c->shape, want, sizeof want);
+    bp_shape_format(y->ndim, y->shape, got, sizeof got);
+    ck_assert_msg(strcmp(want, got) == 0, "%s in %s on %s: shape %s, expected %s", ops, dt,
+                  bname, got, want);
+    for (size_t i = 0; i < y->numel; i++) {
+        double v = bp_buf_get(y, i);
+        ck_assert_msg(v == c->fill || (isnan(v) && isnan(c->fill)),
+                      "%s in %s on %s: element %zu is %g, expected %g", ops, dt, bname, i, v,
+                      c->fill);
+    }
+    bp_backend_bufs_free(bufs, p->nops);
+    free(bufs);
+    bp_probe_free(p);
+}
+END_TEST
+
+/* sum, prod and cumsum of integers over an empty extent (i64: 0, 1). */
+START_TEST(t_empty_int)
+{
+    static const char *const ops[] = {
+        "  - {out: x, op: zeros, shape: [0, 3], dtype: i64}\n"
+        "  - {out: y, op: sum, a: x, axis: 0}\n",
+        "  - {out: x, op: zeros, shape: [0, 3], dtype: i32}\n"
+        "  - {out: y, op: prod, a: x, axis: 0}\n",
+        "  - {out: x, op: zeros, shape: [3, 0], dtype: i64}\n"
+        "  - {out: y, op: cumsum, a: x, axis: 0}\n",
+    };
+    static const double want[] = {0, 1, 0};
+    static const size_t n[] = {3, 3, 0};
+    int k = _i % 3;
+    const char *bname = backends[_i / 3];
+    bp_error_t err = {0};
+    bp_probe_t *p = load(ops[k], &err);
+    ck_assert_msg(p, "%s", err.msg);
+    bp_buf_t *bufs = run(bname, p, &err);
+    ck_assert_msg(bufs, "%s on %s: %s", ops[k], bname, err.msg);
+    const bp_buf_t *y = &bufs[bp_probe_find_buf(p, "y")];
+    ck_assert_msg(y->dtype == BP_I64, "%s: %s", ops[k], bp_dtype_name(y->dtype));
+    ck_assert_uint_eq(y->numel, n[k]);
+    for (size_t i = 0; i < y->numel; i++)
+        ck_assert_msg(bp_buf_get(y, i) == want[k], "%s on %s: element %zu", ops[k], bname, i);
+    bp_backend_bufs_free(bufs, p->nops);
+    free(bufs);
+    bp_probe_free(p);
+}
+END_TEST
+
 #ifndef BP_ROWS_CUDA
 /* ulps between two finite floats of one sign */
 static double ulps(float a, float b)
@@ -446,6 +593,8 @@ int main(void)
     tcase_set_timeout(tc, 120);
     tcase_add_loop_test(tc, t_case, 0, (int)(NBE * NCASES));
     tcase_add_loop_test(tc, t_bad, 0, (int)(sizeof bad / sizeof bad[0]));
+    tcase_add_loop_test(tc, t_empty, 0, (int)(NBE * NEDT * NEMPTY));
+    tcase_add_loop_test(tc, t_empty_int, 0, (int)(NBE * 3));
 #ifndef BP_ROWS_CUDA
     tcase_add_loop_test(tc, t_cpu_near_oracle, 0, 7);
 #endif

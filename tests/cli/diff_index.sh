@@ -63,11 +63,11 @@ pid=$!
 ( sleep 10; kill $pid 2>/dev/null ) &
 wait $pid
 [ $? -eq 2 ] || fail "a FIFO shard: not exit 2"
-err_has "shard 'out' of tensor 'c' is not a regular file"
+err_has "shard 'out' of tensor 'c': it is a FIFO, not a regular file"
 rm "$C/out"
 mkdir "$C/out"
 run 2 diff "$C" "$good"
-err_has "shard 'out' of tensor 'c' is not a regular file"
+err_has "shard 'out' of tensor 'c': it is a directory, not a regular file"
 # two indexes in one directory: name the one to read
 rm -r "$C/out"
 cp "$good" "$C/other.safetensors.index.json"

@@ -123,4 +123,41 @@ bounded "\"files\" must be an array of at most 100000 paths" diff "$B" "$B"
   head -c $((65 << 20)) /dev/zero | tr '\0' ' '
   echo '}'; } >"$B/manifest.json"
 bounded "manifest larger than 67108864 bytes" diff "$B" "$B"
+
+# JSON that costs far more to hold than to read (jansson takes ~50 bytes
+# for "0,"): a 60 MB manifest, a 100 MB report and a 60 MB safetensors
+# header of zeros stop at the bound of jsonread.h, saying so; a ledger's
+# header line has a cap of its own, its records the bound.  (Before the
+# bound: 3.7 GB and 33 s for the manifest, 4 GB for the report, and "invalid
+# JSON: at byte 0" under a 2 GiB limit.)
+zeros() { # N: a JSON array of N zeros
+    awk -v n="$1" 'BEGIN { printf "["; for (i = 1; i < n; i++) printf "0,"; printf "0]" }'
+}
+json_bound="its JSON takes more than 256 MiB of memory to read (JSON of"
+{ printf '{"tool": "bitprobe", "files": [], "zeros": '; zeros 30000000; echo '}'; } \
+    >"$B/manifest.json"
+bounded "$B/manifest.json: $json_bound $(wc -c <"$B/manifest.json") bytes" diff "$B" "$B"
+bounded "$B/manifest.json: $json_bound" diff --consensus "$B" "$B"
+{ printf '{"tool": "bitprobe", "results": [], "env": '; zeros 50000000; echo '}'; } \
+    >"$TMP/report.json"
+bounded "$TMP/report.json: $json_bound $(wc -c <"$TMP/report.json") bytes" \
+    report "$TMP/report.json"
+{ printf '{"tool": "bitprobe", "results": [{"probe": "p", "shape": '; zeros 30000000
+  echo '}]}'; } >"$TMP/report.json"
+bounded "$TMP/report.json: results[0]: $json_bound" report "$TMP/report.json"
+"$PY" - "$TMP/zeros.safetensors" <<'PY' || fail "cannot write the header"
+import struct, sys
+h = b'{"__metadata__": {"z": "0"}, "z": ' + b"[" + b"0," * 29999999 + b"0]}"
+h += b" " * (-len(h) % 8)
+open(sys.argv[1], "wb").write(struct.pack("<Q", len(h)) + h)
+PY
+bounded "header: $json_bound" diff "$TMP/zeros.safetensors" "$good"
+{ printf '{"format": "bitprobe-ledger", "version": 1, "hash": "fmix64-sum/1", "x": '
+  zeros 7000000; echo '}'; } >"$TMP/big.ledger"
+bounded "line 1 (byte 0): the header line is longer than 1048576 bytes" \
+    diff "$TMP/big.ledger" "$TMP/big.ledger"
+{ printf '{"format": "bitprobe-ledger", "version": 1, "hash": "fmix64-sum/1"}\n'
+  printf '{"seq": 0, "op": "x", "args": '; zeros 7000000; echo '}'; } >"$TMP/big.ledger"
+bounded "record 0 (line 2, byte 68): its JSON takes more than" \
+    diff "$TMP/big.ledger" "$TMP/big.ledger"
 done_ok

@@ -112,4 +112,18 @@ out_has "bit-identical (1 element)"
 out_lacks "1 elements"
 run 2 diff "$data/rope_cpu.safetensors.gz" "$data/rope_cpu.safetensors.gz" --label C=x
 err_has "--label takes A=NAME,B=NAME"
+# Standard output that cannot be written (a full disk): exit 2 and a
+# message, whatever the command found (it once exited 0 in silence).
+if [ -w /dev/full ]; then
+    for args in "list" "--help" "diff -vv $data/rope_cpu.safetensors.gz $data/rope_cpu.safetensors.gz" \
+                "run seed-div --device cpu --no-golden --json -"; do
+        ntests=$((ntests + 1))
+        "$BITPROBE" $args >/dev/full 2>"$TMP/err"
+        rc=$?
+        [ $rc -eq 2 ] || fail "bitprobe $args >/dev/full: exit $rc, expected 2"
+        err_has "bitprobe: cannot write to standard output: No space left on device"
+    done
+else
+    skip_later "no /dev/full"
+fi
 done_ok

@@ -168,5 +168,25 @@ PY
     run 2 run seed-inv-freq --device oracle --golden "$TMP/g" --quiet --github
     unset GITHUB_STEP_SUMMARY
     err_has "cannot append to \$GITHUB_STEP_SUMMARY '$TMP/no/such/dir/summary.md'"
+    # Errors are errors, not failures: a probe that does not load beside
+    # the drift; each suite's counts and the document's are its elements'.
+    mkdir -p "$TMP/pe"
+    cp "$top_srcdir/probes/seed-div.yaml" "$top_srcdir/probes/seed-inv-freq.yaml" "$TMP/pe/"
+    printf 'name: broken\ndescription: d\ndtypes: [fp32]\nops: []\n' >"$TMP/pe/broken.yaml"
+    run 2 run --probes "$TMP/pe" --device oracle --golden "$TMP/g" --missing=skip --quiet \
+        --junit "$TMP/e.xml"
+    py - "$TMP/e.xml" <<'PY' || fail "JUnit with an error is not what was expected"
+import sys, xml.etree.ElementTree as ET
+root = ET.parse(sys.argv[1]).getroot()
+def n(el, tag):
+    return sum(1 for c in el.iter("testcase") if c.find(tag) is not None)
+for el in [root] + root.findall("testsuite"):
+    assert int(el.get("failures")) == n(el, "failure"), (el.get("name"), el.attrib)
+    assert int(el.get("errors")) == n(el, "error"), (el.get("name"), el.attrib)
+    assert int(el.get("tests")) == len(list(el.iter("testcase"))), el.attrib
+assert (root.get("errors"), root.get("failures")) == ("1", "3"), root.attrib
+(err,) = [c for c in root.iter("testcase") if c.find("error") is not None]
+assert err.get("classname") == "bitprobe.broken" and err.find("failure") is None, err.attrib
+PY
 fi
 done_ok

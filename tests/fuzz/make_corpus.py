@@ -211,6 +211,87 @@ def main():
     write("index", all_variants(list(indexes()), nflip=3, ntrunc=2))
     write("zip", all_variants(list(zips()), nflip=6, ntrunc=3))
     write("ledger", ledger_corpus())
+    write("report", all_variants(list(reports()), nflip=3, ntrunc=2))
+    write("tread", all_variants(list(streams()), nflip=4, ntrunc=3))
+    tsets = list(files("tests/st-good/*.safetensors*", "tests/npy/good-*.npy")) + list(zips())
+    tsets += list(npz_hostile())
+    write("tset", all_variants(tsets, nflip=3, ntrunc=2))
+    write("esc", escapes())
+
+
+HOSTILE = ["a\n::error::x", "::warning file=x::y", "t\x1b]0;title\x07\x1b[2J", "c\u0085\u009bd",
+           "  ::notice::z", "\r\t\x7f", ""]
+
+
+def reports():
+    """The report reader's good and bad cases, and reports whose names
+    would steer a CI log or a terminal."""
+    items = list(files("tests/report-good/*.json", "tests/report-bad/*.json"))
+    yield from items
+    base = json.loads(open(os.path.join(ROOT, "tests", "report-good", "minimal.json")).read())
+    for k, name in enumerate(HOSTILE):
+        r = json.loads(json.dumps(base))
+        for res in r["results"]:
+            res["probe"] = name
+            res["a"] = name
+        r["notes"] = [name]
+        r["hints"] = [name + " hint"]
+        yield "hostile-%d.json" % k, json.dumps(r).encode()
+
+
+def streams():
+    """Deflate streams, raw (.npz members) and gzip: all zeros, whose
+    stream ends while inflate holds output (the tset corpus holds the 8 MiB
+    .npz member np.savez_compressed once failed at), text, random bytes,
+    empty, and a gzip with two members."""
+    rnd = random.Random("streams")
+    data = {"zeros-1m": bytes(1 << 20), "zeros-64k": bytes(1 << 16),
+            "text": open(os.path.join(ROOT, "README.md"), "rb").read()[:20000],
+            "random": bytes(rnd.randrange(256) for _ in range(4096)), "empty": b""}
+    for name, d in data.items():
+        for level in (1, 6, 9):
+            z = zlib.compressobj(level, zlib.DEFLATED, -15)
+            yield "%s-%d.deflate" % (name, level), z.compress(d) + z.flush()
+        z = zlib.compressobj(6, zlib.DEFLATED, 31)
+        yield "%s.gz" % name, z.compress(d) + z.flush()
+    yield "two-members.gz", gzip.compress(b"a" * 100) + gzip.compress(b"b" * 100)
+
+
+def npz_hostile():
+    """.npz files as NumPy writes them that readers once refused or took
+    as data: all-zero arrays deflated (the stream ends while inflate holds
+    output), a member whose CRC-32 lies, exactly the count 0xFFFF claimed
+    without zip64 (a small archive: the reader refuses it for its size,
+    the point is the end record)."""
+    import io
+    import zipfile
+    h = b"{'descr': '<f4', 'fortran_order': False, 'shape': (2097152,), }"
+    h += b" " * (-(10 + len(h) + 1) % 64) + b"\n"
+    npy = b"\x93NUMPY\x01\x00" + struct.pack("<H", len(h)) + h + bytes(8 << 20)
+    b = io.BytesIO()
+    with zipfile.ZipFile(b, "w", zipfile.ZIP_DEFLATED) as z:
+        zi = zipfile.ZipInfo("x.npy", date_time=(1980, 1, 1, 0, 0, 0))
+        zi.compress_type = zipfile.ZIP_DEFLATED
+        with z.open(zi, "w", force_zip64=True) as w:
+            w.write(npy)
+    yield "zeros-8m.npz", b.getvalue()
+    raw = bytearray(b.getvalue())
+    cd = raw.rfind(b"PK\x01\x02")
+    raw[cd + 16] ^= 1
+    yield "bad-crc.npz", bytes(raw)
+    raw = bytearray(dict(zips())["stored.npz"])
+    end = raw.rfind(b"PK\x05\x06")
+    raw[end + 8:end + 12] = b"\xff\xff\xff\xff"
+    yield "count-ffff.npz", bytes(raw)
+
+
+def escapes():
+    """The escaping target's inputs: strings that steer CI logs and
+    terminals, NUL-separated as the target splits them."""
+    yield "seed-hostile", b"\0".join(s.encode() for s in HOSTILE)
+    for k, name in enumerate(HOSTILE):
+        yield "seed-%d" % k, (b"\x01" + (name.encode() + b"\0") * 6)
+    yield "seed-plain", b"\x02probe\0out\0cpu\0oracle\0note\0hint"
 
 
 def ledger_corpus():

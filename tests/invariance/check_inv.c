@@ -132,6 +132,48 @@ START_TEST(t_map_groups)
 }
 END_TEST
 
+/* Groups are told apart by every element: results of [2, 3] bf16 that
+ * differ from the reference only in their last element (one bit each, in
+ * two ways) make three groups, their bands and verdicts; a result equal
+ * to the reference in its first element but not in the others is never
+ * its group (values and bits derived by hand). */
+START_TEST(t_map_groups_tail)
+{
+    /* bf16 bits: 1.0 = 0x3f80, 2.0 = 0x4000 */
+    uint16_t ref[6] = {0x3f80, 0x4000, 0x3f80, 0x4000, 0x3f80, 0x4000};
+    uint16_t up[6], down[6];
+    memcpy(up, ref, sizeof ref);
+    memcpy(down, ref, sizeof ref);
+    up[5] = 0x4001;   /* last element one ulp up */
+    down[5] = 0x3fff; /* one ulp down (below 2.0: half the step) */
+    bp_policy_t pol;
+    bp_error_t e;
+    ck_assert(bp_policy_parse("exact", &pol, &e) == BP_OK);
+    bp_inv_map_t m;
+    ck_assert(bp_inv_map_init(&m, BP_BF16, 2, 3, ref, &pol, &e) == BP_OK);
+    bp_inv_band_t *b;
+    ck_assert(bp_inv_map_band(&m, BP_INV_LAST, &b, &e) == BP_OK);
+    const uint16_t *seq[] = {ref, up, up, down, ref, down};
+    for (int i = 0; i < 6; i++)
+        ck_assert(bp_inv_map_add(&m, b, 10 * (i + 1), seq[i], NULL, NULL, &e) == BP_OK);
+    ck_assert(bp_inv_map_finish(&m, &e) == BP_OK);
+    ck_assert_uint_eq(m.ng, 3);
+    ck_assert_uint_eq(b->niv, 5);
+    int want_g[5] = {0, 1, 2, 0, 2};
+    for (int i = 0; i < 5; i++)
+        ck_assert_int_eq(b->iv[i].group, want_g[i]);
+    /* each other group differs in one element by one ulp: exact fails */
+    for (int g = 1; g < 3; g++) {
+        ck_assert(!bp_inv_group_pass(&m, g));
+        ck_assert_uint_eq(m.g[g].cmp.mismatched, 1);
+        ck_assert_uint_eq(m.g[g].cmp.max_ulp, 1);
+    }
+    ck_assert_uint_eq(bp_inv_band_breaking(&m, b), 4);
+    ck_assert(!bp_inv_map_pass(&m));
+    bp_inv_map_free(&m);
+}
+END_TEST
+
 /* ---- fake engines ---- */
 
 /* The regime of a batch of m rows: 0 (m <= 16) one accumulation over k
@@ -709,6 +751,7 @@ int main(void)
     tcase_add_test(tc, t_values);
     tcase_add_test(tc, t_place);
     tcase_add_test(tc, t_map_groups);
+    tcase_add_test(tc, t_map_groups_tail);
     tcase_add_test(tc, t_fake_boundaries);
     tcase_add_test(tc, t_repeat_flaky);
     tcase_add_test(tc, t_arbitration);

@@ -116,15 +116,7 @@ bp_status bp_cuda_tree(bp_backend_t *be, const bp_exec_t *x, int op, int64_t out
 {
     bp_buf_t *out = x->out;
     bp_dtype_t adt = x->a->dtype;
-    if (outer * inner == 0)
-        return BP_OK;
-    if (len == 0) { /* ATen fills: sum 0, prod 1, mean and var NaN */
-        double v = op == BPK_TREE_SUM ? 0.0 : op == BPK_TREE_PROD ? 1.0 : NAN;
-        return bp_cuda_finish(be, "bpk_fill",
-                              bpk_fill(bp_cuda_stream(be), out->dev, (int)out->dtype, v,
-                                       outer * inner),
-                              err);
-    }
+    /* an empty result or an empty extent never reaches here: bp_backend_op */
     /* make_reduction: the input is converted to the result's dtype, but
      * for bf16/fp16 summed (or averaged, multiplied) into fp32, which the
      * kernel reads as it is (gpu_lowp_to_f32). */
@@ -273,9 +265,6 @@ bp_status bp_cuda_op_reduce(bp_backend_t *be, const bp_exec_t *x, bp_error_t *er
     default:
         return bp_error_set(err, BP_EINTERNAL, "not a reduction: %s", bp_op_name(op->kind));
     }
-    if ((red == BPK_RED_AMAX || red == BPK_RED_AMIN) && len == 0)
-        return bp_error_set(err, BP_EINPUT, "%s of an empty dimension has no identity",
-                            bp_op_name(op->kind));
     int rc = bpk_reduce(bp_cuda_stream(be), red, x->out->dev, (int)x->out->dtype, x->a->dev,
                         (int)x->a->dtype, outer, len, inner, param,
                         op->form == BP_FORM_PAIRWISE);
