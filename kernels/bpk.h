@@ -214,9 +214,6 @@ int bpk_philox_block(const uint32_t ctr[4], const uint32_t key[2],
 /* The layer stack's kernels (src/stack/stack_ops.h gives their arithmetic);
  * dt is the model dtype: fp32, bf16 or fp16.  Rows reduce in one block
  * each, in a fixed order (bpk_rows.cuh), so results repeat bit for bit. */
-/* norm.cu: RMSNorm of x [rows, cols] with weight w [cols] */
-int bpk_rmsnorm(void *stream, void *out, const void *x, const void *w, int dt,
-                int64_t rows, int64_t cols, float eps);
 /* rope.cu: x [rows, heads*d]; cos, sin [positions, d] from row row0 */
 int bpk_rope(void *stream, void *out, const void *x, const void *cos,
              const void *sin, int dt, int64_t rows, int64_t heads, int64_t d,
@@ -344,6 +341,9 @@ int bpk_reduce(void *stream, int op, void *out, int out_dt, const void *in, int 
  * of cols values, as PyTorch's CUDA layer_norm_kernel.cu (layer_norm.cu). */
 int bpk_layer_norm(void *stream, void *out, const void *x, const void *w, const void *b,
                    int dt, int64_t rows, int64_t cols, double eps, int rms);
+/* rms_norm's fixed formulation over rows of cols values (layer_norm.cu). */
+int bpk_rms_norm_fixed(void *stream, void *out, const void *x, const void *w, int dt,
+                       int64_t rows, int64_t cols, double eps);
 /* sdpa's pieces: out (fp32; fp64 for fp64) = x * s; the causal mask of
  * [B, L, S] scores (wide: fp64); rows of p that are -inf throughout in
  * scores set to 0. */

@@ -298,6 +298,16 @@ static bp_status computes(const bp_backend_t *be, const bp_exec_t *x,
     return BP_OK;
 }
 
+bp_status bp_backend_exec(bp_backend_t *be, const bp_exec_t *x, bp_error_t *err)
+{
+    bp_status st = computes(be, x, err);
+    if (!st && be->enter)
+        st = be->enter(be, err);
+    if (!st)
+        st = be->op[x->op->kind](be, x, err);
+    return st;
+}
+
 static bp_status exec_one(bp_backend_t *be, const bp_probe_t *p, size_t i,
                           bp_buf_t *bufs, bp_buf_t *out, bp_error_t *err)
 {
@@ -316,11 +326,7 @@ static bp_status exec_one(bp_backend_t *be, const bp_probe_t *p, size_t i,
         .ninputs = op->ninputs,
         .out = out,
     };
-    bp_status st = computes(be, &x, err);
-    if (!st && be->enter)
-        st = be->enter(be, err);
-    if (!st)
-        st = be->op[op->kind](be, &x, err);
+    bp_status st = bp_backend_exec(be, &x, err);
     if (st)
         bp_error_prefix(err, "%s:%d: op '%s' (%s) on %s: ", p->path, op->line,
                         op->out, bp_op_name(op->kind), be->name);

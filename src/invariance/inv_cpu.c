@@ -190,12 +190,16 @@ static bp_status batch(cpu_t *s, int64_t m, int64_t pos, void *out, bp_error_t *
                       .has_axis = p->op == BP_INV_SUM, .axis = -1};
         bp_exec_t x = {.op = &op, .a = &a, .b = p->op == BP_INV_MATMUL ? &s->b : NULL,
                        .out = &c};
-        st = bp_inv_backend_op(s->be, &x, err);
+        st = bp_backend_exec(s->be, &x, err);
         break;
     }
-    case BP_INV_RMS_NORM:
-        st = s->sops->rmsnorm(s->sops, &c, &a, &s->w, BP_INV_RMS_EPS, err);
+    case BP_INV_RMS_NORM: {
+        bp_op_t op = {.kind = BP_OP_RMS_NORM, .form = BP_FORM_FIXED, .has_eps = true,
+                      .eps = BP_INV_RMS_EPS};
+        bp_exec_t x = {.op = &op, .a = &a, .b = &s->w, .out = &c};
+        st = bp_backend_exec(s->be, &x, err);
         break;
+    }
     case BP_INV_LOG_SOFTMAX:
         st = s->sops->log_softmax(s->sops, &c, &a, err);
         break;
@@ -278,7 +282,7 @@ static bp_status ranks(cpu_t *s, int t, int64_t pos, void *out, bp_error_t *err)
             memcpy(b.data, (char *)s->b.data + (size_t)(k0 * N) * es, (size_t)(kk * N) * es);
             bp_op_t op = {.kind = BP_OP_MATMUL};
             bp_exec_t x = {.op = &op, .a = &a, .b = &b, .out = &c};
-            if (!(st = bp_inv_backend_op(s->be, &x, err)))
+            if (!(st = bp_backend_exec(s->be, &x, err)))
                 bp_inv_widen(p->dtype, (char *)c.data + (size_t)(pos * N) * es,
                              R * (size_t)N, part + (size_t)r * R * (size_t)N);
         }
@@ -356,7 +360,7 @@ bp_status bp_inv_engine_cpu(bp_inv_engine_t **out, bp_error_t *err)
     bp_backend_opts_default(&o);
     bp_status st = bp_backend_open("cpu", &o, &s->be, err);
     if (!st)
-        st = bp_sops_cpu_open(&s->sops, err);
+        st = bp_sops_cpu_open(s->be, &s->sops, err);
     if (st) {
         cpu_close(e);
         return st;

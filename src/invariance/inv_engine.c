@@ -173,9 +173,3 @@ bool bp_inv_engine_supports(const char *name, bp_inv_op_t op, bp_inv_axis_t axis
         return mm;
     return mm && axis != BP_INV_SPLIT; /* cublas, cublas-pedantic */
 }
-
-bp_status bp_inv_backend_op(bp_backend_t *be, const bp_exec_t *x, bp_error_t *err)
-{
-    bp_status st = be->enter ? be->enter(be, err) : BP_OK;
-    return st ? st : be->op[x->op->kind](be, x, err);
-}

@@ -153,14 +153,6 @@ bp_status bp_inv_engine_cuda(const char *kind, int gpu, bp_inv_engine_t **out,
 /* bitprobe's CUDA implementations of the row ops (inv_rows_cuda.c). */
 bp_status bp_inv_engine_cuda_rows(int gpu, bp_inv_engine_t **out, bp_error_t *err);
 
-/* One op of a backend's op table on operands already on its side: the
- * backend's enter hook (the CUDA backend makes its device current), then
- * its entry for x->op->kind. */
-struct bp_backend;
-struct bp_exec;
-bp_status bp_inv_backend_op(struct bp_backend *be, const struct bp_exec *x,
-                            bp_error_t *err);
-
 /* The oracle's correctly rounded result of the probed rows (the exact
  * values rounded once to the result dtype; tf32 rounds to fp32 from the
  * fp32 inputs) into out, on `threads` threads (0: one per core).  The

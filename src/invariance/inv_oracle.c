@@ -202,7 +202,7 @@ static bp_status through_backend(const bp_inv_problem_t *p, int threads, void *o
         c.data = out;
         bp_op_t op = {.kind = mm ? BP_OP_MATMUL : BP_OP_SUM, .has_axis = !mm, .axis = -1};
         bp_exec_t x = {.op = &op, .a = &a, .b = mm ? &b : NULL, .out = &c};
-        st = bp_inv_backend_op(be, &x, err);
+        st = bp_backend_exec(be, &x, err);
     }
     bp_buf_free(&a);
     bp_buf_free(&b);

@@ -114,9 +114,12 @@ static bp_status run(bp_inv_engine_t *e, int64_t m, int64_t pos, void *out,
     if (p->op == BP_INV_SUM) {
         bp_op_t op = {.kind = BP_OP_SUM, .has_axis = true, .axis = -1};
         bp_exec_t x = {.op = &op, .a = &a, .out = &o};
-        st = bp_inv_backend_op(s->be, &x, err);
+        st = bp_backend_exec(s->be, &x, err);
     } else if (p->op == BP_INV_RMS_NORM) {
-        st = s->sops->rmsnorm(s->sops, &o, &a, &s->w, BP_INV_RMS_EPS, err);
+        bp_op_t op = {.kind = BP_OP_RMS_NORM, .form = BP_FORM_FIXED, .has_eps = true,
+                      .eps = BP_INV_RMS_EPS};
+        bp_exec_t x = {.op = &op, .a = &a, .b = &s->w, .out = &o};
+        st = bp_backend_exec(s->be, &x, err);
     } else {
         st = s->sops->log_softmax(s->sops, &o, &a, err);
     }

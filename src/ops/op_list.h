@@ -107,6 +107,10 @@ BP_FORM(RECIPROCAL, "reciprocal") /* div: a * (1/b), 1/b rounded in opmath */
 BP_FORM(SEQUENTIAL, "sequential") /* sum: left to right */
 BP_FORM(PAIRWISE, "pairwise")     /* sum: pairwise halving */
 BP_FORM(TANH, "tanh")             /* gelu: approximate='tanh' */
+BP_FORM(FIXED, "fixed")           /* the layer stack's and invariance's row
+                                     ops: as eager ops compose them, each
+                                     row reduced in bitprobe's fixed order
+                                     (probes/README.md) */
 #endif
 
 #ifdef BP_OP
@@ -197,7 +201,7 @@ BP_OP(AMAX, "amax", A, BP_K(AXIS) | BP_K(KEEPDIM), 0, 0, SAME, REDUCTION, BP_OPF
       "torch.amax(a, axis, keepdim)")
 BP_OP(AMIN, "amin", A, BP_K(AXIS) | BP_K(KEEPDIM), 0, 0, SAME, REDUCTION, BP_OPF_INT,
       "torch.amin(a, axis, keepdim)")
-BP_OP(RMS_NORM, "rms_norm", AB, BP_K(EPS), 0, 0, SAME, FUSED, BP_OPF_FLOAT_FN,
+BP_OP(RMS_NORM, "rms_norm", AB, BP_K(EPS), 0, BP_FM(FIXED), SAME, FUSED, BP_OPF_FLOAT_FN,
       "torch.nn.functional.rms_norm(a, [a.shape[-1]], b, eps)")
 BP_OP(LAYER_NORM, "layer_norm", INPUTS, BP_K(EPS), 0, 0, SAME, FUSED, BP_OPF_FLOAT_FN,
       "torch.nn.functional.layer_norm(x, [x.shape[-1]], weight, bias, eps), "

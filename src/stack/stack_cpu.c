@@ -221,34 +221,6 @@ static bp_status cpu_linear(bp_sops_t *s, bp_buf_t *out, const bp_buf_t *x,
 
 /* ---- elementwise and row ops -------------------------------------------- */
 
-static bp_status cpu_rmsnorm(bp_sops_t *s, bp_buf_t *out, const bp_buf_t *x,
-                             const bp_buf_t *w, float eps, bp_error_t *err)
-{
-    (void)s;
-    bp_dtype_t dt = x->dtype;
-    size_t T = (size_t)x->shape[0], H = (size_t)x->shape[1];
-    bp_status e;
-    if ((e = bp_sops_check_2d(w, 1, (int64_t)H, dt, "rmsnorm weight", err)) ||
-        (e = bp_sops_check_2d(out, (int64_t)T, (int64_t)H, dt, "rmsnorm out",
-                              err)))
-        return e;
-    for (size_t t = 0; t < T; t++) {
-        float ss = 0.0f;
-        for (size_t j = 0; j < H; j++) {
-            float v = ldv(dt, x->data, t * H + j);
-            float sq = v * v;
-            ss = ss + sq;
-        }
-        float var = ss / (float)H;
-        float r = 1.0f / sqrtf(var + eps);
-        for (size_t j = 0; j < H; j++) {
-            float y = rnd(dt, ldv(dt, x->data, t * H + j) * r);
-            st(dt, out->data, t * H + j, ldv(dt, w->data, j) * y);
-        }
-    }
-    return BP_OK;
-}
-
 static bp_status cpu_rope(bp_sops_t *s, bp_buf_t *out, const bp_buf_t *x,
                           const bp_buf_t *cos, const bp_buf_t *sin,
                           int64_t row0, int64_t heads, bp_error_t *err)
@@ -496,11 +468,12 @@ static void cpu_close(bp_sops_t *s)
     free(s);
 }
 
-bp_status bp_sops_cpu_open(bp_sops_t **out, bp_error_t *err)
+bp_status bp_sops_cpu_open(bp_backend_t *cpu, bp_sops_t **out, bp_error_t *err)
 {
     bp_sops_t *s = calloc(1, sizeof *s);
     if (!s)
         return oom(err);
+    s->be = cpu;
     __builtin_cpu_init();
     bool simd = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
     s->name = "cpu";
@@ -514,7 +487,6 @@ bp_status bp_sops_cpu_open(bp_sops_t **out, bp_error_t *err)
     s->uniform = cpu_uniform;
     s->copy = cpu_copy;
     s->embed = cpu_embed;
-    s->rmsnorm = cpu_rmsnorm;
     s->linear = cpu_linear;
     s->rope = cpu_rope;
     s->attention = cpu_attention;

@@ -239,20 +239,6 @@ static bp_status g_embed(bp_sops_t *s, bp_buf_t *out, const bp_buf_t *table,
     return finish(s, "bpk_embedding", rc, err);
 }
 
-static bp_status g_rmsnorm(bp_sops_t *s, bp_buf_t *out, const bp_buf_t *x,
-                           const bp_buf_t *w, float eps, bp_error_t *err)
-{
-    bp_dtype_t dt = x->dtype;
-    int64_t T = x->shape[0], H = x->shape[1];
-    bp_status e;
-    if ((e = bp_sops_check_2d(w, 1, H, dt, "rmsnorm weight", err)) ||
-        (e = bp_sops_check_2d(out, T, H, dt, "rmsnorm out", err)))
-        return e;
-    int rc = bpk_rmsnorm(stream(s), out->dev, x->dev, w->dev, (int)dt, T, H,
-                         eps);
-    return finish(s, "bpk_rmsnorm", rc, err);
-}
-
 static bp_status g_rope(bp_sops_t *s, bp_buf_t *out, const bp_buf_t *x,
                         const bp_buf_t *cos, const bp_buf_t *sin, int64_t row0,
                         int64_t heads, bp_error_t *err)
@@ -383,6 +369,7 @@ bp_status bp_sops_cuda_open(bp_backend_t *cuda, bp_stack_gemm_t gemm,
     c->be = cuda;
     c->gemm = gemm;
     s->state = c;
+    s->be = cuda;
     s->name = "cuda";
     s->scratch_scores = true;
     json_t *fp = cuda->fingerprint;
@@ -402,7 +389,6 @@ bp_status bp_sops_cuda_open(bp_backend_t *cuda, bp_stack_gemm_t gemm,
     s->uniform = g_uniform;
     s->copy = g_copy;
     s->embed = g_embed;
-    s->rmsnorm = g_rmsnorm;
     s->linear = g_linear;
     s->rope = g_rope;
     s->attention = g_attention;

@@ -86,14 +86,37 @@ bp_status bp_stack_model_open(bp_stack_model_t *m, const bp_stack_cfg_t *c,
     return st;
 }
 
+/* ---- the row ops: the op table of the device's backend ------------------ */
+
+/* op on ops->be, its operands and out already there. */
+static bp_status exec(bp_sops_t *ops, const bp_op_t *op, bp_buf_t *out, const bp_buf_t *a,
+                      const bp_buf_t *b, bp_error_t *err)
+{
+    bp_exec_t x = {.op = op, .a = a, .b = b, .out = out};
+    return bp_backend_exec(ops->be, &x, err);
+}
+
+bp_status bp_stack_rmsnorm(bp_sops_t *ops, bp_buf_t *out, const bp_buf_t *x,
+                           const bp_buf_t *w, double eps, bp_error_t *err)
+{
+    bp_dtype_t dt = x->dtype;
+    int64_t T = x->shape[0], H = x->shape[1];
+    bp_status e;
+    if ((e = bp_sops_check_2d(w, 1, H, dt, "rmsnorm weight", err)) ||
+        (e = bp_sops_check_2d(out, T, H, dt, "rmsnorm out", err)))
+        return e;
+    bp_op_t op = {.kind = BP_OP_RMS_NORM, .form = BP_FORM_FIXED, .has_eps = true, .eps = eps};
+    return exec(ops, &op, out, x, w, err);
+}
+
 static bp_status layer(bp_stack_model_t *m, int l, const bp_buf_t *cos,
                        const bp_buf_t *sin, bp_error_t *err)
 {
     bp_sops_t *o = m->ops;
     const bp_buf_t *w = m->w + 1 + 9 * (size_t)l;
-    float eps = (float)m->cfg->eps;
+    double eps = m->cfg->eps;
     bp_status st;
-    if ((st = o->rmsnorm(o, &m->x, &m->h, &w[0], eps, err)) ||
+    if ((st = bp_stack_rmsnorm(o, &m->x, &m->h, &w[0], eps, err)) ||
         (st = o->linear(o, &m->q, &m->x, &w[1], err)) ||
         (st = o->linear(o, &m->k, &m->x, &w[2], err)) ||
         (st = o->linear(o, &m->v, &m->x, &w[3], err)) ||
@@ -105,7 +128,7 @@ static bp_status layer(bp_stack_model_t *m, int l, const bp_buf_t *cos,
                            &m->sc, err)) ||
         (st = o->linear(o, &m->o, &m->a, &w[4], err)) ||
         (st = o->add(o, &m->h, &m->h, &m->o, err)) ||
-        (st = o->rmsnorm(o, &m->x, &m->h, &w[5], eps, err)) ||
+        (st = bp_stack_rmsnorm(o, &m->x, &m->h, &w[5], eps, err)) ||
         (st = o->linear(o, &m->g, &m->x, &w[6], err)) ||
         (st = o->linear(o, &m->u, &m->x, &w[7], err)) ||
         (st = o->silu_mul(o, &m->m, &m->g, &m->u, err)) ||
@@ -142,8 +165,7 @@ bp_status bp_stack_forward(bp_stack_model_t *m, const bp_buf_t *cos,
             st = fetch(o, &m->h, &hidden[l], err);
     }
     if (!st)
-        st = o->rmsnorm(o, &m->x, &m->h, &m->w[1 + 9 * L],
-                        (float)m->cfg->eps, err);
+        st = bp_stack_rmsnorm(o, &m->x, &m->h, &m->w[1 + 9 * L], m->cfg->eps, err);
     if (!st)
         st = o->linear(o, &m->lg, &m->x, &m->w[2 + 9 * L], err);
     if (!st)

@@ -9,10 +9,11 @@
  *            output, rounded once.  CPU: acc = +0, then acc = fma(x, w, acc)
  *            for k ascending.  CUDA: cuBLAS GemmEx, fp32 compute (pinned:
  *            pedantic math by default), no atomics, fixed workspace.
- *   rmsnorm  s = sum(x*x) in fp32 (each square rounded; CPU: left to
- *            right; CUDA: per-thread strided sums then a fixed tree), r =
- *            rsqrt(s / H + eps) (CPU 1/sqrtf, CUDA rsqrtf), y = x*r rounded,
- *            out = w*y rounded.
+ *   rmsnorm  rms_norm's fixed formulation through the device backend's
+ *            op table: s = sum(x*x) in fp32 (each square rounded; CPU: left
+ *            to right; CUDA: per-thread strided sums then a fixed tree), r
+ *            = rsqrt(s / H + eps) (CPU 1/sqrtf, CUDA rsqrtf), y = x*r
+ *            rounded, out = w*y rounded.
  *   rope     out = q*cos + rotate_half(q)*sin per head, each product and
  *            the sum rounded (three eager ops), cos/sin rows row0..row0+T-1.
  *   attention per head: s = q k^T rounded; s = s / sqrt(d) rounded (CPU:
@@ -42,6 +43,8 @@ struct bp_sops {
     const char *name; /* "cpu", "cuda" */
     char desc[160];   /* device and matmul settings, for the report */
     bool scratch_scores; /* attention wants the [heads, T, T] scratch */
+    bp_backend_t *be;    /* the device's backend: the row ops run through
+                            its op table (bp_stack_rmsnorm, ...) */
     void *state;
     /* b gets a zeroed tensor of the shape on the device. */
     bp_status (*alloc)(bp_sops_t *, bp_buf_t *b, bp_dtype_t dt, int ndim,
@@ -64,8 +67,6 @@ struct bp_sops {
     /* out[t, :] = table[ids[t], :]; ids i32, already within the table */
     bp_status (*embed)(bp_sops_t *, bp_buf_t *out, const bp_buf_t *table,
                        const bp_buf_t *ids, bp_error_t *);
-    bp_status (*rmsnorm)(bp_sops_t *, bp_buf_t *out, const bp_buf_t *x,
-                         const bp_buf_t *w, float eps, bp_error_t *);
     bp_status (*linear)(bp_sops_t *, bp_buf_t *out, const bp_buf_t *x,
                         const bp_buf_t *w, bp_error_t *);
     bp_status (*rope)(bp_sops_t *, bp_buf_t *out, const bp_buf_t *x,
@@ -87,7 +88,8 @@ struct bp_sops {
     void (*close)(bp_sops_t *);
 };
 
-bp_status bp_sops_cpu_open(bp_sops_t **out, bp_error_t *err);
+/* Over an open CPU backend (not owned). */
+bp_status bp_sops_cpu_open(bp_backend_t *cpu, bp_sops_t **out, bp_error_t *err);
 /* Over an open CUDA backend (its device and stream); its own cuBLAS handle
  * with the gemm settings. */
 bp_status bp_sops_cuda_open(bp_backend_t *cuda, bp_stack_gemm_t gemm,
@@ -103,5 +105,11 @@ void bp_sops_sgemm(size_t M, size_t N, size_t K, const float *a, size_t lda,
  * bug, not bad input). */
 bp_status bp_sops_check_2d(const bp_buf_t *b, int64_t rows, int64_t cols,
                            bp_dtype_t dt, const char *what, bp_error_t *err);
+
+/* The row ops of the forward, through the op table of ops->be
+ * (stack_forward.c), on [T, H] tensors of the model dtype:
+ *   rmsnorm  rms_norm's fixed formulation, w [H]. */
+bp_status bp_stack_rmsnorm(bp_sops_t *ops, bp_buf_t *out, const bp_buf_t *x,
+                           const bp_buf_t *w, double eps, bp_error_t *err);
 
 #endif

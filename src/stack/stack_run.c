@@ -117,7 +117,7 @@ static bp_status open_devices(const bp_stack_opts_t *o, devs_t *d,
     bool ops = !o->buffers_only;
     if (strcmp(o->device, "cpu") == 0) {
         d->dev = d->cpu;
-        return ops ? bp_sops_cpu_open(&d->ops, err) : BP_OK;
+        return ops ? bp_sops_cpu_open(d->cpu, &d->ops, err) : BP_OK;
     }
     if ((st = bp_backend_open("cuda", &bo, &d->dev, err)))
         return bp_error_prefix(err, "--device cuda: ");

@@ -165,6 +165,43 @@ static const row_case_t cases[] = {
      "  - {out: w, op: tensor, values: [1, 0.5, 2, 3], dtype: fp32}\n"
      "  - {out: y, op: rms_norm, a: x, b: w, eps: 0}\n",
      "fp32", 1, {4}, 4, {1, 0.5, 2, 3}},
+    /* The fixed formulation (the layer stack's): ss = 1 + 1 + 9 + 25 = 36
+     * in any order, r = 1 / sqrt(36 / 4) = fl(1/3) = 0x1.555556p-2 (CUDA's
+     * rsqrtf(9) within an ulp of it gives the same below), x * r in float
+     * rounded to bf16: 0.333984375, 1, 1.6640625; times w = 1.25 rounded
+     * to bf16: 0.41796875 (213.75 steps of 2^-9: 214), 1.25, 2.078125
+     * (133.125 steps of 2^-6: 133).  The default rounds once: fl(x * r) *
+     * 1.25 = 0.41666669 (213.33 steps: 213 = 0.416015625) and 2.0833334
+     * (2.078125); the oracle's exact 1.25 x / 3 rounds the same. */
+    {"rms_norm_fixed", CPU | CUDA,
+     "  - {out: x, op: tensor, values: [1, 1, 3, 5], dtype: bf16}\n"
+     "  - {out: w, op: full, shape: [4], value: 1.25, dtype: bf16}\n"
+     "  - {out: y, op: rms_norm, a: x, b: w, eps: 0, formulation: fixed}\n",
+     "bf16", 1, {4}, 4, {0.41796875, 0.41796875, 1.25, 2.078125}},
+    {"rms_norm_fixed", ORACLE,
+     "  - {out: x, op: tensor, values: [1, 1, 3, 5], dtype: bf16}\n"
+     "  - {out: w, op: full, shape: [4], value: 1.25, dtype: bf16}\n"
+     "  - {out: y, op: rms_norm, a: x, b: w, eps: 0, formulation: fixed}\n",
+     "bf16", 1, {4}, 4, {0.416015625, 0.416015625, 1.25, 2.078125}},
+    {"rms_norm_default_bf16", ALL,
+     "  - {out: x, op: tensor, values: [1, 1, 3, 5], dtype: bf16}\n"
+     "  - {out: w, op: full, shape: [4], value: 1.25, dtype: bf16}\n"
+     "  - {out: y, op: rms_norm, a: x, b: w, eps: 0}\n",
+     "bf16", 1, {4}, 4, {0.416015625, 0.416015625, 1.25, 2.078125}},
+    /* The order, left to right on the CPU: x = [1, 2^-12 (8 times), 1, 0 (6
+     * times)], squares 1, 2^-24 ..., 1: each 2^-24 meets 1 and is lost
+     * (1 + 2^-24 is a tie, to even), ss = 2, not the exact 2 + 2^-21;
+     * ss / 16 = 0.125, r = 1 / fl(sqrt(0.125)) = 0x1.6a09e6p+1 (CUDA's tree
+     * keeps 2^-22 of it: ss = 2 + 2^-22, so no CUDA value here); y = x * r
+     * with w = 1: r and 2^-12 r, exact. */
+    {"rms_norm_fixed_order", CPU,
+     "  - {out: x, op: tensor, values: [1, 0.000244140625, 0.000244140625, 0.000244140625,"
+     " 0.000244140625, 0.000244140625, 0.000244140625, 0.000244140625, 0.000244140625, 1,"
+     " 0, 0, 0, 0, 0, 0], dtype: fp32}\n"
+     "  - {out: w, op: full, shape: [16], value: 1, dtype: fp32}\n"
+     "  - {out: z, op: rms_norm, a: x, b: w, eps: 0, formulation: fixed}\n"
+     "  - {out: y, op: slice, a: z, axis: 0, start: 0, end: 2}\n",
+     "fp32", 1, {2}, 2, {0x1.6a09e6p+1, 0x1.6a09e6p-11}},
     /* mean 2, variance 1, rstd 1: [-1, 1] * 2 + [1, -1] */
     {"layer_norm", ALL,
      "  - {out: x, op: tensor, values: [1, 3], shape: [1, 2], dtype: fp32}\n"

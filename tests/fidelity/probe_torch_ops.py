@@ -278,8 +278,48 @@ def _cumsum_required(a, ax, device):
     return a.numel() != a.shape[ax]
 
 
+def fixed_sum(x, device):
+    """x summed over its last axis (keepdim) in the order of the `fixed`
+    formulation, in x's dtype: left to right from +0 on the CPU; on CUDA
+    as one block of 256 threads (thread k folds elements k, k + 256, ... in
+    order, then the 256 partials meet in a binary tree, k with k + 128,
+    then k + 64, ...: kernels/bpk_rows.cuh)."""
+    n = x.shape[-1]
+    if device == "cpu":
+        acc = torch.zeros(x.shape[:-1], dtype=x.dtype, device=x.device)
+        for i in range(n):
+            acc = acc + x[..., i]
+        return acc.unsqueeze(-1)
+    pad = (-n) % 256
+    xp = torch.cat([x, torch.zeros(x.shape[:-1] + (pad,), dtype=x.dtype, device=x.device)], -1)
+    acc = torch.zeros(x.shape[:-1] + (256,), dtype=x.dtype, device=x.device)
+    for i in range(0, n + pad, 256):  # each thread's elements in order (a padding 0 adds +0)
+        acc = acc + xp[..., i:i + 256]
+    k = 128
+    while k:
+        acc = torch.cat([acc[..., :k] + acc[..., k:2 * k], acc[..., k:]], -1)
+        k //= 2
+    return acc[..., :1]
+
+
+def _rms_norm_fixed(x, w, eps, device):
+    """rms_norm's `fixed` formulation (transformers' LlamaRMSNorm in
+    bitprobe's order): ss in opmath, r = 1/sqrt(ss/H + eps) on the CPU
+    (two roundings), CUDA's rsqrt there; y = x*r rounded to the dtype, then
+    w*y rounded to it."""
+    om = OPMATH.get(x.dtype, x.dtype)
+    xu = x.to(om)
+    e = torch.finfo(om).eps if eps is None else eps
+    h = torch.tensor(float(x.shape[-1]), dtype=om, device=x.device)  # a true division
+    v = fixed_sum(xu * xu, device) / h + e
+    r = 1 / torch.sqrt(v) if device == "cpu" else torch.rsqrt(v)
+    return w.to(x.dtype) * (xu * r).to(x.dtype), True
+
+
 def _rms_norm(op, P, A, ins, device):
     x, w, eps = A("a"), A("b"), P("eps")
+    if op.get("formulation", "default") == "fixed":
+        return _rms_norm_fixed(x, w, eps, device)
     f = getattr(torch.nn.functional, "rms_norm", None)
     if f is not None:  # CUDA: layer_norm_kernel.cu's rms path, as bitprobe's
         return f(x, [x.shape[-1]], w, eps), True

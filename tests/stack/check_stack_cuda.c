@@ -30,7 +30,7 @@
 #define BP_TEST_SRCDIR "."
 #endif
 
-static bp_backend_t *cuda_be;
+static bp_backend_t *cuda_be, *cpu_be;
 static bp_sops_t *gpu, *cpu;
 static int gpu_index;
 
@@ -190,8 +190,8 @@ START_TEST(t_ops_against_cpu)
     agree("add", &og, &oc, -1);
     /* rmsnorm */
     both(dt, 1, hh, 4, 0.5f, 1.5f, &wg, &wc);
-    ck_assert(gpu->rmsnorm(gpu, &og, &xg, &wg, 1e-5f, &err) == BP_OK);
-    ck_assert(cpu->rmsnorm(cpu, &oc, &xc, &wc, 1e-5f, &err) == BP_OK);
+    ck_assert(bp_stack_rmsnorm(gpu, &og, &xg, &wg, 1e-5, &err) == BP_OK);
+    ck_assert(bp_stack_rmsnorm(cpu, &oc, &xc, &wc, 1e-5, &err) == BP_OK);
     agree("rmsnorm", &og, &oc, f32 ? 1e-5 : 1e-2);
     pair_free(&wg, &wc);
     /* linear */
@@ -417,7 +417,7 @@ int main(void)
     gpu_index = bo.gpu = g ? atoi(g) : 0;
     if (bp_backend_open("cuda", &bo, &cuda_be, &err) ||
         bp_sops_cuda_open(cuda_be, BP_STACK_GEMM_PEDANTIC, &gpu, &err) ||
-        bp_sops_cpu_open(&cpu, &err)) {
+        bp_backend_open("cpu", &bo, &cpu_be, &err) || bp_sops_cpu_open(cpu_be, &cpu, &err)) {
         /* A device is present, so failing to open it is a failure. */
         fprintf(stderr, "cannot open the GPU %d: %s\n", bo.gpu, err.msg);
         return EXIT_FAILURE;
@@ -447,6 +447,7 @@ int main(void)
     srunner_free(r);
     gpu->close(gpu);
     cpu->close(cpu);
+    bp_backend_close(cpu_be);
     bp_backend_close(cuda_be);
     return f ? EXIT_FAILURE : EXIT_SUCCESS;
 }
