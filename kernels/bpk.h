@@ -218,13 +218,6 @@ int bpk_philox_block(const uint32_t ctr[4], const uint32_t key[2],
 int bpk_rope(void *stream, void *out, const void *x, const void *cos,
              const void *sin, int dt, int64_t rows, int64_t heads, int64_t d,
              int64_t row0);
-/* softmax.cu: scores [batch, t, t] in place: scaled, causal, softmax */
-enum { BPK_SCALE_MUL, BPK_SCALE_DIV };
-int bpk_causal_softmax(void *stream, void *scores, int dt, int64_t batch,
-                       int64_t t, float scale, int mode);
-/* softmax.cu: out fp32 [rows, cols] = log_softmax of x [rows, cols] */
-int bpk_log_softmax(void *stream, float *out, const void *x, int dt,
-                    int64_t rows, int64_t cols);
 /* swiglu.cu: out = silu(gate) * up, n elements */
 int bpk_silu_mul(void *stream, void *out, const void *gate, const void *up,
                  int dt, int64_t n);
@@ -335,6 +328,10 @@ int bpk_softmax(void *stream, void *out, const void *in, int dt, int64_t outer,
  * (softmax_rows.cu). */
 int bpk_softmax_blocks(void *stream, void *out, const void *in, int dt, int64_t outer,
                        int64_t len, int64_t inner, int log);
+/* softmax's and log_softmax's fixed formulation, in and out of dtype dt
+ * (in may be out: in place) (softmax_rows.cu). */
+int bpk_softmax_fixed(void *stream, void *out, const void *in, int dt, int64_t outer,
+                      int64_t len, int64_t inner, int log);
 int bpk_reduce(void *stream, int op, void *out, int out_dt, const void *in, int in_dt,
                int64_t outer, int64_t len, int64_t inner, double param, int pairwise);
 /* layer_norm (w, b optional) or rms_norm (rms: w required, no b) over rows

@@ -200,10 +200,16 @@ static bp_status batch(cpu_t *s, int64_t m, int64_t pos, void *out, bp_error_t *
         st = bp_backend_exec(s->be, &x, err);
         break;
     }
-    case BP_INV_LOG_SOFTMAX:
-        st = s->sops->log_softmax(s->sops, &c, &a, err);
+    case BP_INV_SOFTMAX:
+    case BP_INV_LOG_SOFTMAX: {
+        bool log = p->op == BP_INV_LOG_SOFTMAX;
+        bp_op_t op = {.kind = log ? BP_OP_LOG_SOFTMAX : BP_OP_SOFTMAX, .form = BP_FORM_FIXED,
+                      .has_axis = true, .axis = -1, .has_dtype = log, .dtype = BP_F32};
+        bp_exec_t x = {.op = &op, .a = &a, .out = &c};
+        st = bp_backend_exec(s->be, &x, err);
         break;
-    default: { /* mean, softmax: the formulation, every row */
+    }
+    default: { /* mean: the formulation, every row */
         float *x = malloc((size_t)cols * sizeof *x), *y = malloc((size_t)rc * sizeof *y);
         if (!x || !y)
             st = bp_error_set(err, BP_ENOMEM, "out of memory");

@@ -121,7 +121,10 @@ static bp_status run(bp_inv_engine_t *e, int64_t m, int64_t pos, void *out,
         bp_exec_t x = {.op = &op, .a = &a, .b = &s->w, .out = &o};
         st = bp_backend_exec(s->be, &x, err);
     } else {
-        st = s->sops->log_softmax(s->sops, &o, &a, err);
+        bp_op_t op = {.kind = BP_OP_LOG_SOFTMAX, .form = BP_FORM_FIXED, .has_axis = true,
+                      .axis = -1, .has_dtype = true, .dtype = BP_F32};
+        bp_exec_t x = {.op = &op, .a = &a, .out = &o};
+        st = bp_backend_exec(s->be, &x, err);
     }
     if (st)
         return st;

@@ -188,9 +188,9 @@ BP_OP(EQ, "eq", AB_TS, 0, 0, 0, BOOL, ELEMWISE, BP_OPF_BOOL, "a == b")
 BP_OP(NE, "ne", AB_TS, 0, 0, 0, BOOL, ELEMWISE, BP_OPF_BOOL, "a != b")
 BP_OP(WHERE, "where", COND_AB, 0, 0, 0, PROMOTE, ELEMWISE, BP_OPF_INT | BP_OPF_BOOL,
       "torch.where(cond, a, b)")
-BP_OP(SOFTMAX, "softmax", A, BP_K(AXIS), BP_K(AXIS), 0, SAME, REDUCTION,
+BP_OP(SOFTMAX, "softmax", A, BP_K(AXIS), BP_K(AXIS), BP_FM(FIXED), SAME, REDUCTION,
       BP_OPF_FLOAT_FN | BP_OPF_COSTLY, "torch.softmax(a, axis)")
-BP_OP(LOG_SOFTMAX, "log_softmax", A, BP_K(AXIS), BP_K(AXIS), 0, SAME, REDUCTION,
+BP_OP(LOG_SOFTMAX, "log_softmax", A, BP_K(AXIS), BP_K(AXIS), BP_FM(FIXED), SAME, REDUCTION,
       BP_OPF_FLOAT_FN | BP_OPF_COSTLY, "torch.log_softmax(a, axis)")
 BP_OP(MEAN, "mean", A, BP_K(AXIS) | BP_K(KEEPDIM), 0,
       BP_FM(SEQUENTIAL) | BP_FM(PAIRWISE), SAME, REDUCTION, BP_OPF_FLOAT_FN,

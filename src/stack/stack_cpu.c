@@ -262,7 +262,6 @@ static bp_status cpu_attention(bp_sops_t *s, bp_buf_t *out, const bp_buf_t *q,
                                int64_t heads, bp_buf_t *scores,
                                bp_error_t *err)
 {
-    (void)s;
     (void)scores;
     bp_dtype_t dt = q->dtype;
     size_t T = (size_t)q->shape[0], H = (size_t)q->shape[1];
@@ -275,11 +274,15 @@ static bp_status cpu_attention(bp_sops_t *s, bp_buf_t *out, const bp_buf_t *q,
         (e = bp_sops_check_2d(out, (int64_t)T, (int64_t)H, dt,
                               "attention out", err)))
         return e;
-    float scale = (float)sqrt((double)d);
-    /* q_h, k_h^T, v_h, out_h: [T, d] each; scores [T, T] */
+    /* q_h, k_h^T, v_h, out_h: [T, d] each; scores [T, T], then sh: the
+     * head's scores in the model dtype for bp_stack_attn_softmax */
     float *qf = malloc((4 * T * d + T * T) * sizeof *qf);
-    if (!qf)
+    bp_buf_t sh = {0};
+    int64_t s3[3] = {1, (int64_t)T, (int64_t)T};
+    if (!qf || bp_buf_alloc(&sh, dt, 3, s3, err)) {
+        free(qf);
         return oom(err);
+    }
     float *kt = qf + T * d, *vf = kt + T * d, *of = vf + T * d,
           *sc = of + T * d;
     for (size_t h = 0; h < (size_t)heads; h++) {
@@ -290,24 +293,22 @@ static bp_status cpu_attention(bp_sops_t *s, bp_buf_t *out, const bp_buf_t *q,
                 vf[t * d + j] = ldv(dt, v->data, t * H + h * d + j);
             }
         bp_sops_sgemm(T, T, d, qf, d, kt, T, sc, T);
-        for (size_t i = 0; i < T; i++) {
-            float *row = sc + i * T, mx = -INFINITY, sum = 0.0f;
-            for (size_t j = 0; j <= i; j++) {
-                row[j] = rnd(dt, rnd(dt, row[j]) / scale);
-                mx = row[j] > mx ? row[j] : mx;
-            }
-            for (size_t j = 0; j <= i; j++)
-                sum = sum + Sleef_expf_u10(row[j] - mx);
-            for (size_t j = 0; j < T; j++)
-                row[j] = j <= i ? rnd(dt, Sleef_expf_u10(row[j] - mx) / sum)
-                                : 0.0f;
+        for (size_t i = 0; i < T * T; i++)
+            st(dt, sh.data, i, sc[i]);
+        if ((e = bp_stack_attn_softmax(s, &sh, 1, (int64_t)T, (int64_t)d, err))) {
+            free(qf);
+            bp_buf_free(&sh);
+            return e;
         }
+        for (size_t i = 0; i < T * T; i++)
+            sc[i] = ldv(dt, sh.data, i);
         bp_sops_sgemm(T, d, T, sc, T, vf, d, of, d);
         for (size_t t = 0; t < T; t++)
             for (size_t j = 0; j < d; j++)
                 st(dt, out->data, t * H + h * d + j, of[t * d + j]);
     }
     free(qf);
+    bp_buf_free(&sh);
     return BP_OK;
 }
 
@@ -346,31 +347,6 @@ static bp_status cpu_add(bp_sops_t *s, bp_buf_t *out, const bp_buf_t *a,
     bp_dtype_t dt = out->dtype;
     for (size_t i = 0; i < out->numel; i++)
         st(dt, out->data, i, ldv(dt, a->data, i) + ldv(dt, b->data, i));
-    return BP_OK;
-}
-
-static bp_status cpu_log_softmax(bp_sops_t *s, bp_buf_t *out,
-                                 const bp_buf_t *x, bp_error_t *err)
-{
-    (void)s;
-    size_t T = (size_t)x->shape[0], V = (size_t)x->shape[1];
-    bp_status e = bp_sops_check_2d(out, (int64_t)T, (int64_t)V, BP_F32,
-                                   "log_softmax out", err);
-    if (e)
-        return e;
-    float *o = out->data;
-    for (size_t t = 0; t < T; t++) {
-        float mx = -INFINITY, sum = 0.0f;
-        for (size_t j = 0; j < V; j++) {
-            float v = ldv(x->dtype, x->data, t * V + j);
-            mx = v > mx ? v : mx;
-        }
-        for (size_t j = 0; j < V; j++)
-            sum = sum + Sleef_expf_u10(ldv(x->dtype, x->data, t * V + j) - mx);
-        float ls = Sleef_logf_u10(sum);
-        for (size_t j = 0; j < V; j++)
-            o[t * V + j] = (ldv(x->dtype, x->data, t * V + j) - mx) - ls;
-    }
     return BP_OK;
 }
 
@@ -465,6 +441,7 @@ static bp_status cpu_sync(bp_sops_t *s, bp_error_t *err)
 
 static void cpu_close(bp_sops_t *s)
 {
+    bp_stack_rows_release(s);
     free(s);
 }
 
@@ -492,7 +469,6 @@ bp_status bp_sops_cpu_open(bp_backend_t *cpu, bp_sops_t **out, bp_error_t *err)
     s->attention = cpu_attention;
     s->silu_mul = cpu_silu_mul;
     s->add = cpu_add;
-    s->log_softmax = cpu_log_softmax;
     s->sync = cpu_sync;
     s->close = cpu_close;
     *out = s;

@@ -207,13 +207,11 @@ static bp_status g_attention(bp_sops_t *s, bp_buf_t *out, const bp_buf_t *q,
         compute(s), CUBLAS_GEMM_DEFAULT));
     if ((e = finish(s, "cublasGemmStridedBatchedEx (q k^T)", 0, err)))
         return e;
-    /* PyTorch divides by the Python float sqrt(d) as x * r, r = 1.0 / b
-     * taken in double and rounded once to float (d = 96: 0x3dd105ec, not
-     * 1.0f / (float)b's 0x3dd105eb). */
-    float inv = (float)bp_div_scalar_reciprocal(sqrt((double)d), BP_F32);
-    int rc = bpk_causal_softmax(stream(s), scores->dev, (int)dt, heads, T, inv,
-                                BPK_SCALE_MUL);
-    if ((e = finish(s, "bpk_causal_softmax", rc, err)))
+    /* The probabilities through the CUDA backend's op table: PyTorch
+     * divides by the Python float sqrt(d) as x * r there, r = 1.0 / b taken
+     * in double and rounded once to float (d = 96: 0x3dd105ec, not 1.0f /
+     * (float)b's 0x3dd105eb). */
+    if ((e = bp_stack_attn_softmax(s, scores, heads, T, d, err)))
         return e;
     /* out_h [T, d] = p_h [T, T] v_h [T, d] */
     BL(BP_BLAS(cublasGemmStridedBatchedEx)(
@@ -294,17 +292,6 @@ static bp_status g_add(bp_sops_t *s, bp_buf_t *out, const bp_buf_t *a,
     return finish(s, "bpk_binary(add)", rc, err);
 }
 
-static bp_status g_log_softmax(bp_sops_t *s, bp_buf_t *out, const bp_buf_t *x,
-                               bp_error_t *err)
-{
-    int64_t T = x->shape[0], V = x->shape[1];
-    bp_status e = bp_sops_check_2d(out, T, V, BP_F32, "log_softmax out", err);
-    if (e)
-        return e;
-    int rc = bpk_log_softmax(stream(s), out->dev, x->dev, (int)x->dtype, T, V);
-    return finish(s, "bpk_log_softmax", rc, err);
-}
-
 static bp_status g_sync(bp_sops_t *s, bp_error_t *err)
 {
     CU(cudaStreamSynchronize((cudaStream_t)stream(s)));
@@ -318,6 +305,7 @@ static void g_close(bp_sops_t *s)
     scuda_t *c = S(s);
     if (c) {
         bp_cuda_use(c->be, NULL);
+        bp_stack_rows_release(s);
         cudaStreamSynchronize((cudaStream_t)bp_cuda_stream(c->be));
         if (c->blas)
             BP_BLAS(cublasDestroy)(c->blas);
@@ -394,7 +382,6 @@ bp_status bp_sops_cuda_open(bp_backend_t *cuda, bp_stack_gemm_t gemm,
     s->attention = g_attention;
     s->silu_mul = g_silu_mul;
     s->add = g_add;
-    s->log_softmax = g_log_softmax;
     s->sync = g_sync;
     s->close = g_close;
     bp_status st = setup(s, err);

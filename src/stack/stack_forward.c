@@ -109,6 +109,71 @@ bp_status bp_stack_rmsnorm(bp_sops_t *ops, bp_buf_t *out, const bp_buf_t *x,
     return exec(ops, &op, out, x, w, err);
 }
 
+bp_status bp_stack_log_softmax(bp_sops_t *ops, bp_buf_t *out, const bp_buf_t *x,
+                               bp_error_t *err)
+{
+    bp_status e = bp_sops_check_2d(out, x->shape[0], x->shape[1], BP_F32, "log_softmax out",
+                                   err);
+    if (e)
+        return e;
+    bp_op_t op = {.kind = BP_OP_LOG_SOFTMAX, .form = BP_FORM_FIXED, .has_axis = true,
+                  .axis = -1, .has_dtype = true, .dtype = BP_F32};
+    return exec(ops, &op, out, x, NULL, err);
+}
+
+/* ops->mask for T positions: true on and below the diagonal. */
+static bp_status causal_mask(bp_sops_t *ops, int64_t T, bp_error_t *err)
+{
+    bp_buf_t *mk = &ops->mask;
+    if ((mk->data || mk->dev) && mk->ndim == 2 && mk->shape[0] == T)
+        return BP_OK;
+    bp_stack_rows_release(ops);
+    int64_t sh[2] = {T, T};
+    uint8_t *h = malloc(T > 0 ? (size_t)(T * T) : 1);
+    if (!h)
+        return bp_error_set(err, BP_ENOMEM, "out of memory");
+    for (int64_t i = 0; i < T; i++)
+        for (int64_t j = 0; j < T; j++)
+            h[i * T + j] = j <= i;
+    bp_status st = ops->alloc(ops, mk, BP_BOOL, 2, sh, err);
+    if (!st)
+        st = ops->put(ops, mk, h, err);
+    free(h);
+    return st;
+}
+
+void bp_stack_rows_release(bp_sops_t *ops)
+{
+    if (ops->mask.data || ops->mask.dev)
+        ops->release(ops, &ops->mask);
+    memset(&ops->mask, 0, sizeof ops->mask);
+}
+
+bp_status bp_stack_attn_softmax(bp_sops_t *ops, bp_buf_t *scores, int64_t heads, int64_t T,
+                                int64_t d, bp_error_t *err)
+{
+    if (scores->numel < (size_t)(heads * T * T))
+        return bp_error_set(err, BP_EINTERNAL, "attention scratch too small");
+    bp_status st = causal_mask(ops, T, err);
+    if (st)
+        return st;
+    bp_buf_t s = *scores;
+    s.ndim = 3;
+    s.shape[0] = heads;
+    s.shape[1] = s.shape[2] = T;
+    s.numel = (size_t)(heads * T * T);
+    const bp_buf_t *cond = &ops->mask;
+    bp_op_t div = {.kind = BP_OP_DIV, .a = {.kind = BP_ARG_BUF},
+                   .b = {.kind = BP_ARG_SCALAR, .value = sqrt((double)d)}};
+    bp_op_t where = {.kind = BP_OP_WHERE, .ninputs = 1, .a = {.kind = BP_ARG_BUF},
+                     .b = {.kind = BP_ARG_SCALAR, .value = -INFINITY}};
+    bp_op_t sm = {.kind = BP_OP_SOFTMAX, .form = BP_FORM_FIXED, .has_axis = true, .axis = -1};
+    bp_exec_t xw = {.op = &where, .a = &s, .inputs = &cond, .ninputs = 1, .out = &s};
+    if ((st = exec(ops, &div, &s, &s, NULL, err)) || (st = bp_backend_exec(ops->be, &xw, err)))
+        return st;
+    return exec(ops, &sm, &s, &s, NULL, err);
+}
+
 static bp_status layer(bp_stack_model_t *m, int l, const bp_buf_t *cos,
                        const bp_buf_t *sin, bp_error_t *err)
 {
@@ -169,7 +234,7 @@ bp_status bp_stack_forward(bp_stack_model_t *m, const bp_buf_t *cos,
     if (!st)
         st = o->linear(o, &m->lg, &m->x, &m->w[2 + 9 * L], err);
     if (!st)
-        st = o->log_softmax(o, &m->lp, &m->lg, err);
+        st = bp_stack_log_softmax(o, &m->lp, &m->lg, err);
     if (!st)
         st = o->sync(o, err);
     if (seconds)

@@ -20,11 +20,14 @@
  *            true division by float(sqrt(d)); CUDA: times 1/float(sqrt(d)),
  *            PyTorch's tensor-by-scalar division there); softmax over
  *            j <= i in fp32 (max, exp(s - max), sum, e / sum), rounded;
- *            masked entries 0; out = p v rounded (as linear, same order).
+ *            masked entries 0 (bp_stack_attn_softmax: div, where and
+ *            softmax's fixed formulation); out = p v rounded (as linear,
+ *            same order).
  *   silu_mul out = silu(g)*u: silu(g) = g / (1 + exp(-g)) rounded, the
  *            product rounded.
  *   add      a + b rounded.
- *   log_softmax fp32 out = (x - max) - log(sum(exp(x - max))).
+ *   log_softmax fp32 out = (x - max) - log(sum(exp(x - max))), the fixed
+ *            formulation.
  * exp and log: SLEEF u10 on the CPU, CUDA's expf/logf. */
 #ifndef BP_STACK_OPS_H
 #define BP_STACK_OPS_H
@@ -45,6 +48,8 @@ struct bp_sops {
     bool scratch_scores; /* attention wants the [heads, T, T] scratch */
     bp_backend_t *be;    /* the device's backend: the row ops run through
                             its op table (bp_stack_rmsnorm, ...) */
+    bp_buf_t mask;       /* the causal mask of the last T, [T, T] bool on
+                            the device (bp_stack_attn_softmax) */
     void *state;
     /* b gets a zeroed tensor of the shape on the device. */
     bp_status (*alloc)(bp_sops_t *, bp_buf_t *b, bp_dtype_t dt, int ndim,
@@ -72,7 +77,9 @@ struct bp_sops {
     bp_status (*rope)(bp_sops_t *, bp_buf_t *out, const bp_buf_t *x,
                       const bp_buf_t *cos, const bp_buf_t *sin, int64_t row0,
                       int64_t heads, bp_error_t *);
-    /* scores: scratch of [heads, T, T] in the model dtype */
+    /* scores: scratch of [heads, T, T] in the model dtype (the CUDA
+     * attention's; the CPU's takes one head at a time); the probabilities
+     * between the two matmuls are bp_stack_attn_softmax's */
     bp_status (*attention)(bp_sops_t *, bp_buf_t *out, const bp_buf_t *q,
                            const bp_buf_t *k, const bp_buf_t *v,
                            int64_t heads, bp_buf_t *scores, bp_error_t *);
@@ -80,9 +87,6 @@ struct bp_sops {
                           const bp_buf_t *up, bp_error_t *);
     bp_status (*add)(bp_sops_t *, bp_buf_t *out, const bp_buf_t *a,
                      const bp_buf_t *b, bp_error_t *);
-    /* out fp32 [T, V] from x [T, V] of the model dtype */
-    bp_status (*log_softmax)(bp_sops_t *, bp_buf_t *out, const bp_buf_t *x,
-                             bp_error_t *);
     /* waits for everything launched (timing) */
     bp_status (*sync)(bp_sops_t *, bp_error_t *);
     void (*close)(bp_sops_t *);
@@ -108,8 +112,21 @@ bp_status bp_sops_check_2d(const bp_buf_t *b, int64_t rows, int64_t cols,
 
 /* The row ops of the forward, through the op table of ops->be
  * (stack_forward.c), on [T, H] tensors of the model dtype:
- *   rmsnorm  rms_norm's fixed formulation, w [H]. */
+ *   rmsnorm  rms_norm's fixed formulation, w [H].
+ *   log_softmax  out fp32 [T, V] from x [T, V] of the model dtype: the fixed
+ *            formulation of log_softmax(x.float()).
+ *   attn_softmax  the attention's probabilities in place on scores [heads,
+ *            T, T] (q k^T, rounded to the model dtype): divided by sqrt(d)
+ *            (div's default formulation, PyTorch's tensor / Python number
+ *            on the device), masked above the diagonal (where, -inf),
+ *            softmax's fixed formulation over the last axis. */
 bp_status bp_stack_rmsnorm(bp_sops_t *ops, bp_buf_t *out, const bp_buf_t *x,
                            const bp_buf_t *w, double eps, bp_error_t *err);
+bp_status bp_stack_log_softmax(bp_sops_t *ops, bp_buf_t *out, const bp_buf_t *x,
+                               bp_error_t *err);
+bp_status bp_stack_attn_softmax(bp_sops_t *ops, bp_buf_t *scores, int64_t heads, int64_t T,
+                                int64_t d, bp_error_t *err);
+/* Releases what the row ops keep on the device (the mask). */
+void bp_stack_rows_release(bp_sops_t *ops);
 
 #endif

@@ -79,6 +79,31 @@ static const row_case_t cases[] = {
      "  - {out: x, op: tensor, values: [5, 5], dtype: fp32}\n"
      "  - {out: y, op: log_softmax, a: x, axis: 0}\n",
      "fp32", 1, {2}, 2, {-LN2, -LN2}},
+    /* The fixed formulation: exp(0) = 1 four times (and along axis 0 twice)
+     * sums exactly in any order */
+    {"softmax_fixed", ALL,
+     "  - {out: x, op: tensor, values: [3, 3, 3, 3], dtype: fp32}\n"
+     "  - {out: y, op: softmax, a: x, axis: -1, formulation: fixed}\n",
+     "fp32", 1, {4}, 4, {0.25, 0.25, 0.25, 0.25}},
+    {"softmax_fixed_axis0", ALL,
+     "  - {out: x, op: tensor, values: [0, 1, 0, 1], shape: [2, 2], dtype: fp32}\n"
+     "  - {out: y, op: softmax, a: x, axis: 0, formulation: fixed}\n",
+     "fp32", 2, {2, 2}, 4, {0.5, 0.5, 0.5, 0.5}},
+    /* bf16 log_softmax of 257 zeros: s = 257 in float, log(257) =
+     * 5.5490761 rounds to bf16 once, -5.5625 (177.57 steps of 2^-5: 178),
+     * as the oracle's exact value does.  ATen's CPU kernel (the default)
+     * rounds the sum to bf16 first (256) and log(256) = 5.5451775 to bf16
+     * (5.53125) */
+    {"log_softmax_fixed", ALL,
+     "  - {out: x, op: full, shape: [257], value: 0, dtype: bf16}\n"
+     "  - {out: z, op: log_softmax, a: x, axis: 0, formulation: fixed}\n"
+     "  - {out: y, op: slice, a: z, axis: 0, start: 255, end: 257}\n",
+     "bf16", 1, {2}, 2, {-5.5625, -5.5625}},
+    {"log_softmax_default_bf16", CPU,
+     "  - {out: x, op: full, shape: [257], value: 0, dtype: bf16}\n"
+     "  - {out: z, op: log_softmax, a: x, axis: 0}\n"
+     "  - {out: y, op: slice, a: z, axis: 0, start: 255, end: 257}\n",
+     "bf16", 1, {2}, 2, {-5.53125, -5.53125}},
     /* ATen's cascade (9 values >= 8 lanes): acc = 0 + x8, then the lanes
      * in order: -1e8 + 1e8 + 1 * 7 = 7, mean 7/9; the exact sum is 7 too.
      * Reduce.cuh (CUDA): 8 lanes, lane 0 holds x0 and x8 in two

@@ -316,6 +316,27 @@ def _rms_norm_fixed(x, w, eps, device):
     return w.to(x.dtype) * (xu * r).to(x.dtype), True
 
 
+def _softmax_fixed(a, axis, log, device):
+    """softmax's and log_softmax's `fixed` formulation along axis: on the
+    CPU bitprobe takes SLEEF's scalar exp and log, which PyTorch's CPU
+    kernels do not (vector lanes, or MKL): not required there."""
+    om = OPMATH.get(a.dtype, a.dtype) if a.is_floating_point() else torch.float32
+    x = a.to(om).movedim(axis, -1)
+    m = x.amax(-1, keepdim=True)
+    e = torch.exp(x - m)
+    s = fixed_sum(e, device)
+    r = (x - m) - torch.log(s) if log else e / s
+    dt = a.dtype if a.is_floating_point() else torch.float32
+    return r.to(dt).movedim(-1, axis), device != "cpu"
+
+
+def _softmax(op, P, A, ins, device):
+    log = op["op"] == "log_softmax"
+    if op.get("formulation", "default") == "fixed":
+        return _softmax_fixed(A("a"), P("axis"), log, device)
+    return (torch.log_softmax if log else torch.softmax)(A("a"), P("axis")), True
+
+
 def _rms_norm(op, P, A, ins, device):
     x, w, eps = A("a"), A("b"), P("eps")
     if op.get("formulation", "default") == "fixed":
@@ -358,8 +379,8 @@ def _sdpa(op, P, A, ins, device):
 ROWS = {
     # CUDA: every path of SoftMax.cu's host_softmax (persistent, Reg, Smem,
     # ILP, spatial) is bitprobe's; CPU: ATen's formulations
-    "softmax": lambda op, P, A, ins, d: (torch.softmax(A("a"), P("axis")), True),
-    "log_softmax": lambda op, P, A, ins, d: (torch.log_softmax(A("a"), P("axis")), True),
+    "softmax": _softmax,
+    "log_softmax": _softmax,
     "mean": _mean,
     "var": lambda op, P, A, ins, d: (
         torch.var(A("a"), P("axis"), correction=P("correction", 1),

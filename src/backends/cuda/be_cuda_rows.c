@@ -79,8 +79,14 @@ bp_status bp_cuda_op_softmax(bp_backend_t *be, const bp_exec_t *x, bp_error_t *e
             return st;
         in = x->out->dev; /* in place: each row is read before it is written */
     }
+    bool log = x->op->kind == BP_OP_LOG_SOFTMAX;
+    if (x->op->form == BP_FORM_FIXED)
+        return bp_cuda_finish(be, "bpk_softmax_fixed",
+                              bpk_softmax_fixed(bp_cuda_stream(be), x->out->dev, in,
+                                                (int)x->out->dtype, outer, len, inner, log),
+                              err);
     int rc = bpk_softmax(bp_cuda_stream(be), x->out->dev, in, (int)x->out->dtype,
-                         outer, len, inner, x->op->kind == BP_OP_LOG_SOFTMAX);
+                         outer, len, inner, log);
     return bp_cuda_finish(be, "bpk_softmax", rc, err);
 }
 
