@@ -211,20 +211,6 @@ int bpk_normal(void *stream, void *out, int dt, int64_t n, uint64_t seed,
 int bpk_philox_block(const uint32_t ctr[4], const uint32_t key[2],
                      uint32_t out[4]);
 
-/* The layer stack's kernels (src/stack/stack_ops.h gives their arithmetic);
- * dt is the model dtype: fp32, bf16 or fp16.  Rows reduce in one block
- * each, in a fixed order (bpk_rows.cuh), so results repeat bit for bit. */
-/* rope.cu: x [rows, heads*d]; cos, sin [positions, d] from row row0 */
-int bpk_rope(void *stream, void *out, const void *x, const void *cos,
-             const void *sin, int dt, int64_t rows, int64_t heads, int64_t d,
-             int64_t row0);
-/* swiglu.cu: out = silu(gate) * up, n elements */
-int bpk_silu_mul(void *stream, void *out, const void *gate, const void *up,
-                 int dt, int64_t n);
-/* embed.cu: out [rows, cols] = table[ids[r], :] */
-int bpk_embedding(void *stream, void *out, const void *table,
-                  const int32_t *ids, int dt, int64_t rows, int64_t cols);
-
 /* bits.cu: *count (device memory) = the number of elements i < n whose
  * esize (2, 4 or 8) bytes differ between a and b. */
 int bpk_count_diff(void *stream, const void *a, const void *b, int64_t n, int esize,

@@ -14,12 +14,6 @@
 
 #include "bpk_common.cuh"
 
-/* fp32, bf16, fp16: the dtypes a model runs in. */
-static inline bool bpk_model_dt(int dt)
-{
-    return dt == BPK_F32 || dt == BPK_BF16 || dt == BPK_F16;
-}
-
 /* One IEEE operation each, rounded to nearest; rsqrt, exp and log are
  * CUDA's (what torch.rsqrt, exp and log call on the device). */
 template <typename T> struct bpk_ieee;

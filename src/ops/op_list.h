@@ -219,7 +219,7 @@ BP_OP(CUMSUM, "cumsum", A, BP_K(AXIS), BP_K(AXIS), 0, ACC, REDUCTION, BP_OPF_INT
       "torch.cumsum(a, axis)")
 BP_OP(SIGMOID, "sigmoid", A, 0, 0, 0, SAME, ELEMWISE, BP_OPF_FLOAT_FN | BP_OPF_COSTLY,
       "torch.sigmoid(a)")
-BP_OP(SILU, "silu", A, 0, 0, 0, SAME, ELEMWISE, BP_OPF_FLOAT_FN | BP_OPF_COSTLY,
+BP_OP(SILU, "silu", A, 0, 0, BP_FM(FIXED), SAME, ELEMWISE, BP_OPF_FLOAT_FN | BP_OPF_COSTLY,
       "torch.nn.functional.silu(a) (fused: a / (1 + exp(-a)))")
 BP_OP(GELU, "gelu", A, BP_K(APPROXIMATE), 0, BP_FM(TANH), SAME, ELEMWISE,
       BP_OPF_FLOAT_FN | BP_OPF_COSTLY,

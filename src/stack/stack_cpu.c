@@ -12,8 +12,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <sleef.h>
-
 #include "rng.h"
 
 static float ldv(bp_dtype_t dt, const void *p, size_t i)
@@ -33,16 +31,6 @@ static void st(bp_dtype_t dt, void *p, size_t i, float v)
     case BP_BF16: ((uint16_t *)p)[i] = bp_f32_to_bf16(v); break;
     case BP_F16: ((uint16_t *)p)[i] = bp_f32_to_f16(v); break;
     default: break;
-    }
-}
-
-/* v as a tensor of dt holds it. */
-static float rnd(bp_dtype_t dt, float v)
-{
-    switch (dt) {
-    case BP_BF16: return bp_bf16_to_f32(bp_f32_to_bf16(v));
-    case BP_F16: return bp_f16_to_f32(bp_f32_to_f16(v));
-    default: return v;
     }
 }
 
@@ -221,42 +209,6 @@ static bp_status cpu_linear(bp_sops_t *s, bp_buf_t *out, const bp_buf_t *x,
 
 /* ---- elementwise and row ops -------------------------------------------- */
 
-static bp_status cpu_rope(bp_sops_t *s, bp_buf_t *out, const bp_buf_t *x,
-                          const bp_buf_t *cos, const bp_buf_t *sin,
-                          int64_t row0, int64_t heads, bp_error_t *err)
-{
-    (void)s;
-    bp_dtype_t dt = x->dtype;
-    size_t T = (size_t)x->shape[0], H = (size_t)x->shape[1];
-    size_t d = H / (size_t)heads, h2 = d / 2;
-    bp_status e;
-    if ((e = bp_sops_check_2d(out, (int64_t)T, (int64_t)H, dt, "rope out",
-                              err)))
-        return e;
-    if (cos->ndim != 2 || cos->shape[1] != (int64_t)d || cos->dtype != dt ||
-        sin->ndim != 2 || sin->shape[1] != (int64_t)d || sin->dtype != dt ||
-        row0 < 0 || row0 + (int64_t)T > cos->shape[0] ||
-        sin->shape[0] != cos->shape[0])
-        return bp_error_set(err, BP_EINTERNAL, "rope: caches do not cover "
-                            "rows %lld..%lld", (long long)row0,
-                            (long long)(row0 + (int64_t)T - 1));
-    for (size_t t = 0; t < T; t++) {
-        size_t crow = ((size_t)row0 + t) * d;
-        for (size_t h = 0; h < (size_t)heads; h++) {
-            size_t base = t * H + h * d;
-            for (size_t j = 0; j < d; j++) {
-                float q = ldv(dt, x->data, base + j);
-                float r = j < h2 ? -ldv(dt, x->data, base + j + h2)
-                                 : ldv(dt, x->data, base + j - h2);
-                float a = rnd(dt, q * ldv(dt, cos->data, crow + j));
-                float b = rnd(dt, r * ldv(dt, sin->data, crow + j));
-                st(dt, out->data, base + j, a + b);
-            }
-        }
-    }
-    return BP_OK;
-}
-
 static bp_status cpu_attention(bp_sops_t *s, bp_buf_t *out, const bp_buf_t *q,
                                const bp_buf_t *k, const bp_buf_t *v,
                                int64_t heads, bp_buf_t *scores,
@@ -309,65 +261,6 @@ static bp_status cpu_attention(bp_sops_t *s, bp_buf_t *out, const bp_buf_t *q,
     }
     free(qf);
     bp_buf_free(&sh);
-    return BP_OK;
-}
-
-static bp_status same3(const bp_buf_t *out, const bp_buf_t *a,
-                       const bp_buf_t *b, const char *what, bp_error_t *err)
-{
-    if (a->numel != out->numel || b->numel != out->numel ||
-        a->dtype != out->dtype || b->dtype != out->dtype)
-        return bp_error_set(err, BP_EINTERNAL, "%s: operands differ", what);
-    return BP_OK;
-}
-
-static bp_status cpu_silu_mul(bp_sops_t *s, bp_buf_t *out, const bp_buf_t *g,
-                              const bp_buf_t *u, bp_error_t *err)
-{
-    (void)s;
-    bp_status e = same3(out, g, u, "silu_mul", err);
-    if (e)
-        return e;
-    bp_dtype_t dt = out->dtype;
-    for (size_t i = 0; i < out->numel; i++) {
-        float x = ldv(dt, g->data, i);
-        float sl = rnd(dt, x / (1.0f + Sleef_expf_u10(-x)));
-        st(dt, out->data, i, sl * ldv(dt, u->data, i));
-    }
-    return BP_OK;
-}
-
-static bp_status cpu_add(bp_sops_t *s, bp_buf_t *out, const bp_buf_t *a,
-                         const bp_buf_t *b, bp_error_t *err)
-{
-    (void)s;
-    bp_status e = same3(out, a, b, "add", err);
-    if (e)
-        return e;
-    bp_dtype_t dt = out->dtype;
-    for (size_t i = 0; i < out->numel; i++)
-        st(dt, out->data, i, ldv(dt, a->data, i) + ldv(dt, b->data, i));
-    return BP_OK;
-}
-
-static bp_status cpu_embed(bp_sops_t *s, bp_buf_t *out, const bp_buf_t *table,
-                           const bp_buf_t *ids, bp_error_t *err)
-{
-    (void)s;
-    size_t T = ids->numel, H = (size_t)table->shape[1],
-           es = bp_dtype_info(table->dtype)->size;
-    bp_status e = bp_sops_check_2d(out, (int64_t)T, (int64_t)H, table->dtype,
-                                   "embedding out", err);
-    if (e)
-        return e;
-    const int32_t *id = ids->data;
-    for (size_t t = 0; t < T; t++) {
-        if (id[t] < 0 || id[t] >= table->shape[0])
-            return bp_error_set(err, BP_EINTERNAL, "token id %d out of range",
-                                (int)id[t]);
-        memcpy((char *)out->data + t * H * es,
-               (const char *)table->data + (size_t)id[t] * H * es, H * es);
-    }
     return BP_OK;
 }
 
@@ -463,12 +356,8 @@ bp_status bp_sops_cpu_open(bp_backend_t *cpu, bp_sops_t **out, bp_error_t *err)
     s->get = cpu_get;
     s->uniform = cpu_uniform;
     s->copy = cpu_copy;
-    s->embed = cpu_embed;
     s->linear = cpu_linear;
-    s->rope = cpu_rope;
     s->attention = cpu_attention;
-    s->silu_mul = cpu_silu_mul;
-    s->add = cpu_add;
     s->sync = cpu_sync;
     s->close = cpu_close;
     *out = s;

@@ -222,76 +222,6 @@ static bp_status g_attention(bp_sops_t *s, bp_buf_t *out, const bp_buf_t *q,
     return finish(s, "cublasGemmStridedBatchedEx (p v)", 0, err);
 }
 
-/* ---- elementwise and row ops -------------------------------------------- */
-
-static bp_status g_embed(bp_sops_t *s, bp_buf_t *out, const bp_buf_t *table,
-                         const bp_buf_t *ids, bp_error_t *err)
-{
-    int64_t T = (int64_t)ids->numel, H = table->shape[1];
-    bp_status e = bp_sops_check_2d(out, T, H, table->dtype, "embedding out",
-                                   err);
-    if (e)
-        return e;
-    int rc = bpk_embedding(stream(s), out->dev, table->dev, ids->dev,
-                           (int)table->dtype, T, H);
-    return finish(s, "bpk_embedding", rc, err);
-}
-
-static bp_status g_rope(bp_sops_t *s, bp_buf_t *out, const bp_buf_t *x,
-                        const bp_buf_t *cos, const bp_buf_t *sin, int64_t row0,
-                        int64_t heads, bp_error_t *err)
-{
-    bp_dtype_t dt = x->dtype;
-    int64_t T = x->shape[0], H = x->shape[1], d = H / heads;
-    bp_status e = bp_sops_check_2d(out, T, H, dt, "rope out", err);
-    if (e)
-        return e;
-    if (cos->ndim != 2 || cos->shape[1] != d || cos->dtype != dt ||
-        sin->ndim != 2 || sin->shape[1] != d || sin->dtype != dt ||
-        row0 < 0 || row0 + T > cos->shape[0] || sin->shape[0] != cos->shape[0])
-        return bp_error_set(err, BP_EINTERNAL, "rope: caches do not cover "
-                            "rows %lld..%lld", (long long)row0,
-                            (long long)(row0 + T - 1));
-    int rc = bpk_rope(stream(s), out->dev, x->dev, cos->dev, sin->dev, (int)dt,
-                      T, heads, d, row0);
-    return finish(s, "bpk_rope", rc, err);
-}
-
-static bp_status same3(const bp_buf_t *out, const bp_buf_t *a,
-                       const bp_buf_t *b, const char *what, bp_error_t *err)
-{
-    if (a->numel != out->numel || b->numel != out->numel ||
-        a->dtype != out->dtype || b->dtype != out->dtype)
-        return bp_error_set(err, BP_EINTERNAL, "%s: operands differ", what);
-    return BP_OK;
-}
-
-static bp_status g_silu_mul(bp_sops_t *s, bp_buf_t *out, const bp_buf_t *g,
-                            const bp_buf_t *u, bp_error_t *err)
-{
-    bp_status e = same3(out, g, u, "silu_mul", err);
-    if (e)
-        return e;
-    int rc = bpk_silu_mul(stream(s), out->dev, g->dev, u->dev,
-                          (int)out->dtype, (int64_t)out->numel);
-    return finish(s, "bpk_silu_mul", rc, err);
-}
-
-/* The backend's add kernel: float sum rounded once to the dtype. */
-static bp_status g_add(bp_sops_t *s, bp_buf_t *out, const bp_buf_t *a,
-                       const bp_buf_t *b, bp_error_t *err)
-{
-    bp_status e = same3(out, a, b, "add", err);
-    if (e)
-        return e;
-    bpk_bcast_t bc;
-    memset(&bc, 0, sizeof bc);
-    bpk_arg_t x = {a->dev, (int)a->dtype, 0.0}, y = {b->dev, (int)b->dtype, 0.0};
-    int rc = bpk_binary(stream(s), BPK_ADD, out->dev, (int)out->dtype, x, y,
-                        &bc, (int64_t)out->numel);
-    return finish(s, "bpk_binary(add)", rc, err);
-}
-
 static bp_status g_sync(bp_sops_t *s, bp_error_t *err)
 {
     CU(cudaStreamSynchronize((cudaStream_t)stream(s)));
@@ -376,12 +306,8 @@ bp_status bp_sops_cuda_open(bp_backend_t *cuda, bp_stack_gemm_t gemm,
     s->get = g_get;
     s->uniform = g_uniform;
     s->copy = g_copy;
-    s->embed = g_embed;
     s->linear = g_linear;
-    s->rope = g_rope;
     s->attention = g_attention;
-    s->silu_mul = g_silu_mul;
-    s->add = g_add;
     s->sync = g_sync;
     s->close = g_close;
     bp_status st = setup(s, err);

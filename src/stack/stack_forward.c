@@ -121,6 +121,101 @@ bp_status bp_stack_log_softmax(bp_sops_t *ops, bp_buf_t *out, const bp_buf_t *x,
     return exec(ops, &op, out, x, NULL, err);
 }
 
+bp_status bp_stack_embed(bp_sops_t *ops, bp_buf_t *out, const bp_buf_t *table,
+                         const bp_buf_t *ids, bp_error_t *err)
+{
+    bp_status e = bp_sops_check_2d(out, (int64_t)ids->numel, table->shape[1], table->dtype,
+                                   "embedding out", err);
+    if (e)
+        return e;
+    bp_op_t op = {.kind = BP_OP_EMBEDDING, .a = {.kind = BP_ARG_BUF}, .b = {.kind = BP_ARG_BUF}};
+    return exec(ops, &op, out, ids, table, err);
+}
+
+/* Rows [r0, r0 + n) of b ([rows, d]) as [n, 1, d], in place. */
+static bp_buf_t rows_view(const bp_buf_t *b, int64_t r0, int64_t n)
+{
+    bp_buf_t v = *b;
+    size_t off = (size_t)(r0 * b->shape[1]) * bp_dtype_info(b->dtype)->size;
+    v.data = b->data ? (char *)b->data + off : NULL;
+    v.dev = b->dev ? (char *)b->dev + off : NULL;
+    v.ndim = 3;
+    v.shape[0] = n;
+    v.shape[1] = 1;
+    v.shape[2] = b->shape[1];
+    v.numel = (size_t)(n * b->shape[1]);
+    return v;
+}
+
+/* b [T, H] as [T, heads, H / heads], in place. */
+static bp_buf_t heads_view(const bp_buf_t *b, int64_t heads)
+{
+    bp_buf_t v = *b;
+    v.ndim = 3;
+    v.shape[1] = heads;
+    v.shape[2] = b->shape[1] / heads;
+    return v;
+}
+
+bp_status bp_stack_rope(bp_sops_t *ops, bp_buf_t *out, const bp_buf_t *x, const bp_buf_t *cos,
+                        const bp_buf_t *sin, int64_t row0, int64_t heads, bp_buf_t *scratch,
+                        bp_error_t *err)
+{
+    bp_dtype_t dt = x->dtype;
+    int64_t T = x->shape[0], H = x->shape[1], d = H / heads;
+    bp_status e;
+    if ((e = bp_sops_check_2d(out, T, H, dt, "rope out", err)) ||
+        (e = bp_sops_check_2d(scratch, T, H, dt, "rope scratch", err)))
+        return e;
+    if (cos->ndim != 2 || cos->shape[1] != d || cos->dtype != dt || sin->ndim != 2 ||
+        sin->shape[1] != d || sin->dtype != dt || row0 < 0 || row0 + T > cos->shape[0] ||
+        sin->shape[0] != cos->shape[0])
+        return bp_error_set(err, BP_EINTERNAL, "rope: caches do not cover rows %lld..%lld",
+                            (long long)row0, (long long)(row0 + T - 1));
+    bp_buf_t x3 = heads_view(x, heads), o3 = heads_view(out, heads),
+             r3 = heads_view(scratch, heads), c3 = rows_view(cos, row0, T),
+             s3 = rows_view(sin, row0, T);
+    bp_op_t mul = {.kind = BP_OP_MUL, .a = {.kind = BP_ARG_BUF}, .b = {.kind = BP_ARG_BUF}},
+            add = {.kind = BP_OP_ADD, .a = {.kind = BP_ARG_BUF}, .b = {.kind = BP_ARG_BUF}},
+            rot = {.kind = BP_OP_ROTATE_HALF, .a = {.kind = BP_ARG_BUF}};
+    if ((e = exec(ops, &mul, &o3, &x3, &c3, err)) || (e = exec(ops, &rot, &r3, &x3, NULL, err)) ||
+        (e = exec(ops, &mul, &r3, &r3, &s3, err)))
+        return e;
+    return exec(ops, &add, &o3, &o3, &r3, err);
+}
+
+static bp_status same3(const bp_buf_t *out, const bp_buf_t *a, const bp_buf_t *b,
+                       const char *what, bp_error_t *err)
+{
+    if (a->numel != out->numel || b->numel != out->numel || a->dtype != out->dtype ||
+        b->dtype != out->dtype)
+        return bp_error_set(err, BP_EINTERNAL, "%s: operands differ", what);
+    return BP_OK;
+}
+
+bp_status bp_stack_silu_mul(bp_sops_t *ops, bp_buf_t *out, const bp_buf_t *g,
+                            const bp_buf_t *u, bp_error_t *err)
+{
+    bp_status e = same3(out, g, u, "silu_mul", err);
+    if (e)
+        return e;
+    bp_op_t silu = {.kind = BP_OP_SILU, .form = BP_FORM_FIXED, .a = {.kind = BP_ARG_BUF}},
+            mul = {.kind = BP_OP_MUL, .a = {.kind = BP_ARG_BUF}, .b = {.kind = BP_ARG_BUF}};
+    if ((e = exec(ops, &silu, out, g, NULL, err)))
+        return e;
+    return exec(ops, &mul, out, out, u, err);
+}
+
+bp_status bp_stack_add(bp_sops_t *ops, bp_buf_t *out, const bp_buf_t *a, const bp_buf_t *b,
+                       bp_error_t *err)
+{
+    bp_status e = same3(out, a, b, "add", err);
+    if (e)
+        return e;
+    bp_op_t op = {.kind = BP_OP_ADD, .a = {.kind = BP_ARG_BUF}, .b = {.kind = BP_ARG_BUF}};
+    return exec(ops, &op, out, a, b, err);
+}
+
 /* ops->mask for T positions: true on and below the diagonal. */
 static bp_status causal_mask(bp_sops_t *ops, int64_t T, bp_error_t *err)
 {
@@ -185,20 +280,20 @@ static bp_status layer(bp_stack_model_t *m, int l, const bp_buf_t *cos,
         (st = o->linear(o, &m->q, &m->x, &w[1], err)) ||
         (st = o->linear(o, &m->k, &m->x, &w[2], err)) ||
         (st = o->linear(o, &m->v, &m->x, &w[3], err)) ||
-        (st = o->rope(o, &m->qr, &m->q, cos, sin, m->p0, m->cfg->heads,
-                      err)) ||
-        (st = o->rope(o, &m->kr, &m->k, cos, sin, m->p0, m->cfg->heads,
-                      err)) ||
+        (st = bp_stack_rope(o, &m->qr, &m->q, cos, sin, m->p0, m->cfg->heads, &m->o,
+                            err)) ||
+        (st = bp_stack_rope(o, &m->kr, &m->k, cos, sin, m->p0, m->cfg->heads, &m->o,
+                            err)) ||
         (st = o->attention(o, &m->a, &m->qr, &m->kr, &m->v, m->cfg->heads,
                            &m->sc, err)) ||
         (st = o->linear(o, &m->o, &m->a, &w[4], err)) ||
-        (st = o->add(o, &m->h, &m->h, &m->o, err)) ||
+        (st = bp_stack_add(o, &m->h, &m->h, &m->o, err)) ||
         (st = bp_stack_rmsnorm(o, &m->x, &m->h, &w[5], eps, err)) ||
         (st = o->linear(o, &m->g, &m->x, &w[6], err)) ||
         (st = o->linear(o, &m->u, &m->x, &w[7], err)) ||
-        (st = o->silu_mul(o, &m->m, &m->g, &m->u, err)) ||
+        (st = bp_stack_silu_mul(o, &m->m, &m->g, &m->u, err)) ||
         (st = o->linear(o, &m->o, &m->m, &w[8], err)) ||
-        (st = o->add(o, &m->h, &m->h, &m->o, err)))
+        (st = bp_stack_add(o, &m->h, &m->h, &m->o, err)))
         return bp_error_prefix(err, "layer %d: ", l);
     return BP_OK;
 }
@@ -223,7 +318,7 @@ bp_status bp_stack_forward(bp_stack_model_t *m, const bp_buf_t *cos,
     bp_sops_t *o = m->ops;
     size_t L = (size_t)m->cfg->layers;
     double t0 = bp_stack_now();
-    bp_status st = o->embed(o, &m->h, &m->w[0], &m->ids, err);
+    bp_status st = bp_stack_embed(o, &m->h, &m->w[0], &m->ids, err);
     for (size_t l = 0; !st && l < L; l++) {
         st = layer(m, (int)l, cos, sin, err);
         if (!st && hidden)

@@ -15,7 +15,8 @@
  *            = rsqrt(s / H + eps) (CPU 1/sqrtf, CUDA rsqrtf), y = x*r
  *            rounded, out = w*y rounded.
  *   rope     out = q*cos + rotate_half(q)*sin per head, each product and
- *            the sum rounded (three eager ops), cos/sin rows row0..row0+T-1.
+ *            the sum rounded (three eager ops), cos/sin rows row0..row0+T-1:
+ *            mul, rotate_half, mul and add of the op table.
  *   attention per head: s = q k^T rounded; s = s / sqrt(d) rounded (CPU:
  *            true division by float(sqrt(d)); CUDA: times 1/float(sqrt(d)),
  *            PyTorch's tensor-by-scalar division there); softmax over
@@ -24,11 +25,14 @@
  *            softmax's fixed formulation); out = p v rounded (as linear,
  *            same order).
  *   silu_mul out = silu(g)*u: silu(g) = g / (1 + exp(-g)) rounded, the
- *            product rounded.
- *   add      a + b rounded.
+ *            product rounded (silu's fixed formulation: SLEEF's scalar
+ *            expf on every element of the CPU, then mul).
+ *   add      a + b rounded (add).
  *   log_softmax fp32 out = (x - max) - log(sum(exp(x - max))), the fixed
  *            formulation.
- * exp and log: SLEEF u10 on the CPU, CUDA's expf/logf. */
+ * exp and log: SLEEF u10 on the CPU, CUDA's expf/logf.  Everything but
+ * linear and attention's two matmuls runs through the op table of the
+ * device's backend (bp_stack_embed ... below, stack_forward.c). */
 #ifndef BP_STACK_OPS_H
 #define BP_STACK_OPS_H
 
@@ -69,24 +73,14 @@ struct bp_sops {
     bp_status (*copy)(bp_sops_t *, bp_buf_t *dst, size_t doff,
                       const bp_buf_t *src, size_t soff, size_t n,
                       bp_error_t *);
-    /* out[t, :] = table[ids[t], :]; ids i32, already within the table */
-    bp_status (*embed)(bp_sops_t *, bp_buf_t *out, const bp_buf_t *table,
-                       const bp_buf_t *ids, bp_error_t *);
     bp_status (*linear)(bp_sops_t *, bp_buf_t *out, const bp_buf_t *x,
                         const bp_buf_t *w, bp_error_t *);
-    bp_status (*rope)(bp_sops_t *, bp_buf_t *out, const bp_buf_t *x,
-                      const bp_buf_t *cos, const bp_buf_t *sin, int64_t row0,
-                      int64_t heads, bp_error_t *);
     /* scores: scratch of [heads, T, T] in the model dtype (the CUDA
      * attention's; the CPU's takes one head at a time); the probabilities
      * between the two matmuls are bp_stack_attn_softmax's */
     bp_status (*attention)(bp_sops_t *, bp_buf_t *out, const bp_buf_t *q,
                            const bp_buf_t *k, const bp_buf_t *v,
                            int64_t heads, bp_buf_t *scores, bp_error_t *);
-    bp_status (*silu_mul)(bp_sops_t *, bp_buf_t *out, const bp_buf_t *gate,
-                          const bp_buf_t *up, bp_error_t *);
-    bp_status (*add)(bp_sops_t *, bp_buf_t *out, const bp_buf_t *a,
-                     const bp_buf_t *b, bp_error_t *);
     /* waits for everything launched (timing) */
     bp_status (*sync)(bp_sops_t *, bp_error_t *);
     void (*close)(bp_sops_t *);
@@ -112,7 +106,13 @@ bp_status bp_sops_check_2d(const bp_buf_t *b, int64_t rows, int64_t cols,
 
 /* The row ops of the forward, through the op table of ops->be
  * (stack_forward.c), on [T, H] tensors of the model dtype:
+ *   embed    out [T, H] = table[ids[t], :] (embedding), ids i32 [T].
  *   rmsnorm  rms_norm's fixed formulation, w [H].
+ *   rope     out = x*cos + rotate_half(x)*sin per head (mul, rotate_half,
+ *            mul, add), cos and sin [positions, d] from row row0;
+ *            scratch [T, H], overwritten.
+ *   silu_mul out = silu(g) * u (silu's fixed formulation, mul).
+ *   add      out = a + b (add; out may be a).
  *   log_softmax  out fp32 [T, V] from x [T, V] of the model dtype: the fixed
  *            formulation of log_softmax(x.float()).
  *   attn_softmax  the attention's probabilities in place on scores [heads,
@@ -124,6 +124,15 @@ bp_status bp_stack_rmsnorm(bp_sops_t *ops, bp_buf_t *out, const bp_buf_t *x,
                            const bp_buf_t *w, double eps, bp_error_t *err);
 bp_status bp_stack_log_softmax(bp_sops_t *ops, bp_buf_t *out, const bp_buf_t *x,
                                bp_error_t *err);
+bp_status bp_stack_embed(bp_sops_t *ops, bp_buf_t *out, const bp_buf_t *table,
+                         const bp_buf_t *ids, bp_error_t *err);
+bp_status bp_stack_rope(bp_sops_t *ops, bp_buf_t *out, const bp_buf_t *x, const bp_buf_t *cos,
+                        const bp_buf_t *sin, int64_t row0, int64_t heads, bp_buf_t *scratch,
+                        bp_error_t *err);
+bp_status bp_stack_silu_mul(bp_sops_t *ops, bp_buf_t *out, const bp_buf_t *g,
+                            const bp_buf_t *u, bp_error_t *err);
+bp_status bp_stack_add(bp_sops_t *ops, bp_buf_t *out, const bp_buf_t *a, const bp_buf_t *b,
+                       bp_error_t *err);
 bp_status bp_stack_attn_softmax(bp_sops_t *ops, bp_buf_t *scores, int64_t heads, int64_t T,
                                 int64_t d, bp_error_t *err);
 /* Releases what the row ops keep on the device (the mask). */

@@ -104,6 +104,13 @@ static const row_case_t cases[] = {
      "  - {out: z, op: log_softmax, a: x, axis: 0}\n"
      "  - {out: y, op: slice, a: z, axis: 0, start: 255, end: 257}\n",
      "bf16", 1, {2}, 2, {-5.53125, -5.53125}},
+    /* silu's fixed formulation: x / (1 + exp(-x)): 0 / 2, 20 / (1 + 2e-9)
+     * rounds to 20, 100 / (1 + 4e-44) to 100, -100 / (1 + inf) is -0 (the
+     * oracle's exact value is a subnormal instead) */
+    {"silu_fixed", CPU | CUDA,
+     "  - {out: x, op: tensor, values: [0, 20, 100, -100], dtype: fp32}\n"
+     "  - {out: y, op: silu, a: x, formulation: fixed}\n",
+     "fp32", 1, {4}, 4, {0, 20, 100, -0.0}},
     /* ATen's cascade (9 values >= 8 lanes): acc = 0 + x8, then the lanes
      * in order: -1e8 + 1e8 + 1 * 7 = 7, mean 7/9; the exact sum is 7 too.
      * Reduce.cuh (CUDA): 8 lanes, lane 0 holds x0 and x8 in two

@@ -145,6 +145,14 @@ def run_op(op, params, bufs, dt_out, device, uniform):
         if k == "mul":
             return a * b, True
         return a ** b, True
+    if k == "silu" and op.get("formulation", "default") == "fixed":
+        # CUDA's silu itself; on the CPU bitprobe takes SLEEF's scalar exp
+        # for every element, which PyTorch's kernel does not: not required
+        a = operand(op["a"], params, bufs)
+        if device != "cpu":
+            return torch.nn.functional.silu(a), True
+        om = OPMATH.get(a.dtype, a.dtype)
+        return (a.to(om) / (1 + torch.exp(-a.to(om)))).to(a.dtype), False
     if k in UNARY:
         return UNARY[k](operand(op["a"], params, bufs)), True
     if k in COMPARE:  # Python's operators take a number on either side
