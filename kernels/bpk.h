@@ -1,11 +1,13 @@
 /* The CUDA kernels' launchers, in plain C: the only interface between
- * kernels/ and the C files that launch them (be_cuda_ops.c for the ops,
- * stack_cuda.c for the layer stack).  Every launcher is asynchronous on
- * the stream it is given (a cudaStream_t passed as void *), launches
- * nothing for n <= 0, and returns the cudaError_t of its launch as an int
- * (0: ok).  Arguments are validated by the caller; a launcher handed a
- * dtype or op code it does not know returns cudaErrorInvalidValue rather
- * than guess.
+ * kernels/ and the C files that launch them (the CUDA backend's
+ * be_cuda*.c for the op table; outside it the stack's and invariance's
+ * input generation, the stack's rank check and the screen's kernels; the
+ * studies' other ops go through the op table).  Every launcher is
+ * asynchronous on the stream it is given (a cudaStream_t passed as void
+ * *), launches nothing for n <= 0, and returns the cudaError_t of its
+ * launch as an int (0: ok).  Arguments are validated by the caller; a
+ * launcher handed a dtype or op code it does not know returns
+ * cudaErrorInvalidValue rather than guess.
  *
  * Numerics follow PyTorch's CUDA kernels (see each .cu file): values are
  * loaded, converted to the op's compute type (float for f32/bf16/f16

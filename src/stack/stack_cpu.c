@@ -1,6 +1,7 @@
-/* The stack's ops on the CPU (arithmetic in stack_ops.h).  Values are
- * widened to float, computed, and rounded to the model dtype where
- * PyTorch's eager op would store its result.  The matmul has one fixed
+/* The stack's device on the CPU (stack_ops.h): host memory, parameter
+ * generation and the matmuls; the other ops run through the CPU backend's
+ * op table.  Values are widened to float, computed, and rounded to the
+ * model dtype where PyTorch's eager op would store its result.  The matmul has one fixed
  * accumulation order per output; the AVX2 path computes eight outputs per
  * register, each with the same sequence of fused multiply-adds as the
  * scalar path, so both give the same bits (fma is exactly rounded). */
@@ -39,7 +40,7 @@ static bp_status oom(bp_error_t *err)
     return bp_error_set(err, BP_ENOMEM, "out of memory");
 }
 
-bp_status bp_sops_check_2d(const bp_buf_t *b, int64_t rows, int64_t cols,
+bp_status bp_stack_check_2d(const bp_buf_t *b, int64_t rows, int64_t cols,
                            bp_dtype_t dt, const char *what, bp_error_t *err)
 {
     int64_t r = b->ndim == 2 ? b->shape[0] : b->ndim == 1 ? 1 : -1;
@@ -177,7 +178,7 @@ static float *widen_t(const bp_buf_t *w, size_t N, size_t K,
     return f;
 }
 
-static bp_status cpu_linear(bp_sops_t *s, bp_buf_t *out, const bp_buf_t *x,
+static bp_status cpu_linear(bp_stack_dev_t *s, bp_buf_t *out, const bp_buf_t *x,
                             const bp_buf_t *w, bp_error_t *err)
 {
     (void)s;
@@ -185,9 +186,9 @@ static bp_status cpu_linear(bp_sops_t *s, bp_buf_t *out, const bp_buf_t *x,
     size_t T = (size_t)x->shape[0], K = (size_t)x->shape[1],
            N = (size_t)w->shape[0];
     bp_status e;
-    if ((e = bp_sops_check_2d(w, (int64_t)N, (int64_t)K, dt, "linear weight",
+    if ((e = bp_stack_check_2d(w, (int64_t)N, (int64_t)K, dt, "linear weight",
                               err)) ||
-        (e = bp_sops_check_2d(out, (int64_t)T, (int64_t)N, dt, "linear out",
+        (e = bp_stack_check_2d(out, (int64_t)T, (int64_t)N, dt, "linear out",
                               err)))
         return e;
     float *xf = widen(x, T, K, K, 0), *wt = widen_t(w, N, K, K, 0),
@@ -207,9 +208,9 @@ static bp_status cpu_linear(bp_sops_t *s, bp_buf_t *out, const bp_buf_t *x,
     return BP_OK;
 }
 
-/* ---- elementwise and row ops -------------------------------------------- */
+/* ---- attention's matmuls ------------------------------------------------ */
 
-static bp_status cpu_attention(bp_sops_t *s, bp_buf_t *out, const bp_buf_t *q,
+static bp_status cpu_attention(bp_stack_dev_t *s, bp_buf_t *out, const bp_buf_t *q,
                                const bp_buf_t *k, const bp_buf_t *v,
                                int64_t heads, bp_buf_t *scores,
                                bp_error_t *err)
@@ -219,11 +220,11 @@ static bp_status cpu_attention(bp_sops_t *s, bp_buf_t *out, const bp_buf_t *q,
     size_t T = (size_t)q->shape[0], H = (size_t)q->shape[1];
     size_t d = H / (size_t)heads;
     bp_status e;
-    if ((e = bp_sops_check_2d(k, (int64_t)T, (int64_t)H, dt, "attention k",
+    if ((e = bp_stack_check_2d(k, (int64_t)T, (int64_t)H, dt, "attention k",
                               err)) ||
-        (e = bp_sops_check_2d(v, (int64_t)T, (int64_t)H, dt, "attention v",
+        (e = bp_stack_check_2d(v, (int64_t)T, (int64_t)H, dt, "attention v",
                               err)) ||
-        (e = bp_sops_check_2d(out, (int64_t)T, (int64_t)H, dt,
+        (e = bp_stack_check_2d(out, (int64_t)T, (int64_t)H, dt,
                               "attention out", err)))
         return e;
     /* q_h, k_h^T, v_h, out_h: [T, d] each; scores [T, T], then sh: the
@@ -266,20 +267,20 @@ static bp_status cpu_attention(bp_sops_t *s, bp_buf_t *out, const bp_buf_t *q,
 
 /* ---- memory and generation ---------------------------------------------- */
 
-static bp_status cpu_alloc(bp_sops_t *s, bp_buf_t *b, bp_dtype_t dt, int ndim,
+static bp_status cpu_alloc(bp_stack_dev_t *s, bp_buf_t *b, bp_dtype_t dt, int ndim,
                            const int64_t *shape, bp_error_t *err)
 {
     (void)s;
     return bp_buf_alloc(b, dt, ndim, shape, err);
 }
 
-static void cpu_release(bp_sops_t *s, bp_buf_t *b)
+static void cpu_release(bp_stack_dev_t *s, bp_buf_t *b)
 {
     (void)s;
     bp_buf_free(b);
 }
 
-static bp_status cpu_put(bp_sops_t *s, bp_buf_t *b, const void *host,
+static bp_status cpu_put(bp_stack_dev_t *s, bp_buf_t *b, const void *host,
                          bp_error_t *err)
 {
     (void)s;
@@ -288,7 +289,7 @@ static bp_status cpu_put(bp_sops_t *s, bp_buf_t *b, const void *host,
     return BP_OK;
 }
 
-static bp_status cpu_get(bp_sops_t *s, const bp_buf_t *b, void *host,
+static bp_status cpu_get(bp_stack_dev_t *s, const bp_buf_t *b, void *host,
                          bp_error_t *err)
 {
     (void)s;
@@ -297,7 +298,7 @@ static bp_status cpu_get(bp_sops_t *s, const bp_buf_t *b, void *host,
     return BP_OK;
 }
 
-static bp_status cpu_uniform(bp_sops_t *s, bp_buf_t *out, size_t off,
+static bp_status cpu_uniform(bp_stack_dev_t *s, bp_buf_t *out, size_t off,
                              size_t n, uint64_t seed, uint64_t stream,
                              uint64_t first, float low, float high,
                              bp_error_t *err)
@@ -311,7 +312,7 @@ static bp_status cpu_uniform(bp_sops_t *s, bp_buf_t *out, size_t off,
     return BP_OK;
 }
 
-static bp_status cpu_copy(bp_sops_t *s, bp_buf_t *dst, size_t doff,
+static bp_status cpu_copy(bp_stack_dev_t *s, bp_buf_t *dst, size_t doff,
                           const bp_buf_t *src, size_t soff, size_t n,
                           bp_error_t *err)
 {
@@ -325,22 +326,22 @@ static bp_status cpu_copy(bp_sops_t *s, bp_buf_t *dst, size_t doff,
     return BP_OK;
 }
 
-static bp_status cpu_sync(bp_sops_t *s, bp_error_t *err)
+static bp_status cpu_sync(bp_stack_dev_t *s, bp_error_t *err)
 {
     (void)s;
     (void)err;
     return BP_OK;
 }
 
-static void cpu_close(bp_sops_t *s)
+static void cpu_close(bp_stack_dev_t *s)
 {
     bp_stack_rows_release(s);
     free(s);
 }
 
-bp_status bp_sops_cpu_open(bp_backend_t *cpu, bp_sops_t **out, bp_error_t *err)
+bp_status bp_stack_dev_cpu_open(bp_backend_t *cpu, bp_stack_dev_t **out, bp_error_t *err)
 {
-    bp_sops_t *s = calloc(1, sizeof *s);
+    bp_stack_dev_t *s = calloc(1, sizeof *s);
     if (!s)
         return oom(err);
     s->be = cpu;

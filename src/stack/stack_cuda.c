@@ -1,7 +1,7 @@
-/* The stack's ops on a CUDA GPU (arithmetic in stack_ops.h): kernels from
- * kernels/ (bpk.h) and cuBLAS for the matmuls, on the CUDA backend's device
- * and stream.  Only this file, be_cuda*.c and kernels/ include CUDA
- * headers.
+/* The stack's device on a CUDA GPU (stack_ops.h): its memory, parameter
+ * generation (kernels/ bpk_uniform_range) and cuBLAS for the matmuls, on
+ * the CUDA backend's device and stream; the other ops run through that
+ * backend's op table.
  *
  * Memory is cudaMalloc'd per tensor (the backend's size-bucketed pool would
  * round a 13 GB weight set up to powers of two).  Every launch is checked
@@ -41,12 +41,12 @@ typedef struct {
     bp_stack_gemm_t gemm;
 } scuda_t;
 
-static scuda_t *S(bp_sops_t *s)
+static scuda_t *S(bp_stack_dev_t *s)
 {
     return (scuda_t *)s->state;
 }
 
-static void *stream(bp_sops_t *s)
+static void *stream(bp_stack_dev_t *s)
 {
     return bp_cuda_stream(S(s)->be);
 }
@@ -55,7 +55,7 @@ static void *stream(bp_sops_t *s)
 #define CU(call) CUDA_TRY(call, BP_EINTERNAL)
 #define BL(call) BLAS_TRY(call, BP_EINTERNAL)
 
-static bp_status finish(bp_sops_t *s, const char *k, int rc, bp_error_t *err)
+static bp_status finish(bp_stack_dev_t *s, const char *k, int rc, bp_error_t *err)
 {
     return bp_cuda_finish(S(s)->be, k, rc, err);
 }
@@ -65,7 +65,7 @@ static cudaDataType_t ctype(bp_dtype_t dt)
     return dt == BP_BF16 ? CUDA_R_16BF : dt == BP_F16 ? CUDA_R_16F : CUDA_R_32F;
 }
 
-static cublasComputeType_t compute(bp_sops_t *s)
+static cublasComputeType_t compute(bp_stack_dev_t *s)
 {
     return S(s)->gemm == BP_STACK_GEMM_PEDANTIC ? CUBLAS_COMPUTE_32F_PEDANTIC
                                                 : CUBLAS_COMPUTE_32F;
@@ -87,7 +87,7 @@ static bp_status fits_int(int64_t a, int64_t b, int64_t c, bp_error_t *err)
 
 /* ---- memory and generation ---------------------------------------------- */
 
-static bp_status g_alloc(bp_sops_t *s, bp_buf_t *b, bp_dtype_t dt, int ndim,
+static bp_status g_alloc(bp_stack_dev_t *s, bp_buf_t *b, bp_dtype_t dt, int ndim,
                          const int64_t *shape, bp_error_t *err)
 {
     bp_status st = bp_buf_shape(b, dt, ndim, shape, err);
@@ -107,7 +107,7 @@ static bp_status g_alloc(bp_sops_t *s, bp_buf_t *b, bp_dtype_t dt, int ndim,
     return BP_OK;
 }
 
-static void g_release(bp_sops_t *s, bp_buf_t *b)
+static void g_release(bp_stack_dev_t *s, bp_buf_t *b)
 {
     if (b->dev) {
         cudaStreamSynchronize((cudaStream_t)stream(s));
@@ -117,7 +117,7 @@ static void g_release(bp_sops_t *s, bp_buf_t *b)
     memset(b, 0, sizeof *b);
 }
 
-static bp_status g_put(bp_sops_t *s, bp_buf_t *b, const void *host,
+static bp_status g_put(bp_stack_dev_t *s, bp_buf_t *b, const void *host,
                        bp_error_t *err)
 {
     cudaStream_t q = (cudaStream_t)stream(s);
@@ -127,7 +127,7 @@ static bp_status g_put(bp_sops_t *s, bp_buf_t *b, const void *host,
     return BP_OK;
 }
 
-static bp_status g_get(bp_sops_t *s, const bp_buf_t *b, void *host,
+static bp_status g_get(bp_stack_dev_t *s, const bp_buf_t *b, void *host,
                        bp_error_t *err)
 {
     cudaStream_t q = (cudaStream_t)stream(s);
@@ -137,7 +137,7 @@ static bp_status g_get(bp_sops_t *s, const bp_buf_t *b, void *host,
     return BP_OK;
 }
 
-static bp_status g_uniform(bp_sops_t *s, bp_buf_t *out, size_t off, size_t n,
+static bp_status g_uniform(bp_stack_dev_t *s, bp_buf_t *out, size_t off, size_t n,
                            uint64_t seed, uint64_t rs, uint64_t first,
                            float low, float high, bp_error_t *err)
 {
@@ -148,7 +148,7 @@ static bp_status g_uniform(bp_sops_t *s, bp_buf_t *out, size_t off, size_t n,
     return finish(s, "bpk_uniform_range", rc, err);
 }
 
-static bp_status g_copy(bp_sops_t *s, bp_buf_t *dst, size_t doff,
+static bp_status g_copy(bp_stack_dev_t *s, bp_buf_t *dst, size_t doff,
                         const bp_buf_t *src, size_t soff, size_t n,
                         bp_error_t *err)
 {
@@ -165,14 +165,14 @@ static bp_status g_copy(bp_sops_t *s, bp_buf_t *dst, size_t doff,
 
 /* ---- matmuls ------------------------------------------------------------- */
 
-static bp_status g_linear(bp_sops_t *s, bp_buf_t *out, const bp_buf_t *x,
+static bp_status g_linear(bp_stack_dev_t *s, bp_buf_t *out, const bp_buf_t *x,
                           const bp_buf_t *w, bp_error_t *err)
 {
     bp_dtype_t dt = x->dtype;
     int64_t T = x->shape[0], K = x->shape[1], N = w->shape[0];
     bp_status e;
-    if ((e = bp_sops_check_2d(w, N, K, dt, "linear weight", err)) ||
-        (e = bp_sops_check_2d(out, T, N, dt, "linear out", err)) ||
+    if ((e = bp_stack_check_2d(w, N, K, dt, "linear weight", err)) ||
+        (e = bp_stack_check_2d(out, T, N, dt, "linear out", err)) ||
         (e = fits_int(T, N, K, err)))
         return e;
     float one = 1.0f, zero = 0.0f;
@@ -183,16 +183,16 @@ static bp_status g_linear(bp_sops_t *s, bp_buf_t *out, const bp_buf_t *x,
     return finish(s, "cublasGemmEx (linear)", 0, err);
 }
 
-static bp_status g_attention(bp_sops_t *s, bp_buf_t *out, const bp_buf_t *q,
+static bp_status g_attention(bp_stack_dev_t *s, bp_buf_t *out, const bp_buf_t *q,
                              const bp_buf_t *k, const bp_buf_t *v,
                              int64_t heads, bp_buf_t *scores, bp_error_t *err)
 {
     bp_dtype_t dt = q->dtype;
     int64_t T = q->shape[0], H = q->shape[1], d = H / heads;
     bp_status e;
-    if ((e = bp_sops_check_2d(k, T, H, dt, "attention k", err)) ||
-        (e = bp_sops_check_2d(v, T, H, dt, "attention v", err)) ||
-        (e = bp_sops_check_2d(out, T, H, dt, "attention out", err)) ||
+    if ((e = bp_stack_check_2d(k, T, H, dt, "attention k", err)) ||
+        (e = bp_stack_check_2d(v, T, H, dt, "attention v", err)) ||
+        (e = bp_stack_check_2d(out, T, H, dt, "attention out", err)) ||
         (e = fits_int(T, T, H, err)))
         return e;
     if (scores->dtype != dt || scores->numel < (size_t)(heads * T * T))
@@ -222,13 +222,13 @@ static bp_status g_attention(bp_sops_t *s, bp_buf_t *out, const bp_buf_t *q,
     return finish(s, "cublasGemmStridedBatchedEx (p v)", 0, err);
 }
 
-static bp_status g_sync(bp_sops_t *s, bp_error_t *err)
+static bp_status g_sync(bp_stack_dev_t *s, bp_error_t *err)
 {
     CU(cudaStreamSynchronize((cudaStream_t)stream(s)));
     return BP_OK;
 }
 
-static void g_close(bp_sops_t *s)
+static void g_close(bp_stack_dev_t *s)
 {
     if (!s)
         return;
@@ -246,7 +246,7 @@ static void g_close(bp_sops_t *s)
     free(s);
 }
 
-static bp_status setup(bp_sops_t *s, bp_error_t *err)
+static bp_status setup(bp_stack_dev_t *s, bp_error_t *err)
 {
     scuda_t *c = S(s);
     bp_status st = bp_cuda_use(c->be, err);
@@ -270,14 +270,14 @@ static bp_status setup(bp_sops_t *s, bp_error_t *err)
     return BP_OK;
 }
 
-bp_status bp_sops_cuda_open(bp_backend_t *cuda, bp_stack_gemm_t gemm,
-                            bp_sops_t **out, bp_error_t *err)
+bp_status bp_stack_dev_cuda_open(bp_backend_t *cuda, bp_stack_gemm_t gemm,
+                            bp_stack_dev_t **out, bp_error_t *err)
 {
     *out = NULL;
     if (!cuda || strcmp(cuda->name, "cuda") != 0)
         return bp_error_set(err, BP_EINTERNAL, "stack CUDA ops need the CUDA "
                             "backend");
-    bp_sops_t *s = calloc(1, sizeof *s);
+    bp_stack_dev_t *s = calloc(1, sizeof *s);
     scuda_t *c = calloc(1, sizeof *c);
     if (!s || !c) {
         free(s);

@@ -32,7 +32,7 @@
 #endif
 
 static bp_backend_t *cuda_be, *cpu_be;
-static bp_sops_t *gpu, *cpu;
+static bp_stack_dev_t *gpu, *cpu;
 static int gpu_index;
 
 static const bp_dtype_t model_dts[3] = {BP_F32, BP_BF16, BP_F16};
@@ -303,7 +303,7 @@ START_TEST(t_forward_repeats)
 }
 END_TEST
 
-static void forward_on(bp_sops_t *ops, bp_backend_t *cpu_be,
+static void forward_on(bp_stack_dev_t *ops, bp_backend_t *cpu_be,
                        const bp_stack_cfg_t *c, bp_buf_t *lg, bp_buf_t *lp)
 {
     bp_error_t err = {0};
@@ -421,8 +421,8 @@ int main(void)
     const char *g = getenv("BP_GPU");
     gpu_index = bo.gpu = g ? atoi(g) : 0;
     if (bp_backend_open("cuda", &bo, &cuda_be, &err) ||
-        bp_sops_cuda_open(cuda_be, BP_STACK_GEMM_PEDANTIC, &gpu, &err) ||
-        bp_backend_open("cpu", &bo, &cpu_be, &err) || bp_sops_cpu_open(cpu_be, &cpu, &err)) {
+        bp_stack_dev_cuda_open(cuda_be, BP_STACK_GEMM_PEDANTIC, &gpu, &err) ||
+        bp_backend_open("cpu", &bo, &cpu_be, &err) || bp_stack_dev_cpu_open(cpu_be, &cpu, &err)) {
         /* A device is present, so failing to open it is a failure. */
         fprintf(stderr, "cannot open the GPU %d: %s\n", bo.gpu, err.msg);
         return EXIT_FAILURE;
