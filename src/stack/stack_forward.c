@@ -105,7 +105,8 @@ bp_status bp_stack_rmsnorm(bp_stack_dev_t *dev, bp_buf_t *out, const bp_buf_t *x
     if ((e = bp_stack_check_2d(w, 1, H, dt, "rmsnorm weight", err)) ||
         (e = bp_stack_check_2d(out, T, H, dt, "rmsnorm out", err)))
         return e;
-    bp_op_t op = {.kind = BP_OP_RMS_NORM, .form = BP_FORM_FIXED, .has_eps = true, .eps = eps};
+    bp_op_t op = {.kind = BP_OP_RMS_NORM, .a = {.kind = BP_ARG_BUF}, .b = {.kind = BP_ARG_BUF},
+                  .form = BP_FORM_FIXED, .has_eps = true, .eps = eps};
     return exec(dev, &op, out, x, w, err);
 }
 
@@ -116,8 +117,8 @@ bp_status bp_stack_log_softmax(bp_stack_dev_t *dev, bp_buf_t *out, const bp_buf_
                                    err);
     if (e)
         return e;
-    bp_op_t op = {.kind = BP_OP_LOG_SOFTMAX, .form = BP_FORM_FIXED, .has_axis = true,
-                  .axis = -1, .has_dtype = true, .dtype = BP_F32};
+    bp_op_t op = {.kind = BP_OP_LOG_SOFTMAX, .a = {.kind = BP_ARG_BUF}, .form = BP_FORM_FIXED,
+                  .has_axis = true, .axis = -1, .has_dtype = true, .dtype = BP_F32};
     return exec(dev, &op, out, x, NULL, err);
 }
 
@@ -262,7 +263,8 @@ bp_status bp_stack_attn_softmax(bp_stack_dev_t *dev, bp_buf_t *scores, int64_t h
                    .b = {.kind = BP_ARG_SCALAR, .value = sqrt((double)d)}};
     bp_op_t where = {.kind = BP_OP_WHERE, .ninputs = 1, .a = {.kind = BP_ARG_BUF},
                      .b = {.kind = BP_ARG_SCALAR, .value = -INFINITY}};
-    bp_op_t sm = {.kind = BP_OP_SOFTMAX, .form = BP_FORM_FIXED, .has_axis = true, .axis = -1};
+    bp_op_t sm = {.kind = BP_OP_SOFTMAX, .a = {.kind = BP_ARG_BUF}, .form = BP_FORM_FIXED,
+                  .has_axis = true, .axis = -1};
     bp_exec_t xw = {.op = &where, .a = &s, .inputs = &cond, .ninputs = 1, .out = &s};
     if ((st = exec(dev, &div, &s, &s, NULL, err)) || (st = bp_backend_exec(dev->be, &xw, err)))
         return st;
