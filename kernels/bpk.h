@@ -1,11 +1,13 @@
 /* The CUDA kernels' launchers, in plain C: the only interface between
- * kernels/ and the C files that launch them (be_cuda_ops.c for the ops,
- * stack_cuda.c for the layer stack).  Every launcher is asynchronous on
- * the stream it is given (a cudaStream_t passed as void *), launches
- * nothing for n <= 0, and returns the cudaError_t of its launch as an int
- * (0: ok).  Arguments are validated by the caller; a launcher handed a
- * dtype or op code it does not know returns cudaErrorInvalidValue rather
- * than guess.
+ * kernels/ and the C files that launch them (the CUDA backend's
+ * be_cuda*.c for the op table; outside it the stack's and invariance's
+ * input generation, the stack's rank check and the screen's kernels; the
+ * studies' other ops go through the op table).  Every launcher is
+ * asynchronous on the stream it is given (a cudaStream_t passed as void
+ * *), launches nothing for n <= 0, and returns the cudaError_t of its
+ * launch as an int (0: ok).  Arguments are validated by the caller; a
+ * launcher handed a dtype or op code it does not know returns
+ * cudaErrorInvalidValue rather than guess.
  *
  * Numerics follow PyTorch's CUDA kernels (see each .cu file): values are
  * loaded, converted to the op's compute type (float for f32/bf16/f16
@@ -211,30 +213,6 @@ int bpk_normal(void *stream, void *out, int dt, int64_t n, uint64_t seed,
 int bpk_philox_block(const uint32_t ctr[4], const uint32_t key[2],
                      uint32_t out[4]);
 
-/* The layer stack's kernels (src/stack/stack_ops.h gives their arithmetic);
- * dt is the model dtype: fp32, bf16 or fp16.  Rows reduce in one block
- * each, in a fixed order (bpk_rows.cuh), so results repeat bit for bit. */
-/* norm.cu: RMSNorm of x [rows, cols] with weight w [cols] */
-int bpk_rmsnorm(void *stream, void *out, const void *x, const void *w, int dt,
-                int64_t rows, int64_t cols, float eps);
-/* rope.cu: x [rows, heads*d]; cos, sin [positions, d] from row row0 */
-int bpk_rope(void *stream, void *out, const void *x, const void *cos,
-             const void *sin, int dt, int64_t rows, int64_t heads, int64_t d,
-             int64_t row0);
-/* softmax.cu: scores [batch, t, t] in place: scaled, causal, softmax */
-enum { BPK_SCALE_MUL, BPK_SCALE_DIV };
-int bpk_causal_softmax(void *stream, void *scores, int dt, int64_t batch,
-                       int64_t t, float scale, int mode);
-/* softmax.cu: out fp32 [rows, cols] = log_softmax of x [rows, cols] */
-int bpk_log_softmax(void *stream, float *out, const void *x, int dt,
-                    int64_t rows, int64_t cols);
-/* swiglu.cu: out = silu(gate) * up, n elements */
-int bpk_silu_mul(void *stream, void *out, const void *gate, const void *up,
-                 int dt, int64_t n);
-/* embed.cu: out [rows, cols] = table[ids[r], :] */
-int bpk_embedding(void *stream, void *out, const void *table,
-                  const int32_t *ids, int dt, int64_t rows, int64_t cols);
-
 /* bits.cu: *count (device memory) = the number of elements i < n whose
  * esize (2, 4 or 8) bytes differ between a and b. */
 int bpk_count_diff(void *stream, const void *a, const void *b, int64_t n, int esize,
@@ -338,12 +316,19 @@ int bpk_softmax(void *stream, void *out, const void *in, int dt, int64_t outer,
  * (softmax_rows.cu). */
 int bpk_softmax_blocks(void *stream, void *out, const void *in, int dt, int64_t outer,
                        int64_t len, int64_t inner, int log);
+/* softmax's and log_softmax's fixed formulation, in and out of dtype dt
+ * (in may be out: in place) (softmax_rows.cu). */
+int bpk_softmax_fixed(void *stream, void *out, const void *in, int dt, int64_t outer,
+                      int64_t len, int64_t inner, int log);
 int bpk_reduce(void *stream, int op, void *out, int out_dt, const void *in, int in_dt,
                int64_t outer, int64_t len, int64_t inner, double param, int pairwise);
 /* layer_norm (w, b optional) or rms_norm (rms: w required, no b) over rows
  * of cols values, as PyTorch's CUDA layer_norm_kernel.cu (layer_norm.cu). */
 int bpk_layer_norm(void *stream, void *out, const void *x, const void *w, const void *b,
                    int dt, int64_t rows, int64_t cols, double eps, int rms);
+/* rms_norm's fixed formulation over rows of cols values (layer_norm.cu). */
+int bpk_rms_norm_fixed(void *stream, void *out, const void *x, const void *w, int dt,
+                       int64_t rows, int64_t cols, double eps);
 /* sdpa's pieces: out (fp32; fp64 for fp64) = x * s; the causal mask of
  * [B, L, S] scores (wide: fp64); rows of p that are -inf throughout in
  * scores set to 0. */

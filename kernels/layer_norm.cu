@@ -35,8 +35,15 @@
  * The arithmetic is written as ATen writes it and compiled with nvcc's
  * defaults (-fmad=true), so that multiply-adds are contracted where
  * PyTorch's build contracts them; rsqrt is CUDA's rsqrtf / rsqrt
- * (c10::cuda::compat::rsqrt). */
+ * (c10::cuda::compat::rsqrt).
+ *
+ * rms_norm's `fixed` formulation (the layer stack's and invariance's:
+ * transformers' LlamaRMSNorm as eager ops compose it) is bitprobe's own
+ * kernel: one block per row, ss = sum(x*x) in opmath in the block order of
+ * bpk_rows.cuh, r = rsqrt(ss / H + eps), y = x*r rounded to dt, out = w*y
+ * rounded to dt, every operation an _rn intrinsic. */
 #include "bpk_common.cuh"
+#include "bpk_rows.cuh"
 
 #define LN_VEC 4               /* vec_size */
 #define LN_WARP 32             /* C10_WARP_SIZE */
@@ -310,5 +317,45 @@ extern "C" int bpk_layer_norm(void *stream, void *out, const void *x, const void
             ln_rowwise_kernel<float, false><<<(unsigned)rows, LN_MOMENTS_THREADS, 0, s>>>(
                 out, x, w, b, dt, cols, (float)eps);
     }
+    return bpk_launched();
+}
+
+/* ---- the fixed formulation ---- */
+
+template <typename T>
+__global__ void bpk_rms_norm_fixed_kernel(void *out, const void *x, const void *w, int dt,
+                                          int64_t cols, T eps)
+{
+    typedef bpk_ieee<T> F;
+    __shared__ T red[BPK_THREADS];
+    const int64_t base = (int64_t)blockIdx.x * cols;
+    T s = 0;
+    for (int64_t j = threadIdx.x; j < cols; j += BPK_THREADS) {
+        T v = bpk_num<T>::load(x, dt, base + j);
+        s = F::add(s, F::mul(v, v));
+    }
+    s = bpk_block_sum<T>(s, red);
+    T r = F::rsqrt(F::add(F::div(s, (T)cols), eps));
+    for (int64_t j = threadIdx.x; j < cols; j += BPK_THREADS) {
+        T y = bpk_num<T>::round(dt, F::mul(bpk_num<T>::load(x, dt, base + j), r));
+        bpk_num<T>::store(out, dt, base + j, F::mul(bpk_num<T>::load(w, dt, j), y));
+    }
+}
+
+extern "C" int bpk_rms_norm_fixed(void *stream, void *out, const void *x, const void *w,
+                                  int dt, int64_t rows, int64_t cols, double eps)
+{
+    if ((dt != BPK_F32 && dt != BPK_F64 && dt != BPK_BF16 && dt != BPK_F16) || rows < 0 ||
+        cols < 0 || rows > 0x7fffffff)
+        return (int)cudaErrorInvalidValue;
+    if (rows == 0 || cols == 0)
+        return 0;
+    cudaStream_t s = (cudaStream_t)stream;
+    if (dt == BPK_F64)
+        bpk_rms_norm_fixed_kernel<double><<<(unsigned)rows, BPK_THREADS, 0, s>>>(out, x, w, dt,
+                                                                                 cols, eps);
+    else
+        bpk_rms_norm_fixed_kernel<float><<<(unsigned)rows, BPK_THREADS, 0, s>>>(
+            out, x, w, dt, cols, (float)eps);
     return bpk_launched();
 }

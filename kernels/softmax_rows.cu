@@ -31,8 +31,16 @@
  *   other dimension, the grid and the occupancy query only place columns;
  *   they do not change a column's arithmetic, so the launch here keeps one
  *   column per block.
- * fp64 runs the same kernels with double, exp and log. */
+ * fp64 runs the same kernels with double, exp and log.
+ *
+ * The `fixed` formulation (the layer stack's and invariance's) is
+ * bitprobe's own kernel, any axis: one block of BPK_THREADS threads per
+ * row, m = the row's maximum and s = sum(expf(x - m)) in the block order of
+ * bpk_rows.cuh, then softmax expf(x - m) / s or log_softmax (x - m) -
+ * logf(s), every operation an _rn intrinsic (double, exp and log for
+ * fp64).  In place: each thread writes only the elements it reads. */
 #include "bpk_common.cuh"
+#include "bpk_rows.cuh"
 
 #include <float.h>
 
@@ -253,5 +261,57 @@ extern "C" int bpk_softmax_blocks(void *stream, void *out, const void *in, int d
     else
         sm_spatial_kernel<float><<<grid, (unsigned)dim_threads, shm, s>>>(out, in, dt, outer, n,
                                                                         inner, log);
+    return bpk_launched();
+}
+
+/* ---- the fixed formulation ---- */
+
+template <typename T, bool LOG>
+__global__ void bpk_softmax_fixed_kernel(void *out, const void *in, int dt, int64_t n,
+                                         int64_t inner)
+{
+    typedef bpk_ieee<T> F;
+    __shared__ T red[BPK_THREADS];
+    const int64_t row = blockIdx.x, o = row / inner, base = o * n * inner + row % inner;
+    T m = -INFINITY;
+    for (int64_t j = threadIdx.x; j < n; j += BPK_THREADS)
+        m = F::max(m, bpk_num<T>::load(in, dt, base + j * inner));
+    m = bpk_block_max<T>(m, red);
+    T sum = 0;
+    for (int64_t j = threadIdx.x; j < n; j += BPK_THREADS)
+        sum = F::add(sum, F::exp(F::sub(bpk_num<T>::load(in, dt, base + j * inner), m)));
+    sum = bpk_block_sum<T>(sum, red);
+    const T ls = LOG ? F::log(sum) : T(0);
+    for (int64_t j = threadIdx.x; j < n; j += BPK_THREADS) {
+        T v = F::sub(bpk_num<T>::load(in, dt, base + j * inner), m);
+        bpk_num<T>::store(out, dt, base + j * inner, LOG ? F::sub(v, ls) : F::div(F::exp(v), sum));
+    }
+}
+
+template <typename T>
+static void softmax_fixed_launch(cudaStream_t s, void *out, const void *in, int dt,
+                                 int64_t rows, int64_t n, int64_t inner, int log)
+{
+    if (log)
+        bpk_softmax_fixed_kernel<T, true><<<(unsigned)rows, BPK_THREADS, 0, s>>>(out, in, dt, n,
+                                                                                inner);
+    else
+        bpk_softmax_fixed_kernel<T, false><<<(unsigned)rows, BPK_THREADS, 0, s>>>(out, in, dt,
+                                                                                 n, inner);
+}
+
+extern "C" int bpk_softmax_fixed(void *stream, void *out, const void *in, int dt,
+                                 int64_t outer, int64_t n, int64_t inner, int log)
+{
+    if ((dt != BPK_F32 && dt != BPK_F64 && dt != BPK_BF16 && dt != BPK_F16) || outer < 0 ||
+        n < 0 || inner < 1 || (outer > 0 && inner > 0x7fffffff / outer))
+        return (int)cudaErrorInvalidValue;
+    if (outer == 0 || n == 0)
+        return 0;
+    cudaStream_t s = (cudaStream_t)stream;
+    if (dt == BPK_F64)
+        softmax_fixed_launch<double>(s, out, in, dt, outer * inner, n, inner, log);
+    else
+        softmax_fixed_launch<float>(s, out, in, dt, outer * inner, n, inner, log);
     return bpk_launched();
 }

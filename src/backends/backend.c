@@ -411,6 +411,12 @@ bp_status bp_backend_op(bp_backend_t *be, const bp_exec_t *x, bp_error_t *err)
     }
 }
 
+bp_status bp_backend_exec(bp_backend_t *be, const bp_exec_t *x, bp_error_t *err)
+{
+    bp_status st = computes(be, x, err);
+    return st ? st : bp_backend_op(be, x, err);
+}
+
 static bp_status exec_one(bp_backend_t *be, const bp_probe_t *p, size_t i,
                           bp_buf_t *bufs, bp_buf_t *out, bp_error_t *err)
 {
@@ -429,9 +435,7 @@ static bp_status exec_one(bp_backend_t *be, const bp_probe_t *p, size_t i,
         .ninputs = op->ninputs,
         .out = out,
     };
-    bp_status st = computes(be, &x, err);
-    if (!st)
-        st = bp_backend_op(be, &x, err);
+    bp_status st = bp_backend_exec(be, &x, err);
     if (st)
         bp_error_prefix(err, "%s:%d: op '%s' (%s) on %s: ", p->path, op->line,
                         op->out, bp_op_name(op->kind), be->name);

@@ -146,6 +146,13 @@ const char *bp_cpu_math_name(bp_cpu_math_t m);
  * bp_backend_bufs_free does not free. */
 bp_status bp_backend_run(bp_backend_t *be, const bp_probe_t *p, bp_dtype_t dt,
                          bp_buf_t *bufs, bp_error_t *err);
+/* One op on operands already on be's side (host data for the CPU and the
+ * oracle, device copies for a device backend), out shaped and allocated
+ * there by the caller: how a study that keeps its tensors on a backend
+ * between ops (the layer stack, invariance) computes, through the same op
+ * entries as a probe.  The dtype check of bp_backend_run, then
+ * bp_backend_op (enter hook, empty operands, the op's entry). */
+bp_status bp_backend_exec(bp_backend_t *be, const bp_exec_t *x, bp_error_t *err);
 /* Runs op i alone on inputs taken from host buffers `given` (the results of
  * another backend, for explain); out receives the result on the host. */
 bp_status bp_backend_run_op(bp_backend_t *be, const bp_probe_t *p, size_t i,

@@ -327,6 +327,7 @@ static int job_from_options(opts_t *o, const cl_t *cl)
 {
     job_t *j = &o->jobs[o->njobs++];
     bp_inv_problem_t *p = &j->prob;
+    p->op = BP_OP_MATMUL;
     if (cl->op && !bp_inv_op_parse(cl->op, &p->op))
         return usage("unknown --op '%s' (matmul, sum, mean, rms_norm, softmax, "
                      "log_softmax, attention)", cl->op);
@@ -334,20 +335,20 @@ static int job_from_options(opts_t *o, const cl_t *cl)
     int nd = 0;
     if (cl->shape) {
         nd = parse_dims(cl->shape, d, 3);
-        int want = p->op == BP_INV_MATMUL ? 2 : p->op == BP_INV_ATTENTION ? 3 : 1;
+        int want = p->op == BP_OP_MATMUL ? 2 : p->op == BP_OP_SDPA ? 3 : 1;
         if (nd != want)
-            return usage(p->op == BP_INV_MATMUL ? "--shape takes KxN (the reduction "
+            return usage(p->op == BP_OP_MATMUL ? "--shape takes KxN (the reduction "
                                                   "dimension, then the columns; each 1 "
                                                   "to 16777216), not '%s'"
-                         : p->op == BP_INV_ATTENTION
+                         : p->op == BP_OP_SDPA
                              ? "--shape takes HEADSxKEYSxHEADDIM for attention, not '%s'"
                              : "--shape takes H, the length of the reduced axis, not '%s'",
                          cl->shape);
     }
-    if (p->op == BP_INV_MATMUL) {
+    if (p->op == BP_OP_MATMUL) {
         p->k = nd ? d[0] : 4096;
         p->n = nd ? d[1] : 4096;
-    } else if (p->op == BP_INV_ATTENTION) {
+    } else if (p->op == BP_OP_SDPA) {
         p->heads = nd ? d[0] : 32;
         p->k = nd ? d[1] : 4096;
         p->n = nd ? d[2] : 128;
@@ -355,10 +356,10 @@ static int job_from_options(opts_t *o, const cl_t *cl)
         p->n = nd ? d[0] : 4096;
     }
     p->axis = cl->split ? BP_INV_SPLIT : cl->ranks ? BP_INV_RANKS : BP_INV_BATCH;
-    if (p->op == BP_INV_ATTENTION && p->axis == BP_INV_BATCH)
+    if (p->op == BP_OP_SDPA && p->axis == BP_INV_BATCH)
         return usage("--op %s sweeps the split axis: give --split LIST (e.g. 1,2,4,8)",
                      "attention");
-    if (p->axis == BP_INV_RANKS && p->op != BP_INV_MATMUL)
+    if (p->axis == BP_INV_RANKS && p->op != BP_OP_MATMUL)
         return usage("--ranks cuts a matmul's K over ranks; --op %s has none",
                      bp_inv_op_name(p->op));
     int rc = job_values(j, cl->split ? cl->split : cl->ranks ? cl->ranks
@@ -618,7 +619,7 @@ static int parse(int argc, char **argv, opts_t *o)
         return rc;
     for (int i = 0; i < o->njobs; i++) {
         bp_inv_problem_t *p = &o->jobs[i].prob;
-        p->rows = p->op == BP_INV_ATTENTION ? 1 : cl.rows;
+        p->rows = p->op == BP_OP_SDPA ? 1 : cl.rows;
         p->seed = cl.seed;
         p->output_partials = cl.partials_output;
         p->reduction = cl.reduction;
@@ -889,7 +890,7 @@ static int save_inputs(const opts_t *o)
     bp_st_init(&f);
     bp_error_t err = {0};
     bp_status s = BP_OK;
-    bool mm = p->op == BP_INV_MATMUL, attn = p->op == BP_INV_ATTENTION;
+    bool mm = p->op == BP_OP_MATMUL, attn = p->op == BP_OP_SDPA;
     int64_t cols = mm ? p->k : attn ? p->heads * p->n : p->n;
     for (int d = 0; d < o->ndtypes && !s; d++) {
         bp_dtype_t dt = o->dtypes[d];
@@ -909,7 +910,7 @@ static int save_inputs(const opts_t *o)
             t[nt++] = (typeof(t[0])){mm ? "a" : "x", p->mmax, cols, BP_INV_STREAM_FILL, true};
             if (mm)
                 t[nt++] = (typeof(t[0])){"b", p->k, p->n, BP_INV_STREAM_B, false};
-            if (p->op == BP_INV_RMS_NORM)
+            if (p->op == BP_OP_RMS_NORM)
                 t[nt++] = (typeof(t[0])){"w", 1, p->n, BP_INV_STREAM_W, false};
         }
         for (int i = 0; i < nt && !s; i++) {

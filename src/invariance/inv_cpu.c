@@ -1,11 +1,11 @@
 /* The CPU engine.
  *
- * Batch axis: the whole batch through the CPU's own implementations, so
- * that the sweep tests what bitprobe computes: matmul and sum through the
- * CPU backend's op table (`bitprobe run --device cpu`), rms_norm and
- * log_softmax through the layer stack's CPU ops (stack_ops.h), mean and
- * softmax through the invariance formulations (inv_formula.h) until the op
- * table has them.  Each gives every output its own fixed-order
+ * Batch axis: the whole batch through the CPU backend's op table, so that
+ * the sweep tests what bitprobe computes (bp_inv_table_op): matmul and sum
+ * as `bitprobe run --device cpu` does, rms_norm, softmax and log_softmax
+ * in their fixed formulation (the layer stack's), mean as invariance
+ * defines it (inv_formula.h: the sum left to right in fp32, times 1/H in
+ * float: sum, mul and cast).  Each gives every output its own fixed-order
  * accumulation whatever the other rows: they should be invariant, and a
  * sweep is the evidence.
  * Split axis: the formulations with the reduction cut in S parts (the
@@ -23,11 +23,9 @@
 #include "buf.h"
 #include "inv_formula.h"
 #include "op.h"
-#include "stack_ops.h"
 
 typedef struct {
     bp_backend_t *be;
-    bp_sops_t *sops;
     bp_inv_problem_t p;
     int64_t rows_cap;    /* rows of the batch buffer a */
     bp_buf_t a, probe, b, c, w; /* a: [rows_cap, cols] fillers, probed rows in place */
@@ -48,7 +46,7 @@ static size_t esize(const cpu_t *s)
 /* Columns of one batch row: K for matmul, H for the row ops. */
 static int64_t in_cols(const bp_inv_problem_t *p)
 {
-    return p->op == BP_INV_MATMUL ? p->k : p->op == BP_INV_ATTENTION ? p->heads * p->n
+    return p->op == BP_OP_MATMUL ? p->k : p->op == BP_OP_SDPA ? p->heads * p->n
                                                                      : p->n;
 }
 
@@ -78,10 +76,10 @@ static bp_status refuse(const bp_inv_problem_t *p, bp_error_t *err)
     if (p->tf32)
         return bp_error_set(err, BP_EUNAVAIL, "cpu: no TF32 (fp32 matmuls are "
                             "IEEE fp32 on the CPU)");
-    if (p->axis == BP_INV_RANKS && p->op != BP_INV_MATMUL)
+    if (p->axis == BP_INV_RANKS && p->op != BP_OP_MATMUL)
         return bp_error_set(err, BP_EUNAVAIL, "cpu: the ranks axis splits a matmul's "
                             "K; %s has none", bp_inv_op_name(p->op));
-    if (p->axis == BP_INV_BATCH && p->op == BP_INV_ATTENTION)
+    if (p->axis == BP_INV_BATCH && p->op == BP_OP_SDPA)
         return bp_error_set(err, BP_EUNAVAIL, "cpu: attention sweeps the split "
                             "axis (--split): decoding queries do not share a batch "
                             "reduction");
@@ -99,21 +97,21 @@ static bp_status setup(bp_inv_engine_t *e, const bp_inv_problem_t *p, bp_error_t
     s->at = -1;
     s->rows_cap = p->axis == BP_INV_BATCH ? p->mmax : p->batch;
     int64_t cols = in_cols(p);
-    int64_t sa[2] = {s->rows_cap, cols}, sp[2] = {p->op == BP_INV_ATTENTION ? 1 : p->rows, cols};
+    int64_t sa[2] = {s->rows_cap, cols}, sp[2] = {p->op == BP_OP_SDPA ? 1 : p->rows, cols};
     if ((st = bp_buf_alloc(&s->a, p->dtype, 2, sa, err)) ||
         (st = bp_buf_alloc(&s->probe, p->dtype, 2, sp, err)))
         return st;
     bp_inv_fill(p->dtype, s->a.data, 0, s->rows_cap, cols, p->seed, BP_INV_STREAM_FILL);
     bp_inv_fill(p->dtype, s->probe.data, 0, sp[0], cols, p->seed, BP_INV_STREAM_PROBE);
-    if (p->op == BP_INV_MATMUL || p->op == BP_INV_ATTENTION) {
-        int64_t sb[2] = {p->k, p->op == BP_INV_MATMUL ? p->n : p->heads * p->n};
+    if (p->op == BP_OP_MATMUL || p->op == BP_OP_SDPA) {
+        int64_t sb[2] = {p->k, p->op == BP_OP_MATMUL ? p->n : p->heads * p->n};
         if ((st = bp_buf_alloc(&s->b, p->dtype, 2, sb, err)))
             return st;
         bp_inv_fill(p->dtype, s->b.data, 0, sb[0], sb[1], p->seed, BP_INV_STREAM_B);
     }
-    if (p->op == BP_INV_RMS_NORM || p->op == BP_INV_ATTENTION) {
-        int64_t sw[2] = {p->op == BP_INV_ATTENTION ? p->k : 1,
-                         p->op == BP_INV_ATTENTION ? p->heads * p->n : p->n};
+    if (p->op == BP_OP_RMS_NORM || p->op == BP_OP_SDPA) {
+        int64_t sw[2] = {p->op == BP_OP_SDPA ? p->k : 1,
+                         p->op == BP_OP_SDPA ? p->heads * p->n : p->n};
         if ((st = bp_buf_alloc(&s->w, p->dtype, 2, sw, err)))
             return st;
         bp_inv_fill(p->dtype, s->w.data, 0, sw[0], sw[1], p->seed, BP_INV_STREAM_W);
@@ -123,10 +121,10 @@ static bp_status setup(bp_inv_engine_t *e, const bp_inv_problem_t *p, bp_error_t
         return bp_error_set(err, BP_ENOMEM, "out of memory");
     const char *how;
     if (p->axis == BP_INV_SPLIT)
-        how = p->op == BP_INV_ATTENTION
+        how = p->op == BP_OP_SDPA
                   ? "flash-decoding: the keys in S chunks, partial softmax rescaled "
                     "and combined in chunk order (SLEEF expf)"
-                  : p->op == BP_INV_MATMUL
+                  : p->op == BP_OP_MATMUL
                         ? (p->output_partials ? "split-K: S parts, each rounded to the "
                                                 "dtype, combined"
                                               : "split-K: S fp32 parts combined")
@@ -135,10 +133,10 @@ static bp_status setup(bp_inv_engine_t *e, const bp_inv_problem_t *p, bp_error_t
         how = "T ranks each own K/T of the matmul (the CPU backend's matmul on its "
               "shard, result in the dtype), all-reduced";
     else
-        how = p->op == BP_INV_MATMUL || p->op == BP_INV_SUM
+        how = p->op == BP_OP_MATMUL || p->op == BP_OP_SUM
                   ? "the CPU backend's op (bitprobe run --device cpu): one fixed-order "
                     "accumulation per output"
-              : p->op == BP_INV_RMS_NORM || p->op == BP_INV_LOG_SOFTMAX
+              : p->op == BP_OP_RMS_NORM || p->op == BP_OP_LOG_SOFTMAX
                   ? "the layer stack's CPU op: one fixed-order accumulation per row"
                   : "the invariance formulation: one fixed-order accumulation per row";
     snprintf(e->desc, sizeof e->desc, "%s%s%s", how,
@@ -170,49 +168,55 @@ static bp_buf_t view(const bp_buf_t *b, int64_t rows)
     return v;
 }
 
-/* The batch of m rows through the CPU's implementation of the op; the
- * probed rows' result into out. */
+/* mean over the rows of a into c ([m, 1] of the dtype): the sum left to
+ * right in fp32 (sum, sequential, dtype fp32), times 1/H taken in float
+ * (mul), rounded to the dtype (cast). */
+static bp_status mean_rows(cpu_t *s, const bp_buf_t *a, bp_buf_t *c, bp_error_t *err)
+{
+    bp_buf_t f = {0};
+    int64_t sh[2] = {a->shape[0], 1};
+    bp_status st = bp_buf_alloc(&f, BP_F32, 2, sh, err);
+    if (st)
+        return st;
+    bp_op_t sum = {.kind = BP_OP_SUM, .a = {.kind = BP_ARG_BUF}, .form = BP_FORM_SEQUENTIAL,
+                   .has_axis = true, .axis = -1, .keepdim = true, .has_dtype = true,
+                   .dtype = BP_F32};
+    bp_op_t mul = {.kind = BP_OP_MUL, .a = {.kind = BP_ARG_BUF},
+                   .b = {.kind = BP_ARG_SCALAR, .value = 1.0f / (float)s->p.n}};
+    bp_op_t cast = {.kind = BP_OP_CAST, .a = {.kind = BP_ARG_BUF}, .has_dtype = true,
+                    .dtype = c->dtype};
+    bp_exec_t xs = {.op = &sum, .a = a, .out = &f}, xm = {.op = &mul, .a = &f, .out = &f},
+              xc = {.op = &cast, .a = &f, .out = c};
+    if (!(st = bp_backend_exec(s->be, &xs, err)) && !(st = bp_backend_exec(s->be, &xm, err)))
+        st = bp_backend_exec(s->be, &xc, err);
+    bp_buf_free(&f);
+    return st;
+}
+
+/* The batch of m rows through the CPU backend's op table; the probed rows'
+ * result into out. */
 static bp_status batch(cpu_t *s, int64_t m, int64_t pos, void *out, bp_error_t *err)
 {
     const bp_inv_problem_t *p = &s->p;
     bp_dtype_t rdt = bp_inv_result_dtype(p);
-    int64_t rc = bp_inv_result_cols(p), cols = in_cols(p);
+    int64_t rc = bp_inv_result_cols(p);
     int64_t sc[2] = {m, rc};
     bp_buf_t c = {0};
-    bp_status st = bp_buf_alloc(&c, rdt, p->op == BP_INV_SUM ? 1 : 2, sc, err);
+    bp_status st = bp_buf_alloc(&c, rdt, p->op == BP_OP_SUM ? 1 : 2, sc, err);
     if (st)
         return st;
-    bp_buf_t a = view(&s->a, m);
-    switch (p->op) {
-    case BP_INV_MATMUL:
-    case BP_INV_SUM: {
-        bp_op_t op = {.kind = p->op == BP_INV_MATMUL ? BP_OP_MATMUL : BP_OP_SUM,
-                      .has_axis = p->op == BP_INV_SUM, .axis = -1};
-        bp_exec_t x = {.op = &op, .a = &a, .b = p->op == BP_INV_MATMUL ? &s->b : NULL,
-                       .out = &c};
-        st = bp_inv_backend_op(s->be, &x, err);
-        break;
+    bp_buf_t a = view(&s->a, m), w = s->w;
+    if (w.data) { /* rms_norm's weight as [H] */
+        w.ndim = 1;
+        w.shape[0] = p->n;
     }
-    case BP_INV_RMS_NORM:
-        st = s->sops->rmsnorm(s->sops, &c, &a, &s->w, BP_INV_RMS_EPS, err);
-        break;
-    case BP_INV_LOG_SOFTMAX:
-        st = s->sops->log_softmax(s->sops, &c, &a, err);
-        break;
-    default: { /* mean, softmax: the formulation, every row */
-        float *x = malloc((size_t)cols * sizeof *x), *y = malloc((size_t)rc * sizeof *y);
-        if (!x || !y)
-            st = bp_error_set(err, BP_ENOMEM, "out of memory");
-        for (int64_t r = 0; !st && r < m; r++) {
-            bp_inv_widen(p->dtype, (char *)a.data + (size_t)(r * cols) * esize(s),
-                         (size_t)cols, x);
-            bp_inv_row(p->op, x, NULL, cols, 1, BP_INV_SEQ, rdt, y);
-            bp_inv_narrow(rdt, y, (size_t)rc, (char *)c.data + (size_t)(r * rc) *
-                                                                  bp_dtype_info(rdt)->size);
-        }
-        free(x);
-        free(y);
-    }
+    if (p->op == BP_OP_MEAN) {
+        st = mean_rows(s, &a, &c, err);
+    } else {
+        bp_op_t op = bp_inv_table_op(p);
+        bp_exec_t x = {.op = &op, .a = &a,
+                       .b = p->op == BP_OP_MATMUL ? &s->b : w.data ? &w : NULL, .out = &c};
+        st = bp_backend_exec(s->be, &x, err);
     }
     if (!st) {
         size_t rb = (size_t)rc * bp_dtype_info(rdt)->size;
@@ -232,12 +236,12 @@ static bp_status split(cpu_t *s, int sp, void *out, bp_error_t *err)
     if (!y)
         return bp_error_set(err, BP_ENOMEM, "out of memory");
     int64_t rc = bp_inv_result_cols(p);
-    if (p->op == BP_INV_MATMUL) {
+    if (p->op == BP_OP_MATMUL) {
         for (int64_t r = 0; r < p->rows; r++)
             bp_inv_matmul_split(s->pf + r * p->k, s->bf, p->k, p->n, sp, p->combine,
                                 p->output_partials ? p->dtype : BP_F32, p->dtype,
                                 y + r * p->n);
-    } else if (p->op == BP_INV_ATTENTION) {
+    } else if (p->op == BP_OP_SDPA) {
         int64_t hd = p->n, stride = p->heads * p->n;
         for (int64_t h = 0; h < p->heads; h++)
             bp_inv_attention_head(s->pf + h * hd, s->bf + h * hd, s->wf + h * hd, stride,
@@ -278,7 +282,7 @@ static bp_status ranks(cpu_t *s, int t, int64_t pos, void *out, bp_error_t *err)
             memcpy(b.data, (char *)s->b.data + (size_t)(k0 * N) * es, (size_t)(kk * N) * es);
             bp_op_t op = {.kind = BP_OP_MATMUL};
             bp_exec_t x = {.op = &op, .a = &a, .b = &b, .out = &c};
-            if (!(st = bp_inv_backend_op(s->be, &x, err)))
+            if (!(st = bp_backend_exec(s->be, &x, err)))
                 bp_inv_widen(p->dtype, (char *)c.data + (size_t)(pos * N) * es,
                              R * (size_t)N, part + (size_t)r * R * (size_t)N);
         }
@@ -330,8 +334,6 @@ static void cpu_close(bp_inv_engine_t *e)
     if (s) {
         free_bufs(s);
         bp_backend_close(s->be);
-        if (s->sops)
-            s->sops->close(s->sops);
         free(s);
     }
     free(e);
@@ -355,8 +357,6 @@ bp_status bp_inv_engine_cpu(bp_inv_engine_t **out, bp_error_t *err)
     bp_backend_opts_t o;
     bp_backend_opts_default(&o);
     bp_status st = bp_backend_open("cpu", &o, &s->be, err);
-    if (!st)
-        st = bp_sops_cpu_open(&s->sops, err);
     if (st) {
         cpu_close(e);
         return st;

@@ -152,7 +152,7 @@ static bp_status setup(bp_inv_engine_t *e, const bp_inv_problem_t *p, bp_error_t
     cu_t *s = S(e);
     free_dev(s);
     s->have_base = false;
-    if (p->op != BP_INV_MATMUL)
+    if (p->op != BP_OP_MATMUL)
         return bp_error_set(err, BP_EUNAVAIL, "%s: matmul only, not %s", e->name,
                             bp_inv_op_name(p->op));
     if (p->tf32 && s->kind == K_PEDANTIC)

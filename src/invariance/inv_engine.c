@@ -10,21 +10,21 @@
 #include "config.h"
 #include "rng.h"
 
-static const char *const op_names[BP_INV_NOPS] = {
-    "matmul", "sum", "mean", "rms_norm", "softmax", "log_softmax", "attention"};
+static const bp_op_kind_t inv_ops[] = {BP_OP_MATMUL, BP_OP_SUM, BP_OP_MEAN, BP_OP_RMS_NORM,
+                                       BP_OP_SOFTMAX, BP_OP_LOG_SOFTMAX, BP_OP_SDPA};
 static const char *const combine_names[BP_INV_NCOMBINE] = {"seq", "tree", "ring",
                                                            "rank"};
 
-const char *bp_inv_op_name(bp_inv_op_t op)
+const char *bp_inv_op_name(bp_op_kind_t op)
 {
-    return (unsigned)op < BP_INV_NOPS ? op_names[op] : "?";
+    return op == BP_OP_SDPA ? "attention" : bp_op_name(op);
 }
 
-bool bp_inv_op_parse(const char *s, bp_inv_op_t *out)
+bool bp_inv_op_parse(const char *s, bp_op_kind_t *out)
 {
-    for (int i = 0; i < BP_INV_NOPS; i++)
-        if (strcmp(s, op_names[i]) == 0) {
-            *out = (bp_inv_op_t)i;
+    for (size_t i = 0; i < sizeof inv_ops / sizeof inv_ops[0]; i++)
+        if (strcmp(s, bp_inv_op_name(inv_ops[i])) == 0) {
+            *out = inv_ops[i];
             return true;
         }
     return false;
@@ -52,17 +52,17 @@ const char *bp_inv_dtype_name(const bp_inv_problem_t *p)
 
 bp_dtype_t bp_inv_result_dtype(const bp_inv_problem_t *p)
 {
-    return p->op == BP_INV_LOG_SOFTMAX ? BP_F32 : p->dtype;
+    return p->op == BP_OP_LOG_SOFTMAX ? BP_F32 : p->dtype;
 }
 
 int64_t bp_inv_result_rows(const bp_inv_problem_t *p)
 {
-    return p->op == BP_INV_ATTENTION ? p->heads : p->rows;
+    return p->op == BP_OP_SDPA ? p->heads : p->rows;
 }
 
 int64_t bp_inv_result_cols(const bp_inv_problem_t *p)
 {
-    return p->op == BP_INV_SUM || p->op == BP_INV_MEAN ? 1 : p->n;
+    return p->op == BP_OP_SUM || p->op == BP_OP_MEAN ? 1 : p->n;
 }
 
 size_t bp_inv_result_elems(const bp_inv_problem_t *p)
@@ -72,14 +72,14 @@ size_t bp_inv_result_elems(const bp_inv_problem_t *p)
 
 int64_t bp_inv_reduction_len(const bp_inv_problem_t *p)
 {
-    return p->op == BP_INV_MATMUL || p->op == BP_INV_ATTENTION ? p->k : p->n;
+    return p->op == BP_OP_MATMUL || p->op == BP_OP_SDPA ? p->k : p->n;
 }
 
 void bp_inv_dims_format(const bp_inv_problem_t *p, char *out, size_t n)
 {
-    if (p->op == BP_INV_MATMUL)
+    if (p->op == BP_OP_MATMUL)
         snprintf(out, n, "%lldx%lld", (long long)p->k, (long long)p->n);
-    else if (p->op == BP_INV_ATTENTION)
+    else if (p->op == BP_OP_SDPA)
         snprintf(out, n, "%lldx%lldx%lld", (long long)p->heads, (long long)p->k,
                  (long long)p->n);
     else
@@ -88,10 +88,10 @@ void bp_inv_dims_format(const bp_inv_problem_t *p, char *out, size_t n)
 
 void bp_inv_shape_format(const bp_inv_problem_t *p, char *out, size_t n)
 {
-    if (p->op == BP_INV_MATMUL)
+    if (p->op == BP_OP_MATMUL)
         snprintf(out, n, "[M, %lld] x [%lld, %lld]", (long long)p->k, (long long)p->k,
                  (long long)p->n);
-    else if (p->op == BP_INV_ATTENTION)
+    else if (p->op == BP_OP_SDPA)
         snprintf(out, n, "%lld heads, %lld keys, head dim %lld", (long long)p->heads,
                  (long long)p->k, (long long)p->n);
     else
@@ -160,21 +160,38 @@ void bp_inv_engine_close(bp_inv_engine_t *e)
         e->close(e);
 }
 
-bool bp_inv_engine_supports(const char *name, bp_inv_op_t op, bp_inv_axis_t axis)
+bool bp_inv_engine_supports(const char *name, bp_op_kind_t op, bp_inv_axis_t axis)
 {
-    bool mm = op == BP_INV_MATMUL;
+    bool mm = op == BP_OP_MATMUL;
     if (strcmp(name, "cpu") == 0)
-        return !(op == BP_INV_ATTENTION && axis == BP_INV_BATCH) &&
+        return !(op == BP_OP_SDPA && axis == BP_INV_BATCH) &&
                !(axis == BP_INV_RANKS && !mm);
     if (strcmp(name, "cuda") == 0)
         return axis == BP_INV_BATCH &&
-               (op == BP_INV_SUM || op == BP_INV_RMS_NORM || op == BP_INV_LOG_SOFTMAX);
+               (op == BP_OP_SUM || op == BP_OP_RMS_NORM || op == BP_OP_LOG_SOFTMAX);
     if (strcmp(name, "cublaslt") == 0)
         return mm;
     return mm && axis != BP_INV_SPLIT; /* cublas, cublas-pedantic */
 }
 
-bp_status bp_inv_backend_op(bp_backend_t *be, const bp_exec_t *x, bp_error_t *err)
+bp_op_t bp_inv_table_op(const bp_inv_problem_t *p)
 {
-    return bp_backend_op(be, x, err);
+    bp_op_t op = {.kind = p->op, .a = {.kind = BP_ARG_BUF}};
+    if (p->op == BP_OP_MATMUL || p->op == BP_OP_RMS_NORM)
+        op.b.kind = BP_ARG_BUF;
+    if (p->op != BP_OP_MATMUL && p->op != BP_OP_SDPA) {
+        op.has_axis = true;
+        op.axis = -1;
+    }
+    if (p->op == BP_OP_RMS_NORM || p->op == BP_OP_SOFTMAX || p->op == BP_OP_LOG_SOFTMAX)
+        op.form = BP_FORM_FIXED;
+    if (p->op == BP_OP_RMS_NORM) {
+        op.has_eps = true;
+        op.eps = BP_INV_RMS_EPS;
+    }
+    if (p->op == BP_OP_LOG_SOFTMAX) {
+        op.has_dtype = true;
+        op.dtype = BP_F32;
+    }
+    return op;
 }

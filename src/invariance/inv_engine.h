@@ -37,6 +37,7 @@
 #include "dtype.h"
 #include "error.h"
 #include "inv.h"
+#include "op.h"
 
 enum {
     BP_INV_STREAM_B = 0,     /* matmul's b [K, N]; attention's keys */
@@ -44,17 +45,6 @@ enum {
     BP_INV_STREAM_PROBE = 2, /* the probed rows; attention's query */
     BP_INV_STREAM_W = 3,     /* rms_norm's weight; attention's values */
 };
-
-typedef enum {
-    BP_INV_MATMUL,
-    BP_INV_SUM,
-    BP_INV_MEAN,
-    BP_INV_RMS_NORM,
-    BP_INV_SOFTMAX,
-    BP_INV_LOG_SOFTMAX,
-    BP_INV_ATTENTION,
-    BP_INV_NOPS
-} bp_inv_op_t;
 
 #define BP_INV_RMS_EPS 1e-6f
 
@@ -68,13 +58,16 @@ typedef enum {
     BP_INV_NCOMBINE
 } bp_inv_combine_t;
 
-const char *bp_inv_op_name(bp_inv_op_t op);
-bool bp_inv_op_parse(const char *s, bp_inv_op_t *out);
+/* The ops of the op table invariance sweeps: matmul, sum, mean, rms_norm,
+ * softmax, log_softmax and sdpa, which it calls "attention" (its own name
+ * for the other ops is theirs).  Parsing refuses every other op. */
+const char *bp_inv_op_name(bp_op_kind_t op);
+bool bp_inv_op_parse(const char *s, bp_op_kind_t *out);
 const char *bp_inv_combine_name(bp_inv_combine_t c);
 bool bp_inv_combine_parse(const char *s, bp_inv_combine_t *out);
 
 typedef struct bp_inv_problem {
-    bp_inv_op_t op;
+    bp_op_kind_t op;
     bp_dtype_t dtype;  /* inputs and results (log_softmax: inputs only) */
     bool tf32;         /* fp32 matmul on TF32 tensor cores */
     int64_t k, n;      /* matmul: a [M, k], b [k, n]; row ops: n = H;
@@ -138,7 +131,7 @@ const char *const *bp_inv_engine_names(void);
 /* Whether the engine needs a GPU. */
 bool bp_inv_engine_is_cuda(const char *name);
 /* Whether engine name computes op on axis (known without opening it). */
-bool bp_inv_engine_supports(const char *name, bp_inv_op_t op, bp_inv_axis_t axis);
+bool bp_inv_engine_supports(const char *name, bp_op_kind_t op, bp_inv_axis_t axis);
 /* Opens engine name (gpu: CUDA device index).  BP_EUNAVAIL when it cannot
  * run here, BP_EINPUT for an unknown name. */
 bp_status bp_inv_engine_open(const char *name, int gpu, bp_inv_engine_t **out,
@@ -153,13 +146,13 @@ bp_status bp_inv_engine_cuda(const char *kind, int gpu, bp_inv_engine_t **out,
 /* bitprobe's CUDA implementations of the row ops (inv_rows_cuda.c). */
 bp_status bp_inv_engine_cuda_rows(int gpu, bp_inv_engine_t **out, bp_error_t *err);
 
-/* One op of a backend's op table on operands already on its side, through
- * bp_backend_op (its enter hook, the rule for empty operands, its entry for
- * x->op->kind). */
-struct bp_backend;
-struct bp_exec;
-bp_status bp_inv_backend_op(struct bp_backend *be, const struct bp_exec *x,
-                            bp_error_t *err);
+/* The op record of p's op over the last axis of a batch, as the engines
+ * run it through an op table: matmul and sum as probes compute them, the
+ * fixed formulation of rms_norm (eps BP_INV_RMS_EPS), softmax and
+ * log_softmax (result fp32); mean and attention, which no engine takes
+ * whole from a table (the CPU engine composes mean: sum, mul, cast), get
+ * their plain op. */
+bp_op_t bp_inv_table_op(const bp_inv_problem_t *p);
 
 /* The oracle's correctly rounded result of the probed rows (the exact
  * values rounded once to the result dtype; tf32 rounds to fp32 from the

@@ -139,30 +139,30 @@ static float split_denominator(const float *x, int64_t h, int s, bp_inv_combine_
     return bp_inv_combine(part, s, c, BP_F32);
 }
 
-void bp_inv_row(bp_inv_op_t op, const float *x, const float *w, int64_t h, int s,
+void bp_inv_row(bp_op_kind_t op, const float *x, const float *w, int64_t h, int s,
                 bp_inv_combine_t c, bp_dtype_t dt, float *out)
 {
     switch (op) {
-    case BP_INV_SUM:
+    case BP_OP_SUM:
         out[0] = bp_inv_round(dt, split_sum(x, h, s, c, false));
         return;
-    case BP_INV_MEAN:
+    case BP_OP_MEAN:
         out[0] = bp_inv_round(dt, split_sum(x, h, s, c, false) * (1.0f / (float)h));
         return;
-    case BP_INV_RMS_NORM: {
+    case BP_OP_RMS_NORM: {
         float ss = split_sum(x, h, s, c, true);
         float r = 1.0f / sqrtf(ss / (float)h + BP_INV_RMS_EPS);
         for (int64_t q = 0; q < h; q++)
             out[q] = bp_inv_round(dt, w[q] * bp_inv_round(dt, x[q] * r));
         return;
     }
-    case BP_INV_SOFTMAX:
-    case BP_INV_LOG_SOFTMAX: {
+    case BP_OP_SOFTMAX:
+    case BP_OP_LOG_SOFTMAX: {
         float mx = -INFINITY;
         for (int64_t q = 0; q < h; q++)
             mx = fmaxf(mx, x[q]);
         float l = split_denominator(x, h, s, c, mx);
-        if (op == BP_INV_SOFTMAX) {
+        if (op == BP_OP_SOFTMAX) {
             for (int64_t q = 0; q < h; q++)
                 out[q] = bp_inv_round(dt, Sleef_expf_u10(x[q] - mx) / l);
         } else {

@@ -1,18 +1,15 @@
-/* The invariance formulations: the arithmetic of a split reduction, of
- * tensor-parallel ranks and their all-reduce, and of the row ops and
- * decoding attention that the op table does not have yet, written once in
- * plain C so that a sweep's bits are a pure function of the formulation
- * (the CPU engine computes them; a device kernel with the same order would
- * give the same bits, transcendental functions aside).
+/* The invariance formulations: the arithmetic of a split reduction and of
+ * tensor-parallel ranks and their all-reduce, which no backend computes,
+ * written once in plain C so that a sweep's bits are a pure function of
+ * the formulation (the CPU engine computes them on the split and ranks
+ * axes; the batch axis runs the op table itself: bp_inv_table_op).
  *
  * Every accumulation is in fp32 from +0, left to right, with fmaf for
  * products (the CPU matmul's order); a value "rounded to dt" is stored in
  * dt and read back (bf16/fp16 through float, nearest even).  exp and log
- * are SLEEF's expf_u10 and logf_u10, as the CPU backend's and the stack's.
- *
- * When the op table gains these ops (softmax, mean, rms_norm, SDPA), the
- * engines switch to its implementations and this file keeps only the split
- * and rank formulations. */
+ * are SLEEF's expf_u10 and logf_u10, as the CPU backend's fixed
+ * formulation's: a row op cut in one part (s = 1) is that formulation's
+ * row, bit for bit (check_inv tests it). */
 #ifndef BP_INV_FORMULA_H
 #define BP_INV_FORMULA_H
 
@@ -56,13 +53,14 @@ void bp_inv_allreduce_rows(const float *part, int t, size_t nn, size_t flat0,
 void bp_inv_matmul_split(const float *a, const float *b, int64_t k, int64_t n, int s,
                          bp_inv_combine_t c, bp_dtype_t part_dt, bp_dtype_t dt,
                          float *out);
-/* One row of a row op over h elements (x widened to float), with its
- * reduction split in s parts combined in order c: sum (out[0]), mean
- * (out[0] = sum * (1/h in float)), rms_norm (sum of squares, each square
- * rounded to fp32; r = 1 / sqrtf(ss / h + eps); out = dt(w * dt(x * r))),
- * softmax (dt(exp(x - max) / sum)), log_softmax (fp32: (x - max) -
- * log(sum)).  w: rms_norm's weight (h floats) or NULL. */
-void bp_inv_row(bp_inv_op_t op, const float *x, const float *w, int64_t h, int s,
+/* One row of a row op (BP_OP_SUM, MEAN, RMS_NORM, SOFTMAX, LOG_SOFTMAX)
+ * over h elements (x widened to float), with its reduction split in s
+ * parts combined in order c: sum (out[0]), mean (out[0] = sum * (1/h in
+ * float)), rms_norm (sum of squares, each square rounded to fp32; r = 1 /
+ * sqrtf(ss / h + eps); out = dt(w * dt(x * r))), softmax (dt(exp(x - max)
+ * / sum)), log_softmax (fp32: (x - max) - log(sum)).  w: rms_norm's weight
+ * (h floats) or NULL. */
+void bp_inv_row(bp_op_kind_t op, const float *x, const float *w, int64_t h, int s,
                 bp_inv_combine_t c, bp_dtype_t dt, float *out);
 /* Decoding attention for one head: q (d floats), keys and values of L
  * positions (row j at k + j * stride, v + j * stride); scores q . k_j in

@@ -12,7 +12,7 @@
 typedef struct {
     const char *name;
     const char *what;       /* one line for --help and the man page */
-    bp_inv_op_t op;
+    bp_op_kind_t op;
     bp_inv_axis_t axis;
     int64_t k, n, heads;    /* as bp_inv_problem_t */
     const char *values;     /* the axis values */

@@ -107,6 +107,10 @@ BP_FORM(RECIPROCAL, "reciprocal") /* div: a * (1/b), 1/b rounded in opmath */
 BP_FORM(SEQUENTIAL, "sequential") /* sum: left to right */
 BP_FORM(PAIRWISE, "pairwise")     /* sum: pairwise halving */
 BP_FORM(TANH, "tanh")             /* gelu: approximate='tanh' */
+BP_FORM(FIXED, "fixed")           /* the layer stack's and invariance's row
+                                     ops: as eager ops compose them, each
+                                     row reduced in bitprobe's fixed order
+                                     (probes/README.md) */
 #endif
 
 #ifdef BP_OP
@@ -184,9 +188,9 @@ BP_OP(EQ, "eq", AB_TS, 0, 0, 0, BOOL, ELEMWISE, BP_OPF_BOOL, "a == b")
 BP_OP(NE, "ne", AB_TS, 0, 0, 0, BOOL, ELEMWISE, BP_OPF_BOOL, "a != b")
 BP_OP(WHERE, "where", COND_AB, 0, 0, 0, PROMOTE, ELEMWISE, BP_OPF_INT | BP_OPF_BOOL,
       "torch.where(cond, a, b)")
-BP_OP(SOFTMAX, "softmax", A, BP_K(AXIS), BP_K(AXIS), 0, SAME, REDUCTION,
+BP_OP(SOFTMAX, "softmax", A, BP_K(AXIS), BP_K(AXIS), BP_FM(FIXED), SAME, REDUCTION,
       BP_OPF_FLOAT_FN | BP_OPF_COSTLY, "torch.softmax(a, axis)")
-BP_OP(LOG_SOFTMAX, "log_softmax", A, BP_K(AXIS), BP_K(AXIS), 0, SAME, REDUCTION,
+BP_OP(LOG_SOFTMAX, "log_softmax", A, BP_K(AXIS), BP_K(AXIS), BP_FM(FIXED), SAME, REDUCTION,
       BP_OPF_FLOAT_FN | BP_OPF_COSTLY, "torch.log_softmax(a, axis)")
 BP_OP(MEAN, "mean", A, BP_K(AXIS) | BP_K(KEEPDIM), 0,
       BP_FM(SEQUENTIAL) | BP_FM(PAIRWISE), SAME, REDUCTION, BP_OPF_FLOAT_FN,
@@ -197,7 +201,7 @@ BP_OP(AMAX, "amax", A, BP_K(AXIS) | BP_K(KEEPDIM), 0, 0, SAME, REDUCTION, BP_OPF
       "torch.amax(a, axis, keepdim)")
 BP_OP(AMIN, "amin", A, BP_K(AXIS) | BP_K(KEEPDIM), 0, 0, SAME, REDUCTION, BP_OPF_INT,
       "torch.amin(a, axis, keepdim)")
-BP_OP(RMS_NORM, "rms_norm", AB, BP_K(EPS), 0, 0, SAME, FUSED, BP_OPF_FLOAT_FN,
+BP_OP(RMS_NORM, "rms_norm", AB, BP_K(EPS), 0, BP_FM(FIXED), SAME, FUSED, BP_OPF_FLOAT_FN,
       "torch.nn.functional.rms_norm(a, [a.shape[-1]], b, eps)")
 BP_OP(LAYER_NORM, "layer_norm", INPUTS, BP_K(EPS), 0, 0, SAME, FUSED, BP_OPF_FLOAT_FN,
       "torch.nn.functional.layer_norm(x, [x.shape[-1]], weight, bias, eps), "
@@ -215,7 +219,7 @@ BP_OP(CUMSUM, "cumsum", A, BP_K(AXIS), BP_K(AXIS), 0, ACC, REDUCTION, BP_OPF_INT
       "torch.cumsum(a, axis)")
 BP_OP(SIGMOID, "sigmoid", A, 0, 0, 0, SAME, ELEMWISE, BP_OPF_FLOAT_FN | BP_OPF_COSTLY,
       "torch.sigmoid(a)")
-BP_OP(SILU, "silu", A, 0, 0, 0, SAME, ELEMWISE, BP_OPF_FLOAT_FN | BP_OPF_COSTLY,
+BP_OP(SILU, "silu", A, 0, 0, BP_FM(FIXED), SAME, ELEMWISE, BP_OPF_FLOAT_FN | BP_OPF_COSTLY,
       "torch.nn.functional.silu(a) (fused: a / (1 + exp(-a)))")
 BP_OP(GELU, "gelu", A, BP_K(APPROXIMATE), 0, BP_FM(TANH), SAME, ELEMWISE,
       BP_OPF_FLOAT_FN | BP_OPF_COSTLY,

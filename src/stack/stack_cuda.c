@@ -1,7 +1,7 @@
-/* The stack's ops on a CUDA GPU (arithmetic in stack_ops.h): kernels from
- * kernels/ (bpk.h) and cuBLAS for the matmuls, on the CUDA backend's device
- * and stream.  Only this file, be_cuda*.c and kernels/ include CUDA
- * headers.
+/* The stack's device on a CUDA GPU (stack_ops.h): its memory, parameter
+ * generation (kernels/ bpk_uniform_range) and cuBLAS for the matmuls, on
+ * the CUDA backend's device and stream; the other ops run through that
+ * backend's op table.
  *
  * Memory is cudaMalloc'd per tensor (the backend's size-bucketed pool would
  * round a 13 GB weight set up to powers of two).  Every launch is checked
@@ -41,12 +41,12 @@ typedef struct {
     bp_stack_gemm_t gemm;
 } scuda_t;
 
-static scuda_t *S(bp_sops_t *s)
+static scuda_t *S(bp_stack_dev_t *s)
 {
     return (scuda_t *)s->state;
 }
 
-static void *stream(bp_sops_t *s)
+static void *stream(bp_stack_dev_t *s)
 {
     return bp_cuda_stream(S(s)->be);
 }
@@ -55,7 +55,7 @@ static void *stream(bp_sops_t *s)
 #define CU(call) CUDA_TRY(call, BP_EINTERNAL)
 #define BL(call) BLAS_TRY(call, BP_EINTERNAL)
 
-static bp_status finish(bp_sops_t *s, const char *k, int rc, bp_error_t *err)
+static bp_status finish(bp_stack_dev_t *s, const char *k, int rc, bp_error_t *err)
 {
     return bp_cuda_finish(S(s)->be, k, rc, err);
 }
@@ -65,7 +65,7 @@ static cudaDataType_t ctype(bp_dtype_t dt)
     return dt == BP_BF16 ? CUDA_R_16BF : dt == BP_F16 ? CUDA_R_16F : CUDA_R_32F;
 }
 
-static cublasComputeType_t compute(bp_sops_t *s)
+static cublasComputeType_t compute(bp_stack_dev_t *s)
 {
     return S(s)->gemm == BP_STACK_GEMM_PEDANTIC ? CUBLAS_COMPUTE_32F_PEDANTIC
                                                 : CUBLAS_COMPUTE_32F;
@@ -87,7 +87,7 @@ static bp_status fits_int(int64_t a, int64_t b, int64_t c, bp_error_t *err)
 
 /* ---- memory and generation ---------------------------------------------- */
 
-static bp_status g_alloc(bp_sops_t *s, bp_buf_t *b, bp_dtype_t dt, int ndim,
+static bp_status g_alloc(bp_stack_dev_t *s, bp_buf_t *b, bp_dtype_t dt, int ndim,
                          const int64_t *shape, bp_error_t *err)
 {
     bp_status st = bp_buf_shape(b, dt, ndim, shape, err);
@@ -107,7 +107,7 @@ static bp_status g_alloc(bp_sops_t *s, bp_buf_t *b, bp_dtype_t dt, int ndim,
     return BP_OK;
 }
 
-static void g_release(bp_sops_t *s, bp_buf_t *b)
+static void g_release(bp_stack_dev_t *s, bp_buf_t *b)
 {
     if (b->dev) {
         cudaStreamSynchronize((cudaStream_t)stream(s));
@@ -117,7 +117,7 @@ static void g_release(bp_sops_t *s, bp_buf_t *b)
     memset(b, 0, sizeof *b);
 }
 
-static bp_status g_put(bp_sops_t *s, bp_buf_t *b, const void *host,
+static bp_status g_put(bp_stack_dev_t *s, bp_buf_t *b, const void *host,
                        bp_error_t *err)
 {
     cudaStream_t q = (cudaStream_t)stream(s);
@@ -127,7 +127,7 @@ static bp_status g_put(bp_sops_t *s, bp_buf_t *b, const void *host,
     return BP_OK;
 }
 
-static bp_status g_get(bp_sops_t *s, const bp_buf_t *b, void *host,
+static bp_status g_get(bp_stack_dev_t *s, const bp_buf_t *b, void *host,
                        bp_error_t *err)
 {
     cudaStream_t q = (cudaStream_t)stream(s);
@@ -137,7 +137,7 @@ static bp_status g_get(bp_sops_t *s, const bp_buf_t *b, void *host,
     return BP_OK;
 }
 
-static bp_status g_uniform(bp_sops_t *s, bp_buf_t *out, size_t off, size_t n,
+static bp_status g_uniform(bp_stack_dev_t *s, bp_buf_t *out, size_t off, size_t n,
                            uint64_t seed, uint64_t rs, uint64_t first,
                            float low, float high, bp_error_t *err)
 {
@@ -148,7 +148,7 @@ static bp_status g_uniform(bp_sops_t *s, bp_buf_t *out, size_t off, size_t n,
     return finish(s, "bpk_uniform_range", rc, err);
 }
 
-static bp_status g_copy(bp_sops_t *s, bp_buf_t *dst, size_t doff,
+static bp_status g_copy(bp_stack_dev_t *s, bp_buf_t *dst, size_t doff,
                         const bp_buf_t *src, size_t soff, size_t n,
                         bp_error_t *err)
 {
@@ -165,14 +165,14 @@ static bp_status g_copy(bp_sops_t *s, bp_buf_t *dst, size_t doff,
 
 /* ---- matmuls ------------------------------------------------------------- */
 
-static bp_status g_linear(bp_sops_t *s, bp_buf_t *out, const bp_buf_t *x,
+static bp_status g_linear(bp_stack_dev_t *s, bp_buf_t *out, const bp_buf_t *x,
                           const bp_buf_t *w, bp_error_t *err)
 {
     bp_dtype_t dt = x->dtype;
     int64_t T = x->shape[0], K = x->shape[1], N = w->shape[0];
     bp_status e;
-    if ((e = bp_sops_check_2d(w, N, K, dt, "linear weight", err)) ||
-        (e = bp_sops_check_2d(out, T, N, dt, "linear out", err)) ||
+    if ((e = bp_stack_check_2d(w, N, K, dt, "linear weight", err)) ||
+        (e = bp_stack_check_2d(out, T, N, dt, "linear out", err)) ||
         (e = fits_int(T, N, K, err)))
         return e;
     float one = 1.0f, zero = 0.0f;
@@ -183,16 +183,16 @@ static bp_status g_linear(bp_sops_t *s, bp_buf_t *out, const bp_buf_t *x,
     return finish(s, "cublasGemmEx (linear)", 0, err);
 }
 
-static bp_status g_attention(bp_sops_t *s, bp_buf_t *out, const bp_buf_t *q,
+static bp_status g_attention(bp_stack_dev_t *s, bp_buf_t *out, const bp_buf_t *q,
                              const bp_buf_t *k, const bp_buf_t *v,
                              int64_t heads, bp_buf_t *scores, bp_error_t *err)
 {
     bp_dtype_t dt = q->dtype;
     int64_t T = q->shape[0], H = q->shape[1], d = H / heads;
     bp_status e;
-    if ((e = bp_sops_check_2d(k, T, H, dt, "attention k", err)) ||
-        (e = bp_sops_check_2d(v, T, H, dt, "attention v", err)) ||
-        (e = bp_sops_check_2d(out, T, H, dt, "attention out", err)) ||
+    if ((e = bp_stack_check_2d(k, T, H, dt, "attention k", err)) ||
+        (e = bp_stack_check_2d(v, T, H, dt, "attention v", err)) ||
+        (e = bp_stack_check_2d(out, T, H, dt, "attention out", err)) ||
         (e = fits_int(T, T, H, err)))
         return e;
     if (scores->dtype != dt || scores->numel < (size_t)(heads * T * T))
@@ -207,13 +207,11 @@ static bp_status g_attention(bp_sops_t *s, bp_buf_t *out, const bp_buf_t *q,
         compute(s), CUBLAS_GEMM_DEFAULT));
     if ((e = finish(s, "cublasGemmStridedBatchedEx (q k^T)", 0, err)))
         return e;
-    /* PyTorch divides by the Python float sqrt(d) as x * r, r = 1.0 / b
-     * taken in double and rounded once to float (d = 96: 0x3dd105ec, not
-     * 1.0f / (float)b's 0x3dd105eb). */
-    float inv = (float)bp_div_scalar_reciprocal(sqrt((double)d), BP_F32);
-    int rc = bpk_causal_softmax(stream(s), scores->dev, (int)dt, heads, T, inv,
-                                BPK_SCALE_MUL);
-    if ((e = finish(s, "bpk_causal_softmax", rc, err)))
+    /* The probabilities through the CUDA backend's op table: PyTorch
+     * divides by the Python float sqrt(d) as x * r there, r = 1.0 / b taken
+     * in double and rounded once to float (d = 96: 0x3dd105ec, not 1.0f /
+     * (float)b's 0x3dd105eb). */
+    if ((e = bp_stack_attn_softmax(s, scores, heads, T, d, err)))
         return e;
     /* out_h [T, d] = p_h [T, T] v_h [T, d] */
     BL(BP_BLAS(cublasGemmStridedBatchedEx)(
@@ -224,114 +222,20 @@ static bp_status g_attention(bp_sops_t *s, bp_buf_t *out, const bp_buf_t *q,
     return finish(s, "cublasGemmStridedBatchedEx (p v)", 0, err);
 }
 
-/* ---- elementwise and row ops -------------------------------------------- */
-
-static bp_status g_embed(bp_sops_t *s, bp_buf_t *out, const bp_buf_t *table,
-                         const bp_buf_t *ids, bp_error_t *err)
-{
-    int64_t T = (int64_t)ids->numel, H = table->shape[1];
-    bp_status e = bp_sops_check_2d(out, T, H, table->dtype, "embedding out",
-                                   err);
-    if (e)
-        return e;
-    int rc = bpk_embedding(stream(s), out->dev, table->dev, ids->dev,
-                           (int)table->dtype, T, H);
-    return finish(s, "bpk_embedding", rc, err);
-}
-
-static bp_status g_rmsnorm(bp_sops_t *s, bp_buf_t *out, const bp_buf_t *x,
-                           const bp_buf_t *w, float eps, bp_error_t *err)
-{
-    bp_dtype_t dt = x->dtype;
-    int64_t T = x->shape[0], H = x->shape[1];
-    bp_status e;
-    if ((e = bp_sops_check_2d(w, 1, H, dt, "rmsnorm weight", err)) ||
-        (e = bp_sops_check_2d(out, T, H, dt, "rmsnorm out", err)))
-        return e;
-    int rc = bpk_rmsnorm(stream(s), out->dev, x->dev, w->dev, (int)dt, T, H,
-                         eps);
-    return finish(s, "bpk_rmsnorm", rc, err);
-}
-
-static bp_status g_rope(bp_sops_t *s, bp_buf_t *out, const bp_buf_t *x,
-                        const bp_buf_t *cos, const bp_buf_t *sin, int64_t row0,
-                        int64_t heads, bp_error_t *err)
-{
-    bp_dtype_t dt = x->dtype;
-    int64_t T = x->shape[0], H = x->shape[1], d = H / heads;
-    bp_status e = bp_sops_check_2d(out, T, H, dt, "rope out", err);
-    if (e)
-        return e;
-    if (cos->ndim != 2 || cos->shape[1] != d || cos->dtype != dt ||
-        sin->ndim != 2 || sin->shape[1] != d || sin->dtype != dt ||
-        row0 < 0 || row0 + T > cos->shape[0] || sin->shape[0] != cos->shape[0])
-        return bp_error_set(err, BP_EINTERNAL, "rope: caches do not cover "
-                            "rows %lld..%lld", (long long)row0,
-                            (long long)(row0 + T - 1));
-    int rc = bpk_rope(stream(s), out->dev, x->dev, cos->dev, sin->dev, (int)dt,
-                      T, heads, d, row0);
-    return finish(s, "bpk_rope", rc, err);
-}
-
-static bp_status same3(const bp_buf_t *out, const bp_buf_t *a,
-                       const bp_buf_t *b, const char *what, bp_error_t *err)
-{
-    if (a->numel != out->numel || b->numel != out->numel ||
-        a->dtype != out->dtype || b->dtype != out->dtype)
-        return bp_error_set(err, BP_EINTERNAL, "%s: operands differ", what);
-    return BP_OK;
-}
-
-static bp_status g_silu_mul(bp_sops_t *s, bp_buf_t *out, const bp_buf_t *g,
-                            const bp_buf_t *u, bp_error_t *err)
-{
-    bp_status e = same3(out, g, u, "silu_mul", err);
-    if (e)
-        return e;
-    int rc = bpk_silu_mul(stream(s), out->dev, g->dev, u->dev,
-                          (int)out->dtype, (int64_t)out->numel);
-    return finish(s, "bpk_silu_mul", rc, err);
-}
-
-/* The backend's add kernel: float sum rounded once to the dtype. */
-static bp_status g_add(bp_sops_t *s, bp_buf_t *out, const bp_buf_t *a,
-                       const bp_buf_t *b, bp_error_t *err)
-{
-    bp_status e = same3(out, a, b, "add", err);
-    if (e)
-        return e;
-    bpk_bcast_t bc;
-    memset(&bc, 0, sizeof bc);
-    bpk_arg_t x = {a->dev, (int)a->dtype, 0.0}, y = {b->dev, (int)b->dtype, 0.0};
-    int rc = bpk_binary(stream(s), BPK_ADD, out->dev, (int)out->dtype, x, y,
-                        &bc, (int64_t)out->numel);
-    return finish(s, "bpk_binary(add)", rc, err);
-}
-
-static bp_status g_log_softmax(bp_sops_t *s, bp_buf_t *out, const bp_buf_t *x,
-                               bp_error_t *err)
-{
-    int64_t T = x->shape[0], V = x->shape[1];
-    bp_status e = bp_sops_check_2d(out, T, V, BP_F32, "log_softmax out", err);
-    if (e)
-        return e;
-    int rc = bpk_log_softmax(stream(s), out->dev, x->dev, (int)x->dtype, T, V);
-    return finish(s, "bpk_log_softmax", rc, err);
-}
-
-static bp_status g_sync(bp_sops_t *s, bp_error_t *err)
+static bp_status g_sync(bp_stack_dev_t *s, bp_error_t *err)
 {
     CU(cudaStreamSynchronize((cudaStream_t)stream(s)));
     return BP_OK;
 }
 
-static void g_close(bp_sops_t *s)
+static void g_close(bp_stack_dev_t *s)
 {
     if (!s)
         return;
     scuda_t *c = S(s);
     if (c) {
         bp_cuda_use(c->be, NULL);
+        bp_stack_rows_release(s);
         cudaStreamSynchronize((cudaStream_t)bp_cuda_stream(c->be));
         if (c->blas)
             BP_BLAS(cublasDestroy)(c->blas);
@@ -342,7 +246,7 @@ static void g_close(bp_sops_t *s)
     free(s);
 }
 
-static bp_status setup(bp_sops_t *s, bp_error_t *err)
+static bp_status setup(bp_stack_dev_t *s, bp_error_t *err)
 {
     scuda_t *c = S(s);
     bp_status st = bp_cuda_use(c->be, err);
@@ -366,14 +270,14 @@ static bp_status setup(bp_sops_t *s, bp_error_t *err)
     return BP_OK;
 }
 
-bp_status bp_sops_cuda_open(bp_backend_t *cuda, bp_stack_gemm_t gemm,
-                            bp_sops_t **out, bp_error_t *err)
+bp_status bp_stack_dev_cuda_open(bp_backend_t *cuda, bp_stack_gemm_t gemm,
+                            bp_stack_dev_t **out, bp_error_t *err)
 {
     *out = NULL;
     if (!cuda || strcmp(cuda->name, "cuda") != 0)
         return bp_error_set(err, BP_EINTERNAL, "stack CUDA ops need the CUDA "
                             "backend");
-    bp_sops_t *s = calloc(1, sizeof *s);
+    bp_stack_dev_t *s = calloc(1, sizeof *s);
     scuda_t *c = calloc(1, sizeof *c);
     if (!s || !c) {
         free(s);
@@ -383,6 +287,7 @@ bp_status bp_sops_cuda_open(bp_backend_t *cuda, bp_stack_gemm_t gemm,
     c->be = cuda;
     c->gemm = gemm;
     s->state = c;
+    s->be = cuda;
     s->name = "cuda";
     s->scratch_scores = true;
     json_t *fp = cuda->fingerprint;
@@ -401,14 +306,8 @@ bp_status bp_sops_cuda_open(bp_backend_t *cuda, bp_stack_gemm_t gemm,
     s->get = g_get;
     s->uniform = g_uniform;
     s->copy = g_copy;
-    s->embed = g_embed;
-    s->rmsnorm = g_rmsnorm;
     s->linear = g_linear;
-    s->rope = g_rope;
     s->attention = g_attention;
-    s->silu_mul = g_silu_mul;
-    s->add = g_add;
-    s->log_softmax = g_log_softmax;
     s->sync = g_sync;
     s->close = g_close;
     bp_status st = setup(s, err);

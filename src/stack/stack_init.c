@@ -203,7 +203,7 @@ void bp_stack_shard_range(size_t n, int W, int r, size_t *lo, size_t *hi)
     *hi = (size_t)((unsigned __int128)n * (unsigned)(r + 1) / (unsigned)W);
 }
 
-bp_status bp_stack_params_generate(bp_sops_t *ops, const bp_stack_cfg_t *c,
+bp_status bp_stack_params_generate(bp_stack_dev_t *ops, const bp_stack_cfg_t *c,
                                    uint64_t seed, bp_dtype_t dt, bp_buf_t *w,
                                    bp_error_t *err)
 {
@@ -221,7 +221,7 @@ bp_status bp_stack_params_generate(bp_sops_t *ops, const bp_stack_cfg_t *c,
     return BP_OK;
 }
 
-void bp_stack_params_release(bp_sops_t *ops, const bp_stack_cfg_t *c,
+void bp_stack_params_release(bp_stack_dev_t *ops, const bp_stack_cfg_t *c,
                              bp_buf_t *w)
 {
     size_t np = bp_stack_nparams(c);
@@ -242,7 +242,7 @@ static bp_buf_t view(const bp_buf_t *scratch, int ndim, const int64_t *shape,
     return v;
 }
 
-bp_status bp_stack_param_emulate(bp_sops_t *ops, const bp_stack_param_t *p,
+bp_status bp_stack_param_emulate(bp_stack_dev_t *ops, const bp_stack_param_t *p,
                                  uint64_t seed, int W, const bp_buf_t *shard,
                                  bp_buf_t *g, bp_error_t *err)
 {
@@ -260,7 +260,7 @@ bp_status bp_stack_param_emulate(bp_sops_t *ops, const bp_stack_param_t *p,
     return st;
 }
 
-bp_status bp_stack_params_check(bp_sops_t *ops, const bp_stack_cfg_t *c,
+bp_status bp_stack_params_check(bp_stack_dev_t *ops, const bp_stack_cfg_t *c,
                                 uint64_t seed, bp_dtype_t dt, int W,
                                 const bp_buf_t *w, bp_stack_pcheck_t *out,
                                 bp_error_t *err)

@@ -49,22 +49,22 @@ void bp_stack_rope_free(bp_stack_rope_t *r);
 
 /* Every parameter (bp_stack_nparams of them) generated whole on ops's
  * device into w (zeroed by the caller). */
-bp_status bp_stack_params_generate(bp_sops_t *ops, const bp_stack_cfg_t *c,
+bp_status bp_stack_params_generate(bp_stack_dev_t *ops, const bp_stack_cfg_t *c,
                                    uint64_t seed, bp_dtype_t dt, bp_buf_t *w,
                                    bp_error_t *err);
-void bp_stack_params_release(bp_sops_t *ops, const bp_stack_cfg_t *c,
+void bp_stack_params_release(bp_stack_dev_t *ops, const bp_stack_cfg_t *c,
                              bp_buf_t *w);
 /* Generates every parameter again as `shards` shards, each from its own
  * counter range, gathers them and compares the result with w bit for bit;
  * out (bp_stack_nparams entries) receives each comparison. */
-bp_status bp_stack_params_check(bp_sops_t *ops, const bp_stack_cfg_t *c,
+bp_status bp_stack_params_check(bp_stack_dev_t *ops, const bp_stack_cfg_t *c,
                                 uint64_t seed, bp_dtype_t dt, int shards,
                                 const bp_buf_t *w, bp_stack_pcheck_t *out,
                                 bp_error_t *err);
 /* Parameter p as the one-device emulation gathers it: each of the W
  * shards generated from its own counters into shard (at least the
  * longest shard) and copied into place in g (p's numel elements). */
-bp_status bp_stack_param_emulate(bp_sops_t *ops, const bp_stack_param_t *p,
+bp_status bp_stack_param_emulate(bp_stack_dev_t *ops, const bp_stack_param_t *p,
                                  uint64_t seed, int W, const bp_buf_t *shard,
                                  bp_buf_t *g, bp_error_t *err);
 /* Shard r of n elements over W ranks: [r*n/W, (r+1)*n/W). */
@@ -75,7 +75,7 @@ void bp_stack_shard_range(size_t n, int W, int r, size_t *lo, size_t *hi);
 typedef struct {
     const bp_stack_cfg_t *cfg;
     bp_dtype_t dt;
-    bp_sops_t *ops;
+    bp_stack_dev_t *ops;
     bp_buf_t *w;
     bp_buf_t ids;
     int64_t p0, T;
@@ -83,7 +83,7 @@ typedef struct {
 } bp_stack_model_t;
 
 bp_status bp_stack_model_open(bp_stack_model_t *m, const bp_stack_cfg_t *c,
-                              bp_dtype_t dt, bp_sops_t *ops, bp_buf_t *w,
+                              bp_dtype_t dt, bp_stack_dev_t *ops, bp_buf_t *w,
                               uint64_t seed, int64_t p0, int64_t p1,
                               bp_error_t *err);
 void bp_stack_model_close(bp_stack_model_t *m);

@@ -21,7 +21,7 @@
 typedef struct {
     const bp_ranks_env_t *e;
     bp_backend_t *be;
-    bp_sops_t *ops;
+    bp_stack_dev_t *ops;
     bp_nccl_comm_t comm;
     bp_buf_t count; /* one u64 for bpk_count_diff */
 } ctx_t;
@@ -457,7 +457,7 @@ bp_status bp_stack_ranks(const bp_ranks_env_t *e, const bp_nccl_id_t *id,
     bo.gpu = e->local_rank;
     if ((st = bp_be_cuda_open(&bo, &c.be, err)))
         return bp_error_prefix(err, "rank %d, GPU %d: ", e->rank, e->local_rank);
-    if ((st = bp_sops_cuda_open(c.be, o->gemm, &c.ops, err))) {
+    if ((st = bp_stack_dev_cuda_open(c.be, o->gemm, &c.ops, err))) {
         bp_backend_close(c.be);
         return st;
     }

@@ -20,7 +20,7 @@
 
 typedef struct {
     bp_backend_t *cpu, *dev;
-    bp_sops_t *ops;
+    bp_stack_dev_t *ops;
 } devs_t;
 
 static void progress(const bp_stack_opts_t *o, const char *fmt, ...)
@@ -117,13 +117,13 @@ static bp_status open_devices(const bp_stack_opts_t *o, devs_t *d,
     bool ops = !o->buffers_only;
     if (strcmp(o->device, "cpu") == 0) {
         d->dev = d->cpu;
-        return ops ? bp_sops_cpu_open(&d->ops, err) : BP_OK;
+        return ops ? bp_stack_dev_cpu_open(d->cpu, &d->ops, err) : BP_OK;
     }
     if ((st = bp_backend_open("cuda", &bo, &d->dev, err)))
         return bp_error_prefix(err, "--device cuda: ");
 #ifdef BP_HAVE_CUDA
     if (ops)
-        st = bp_sops_cuda_open(d->dev, o->gemm, &d->ops, err);
+        st = bp_stack_dev_cuda_open(d->dev, o->gemm, &d->ops, err);
 #endif
     return st;
 }
@@ -197,7 +197,7 @@ static bp_status buffers(const bp_stack_opts_t *o, const devs_t *d,
     return BP_OK;
 }
 
-static bp_status upload(bp_sops_t *ops, const bp_buf_t *host, bp_buf_t *dev,
+static bp_status upload(bp_stack_dev_t *ops, const bp_buf_t *host, bp_buf_t *dev,
                         bp_error_t *err)
 {
     bp_status st =
@@ -342,7 +342,7 @@ static void apply_policy(const bp_stack_opts_t *o, bp_stack_result_t *r)
     }
 }
 
-static bp_status params(const bp_stack_opts_t *o, bp_sops_t *ops, bp_buf_t *w,
+static bp_status params(const bp_stack_opts_t *o, bp_stack_dev_t *ops, bp_buf_t *w,
                         bp_stack_result_t *r, bp_error_t *err)
 {
     size_t np = bp_stack_nparams(&o->cfg);
@@ -378,7 +378,7 @@ static bp_status run(const bp_stack_opts_t *o, devs_t *d,
     bp_status st = buffers(o, d, rope, r, err);
     if (st || o->buffers_only)
         return st;
-    bp_sops_t *ops = d->ops;
+    bp_stack_dev_t *ops = d->ops;
     snprintf(r->device_desc, sizeof r->device_desc, "%s", ops->desc);
     if (strcmp(ops->name, "cpu") == 0 && o->gemm != BP_STACK_GEMM_PEDANTIC)
         note(r, "--gemm applies to cuda only");

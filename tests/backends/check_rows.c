@@ -89,6 +89,38 @@ static const row_case_t cases[] = {
      "  - {out: x, op: tensor, values: [5, 5], dtype: fp32}\n"
      "  - {out: y, op: log_softmax, a: x, axis: 0}\n",
      "fp32", 1, {2}, 2, {-LN2, -LN2}},
+    /* The fixed formulation: exp(0) = 1 four times (and along axis 0 twice)
+     * sums exactly in any order */
+    {"softmax_fixed", ALL,
+     "  - {out: x, op: tensor, values: [3, 3, 3, 3], dtype: fp32}\n"
+     "  - {out: y, op: softmax, a: x, axis: -1, formulation: fixed}\n",
+     "fp32", 1, {4}, 4, {0.25, 0.25, 0.25, 0.25}},
+    {"softmax_fixed_axis0", ALL,
+     "  - {out: x, op: tensor, values: [0, 1, 0, 1], shape: [2, 2], dtype: fp32}\n"
+     "  - {out: y, op: softmax, a: x, axis: 0, formulation: fixed}\n",
+     "fp32", 2, {2, 2}, 4, {0.5, 0.5, 0.5, 0.5}},
+    /* bf16 log_softmax of 257 zeros: s = 257 in float, log(257) =
+     * 5.5490761 rounds to bf16 once, -5.5625 (177.57 steps of 2^-5: 178),
+     * as the oracle's exact value does.  ATen's CPU kernel (the default)
+     * rounds the sum to bf16 first (256) and log(256) = 5.5451775 to bf16
+     * (5.53125) */
+    {"log_softmax_fixed", ALL,
+     "  - {out: x, op: full, shape: [257], value: 0, dtype: bf16}\n"
+     "  - {out: z, op: log_softmax, a: x, axis: 0, formulation: fixed}\n"
+     "  - {out: y, op: slice, a: z, axis: 0, start: 255, end: 257}\n",
+     "bf16", 1, {2}, 2, {-5.5625, -5.5625}},
+    {"log_softmax_default_bf16", CPU,
+     "  - {out: x, op: full, shape: [257], value: 0, dtype: bf16}\n"
+     "  - {out: z, op: log_softmax, a: x, axis: 0}\n"
+     "  - {out: y, op: slice, a: z, axis: 0, start: 255, end: 257}\n",
+     "bf16", 1, {2}, 2, {-5.53125, -5.53125}},
+    /* silu's fixed formulation: x / (1 + exp(-x)): 0 / 2, 20 / (1 + 2e-9)
+     * rounds to 20, 100 / (1 + 4e-44) to 100, -100 / (1 + inf) is -0 (the
+     * oracle's exact value is a subnormal instead) */
+    {"silu_fixed", CPU | CUDA,
+     "  - {out: x, op: tensor, values: [0, 20, 100, -100], dtype: fp32}\n"
+     "  - {out: y, op: silu, a: x, formulation: fixed}\n",
+     "fp32", 1, {4}, 4, {0, 20, 100, -0.0}},
     /* ATen's cascade (9 values >= 8 lanes): acc = 0 + x8, then the lanes
      * in order: -1e8 + 1e8 + 1 * 7 = 7, mean 7/9; the exact sum is 7 too.
      * Reduce.cuh (CUDA): 8 lanes, lane 0 holds x0 and x8 in two
@@ -175,6 +207,43 @@ static const row_case_t cases[] = {
      "  - {out: w, op: tensor, values: [1, 0.5, 2, 3], dtype: fp32}\n"
      "  - {out: y, op: rms_norm, a: x, b: w, eps: 0}\n",
      "fp32", 1, {4}, 4, {1, 0.5, 2, 3}},
+    /* The fixed formulation (the layer stack's): ss = 1 + 1 + 9 + 25 = 36
+     * in any order, r = 1 / sqrt(36 / 4) = fl(1/3) = 0x1.555556p-2 (CUDA's
+     * rsqrtf(9) within an ulp of it gives the same below), x * r in float
+     * rounded to bf16: 0.333984375, 1, 1.6640625; times w = 1.25 rounded
+     * to bf16: 0.41796875 (213.75 steps of 2^-9: 214), 1.25, 2.078125
+     * (133.125 steps of 2^-6: 133).  The default rounds once: fl(x * r) *
+     * 1.25 = 0.41666669 (213.33 steps: 213 = 0.416015625) and 2.0833334
+     * (2.078125); the oracle's exact 1.25 x / 3 rounds the same. */
+    {"rms_norm_fixed", CPU | CUDA,
+     "  - {out: x, op: tensor, values: [1, 1, 3, 5], dtype: bf16}\n"
+     "  - {out: w, op: full, shape: [4], value: 1.25, dtype: bf16}\n"
+     "  - {out: y, op: rms_norm, a: x, b: w, eps: 0, formulation: fixed}\n",
+     "bf16", 1, {4}, 4, {0.41796875, 0.41796875, 1.25, 2.078125}},
+    {"rms_norm_fixed", ORACLE,
+     "  - {out: x, op: tensor, values: [1, 1, 3, 5], dtype: bf16}\n"
+     "  - {out: w, op: full, shape: [4], value: 1.25, dtype: bf16}\n"
+     "  - {out: y, op: rms_norm, a: x, b: w, eps: 0, formulation: fixed}\n",
+     "bf16", 1, {4}, 4, {0.416015625, 0.416015625, 1.25, 2.078125}},
+    {"rms_norm_default_bf16", ALL,
+     "  - {out: x, op: tensor, values: [1, 1, 3, 5], dtype: bf16}\n"
+     "  - {out: w, op: full, shape: [4], value: 1.25, dtype: bf16}\n"
+     "  - {out: y, op: rms_norm, a: x, b: w, eps: 0}\n",
+     "bf16", 1, {4}, 4, {0.416015625, 0.416015625, 1.25, 2.078125}},
+    /* The order, left to right on the CPU: x = [1, 2^-12 (8 times), 1, 0 (6
+     * times)], squares 1, 2^-24 ..., 1: each 2^-24 meets 1 and is lost
+     * (1 + 2^-24 is a tie, to even), ss = 2, not the exact 2 + 2^-21;
+     * ss / 16 = 0.125, r = 1 / fl(sqrt(0.125)) = 0x1.6a09e6p+1 (CUDA's tree
+     * keeps 2^-22 of it: ss = 2 + 2^-22, so no CUDA value here); y = x * r
+     * with w = 1: r and 2^-12 r, exact. */
+    {"rms_norm_fixed_order", CPU,
+     "  - {out: x, op: tensor, values: [1, 0.000244140625, 0.000244140625, 0.000244140625,"
+     " 0.000244140625, 0.000244140625, 0.000244140625, 0.000244140625, 0.000244140625, 1,"
+     " 0, 0, 0, 0, 0, 0], dtype: fp32}\n"
+     "  - {out: w, op: full, shape: [16], value: 1, dtype: fp32}\n"
+     "  - {out: z, op: rms_norm, a: x, b: w, eps: 0, formulation: fixed}\n"
+     "  - {out: y, op: slice, a: z, axis: 0, start: 0, end: 2}\n",
+     "fp32", 1, {2}, 2, {0x1.6a09e6p+1, 0x1.6a09e6p-11}},
     /* mean 2, variance 1, rstd 1: [-1, 1] * 2 + [1, -1] */
     {"layer_norm", ALL,
      "  - {out: x, op: tensor, values: [1, 3], shape: [1, 2], dtype: fp32}\n"

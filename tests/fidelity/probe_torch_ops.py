@@ -145,6 +145,14 @@ def run_op(op, params, bufs, dt_out, device, uniform):
         if k == "mul":
             return a * b, True
         return a ** b, True
+    if k == "silu" and op.get("formulation", "default") == "fixed":
+        # CUDA's silu itself; on the CPU bitprobe takes SLEEF's scalar exp
+        # for every element, which PyTorch's kernel does not: not required
+        a = operand(op["a"], params, bufs)
+        if device != "cpu":
+            return torch.nn.functional.silu(a), True
+        om = OPMATH.get(a.dtype, a.dtype)
+        return (a.to(om) / (1 + torch.exp(-a.to(om)))).to(a.dtype), False
     if k in UNARY:
         return UNARY[k](operand(op["a"], params, bufs)), True
     if k in COMPARE:  # Python's operators take a number on either side
@@ -278,8 +286,69 @@ def _cumsum_required(a, ax, device):
     return a.numel() != a.shape[ax]
 
 
+def fixed_sum(x, device):
+    """x summed over its last axis (keepdim) in the order of the `fixed`
+    formulation, in x's dtype: left to right from +0 on the CPU; on CUDA
+    as one block of 256 threads (thread k folds elements k, k + 256, ... in
+    order, then the 256 partials meet in a binary tree, k with k + 128,
+    then k + 64, ...: kernels/bpk_rows.cuh)."""
+    n = x.shape[-1]
+    if device == "cpu":
+        acc = torch.zeros(x.shape[:-1], dtype=x.dtype, device=x.device)
+        for i in range(n):
+            acc = acc + x[..., i]
+        return acc.unsqueeze(-1)
+    pad = (-n) % 256
+    xp = torch.cat([x, torch.zeros(x.shape[:-1] + (pad,), dtype=x.dtype, device=x.device)], -1)
+    acc = torch.zeros(x.shape[:-1] + (256,), dtype=x.dtype, device=x.device)
+    for i in range(0, n + pad, 256):  # each thread's elements in order (a padding 0 adds +0)
+        acc = acc + xp[..., i:i + 256]
+    k = 128
+    while k:
+        acc = torch.cat([acc[..., :k] + acc[..., k:2 * k], acc[..., k:]], -1)
+        k //= 2
+    return acc[..., :1]
+
+
+def _rms_norm_fixed(x, w, eps, device):
+    """rms_norm's `fixed` formulation (transformers' LlamaRMSNorm in
+    bitprobe's order): ss in opmath, r = 1/sqrt(ss/H + eps) on the CPU
+    (two roundings), CUDA's rsqrt there; y = x*r rounded to the dtype, then
+    w*y rounded to it."""
+    om = OPMATH.get(x.dtype, x.dtype)
+    xu = x.to(om)
+    e = torch.finfo(om).eps if eps is None else eps
+    h = torch.tensor(float(x.shape[-1]), dtype=om, device=x.device)  # a true division
+    v = fixed_sum(xu * xu, device) / h + e
+    r = 1 / torch.sqrt(v) if device == "cpu" else torch.rsqrt(v)
+    return w.to(x.dtype) * (xu * r).to(x.dtype), True
+
+
+def _softmax_fixed(a, axis, log, device):
+    """softmax's and log_softmax's `fixed` formulation along axis: on the
+    CPU bitprobe takes SLEEF's scalar exp and log, which PyTorch's CPU
+    kernels do not (vector lanes, or MKL): not required there."""
+    om = OPMATH.get(a.dtype, a.dtype) if a.is_floating_point() else torch.float32
+    x = a.to(om).movedim(axis, -1)
+    m = x.amax(-1, keepdim=True)
+    e = torch.exp(x - m)
+    s = fixed_sum(e, device)
+    r = (x - m) - torch.log(s) if log else e / s
+    dt = a.dtype if a.is_floating_point() else torch.float32
+    return r.to(dt).movedim(-1, axis), device != "cpu"
+
+
+def _softmax(op, P, A, ins, device):
+    log = op["op"] == "log_softmax"
+    if op.get("formulation", "default") == "fixed":
+        return _softmax_fixed(A("a"), P("axis"), log, device)
+    return (torch.log_softmax if log else torch.softmax)(A("a"), P("axis")), True
+
+
 def _rms_norm(op, P, A, ins, device):
     x, w, eps = A("a"), A("b"), P("eps")
+    if op.get("formulation", "default") == "fixed":
+        return _rms_norm_fixed(x, w, eps, device)
     f = getattr(torch.nn.functional, "rms_norm", None)
     if f is not None:  # CUDA: layer_norm_kernel.cu's rms path, as bitprobe's
         return f(x, [x.shape[-1]], w, eps), True
@@ -318,8 +387,8 @@ def _sdpa(op, P, A, ins, device):
 ROWS = {
     # CUDA: every path of SoftMax.cu's host_softmax (persistent, Reg, Smem,
     # ILP, spatial) is bitprobe's; CPU: ATen's formulations
-    "softmax": lambda op, P, A, ins, d: (torch.softmax(A("a"), P("axis")), True),
-    "log_softmax": lambda op, P, A, ins, d: (torch.log_softmax(A("a"), P("axis")), True),
+    "softmax": _softmax,
+    "log_softmax": _softmax,
     "mean": _mean,
     "var": lambda op, P, A, ins, d: (
         torch.var(A("a"), P("axis"), correction=P("correction", 1),

@@ -278,7 +278,7 @@ static bp_inv_engine_t *fake_open(bool flaky)
 
 static bp_inv_problem_t fake_problem(void)
 {
-    return (bp_inv_problem_t){.op = BP_INV_MATMUL, .dtype = BP_F32, .k = 512, .n = 48,
+    return (bp_inv_problem_t){.op = BP_OP_MATMUL, .dtype = BP_F32, .k = 512, .n = 48,
                               .rows = 1, .mmax = 96, .seed = 7};
 }
 
@@ -437,7 +437,7 @@ START_TEST(t_cpu_invariant)
     ck_assert_msg(bp_inv_engine_open("cpu", 0, &e, &err) == BP_OK, "%s", err.msg);
     for (size_t d = 0; d < 3; d++)
         for (int64_t rows = 1; rows <= 3; rows += 2) {
-            bp_inv_problem_t p = {.op = BP_INV_MATMUL, .dtype = dts[d], .k = 40, .n = 24,
+            bp_inv_problem_t p = {.op = BP_OP_MATMUL, .dtype = dts[d], .k = 40, .n = 24,
                                   .rows = rows, .mmax = 37, .seed = 11};
             bp_inv_map_t m;
             sweep(e, &p, "1:37", true, 2, &m);
@@ -448,7 +448,7 @@ START_TEST(t_cpu_invariant)
             bp_inv_map_free(&m);
         }
     /* TF32 is refused as unavailable, not an error */
-    bp_inv_problem_t p = {.op = BP_INV_MATMUL, .dtype = BP_F32, .tf32 = true, .k = 8,
+    bp_inv_problem_t p = {.op = BP_OP_MATMUL, .dtype = BP_F32, .tf32 = true, .k = 8,
                           .n = 8, .rows = 1, .mmax = 4};
     ck_assert(e->setup(e, &p, &err) == BP_EUNAVAIL);
     bp_inv_engine_close(e);
@@ -624,6 +624,43 @@ START_TEST(t_split_one_is_matmul)
 }
 END_TEST
 
+/* A row op's split formulation at S = 1 (inv_formula.c) is the row the
+ * batch axis computes through the CPU backend's op table (its fixed
+ * formulation; mean: sum, mul, cast), bit for bit, in every dtype: one
+ * definition of the arithmetic checked against the other, on 3 rows of
+ * 1000 (not a power of two: mean's 1/h is inexact).  (sum's batch axis is
+ * ATen's order, its split formulation left to right.) */
+START_TEST(t_split_one_is_the_table)
+{
+    static const bp_op_kind_t ops[] = {BP_OP_MEAN, BP_OP_RMS_NORM, BP_OP_SOFTMAX,
+                                      BP_OP_LOG_SOFTMAX};
+    static const bp_dtype_t dts[] = {BP_F32, BP_BF16, BP_F16};
+    bp_error_t err;
+    bp_inv_engine_t *e;
+    ck_assert_msg(bp_inv_engine_cpu(&e, &err) == BP_OK, "%s", err.msg);
+    for (size_t t = 0; t < sizeof ops / sizeof ops[0]; t++)
+        for (size_t d = 0; d < 3; d++) {
+            bp_inv_problem_t p = {.op = ops[t], .dtype = dts[d], .n = 1000, .rows = 3,
+                                  .seed = 4, .axis = BP_INV_BATCH, .mmax = 5};
+            size_t n = bp_inv_result_elems(&p), es = bp_dtype_info(bp_inv_result_dtype(&p))->size;
+            char *whole = malloc(n * es), *one = malloc(n * es);
+            bp_inv_algo_t algo = {0};
+            ck_assert_msg(e->setup(e, &p, &err) == BP_OK, "%s", err.msg);
+            ck_assert_msg(e->run(e, 5, 1, whole, &algo, &err) == BP_OK, "%s", err.msg);
+            p.axis = BP_INV_SPLIT;
+            p.batch = 5;
+            p.combine = BP_INV_SEQ;
+            ck_assert_msg(e->setup(e, &p, &err) == BP_OK, "%s", err.msg);
+            ck_assert_msg(e->run(e, 1, 1, one, &algo, &err) == BP_OK, "%s", err.msg);
+            ck_assert_msg(memcmp(whole, one, n * es) == 0, "%s %s: S = 1 is not the table's",
+                          bp_inv_op_name(ops[t]), bp_dtype_name(dts[d]));
+            free(whole);
+            free(one);
+        }
+    bp_inv_engine_close(e);
+}
+END_TEST
+
 /* Flash-decoding at S = 1 is the unsplit softmax-weighted sum, written out
  * here; S > 1 changes bits on these inputs (seed 5) and stays close. */
 START_TEST(t_attention_split)
@@ -679,8 +716,8 @@ static bool near_boundary(long double x)
 START_TEST(t_oracle_rows)
 {
     enum { H = 777 };
-    static const bp_inv_op_t ops[] = {BP_INV_SOFTMAX, BP_INV_LOG_SOFTMAX, BP_INV_RMS_NORM,
-                                      BP_INV_MEAN};
+    static const bp_op_kind_t ops[] = {BP_OP_SOFTMAX, BP_OP_LOG_SOFTMAX, BP_OP_RMS_NORM,
+                                      BP_OP_MEAN};
     float x[H], w[H], got[H];
     bp_inv_fill(BP_F32, x, 0, 1, H, 9, BP_INV_STREAM_PROBE);
     bp_inv_fill(BP_F32, w, 0, 1, H, 9, BP_INV_STREAM_W);
@@ -692,16 +729,16 @@ START_TEST(t_oracle_rows)
         for (int i = 0; i < H; i++)
             mx = fmaxl(mx, x[i]);
         for (int i = 0; i < H; i++)
-            s += ops[t] == BP_INV_RMS_NORM ? (long double)x[i] * x[i]
-                 : ops[t] == BP_INV_MEAN   ? (long double)x[i]
+            s += ops[t] == BP_OP_RMS_NORM ? (long double)x[i] * x[i]
+                 : ops[t] == BP_OP_MEAN   ? (long double)x[i]
                                            : expl((long double)x[i] - mx);
         size_t checked = 0;
-        for (int i = 0; i < (ops[t] == BP_INV_MEAN ? 1 : H); i++) {
+        for (int i = 0; i < (ops[t] == BP_OP_MEAN ? 1 : H); i++) {
             long double r;
             switch (ops[t]) {
-            case BP_INV_SOFTMAX: r = expl((long double)x[i] - mx) / s; break;
-            case BP_INV_LOG_SOFTMAX: r = ((long double)x[i] - mx) - logl(s); break;
-            case BP_INV_RMS_NORM:
+            case BP_OP_SOFTMAX: r = expl((long double)x[i] - mx) / s; break;
+            case BP_OP_LOG_SOFTMAX: r = ((long double)x[i] - mx) - logl(s); break;
+            case BP_OP_RMS_NORM:
                 r = (long double)w[i] * x[i] /
                     sqrtl(s / H + (long double)BP_INV_RMS_EPS);
                 break;
@@ -732,7 +769,7 @@ START_TEST(t_presets)
         ck_assert_msg(bp_inv_values_parse(p->values, 1 << 20, &v, &nv, &e) == BP_OK,
                       "%s: %s", p->name, e.msg);
         free(v);
-        ck_assert(p->n > 0 && (p->op != BP_INV_MATMUL || p->k > 0));
+        ck_assert(p->n > 0 && (p->op != BP_OP_MATMUL || p->k > 0));
     }
     ck_assert_int_eq(all, n);
     ck_assert_int_eq(bp_inv_presets_expand("gemm-4096,gemm-4096,decode-32k", ps, 64, bad,
@@ -760,6 +797,7 @@ int main(void)
     tcase_add_test(tc, t_combine_orders);
     tcase_add_test(tc, t_split_one_is_matmul);
     tcase_add_test(tc, t_attention_split);
+    tcase_add_test(tc, t_split_one_is_the_table);
     tcase_add_test(tc, t_oracle_rows);
     tcase_add_test(tc, t_presets);
     suite_add_tcase(s, tc);

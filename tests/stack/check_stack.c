@@ -293,10 +293,10 @@ static void stack_fp32_forward(const bp_stack_cfg_t *c, int64_t p0,
 {
     bp_error_t err = {0};
     bp_backend_t *cpu;
-    bp_sops_t *ops;
+    bp_stack_dev_t *ops;
     ck_assert_msg(bp_backend_open("cpu", NULL, &cpu, &err) == BP_OK, "%s",
                   err.msg);
-    ck_assert_msg(bp_sops_cpu_open(&ops, &err) == BP_OK, "%s", err.msg);
+    ck_assert_msg(bp_stack_dev_cpu_open(cpu, &ops, &err) == BP_OK, "%s", err.msg);
     bp_stack_rope_t rope;
     ck_assert_msg(bp_stack_rope_build(c, cpu, false, BP_F32, BP_F32, &rope,
                                       &err) == BP_OK, "%s", err.msg);
@@ -438,8 +438,10 @@ START_TEST(t_sharded_gather_bitwise)
     ck_assert(bp_stack_preset("tiny", &c, NULL) == BP_OK);
     c.layers = 2;
     bp_error_t err = {0};
-    bp_sops_t *ops;
-    ck_assert(bp_sops_cpu_open(&ops, &err) == BP_OK);
+    bp_backend_t *cpu;
+    bp_stack_dev_t *ops;
+    ck_assert(bp_backend_open("cpu", NULL, &cpu, &err) == BP_OK);
+    ck_assert(bp_stack_dev_cpu_open(cpu, &ops, &err) == BP_OK);
     size_t np = bp_stack_nparams(&c);
     bp_buf_t *w = calloc(np, sizeof *w);
     bp_stack_pcheck_t *pc = calloc(np, sizeof *pc);
@@ -471,6 +473,7 @@ START_TEST(t_sharded_gather_bitwise)
     free(w);
     free(pc);
     ops->close(ops);
+    bp_backend_close(cpu);
 }
 END_TEST
 

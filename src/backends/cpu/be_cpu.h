@@ -123,6 +123,11 @@ double bp_cpu_lane(const bp_cpu_t *c, bp_op_kind_t k, bool wide, double x);
  * eltwise_gelu_erf of one float there. */
 bool bp_cpu_onednn_gelu(bp_onednn_isa_t isa, bp_dtype_t dt, size_t numel);
 float bp_cpu_onednn_gelu_erf(bp_onednn_isa_t isa, float x);
+/* One value through op k's scalar entry point (SLEEF's scalar build, or
+ * libm in libm mode): the `fixed` formulation's exp and log, one function
+ * for every element whatever the ISA. */
+float bp_cpu_scalarf(const bp_cpu_t *c, bp_op_kind_t k, float x);
+double bp_cpu_scalar(const bp_cpu_t *c, bp_op_kind_t k, double x);
 /* Vectorized<float>::erf(): ATen's own polynomial (be_cpu_math.c). */
 float bp_cpu_erf_poly(float x);
 /* Whether op k is one of those functions (be_cpu_math.c's table). */

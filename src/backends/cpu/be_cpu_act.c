@@ -8,7 +8,9 @@
  *   sigmoid  vector ((0 - x).exp() + 1).reciprocal(), SLEEF's exp;
  *            tail 1 / (1 + std::exp(-x)), glibc (UnaryOpsKernel.cpp)
  *   silu     vector x / (1 + x.neg().exp()); tail x / (1 + std::exp(-x))
- *            (Activation.cpp silu_kernel)
+ *            (Activation.cpp silu_kernel).  Formulation fixed (the layer
+ *            stack's): x / (1 + exp(-x)) with SLEEF's scalar exp for every
+ *            element
  *   gelu     vector x * 0.5 * (1 + (x * M_SQRT1_2).erf()), SLEEF's erf
  *            (f64: that of the SLEEF PyTorch bundles, sleef_erf.h);
  *            tail with std::erf.  tanh: inner = kBeta * (x + kKappa * x^3)
@@ -68,6 +70,8 @@ static float act_f32(const bp_cpu_t *c, const bp_op_t *op, float x, bool vec, bo
             return 1.0f / (bp_cpu_lanef(c, BP_OP_EXP, wide, 0.0f - x) + 1.0f);
         return 1.0f / (1.0f + expf(-x));
     case BP_OP_SILU:
+        if (op->form == BP_FORM_FIXED)
+            return x / (1.0f + bp_cpu_scalarf(c, BP_OP_EXP, -x));
         if (vec)
             return x / (1.0f + bp_cpu_lanef(c, BP_OP_EXP, wide, -x));
         return x / (1.0f + expf(-x));
@@ -98,6 +102,8 @@ static double act_f64(const bp_cpu_t *c, const bp_op_t *op, double x, bool vec, 
             return 1.0 / (bp_cpu_lane(c, BP_OP_EXP, wide, 0.0 - x) + 1.0);
         return 1.0 / (1.0 + exp(-x));
     case BP_OP_SILU:
+        if (op->form == BP_FORM_FIXED)
+            return x / (1.0 + bp_cpu_scalar(c, BP_OP_EXP, -x));
         if (vec)
             return x / (1.0 + bp_cpu_lane(c, BP_OP_EXP, wide, -x));
         return x / (1.0 + exp(-x));

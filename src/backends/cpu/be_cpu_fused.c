@@ -7,6 +7,11 @@
  *   r = 1 / sqrt(v) (CPU rsqrt: two roundings), y = x * r in opmath,
  *   y * w in opmath (the weight widened), then one rounding to dt
  *   (".type_as(input)" of the upcasted result).
+ * rms_norm, formulation fixed (the layer stack's and invariance's:
+ *   transformers' LlamaRMSNorm as eager ops compose it): in opmath, the
+ *   squares x*x (each rounded) summed left to right from +0, r = 1 /
+ *   sqrt(ss / H + eps) (two roundings, the CPU's rsqrt), y = x * r rounded
+ *   to dt (".to(input_dtype)"), out = w * y rounded to dt.
  * layer_norm (native/cpu/layer_norm_kernel.cpp LayerNormKernelImplInternal):
  *   each row's mean and biased variance from RowwiseMoments in opmath
  *   (be_cpu_moments.c), rstd = 1 / sqrt(var + eps) (eps a double taken in
@@ -57,6 +62,36 @@ static void rows_of(const bp_buf_t *x, size_t *rows, size_t *h)
     *rows = *h ? x->numel / *h : 0;
 }
 
+/* rms_norm's fixed formulation over rows of h values v (exact in dt), weight
+ * wv, in opmath: float arithmetic for every dtype but fp64. */
+static void rms_norm_fixed(const double *v, const double *wv, size_t rows, size_t h,
+                           double eps, bp_buf_t *out)
+{
+    bp_dtype_t dt = out->dtype;
+    for (size_t r = 0; r < rows; r++) {
+        const double *xr = v + r * h;
+        if (dt == BP_F64) {
+            double ss = 0.0;
+            for (size_t j = 0; j < h; j++)
+                ss = ss + xr[j] * xr[j];
+            double rs = 1.0 / sqrt(ss / (double)h + eps);
+            for (size_t j = 0; j < h; j++)
+                bp_cpu_store(out, r * h + j, wv[j] * (xr[j] * rs));
+            continue;
+        }
+        float ss = 0.0f;
+        for (size_t j = 0; j < h; j++) {
+            float sq = (float)xr[j] * (float)xr[j];
+            ss = ss + sq;
+        }
+        float rs = 1.0f / sqrtf(ss / (float)h + (float)eps);
+        for (size_t j = 0; j < h; j++) {
+            float y = (float)bp_cpu_round(dt, (float)xr[j] * rs);
+            bp_cpu_store(out, r * h + j, (float)wv[j] * y);
+        }
+    }
+}
+
 bp_status bp_cpu_op_rms_norm(bp_backend_t *be, const bp_exec_t *x, bp_error_t *err)
 {
     (void)be;
@@ -65,6 +100,20 @@ bp_status bp_cpu_op_rms_norm(bp_backend_t *be, const bp_exec_t *x, bp_error_t *e
     bool f32 = dt != BP_F64;
     size_t rows, h;
     rows_of(a, &rows, &h);
+    if (x->op->form == BP_FORM_FIXED) {
+        double *v, *wv;
+        bp_status st = bp_cpu_expand(a, a, dt, &v, err);
+        if (st)
+            return st;
+        if ((st = bp_cpu_expand(w, w, dt, &wv, err))) {
+            free(v);
+            return st;
+        }
+        rms_norm_fixed(v, wv, rows, h, bp_op_norm_eps(x->op, dt), x->out);
+        free(v);
+        free(wv);
+        return BP_OK;
+    }
     double eps = rnd(f32, bp_op_norm_eps(x->op, dt));
     double *v, *wv, *sq = malloc((a->numel ? a->numel : 1) * sizeof *sq),
                     *ms = malloc((rows ? rows : 1) * sizeof *ms);

@@ -458,32 +458,44 @@ static const cpu_fn_t fns[BP_OP_COUNT] = {
                     Sleef_exp2_u10, exp2},
 };
 
+float bp_cpu_scalarf(const bp_cpu_t *c, bp_op_kind_t k, float x)
+{
+    const cpu_fn_t *fn = &fns[k];
+    if (c->math == BP_CPU_MATH_LIBM)
+        return fn->s_libm(x);
+    return c->math == BP_CPU_MATH_SLEEF_U35 ? fn->s_u35(x) : fn->s_u10(x);
+}
+
+double bp_cpu_scalar(const bp_cpu_t *c, bp_op_kind_t k, double x)
+{
+    const cpu_fn_t *fn = &fns[k];
+    if (c->math == BP_CPU_MATH_LIBM)
+        return fn->d_libm(x);
+    return c->math == BP_CPU_MATH_SLEEF_U35 ? fn->d_u35(x) : fn->d_u10(x);
+}
+
 float bp_cpu_lanef(const bp_cpu_t *c, bp_op_kind_t k, bool wide, float x)
 {
     const cpu_fn_t *fn = &fns[k];
     const cpu_fn512_t *f5 = &fns512[k];
-    bool u35 = c->math == BP_CPU_MATH_SLEEF_U35;
-    if (c->math == BP_CPU_MATH_LIBM)
-        return fn->s_libm(x);
-    if (wide && c->isa == BP_CPU_ISA_AVX512 && f5->v16_u10)
+    bool u35 = c->math == BP_CPU_MATH_SLEEF_U35, lib = c->math == BP_CPU_MATH_LIBM;
+    if (!lib && wide && c->isa == BP_CPU_ISA_AVX512 && f5->v16_u10)
         return lane16(u35 ? f5->v16_u35 : f5->v16_u10, x);
-    if (c->simd)
+    if (!lib && c->simd)
         return lane8(u35 ? fn->v8_u35 : fn->v8_u10, x);
-    return u35 ? fn->s_u35(x) : fn->s_u10(x);
+    return bp_cpu_scalarf(c, k, x);
 }
 
 double bp_cpu_lane(const bp_cpu_t *c, bp_op_kind_t k, bool wide, double x)
 {
     const cpu_fn_t *fn = &fns[k];
     const cpu_fn512_t *f5 = &fns512[k];
-    bool u35 = c->math == BP_CPU_MATH_SLEEF_U35;
-    if (c->math == BP_CPU_MATH_LIBM)
-        return fn->d_libm(x);
-    if (wide && c->isa == BP_CPU_ISA_AVX512 && f5->v8d_u10)
+    bool u35 = c->math == BP_CPU_MATH_SLEEF_U35, lib = c->math == BP_CPU_MATH_LIBM;
+    if (!lib && wide && c->isa == BP_CPU_ISA_AVX512 && f5->v8d_u10)
         return lane8d(u35 ? f5->v8d_u35 : f5->v8d_u10, x);
-    if (c->simd)
+    if (!lib && c->simd)
         return lane4(u35 ? fn->v4_u35 : fn->v4_u10, x);
-    return u35 ? fn->d_u35(x) : fn->d_u10(x);
+    return bp_cpu_scalar(c, k, x);
 }
 
 bool bp_cpu_has_map(bp_op_kind_t k)

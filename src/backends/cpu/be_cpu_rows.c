@@ -26,6 +26,10 @@
  *     (128 KiB / len / sizeof, a multiple of the register): max from -inf,
  *     sum from 0, vector exp for the chunk's whole registers, libm for its
  *     tail, out = (x - m) - log(s).
+ *   - formulation fixed (the layer stack's and invariance's), any axis: in
+ *     opmath, m = the row's maximum, s = exp(x - m) summed left to right
+ *     from +0, softmax exp(x - m) / s (a division), log_softmax (x - m) -
+ *     log(s); exp and log SLEEF's scalar build (u10) for every element.
  * mean: the sum in ATen's CPU order (be_cpu_sum.c; bf16/fp16 summed in
  *   float, as mean_out asks sum for a float result), then sum / n in float
  *   (div_), rounded to the dtype; `sequential` and `pairwise` sum in those
@@ -350,6 +354,42 @@ static void log_softmax_inner(const bp_cpu_t *c, bp_dtype_t dt, const double *x,
     free(e);
 }
 
+/* The fixed formulation over the rows of x (opmath values). */
+static void softmax_fixed(const bp_cpu_t *c, bool log, bool f32, const double *x,
+                          const bp_cpu_span_t *s, double *o)
+{
+    size_t n = s->len, st = s->inner;
+    for (size_t ob = 0; ob < s->outer; ob++)
+        for (size_t i = 0; i < st; i++) {
+            const double *xi = x + ob * n * st + i;
+            double *oi = o + ob * n * st + i;
+            if (!f32) {
+                double m = -INFINITY, sum = 0.0;
+                for (size_t d = 0; d < n; d++)
+                    m = xi[d * st] > m ? xi[d * st] : m;
+                for (size_t d = 0; d < n; d++)
+                    sum = sum + bp_cpu_scalar(c, BP_OP_EXP, xi[d * st] - m);
+                double ls = log ? bp_cpu_scalar(c, BP_OP_LOG, sum) : 0.0;
+                for (size_t d = 0; d < n; d++)
+                    oi[d * st] = log ? (xi[d * st] - m) - ls
+                                     : bp_cpu_scalar(c, BP_OP_EXP, xi[d * st] - m) / sum;
+                continue;
+            }
+            float m = -INFINITY, sum = 0.0f;
+            for (size_t d = 0; d < n; d++) {
+                float v = (float)xi[d * st];
+                m = v > m ? v : m;
+            }
+            for (size_t d = 0; d < n; d++)
+                sum = sum + bp_cpu_scalarf(c, BP_OP_EXP, (float)xi[d * st] - m);
+            float ls = log ? bp_cpu_scalarf(c, BP_OP_LOG, sum) : 0.0f;
+            for (size_t d = 0; d < n; d++) {
+                float v = (float)xi[d * st];
+                oi[d * st] = log ? (v - m) - ls : bp_cpu_scalarf(c, BP_OP_EXP, v - m) / sum;
+            }
+        }
+}
+
 void bp_cpu_softmax_rows(const bp_cpu_t *c, bool log, bp_dtype_t dt, const double *x,
                          const bp_cpu_span_t *s, double *out)
 {
@@ -379,7 +419,10 @@ bp_status bp_cpu_op_softmax(bp_backend_t *be, const bp_exec_t *x, bp_error_t *er
         free(o);
         return st;
     }
-    bp_cpu_softmax_rows(c, x->op->kind == BP_OP_LOG_SOFTMAX, dt, v, &s, o);
+    if (x->op->form == BP_FORM_FIXED)
+        softmax_fixed(c, x->op->kind == BP_OP_LOG_SOFTMAX, dt != BP_F64, v, &s, o);
+    else
+        bp_cpu_softmax_rows(c, x->op->kind == BP_OP_LOG_SOFTMAX, dt, v, &s, o);
     for (size_t i = 0; i < x->out->numel; i++)
         bp_cpu_store(x->out, i, o[i]);
     free(v);

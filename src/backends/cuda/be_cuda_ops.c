@@ -480,6 +480,8 @@ static bp_status op_elem(bp_backend_t *be, const bp_exec_t *x, bp_error_t *err)
         return bp_error_set(err, BP_EINPUT, "%s with integer result dtype %s",
                             bp_op_name(op->kind), dname(dt));
     bpk_elem_par_t p = {0};
+    /* gelu's tanh; silu's fixed formulation is its default kernel here
+     * (expf on every element, as PyTorch's CUDA silu) */
     p.form = op->form == BP_FORM_TANH;
     if (op->kind == BP_OP_ROUND && op->decimals) {
         if (bp_dtype_is_int(dt))

@@ -79,8 +79,14 @@ bp_status bp_cuda_op_softmax(bp_backend_t *be, const bp_exec_t *x, bp_error_t *e
             return st;
         in = x->out->dev; /* in place: each row is read before it is written */
     }
+    bool log = x->op->kind == BP_OP_LOG_SOFTMAX;
+    if (x->op->form == BP_FORM_FIXED)
+        return bp_cuda_finish(be, "bpk_softmax_fixed",
+                              bpk_softmax_fixed(bp_cuda_stream(be), x->out->dev, in,
+                                                (int)x->out->dtype, outer, len, inner, log),
+                              err);
     int rc = bpk_softmax(bp_cuda_stream(be), x->out->dev, in, (int)x->out->dtype,
-                         outer, len, inner, x->op->kind == BP_OP_LOG_SOFTMAX);
+                         outer, len, inner, log);
     return bp_cuda_finish(be, "bpk_softmax", rc, err);
 }
 
@@ -274,7 +280,8 @@ bp_status bp_cuda_op_reduce(bp_backend_t *be, const bp_exec_t *x, bp_error_t *er
 /* layer_norm, rms_norm: operands of another dtype than the result's (an
  * explicit dtype:) are converted to it first, as `F.layer_norm(x.to(dt),
  * ..., w.to(dt), b.to(dt))`; the kernel reads every operand in the
- * result's dtype. */
+ * result's dtype: ATen's (layer_norm.cu), or rms_norm's fixed formulation
+ * (bpk_rms_norm_fixed, the same file). */
 bp_status bp_cuda_op_norm(bp_backend_t *be, const bp_exec_t *x, bp_error_t *err)
 {
     bool rms = x->op->kind == BP_OP_RMS_NORM;
@@ -300,7 +307,13 @@ bp_status bp_cuda_op_norm(bp_backend_t *be, const bp_exec_t *x, bp_error_t *err)
         st = as_dtype(be, b, dt, &tb, &bin, err);
     int64_t cols = a->ndim ? a->shape[a->ndim - 1] : 1;
     int64_t rows = cols ? (int64_t)a->numel / cols : 0;
-    if (!st)
+    if (!st && rms && x->op->form == BP_FORM_FIXED)
+        st = bp_cuda_finish(be, "bpk_rms_norm_fixed",
+                            bpk_rms_norm_fixed(bp_cuda_stream(be), x->out->dev, in, win,
+                                               (int)dt, rows, cols,
+                                               bp_op_norm_eps(x->op, dt)),
+                            err);
+    else if (!st)
         st = bp_cuda_finish(be, "bpk_layer_norm",
                             bpk_layer_norm(bp_cuda_stream(be), x->out->dev, in, win, bin,
                                            (int)dt, rows, cols, bp_op_norm_eps(x->op, dt),

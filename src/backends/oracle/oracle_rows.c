@@ -10,8 +10,9 @@
  * one lies within about 2^-(WORK-20) (relative) of a rounding boundary.
  * amax and amin select an element (NaN if any is NaN).  Integer results
  * (amax, amin, prod, cumsum) are exact and wrap as int64 does.  The op's
- * formulation (mean's order) and sdpa's splitting of the scale into
- * sqrt(scale) on q and k are ignored: the oracle says what the value is.
+ * formulation (mean's order, the roundings of rms_norm's and softmax's
+ * `fixed`) and sdpa's splitting of the scale into sqrt(scale) on q and k
+ * are ignored: the oracle says what the value is.
  * eps, correction, scale and the causal mask are part of the value. */
 #include "oracle_rows.h"
 
