@@ -1,9 +1,7 @@
 /* The stack's ops on the CPU (arithmetic in stack_ops.h).  Values are
  * widened to float, computed, and rounded to the model dtype where
- * PyTorch's eager op would store its result.  The matmul has one fixed
- * accumulation order per output; the AVX2 path computes eight outputs per
- * register, each with the same sequence of fused multiply-adds as the
- * scalar path, so both give the same bits (fma is exactly rounded). */
+ * PyTorch's eager op would store its result.  The matmuls are the CPU's
+ * one GEMM (cpu_gemm.h). */
 #include "stack_ops.h"
 
 #include <immintrin.h>
@@ -14,6 +12,7 @@
 
 #include <sleef.h>
 
+#include "cpu_gemm.h"
 #include "rng.h"
 
 static float ldv(bp_dtype_t dt, const void *p, size_t i)
@@ -65,104 +64,6 @@ bp_status bp_sops_check_2d(const bp_buf_t *b, int64_t rows, int64_t cols,
     return BP_OK;
 }
 
-/* ---- matmul ------------------------------------------------------------- */
-
-static void sgemm_scalar(size_t M, size_t N, size_t K, const float *a,
-                         size_t lda, const float *b, size_t ldb, float *c,
-                         size_t ldc)
-{
-    for (size_t m = 0; m < M; m++)
-        for (size_t n = 0; n < N; n++) {
-            float acc = 0.0f;
-            for (size_t k = 0; k < K; k++)
-                acc = fmaf(a[m * lda + k], b[k * ldb + n], acc);
-            c[m * ldc + n] = acc;
-        }
-}
-
-#pragma GCC push_options
-#pragma GCC target("avx2,fma")
-/* Blocks of 4 rows x 16 columns in eight registers, then the leftover
- * columns and rows; every output is its own fma chain over k ascending. */
-static void sgemm_avx2(size_t M, size_t N, size_t K, const float *a,
-                       size_t lda, const float *b, size_t ldb, float *c,
-                       size_t ldc)
-{
-    size_t m = 0;
-    for (; m + 4 <= M; m += 4) {
-        const float *a0 = a + m * lda, *a1 = a0 + lda, *a2 = a1 + lda,
-                    *a3 = a2 + lda;
-        size_t n = 0;
-        for (; n + 16 <= N; n += 16) {
-            __m256 c00 = _mm256_setzero_ps(), c01 = c00, c10 = c00, c11 = c00,
-                   c20 = c00, c21 = c00, c30 = c00, c31 = c00;
-            const float *bp = b + n;
-            for (size_t k = 0; k < K; k++, bp += ldb) {
-                __m256 b0 = _mm256_loadu_ps(bp), b1 = _mm256_loadu_ps(bp + 8);
-                __m256 x = _mm256_broadcast_ss(a0 + k);
-                c00 = _mm256_fmadd_ps(x, b0, c00);
-                c01 = _mm256_fmadd_ps(x, b1, c01);
-                x = _mm256_broadcast_ss(a1 + k);
-                c10 = _mm256_fmadd_ps(x, b0, c10);
-                c11 = _mm256_fmadd_ps(x, b1, c11);
-                x = _mm256_broadcast_ss(a2 + k);
-                c20 = _mm256_fmadd_ps(x, b0, c20);
-                c21 = _mm256_fmadd_ps(x, b1, c21);
-                x = _mm256_broadcast_ss(a3 + k);
-                c30 = _mm256_fmadd_ps(x, b0, c30);
-                c31 = _mm256_fmadd_ps(x, b1, c31);
-            }
-            float *cp = c + m * ldc + n;
-            _mm256_storeu_ps(cp, c00);
-            _mm256_storeu_ps(cp + 8, c01);
-            _mm256_storeu_ps(cp + ldc, c10);
-            _mm256_storeu_ps(cp + ldc + 8, c11);
-            _mm256_storeu_ps(cp + 2 * ldc, c20);
-            _mm256_storeu_ps(cp + 2 * ldc + 8, c21);
-            _mm256_storeu_ps(cp + 3 * ldc, c30);
-            _mm256_storeu_ps(cp + 3 * ldc + 8, c31);
-        }
-        for (; n < N; n++)
-            for (size_t r = 0; r < 4; r++) {
-                float acc = 0.0f;
-                for (size_t k = 0; k < K; k++)
-                    acc = fmaf(a[(m + r) * lda + k], b[k * ldb + n], acc);
-                c[(m + r) * ldc + n] = acc;
-            }
-    }
-    for (; m < M; m++) {
-        size_t n = 0;
-        for (; n + 8 <= N; n += 8) {
-            __m256 acc = _mm256_setzero_ps();
-            for (size_t k = 0; k < K; k++)
-                acc = _mm256_fmadd_ps(_mm256_broadcast_ss(a + m * lda + k),
-                                      _mm256_loadu_ps(b + k * ldb + n), acc);
-            _mm256_storeu_ps(c + m * ldc + n, acc);
-        }
-        for (; n < N; n++) {
-            float acc = 0.0f;
-            for (size_t k = 0; k < K; k++)
-                acc = fmaf(a[m * lda + k], b[k * ldb + n], acc);
-            c[m * ldc + n] = acc;
-        }
-    }
-}
-#pragma GCC pop_options
-
-void bp_sops_sgemm(size_t M, size_t N, size_t K, const float *a, size_t lda,
-                   const float *b, size_t ldb, float *c, size_t ldc)
-{
-    static int simd = -1;
-    if (simd < 0) {
-        __builtin_cpu_init();
-        simd = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-    }
-    if (simd)
-        sgemm_avx2(M, N, K, a, lda, b, ldb, c, ldc);
-    else
-        sgemm_scalar(M, N, K, a, lda, b, ldb, c, ldc);
-}
-
 /* A tensor widened to float (rows x cols, row stride ld of the source). */
 static float *widen(const bp_buf_t *b, size_t rows, size_t cols,
                     size_t stride, size_t off)
@@ -210,7 +111,7 @@ static bp_status cpu_linear(bp_sops_t *s, bp_buf_t *out, const bp_buf_t *x,
         free(cf);
         return oom(err);
     }
-    bp_sops_sgemm(T, N, K, xf, K, wt, N, cf, N);
+    bp_cpu_gemm_f32(T, N, K, xf, K, wt, N, cf, N);
     for (size_t i = 0; i < T * N; i++)
         st(dt, out->data, i, cf[i]);
     free(xf);
@@ -317,7 +218,7 @@ static bp_status cpu_attention(bp_sops_t *s, bp_buf_t *out, const bp_buf_t *q,
                 kt[j * T + t] = ldv(dt, k->data, t * H + h * d + j);
                 vf[t * d + j] = ldv(dt, v->data, t * H + h * d + j);
             }
-        bp_sops_sgemm(T, T, d, qf, d, kt, T, sc, T);
+        bp_cpu_gemm_f32(T, T, d, qf, d, kt, T, sc, T);
         for (size_t i = 0; i < T; i++) {
             float *row = sc + i * T, mx = -INFINITY, sum = 0.0f;
             for (size_t j = 0; j <= i; j++) {
@@ -330,7 +231,7 @@ static bp_status cpu_attention(bp_sops_t *s, bp_buf_t *out, const bp_buf_t *q,
                 row[j] = j <= i ? rnd(dt, Sleef_expf_u10(row[j] - mx) / sum)
                                 : 0.0f;
         }
-        bp_sops_sgemm(T, d, T, sc, T, vf, d, of, d);
+        bp_cpu_gemm_f32(T, d, T, sc, T, vf, d, of, d);
         for (size_t t = 0; t < T; t++)
             for (size_t j = 0; j < d; j++)
                 st(dt, out->data, t * H + h * d + j, of[t * d + j]);

@@ -257,7 +257,7 @@ static const bad_case_t bad_cases[] = {
      "6:11: buffer 'x' redefined (first defined at line 5, column 11)"},
     {"shape-mismatch.yaml", "7:5: shape mismatch: a is [4], b is [5] "
                             "(they do not broadcast) in op 'z' (add, fp32)"},
-    {"shape-matmul.yaml", "6:5: shape mismatch: matmul needs [m, k] x [k, n], "
+    {"shape-matmul.yaml", "6:5: shape mismatch: matmul needs [..., m, k] x [k, n], "
                           "a is [2, 3], b is [2, 3]"},
     {"shape-tensor.yaml", "5:58: shape holds 6 values but values has 5"},
     {"unknown-dtype.yaml", "5:41: unknown dtype 'float8'"},
