@@ -344,6 +344,18 @@ static void adjust_ld(bp_gemm_call_t *c)
     }
 }
 
+/* Scalar::to<opmath_t>: float for fp32, bf16 and fp16.  Not written as
+ * `dt == BP_F64 ? v : (double)(float)v` twice in a row: GCC 12.2's SLP
+ * vectorizer (-O2, x86-64) merges the two stores and drops the
+ * conversion (alpha 0.1 stayed 0.1 in double). */
+static double opmath(bp_dtype_t dt, double v)
+{
+    if (dt == BP_F64)
+        return v;
+    volatile float f = (float)v;
+    return f;
+}
+
 static int64_t numel(const bp_strided_t *g)
 {
     int64_t n = 1;
@@ -437,8 +449,8 @@ bp_status bp_gemm_plan_addmm(const bp_blas_settings_t *s, int cc_major, bp_dtype
     c->ldc = res.strides[tr ? 0 : 1];
     c->a_off = a.offset;
     c->b_off = b.offset;
-    c->alpha = dt == BP_F64 ? alpha : (double)(float)alpha;
-    c->beta = dt == BP_F64 ? beta : (double)(float)beta;
+    c->alpha = opmath(dt, alpha);
+    c->beta = opmath(dt, beta);
     if (lt) {
         c->api = BP_GEMM_LT_BIAS;
         /* launchGemmAndBiasCublasLt: a bias pointer where self squeezes to
@@ -485,7 +497,7 @@ bp_status bp_gemm_plan_baddbmm(const bp_blas_settings_t *s, int cc_major, bp_dty
     }
     if (batch1->shape[2] == 0) { /* result.zero_() or result.mul_(beta) */
         c->api = beta == 0.0 ? BP_GEMM_ZERO : BP_GEMM_SCALE;
-        c->scale = dt == BP_F64 ? beta : (double)(float)beta;
+        c->scale = opmath(dt, beta);
         return BP_OK;
     }
     const int64_t *rst = res.strides, *rsz = res.shape;
@@ -511,8 +523,8 @@ bp_status bp_gemm_plan_baddbmm(const bp_blas_settings_t *s, int cc_major, bp_dty
     c->stridec = rst[0];
     c->a_off = a.offset;
     c->b_off = b.offset;
-    c->alpha = dt == BP_F64 ? alpha : (double)(float)alpha;
-    c->beta = dt == BP_F64 ? beta : (double)(float)beta;
+    c->alpha = opmath(dt, alpha);
+    c->beta = opmath(dt, beta);
     /* num_batches == 1: at::cuda::blas::gemm, else bgemm */
     c->batched = c->batch > 1;
     c->api = s->lib == BP_BLAS_CUBLASLT && !s->pedantic ? BP_GEMM_LT : BP_GEMM_CUBLAS;

@@ -296,6 +296,12 @@ static const bad_case_t bad_cases[] = {
     {"normal-std.yaml", "5:61: normal needs a finite std >= 0, got -1"},
     {"baddbmm-shape.yaml", "6:5: shape mismatch: baddbmm needs batch1 [B, m, k] and "
                            "batch2 [B, k, n], got [2, 3, 4] and [2, 3, 4]"},
+    {"linear-beta.yaml", "7:42: unknown key 'beta' in op 'y' (linear) "
+                         "(expected out, op, dtype, inputs)"},
+    {"linear-shape.yaml", "7:5: shape mismatch: linear needs x [..., k] and weight [n, k], "
+                          "got [2, 3] and [3, 4]"},
+    {"addmm-shape.yaml", "8:5: shape mismatch: addmm's input [3] does not broadcast to "
+                         "[2, 4]"},
     {"clamp-buffer-bound.yaml", "7:36: min must be a number, got the buffer 'lo' "
                                 "(tensor bounds: op clamp_tensor)"},
 };
