@@ -29,7 +29,7 @@ typedef struct {
     int ndim;
     int64_t shape[4];
     int n;
-    double v[8];
+    double v[12];
 } row_case_t;
 
 typedef struct {
@@ -268,6 +268,14 @@ static const row_case_t cases[] = {
      "  - {out: w, op: tensor, values: [1, 1, 2, 0, 1, -1], shape: [2, 3], dtype: fp32}\n"
      "  - {out: y, op: matmul, a: x, b: w}\n",
      "fp32", 3, {2, 1, 3}, 6, {1, 3, 0, 3, 7, 2}},
+    /* leading dimensions that do not fold (strides [2, 4, 1]): CUDA's
+     * matmul takes bmm with w expanded over the batch (stride 0) */
+    {"matmul_3d_unfolded", ALL,
+     "  - {out: x, op: tensor, values: [1, 2, 3, 4, 5, 6, 7, 8], shape: [2, 2, 2], dtype: fp32}\n"
+     "  - {out: xt, op: transpose, a: x, dim0: 0, dim1: 1}\n"
+     "  - {out: w, op: tensor, values: [1, 1, 2, 0, 1, -1], shape: [2, 3], dtype: fp32}\n"
+     "  - {out: y, op: matmul, a: xt, b: w}\n",
+     "fp32", 3, {2, 2, 3}, 12, {1, 3, 0, 5, 11, 4, 3, 7, 2, 7, 15, 6}},
     /* addmm: 0.5 * [10, 20] (broadcast) + 2 * [[1, 2], [3, 4]] @ I */
     {"addmm", ALL,
      "  - {out: c, op: tensor, values: [10, 20], dtype: fp32}\n"

@@ -9,8 +9,9 @@
 #   - 25 linear layers (20 drawn, seed 20261201: M 1..4096, K and N
 #     256..16384; 5 fixed) in fp32, bf16 and fp16, with and without bias,
 #     written as `linear`, `addmm` and `transpose` + `matmul`, 2-D and 3-D
-#     inputs: 0 elements differ from PyTorch's F.linear, torch.addmm and
-#     x @ w.t() (a control with one flipped bit counts 1);
+#     inputs (3-D ones that fold into [-1, K] and a transposed one that
+#     goes through bmm): 0 elements differ from PyTorch's F.linear,
+#     torch.addmm and x @ w.t() (a control with one flipped bit counts 1);
 #   - the same under the BLAS settings users change, on both sides:
 #     allow_tf32, reduced-precision reductions off, cuBLASLt as the
 #     preferred library, DISABLE_ADDMM_CUDA_LT;
@@ -45,7 +46,7 @@ gemm_suites() {
     return 1
 }
 TAIL=30 step "GEMM suites, GPU required" 0 gemm_suites
-TAIL=12 step "25 linear layers x fp32, bf16, fp16 x 7 forms: 0 elements differ from PyTorch" 0 \
+TAIL=12 step "25 linear layers x fp32, bf16, fp16 x 8 forms: 0 elements differ from PyTorch" 0 \
     "$PY" "$T" run --bitprobe "$B" --work "$WORK/default"
 TAIL=8 step "allow_tf32 (fp32), 8 layers: 0 differ" 0 \
     "$PY" "$T" run --bitprobe "$B" --work "$WORK/tf32" --count 3 --dtypes fp32 \

@@ -11,7 +11,9 @@ backend on the same inputs, bit for bit.
       [N] ~ N(0, 0.02) drawn by torch on the GPU; PyTorch computes
       F.linear(x, w, b), F.linear(x, w), torch.addmm(b, x, w.t()),
       x @ w.t(), and the same on x viewed as [B, M/B, K] (F.linear with and
-      without bias, x3 @ w.t()); a probe loads x, w, b and PyTorch's
+      without bias, x3 @ w.t()) and as [M/B, B, K] transposed to
+      [B, M/B, K] (leading dimensions that do not fold: matmul's bmm with
+      the weight expanded); a probe loads x, w, b and PyTorch's
       results, computes each as `linear`, `addmm` and `transpose` then
       `matmul` (the transposed view, not a copy), and counts on the device
       the elements that differ (ne, cast, sum): every count must be 0, and
@@ -125,6 +127,9 @@ def layer(i, shape, dtname, work, device):
     b = (0.02 * torch.randn(n, device=device, generator=g)).to(dt)
     b3 = 2 if m % 2 == 0 else 1
     x3 = x.view(b3, m // b3, k)
+    # leading dimensions that do not fold into [-1, K] (strides [K, B*K, 1]):
+    # matmul's batched path, bmm with the weight expanded (batch stride 0)
+    xt = x.view(m // b3, b3, k).transpose(0, 1)
     F = torch.nn.functional
     with torch.no_grad():
         refs = {
@@ -132,7 +137,8 @@ def layer(i, shape, dtname, work, device):
             "addmm": torch.addmm(b, x, w.t()), "matmul": x @ w.t(),
             "linear3_b": F.linear(x3, w, b).reshape(m, n),
             "linear3": F.linear(x3, w).reshape(m, n),
-            "matmul3": (x3 @ w.t()).reshape(m, n)}
+            "matmul3": (x3 @ w.t()).reshape(m, n),
+            "matmul3t": (xt @ w.t()).reshape(m, n)}
     if device == "cuda":
         torch.cuda.synchronize()
     # one stored tensor per distinct result (the same calls give the same bits)
@@ -160,20 +166,24 @@ def layer(i, shape, dtname, work, device):
             for j in range(len(stored))]
     ops += ["  - {out: wt, op: transpose, a: w, dim0: 0, dim1: 1}",
             "  - {out: x3, op: reshape, a: x, shape: [%d, %d, %d]}" % (b3, m // b3, k),
+            "  - {out: xv, op: reshape, a: x, shape: [%d, %d, %d]}" % (m // b3, b3, k),
+            "  - {out: xt, op: transpose, a: xv, dim0: 0, dim1: 1}",
             "  - {out: y_linear_b, op: linear, inputs: [x, w, b]}",
             "  - {out: y_linear, op: linear, inputs: [x, w]}",
             "  - {out: y_addmm, op: addmm, inputs: [b, x, wt]}",
             "  - {out: y_matmul, op: matmul, a: x, b: wt}",
             "  - {out: y3_linear_b, op: linear, inputs: [x3, w, b]}",
             "  - {out: y3_linear, op: linear, inputs: [x3, w]}",
-            "  - {out: y3_matmul, op: matmul, a: x3, b: wt}"]
+            "  - {out: y3_matmul, op: matmul, a: x3, b: wt}",
+            "  - {out: y3t_matmul, op: matmul, a: xt, b: wt}"]
     checks = {}
     pairs = [("linear_b", "y_linear_b"), ("linear", "y_linear"), ("addmm", "y_addmm"),
              ("matmul", "y_matmul"), ("linear3_b", "y3_linear_b"),
-             ("linear3", "y3_linear"), ("matmul3", "y3_matmul")]
+             ("linear3", "y3_linear"), ("matmul3", "y3_matmul"),
+             ("matmul3t", "y3t_matmul")]
     for ref, y in pairs + [("ctrl", "y_linear_b")]:
         src = y
-        if y.startswith("y3_"):
+        if y.startswith("y3"):
             ops.append("  - {out: f_%s_%s, op: reshape, a: %s, shape: [%d, %d]}" % (ref, y, y, m, n))
             src = "f_%s_%s" % (ref, y)
         against = "ctrl" if ref == "ctrl" else ref_of[ref]
@@ -255,7 +265,7 @@ def cmd_run(args):
                     diffs.append("%s %s (want %d)" % (ref, vals.get(o), want))
             bad += bool(diffs)
             print("%s %-18s %s" % (dtname, "%dx%dx%d" % s,
-                                   "0 differ (7 forms)" if not diffs else
+                                   "0 differ (8 forms)" if not diffs else
                                    "DIFFER: " + ", ".join(diffs)))
         for f in os.listdir(args.work):
             if f.endswith(".safetensors") and f.endswith("-%s.safetensors" % dtname):

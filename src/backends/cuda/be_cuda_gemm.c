@@ -6,9 +6,10 @@
  * copy.
  *
  * torch.matmul (LinearAlgebra.cpp _matmul_impl): [m, k] @ [k, n] is mm;
- *   a of 3 or more dimensions @ a matrix folds a to [-1, k] (reshape: a
- *   view where strides allow one, else a contiguous copy), mm, and views
- *   the result back.
+ *   a of 3 or more dimensions @ a matrix folds a to [-1, k] and calls mm
+ *   where should_fold says the leading dimensions fold without a copy;
+ *   otherwise a reshaped to [batch, m, k] and the matrix expanded over the
+ *   batch (stride 0) go to bmm.
  * F.linear (Linear.cpp linear): with a bias, a 2-D x is
  *   addmm(bias, x, weight.t()); a contiguous x of 3 dimensions, or of any
  *   with a 1-D bias, is flattened to [-1, k] first (_flatten_nd_linear);
@@ -128,15 +129,60 @@ static void free_temp(bp_backend_t *be, bp_buf_t *t)
         be->dev_free(be, t);
 }
 
-/* torch.matmul(a, b) for b a matrix, a's view in ma, b's in mb. */
+/* should_fold: a of 3 or more dimensions folds into [-1, k] without a copy
+ * when its leading dimensions are contiguous among themselves (or it is
+ * empty). */
+static bool foldable(const bp_strided_t *g)
+{
+    int64_t n = 1;
+    for (int d = 0; d < g->ndim; d++)
+        n *= g->shape[d];
+    if (n == 0)
+        return true;
+    for (int d = 0; d + 2 < g->ndim; d++)
+        if (g->strides[d] != g->strides[d + 1] * g->shape[d + 1])
+            return false;
+    return true;
+}
+
+/* torch.matmul(a, b) for b a matrix, a's view in ma, b's in mb: mm, on a
+ * folded to [-1, k] where should_fold says so; otherwise the batched path,
+ * a reshaped to [batch, m, k] and b expanded to [batch, k, n] (stride 0),
+ * through bmm. */
 static bp_status matmul(bp_backend_t *be, bp_dtype_t dt, bp_cuda_mat_t ma,
                         const bp_cuda_mat_t *mb, void *out, bp_error_t *err)
 {
     bp_buf_t t = {0};
-    bp_status st = fold(be, dt, &ma, &t, err);
+    bp_status st = BP_OK;
+    if (ma.geo.ndim < 3 || foldable(&ma.geo)) {
+        st = fold(be, dt, &ma, &t, err);
+        if (!st)
+            st = bp_cuda_addmm(bp_cuda_gemm_handle(be), dt, NULL, &ma, mb, 0.0, 1.0, out,
+                               NULL, err);
+        free_temp(be, &t);
+        return st;
+    }
+    int nd = ma.geo.ndim;
+    int64_t batch = 1;
+    for (int d = 0; d + 2 < nd; d++)
+        batch *= ma.geo.shape[d];
+    int64_t s3[3] = {batch, ma.geo.shape[nd - 2], ma.geo.shape[nd - 1]};
+    bp_strided_t g;
+    if (bp_strided_reshape(&ma.geo, 3, s3, &g))
+        ma.geo = g;
+    else if (!(st = copy_contiguous(be, dt, &ma, &t, err)))
+        bp_strided_contiguous(3, s3, &ma.geo);
+    bp_cuda_mat_t m3 = *mb;
+    m3.geo.ndim = 3;
+    m3.geo.shape[0] = batch;
+    m3.geo.shape[1] = mb->geo.shape[0];
+    m3.geo.shape[2] = mb->geo.shape[1];
+    m3.geo.strides[0] = batch == 1 ? mb->geo.shape[0] * mb->geo.strides[0] : 0;
+    m3.geo.strides[1] = mb->geo.strides[0];
+    m3.geo.strides[2] = mb->geo.strides[1];
     if (!st)
-        st = bp_cuda_addmm(bp_cuda_gemm_handle(be), dt, NULL, &ma, mb, 0.0, 1.0, out, NULL,
-                           err);
+        st = bp_cuda_baddbmm(bp_cuda_gemm_handle(be), dt, NULL, &ma, &m3, 0.0, 1.0, NULL, out,
+                             NULL, err);
     free_temp(be, &t);
     return st;
 }
