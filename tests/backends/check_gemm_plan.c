@@ -202,6 +202,11 @@ START_TEST(t_mm_degenerate)
      * stride (1, 1): ldc = 1 */
     c = mm(&s, BP_F32, contig(3, 5), wt(1, 5));
     gemm_is(&c, false, false, 1, 3, 5, 1, 5, 1);
+    /* one row of a wider matrix: x = X[:, :5], X [1, 7]: [1, 5] stride
+     * (7, 1) is contiguous (the size-1 dimension skipped): flag N, ldb =
+     * stride(0) = 7, then N with n <= 1: ldb = max(k, 1) = 5 */
+    c = mm(&s, BP_F32, g2(1, 5, 7, 1, 0), contig(5, 4));
+    gemm_is(&c, false, false, 4, 1, 5, 4, 5, 4);
     /* an empty result: nothing to call */
     c = mm(&s, BP_F32, contig(0, 5), contig(5, 4));
     ck_assert_int_eq(c.api, BP_GEMM_NONE);
@@ -265,6 +270,11 @@ START_TEST(t_addmm_cublas)
     gemm_is(&c, true, false, 4, 1, 5, 5, 5, 4);
     /* a 2-D self [3, 4] (no activation): cuBLAS */
     c = addmm(&s, BP_F32, contig(3, 4), contig(3, 5), wt(4, 5), 1, 1);
+    ck_assert(c.api == BP_GEMM_CUBLAS && c.copy_self && c.beta == 1);
+    /* a bias [1] (broadcast over n = 4): its size is not n: cuBLAS */
+    bp_strided_t one = g2(1, 1, 1, 1, 0);
+    one.ndim = 1;
+    c = addmm(&s, BP_F32, one, contig(3, 5), wt(4, 5), 1, 1);
     ck_assert(c.api == BP_GEMM_CUBLAS && c.copy_self && c.beta == 1);
     /* beta 0.5: cuBLAS with beta as float; beta 0: self not read */
     c = addmm(&s, BP_F32, bias, contig(3, 5), wt(4, 5), 0.5, 2);
@@ -416,6 +426,37 @@ START_TEST(t_bmm_views)
     c = bmm(&s, BP_F32, g3(2, 3, 3, 9, 3, 1), g3(2, 3, 4, 4, 8, 1), &res);
     gemm_is(&c, false, false, 4, 3, 3, 8, 3, 8);
     strides_are(&c, 4, 9, 4, 2);
+    /* a = x.transpose(1, 2), x [2, 5, 3]: a [2, 3, 5] stride (15, 1, 3);
+     * the result is contiguous (transposed); m = 4, n = 3, k = 5;
+     * batch1_ = prepare_batch(b, m 4, k 5): fast dim 2 stride 1, lead
+     * stride 4 >= 4: ld 4; batch2_ = prepare_batch(a, k 5, n 3): fast dim 2
+     * stride 3 != 1; lead dim 1 stride 1 and the fast stride 3 >= n 3 (not
+     * k 5): transposed, ld 3, no copy */
+    c = bmm(&s, BP_F32, g3(2, 3, 5, 15, 1, 3), g3(2, 5, 4, 20, 4, 1), NULL);
+    gemm_is(&c, false, true, 4, 3, 5, 4, 3, 4);
+    strides_are(&c, 20, 15, 12, 2);
+    ck_assert(!c.clone_a && !c.clone_b);
+    /* batched dot products [2, 1, 5] @ [2, 5, 1]: the result [2, 1, 1]
+     * stride (1, 1, 1) has stride(1) = 1 and size(2) = 1: not transposed;
+     * m = 1, n = 1, k = 5; batch1_ = prepare_batch(a, m 1, k 5): fast
+     * dim 1 stride 5; lead dim 2 stride 1 and 5 >= k: transposed, ld 5;
+     * batch2_ = prepare_batch(b, m 5, n 1): fast dim 1 stride 1 but lead
+     * stride 1 < 5; lead stride 1 and fast stride 1 >= n 1: transposed,
+     * ld 1; ldc = stride(2) = 1; adjusted: n <= 1: ldc = max(m, 1) = 1;
+     * T with m <= 1: lda = max(k, 1) = 5; T with k 5: ldb stays 1 */
+    c = bmm(&s, BP_F32, g3(2, 1, 5, 5, 5, 1), g3(2, 5, 1, 5, 1, 1), NULL);
+    gemm_is(&c, true, true, 1, 1, 5, 5, 1, 1);
+    strides_are(&c, 5, 5, 1, 2);
+    /* outer products, k = 1: a = x.transpose(1, 2), x [2, 1, 3]: a
+     * [2, 3, 1] stride (3, 1, 3); the result [2, 3, 4] is contiguous
+     * (transposed); m = 4, n = 3, k = 1; batch1_ = prepare_batch(b
+     * [2, 1, 4], m 4, k 1): fast stride 1, lead stride 4 >= 4: N, ld 4;
+     * batch2_ = prepare_batch(a, m 1, n 3): fast dim 2 stride 3; lead dim 1
+     * stride 1 and 3 >= n 3: T, ld 3; adjusted: N with k <= 1: lda =
+     * max(m, 1) = 4; T with k <= 1: ldb = max(n, 1) = 3 */
+    c = bmm(&s, BP_F32, g3(2, 3, 1, 3, 1, 3), g3(2, 1, 4, 4, 4, 1), NULL);
+    gemm_is(&c, false, true, 4, 3, 1, 4, 3, 4);
+    strides_are(&c, 4, 3, 12, 2);
     /* an expanded batch (stride 0 on the batch) is read as is */
     c = bmm(&s, BP_F32, g3(2, 3, 5, 0, 5, 1), g3(2, 5, 4, 20, 4, 1), NULL);
     strides_are(&c, 20, 0, 12, 2);
