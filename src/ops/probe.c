@@ -236,7 +236,8 @@ void bp_probe_hash(const bp_probe_t *p, char out[17])
 
 static bool is_gemm(bp_op_kind_t k)
 {
-    return k == BP_OP_MATMUL || k == BP_OP_BMM || k == BP_OP_BADDBMM || k == BP_OP_SDPA;
+    return k == BP_OP_MATMUL || k == BP_OP_BMM || k == BP_OP_BADDBMM || k == BP_OP_LINEAR ||
+           k == BP_OP_ADDMM || k == BP_OP_SDPA;
 }
 
 int bp_probe_cpu_gemm_dep(const bp_probe_t *p, int buf)
