@@ -379,14 +379,20 @@ static int squeezed_ndim(const bp_strided_t *g)
 }
 
 /* isInputCompliesAddmmCudaLt for a fresh (2-D, contiguous) result, self
- * not the result, no activation. */
+ * not the result, no activation: 2.10's rule, less mat1.size(0) > 1.
+ * PyTorch 2.11 (its Blas.cpp reworks the Lt path: pytorch/pytorch PR
+ * 170571) takes the bias epilogue for one row too: its cuBLASLt log of
+ * F.linear and torch.addmm on x [1, 4096] (fp32, bf16, fp16, H200) shows
+ * cublasLtMatmul with EPILOGUE_BIAS, beta 0.  The other sizes keep 2.10's
+ * bound (mat2 of one row or column: cuBLAS), as do beta and the input's
+ * shape; tests/fidelity/linear_gpu.sh checks them against PyTorch. */
 static bool addmm_lt_complies(bp_dtype_t dt, const bp_strided_t *self, const bp_strided_t *m1,
                               const bp_strided_t *m2, double beta)
 {
     return beta == 1.0 && bp_strided_is_contiguous(self) &&
            (self->ndim == 1 || squeezed_ndim(self) == 1) && self->ndim >= 1 &&
            self->shape[self->ndim - 1] == m2->shape[1] && float_gemm_dtype(dt) &&
-           m1->shape[0] > 1 && m1->shape[1] > 1 && m2->shape[0] > 1 && m2->shape[1] > 1;
+           m1->shape[1] > 1 && m2->shape[0] > 1 && m2->shape[1] > 1;
 }
 
 static bp_status shapes_2d(const bp_strided_t *m1, const bp_strided_t *m2, bp_error_t *err)

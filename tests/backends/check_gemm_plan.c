@@ -218,8 +218,9 @@ END_TEST
 
 /* F.linear with a bias: addmm(bias, x, w.t()).  isInputCompliesAddmmCudaLt:
  * beta 1, a contiguous bias squeezing to 1-D of size n = 4, a fp32/fp16/
- * bf16/fp64 dtype, every size of mat1 and mat2 > 1: gemm_and_bias, the
- * bias pointer in the epilogue and beta 0 (no _cublasAdjustLdLevel3). */
+ * bf16/fp64 dtype, k and n > 1 (2.10 also wanted m > 1; PyTorch 2.11's
+ * cuBLASLt log of F.linear on one row shows the epilogue): gemm_and_bias,
+ * the bias pointer in the epilogue and beta 0 (no _cublasAdjustLdLevel3). */
 START_TEST(t_addmm_lt)
 {
     bp_blas_settings_t s = dflt();
@@ -251,6 +252,12 @@ START_TEST(t_addmm_lt)
     s = dflt();
     c = addmm(&s, BP_F32, g2(1, 4, 4, 1, 0), contig(3, 5), wt(4, 5), 1, 1);
     ck_assert(c.api == BP_GEMM_LT_BIAS && c.bias && c.copy_self && c.beta == 0);
+    /* one row, x [1, 5] (a decoding step): the epilogue, as PyTorch 2.11's
+     * log shows for x [1, 4096]; Lt's leading dimensions unadjusted: ldb =
+     * x.stride(0) = 5, ldc = 4 */
+    c = addmm(&s, BP_F32, bias, contig(1, 5), wt(4, 5), 1, 1);
+    ck_assert(c.api == BP_GEMM_LT_BIAS && c.bias && !c.copy_self && c.beta == 0);
+    gemm_is(&c, true, false, 4, 1, 5, 5, 5, 4);
     /* fp64 is among the Lt dtypes: CUBLAS_COMPUTE_64F */
     c = addmm(&s, BP_F64, bias, contig(3, 5), wt(4, 5), 1, 1);
     ck_assert(c.api == BP_GEMM_LT_BIAS && c.num.compute == BP_GEMM_COMPUTE_64F);
@@ -264,16 +271,18 @@ START_TEST(t_addmm_cublas)
     bp_blas_settings_t s = dflt();
     bp_strided_t bias = g2(4, 1, 1, 1, 0);
     bias.ndim = 1;
-    /* one row (mat1.size(0) = 1): cuBLAS, beta 1, adjusted ld */
-    bp_gemm_call_t c = addmm(&s, BP_F32, bias, contig(1, 5), wt(4, 5), 1, 1);
+    /* one output feature (mat2.size(1) = 1, a bias [1]): cuBLAS, beta 1;
+     * w [1, 5], w.t() [5, 1] contiguous: N, lda = max(m, 1) = 1; ldc
+     * adjusted for n = 3 > 1: stays 1 */
+    bp_strided_t one = g2(1, 1, 1, 1, 0);
+    one.ndim = 1;
+    bp_gemm_call_t c = addmm(&s, BP_F32, one, contig(3, 5), wt(1, 5), 1, 1);
     ck_assert(c.api == BP_GEMM_CUBLAS && c.copy_self && !c.bias && c.beta == 1);
-    gemm_is(&c, true, false, 4, 1, 5, 5, 5, 4);
+    gemm_is(&c, false, false, 1, 3, 5, 1, 5, 1);
     /* a 2-D self [3, 4] (no activation): cuBLAS */
     c = addmm(&s, BP_F32, contig(3, 4), contig(3, 5), wt(4, 5), 1, 1);
     ck_assert(c.api == BP_GEMM_CUBLAS && c.copy_self && c.beta == 1);
     /* a bias [1] (broadcast over n = 4): its size is not n: cuBLAS */
-    bp_strided_t one = g2(1, 1, 1, 1, 0);
-    one.ndim = 1;
     c = addmm(&s, BP_F32, one, contig(3, 5), wt(4, 5), 1, 1);
     ck_assert(c.api == BP_GEMM_CUBLAS && c.copy_self && c.beta == 1);
     /* beta 0.5: cuBLAS with beta as float; beta 0: self not read */

@@ -12,6 +12,10 @@
 #     inputs (3-D ones that fold into [-1, K] and a transposed one that
 #     goes through bmm): 0 elements differ from PyTorch's F.linear,
 #     torch.addmm and x @ w.t() (a control with one flipped bit counts 1);
+#   - edge cases where PyTorch 2.11's Lt rules are read from 2.10's code
+#     and a call log of 2.11 (one row: the bias epilogue; one output
+#     feature, K = 1, addmm's beta 0.5 / alpha 2 and a 2-D input: cuBLAS
+#     with the input copied first), all dtypes, all forms;
 #   - the same under the BLAS settings users change, on both sides:
 #     allow_tf32, reduced-precision reductions off, cuBLASLt as the
 #     preferred library, DISABLE_ADDMM_CUDA_LT;
@@ -48,6 +52,9 @@ gemm_suites() {
 TAIL=30 step "GEMM suites, GPU required" 0 gemm_suites
 TAIL=12 step "25 linear layers x fp32, bf16, fp16 x 8 forms: 0 elements differ from PyTorch" 0 \
     "$PY" "$T" run --bitprobe "$B" --work "$WORK/default"
+TAIL=8 step "edge cases (one row, one output feature, K = 1; addmm with beta 0.5, alpha 2 and with a 2-D input): 0 differ" 0 \
+    "$PY" "$T" run --bitprobe "$B" --work "$WORK/edge" --variants \
+    --shape 7x512x1376 --shape 1x4096x4096 --shape 64x256x1 --shape 33x1x256
 TAIL=8 step "allow_tf32 (fp32), 8 layers: 0 differ" 0 \
     "$PY" "$T" run --bitprobe "$B" --work "$WORK/tf32" --count 3 --dtypes fp32 \
     --setting allow_tf32=1

@@ -7,6 +7,7 @@ backend on the same inputs, bit for bit.
       ends of the ranges and of Llama's MLP.
   linear_torch.py run --bitprobe B --work DIR [--seed S] [--count N]
                       [--dtypes fp32,bf16,fp16] [--setting KEY=VALUE ...]
+                      [--variants] [--shape MxKxN ...]
       for every shape and dtype, x [M, K] ~ N(0, 1), weight [N, K] and bias
       [N] ~ N(0, 0.02) drawn by torch on the GPU; PyTorch computes
       F.linear(x, w, b), F.linear(x, w), torch.addmm(b, x, w.t()),
@@ -22,7 +23,9 @@ backend on the same inputs, bit for bit.
       sides: allow_tf32, allow_bf16_reduced_precision_reduction,
       allow_fp16_reduced_precision_reduction (0/1), preferred_blas_library
       (cublas, cublaslt), DISABLE_ADDMM_CUDA_LT (an environment variable of
-      both processes).  Exit 1 on any difference.
+      both processes).  --variants adds torch.addmm(b, x, w.t(), beta=0.5,
+      alpha=2) and torch.addmm(c [M, N], x, w.t()).  Exit 1 on any
+      difference.
   linear_torch.py invariance --bitprobe B --work DIR [--dtypes ...]
       the invariance engine's torch.mm and the probe op `matmul` on the
       same inputs (`bitprobe invariance --save-inputs`): for every M of
@@ -116,15 +119,17 @@ def write_st(path, tensors):
         refio.st_write(path, tensors)
 
 
-def layer(i, shape, dtname, work, device):
+def layer(i, shape, dtname, work, device, variants=False):
     """One layer's inputs, PyTorch's results and the probe; returns the
-    probe's path and its outputs: {output: what it checks}."""
+    probe's path and its outputs: {output: what it checks}.  variants adds
+    addmm with beta 0.5 and alpha 2, and addmm of a 2-D input [M, N]."""
     m, k, n = shape
     dt = DTYPES[dtname]
     g = torch.Generator(device=device).manual_seed(1000 * i + 7)
     x = torch.randn(m, k, device=device, generator=g).to(dt)
     w = (0.02 * torch.randn(n, k, device=device, generator=g)).to(dt)
     b = (0.02 * torch.randn(n, device=device, generator=g)).to(dt)
+    c2 = (0.02 * torch.randn(m, n, device=device, generator=g)).to(dt) if variants else None
     b3 = 2 if m % 2 == 0 else 1
     x3 = x.view(b3, m // b3, k)
     # leading dimensions that do not fold into [-1, K] (strides [K, B*K, 1]):
@@ -139,6 +144,9 @@ def layer(i, shape, dtname, work, device):
             "linear3": F.linear(x3, w).reshape(m, n),
             "matmul3": (x3 @ w.t()).reshape(m, n),
             "matmul3t": (xt @ w.t()).reshape(m, n)}
+        if variants:
+            refs["addmm_ba"] = torch.addmm(b, x, w.t(), beta=0.5, alpha=2)
+            refs["addmm_2d"] = torch.addmm(c2, x, w.t())
     if device == "cuda":
         torch.cuda.synchronize()
     # one stored tensor per distinct result (the same calls give the same bits)
@@ -155,6 +163,8 @@ def layer(i, shape, dtname, work, device):
     ctrl[len(ctrl) // 2] ^= 1
     name = "lin-%d-%s" % (i, dtname)
     tensors = {"x": x, "w": w, "b": b, "ctrl": ctrl.view(dt).view(m, n)}
+    if variants:
+        tensors["c2"] = c2
     tensors.update({"r%d" % j: t for j, t in enumerate(stored)})
     write_st(os.path.join(work, name + ".safetensors"), tensors)
     dty = {"fp32": "fp32", "bf16": "bf16", "fp16": "fp16"}[dtname]
@@ -176,11 +186,17 @@ def layer(i, shape, dtname, work, device):
             "  - {out: y3_linear, op: linear, inputs: [x3, w]}",
             "  - {out: y3_matmul, op: matmul, a: x3, b: wt}",
             "  - {out: y3t_matmul, op: matmul, a: xt, b: wt}"]
+    if variants:
+        ops[4:4] = ["  - {out: c2, op: load, dtype: %s, shape: [%d, %d]}" % (dty, m, n)]
+        ops += ["  - {out: y_addmm_ba, op: addmm, inputs: [b, x, wt], beta: 0.5, alpha: 2}",
+                "  - {out: y_addmm_2d, op: addmm, inputs: [c2, x, wt]}"]
     checks = {}
     pairs = [("linear_b", "y_linear_b"), ("linear", "y_linear"), ("addmm", "y_addmm"),
              ("matmul", "y_matmul"), ("linear3_b", "y3_linear_b"),
              ("linear3", "y3_linear"), ("matmul3", "y3_matmul"),
              ("matmul3t", "y3t_matmul")]
+    if variants:
+        pairs += [("addmm_ba", "y_addmm_ba"), ("addmm_2d", "y_addmm_2d")]
     for ref, y in pairs + [("ctrl", "y_linear_b")]:
         src = y
         if y.startswith("y3"):
@@ -244,7 +260,7 @@ def cmd_run(args):
     for dtname in args.dtypes.split(","):
         probes, checks = [], {}
         for i, s in enumerate(sh):
-            path, c = layer(i, s, dtname, args.work, args.device)
+            path, c = layer(i, s, dtname, args.work, args.device, args.variants)
             probes.append(path)
             checks[os.path.basename(path)[:-5]] = (s, c)
             if args.device == "cuda":
@@ -265,7 +281,7 @@ def cmd_run(args):
                     diffs.append("%s %s (want %d)" % (ref, vals.get(o), want))
             bad += bool(diffs)
             print("%s %-18s %s" % (dtname, "%dx%dx%d" % s,
-                                   "0 differ (8 forms)" if not diffs else
+                                   "0 differ (%d forms)" % (len(c) - 1) if not diffs else
                                    "DIFFER: " + ", ".join(diffs)))
         for f in os.listdir(args.work):
             if f.endswith(".safetensors") and f.endswith("-%s.safetensors" % dtname):
@@ -367,6 +383,8 @@ def main():
         r.add_argument("--device", default="cuda", choices=("cuda", "cpu"))
         r.add_argument("--shape", action="append", default=[],
                        help="MxKxN instead of the drawn shapes (repeatable)")
+        r.add_argument("--variants", action="store_true",
+                       help="also addmm with beta 0.5, alpha 2 and with a 2-D input")
     args = ap.parse_args()
     if args.cmd == "shapes":
         for s in shapes(args.seed, args.count):
