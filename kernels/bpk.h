@@ -135,6 +135,17 @@ int bpk_slice(void *stream, void *out, const void *in, int dt, int64_t outer,
  * of n offsets into in (the layout ops' map, src/ops/layout.c). */
 int bpk_gather(void *stream, void *out, int out_dt, const void *in, int in_dt,
                const int64_t *src, int64_t n);
+/* A strided view of in (ndim dimensions of sizes shape, element strides
+ * strides, from element offset) copied into contiguous out, elements of
+ * dtype dt unchanged: what Tensor.contiguous() and expand's copy do. */
+typedef struct {
+    int ndim;
+    int64_t shape[BPK_MAXDIM];
+    int64_t strides[BPK_MAXDIM];
+    int64_t offset;
+} bpk_view_t;
+int bpk_strided_copy(void *stream, void *out, const void *in, int dt, const bpk_view_t *v,
+                     int64_t n);
 /* Each row of d elements: cat(-x[d/2:], x[:d/2]). */
 int bpk_rotate_half(void *stream, void *out, const void *in, int dt,
                     int64_t rows, int64_t d);

@@ -184,6 +184,32 @@ __global__ void bpk_gather_kernel(void *out, int out_dt, const void *in, int in_
     BPK_FOR(i, n) { bpk_convert(out, out_dt, i, in, in_dt, src[i]); }
 }
 
+__global__ void bpk_strided_copy_kernel(void *out, const void *in, int dt, bpk_view_t v,
+                                        int64_t n)
+{
+    BPK_FOR(i, n)
+    {
+        int64_t rest = i, off = v.offset;
+        for (int d = v.ndim - 1; d >= 0; d--) {
+            off += (rest % v.shape[d]) * v.strides[d];
+            rest /= v.shape[d];
+        }
+        bpk_convert(out, dt, i, in, dt, off);
+    }
+}
+
+extern "C" int bpk_strided_copy(void *stream, void *out, const void *in, int dt,
+                                const bpk_view_t *v, int64_t n)
+{
+    if (!bpk_dtype_ok(dt) || v->ndim < 0 || v->ndim > BPK_MAXDIM)
+        return (int)cudaErrorInvalidValue;
+    if (n <= 0)
+        return 0;
+    bpk_strided_copy_kernel<<<bpk_blocks(n), BPK_THREADS, 0, (cudaStream_t)stream>>>(
+        out, in, dt, *v, n);
+    return bpk_launched();
+}
+
 extern "C" int bpk_gather(void *stream, void *out, int out_dt, const void *in,
                           int in_dt, const int64_t *src, int64_t n)
 {

@@ -417,11 +417,46 @@ bp_status bp_backend_exec(bp_backend_t *be, const bp_exec_t *x, bp_error_t *err)
     return st ? st : bp_backend_op(be, x, err);
 }
 
+/* views[r] for each tensor operand of op i (exec_t's order): the buffer a
+ * chain of views reads and its geometry; a base without a device copy
+ * (taken from the memo, or not read directly by explain's single op) gets
+ * one. */
+static bp_status resolve_views(bp_backend_t *be, const bp_probe_t *p, size_t i,
+                               const bp_meta_t *metas, bp_buf_t *bufs, bp_opview_t *views,
+                               bp_error_t *err)
+{
+    const bp_op_t *op = &p->ops[i];
+    int idx[2 + BP_OP_MAXINPUTS], n = 2 + op->ninputs;
+    idx[0] = op->a.kind == BP_ARG_BUF ? op->a.buf : -1;
+    idx[1] = op->b.kind == BP_ARG_BUF ? op->b.buf : -1;
+    for (int k = 0; k < op->ninputs; k++)
+        idx[2 + k] = op->inputs[k];
+    for (int r = 0; r < n; r++) {
+        memset(&views[r], 0, sizeof views[r]);
+        if (idx[r] < 0)
+            continue;
+        int base;
+        bp_strided_resolve(p, metas, idx[r], &base, &views[r].geo);
+        bp_buf_t *b = &bufs[base];
+        if (!b->dev && bp_buf_nbytes(b)) {
+            bp_status st = be->dev_alloc(be, b, err);
+            if (!st)
+                st = be->upload(be, b, err);
+            if (st)
+                return st;
+        }
+        views[r].base = b;
+    }
+    return BP_OK;
+}
+
 static bp_status exec_one(bp_backend_t *be, const bp_probe_t *p, size_t i,
-                          bp_buf_t *bufs, bp_buf_t *out, bp_error_t *err)
+                          const bp_meta_t *metas, bp_buf_t *bufs, bp_buf_t *out,
+                          bp_error_t *err)
 {
     const bp_op_t *op = &p->ops[i];
     const bp_buf_t *ins[BP_OP_MAXINPUTS];
+    bp_opview_t views[2 + BP_OP_MAXINPUTS];
     if (op->ninputs > BP_OP_MAXINPUTS)
         return bp_error_set(err, BP_EINPUT, "%s of more than %d inputs",
                             bp_op_name(op->kind), BP_OP_MAXINPUTS);
@@ -435,7 +470,13 @@ static bp_status exec_one(bp_backend_t *be, const bp_probe_t *p, size_t i,
         .ninputs = op->ninputs,
         .out = out,
     };
-    bp_status st = bp_backend_exec(be, &x, err);
+    bp_status st = computes(be, &x, err);
+    if (!st && be->device && bp_op_has(op->kind, BP_OPF_VIEWS)) {
+        st = resolve_views(be, p, i, metas, bufs, views, err);
+        x.views = views;
+    }
+    if (!st)
+        st = bp_backend_op(be, &x, err);
     if (st)
         bp_error_prefix(err, "%s:%d: op '%s' (%s) on %s: ", p->path, op->line,
                         op->out, bp_op_name(op->kind), be->name);
@@ -540,7 +581,7 @@ bp_status bp_backend_run(bp_backend_t *be, const bp_probe_t *p, bp_dtype_t dt,
         if (!st && be->device && memo)
             st = upload_reused(be, &p->ops[i], bufs, err);
         if (!st)
-            st = exec_one(be, p, i, bufs, &bufs[i], err);
+            st = exec_one(be, p, i, metas, bufs, &bufs[i], err);
         if (!st)
             be->elems += bufs[i].numel;
     }
@@ -602,7 +643,7 @@ bp_status bp_backend_run_op(bp_backend_t *be, const bp_probe_t *p, size_t i,
     if (!st)
         st = place(be, out, &metas[i], err);
     if (!st)
-        st = exec_one(be, p, i, view, out, err);
+        st = exec_one(be, p, i, metas, view, out, err);
     if (be->device) {
         if (!st && out->dev)
             st = be->download(be, out, err);

@@ -17,6 +17,7 @@
 #include "error.h"
 #include "op.h"
 #include "probe.h"
+#include "strided.h"
 
 typedef enum {
     BP_CPU_MATH_SLEEF_U10,
@@ -35,7 +36,18 @@ typedef struct bp_backend_opts {
                     gpu is 0, the one visible */
     int gpu_given;
     int threads; /* worker threads for the oracle; 0: one per core */
+    /* --cuda-blas: PyTorch's BLAS settings for the CUDA backend's GEMMs,
+     * KEY=VALUE,... (gemm_plan.h), over the environment's; "" for none */
+    char cuda_blas[256];
 } bp_backend_opts_t;
+
+/* A tensor operand as PyTorch holds it: the buffer whose memory a chain
+ * of view ops (transpose, permute, reshape, slice, ...) reads, and the
+ * geometry those views give it over that buffer (strided.h). */
+typedef struct bp_opview {
+    const bp_buf_t *base;
+    bp_strided_t geo;
+} bp_opview_t;
 
 /* One op to compute: operands already on the backend's side. */
 typedef struct bp_exec {
@@ -44,6 +56,11 @@ typedef struct bp_exec {
     const bp_buf_t *const *inputs;  /* concat operands */
     int ninputs;
     bp_buf_t *out;                  /* shaped and allocated by the executor */
+    /* An op flagged BP_OPF_VIEWS on a device backend: views[0] is a's,
+     * views[1] b's, views[2 + k] inputs[k]'s (base NULL where the operand
+     * is absent), each base with its device copy.  NULL elsewhere: host
+     * backends compute from the values, which views do not change. */
+    const bp_opview_t *views;
 } bp_exec_t;
 
 typedef struct bp_backend bp_backend_t;

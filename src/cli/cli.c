@@ -15,6 +15,7 @@
 #include "config.h"
 #include "esc.h"
 #include "fingerprint.h"
+#include "gemm_plan.h"
 #include "outfile.h"
 #include "suggest.h"
 
@@ -148,6 +149,27 @@ bool bp_cli_opt_gpu(const char *arg, bp_backend_opts_t *o, char *why, size_t n)
     if (!bp_cli_int(arg, 0, BP_CLI_GPU_MAX, &v))
         return false;
     o->gpu = (int)v;
+    return true;
+}
+
+bool bp_cli_opt_cuda_blas(const char *arg, bp_backend_opts_t *o, char *why, size_t n)
+{
+    bp_blas_settings_t s;
+    bp_error_t err = {0};
+    bp_blas_settings_default(&s);
+    size_t len = strlen(o->cuda_blas);
+    char all[sizeof o->cuda_blas + 512];
+    snprintf(all, sizeof all, "%s%s%s", o->cuda_blas, len ? "," : "", arg);
+    if (bp_blas_settings_parse(&s, all, &err)) {
+        snprintf(why, n, "--cuda-blas: %s", err.msg);
+        return false;
+    }
+    if (len + 1 + strlen(arg) >= sizeof o->cuda_blas) {
+        snprintf(why, n, "--cuda-blas: more than %zu characters of settings",
+                 sizeof o->cuda_blas - 1);
+        return false;
+    }
+    snprintf(o->cuda_blas + len, sizeof o->cuda_blas - len, "%s%s", len ? "," : "", arg);
     return true;
 }
 

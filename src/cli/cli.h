@@ -102,7 +102,16 @@ int bp_cli_zero_sign(const char *cmd, const char *arg, bool *ignore);
       bp_cli_opt_gpu) S                                                                  \
     X(THREADS, "threads",                                                                \
       "  --threads N       oracle worker threads (default: one per core)\n",              \
-      bp_cli_opt_threads)
+      bp_cli_opt_threads) S                                                              \
+    X(CUDA_BLAS, "cuda-blas",                                                            \
+      "  --cuda-blas S     PyTorch's BLAS settings for the cuda GEMMs, KEY=VALUE[,...]\n"  \
+      "                    (repeatable), in PyTorch's names: allow_tf32,\n"               \
+      "                    allow_{bf16,fp16}_reduced_precision_reduction[_split_k],\n"    \
+      "                    preferred_blas_library (cublas, cublaslt),\n"                  \
+      "                    CUBLAS_WORKSPACE_CONFIG, CUBLASLT_WORKSPACE_SIZE,\n"           \
+      "                    DISABLE_ADDMM_CUDA_LT (default: PyTorch's defaults, and the\n" \
+      "                    environment variables PyTorch reads)\n",                       \
+      bp_cli_opt_cuda_blas)
 
 #define BP_CLI_COMMA_ ,
 #define BP_CLI_NONE_

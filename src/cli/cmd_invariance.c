@@ -54,7 +54,7 @@ const char cmd_invariance_usage[] =
     "                    attention HEADSxKEYSxHEADDIM (default 32x4096x128)\n"
     "  --dtype LIST      fp32, tf32, bf16, fp16, comma-separated (default bf16)\n"
     "  --engine LIST     cublas (torch.mm's cuBLAS call and settings), cublas-pedantic\n"
-    "                    (bitprobe's CUDA matmul), cublaslt (PyTorch's cuBLASLt path;\n"
+    "                    (bitprobe's pinned GEMM), cublaslt (PyTorch's cuBLASLt path;\n"
     "                    on --split, cuBLASLt's own split-K), cuda (bitprobe's CUDA\n"
     "                    row ops), cpu (bitprobe's CPU ops and the formulations), auto\n"
     "                    (default: the CUDA engines that compute the op on its axis,\n"

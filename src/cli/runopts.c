@@ -106,6 +106,10 @@ void bp_run_hint(const bp_run_opts_t *o, const char *cmd, const char *const *pro
         append_arg(out, n, &len, "--gpu");
         append_arg(out, n, &len, be->gpus ? be->gpus : g);
     }
+    if (be->cuda_blas[0]) {
+        append_arg(out, n, &len, "--cuda-blas");
+        append_arg(out, n, &len, be->cuda_blas);
+    }
     if (o->probes_dir) {
         append_arg(out, n, &len, "--probes");
         append_arg(out, n, &len, o->probes_dir);

@@ -59,10 +59,36 @@ static void matmul_deps(const bp_probe_t *p, const bp_meta_t *metas, size_t i, s
                         bp_explain_dep_fn fn, void *ctx)
 {
     const bp_op_t *op = &p->ops[i];
-    size_t k = (size_t)metas[op->a.buf].shape[1], n = (size_t)metas[i].shape[1];
+    const bp_meta_t *a = &metas[op->a.buf], *o = &metas[i];
+    size_t k = (size_t)a->shape[a->ndim - 1], n = (size_t)o->shape[o->ndim - 1];
     size_t row = e / n, col = e % n;
     for (size_t t = 0; t < k; t++)
         if (!fn(ctx, op->a.buf, row * k + t) || !fn(ctx, op->b.buf, t * n + col))
+            return;
+}
+
+/* linear: row r of x and row j of the weight, and the bias element
+ * broadcast to e; addmm: the input element broadcast to e, row r of mat1
+ * and column j of mat2. */
+static void linear_deps(const bp_probe_t *p, const bp_meta_t *metas, size_t i, size_t e,
+                        bp_explain_dep_fn fn, void *ctx)
+{
+    const bp_op_t *op = &p->ops[i];
+    bool lin = op->kind == BP_OP_LINEAR;
+    int x = op->inputs[lin ? 0 : 1], w = op->inputs[lin ? 1 : 2];
+    int bias = lin ? (op->ninputs > 2 ? op->inputs[2] : -1) : op->inputs[0];
+    const bp_meta_t *o = &metas[i];
+    size_t n = (size_t)o->shape[o->ndim - 1], k = (size_t)metas[x].shape[metas[x].ndim - 1];
+    size_t row = e / n, col = e % n;
+    if (bias >= 0) {
+        const bp_meta_t *in = &metas[bias];
+        int64_t st[BP_MAXDIM];
+        if (bp_bcast_strides(in->ndim, in->shape, o->ndim, o->shape, st) &&
+            !fn(ctx, bias, bp_layout_offset(o->ndim, o->shape, st, e)))
+            return;
+    }
+    for (size_t t = 0; t < k; t++)
+        if (!fn(ctx, x, row * k + t) || !fn(ctx, w, lin ? col * k + t : t * n + col))
             return;
 }
 
@@ -111,6 +137,10 @@ void bp_explain_deps(const bp_probe_t *p, const bp_meta_t *metas, size_t i, size
     }
     case BP_OP_MATMUL:
         matmul_deps(p, metas, i, e, fn, ctx);
+        return;
+    case BP_OP_LINEAR:
+    case BP_OP_ADDMM:
+        linear_deps(p, metas, i, e, fn, ctx);
         return;
     case BP_OP_SUM:
         sum_deps(p, metas, i, e, fn, ctx);

@@ -1,42 +1,33 @@
-/* The CUDA invariance engines: a batch through cuBLAS with PyTorch's
- * settings, through the CUDA backend's pinned (pedantic) matmul, and
- * through cuBLASLt as PyTorch's Lt path calls it.  Only this file, the
- * backend's and the stack's include CUDA headers; inputs are generated on
- * the device by the counter generator's kernel (bit-identical to the host's,
- * rng.h), on the CUDA backend's device and stream.
+/* The CUDA invariance engines: a batch through the CUDA backend's GEMM
+ * module (cuda_gemm.h) as torch.mm calls cuBLAS, as bitprobe's pinned
+ * (pedantic) GEMM, and as PyTorch's cuBLASLt path.  Inputs are generated
+ * on the device by the counter generator's kernel (bit-identical to the
+ * host's, rng.h), on the CUDA backend's device and stream.
  *
- * "cublas": what torch.mm runs in PyTorch 2.11 (aten/src/ATen/native/cuda/
- *   Blas.cpp: mm_out_cuda -> addmm_out_cuda_impl with beta 0, which the
- *   cuBLASLt path refuses (isInputCompliesAddmmCudaLt wants beta 1) ->
- *   at::cuda::blas::gemm; aten/src/ATen/cuda/CUDABlas.cpp, with the default
- *   preferred BLAS backend, cuBLAS):
- *     bf16: cublasGemmEx(CUDA_R_16BF in and out, compute CUDA_R_32F, which
- *       cublas_api.h's C++ wrapper turns into CUBLAS_COMPUTE_32F under the
- *       default math mode, CUBLAS_GEMM_DEFAULT_TENSOR_OP), math mode
- *       CUBLAS_DEFAULT_MATH (allow_bf16_reduced_precision_reduction is True
- *       by default: no CUBLAS_MATH_DISALLOW_REDUCED_PRECISION_REDUCTION);
- *     fp16: the same with CUDA_R_16F (allow_fp16_reduced_precision_reduction
- *       True, allow_fp16_accumulation False);
- *     fp32: cublasSgemm with the handle's math mode CUBLAS_DEFAULT_MATH
- *       (torch.backends.cuda.matmul.allow_tf32 False, "ieee");
- *     tf32: cublasSgemm under CUBLAS_TF32_TENSOR_OP_MATH (allow_tf32 True).
- *   Handle: its own, on the stream, with the workspace PyTorch gives it
+ * "cublas": what torch.mm runs in PyTorch 2.11 with the default preferred
+ *   library (mm_out_cuda -> addmm_out_cuda_impl with beta 0, which the
+ *   cuBLASLt path refuses -> at::cuda::blas::gemm): cublasSgemm for fp32
+ *   under CUBLAS_DEFAULT_MATH (CUBLAS_TF32_TENSOR_OP_MATH with tf32),
+ *   cublasGemmEx with CUBLAS_COMPUTE_32F and CUBLAS_GEMM_DEFAULT_TENSOR_OP
+ *   for bf16 and fp16 (reduced-precision reductions allowed, PyTorch's
+ *   default), on a handle with the workspace PyTorch gives it
  *   (CublasHandlePool.cpp: 32 MiB on compute capability 9.x to 12.x,
- *   4096 KiB * 2 + 16 KiB * 8 elsewhere), atomics and pointer mode at
- *   cuBLAS's defaults (not allowed, host), alpha 1 and beta 0 in float.
- * "cublas-pedantic": the CUDA backend's matmul (bp_cuda_gemm: what
- *   `bitprobe run --device cuda` computes): CUBLAS_PEDANTIC_MATH,
+ *   4096 KiB * 2 + 16 KiB * 8 elsewhere): the module's call for these
+ *   settings, the one the probe op `matmul` makes.
+ * "cublas-pedantic": bitprobe's pinned GEMM (the module's pedantic
+ *   settings): cublasGemmEx, CUBLAS_PEDANTIC_MATH,
  *   CUBLAS_COMPUTE_32F_PEDANTIC, 32 MiB workspace, atomics not allowed.
- * "cublaslt": PyTorch's Lt path (TORCH_BLAS_PREFER_CUBLASLT=1:
- *   bgemm_internal_cublaslt): compute CUBLAS_COMPUTE_32F (tf32:
- *   CUBLAS_COMPUTE_32F_FAST_TF32), scale CUDA_R_32F, the operands' types,
- *   workspace preference 1 MiB (CUBLASLT_WORKSPACE_SIZE's default, within
- *   the cuBLAS workspace), minimum alignments of A, B and C from their
- *   addresses (at most 256), the heuristic's first algorithm.
+ * "cublaslt": PyTorch's Lt path (preferred library cuBLASLt,
+ *   TORCH_BLAS_PREFER_CUBLASLT=1: bgemm_internal_cublaslt): compute
+ *   CUBLAS_COMPUTE_32F (tf32: CUBLAS_COMPUTE_32F_FAST_TF32), scale
+ *   CUDA_R_32F, the operands' types, a 1 MiB workspace
+ *   (CUBLASLT_WORKSPACE_SIZE's default), minimum alignments of A, B and C
+ *   from their addresses, the heuristic's first algorithm; cuBLAS where
+ *   cuBLASLt finds none, as PyTorch falls back.
  *
  * Row-major C = A B is column-major C^T = B^T A^T: cuBLAS gets (N, N),
  * m = N, n = M, b first (ld N), then a (ld K), c (ld N), as PyTorch's
- * cublasCommonArgs arranges a row-major result.  The batch is always rows
+ * cublasCommonArgs arranges a row-major result (gemm_plan.c decides it).  The batch is always rows
  * [0, M) of one device buffer, so the operands' addresses (and so their
  * alignment, which the heuristics read) are the same at every M.
  *
@@ -70,18 +61,18 @@
 #include "bpk.h"
 #include "cublas_dl.h"
 #include "cuda_check.h"
+#include "cuda_gemm.h"
+#include "cuda_gemm_lt.h"
 #include "inv_formula.h"
-
-#define LT_WORKSPACE ((size_t)1 << 20)
 
 typedef enum { K_CUBLAS, K_PEDANTIC, K_LT } kind_t;
 
 typedef struct {
     bp_backend_t *be;
     kind_t kind;
-    cublasHandle_t blas;
-    cublasLtHandle_t lt;
-    void *ws, *lt_ws;
+    bp_cuda_blas_t *gemm;          /* the engine's call (cuda_gemm.h) */
+    cublasLtHandle_t lt;           /* the algorithm attribution and split-K */
+    void *ws;                      /* attribution and split-K's workspace */
     size_t ws_bytes;
     bp_inv_problem_t p;
     void *a, *probe, *b, *c, *c2; /* device */
@@ -111,11 +102,6 @@ static cudaStream_t stream(cu_t *s)
 static size_t esize(const cu_t *s)
 {
     return bp_dtype_info(s->p.dtype)->size;
-}
-
-static cudaDataType_t ctype(bp_dtype_t dt)
-{
-    return dt == BP_BF16 ? CUDA_R_16BF : dt == BP_F16 ? CUDA_R_16F : CUDA_R_32F;
 }
 
 static void free_dev(cu_t *s)
@@ -170,6 +156,15 @@ static bp_status setup(bp_inv_engine_t *e, const bp_inv_problem_t *p, bp_error_t
     s->at = -1;
     bp_status st = bp_cuda_use(s->be, err);
     if (st)
+        return st;
+    bp_blas_settings_t set;
+    bp_blas_settings_default(&set);
+    set.tf32 = p->tf32;
+    set.pedantic = s->kind == K_PEDANTIC;
+    set.lib = s->kind == K_LT ? BP_BLAS_CUBLASLT : BP_BLAS_CUBLAS;
+    bp_cuda_blas_close(s->gemm);
+    s->gemm = NULL;
+    if ((st = bp_cuda_blas_open(s->be, &set, &s->gemm, err)))
         return st;
     size_t es = esize(s), mk = (size_t)s->rows_cap * (size_t)p->k,
            mn = (size_t)s->rows_cap * (size_t)p->n;
@@ -248,66 +243,26 @@ static bp_status place(cu_t *s, int64_t pos, bp_error_t *err)
     return BP_OK;
 }
 
-/* PyTorch's _getAlignment: the largest power of two up to 256 dividing the
- * address. */
-static uint32_t alignment(const void *p)
-{
-    uintptr_t a = (uintptr_t)p;
-    uint32_t al = 256;
-    while (al > 1 && a % al)
-        al /= 2;
-    return al;
-}
-
-typedef struct {
-    cublasLtMatmulDesc_t desc;
-    cublasLtMatrixLayout_t la, lb, lc;
-    cublasLtMatmulPreference_t pref;
-} lt_t;
-
-static void lt_free(lt_t *l)
-{
-    if (l->pref)
-        BP_BLASLT(cublasLtMatmulPreferenceDestroy)(l->pref);
-    if (l->lc)
-        BP_BLASLT(cublasLtMatrixLayoutDestroy)(l->lc);
-    if (l->lb)
-        BP_BLASLT(cublasLtMatrixLayoutDestroy)(l->lb);
-    if (l->la)
-        BP_BLASLT(cublasLtMatrixLayoutDestroy)(l->la);
-    if (l->desc)
-        BP_BLASLT(cublasLtMatmulDescDestroy)(l->desc);
-    memset(l, 0, sizeof *l);
-}
-
-/* The descriptors of g for compute type ct and a workspace of ws bytes
- * (column-major: b first, as cuBLAS sees the row-major product). */
-static bp_status lt_make(cu_t *s, const gemm_t *g, cublasComputeType_t ct, size_t ws,
-                         lt_t *l, bp_error_t *err)
+/* The descriptors of g as the engine's cuBLASLt call would have them (the
+ * GEMM module's, for the plan of torch.mm with the engine's settings on
+ * the preferred library cuBLASLt), with a workspace of ws bytes. */
+static bp_status lt_make(cu_t *s, const gemm_t *g, size_t ws, bp_cuda_lt_t *l,
+                         bp_error_t *err)
 {
     memset(l, 0, sizeof *l);
-    cudaDataType_t t = ctype(s->p.dtype);
-    cublasOperation_t op = CUBLAS_OP_N;
-    uint64_t n = (uint64_t)s->p.n, k = (uint64_t)g->k;
-    BL(BP_BLASLT(cublasLtMatmulDescCreate)(&l->desc, ct, CUDA_R_32F));
-    BL(BP_BLASLT(cublasLtMatmulDescSetAttribute)(l->desc, CUBLASLT_MATMUL_DESC_TRANSA,
-                                                 &op, sizeof op));
-    BL(BP_BLASLT(cublasLtMatmulDescSetAttribute)(l->desc, CUBLASLT_MATMUL_DESC_TRANSB,
-                                                 &op, sizeof op));
-    BL(BP_BLASLT(cublasLtMatrixLayoutCreate)(&l->la, t, n, k, (int64_t)n));
-    BL(BP_BLASLT(cublasLtMatrixLayoutCreate)(&l->lb, t, k, (uint64_t)g->m, (int64_t)k));
-    BL(BP_BLASLT(cublasLtMatrixLayoutCreate)(&l->lc, t, n, (uint64_t)g->m, (int64_t)n));
-    BL(BP_BLASLT(cublasLtMatmulPreferenceCreate)(&l->pref));
-    BL(BP_BLASLT(cublasLtMatmulPreferenceSetAttribute)(
-        l->pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof ws));
-    uint32_t aa = alignment(g->b), ab = alignment(g->a), ac = alignment(g->c);
-    BL(BP_BLASLT(cublasLtMatmulPreferenceSetAttribute)(
-        l->pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, &aa, sizeof aa));
-    BL(BP_BLASLT(cublasLtMatmulPreferenceSetAttribute)(
-        l->pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, &ab, sizeof ab));
-    BL(BP_BLASLT(cublasLtMatmulPreferenceSetAttribute)(
-        l->pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, &ac, sizeof ac));
-    return BP_OK;
+    bp_blas_settings_t set = *bp_cuda_blas_settings(s->gemm);
+    set.lib = BP_BLAS_CUBLASLT;
+    int64_t sa[2] = {g->m, g->k}, sb[2] = {g->k, s->p.n};
+    bp_strided_t ga, gb;
+    bp_strided_contiguous(2, sa, &ga);
+    bp_strided_contiguous(2, sb, &gb);
+    bp_gemm_call_t c;
+    bp_status st = bp_gemm_plan_addmm(&set, s->cc_major, s->p.dtype, NULL, &ga, &gb, 0.0, 1.0,
+                                      false, &c, err);
+    if (st)
+        return st;
+    return bp_cuda_lt_build(&c, c.a_op ? g->b : g->a, c.a_op ? g->a : g->b, g->c, NULL, ws, l,
+                            err);
 }
 
 static void algo_read(const cublasLtMatmulAlgo_t *al, size_t workspace, float waves,
@@ -332,15 +287,9 @@ static void algo_read(const cublasLtMatmulAlgo_t *al, size_t workspace, float wa
     a->known = a->lt = true;
 }
 
-static cublasComputeType_t lt_compute(const cu_t *s)
-{
-    if (s->kind == K_PEDANTIC)
-        return CUBLAS_COMPUTE_32F_PEDANTIC;
-    return s->p.tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
-}
-
-static bp_status lt_run(cu_t *s, const gemm_t *g, lt_t *l, const cublasLtMatmulAlgo_t *al,
-                        void *ws, size_t ws_bytes, bp_error_t *err)
+static bp_status lt_run(cu_t *s, const gemm_t *g, bp_cuda_lt_t *l,
+                        const cublasLtMatmulAlgo_t *al, void *ws, size_t ws_bytes,
+                        bp_error_t *err)
 {
     float one = 1.0f, zero = 0.0f;
     BL(BP_BLASLT(cublasLtMatmul)(s->lt, l->desc, &one, g->b, l->la, g->a, l->lb, &zero,
@@ -355,9 +304,9 @@ static bp_status lt_run(cu_t *s, const gemm_t *g, lt_t *l, const cublasLtMatmulA
 static bp_status lt_pick(cu_t *s, const gemm_t *g, size_t ws_bytes, void *ws, bool run,
                          bool keep, bp_inv_algo_t *algo, bool *found, bp_error_t *err)
 {
-    lt_t l;
+    bp_cuda_lt_t l;
     *found = false;
-    bp_status st = lt_make(s, g, lt_compute(s), ws_bytes, &l, err);
+    bp_status st = lt_make(s, g, ws_bytes, &l, err);
     cublasLtMatmulHeuristicResult_t h;
     memset(&h, 0, sizeof h);
     int got = 0;
@@ -377,7 +326,7 @@ static bp_status lt_pick(cu_t *s, const gemm_t *g, size_t ws_bytes, void *ws, bo
         if (run)
             st = lt_run(s, g, &l, &h.algo, ws, ws_bytes, err);
     }
-    lt_free(&l);
+    bp_cuda_lt_free(&l);
     return st;
 }
 
@@ -398,8 +347,8 @@ static bp_status lt_split(cu_t *s, const gemm_t *g, int parts, bp_inv_algo_t *al
     cublasLtMatmulAlgo_t al = s->base;
     int32_t sk = parts;
     uint32_t red = parts == 1 ? 0 : s->p.reduction ? (uint32_t)s->p.reduction : 2;
-    lt_t l;
-    if ((st = lt_make(s, g, lt_compute(s), s->ws_bytes, &l, err)))
+    bp_cuda_lt_t l;
+    if ((st = lt_make(s, g, s->ws_bytes, &l, err)))
         return st;
     cublasLtMatmulHeuristicResult_t chk;
     memset(&chk, 0, sizeof chk);
@@ -412,7 +361,7 @@ static bp_status lt_split(cu_t *s, const gemm_t *g, int parts, bp_inv_algo_t *al
         r = BP_BLASLT(cublasLtMatmulAlgoCheck)(s->lt, l.desc, l.la, l.lb, l.lc, l.lc,
                                                &al, &chk);
     if (r != CUBLAS_STATUS_SUCCESS || chk.workspaceSize > s->ws_bytes) {
-        lt_free(&l);
+        bp_cuda_lt_free(&l);
         return bp_error_set(err, BP_EUNAVAIL, "cuBLASLt refuses split-K %d with reduction "
                             "%s on this algorithm (%s)", parts,
                             bp_inv_reduction_name(red) ? bp_inv_reduction_name(red) : "?",
@@ -422,52 +371,32 @@ static bp_status lt_split(cu_t *s, const gemm_t *g, int parts, bp_inv_algo_t *al
     algo_read(&al, chk.workspaceSize, chk.wavesCount, algo);
     snprintf(algo->source, sizeof algo->source, "cuBLASLt, split-K forced");
     st = lt_run(s, g, &l, &al, s->ws, s->ws_bytes, err);
-    lt_free(&l);
+    bp_cuda_lt_free(&l);
     return st;
 }
 
-/* cuBLAS as torch.mm calls it (see the top of the file). */
-static bp_status torch_gemm(cu_t *s, const gemm_t *g, bp_error_t *err)
-{
-    int n = (int)s->p.n, k = (int)g->k, mm = (int)g->m;
-    float one = 1.0f, zero = 0.0f;
-    if (s->p.dtype == BP_F32) {
-        BL(BP_BLAS(cublasSetMathMode)(s->blas, s->p.tf32 ? CUBLAS_TF32_TENSOR_OP_MATH
-                                                         : CUBLAS_DEFAULT_MATH));
-        BL(BP_BLAS(cublasSgemm)(s->blas, CUBLAS_OP_N, CUBLAS_OP_N, n, mm, k, &one,
-                                g->b, n, g->a, k, &zero, g->c, n));
-    } else {
-        cudaDataType_t t = ctype(s->p.dtype);
-        BL(BP_BLAS(cublasSetMathMode)(s->blas, CUBLAS_DEFAULT_MATH));
-        BL(BP_BLAS(cublasGemmEx)(s->blas, CUBLAS_OP_N, CUBLAS_OP_N, n, mm, k, &one,
-                                 g->b, t, n, g->a, t, k, &zero, g->c, t, n,
-                                 CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT_TENSOR_OP));
-    }
-    BL(BP_BLAS(cublasSetMathMode)(s->blas, CUBLAS_DEFAULT_MATH));
-    CU(cudaStreamSynchronize(stream(s)));
-    return BP_OK;
-}
-
-/* The engine's own call on g. */
+/* The engine's own call on g: the module's torch.mm for its settings. */
 static bp_status engine_gemm(cu_t *s, const gemm_t *g, bp_inv_algo_t *algo,
                              bp_error_t *err)
 {
-    switch (s->kind) {
-    case K_CUBLAS: return torch_gemm(s, g, err);
-    case K_PEDANTIC:
-        return bp_cuda_gemm(s->be, s->p.dtype, g->m, s->p.n, g->k, g->a, g->b, g->c, err);
-    case K_LT: {
-        bool found;
-        bp_status st = lt_pick(s, g, LT_WORKSPACE, s->lt_ws, true, false, algo, &found,
-                               err);
-        if (!st && !found)
-            return bp_error_set(err, BP_EINTERNAL,
-                                "cublasLtMatmulAlgoGetHeuristic found no algorithm "
-                                "for M = %lld", (long long)g->m);
-        if (!st)
-            snprintf(algo->source, sizeof algo->source, "cuBLASLt heuristic");
+    int64_t sa[2] = {g->m, g->k}, sb[2] = {g->k, s->p.n};
+    bp_cuda_mat_t a = {g->a, {0}}, b = {g->b, {0}};
+    bp_strided_contiguous(2, sa, &a.geo);
+    bp_strided_contiguous(2, sb, &b.geo);
+    bp_cuda_gemm_info_t info;
+    bp_status st = bp_cuda_addmm(s->gemm, s->p.dtype, NULL, &a, &b, 0.0, 1.0, g->c, &info, err);
+    if (st || s->kind != K_LT)
         return st;
-    }
+    if (info.lt_ran) {
+        cublasLtMatmulAlgo_t al;
+        memcpy(&al, info.lt_algo, sizeof al);
+        algo_read(&al, info.lt_workspace, info.lt_waves, algo);
+        snprintf(algo->source, sizeof algo->source, "cuBLASLt heuristic");
+    } else {
+        algo->known = true;
+        snprintf(algo->source, sizeof algo->source, "fixed");
+        snprintf(algo->text, sizeof algo->text, "cuBLASLt found no algorithm: cuBLAS's, "
+                 "as PyTorch falls back");
     }
     return BP_OK;
 }
@@ -641,14 +570,11 @@ static void cu_close(bp_inv_engine_t *e)
         if (s->be)
             bp_cuda_use(s->be, &(bp_error_t){0});
         free_dev(s);
-        if (s->blas)
-            BP_BLAS(cublasDestroy)(s->blas);
+        bp_cuda_blas_close(s->gemm);
         if (s->lt)
             BP_BLASLT(cublasLtDestroy)(s->lt);
         if (s->ws)
             cudaFree(s->ws);
-        if (s->lt_ws)
-            cudaFree(s->lt_ws);
         bp_backend_close(s->be);
         free(s);
     }
@@ -667,11 +593,6 @@ static bp_status open_handles(cu_t *s, bp_error_t *err)
                       ? (size_t)4096 * 8 * 1024
                       : (size_t)4096 * 1024 * 2 + (size_t)16 * 1024 * 8;
     CU(cudaMalloc(&s->ws, s->ws_bytes));
-    CU(cudaMalloc(&s->lt_ws, LT_WORKSPACE));
-    BL(BP_BLAS(cublasCreate)(&s->blas));
-    /* cublasSetStream resets the workspace: the stream goes first */
-    BL(BP_BLAS(cublasSetStream)(s->blas, stream(s)));
-    BL(BP_BLAS(cublasSetWorkspace)(s->blas, s->ws, s->ws_bytes));
     BL(BP_BLASLT(cublasLtCreate)(&s->lt));
     return BP_OK;
 }

@@ -196,7 +196,7 @@ const char *bp_op_class_name(bp_op_class_t c)
 const char *bp_op_flag_name(int i)
 {
     static const char *const names[BP_OPF_NFLAGS] = {"float_fn", "int", "costly",
-                                                      "bool", "fp8"};
+                                                      "bool", "fp8", "views"};
     return NAME_OF(names, i);
 }
 
@@ -617,7 +617,8 @@ double bp_op_sdpa_scale(const bp_op_t *op, int64_t e)
  * [H]; bmm: [B, m, k] x [B, k, n]; baddbmm: input broadcasting to
  * [B, m, n], batch1 [B, m, k], batch2 [B, k, n]; sdpa: q [..., L, E],
  * k [..., S, E], v [..., S, Ev] with equal leading dimensions, giving
- * [..., L, Ev]. */
+ * [..., L, Ev]; linear: x [..., k], weight [n, k], bias broadcasting to
+ * [..., n]; addmm: input broadcasting to [m, n], mat1 [m, k], mat2 [k, n]. */
 static bp_status infer_fused(const bp_op_t *op, const bp_meta_t *metas,
                              bp_dtype_t dt, bp_meta_t *out, bp_error_t *err)
 {
@@ -632,11 +633,15 @@ static bp_status infer_fused(const bp_op_t *op, const bp_meta_t *metas,
     for (int k = 0; k < op->ninputs && nt < 3; k++)
         t[nt++] = &metas[op->inputs[k]];
     int want = op->kind == BP_OP_LAYER_NORM ? 0 : op->kind == BP_OP_RMS_NORM ? 2 : nt;
-    if (((op->kind == BP_OP_SDPA || op->kind == BP_OP_BADDBMM) && op->ninputs != 3) ||
+    bool three = op->kind == BP_OP_SDPA || op->kind == BP_OP_BADDBMM || op->kind == BP_OP_ADDMM;
+    if ((three && op->ninputs != 3) ||
+        (op->kind == BP_OP_LINEAR && op->ninputs != 2 && op->ninputs != 3) ||
         (op->kind == BP_OP_LAYER_NORM && op->ninputs > 3) || (want && nt != want))
         return bp_error_set(err, BP_EINPUT, "%s takes %s", name,
                             op->kind == BP_OP_SDPA      ? "inputs [q, k, v]"
                             : op->kind == BP_OP_BADDBMM ? "inputs [input, batch1, batch2]"
+                            : op->kind == BP_OP_ADDMM   ? "inputs [input, mat1, mat2]"
+                            : op->kind == BP_OP_LINEAR  ? "inputs [x, weight] or [x, weight, bias]"
                             : op->kind == BP_OP_LAYER_NORM
                                 ? "inputs [x], [x, weight] or [x, weight, bias]"
                                 : "a and b");
@@ -678,6 +683,42 @@ static bp_status infer_fused(const bp_op_t *op, const bp_meta_t *metas,
                                 shape_str(&r, s3, sizeof s3));
         }
         meta_set(out, dt, 3, sh);
+        return BP_OK;
+    }
+    if (op->kind == BP_OP_LINEAR) {
+        const bp_meta_t *w = t[1];
+        if (x->ndim < 1 || w->ndim != 2 || w->shape[1] != x->shape[x->ndim - 1])
+            return bp_error_set(err, BP_EINPUT,
+                                "shape mismatch: linear needs x [..., k] and weight [n, k], "
+                                "got %s and %s", shape_str(x, s1, sizeof s1),
+                                shape_str(w, s2, sizeof s2));
+        bp_meta_t m = *x;
+        m.dtype = dt;
+        m.shape[m.ndim - 1] = w->shape[0];
+        int64_t st[BP_MAXDIM];
+        if (nt == 3 && !bp_bcast_strides(t[2]->ndim, t[2]->shape, m.ndim, m.shape, st))
+            return bp_error_set(err, BP_EINPUT,
+                                "shape mismatch: linear's bias %s does not broadcast to %s",
+                                shape_str(t[2], s1, sizeof s1), shape_str(&m, s3, sizeof s3));
+        *out = m;
+        return BP_OK;
+    }
+    if (op->kind == BP_OP_ADDMM) {
+        const bp_meta_t *in = t[0], *a = t[1], *b = t[2];
+        if (a->ndim != 2 || b->ndim != 2 || a->shape[1] != b->shape[0])
+            return bp_error_set(err, BP_EINPUT,
+                                "shape mismatch: addmm needs mat1 [m, k] and mat2 [k, n], "
+                                "got %s and %s",
+                                shape_str(a, s1, sizeof s1), shape_str(b, s2, sizeof s2));
+        int64_t sh[2] = {a->shape[0], b->shape[1]}, st[BP_MAXDIM];
+        bp_meta_t r = *a;
+        r.dtype = dt;
+        memcpy(r.shape, sh, sizeof sh);
+        if (!bp_bcast_strides(in->ndim, in->shape, 2, sh, st))
+            return bp_error_set(err, BP_EINPUT,
+                                "shape mismatch: addmm's input %s does not broadcast to %s",
+                                shape_str(in, s1, sizeof s1), shape_str(&r, s3, sizeof s3));
+        *out = r;
         return BP_OK;
     }
     if (op->kind == BP_OP_BMM) {
@@ -793,9 +834,9 @@ static bp_status infer_kind(const bp_op_t *op, const bp_meta_t *metas,
         return BP_OK;
     }
     case BP_OP_MATMUL: {
-        if (a->ndim != 2 || b->ndim != 2 || a->shape[1] != b->shape[0])
+        if (a->ndim < 2 || b->ndim != 2 || a->shape[a->ndim - 1] != b->shape[0])
             return bp_error_set(err, BP_EINPUT,
-                                "shape mismatch: matmul needs [m, k] x [k, n], "
+                                "shape mismatch: matmul needs [..., m, k] x [k, n], "
                                 "a is %s, b is %s",
                                 shape_str(a, s1, sizeof s1),
                                 shape_str(b, s2, sizeof s2));
@@ -805,8 +846,10 @@ static bp_status infer_kind(const bp_op_t *op, const bp_meta_t *metas,
                                 "matmul needs two float operands of one dtype, "
                                 "a is %s, b is %s",
                                 bp_dtype_name(a->dtype), bp_dtype_name(b->dtype));
-        int64_t sh[2] = {a->shape[0], b->shape[1]};
-        meta_set(out, dt, 2, sh);
+        bp_meta_t m = *a; /* torch.matmul folds a's leading dimensions */
+        m.dtype = dt;
+        m.shape[m.ndim - 1] = b->shape[1];
+        *out = m;
         return BP_OK;
     }
     case BP_OP_CONCAT: {
@@ -869,7 +912,7 @@ static bp_status infer_kind(const bp_op_t *op, const bp_meta_t *metas,
         return BP_OK;
     }
     case BP_OP_RMS_NORM: case BP_OP_LAYER_NORM: case BP_OP_BMM: case BP_OP_SDPA:
-    case BP_OP_BADDBMM:
+    case BP_OP_BADDBMM: case BP_OP_LINEAR: case BP_OP_ADDMM:
         return infer_fused(op, metas, dt, out, err);
     case BP_OP_SUM: case BP_OP_MEAN: case BP_OP_VAR: case BP_OP_AMAX:
     case BP_OP_AMIN: case BP_OP_LOGSUMEXP: case BP_OP_PROD: {

@@ -83,9 +83,12 @@ enum {
     BP_OPF_INT = 1u << 1,
     BP_OPF_COSTLY = 1u << 2,
     BP_OPF_BOOL = 1u << 3,
-    BP_OPF_FP8 = 1u << 4
+    BP_OPF_FP8 = 1u << 4,
+    BP_OPF_VIEWS = 1u << 5 /* a GEMM: a device backend reads its operands as
+                              PyTorch's strided views (strided.h), a layout
+                              op feeding it folded into its strides */
 };
-#define BP_OPF_NFLAGS 5
+#define BP_OPF_NFLAGS 6
 
 #include "op_kind.h" /* bp_op_kind_t: BP_OP_ADD, ... */
 
@@ -222,7 +225,7 @@ const char *bp_op_flag_name(int i);
  * Shapes: elementwise ops broadcast their tensors as PyTorch does
  * (torch.broadcast_shapes; "shape mismatch" otherwise); outer [n],[m] ->
  * [n,m]; concat joins along axis (others equal); slice as Python's
- * a[start:end:step] along axis; matmul [m,k]x[k,n] -> [m,n]; sum drops
+ * a[start:end:step] along axis; matmul [...,m,k]x[k,n] -> [...,m,n]; sum drops
  * axis, or every dimension without one (keepdim: keeps them as 1);
  * arange has bp_arange_length elements; rotate_half needs an even last
  * dimension. */

@@ -52,7 +52,10 @@
  *             MPFR evaluation costs far more than finding repeated
  *             operands: it evaluates each distinct value once); BOOL
  *             (reads or makes bool buffers); FP8 (reads or makes the fp8
- *             storage dtypes, which PyTorch only converts and moves).
+ *             storage dtypes, which PyTorch only converts and moves);
+ *             VIEWS (a GEMM: a device backend reads its operands through
+ *             the strides PyTorch's views of them have, so that a
+ *             transpose feeding it reaches cuBLAS as a transpose flag).
  *             Without BOOL or FP8 an op refuses those dtypes.
  *   TORCH     what it computes, in PyTorch's words (bitprobe list --ops). */
 
@@ -153,8 +156,8 @@ BP_OP(CONCAT, "concat", INPUTS, BP_K(AXIS), 0, 0, PROMOTE, LAYOUT, BP_OPF_INT | 
       "torch.cat(inputs, axis)")
 BP_OP(SLICE, "slice", A, BP_K(AXIS) | BP_K(ISTART) | BP_K(IEND) | BP_K(ISTEP), 0,
       0, SAME, LAYOUT, BP_OPF_INT | BP_OPF_BOOL | BP_OPF_FP8, "a[start:end:step] along axis")
-BP_OP(MATMUL, "matmul", AB, 0, 0, 0, MATMUL, REDUCTION, BP_OPF_INT,
-      "torch.matmul(a, b)")
+BP_OP(MATMUL, "matmul", AB, 0, 0, 0, MATMUL, REDUCTION, BP_OPF_INT | BP_OPF_VIEWS,
+      "torch.matmul(a, b), a [..., m, k] (leading dimensions folded), b [k, n]")
 BP_OP(SUM, "sum", A, BP_K(AXIS) | BP_K(KEEPDIM), 0,
       BP_FM(SEQUENTIAL) | BP_FM(PAIRWISE), ACC, REDUCTION, BP_OPF_INT,
       "torch.sum(a, axis, keepdim)")
@@ -206,7 +209,7 @@ BP_OP(RMS_NORM, "rms_norm", AB, BP_K(EPS), 0, BP_FM(FIXED), SAME, FUSED, BP_OPF_
 BP_OP(LAYER_NORM, "layer_norm", INPUTS, BP_K(EPS), 0, 0, SAME, FUSED, BP_OPF_FLOAT_FN,
       "torch.nn.functional.layer_norm(x, [x.shape[-1]], weight, bias, eps), "
       "inputs [x, weight, bias]")
-BP_OP(BMM, "bmm", AB, 0, 0, 0, MATMUL, REDUCTION, 0, "torch.bmm(a, b)")
+BP_OP(BMM, "bmm", AB, 0, 0, 0, MATMUL, REDUCTION, BP_OPF_VIEWS, "torch.bmm(a, b)")
 BP_OP(SDPA, "sdpa", INPUTS, BP_K(IS_CAUSAL) | BP_K(SCALE), 0, 0, SAME, FUSED,
       BP_OPF_FLOAT_FN | BP_OPF_COSTLY,
       "torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal, scale) "
@@ -265,7 +268,12 @@ BP_OP(NORMAL, "normal", NONE,
       BP_OPF_FLOAT_FN, "mean + std * randn(shape, seed, stream), one fma")
 BP_OP(CLAMP_TENSOR, "clamp_tensor", A_BOUNDS, 0, 0, 0, PROMOTE, ELEMWISE, BP_OPF_INT,
       "torch.clamp(a, min, max), min and max tensors (one may be absent), broadcast")
-BP_OP(BADDBMM, "baddbmm", INPUTS, BP_K(BETA) | BP_K(ALPHA), 0, 0, SAME, FUSED, 0,
+BP_OP(BADDBMM, "baddbmm", INPUTS, BP_K(BETA) | BP_K(ALPHA), 0, 0, SAME, FUSED, BP_OPF_VIEWS,
       "torch.baddbmm(input, batch1, batch2, beta=beta, alpha=alpha), "
       "inputs [input, batch1, batch2]")
+BP_OP(LINEAR, "linear", INPUTS, 0, 0, 0, SAME, FUSED, BP_OPF_VIEWS,
+      "torch.nn.functional.linear(x, weight, bias): x @ weight.T + bias, "
+      "inputs [x, weight] or [x, weight, bias]")
+BP_OP(ADDMM, "addmm", INPUTS, BP_K(BETA) | BP_K(ALPHA), 0, 0, SAME, FUSED, BP_OPF_VIEWS,
+      "torch.addmm(input, mat1, mat2, beta=beta, alpha=alpha), inputs [input, mat1, mat2]")
 #endif

@@ -185,7 +185,7 @@ static void hash_op(fnv_t *f, const bp_op_t *op)
         fnv_printf(f, "ls%" PRId64 ";", op->steps);
     if (op->kind == BP_OP_NORMAL)
         fnv_printf(f, "nm%a,%a;", op->mean, op->std);
-    if (op->kind == BP_OP_BADDBMM)
+    if (op->kind == BP_OP_BADDBMM || op->kind == BP_OP_ADDMM)
         fnv_printf(f, "ab%a,%a;", op->beta, op->alpha);
     if (op->kind == BP_OP_LOAD) { /* what it loaded, when it has */
         fnv_printf(f, "ld%zu:", op->ndata);
@@ -238,7 +238,8 @@ void bp_probe_hash(const bp_probe_t *p, char out[17])
 
 static bool is_gemm(bp_op_kind_t k)
 {
-    return k == BP_OP_MATMUL || k == BP_OP_BMM || k == BP_OP_BADDBMM || k == BP_OP_SDPA;
+    return k == BP_OP_MATMUL || k == BP_OP_BMM || k == BP_OP_BADDBMM || k == BP_OP_LINEAR ||
+           k == BP_OP_ADDMM || k == BP_OP_SDPA;
 }
 
 int bp_probe_cpu_gemm_dep(const bp_probe_t *p, int buf)

@@ -105,7 +105,8 @@ void bp_probe_free_all(bp_probe_t **ps, size_t n);
 /* Index of the op producing the named buffer, or -1. */
 int bp_probe_find_buf(const bp_probe_t *p, const char *name);
 /* The first op buffer buf is computed through (itself or upstream) whose
- * CPU bits are not PyTorch's: a GEMM (matmul, bmm, baddbmm, sdpa), which
+ * CPU bits are not PyTorch's: a GEMM (matmul, bmm, baddbmm, linear, addmm,
+ * sdpa), which
  * PyTorch's x86 wheels take from MKL's sgemm (fp32) and oneDNN (bf16,
  * fp16) in an order bitprobe does not replay; -1 where there is none. */
 int bp_probe_cpu_gemm_dep(const bp_probe_t *p, int buf);

@@ -755,6 +755,7 @@ static bp_status parse_op(ld_t *L, size_t i, const yn_t *n)
     case BP_OP_NORMAL:
         return op_normal(L, op, n, where);
     case BP_OP_BADDBMM: /* beta and alpha: finite numbers, 1 unless given */
+    case BP_OP_ADDMM:
         op->beta = op->alpha = 1;
         for (int k = 0; k < 2; k++) {
             const char *key = k ? "alpha" : "beta";

@@ -1,6 +1,7 @@
 /* The screen on a CUDA GPU (screen_dev.h): the CUDA backend's context,
- * stream, memory and cuBLAS handle (so cuBLAS runs exactly as `run` calls
- * it), and the pinned kernels of kernels/screen.cu.  Plain C: no CUDA
+ * stream and memory, the GEMM module's pinned (pedantic) GEMM for the
+ * cuBLAS job (cuda_gemm.h: the call no BLAS setting moves), and the
+ * pinned kernels of kernels/screen.cu.  Plain C: no CUDA
  * header here (be_cuda.c and kernels/ own them).
  *
  * A pinned job is launched with a grid that fills the device; the host
@@ -16,11 +17,13 @@
 #include "backend.h"
 #include "be_cuda.h"
 #include "bpk.h"
+#include "cuda_gemm.h"
 
 #define MAX_LAUNCHES 16
 
 typedef struct {
     bp_backend_t *be;
+    bp_cuda_blas_t *gemm; /* pedantic */
     bp_buf_t pin;    /* u32 [2 * nsmid]: want, then next */
     unsigned *hpin;  /* its host copy */
 } cstate_t;
@@ -215,13 +218,17 @@ static bp_status cuda_run(bp_screen_dev_t *d, const bp_screen_gpu_t *g,
         case BP_SCR_SMEM:
             st = pinned(c, g, BP_SCREEN_SMEM_ITEMS, inject_sm, l_smem, &l, done, err);
             break;
-        case BP_SCR_CUBLAS:
-            st = bp_cuda_gemm(be, T->dt, job->m, job->nn, job->k, ib[0].dev, ib[1].dev,
-                              ob.dev, err);
+        case BP_SCR_CUBLAS: {
+            int64_t sa[2] = {job->m, job->k}, sb[2] = {job->k, job->nn};
+            bp_cuda_mat_t ma = {ib[0].dev, {0}}, mb = {ib[1].dev, {0}};
+            bp_strided_contiguous(2, sa, &ma.geo);
+            bp_strided_contiguous(2, sb, &mb.geo);
+            st = bp_cuda_addmm(c->gemm, T->dt, NULL, &ma, &mb, 0.0, 1.0, ob.dev, NULL, err);
             if (!st && inject_sm >= 0)
                 st = bp_cuda_finish(be, "bpk_screen_flip",
                                     bpk_screen_flip(bp_cuda_stream(be), ob.dev, 0, 0), err);
             break;
+        }
         }
     }
     if (!st)
@@ -242,6 +249,7 @@ static void cuda_close(bp_screen_dev_t *d)
     if (c) {
         if (c->be) {
             dfree(c->be, &c->pin);
+            bp_cuda_blas_close(c->gemm);
             bp_backend_close(c->be);
         }
         free(c->hpin);
@@ -338,6 +346,12 @@ bp_status bp_screen_cuda_open(int index, bp_screen_gpu_t *g, bp_screen_dev_t **o
     d->run = cuda_run;
     d->close = cuda_close;
     bp_status st = bp_be_cuda_open(&o, &c->be, err);
+    if (!st) {
+        bp_blas_settings_t pinned;
+        bp_blas_settings_default(&pinned);
+        pinned.pedantic = true;
+        st = bp_cuda_blas_open(c->be, &pinned, &c->gemm, err);
+    }
     if (!st) {
         const char *nv = json_string_value(json_object_get(c->be->fingerprint, "nvcc"));
         snprintf(g->key, sizeof g->key, "%.40s-nvcc%.16s", c->be->key, nv ? nv : "unknown");

@@ -1,18 +1,16 @@
 /* The stack's device on the CPU (stack_ops.h): host memory, parameter
- * generation and the matmuls; the other ops run through the CPU backend's
- * op table.  Values are widened to float, computed, and rounded to the
- * model dtype where PyTorch's eager op would store its result.  The matmul has one fixed
- * accumulation order per output; the AVX2 path computes eight outputs per
- * register, each with the same sequence of fused multiply-adds as the
- * scalar path, so both give the same bits (fma is exactly rounded). */
+ * generation and the matmuls (the CPU's one GEMM, cpu_gemm.h); the other
+ * ops run through the CPU backend's op table.  Values are widened to
+ * float, computed, and rounded to the model dtype where PyTorch's eager op
+ * would store its result. */
 #include "stack_ops.h"
 
-#include <immintrin.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "cpu_gemm.h"
 #include "rng.h"
 
 static float ldv(bp_dtype_t dt, const void *p, size_t i)
@@ -52,104 +50,6 @@ bp_status bp_stack_check_2d(const bp_buf_t *b, int64_t rows, int64_t cols,
                             (long long)r, (long long)c, bp_dtype_name(dt),
                             (long long)rows, (long long)cols);
     return BP_OK;
-}
-
-/* ---- matmul ------------------------------------------------------------- */
-
-static void sgemm_scalar(size_t M, size_t N, size_t K, const float *a,
-                         size_t lda, const float *b, size_t ldb, float *c,
-                         size_t ldc)
-{
-    for (size_t m = 0; m < M; m++)
-        for (size_t n = 0; n < N; n++) {
-            float acc = 0.0f;
-            for (size_t k = 0; k < K; k++)
-                acc = fmaf(a[m * lda + k], b[k * ldb + n], acc);
-            c[m * ldc + n] = acc;
-        }
-}
-
-#pragma GCC push_options
-#pragma GCC target("avx2,fma")
-/* Blocks of 4 rows x 16 columns in eight registers, then the leftover
- * columns and rows; every output is its own fma chain over k ascending. */
-static void sgemm_avx2(size_t M, size_t N, size_t K, const float *a,
-                       size_t lda, const float *b, size_t ldb, float *c,
-                       size_t ldc)
-{
-    size_t m = 0;
-    for (; m + 4 <= M; m += 4) {
-        const float *a0 = a + m * lda, *a1 = a0 + lda, *a2 = a1 + lda,
-                    *a3 = a2 + lda;
-        size_t n = 0;
-        for (; n + 16 <= N; n += 16) {
-            __m256 c00 = _mm256_setzero_ps(), c01 = c00, c10 = c00, c11 = c00,
-                   c20 = c00, c21 = c00, c30 = c00, c31 = c00;
-            const float *bp = b + n;
-            for (size_t k = 0; k < K; k++, bp += ldb) {
-                __m256 b0 = _mm256_loadu_ps(bp), b1 = _mm256_loadu_ps(bp + 8);
-                __m256 x = _mm256_broadcast_ss(a0 + k);
-                c00 = _mm256_fmadd_ps(x, b0, c00);
-                c01 = _mm256_fmadd_ps(x, b1, c01);
-                x = _mm256_broadcast_ss(a1 + k);
-                c10 = _mm256_fmadd_ps(x, b0, c10);
-                c11 = _mm256_fmadd_ps(x, b1, c11);
-                x = _mm256_broadcast_ss(a2 + k);
-                c20 = _mm256_fmadd_ps(x, b0, c20);
-                c21 = _mm256_fmadd_ps(x, b1, c21);
-                x = _mm256_broadcast_ss(a3 + k);
-                c30 = _mm256_fmadd_ps(x, b0, c30);
-                c31 = _mm256_fmadd_ps(x, b1, c31);
-            }
-            float *cp = c + m * ldc + n;
-            _mm256_storeu_ps(cp, c00);
-            _mm256_storeu_ps(cp + 8, c01);
-            _mm256_storeu_ps(cp + ldc, c10);
-            _mm256_storeu_ps(cp + ldc + 8, c11);
-            _mm256_storeu_ps(cp + 2 * ldc, c20);
-            _mm256_storeu_ps(cp + 2 * ldc + 8, c21);
-            _mm256_storeu_ps(cp + 3 * ldc, c30);
-            _mm256_storeu_ps(cp + 3 * ldc + 8, c31);
-        }
-        for (; n < N; n++)
-            for (size_t r = 0; r < 4; r++) {
-                float acc = 0.0f;
-                for (size_t k = 0; k < K; k++)
-                    acc = fmaf(a[(m + r) * lda + k], b[k * ldb + n], acc);
-                c[(m + r) * ldc + n] = acc;
-            }
-    }
-    for (; m < M; m++) {
-        size_t n = 0;
-        for (; n + 8 <= N; n += 8) {
-            __m256 acc = _mm256_setzero_ps();
-            for (size_t k = 0; k < K; k++)
-                acc = _mm256_fmadd_ps(_mm256_broadcast_ss(a + m * lda + k),
-                                      _mm256_loadu_ps(b + k * ldb + n), acc);
-            _mm256_storeu_ps(c + m * ldc + n, acc);
-        }
-        for (; n < N; n++) {
-            float acc = 0.0f;
-            for (size_t k = 0; k < K; k++)
-                acc = fmaf(a[m * lda + k], b[k * ldb + n], acc);
-            c[m * ldc + n] = acc;
-        }
-    }
-}
-#pragma GCC pop_options
-
-void bp_sops_sgemm(size_t M, size_t N, size_t K, const float *a, size_t lda,
-                   const float *b, size_t ldb, float *c, size_t ldc)
-{
-    static int simd = -1;
-    if (simd < 0) {
-        __builtin_cpu_init();
-        simd = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-    }
-    if (simd)
-        sgemm_avx2(M, N, K, a, lda, b, ldb, c, ldc);
-    else
-        sgemm_scalar(M, N, K, a, lda, b, ldb, c, ldc);
 }
 
 /* A tensor widened to float (rows x cols, row stride ld of the source). */
@@ -199,7 +99,7 @@ static bp_status cpu_linear(bp_stack_dev_t *s, bp_buf_t *out, const bp_buf_t *x,
         free(cf);
         return oom(err);
     }
-    bp_sops_sgemm(T, N, K, xf, K, wt, N, cf, N);
+    bp_cpu_gemm_f32(T, N, K, xf, K, wt, N, cf, N);
     for (size_t i = 0; i < T * N; i++)
         st(dt, out->data, i, cf[i]);
     free(xf);
@@ -245,7 +145,7 @@ static bp_status cpu_attention(bp_stack_dev_t *s, bp_buf_t *out, const bp_buf_t 
                 kt[j * T + t] = ldv(dt, k->data, t * H + h * d + j);
                 vf[t * d + j] = ldv(dt, v->data, t * H + h * d + j);
             }
-        bp_sops_sgemm(T, T, d, qf, d, kt, T, sc, T);
+        bp_cpu_gemm_f32(T, T, d, qf, d, kt, T, sc, T);
         for (size_t i = 0; i < T * T; i++)
             st(dt, sh.data, i, sc[i]);
         if ((e = bp_stack_attn_softmax(s, &sh, 1, (int64_t)T, (int64_t)d, err))) {
@@ -255,7 +155,7 @@ static bp_status cpu_attention(bp_stack_dev_t *s, bp_buf_t *out, const bp_buf_t 
         }
         for (size_t i = 0; i < T * T; i++)
             sc[i] = ldv(dt, sh.data, i);
-        bp_sops_sgemm(T, d, T, sc, T, vf, d, of, d);
+        bp_cpu_gemm_f32(T, d, T, sc, T, vf, d, of, d);
         for (size_t t = 0; t < T; t++)
             for (size_t j = 0; j < d; j++)
                 st(dt, out->data, t * H + h * d + j, of[t * d + j]);

@@ -1,24 +1,28 @@
 /* The stack's device on a CUDA GPU (stack_ops.h): its memory, parameter
- * generation (kernels/ bpk_uniform_range) and cuBLAS for the matmuls, on
- * the CUDA backend's device and stream; the other ops run through that
- * backend's op table.
+ * generation (kernels/ bpk_uniform_range) and, for the matmuls, the CUDA
+ * backend's GEMM module (cuda_gemm.h), on the CUDA backend's device and
+ * stream; the other ops run through that backend's op table.
  *
  * Memory is cudaMalloc'd per tensor (the backend's size-bucketed pool would
  * round a 13 GB weight set up to powers of two).  Every launch is checked
  * and followed by a stream synchronisation (bp_cuda_finish), so that a
  * fault names its kernel.
  *
- * cuBLAS: a handle of our own on the backend's stream, with a fixed 32 MiB
- * workspace and atomics not allowed, so that algorithm choice and
- * reduction order cannot vary between runs.  Two settings:
- *   pedantic (default): CUBLAS_PEDANTIC_MATH, CUBLAS_COMPUTE_32F_PEDANTIC,
- *     as the backend's matmul;
- *   default: CUBLAS_DEFAULT_MATH with CUBLAS_COMPUTE_32F and reduced-
- *     precision split-K reductions disallowed: tensor cores, PyTorch's
- *     bf16/fp16 setting.
- * Row-major Y = X W^T is column-major Y^T = W^T X^T: cuBLAS gets
- * (op_T, op_N) with W first.  Attention runs per head as strided batches
- * over the [T, heads*d] layout. */
+ * The matmuls are the calls PyTorch makes for the model's eager code, on
+ * the stack's tensors as PyTorch holds them: a projection is F.linear
+ * without bias, x @ w.t() (mm of x [T, K] and the transposed view of w
+ * [N, K]); attention per head is torch.matmul on the heads' views of the
+ * [T, hidden] rows, q [heads, T, d] with strides (d, hidden, 1) times the
+ * view k.transpose of the same layout (bmm), then the probabilities times
+ * v.  Two settings (--gemm):
+ *   pedantic (default): bitprobe's pinned GEMM (CUBLAS_PEDANTIC_MATH,
+ *     CUBLAS_COMPUTE_32F_PEDANTIC, cublasGemmEx, no atomics, 32 MiB), the
+ *     heads' outputs written in place into the [T, hidden] rows (bmm's
+ *     out= view);
+ *   default: PyTorch 2.11's calls with the CUDA backend's BLAS settings
+ *     (the environment's, as PyTorch reads it), p v into a fresh
+ *     [heads, T, d] result then copied into the rows, as the model's
+ *     transpose(1, 2).reshape does. */
 #include "stack_ops.h"
 
 #include <cuda_runtime.h>
@@ -29,15 +33,12 @@
 
 #include "be_cuda.h"
 #include "bpk.h"
-#include "cublas_dl.h"
 #include "cuda_check.h"
-
-#define WORKSPACE_BYTES ((size_t)32 << 20)
+#include "cuda_gemm.h"
 
 typedef struct {
     bp_backend_t *be;
-    cublasHandle_t blas;
-    void *workspace;
+    bp_cuda_blas_t *blas;
     bp_stack_gemm_t gemm;
 } scuda_t;
 
@@ -53,36 +54,15 @@ static void *stream(bp_stack_dev_t *s)
 
 /* Checked calls: a failure is BP_EINTERNAL (cuda_check.h). */
 #define CU(call) CUDA_TRY(call, BP_EINTERNAL)
-#define BL(call) BLAS_TRY(call, BP_EINTERNAL)
 
 static bp_status finish(bp_stack_dev_t *s, const char *k, int rc, bp_error_t *err)
 {
     return bp_cuda_finish(S(s)->be, k, rc, err);
 }
 
-static cudaDataType_t ctype(bp_dtype_t dt)
-{
-    return dt == BP_BF16 ? CUDA_R_16BF : dt == BP_F16 ? CUDA_R_16F : CUDA_R_32F;
-}
-
-static cublasComputeType_t compute(bp_stack_dev_t *s)
-{
-    return S(s)->gemm == BP_STACK_GEMM_PEDANTIC ? CUBLAS_COMPUTE_32F_PEDANTIC
-                                                : CUBLAS_COMPUTE_32F;
-}
-
 static char *at(const bp_buf_t *b, size_t i)
 {
     return (char *)b->dev + i * bp_dtype_info(b->dtype)->size;
-}
-
-static bp_status fits_int(int64_t a, int64_t b, int64_t c, bp_error_t *err)
-{
-    if (a > 0x7fffffff || b > 0x7fffffff || c > 0x7fffffff)
-        return bp_error_set(err, BP_EINPUT, "matmul dimensions %lld x %lld x "
-                            "%lld exceed cuBLAS's int range", (long long)a,
-                            (long long)b, (long long)c);
-    return BP_OK;
 }
 
 /* ---- memory and generation ---------------------------------------------- */
@@ -165,6 +145,24 @@ static bp_status g_copy(bp_stack_dev_t *s, bp_buf_t *dst, size_t doff,
 
 /* ---- matmuls ------------------------------------------------------------- */
 
+/* A 3-D view of the stack's memory. */
+static bp_cuda_mat_t view3(const void *p, int64_t a, int64_t b, int64_t c, int64_t sa,
+                           int64_t sb, int64_t sc)
+{
+    bp_cuda_mat_t m;
+    memset(&m, 0, sizeof m);
+    m.base = p;
+    m.geo.ndim = 3;
+    m.geo.shape[0] = a;
+    m.geo.shape[1] = b;
+    m.geo.shape[2] = c;
+    m.geo.strides[0] = sa;
+    m.geo.strides[1] = sb;
+    m.geo.strides[2] = sc;
+    return m;
+}
+
+/* F.linear(x, w): x @ w.t(), w.t() the view [K, N] of w [N, K]. */
 static bp_status g_linear(bp_stack_dev_t *s, bp_buf_t *out, const bp_buf_t *x,
                           const bp_buf_t *w, bp_error_t *err)
 {
@@ -172,15 +170,22 @@ static bp_status g_linear(bp_stack_dev_t *s, bp_buf_t *out, const bp_buf_t *x,
     int64_t T = x->shape[0], K = x->shape[1], N = w->shape[0];
     bp_status e;
     if ((e = bp_stack_check_2d(w, N, K, dt, "linear weight", err)) ||
-        (e = bp_stack_check_2d(out, T, N, dt, "linear out", err)) ||
-        (e = fits_int(T, N, K, err)))
+        (e = bp_stack_check_2d(out, T, N, dt, "linear out", err)))
         return e;
-    float one = 1.0f, zero = 0.0f;
-    BL(BP_BLAS(cublasGemmEx)(S(s)->blas, CUBLAS_OP_T, CUBLAS_OP_N, (int)N, (int)T,
-                    (int)K, &one, w->dev, ctype(dt), (int)K, x->dev, ctype(dt),
-                    (int)K, &zero, out->dev, ctype(dt), (int)N, compute(s),
-                    CUBLAS_GEMM_DEFAULT));
-    return finish(s, "cublasGemmEx (linear)", 0, err);
+    bp_cuda_mat_t mx, mw;
+    memset(&mx, 0, sizeof mx);
+    memset(&mw, 0, sizeof mw);
+    int64_t sx[2] = {T, K}, sw[2] = {N, K};
+    mx.base = x->dev;
+    bp_strided_contiguous(2, sx, &mx.geo);
+    mw.base = w->dev;
+    bp_strided_contiguous(2, sw, &mw.geo);
+    bp_strided_t g = mw.geo; /* .t() */
+    mw.geo.shape[0] = K;
+    mw.geo.shape[1] = N;
+    mw.geo.strides[0] = g.strides[1];
+    mw.geo.strides[1] = g.strides[0];
+    return bp_cuda_addmm(S(s)->blas, dt, NULL, &mx, &mw, 0.0, 1.0, out->dev, NULL, err);
 }
 
 static bp_status g_attention(bp_stack_dev_t *s, bp_buf_t *out, const bp_buf_t *q,
@@ -192,20 +197,15 @@ static bp_status g_attention(bp_stack_dev_t *s, bp_buf_t *out, const bp_buf_t *q
     bp_status e;
     if ((e = bp_stack_check_2d(k, T, H, dt, "attention k", err)) ||
         (e = bp_stack_check_2d(v, T, H, dt, "attention v", err)) ||
-        (e = bp_stack_check_2d(out, T, H, dt, "attention out", err)) ||
-        (e = fits_int(T, T, H, err)))
+        (e = bp_stack_check_2d(out, T, H, dt, "attention out", err)))
         return e;
     if (scores->dtype != dt || scores->numel < (size_t)(heads * T * T))
         return bp_error_set(err, BP_EINTERNAL, "attention scratch too small");
-    float one = 1.0f, zero = 0.0f;
-    cudaDataType_t ty = ctype(dt);
-    /* scores_h [T, T] = q_h k_h^T: column-major S^T = K_h^T-op ... */
-    BL(BP_BLAS(cublasGemmStridedBatchedEx)(
-        S(s)->blas, CUBLAS_OP_T, CUBLAS_OP_N, (int)T, (int)T, (int)d, &one,
-        k->dev, ty, (int)H, (long long)d, q->dev, ty, (int)H, (long long)d,
-        &zero, scores->dev, ty, (int)T, (long long)(T * T), (int)heads,
-        compute(s), CUBLAS_GEMM_DEFAULT));
-    if ((e = finish(s, "cublasGemmStridedBatchedEx (q k^T)", 0, err)))
+    bp_cuda_blas_t *h = S(s)->blas;
+    /* scores [heads, T, T] = q_h k_h^T: the heads' views of the rows */
+    bp_cuda_mat_t mq = view3(q->dev, heads, T, d, d, H, 1),
+                  mk = view3(k->dev, heads, d, T, d, 1, H);
+    if ((e = bp_cuda_baddbmm(h, dt, NULL, &mq, &mk, 0.0, 1.0, NULL, scores->dev, NULL, err)))
         return e;
     /* The probabilities through the CUDA backend's op table: PyTorch
      * divides by the Python float sqrt(d) as x * r there, r = 1.0 / b taken
@@ -214,12 +214,33 @@ static bp_status g_attention(bp_stack_dev_t *s, bp_buf_t *out, const bp_buf_t *q
     if ((e = bp_stack_attn_softmax(s, scores, heads, T, d, err)))
         return e;
     /* out_h [T, d] = p_h [T, T] v_h [T, d] */
-    BL(BP_BLAS(cublasGemmStridedBatchedEx)(
-        S(s)->blas, CUBLAS_OP_N, CUBLAS_OP_N, (int)d, (int)T, (int)T, &one,
-        v->dev, ty, (int)H, (long long)d, scores->dev, ty, (int)T,
-        (long long)(T * T), &zero, out->dev, ty, (int)H, (long long)d,
-        (int)heads, compute(s), CUBLAS_GEMM_DEFAULT));
-    return finish(s, "cublasGemmStridedBatchedEx (p v)", 0, err);
+    bp_cuda_mat_t mp = view3(scores->dev, heads, T, T, T * T, T, 1),
+                  mv = view3(v->dev, heads, T, d, d, H, 1);
+    if (S(s)->gemm == BP_STACK_GEMM_PEDANTIC) { /* into the rows in place */
+        bp_strided_t res = view3(out->dev, heads, T, d, d, H, 1).geo;
+        return bp_cuda_baddbmm(h, dt, NULL, &mp, &mv, 0.0, 1.0, &res, out->dev, NULL, err);
+    }
+    bp_backend_t *be = S(s)->be;
+    bp_buf_t tmp = {0};
+    int64_t n = heads * T * d;
+    if ((e = bp_buf_shape(&tmp, dt, 1, &n, err)) || (e = be->dev_alloc(be, &tmp, err)))
+        return e;
+    e = bp_cuda_baddbmm(h, dt, NULL, &mp, &mv, 0.0, 1.0, NULL, tmp.dev, NULL, err);
+    if (!e) { /* attn.transpose(0, 1).reshape(T, hidden): a copy */
+        bpk_view_t vw;
+        memset(&vw, 0, sizeof vw);
+        vw.ndim = 3;
+        vw.shape[0] = T;
+        vw.shape[1] = heads;
+        vw.shape[2] = d;
+        vw.strides[0] = d;
+        vw.strides[1] = T * d;
+        vw.strides[2] = 1;
+        e = finish(s, "bpk_strided_copy",
+                   bpk_strided_copy(stream(s), out->dev, tmp.dev, (int)dt, &vw, n), err);
+    }
+    be->dev_free(be, &tmp);
+    return e;
 }
 
 static bp_status g_sync(bp_stack_dev_t *s, bp_error_t *err)
@@ -237,37 +258,23 @@ static void g_close(bp_stack_dev_t *s)
         bp_cuda_use(c->be, NULL);
         bp_stack_rows_release(s);
         cudaStreamSynchronize((cudaStream_t)bp_cuda_stream(c->be));
-        if (c->blas)
-            BP_BLAS(cublasDestroy)(c->blas);
-        if (c->workspace)
-            cudaFree(c->workspace);
+        bp_cuda_blas_close(c->blas);
         free(c);
     }
     free(s);
 }
 
+/* The GEMM module's handle: pinned, or PyTorch's with the backend's
+ * settings. */
 static bp_status setup(bp_stack_dev_t *s, bp_error_t *err)
 {
     scuda_t *c = S(s);
-    bp_status st = bp_cuda_use(c->be, err);
-    if (!st)
-        st = bp_cublas_load(err);
-    if (st)
-        return st;
-    CU(cudaMalloc(&c->workspace, WORKSPACE_BYTES));
-    BL(BP_BLAS(cublasCreate)(&c->blas));
-    /* cublasSetStream resets the workspace: the stream goes first. */
-    BL(BP_BLAS(cublasSetStream)(c->blas, (cudaStream_t)bp_cuda_stream(c->be)));
-    BL(BP_BLAS(cublasSetWorkspace)(c->blas, c->workspace, WORKSPACE_BYTES));
-    if (c->gemm == BP_STACK_GEMM_PEDANTIC)
-        BL(BP_BLAS(cublasSetMathMode)(c->blas, CUBLAS_PEDANTIC_MATH));
-    else
-        BL(BP_BLAS(cublasSetMathMode)(c->blas,
-                             (cublasMath_t)(CUBLAS_DEFAULT_MATH |
-                                            CUBLAS_MATH_DISALLOW_REDUCED_PRECISION_REDUCTION)));
-    BL(BP_BLAS(cublasSetAtomicsMode)(c->blas, CUBLAS_ATOMICS_NOT_ALLOWED));
-    BL(BP_BLAS(cublasSetPointerMode)(c->blas, CUBLAS_POINTER_MODE_HOST));
-    return BP_OK;
+    bp_blas_settings_t set = *bp_cuda_blas_settings(bp_cuda_gemm_handle(c->be));
+    if (c->gemm == BP_STACK_GEMM_PEDANTIC) {
+        bp_blas_settings_default(&set);
+        set.pedantic = true;
+    }
+    return bp_cuda_blas_open(c->be, &set, &c->blas, err);
 }
 
 bp_status bp_stack_dev_cuda_open(bp_backend_t *cuda, bp_stack_gemm_t gemm,
@@ -295,11 +302,11 @@ bp_status bp_stack_dev_cuda_open(bp_backend_t *cuda, bp_stack_gemm_t gemm,
     const char *cc = json_string_value(json_object_get(fp, "cc"));
     const char *bl = json_string_value(json_object_get(fp, "cublas"));
     snprintf(s->desc, sizeof s->desc,
-             "cuda %s (cc %s, cuBLAS %s; matmul: %s, no atomics)",
+             "cuda %s (cc %s, cuBLAS %s; matmul: %s)",
              gpu ? gpu : "?", cc ? cc : "?", bl ? bl : "?",
              gemm == BP_STACK_GEMM_PEDANTIC
-                 ? "CUBLAS_COMPUTE_32F_PEDANTIC, pedantic math"
-                 : "CUBLAS_COMPUTE_32F, default math (tensor cores)");
+                 ? "CUBLAS_COMPUTE_32F_PEDANTIC, pedantic math, no atomics"
+                 : "PyTorch 2.11's cuBLAS calls, the backend's BLAS settings");
     s->alloc = g_alloc;
     s->release = g_release;
     s->put = g_put;

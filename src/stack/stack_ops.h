@@ -10,9 +10,11 @@
  * Arithmetic, the same on both devices unless said (what PyTorch's eager
  * ops do; "rounded" means to the model dtype dt, compute in float):
  *   linear   out[T, N] = x[T, K] w[N, K]^T: one fp32 accumulation per
- *            output, rounded once.  CPU: acc = +0, then acc = fma(x, w, acc)
- *            for k ascending.  CUDA: cuBLAS GemmEx, fp32 compute (pinned:
- *            pedantic math by default), no atomics, fixed workspace.
+ *            output, rounded once.  CPU: the one CPU GEMM (cpu_gemm.h): acc
+ *            = +0, then acc = fma(x, w, acc) for k ascending.  CUDA: the
+ *            CUDA backend's GEMM module (cuda_gemm.h), F.linear's call
+ *            (x @ w.t()): pinned (pedantic) by default, PyTorch's own call
+ *            with --gemm default.
  *   rmsnorm  rms_norm's fixed formulation: s = sum(x*x) in fp32 (each
  *            square rounded; CPU: left to right; CUDA: per-thread strided
  *            sums then a fixed tree), r = rsqrt(s / H + eps) (CPU 1/sqrtf,
@@ -95,12 +97,6 @@ bp_status bp_stack_dev_cpu_open(bp_backend_t *cpu, bp_stack_dev_t **out,
  * with the gemm settings. */
 bp_status bp_stack_dev_cuda_open(bp_backend_t *cuda, bp_stack_gemm_t gemm,
                             bp_stack_dev_t **out, bp_error_t *err);
-
-/* The CPU's fixed-order fp32 matmul, exposed for the tests:
- * c[m*ldc + n] = sum over k ascending of a[m*lda + k] * b[k*ldb + n], each
- * step one fma, starting from +0. */
-void bp_sops_sgemm(size_t M, size_t N, size_t K, const float *a, size_t lda,
-                   const float *b, size_t ldb, float *c, size_t ldc);
 
 /* Shape checks shared by both implementations (BP_EINTERNAL: a caller's
  * bug, not bad input). */

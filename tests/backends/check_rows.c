@@ -29,7 +29,7 @@ typedef struct {
     int ndim;
     int64_t shape[4];
     int n;
-    double v[8];
+    double v[12];
 } row_case_t;
 
 typedef struct {
@@ -318,6 +318,86 @@ static const row_case_t cases[] = {
     {"baddbmm_round_cpu", CPU, BADD_ROUND, "fp32", 3, {1, 1, 1}, 1, {1.0000002384185791015625}},
     {"baddbmm_round_oracle", ORACLE, BADD_ROUND, "fp32", 3, {1, 1, 1}, 1,
      {1.00000035762786865234375}},
+    /* F.linear(x, w): x [[1, 2], [3, 4]] @ w^T, w [[1, 0], [1, 1], [2, -1]]:
+     * rows 1, 1 + 2, 2 - 2 and 3, 3 + 4, 6 - 4; all exact */
+    {"linear", ALL,
+     "  - {out: x, op: tensor, values: [1, 2, 3, 4], shape: [2, 2], dtype: fp32}\n"
+     "  - {out: w, op: tensor, values: [1, 0, 1, 1, 2, -1], shape: [3, 2], dtype: fp32}\n"
+     "  - {out: y, op: linear, inputs: [x, w]}\n",
+     "fp32", 2, {2, 3}, 6, {1, 3, 0, 3, 7, 2}},
+    /* the same with a bias [10, 20, 30] on a 3-D x [1, 2, 2] (bf16: every
+     * value exact) */
+    {"linear_bias_3d", ALL,
+     "  - {out: x, op: tensor, values: [1, 2, 3, 4], shape: [1, 2, 2], dtype: bf16}\n"
+     "  - {out: w, op: tensor, values: [1, 0, 1, 1, 2, -1], shape: [3, 2], dtype: bf16}\n"
+     "  - {out: b, op: tensor, values: [10, 20, 30], dtype: bf16}\n"
+     "  - {out: y, op: linear, inputs: [x, w, b]}\n",
+     "bf16", 3, {1, 2, 3}, 6, {11, 23, 30, 13, 27, 32}},
+    /* x @ w.transpose(0, 1) written out: linear's values (CUDA multiplies
+     * the transposed view) */
+    {"matmul_transposed", ALL,
+     "  - {out: x, op: tensor, values: [1, 2, 3, 4], shape: [2, 2], dtype: fp16}\n"
+     "  - {out: w, op: tensor, values: [1, 0, 1, 1, 2, -1], shape: [3, 2], dtype: fp16}\n"
+     "  - {out: wt, op: transpose, a: w, dim0: 0, dim1: 1}\n"
+     "  - {out: y, op: matmul, a: x, b: wt}\n",
+     "fp16", 2, {2, 3}, 6, {1, 3, 0, 3, 7, 2}},
+    /* torch.matmul folds a [2, 1, 2] into [2, 2] */
+    {"matmul_3d", ALL,
+     "  - {out: x, op: tensor, values: [1, 2, 3, 4], shape: [2, 1, 2], dtype: fp32}\n"
+     "  - {out: w, op: tensor, values: [1, 1, 2, 0, 1, -1], shape: [2, 3], dtype: fp32}\n"
+     "  - {out: y, op: matmul, a: x, b: w}\n",
+     "fp32", 3, {2, 1, 3}, 6, {1, 3, 0, 3, 7, 2}},
+    /* leading dimensions that do not fold (strides [2, 4, 1]): CUDA's
+     * matmul takes bmm with w expanded over the batch (stride 0) */
+    {"matmul_3d_unfolded", ALL,
+     "  - {out: x, op: tensor, values: [1, 2, 3, 4, 5, 6, 7, 8], shape: [2, 2, 2], dtype: fp32}\n"
+     "  - {out: xt, op: transpose, a: x, dim0: 0, dim1: 1}\n"
+     "  - {out: w, op: tensor, values: [1, 1, 2, 0, 1, -1], shape: [2, 3], dtype: fp32}\n"
+     "  - {out: y, op: matmul, a: xt, b: w}\n",
+     "fp32", 3, {2, 2, 3}, 12, {1, 3, 0, 5, 11, 4, 3, 7, 2, 7, 15, 6}},
+    /* addmm: 0.5 * [10, 20] (broadcast) + 2 * [[1, 2], [3, 4]] @ I */
+    {"addmm", ALL,
+     "  - {out: c, op: tensor, values: [10, 20], dtype: fp32}\n"
+     "  - {out: a, op: tensor, values: [1, 2, 3, 4], shape: [2, 2], dtype: fp32}\n"
+     "  - {out: b, op: tensor, values: [1, 0, 0, 1], shape: [2, 2], dtype: fp32}\n"
+     "  - {out: y, op: addmm, inputs: [c, a, b], beta: 0.5, alpha: 2}\n",
+     "fp32", 2, {2, 2}, 4, {7, 14, 11, 18}},
+    /* beta 0: the input (NaN) is not read */
+    {"addmm_beta0", ALL,
+     "  - {out: c, op: tensor, values: [.nan], dtype: fp32}\n"
+     "  - {out: a, op: tensor, values: [1, 2, 3, 4], shape: [2, 2], dtype: fp32}\n"
+     "  - {out: b, op: tensor, values: [1, 0, 0, 1], shape: [2, 2], dtype: fp32}\n"
+     "  - {out: y, op: addmm, inputs: [c, a, b], beta: 0, alpha: -1}\n",
+     "fp32", 2, {2, 2}, 4, {-1, -2, -3, -4}},
+    /* k = 0: beta * input (CUDA: at::mul_out, no GEMM) */
+    {"addmm_k0", ALL,
+     "  - {out: c, op: tensor, values: [1, 2], dtype: fp32}\n"
+     "  - {out: a, op: uniform, shape: [1, 0], seed: 1}\n"
+     "  - {out: b, op: uniform, shape: [0, 2], seed: 2}\n"
+     "  - {out: y, op: addmm, inputs: [c, a, b], beta: 2, alpha: 3}\n",
+     "fp32", 2, {1, 2}, 2, {2, 4}},
+    /* baddbmm_round's case as addmm: the CPU's unfused combine gives
+     * 1 + 2^-22, the oracle's exact value rounds to 1 + 3 * 2^-23 */
+#define ADDMM_ROUND                                                                        \
+    "  - {out: c, op: tensor, values: [1.00000011920928955078125], dtype: fp32}\n"          \
+    "  - {out: a, op: tensor, values: [0.000244140625], shape: [1, 1], dtype: fp32}\n"      \
+    "  - {out: y, op: addmm, inputs: [c, a, a], beta: 1.00000011920928955078125}\n"
+    {"addmm_round_cpu", CPU, ADDMM_ROUND, "fp32", 2, {1, 1}, 1, {1.0000002384185791015625}},
+    {"addmm_round_oracle", ORACLE, ADDMM_ROUND, "fp32", 2, {1, 1}, 1,
+     {1.00000035762786865234375}},
+    /* linear's bias added to the accumulator: x [1, 2^-24] . w [1, 1] is
+     * 1 + 2^-24 exactly, a tie the CPU's float accumulator rounds to 1,
+     * and 1 + bias 2^-24 ties to 1 again; the oracle rounds the exact
+     * 1 + 2^-23 once: 1.00000011920928955078125 */
+#define LINEAR_ROUND                                                                \
+    "  - {out: x, op: tensor, values: [1, 0.000000059604644775390625], shape: [1, 2], " \
+    "dtype: fp32}\n"                                                                   \
+    "  - {out: w, op: tensor, values: [1, 1], shape: [1, 2], dtype: fp32}\n"           \
+    "  - {out: b, op: tensor, values: [0.000000059604644775390625], dtype: fp32}\n"    \
+    "  - {out: y, op: linear, inputs: [x, w, b]}\n"
+    {"linear_round_cpu", CPU, LINEAR_ROUND, "fp32", 2, {1, 1}, 1, {1}},
+    {"linear_round_oracle", ORACLE, LINEAR_ROUND, "fp32", 2, {1, 1}, 1,
+     {1.00000011920928955078125}},
     /* q k^T = 0: each of 4 keys weighs 1/4; out = the mean of v's rows */
     {"sdpa_uniform", ALL,
      "  - {out: q, op: tensor, values: [0, 0], shape: [1, 1, 2], dtype: fp32}\n"
@@ -373,6 +453,32 @@ static const row_bad_t bad[] = {
      "  - {out: k, op: uniform, shape: [2, 3, 5], seed: 1}\n"
      "  - {out: y, op: sdpa, inputs: [q, k, k]}\n",
      "sdpa needs q [..., L, E]"},
+    {"  - {out: x, op: uniform, shape: [2, 3], seed: 1}\n"
+     "  - {out: y, op: linear, inputs: [x]}\n",
+     "linear takes inputs [x, weight] or [x, weight, bias]"},
+    {"  - {out: x, op: uniform, shape: [2, 3], seed: 1}\n"
+     "  - {out: w, op: uniform, shape: [4, 2], seed: 1}\n"
+     "  - {out: y, op: linear, inputs: [x, w]}\n",
+     "linear needs x [..., k] and weight [n, k], got [2, 3] and [4, 2]"},
+    {"  - {out: x, op: uniform, shape: [2, 3], seed: 1}\n"
+     "  - {out: w, op: uniform, shape: [4, 3], seed: 1}\n"
+     "  - {out: b, op: uniform, shape: [3], seed: 1}\n"
+     "  - {out: y, op: linear, inputs: [x, w, b]}\n",
+     "linear's bias [3] does not broadcast to [2, 4]"},
+    {"  - {out: x, op: uniform, shape: [2, 3], seed: 1}\n"
+     "  - {out: y, op: addmm, inputs: [x, x, x]}\n",
+     "addmm needs mat1 [m, k] and mat2 [k, n], got [2, 3] and [2, 3]"},
+    {"  - {out: x, op: uniform, shape: [3, 3], seed: 1}\n"
+     "  - {out: c, op: uniform, shape: [2], seed: 1}\n"
+     "  - {out: y, op: addmm, inputs: [c, x, x]}\n",
+     "addmm's input [2] does not broadcast to [3, 3]"},
+    {"  - {out: x, op: uniform, shape: [3, 3], seed: 1}\n"
+     "  - {out: y, op: addmm, inputs: [x, x]}\n",
+     "addmm takes inputs [input, mat1, mat2]"},
+    {"  - {out: x, op: uniform, shape: [2, 3], seed: 1}\n"
+     "  - {out: w, op: uniform, shape: [4, 3], seed: 1, dtype: bf16}\n"
+     "  - {out: y, op: linear, inputs: [x, w]}\n",
+     "linear needs operands of one float dtype, got fp32 and bf16"},
     {"  - {out: x, op: uniform, shape: [3], seed: 1}\n"
      "  - {out: y, op: rms_norm, a: x, b: x, eps: -1}\n",
      "eps must be a finite number >= 0"},
@@ -614,18 +720,26 @@ static double ulps(float a, float b)
  * shows here). */
 START_TEST(t_cpu_near_oracle)
 {
+    /* linear and addmm: sums of 77 positive products, each fma chain's
+     * error within about 77/2 ulps */
     static const char *const ops[] = {"softmax", "log_softmax", "mean", "var", "logsumexp",
-                                      "rms_norm", "layer_norm"};
-    static const double tol[] = {4, 4, 8, 8, 4, 8, 64};
+                                      "rms_norm", "layer_norm", "linear", "addmm"};
+    static const double tol[] = {4, 4, 8, 8, 4, 8, 64, 48, 48};
     char text[1024];
     const char *op = ops[_i];
     bool norm = strcmp(op, "rms_norm") == 0, ln = strcmp(op, "layer_norm") == 0;
+    bool lin = strcmp(op, "linear") == 0, mm = strcmp(op, "addmm") == 0;
     snprintf(text, sizeof text,
              "  - {out: x, op: uniform, shape: [5, 77], seed: %d, low: 0.5, high: 3}\n"
              "  - {out: w, op: uniform, shape: [77], seed: 9, low: 0.5, high: 2}\n"
+             "  - {out: m, op: uniform, shape: [13, 77], seed: 10, low: 0.5, high: 2}\n"
+             "  - {out: mt, op: transpose, a: m, dim0: 0, dim1: 1}\n"
+             "  - {out: bias, op: uniform, shape: [13], seed: 11, low: 0.5, high: 2}\n"
              "  - {out: y, op: %s, %s}\n",
              _i + 1, op,
-             norm ? "a: x, b: w" : ln ? "inputs: [x, w]" : "a: x, axis: 1");
+             norm ? "a: x, b: w" : ln ? "inputs: [x, w]"
+             : lin ? "inputs: [x, m, bias]" : mm ? "inputs: [bias, x, mt], beta: 0.5, alpha: 3"
+                   : "a: x, axis: 1");
     bp_error_t err = {0};
     bp_probe_t *p = load(text, &err);
     ck_assert_msg(p, "%s", err.msg);
@@ -665,7 +779,7 @@ int main(void)
     tcase_add_loop_test(tc, t_empty, 0, (int)(NBE * NEDT * NEMPTY));
     tcase_add_loop_test(tc, t_empty_int, 0, (int)(NBE * 3));
 #ifndef BP_ROWS_CUDA
-    tcase_add_loop_test(tc, t_cpu_near_oracle, 0, 7);
+    tcase_add_loop_test(tc, t_cpu_near_oracle, 0, 9);
 #endif
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);

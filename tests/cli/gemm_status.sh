@@ -1,4 +1,5 @@
-# A cpu result computed through a GEMM (matmul, bmm, baddbmm, sdpa) is not
+# A cpu result computed through a GEMM (matmul, bmm, baddbmm, linear, addmm,
+# sdpa) is not
 # PyTorch's bits: PyTorch's x86 wheels take fp32 GEMMs from MKL's sgemm and
 # bf16/fp16 from oneDNN, in orders bitprobe does not replay.  Every report
 # says so on the result, and --agree does not judge it as drift; an output
@@ -35,4 +36,12 @@ grep -qF "$note" "$TMP/r.md" || fail "Markdown lacks the note"
 sed -i '/name: e}/d' "$TMP/p/gemm-exact.yaml"
 run 0 run gemm-exact --probes "$TMP/p" --device cpu,oracle --no-golden --agree
 out_has "$note"
+# linear and addmm are GEMMs too
+sed -i 's/{out: y, op: matmul, a: x, b: wt}/{out: y, op: linear, inputs: [x, w]}/' "$TMP/p/gemm-exact.yaml"
+run 0 run gemm-exact --probes "$TMP/p" --device cpu,oracle --no-golden --agree
+out_has "(through linear 'y')"
+sed -i 's/{out: y, op: linear, inputs: \[x, w\]}/{out: y, op: addmm, inputs: [e0, x, wt]}/' "$TMP/p/gemm-exact.yaml"
+sed -i 's/^ops:$/ops:\n  - {out: e0, op: zeros, shape: [16]}/' "$TMP/p/gemm-exact.yaml"
+run 0 run gemm-exact --probes "$TMP/p" --device cpu,oracle --no-golden --agree
+out_has "(through addmm 'y')"
 done_ok

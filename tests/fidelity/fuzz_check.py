@@ -182,14 +182,17 @@ REASONS = {
 }
 
 
+GEMMS = ("matmul", "bmm", "baddbmm", "linear", "addmm", "sdpa")
+
+
 def shape_class(op, bufs):
     """A GEMM's shape class for the rates of unpinned ops: K and M bands."""
-    if op["op"] not in ("matmul", "bmm", "baddbmm", "sdpa"):
+    if op["op"] not in GEMMS:
         return ""
     try:
-        if op["op"] == "baddbmm":
+        if op["op"] in ("baddbmm", "addmm"):
             a = bufs[op["inputs"][1]]
-        elif op["op"] == "sdpa":
+        elif op["op"] in ("sdpa", "linear"):
             a = bufs[op["inputs"][0]]
         else:
             a = bufs[op["a"]]
@@ -356,8 +359,7 @@ def check_probe(spec, bundle, device, res, log=print, keep=None):
                         res.failures.append(_failure(spec, d, i, op, device, mine, t, None, n))
             if counted:
                 res.add(device, op["op"], NAMES.get(mine.dtype, str(mine.dtype)), verdict)
-                if verdict in ("unpinned", "identical") and op["op"] in (
-                        "matmul", "bmm", "baddbmm", "sdpa"):
+                if verdict in ("unpinned", "identical") and op["op"] in GEMMS:
                     r = res.rates[(device, op["op"], NAMES.get(mine.dtype, str(mine.dtype)),
                                    shape_class(op, bufs))]
                     r[0] += 1

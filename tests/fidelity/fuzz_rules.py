@@ -217,30 +217,72 @@ def clamp_tensor(g, o, p, spec):
     return ins, a.shape
 
 
+def _float_inputs(g, p, spec, ds, shapes):
+    """Sources of the float dtype spec ds in these shapes, as spec's
+    `inputs`."""
+    ins = [g.source(p, sh, ds, True) for sh in shapes]
+    if any(b is None for b in ins):
+        return None
+    spec["inputs"] = [b.name for b in ins]
+    return ins
+
+
+def _beta_alpha(r, spec):
+    """beta (0: input ignored, among the drawn factors) and alpha."""
+    if r.random() < 0.7:
+        spec["beta"] = r.choice([0.0, 0.5, 1.0, -2.0, 0.1])
+    if r.random() < 0.7:
+        spec["alpha"] = r.choice([1.0, 2.0, -0.5, 0.3, 0.0])
+
+
 def baddbmm(g, o, p, spec):
     """torch.baddbmm(input, batch1, batch2, beta, alpha): batch1 [B, m, k],
     batch2 [B, k, n] and an input broadcasting to [B, m, n], one float
-    dtype; beta 0 (input ignored) among the drawn factors."""
+    dtype."""
     r = g.r
     B, m, k, n = (r.choice([1, 2, 3, 5]), r.choice([1, 3, 8, 17]), r.choice([1, 7, 16, 31]),
                   r.choice([1, 5, 8, 33]))
     ds = g.dtype_spec(float_only=True)
     shapes = [r.choice([(B, m, n), (m, n), (n,), (1,), (), (B, 1, n), (m, 1)]), (B, m, k), (B, k, n)]
-    ins = [g.source(p, sh, ds, True) for sh in shapes]
-    if any(b is None for b in ins):
+    ins = _float_inputs(g, p, spec, ds, shapes)
+    if ins is None:
         return None
-    spec["inputs"] = [b.name for b in ins]
-    if r.random() < 0.7:
-        spec["beta"] = r.choice([0.0, 0.5, 1.0, -2.0, 0.1])
-    if r.random() < 0.7:
-        spec["alpha"] = r.choice([1.0, 2.0, -0.5, 0.3, 0.0])
+    _beta_alpha(r, spec)
     return ins, (B, m, n)
+
+
+def linear(g, o, p, spec):
+    """F.linear(x, weight, bias): x [..., k], weight [n, k], a bias (when
+    drawn) broadcasting to [..., n]; one float dtype."""
+    r = g.r
+    lead = r.choice([(), (3,), (1, 4), (2, 3)])
+    k, n = r.choice([1, 7, 16, 31]), r.choice([1, 5, 8, 33])
+    ds = g.dtype_spec(float_only=True)
+    shapes = [lead + (k,), (n, k)]
+    if r.random() < 0.6:
+        shapes.append(r.choice([(n,), (1,), (1, n)]) if lead else (n,))
+    ins = _float_inputs(g, p, spec, ds, shapes)
+    return None if ins is None else (ins, lead + (n,))
+
+
+def addmm(g, o, p, spec):
+    """torch.addmm(input, mat1, mat2, beta, alpha): mat1 [m, k], mat2
+    [k, n], an input broadcasting to [m, n]; one float dtype."""
+    r = g.r
+    m, k, n = r.choice([1, 3, 8, 17]), r.choice([1, 7, 16, 31]), r.choice([1, 5, 8, 33])
+    ds = g.dtype_spec(float_only=True)
+    ins = _float_inputs(g, p, spec, ds,
+                        [r.choice([(m, n), (n,), (1,), (), (m, 1)]), (m, k), (k, n)])
+    if ins is None:
+        return None
+    _beta_alpha(r, spec)
+    return ins, (m, n)
 
 
 RULES = {"reshape": reshape, "view": reshape, "transpose": transpose, "permute": permute,
          "unsqueeze": unsqueeze, "squeeze": squeeze, "expand": expand,
          "index_select": index_select, "embedding": embedding, "clamp_tensor": clamp_tensor,
-         "baddbmm": baddbmm}
+         "baddbmm": baddbmm, "linear": linear, "addmm": addmm}
 
 
 # -- any other op ---------------------------------------------------------

@@ -420,6 +420,13 @@ ROWS = {
     "baddbmm": lambda op, P, A, ins, d: (
         torch.baddbmm(ins[0], ins[1], ins[2], beta=P("beta", 1), alpha=P("alpha", 1)), False),
     "sdpa": _sdpa,
+    # unpinned as matmul (PyTorch's CPU takes MKL/oneDNN's gemm; on CUDA the
+    # replay's operands are contiguous copies, not the views bitprobe's
+    # cuda backend multiplies: tests/fidelity/linear_gpu.sh checks those)
+    "linear": lambda op, P, A, ins, d: (
+        torch.nn.functional.linear(ins[0], ins[1], ins[2] if len(ins) > 2 else None), False),
+    "addmm": lambda op, P, A, ins, d: (
+        torch.addmm(ins[0], ins[1], ins[2], beta=P("beta", 1), alpha=P("alpha", 1)), False),
 }
 
 

@@ -178,7 +178,7 @@ def zips():
 def probe_dict():
     """The probe schema's words: op names, keys and formulations from the
     op table (src/ops/op_list.h), then the rest of the schema."""
-    src = open(os.path.join(ROOT, "src", "op_list.h")).read()
+    src = open(os.path.join(ROOT, "src", "ops", "op_list.h")).read()
     words = ["name", "description", "params", "dtypes", "ops", "outputs", "policy",
              "out", "op", "dtype", "exact", "ulp", "abs", "rel", "max_mismatch_fraction",
              "zero_sign", "ignore", "count", "fp32", "bf16", "fp16", "fp64", "i64", "i32", "$dtype"]

@@ -17,6 +17,7 @@
 #include "config.h"
 #include "op.h"
 #include "probe.h"
+#include "probe_build.h"
 #include "suggest.h"
 
 /* ---- the table itself ---------------------------------------------------- */
@@ -105,6 +106,52 @@ START_TEST(t_facts)
     ck_assert(!bp_form_lookup("fast", &f));
     ck_assert_str_eq(bp_op_class_name(BP_KIND_ELEMWISE), "elementwise");
     ck_assert_str_eq(bp_op_flag_name(0), "float_fn");
+}
+END_TEST
+
+/* The GEMMs: F.linear and torch.addmm take inputs lists as baddbmm does
+ * (addmm with beta and alpha), appended after every older op (their codes
+ * keep older probes' hashes); every GEMM reads its operands as views on a
+ * device backend, no other op does. */
+START_TEST(t_gemm_ops)
+{
+    ck_assert_int_eq(BP_OP_LINEAR, BP_OP_BADDBMM + 1);
+    ck_assert_int_eq(BP_OP_ADDMM, BP_OP_BADDBMM + 2);
+    ck_assert_int_eq(bp_op_info(BP_OP_LINEAR)->operands, BP_OPD_INPUTS);
+    ck_assert_int_eq(bp_op_info(BP_OP_ADDMM)->operands, BP_OPD_INPUTS);
+    ck_assert(bp_op_takes(BP_OP_ADDMM, BP_KEY_BETA) && bp_op_takes(BP_OP_ADDMM, BP_KEY_ALPHA));
+    ck_assert(!bp_op_takes(BP_OP_LINEAR, BP_KEY_BETA));
+    ck_assert_str_eq(bp_op_name(BP_OP_LINEAR), "linear");
+    ck_assert_str_eq(bp_op_name(BP_OP_ADDMM), "addmm");
+    ck_assert_str_eq(bp_op_flag_name(5), "views");
+    for (int k = 0; k < BP_OP_COUNT; k++) {
+        bool gemm = k == BP_OP_MATMUL || k == BP_OP_BMM || k == BP_OP_BADDBMM ||
+                    k == BP_OP_LINEAR || k == BP_OP_ADDMM;
+        ck_assert_msg(bp_op_has((bp_op_kind_t)k, BP_OPF_VIEWS) == gemm, "%s",
+                      bp_op_name((bp_op_kind_t)k));
+    }
+    /* shapes: linear keeps x's leading dimensions, matmul folds them */
+    bp_meta_t m[4] = {{BP_F32, 3, {2, 5, 7}}, {BP_F32, 2, {4, 7}}, {BP_F32, 1, {4}},
+                      {BP_F32, 2, {7, 4}}};
+    int in3[3] = {0, 1, 2}, in2[2] = {0, 1};
+    bp_op_t lin = {.kind = BP_OP_LINEAR, .ninputs = 3, .inputs = in3};
+    bp_meta_t out;
+    bp_error_t err = {0};
+    ck_assert_msg(bp_op_infer(&lin, m, BP_F32, &out, &err) == BP_OK, "%s", err.msg);
+    ck_assert(out.ndim == 3 && out.shape[0] == 2 && out.shape[1] == 5 && out.shape[2] == 4);
+    lin.ninputs = 2;
+    lin.inputs = in2;
+    ck_assert(bp_op_infer(&lin, m, BP_F32, &out, &err) == BP_OK);
+    bp_op_t mm = {.kind = BP_OP_MATMUL, .a = bp_arg_buf(0), .b = bp_arg_buf(3)};
+    ck_assert_msg(bp_op_infer(&mm, m, BP_F32, &out, &err) == BP_OK, "%s", err.msg);
+    ck_assert(out.ndim == 3 && out.shape[2] == 4);
+    int am[3] = {2, 1, 3}; /* addmm(bias [4], w [4, 7], [7, 4]) */
+    bp_op_t ad = {.kind = BP_OP_ADDMM, .ninputs = 3, .inputs = am};
+    ck_assert_msg(bp_op_infer(&ad, m, BP_F32, &out, &err) == BP_OK, "%s", err.msg);
+    ck_assert(out.ndim == 2 && out.shape[0] == 4 && out.shape[1] == 4);
+    am[1] = 0; /* a 3-D mat1 */
+    ck_assert(bp_op_infer(&ad, m, BP_F32, &out, &err) == BP_EINPUT);
+    ck_assert_msg(strstr(err.msg, "addmm needs mat1 [m, k] and mat2 [k, n]"), "%s", err.msg);
 }
 END_TEST
 
@@ -293,6 +340,7 @@ int main(void)
     tcase_add_test(tc, t_codes_pinned);
     tcase_add_test(tc, t_facts);
     tcase_add_test(tc, t_reads);
+    tcase_add_test(tc, t_gemm_ops);
     tcase_add_test(tc, t_backends_fill_every_op);
     tcase_add_test(tc, t_unsupported);
     tcase_add_test(tc, t_loader);

@@ -257,7 +257,7 @@ static const bad_case_t bad_cases[] = {
      "6:11: buffer 'x' redefined (first defined at line 5, column 11)"},
     {"shape-mismatch.yaml", "7:5: shape mismatch: a is [4], b is [5] "
                             "(they do not broadcast) in op 'z' (add, fp32)"},
-    {"shape-matmul.yaml", "6:5: shape mismatch: matmul needs [m, k] x [k, n], "
+    {"shape-matmul.yaml", "6:5: shape mismatch: matmul needs [..., m, k] x [k, n], "
                           "a is [2, 3], b is [2, 3]"},
     {"shape-tensor.yaml", "5:58: shape holds 6 values but values has 5"},
     {"unknown-dtype.yaml", "5:41: unknown dtype 'float8'"},
@@ -296,6 +296,12 @@ static const bad_case_t bad_cases[] = {
     {"normal-std.yaml", "5:61: normal needs a finite std >= 0, got -1"},
     {"baddbmm-shape.yaml", "6:5: shape mismatch: baddbmm needs batch1 [B, m, k] and "
                            "batch2 [B, k, n], got [2, 3, 4] and [2, 3, 4]"},
+    {"linear-beta.yaml", "7:42: unknown key 'beta' in op 'y' (linear) "
+                         "(expected out, op, dtype, inputs)"},
+    {"linear-shape.yaml", "7:5: shape mismatch: linear needs x [..., k] and weight [n, k], "
+                          "got [2, 3] and [3, 4]"},
+    {"addmm-shape.yaml", "8:5: shape mismatch: addmm's input [3] does not broadcast to "
+                         "[2, 4]"},
     {"clamp-buffer-bound.yaml", "7:36: min must be a number, got the buffer 'lo' "
                                 "(tensor bounds: op clamp_tensor)"},
 };

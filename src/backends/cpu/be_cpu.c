@@ -652,6 +652,8 @@ const bp_op_fn bp_cpu_ops[BP_OP_COUNT] = {
     [BP_OP_NORMAL] = op_normal,
     [BP_OP_CLAMP_TENSOR] = bp_cpu_op_clamp_tensor,
     [BP_OP_BADDBMM] = bp_cpu_op_baddbmm,
+    [BP_OP_LINEAR] = bp_cpu_op_linear,
+    [BP_OP_ADDMM] = bp_cpu_op_addmm,
 };
 
 static void cpu_destroy(bp_backend_t *be)

@@ -34,11 +34,12 @@
  *   registered for AVX2 only, so V is 8 for f32, 16 for bf16/f16, 4 for
  *   f64 on every x86 host.  Integer dtypes: exact, start and step
  *   truncated to int64.
- * matmul: not what PyTorch does (MKL/oneDNN blocking varies by build): a
- *   fixed order instead.  For out[i][j] the accumulator starts at +0 and
- *   takes acc = fma(a[i][k], b[k][j], acc) for k ascending, in float for
- *   f32/bf16/f16 (inputs widened exactly, one rounding to the dtype at the
- *   end) and in double for f64; integers wrap in int64.
+ * matmul: not what PyTorch does (MKL/oneDNN blocking varies by build): the
+ *   one CPU GEMM's fixed order (cpu_gemm.h).  For out[i][j] the
+ *   accumulator starts at +0 and takes acc = fma(a[i][k], b[k][j], acc)
+ *   for k ascending, in float for f32/bf16/f16 (inputs widened exactly,
+ *   one rounding to the dtype at the end) and in double for f64; a's
+ *   leading dimensions fold into m (torch.matmul); integers wrap in int64.
  * sum (SumKernel.cpp sum_kernel_impl): by default ATen's cascade_sum order
  *   (be_cpu_sum.c), bf16/f16 accumulated in float; `sum(dtype=fp32)` of
  *   bf16/f16 sums the input converted to fp32 (make_reduction's in_dtype
@@ -55,6 +56,7 @@
  *   unordered (only ne is true). */
 #include "be_cpu.h"
 #include "be_cpu_rows.h"
+#include "cpu_gemm.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -329,13 +331,13 @@ bp_status bp_cpu_op_matmul(bp_backend_t *be, const bp_exec_t *x,
     (void)be;
     bp_buf_t *out = x->out;
     const bp_buf_t *a = x->a, *b = x->b;
-    if (!a || !b || a->ndim != 2 || b->ndim != 2 || out->ndim != 2 ||
-        a->shape[1] != b->shape[0] || out->shape[0] != a->shape[0] ||
-        out->shape[1] != b->shape[1])
+    if (!a || !b || a->ndim < 2 || b->ndim != 2 || out->ndim != a->ndim ||
+        a->shape[a->ndim - 1] != b->shape[0] || out->shape[out->ndim - 1] != b->shape[1])
         return bp_error_set(err, BP_EINPUT,
-                            "matmul needs [m, k] and [k, n] tensors");
-    size_t m = (size_t)a->shape[0], kk = (size_t)a->shape[1],
-           n = (size_t)b->shape[1];
+                            "matmul needs [..., m, k] and [k, n] tensors");
+    /* torch.matmul folds a's leading dimensions into m */
+    size_t kk = (size_t)b->shape[0], n = (size_t)b->shape[1],
+           m = kk ? a->numel / kk : (n ? out->numel / n : 0);
     bp_dtype_t dt = out->dtype;
     bp_status s;
     if (bp_dtype_is_int(dt)) {
@@ -357,34 +359,25 @@ bp_status bp_cpu_op_matmul(bp_backend_t *be, const bp_exec_t *x,
         free(bv);
         return BP_OK;
     }
-    double *av, *bv;
-    if ((s = bp_cpu_expand(a, a, dt, &av, err)))
-        return s;
-    if ((s = bp_cpu_expand(b, b, dt, &bv, err))) {
-        free(av);
+    double *av, *bv, *c = malloc((out->numel ? out->numel : 1) * sizeof *c);
+    if (!c)
+        return bp_error_set(err, BP_ENOMEM, "out of memory");
+    if ((s = bp_cpu_expand(a, a, dt, &av, err))) {
+        free(c);
         return s;
     }
-    bool f32 = bp_cpu_opmath_f32(dt);
-    for (size_t i = 0; i < m; i++)
-        for (size_t j = 0; j < n; j++) {
-            double r;
-            if (f32) {
-                float acc = 0.0f;
-                for (size_t p = 0; p < kk; p++)
-                    acc =
-                        fmaf((float)av[i * kk + p], (float)bv[p * n + j], acc);
-                r = acc;
-            } else {
-                double acc = 0.0;
-                for (size_t p = 0; p < kk; p++)
-                    acc = fma(av[i * kk + p], bv[p * n + j], acc);
-                r = acc;
-            }
-            bp_cpu_store(out, i * n + j, r);
-        }
+    if ((s = bp_cpu_expand(b, b, dt, &bv, err))) {
+        free(av);
+        free(c);
+        return s;
+    }
+    s = bp_cpu_gemm_vals(m, n, kk, av, bv, false, bp_cpu_opmath_f32(dt), c, err);
+    for (size_t i = 0; !s && i < out->numel; i++)
+        bp_cpu_store(out, i, c[i]);
     free(av);
     free(bv);
-    return BP_OK;
+    free(c);
+    return s;
 }
 
 static float pairwise_f(const double *v, size_t n)

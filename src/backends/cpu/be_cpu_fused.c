@@ -38,6 +38,11 @@
  *   contraction); one rounding to dt.  PyTorch takes that kernel only for
  *   small products and MKL/oneDNN's gemm otherwise: bmm's order is the
  *   pinned one.
+ * linear, addmm: x @ weight^T (mat1 @ mat2) in the one CPU GEMM's order,
+ *   x's leading dimensions folded, then baddbmm's combine with the bias
+ *   (input) broadcast to the result, beta and alpha 1 for linear; without
+ *   a bias, the product rounded once.  PyTorch calls MKL/oneDNN's gemm
+ *   with beta 1 on a result holding the bias: not this order.
  * sdpa (native/transformers/attention.cpp _scaled_dot_product_attention_math):
  *   bf16/fp16 q, k, v widened to float; s = sqrt(scale or 1/sqrt(E)) in
  *   double; q' = q * s, k' = k * s (each rounded to float); scores =
@@ -46,6 +51,7 @@
  *   over the last dimension as the softmax op (a row that is all -inf gives
  *   0: _safe_softmax); out = dt(p v) in bmm's order. */
 #include "be_cpu_rows.h"
+#include "cpu_gemm.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -187,27 +193,17 @@ bp_status bp_cpu_op_layer_norm(bp_backend_t *be, const bp_exec_t *x, bp_error_t 
     return st;
 }
 
-/* c[m, n] = a[m, k] b[k, n] for `batch` matrices, matmul's order, values in
- * opmath (float when f32), results in opmath. */
-static void bmm_vals(const double *a, const double *b, size_t batch, size_t m, size_t k,
-                     size_t n, bool f32, double *c)
+/* c[m, n] = a[m, k] b[k, n] for `batch` matrices, the one CPU GEMM's
+ * order (cpu_gemm.h), values in opmath (float when f32), results in
+ * opmath. */
+static bp_status bmm_vals(const double *a, const double *b, size_t batch, size_t m, size_t k,
+                          size_t n, bool f32, double *c, bp_error_t *err)
 {
-    for (size_t t = 0; t < batch; t++)
-        for (size_t i = 0; i < m; i++)
-            for (size_t j = 0; j < n; j++) {
-                const double *ar = a + (t * m + i) * k, *bc = b + t * k * n + j;
-                double acc = 0;
-                if (f32) {
-                    float fa = 0.0f;
-                    for (size_t p = 0; p < k; p++)
-                        fa = fmaf((float)ar[p], (float)bc[p * n], fa);
-                    acc = fa;
-                } else {
-                    for (size_t p = 0; p < k; p++)
-                        acc = fma(ar[p], bc[p * n], acc);
-                }
-                c[(t * m + i) * n + j] = acc;
-            }
+    bp_status st = BP_OK;
+    for (size_t t = 0; !st && t < batch; t++)
+        st = bp_cpu_gemm_vals(m, n, k, a + t * m * k, b + t * k * n, false, f32,
+                              c + t * m * n, err);
+    return st;
 }
 
 /* a [B, m, k] @ b [B, k, n] in bmm's order, in opmath, into *c (out's
@@ -234,10 +230,26 @@ static bp_status bmm_of(const bp_buf_t *a, const bp_buf_t *b, const bp_buf_t *ou
         free(*c);
         return st;
     }
-    bmm_vals(av, bv, B, m, k, n, dt != BP_F64, *c);
+    st = bmm_vals(av, bv, B, m, k, n, dt != BP_F64, *c, err);
     free(av);
     free(bv);
-    return BP_OK;
+    if (st)
+        free(*c);
+    return st;
+}
+
+/* baddbmm_cpu_kernel's combine in opmath, each product and the sum
+ * rounded: alpha * acc where beta is 0 or there is no input (in NULL),
+ * else in * beta + alpha * acc; then one rounding to out's dtype. */
+static void combine(bp_buf_t *out, const double *c, const double *in, double beta,
+                    double alpha)
+{
+    bool f32 = out->dtype != BP_F64;
+    double al = rnd(f32, alpha), be = rnd(f32, beta);
+    for (size_t i = 0; i < out->numel; i++) {
+        double ac = rnd(f32, al * c[i]);
+        bp_cpu_store(out, i, be == 0 || !in ? ac : rnd(f32, rnd(f32, in[i] * be) + ac));
+    }
 }
 
 bp_status bp_cpu_op_bmm(bp_backend_t *be, const bp_exec_t *x, bp_error_t *err)
@@ -259,7 +271,6 @@ bp_status bp_cpu_op_baddbmm(bp_backend_t *be, const bp_exec_t *x, bp_error_t *er
     if (x->ninputs != 3)
         return bp_error_set(err, BP_EINPUT, "baddbmm takes inputs [input, batch1, batch2]");
     bp_dtype_t dt = x->out->dtype;
-    bool f32 = dt != BP_F64;
     double *c, *in = NULL;
     bp_status st = bmm_of(x->inputs[1], x->inputs[2], x->out, &c, err);
     if (st)
@@ -268,14 +279,64 @@ bp_status bp_cpu_op_baddbmm(bp_backend_t *be, const bp_exec_t *x, bp_error_t *er
         free(c);
         return st;
     }
-    double alpha = rnd(f32, x->op->alpha), beta = rnd(f32, x->op->beta);
-    for (size_t i = 0; i < x->out->numel; i++) {
-        double ac = rnd(f32, alpha * c[i]);
-        bp_cpu_store(x->out, i, beta == 0 ? ac : rnd(f32, rnd(f32, in[i] * beta) + ac));
-    }
+    combine(x->out, c, in, x->op->beta, x->op->alpha);
     free(c);
     free(in);
     return BP_OK;
+}
+
+/* x [..., k] @ w [n, k]^T (linear) or mat1 [m, k] @ mat2 [k, n] (addmm)
+ * in the one CPU GEMM's order, then combined with the input (bias)
+ * broadcast to the result as baddbmm's kernel does: beta and alpha 1 for
+ * linear; no input: the product alone, rounded once. */
+static bp_status gemm_op(const bp_exec_t *x, bool lin, bp_error_t *err)
+{
+    const bp_buf_t *a = x->inputs[lin ? 0 : 1], *b = x->inputs[lin ? 1 : 2];
+    const bp_buf_t *in = lin ? (x->ninputs > 2 ? x->inputs[2] : NULL) : x->inputs[0];
+    bp_buf_t *out = x->out;
+    bp_dtype_t dt = out->dtype;
+    bool f32 = dt != BP_F64;
+    if (a->ndim < 1 || b->ndim != 2 || (!lin && a->ndim != 2))
+        return bp_error_set(err, BP_EINPUT, "%s needs %s", bp_op_name(x->op->kind),
+                            lin ? "x [..., k] and weight [n, k]"
+                                : "mat1 [m, k] and mat2 [k, n]");
+    size_t k = (size_t)a->shape[a->ndim - 1], n = (size_t)b->shape[lin ? 0 : 1];
+    size_t m = k ? a->numel / k : (n ? out->numel / n : 0);
+    double *av = NULL, *bv = NULL, *iv = NULL, *c = malloc((out->numel ? out->numel : 1) *
+                                                            sizeof *c);
+    bp_status st = c ? BP_OK : bp_error_set(err, BP_ENOMEM, "out of memory");
+    if (!st)
+        st = bp_cpu_expand(a, a, dt, &av, err);
+    if (!st)
+        st = bp_cpu_expand(b, b, dt, &bv, err);
+    if (!st && in)
+        st = bp_cpu_expand(in, out, dt, &iv, err);
+    if (!st)
+        st = bp_cpu_gemm_vals(m, n, k, av, bv, lin, f32, c, err);
+    if (!st)
+        combine(out, c, iv, lin ? 1.0 : x->op->beta, lin ? 1.0 : x->op->alpha);
+    free(av);
+    free(bv);
+    free(iv);
+    free(c);
+    return st;
+}
+
+bp_status bp_cpu_op_linear(bp_backend_t *be, const bp_exec_t *x, bp_error_t *err)
+{
+    (void)be;
+    if (x->ninputs != 2 && x->ninputs != 3)
+        return bp_error_set(err, BP_EINPUT, "linear takes inputs [x, weight] or "
+                            "[x, weight, bias]");
+    return gemm_op(x, true, err);
+}
+
+bp_status bp_cpu_op_addmm(bp_backend_t *be, const bp_exec_t *x, bp_error_t *err)
+{
+    (void)be;
+    if (x->ninputs != 3)
+        return bp_error_set(err, BP_EINPUT, "addmm takes inputs [input, mat1, mat2]");
+    return gemm_op(x, false, err);
 }
 
 bp_status bp_cpu_op_sdpa(bp_backend_t *be, const bp_exec_t *x, bp_error_t *err)
@@ -316,7 +377,8 @@ bp_status bp_cpu_op_sdpa(bp_backend_t *be, const bp_exec_t *x, bp_error_t *err)
         for (size_t j = 0; j < S; j++)
             for (size_t e = 0; e < E; e++)
                 kt[(t * E + e) * S + j] = rnd(f32, kv[(t * S + j) * E + e] * sk);
-    bmm_vals(qv, kt, B, L, E, S, f32, sc);
+    if ((st = bmm_vals(qv, kt, B, L, E, S, f32, sc, err)))
+        goto done;
     for (size_t t = 0; t < B; t++)
         for (size_t i = 0; i < L; i++)
             for (size_t j = 0; j < S; j++)
@@ -331,7 +393,8 @@ bp_status bp_cpu_op_sdpa(bp_backend_t *be, const bp_exec_t *x, bp_error_t *err)
         for (size_t j = 0; all && j < S; j++)
             p[r * S + j] = 0;
     }
-    bmm_vals(p, vv, B, L, S, Ev, f32, o);
+    if ((st = bmm_vals(p, vv, B, L, S, Ev, f32, o, err)))
+        goto done;
     for (size_t i = 0; i < x->out->numel; i++)
         bp_cpu_store(x->out, i, o[i]);
 done:

@@ -49,6 +49,8 @@ bp_status bp_cpu_op_rms_norm(bp_backend_t *, const bp_exec_t *, bp_error_t *);
 bp_status bp_cpu_op_layer_norm(bp_backend_t *, const bp_exec_t *, bp_error_t *);
 bp_status bp_cpu_op_bmm(bp_backend_t *, const bp_exec_t *, bp_error_t *);
 bp_status bp_cpu_op_baddbmm(bp_backend_t *, const bp_exec_t *, bp_error_t *);
+bp_status bp_cpu_op_linear(bp_backend_t *, const bp_exec_t *, bp_error_t *);
+bp_status bp_cpu_op_addmm(bp_backend_t *, const bp_exec_t *, bp_error_t *);
 bp_status bp_cpu_op_sdpa(bp_backend_t *, const bp_exec_t *, bp_error_t *);
 
 #endif

@@ -24,13 +24,11 @@
 
 #include "bpk.h"
 #include "cublas_dl.h"
+#include "cuda_gemm.h"
 #include "envinfo.h"
 #include "cuda_check.h"
 #include "config.h"
 
-/* cuBLAS workspace, fixed so that algorithm choice cannot depend on what
- * happens to be free; 32 MiB is what PyTorch reserves on Hopper. */
-#define WORKSPACE_BYTES ((size_t)32 << 20)
 #define POOL_MIN_BYTES ((size_t)256)
 
 typedef struct {
@@ -43,8 +41,7 @@ typedef struct {
     int device;
     int shown;   /* the index the user gave (device, unless pinned) */
     cudaStream_t stream;
-    cublasHandle_t blas;
-    void *workspace;
+    bp_cuda_blas_t *gemm; /* the GEMM module's handle, the backend's settings */
     int debug;
     pool_ent_t *pool;
     size_t npool, cap;
@@ -193,109 +190,9 @@ bp_status bp_cuda_finish(bp_backend_t *be, const char *kernel, int rc,
     return BP_OK;
 }
 
-/* Row-major C = A B is column-major C^T = B^T A^T: cuBLAS gets b first. */
-/* cuBLAS's data and compute types and scalars for dt (fp32, bf16, fp16:
- * fp32 compute; fp64: fp64), pedantic. */
-typedef struct {
-    cudaDataType_t type;
-    cublasComputeType_t compute;
-    float a32, b32;
-    double a64, b64;
-    const void *alpha, *beta; /* 1 and 0 in the compute type */
-} gemm_types_t;
-
-static bp_status gemm_types(bp_dtype_t dt, gemm_types_t *g, bp_error_t *err)
+bp_cuda_blas_t *bp_cuda_gemm_handle(bp_backend_t *be)
 {
-    g->compute = CUBLAS_COMPUTE_32F_PEDANTIC;
-    g->a32 = 1.0f;
-    g->b32 = 0.0f;
-    g->a64 = 1.0;
-    g->b64 = 0.0;
-    g->alpha = dt == BP_F64 ? (const void *)&g->a64 : (const void *)&g->a32;
-    g->beta = dt == BP_F64 ? (const void *)&g->b64 : (const void *)&g->b32;
-    switch (dt) {
-    case BP_F32: g->type = CUDA_R_32F; return BP_OK;
-    case BP_BF16: g->type = CUDA_R_16BF; return BP_OK;
-    case BP_F16: g->type = CUDA_R_16F; return BP_OK;
-    case BP_F64:
-        g->type = CUDA_R_64F;
-        g->compute = CUBLAS_COMPUTE_64F_PEDANTIC;
-        return BP_OK;
-    default:
-        return bp_error_set(err, BP_EINPUT, "matmul of %s is not supported "
-                            "on CUDA", bp_dtype_name(dt));
-    }
-}
-
-bp_status bp_cuda_gemm(bp_backend_t *be, bp_dtype_t dt, int64_t m, int64_t n,
-                       int64_t k, const void *a, const void *b, void *c,
-                       bp_error_t *err)
-{
-    cuda_state_t *s = state(be);
-    gemm_types_t g;
-    bp_status st = gemm_types(dt, &g, err);
-    if (st)
-        return st;
-    if (m > 0x7fffffff || n > 0x7fffffff || k > 0x7fffffff)
-        return bp_error_set(err, BP_EINPUT,
-                            "matmul dimensions %lld x %lld x %lld exceed "
-                            "cuBLAS's int range", (long long)m, (long long)n,
-                            (long long)k);
-    if (m == 0 || n == 0)
-        return BP_OK;
-    if (k == 0) /* an empty sum: zeros, without asking cuBLAS */
-        return bp_cuda_finish(be, "bpk_fill",
-                              bpk_fill(s->stream, c, (int)dt, 0.0, m * n),
-                              err);
-    BLAS_TRY(BP_BLAS(cublasGemmEx)(s->blas, CUBLAS_OP_N, CUBLAS_OP_N, (int)n, (int)m,
-                          (int)k, g.alpha, b, g.type, (int)n, a, g.type, (int)k,
-                          g.beta, c, g.type, (int)n, g.compute, CUBLAS_GEMM_DEFAULT),
-             BP_EINTERNAL);
-    CUDA_TRY(cudaStreamSynchronize(s->stream), BP_EINTERNAL);
-    return BP_OK;
-}
-
-bp_status bp_cuda_gemm_batched(bp_backend_t *be, bp_dtype_t dt, int64_t batch, int64_t m,
-                               int64_t n, int64_t k, const void *a, const void *b,
-                               bool b_t, void *c, double alpha, double beta,
-                               bp_error_t *err)
-{
-    cuda_state_t *s = state(be);
-    gemm_types_t g;
-    bp_status st = gemm_types(dt, &g, err);
-    if (st)
-        return st;
-    g.a32 = (float)alpha; /* opmath_t(alpha), as at::cuda::blas::bgemm */
-    g.b32 = (float)beta;
-    g.a64 = alpha;
-    g.b64 = beta;
-    if (m > 0x7fffffff || n > 0x7fffffff || k > 0x7fffffff || batch > 0x7fffffff)
-        return bp_error_set(err, BP_EINPUT,
-                            "bmm dimensions %lld x %lld x %lld x %lld exceed "
-                            "cuBLAS's int range", (long long)batch, (long long)m,
-                            (long long)n, (long long)k);
-    if (batch == 0 || m == 0 || n == 0)
-        return BP_OK;
-    if (k == 0 && beta == 0)
-        return bp_cuda_finish(be, "bpk_fill",
-                              bpk_fill(s->stream, c, (int)dt, 0.0, batch * m * n), err);
-    if (k == 0) /* baddbmm: result.mul_(beta), in opmath */
-        return bp_cuda_finish(
-            be, "bpk_binary(mul)",
-            bpk_binary(s->stream, BPK_MUL, c, (int)dt, (bpk_arg_t){c, (int)dt, 0.0},
-                       (bpk_arg_t){NULL, 0, dt == BP_F64 ? beta : (double)(float)beta},
-                       &(bpk_bcast_t){0}, batch * m * n),
-            err);
-    /* Column-major c^T = op(b)^T a^T: b is [k, n] row-major (ld n), or with
-     * b_t [n, k] row-major read transposed (ld k). */
-    BLAS_TRY(BP_BLAS(cublasGemmStridedBatchedEx)(
-                 s->blas, b_t ? CUBLAS_OP_T : CUBLAS_OP_N, CUBLAS_OP_N, (int)n, (int)m,
-                 (int)k, g.alpha, b, g.type, b_t ? (int)k : (int)n, (long long)(k * n), a,
-                 g.type, (int)k, (long long)(m * k), g.beta, c, g.type, (int)n,
-                 (long long)(m * n), (int)batch, g.compute, CUBLAS_GEMM_DEFAULT),
-             BP_EINTERNAL);
-    CUDA_TRY(cudaStreamSynchronize(s->stream), BP_EINTERNAL);
-    return BP_OK;
+    return state(be)->gemm;
 }
 
 static size_t bucket(size_t n)
@@ -420,10 +317,8 @@ static void cuda_destroy(bp_backend_t *be)
         for (size_t i = 0; i < s->npool; i++)
             cudaFree(s->pool[i].ptr);
         free(s->pool);
-        if (s->blas)
-            BP_BLAS(cublasDestroy)(s->blas);
-        if (s->workspace)
-            cudaFree(s->workspace);
+        if (s->gemm)
+            bp_cuda_blas_close(s->gemm);
         if (s->stream)
             cudaStreamDestroy(s->stream);
         free(s);
@@ -441,10 +336,10 @@ static bp_status cuda_enter(bp_backend_t *be, bp_error_t *err)
     return bp_cuda_use(be, err);
 }
 
-/* Stream, cuBLAS handle with pinned numerics, and a trial launch so that a
- * device the kernels were not built for is refused here, by name. */
+/* Stream, a trial launch so that a device the kernels were not built for
+ * is refused here, by name, and the GEMM module's handle. */
 static bp_status setup(bp_backend_t *be, const struct cudaDeviceProp *p,
-                       bp_error_t *err)
+                       const bp_blas_settings_t *blas, bp_error_t *err)
 {
     cuda_state_t *s = state(be);
     /* The primary context starts here (cudaFree(0) forces it where
@@ -457,10 +352,12 @@ static bp_status setup(bp_backend_t *be, const struct cudaDeviceProp *p,
     be->ctx_start_s = (double)(t1.tv_sec - t0.tv_sec) +
                       (double)(t1.tv_nsec - t0.tv_nsec) * 1e-9;
     CUDA_TRY(cudaStreamCreate(&s->stream), BP_EUNAVAIL);
-    CUDA_TRY(cudaMalloc(&s->workspace, WORKSPACE_BYTES), BP_EUNAVAIL);
-    int rc = bpk_fill(s->stream, s->workspace, BPK_F32, 0.0, 1);
+    void *probe = NULL;
+    CUDA_TRY(cudaMalloc(&probe, 256), BP_EUNAVAIL);
+    int rc = bpk_fill(s->stream, probe, BPK_F32, 0.0, 1);
     if (rc == 0)
         rc = (int)cudaStreamSynchronize(s->stream);
+    cudaFree(probe);
     if (rc != 0) {
         cudaGetLastError();
         return bp_error_set(err, BP_EUNAVAIL,
@@ -471,29 +368,41 @@ static bp_status setup(bp_backend_t *be, const struct cudaDeviceProp *p,
                             cudaGetErrorString((cudaError_t)rc));
     }
     bp_status st = bp_cublas_load(err);
-    if (st)
-        return st;
-    BLAS_TRY(BP_BLAS(cublasCreate)(&s->blas), BP_EUNAVAIL);
-    /* cublasSetStream resets the workspace: the stream goes first. */
-    BLAS_TRY(BP_BLAS(cublasSetStream)(s->blas, s->stream), BP_EUNAVAIL);
-    BLAS_TRY(BP_BLAS(cublasSetWorkspace)(s->blas, s->workspace, WORKSPACE_BYTES),
-             BP_EUNAVAIL);
-    BLAS_TRY(BP_BLAS(cublasSetMathMode)(s->blas, CUBLAS_PEDANTIC_MATH), BP_EUNAVAIL);
-    BLAS_TRY(BP_BLAS(cublasSetAtomicsMode)(s->blas, CUBLAS_ATOMICS_NOT_ALLOWED),
-             BP_EUNAVAIL);
-    BLAS_TRY(BP_BLAS(cublasSetPointerMode)(s->blas, CUBLAS_POINTER_MODE_HOST),
-             BP_EUNAVAIL);
-    return BP_OK;
+    if (!st)
+        st = bp_cuda_blas_open(be, blas, &s->gemm, err);
+    if (st && st != BP_ENOMEM)
+        st = BP_EUNAVAIL;
+    return st;
 }
 
 static bp_status fingerprint(bp_backend_t *be, const struct cudaDeviceProp *p,
                              bp_error_t *err)
 {
     cuda_state_t *s = state(be);
-    int drv = 0, rt = 0, bl = 0;
+    int drv = 0, rt = 0, bl = 0, ltv = (int)BP_BLASLT(cublasLtGetVersion)();
     CUDA_TRY(cudaDriverGetVersion(&drv), BP_EUNAVAIL);
     CUDA_TRY(cudaRuntimeGetVersion(&rt), BP_EUNAVAIL);
-    BLAS_TRY(BP_BLAS(cublasGetVersion)(s->blas, &bl), BP_EUNAVAIL);
+    BLAS_TRY(BP_BLAS(cublasGetProperty)(MAJOR_VERSION, &bl), BP_EUNAVAIL);
+    {
+        int mi = 0, pa = 0;
+        BLAS_TRY(BP_BLAS(cublasGetProperty)(MINOR_VERSION, &mi), BP_EUNAVAIL);
+        BLAS_TRY(BP_BLAS(cublasGetProperty)(PATCH_LEVEL, &pa), BP_EUNAVAIL);
+        bl = bl * 10000 + mi * 100 + pa; /* cublasGetVersion's encoding */
+    }
+    const bp_blas_settings_t *bs = bp_cuda_blas_settings(s->gemm);
+    bool ped = bs->pedantic;
+    char mm[160], gc[160];
+    snprintf(mm, sizeof mm, "%s",
+             ped ? "CUBLAS_PEDANTIC_MATH"
+             : bs->tf32 ? "CUBLAS_TF32_TENSOR_OP_MATH (PyTorch's handle; bf16/fp16 GEMMs "
+                          "set CUBLAS_DEFAULT_MATH)"
+                        : "CUBLAS_DEFAULT_MATH (PyTorch's handle)");
+    snprintf(gc, sizeof gc, "%s",
+             ped ? "CUBLAS_COMPUTE_32F_PEDANTIC (fp64: 64F_PEDANTIC)"
+             : bs->tf32 ? "fp32: cublasSgemm with TF32, cuBLASLt CUBLAS_COMPUTE_32F_FAST_TF32; "
+                          "bf16/fp16: CUBLAS_COMPUTE_32F"
+                        : "fp32: cublasSgemm, cuBLASLt CUBLAS_COMPUTE_32F; bf16/fp16: "
+                          "CUBLAS_COMPUTE_32F");
     char cc[16], dv[32], rv[32], bv[32], nv[32];
     snprintf(cc, sizeof cc, "%d.%d", p->major, p->minor);
     version_str(drv, dv, sizeof dv);
@@ -501,17 +410,19 @@ static bp_status fingerprint(bp_backend_t *be, const struct cudaDeviceProp *p,
     blas_version_str(bv, sizeof bv);
     version_str(bpk_nvcc_version(), nv, sizeof nv);
     be->fingerprint = json_pack(
-        "{s:s, s:s, s:s, s:i, s:I, s:s, s:s, s:s, s:i, s:s, s:s, s:s, s:b,"
-        " s:s, s:s, s:s, s:s, s:I}",
+        "{s:s, s:s, s:s, s:i, s:I, s:s, s:s, s:s, s:i, s:i, s:s, s:s, s:s, s:b,"
+        " s:s, s:s, s:s, s:s, s:o, s:I}",
         "backend", "cuda", "gpu", p->name, "cc", cc, "sms",
         p->multiProcessorCount, "mem_mib",
         (json_int_t)(p->totalGlobalMem >> 20), "driver", dv, "runtime", rv,
-        "cublas", bv, "cublas_version", bl, "nvcc", nv, "nvccflags",
-        BP_NVCCFLAGS, "math_mode", "CUBLAS_PEDANTIC_MATH", "tf32", 0,
-        "gemm_compute", "CUBLAS_COMPUTE_32F_PEDANTIC (fp64: 64F_PEDANTIC)",
-        "gemm_algo", "CUBLAS_GEMM_DEFAULT", "atomics",
-        "CUBLAS_ATOMICS_NOT_ALLOWED", "stream", "one stream, synchronised "
-        "after every op", "workspace_bytes", (json_int_t)WORKSPACE_BYTES);
+        "cublas", bv, "cublas_version", bl, "cublaslt_version", ltv, "nvcc", nv,
+        "nvccflags", BP_NVCCFLAGS, "math_mode", mm, "tf32", !ped && bs->tf32,
+        "gemm_compute", gc, "gemm_algo",
+        ped ? "CUBLAS_GEMM_DEFAULT" : "CUBLAS_GEMM_DEFAULT_TENSOR_OP (bf16/fp16 cublasGemmEx); "
+                                      "cuBLASLt: the heuristic's first algorithm",
+        "atomics", "CUBLAS_ATOMICS_NOT_ALLOWED", "stream", "one stream, synchronised "
+        "after every op", "blas", bp_cuda_blas_json(s->gemm), "workspace_bytes",
+        (json_int_t)bp_blas_workspace(bs, p->major));
     if (!be->fingerprint)
         return bp_error_set(err, BP_ENOMEM, "out of memory");
     return BP_OK;
@@ -534,6 +445,11 @@ static double now_s(void)
     struct timespec t;
     clock_gettime(CLOCK_MONOTONIC, &t);
     return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+static const char *env_get(const char *name)
+{
+    return getenv(name);
 }
 
 bp_status bp_be_cuda_open(const bp_backend_opts_t *o, bp_backend_t **out,
@@ -601,7 +517,14 @@ static bp_status open_device(const bp_backend_opts_t *o, int count, bp_backend_t
     be->destroy = cuda_destroy;
     be->op = bp_cuda_ops;
     be->enter = cuda_enter;
-    st = setup(be, &p, err);
+    bp_blas_settings_t blas;
+    bp_blas_settings_default(&blas);
+    bp_blas_settings_env(&blas, env_get);
+    if (o && o->cuda_blas[0] && (st = bp_blas_settings_parse(&blas, o->cuda_blas, err))) {
+        cuda_destroy(be);
+        return st;
+    }
+    st = setup(be, &p, &blas, err);
     if (!st)
         st = fingerprint(be, &p, err);
     if (st) {

@@ -1,8 +1,7 @@
 /* Private interface of the CUDA backend, between be_cuda.c (device
- * selection, memory, streams, cuBLAS, fingerprint: the backend's one file
- * that includes CUDA headers) and be_cuda_ops.c (its op table: what each
- * op computes and how PyTorch converts its scalars).  Plain C: no CUDA
- * types cross it. */
+ * selection, memory, streams, the GEMM handle, fingerprint) and
+ * be_cuda_ops.c (its op table: what each op computes and how PyTorch
+ * converts its scalars).  Plain C: no CUDA types cross it. */
 #ifndef BP_BE_CUDA_H
 #define BP_BE_CUDA_H
 
@@ -27,22 +26,9 @@ bp_status bp_cuda_zero(bp_backend_t *be, void *p, size_t bytes, bp_error_t *err)
 bp_status bp_cuda_finish(bp_backend_t *be, const char *kernel, int rc,
                          bp_error_t *err);
 
-/* Row-major c[m, n] = a[m, k] @ b[k, n] with cuBLAS, all of dtype dt
- * (fp32, bf16, fp16: fp32 compute; fp64: fp64 compute), pedantic math,
- * synchronously. */
-bp_status bp_cuda_gemm(bp_backend_t *be, bp_dtype_t dt, int64_t m, int64_t n,
-                       int64_t k, const void *a, const void *b, void *c,
-                       bp_error_t *err);
-
-/* The same for `batch` matrices at strides m*k, k*n, m*n
- * (cublasGemmStridedBatchedEx, the same settings): c = alpha * a b +
- * beta * c, alpha and beta in the compute type (float, or double for
- * f64), c not read where beta is 0 (bmm: 1, 0); with b_t, b holds [n, k]
- * matrices and is read transposed. */
-bp_status bp_cuda_gemm_batched(bp_backend_t *be, bp_dtype_t dt, int64_t batch, int64_t m,
-                               int64_t n, int64_t k, const void *a, const void *b,
-                               bool b_t, void *c, double alpha, double beta,
-                               bp_error_t *err);
+/* The backend's GEMM handle (cuda_gemm.h), with its BLAS settings. */
+struct bp_cuda_blas;
+struct bp_cuda_blas *bp_cuda_gemm_handle(bp_backend_t *be);
 
 /* The op table's reductions along an axis and fused ops (be_cuda_rows.c);
  * bp_cuda_tree is sum/mean/prod/var (BPK_TREE_*) of a as [outer, len,
@@ -53,8 +39,12 @@ bp_status bp_cuda_tree(bp_backend_t *be, const bp_exec_t *x, int op, int64_t out
 bp_status bp_cuda_op_softmax(bp_backend_t *, const bp_exec_t *, bp_error_t *);
 bp_status bp_cuda_op_reduce(bp_backend_t *, const bp_exec_t *, bp_error_t *);
 bp_status bp_cuda_op_norm(bp_backend_t *, const bp_exec_t *, bp_error_t *);
+bp_status bp_cuda_op_sdpa(bp_backend_t *, const bp_exec_t *, bp_error_t *);
+/* The GEMM ops (be_cuda_gemm.c), through the GEMM module. */
+bp_status bp_cuda_op_matmul(bp_backend_t *, const bp_exec_t *, bp_error_t *);
 bp_status bp_cuda_op_bmm(bp_backend_t *, const bp_exec_t *, bp_error_t *);
 bp_status bp_cuda_op_baddbmm(bp_backend_t *, const bp_exec_t *, bp_error_t *);
-bp_status bp_cuda_op_sdpa(bp_backend_t *, const bp_exec_t *, bp_error_t *);
+bp_status bp_cuda_op_linear(bp_backend_t *, const bp_exec_t *, bp_error_t *);
+bp_status bp_cuda_op_addmm(bp_backend_t *, const bp_exec_t *, bp_error_t *);
 
 #endif

@@ -789,29 +789,6 @@ static bp_status op_sum(bp_backend_t *be, const bp_exec_t *x, bp_error_t *err)
                                        : "bpk_sum(sequential)", rc, err);
 }
 
-static bp_status op_matmul(bp_backend_t *be, const bp_exec_t *x,
-                           bp_error_t *err)
-{
-    bp_status st = operands(x, err);
-    if (st)
-        return st;
-    const bp_buf_t *a = x->a, *b = x->b;
-    bp_buf_t *out = x->out;
-    if (!a || !b || a->ndim != 2 || b->ndim != 2 || out->ndim != 2 ||
-        a->shape[1] != b->shape[0] || out->shape[0] != a->shape[0] ||
-        out->shape[1] != b->shape[1])
-        return bp_error_set(err, BP_EINPUT,
-                            "matmul needs a [m, k], b [k, n] and an [m, n] "
-                            "result");
-    if (a->dtype != out->dtype || b->dtype != out->dtype)
-        return bp_error_set(err, BP_EINPUT,
-                            "matmul of %s and %s into %s: operands must have "
-                            "the result dtype", dname(a->dtype),
-                            dname(b->dtype), dname(out->dtype));
-    return bp_cuda_gemm(be, out->dtype, a->shape[0], b->shape[1], a->shape[1],
-                        a->dev, b->dev, out->dev, err);
-}
-
 /* x's a and b for a kernel: a tensor as it is, a number converted to dt
  * (scalar_t: what iter.scalar_value<scalar_t> and .to(dt) give). */
 static bp_status args_as(const bp_exec_t *x, bp_dtype_t dt, bpk_arg_t *arg, bp_error_t *err)
@@ -954,7 +931,7 @@ const bp_op_fn bp_cuda_ops[BP_OP_COUNT] = {
     [BP_OP_OUTER] = op_outer,
     [BP_OP_CONCAT] = op_concat,
     [BP_OP_SLICE] = op_slice,
-    [BP_OP_MATMUL] = op_matmul,
+    [BP_OP_MATMUL] = bp_cuda_op_matmul,
     [BP_OP_SUM] = op_sum,
     [BP_OP_ROTATE_HALF] = op_rotate_half,
     [BP_OP_RESHAPE] = op_gather,
@@ -1011,4 +988,6 @@ const bp_op_fn bp_cuda_ops[BP_OP_COUNT] = {
     [BP_OP_NORMAL] = op_normal,
     [BP_OP_CLAMP_TENSOR] = op_clamp_tensor,
     [BP_OP_BADDBMM] = bp_cuda_op_baddbmm,
+    [BP_OP_LINEAR] = bp_cuda_op_linear,
+    [BP_OP_ADDMM] = bp_cuda_op_addmm,
 };

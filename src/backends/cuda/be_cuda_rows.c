@@ -1,6 +1,6 @@
 /* The CUDA backend's reductions along an axis and fused ops (kernels/rows.cu
- * says each formulation; bmm and sdpa's products are cuBLAS strided batched
- * GEMMs pinned as matmul's: pedantic compute, no TF32).
+ * says each formulation; sdpa's products are torch.bmm's, through the GEMM
+ * module: cuda_gemm.h).
  *
  * sdpa follows _scaled_dot_product_attention_math (attention.cpp): bf16 and
  * fp16 q, k, v widened to float; q and k each multiplied by sqrt(scale)
@@ -21,6 +21,7 @@
 #include <stdlib.h>
 
 #include "bpk.h"
+#include "cuda_gemm.h"
 
 static bp_status need_dev(const bp_buf_t *t, const char *which, bp_error_t *err)
 {
@@ -324,83 +325,26 @@ bp_status bp_cuda_op_norm(bp_backend_t *be, const bp_exec_t *x, bp_error_t *err)
     return st;
 }
 
-bp_status bp_cuda_op_bmm(bp_backend_t *be, const bp_exec_t *x, bp_error_t *err)
+/* torch.bmm of contiguous a [B, m, k] and b [B, k, n], or with b_t b^T
+ * for b [B, n, k] contiguous: the view k.transpose(-2, -1) the math path
+ * multiplies by (attention.cpp), through the GEMM module. */
+static bp_status gemm(bp_backend_t *be, bp_dtype_t dt, int64_t B, int64_t m, int64_t k,
+                      int64_t n, const void *a, const void *b, bool b_t, void *c,
+                      bp_error_t *err)
 {
-    const bp_buf_t *a = x->a, *b = x->b;
-    bp_status st = need_dev(a, "a", err);
-    if (!st)
-        st = need_dev(b, "b", err);
-    if (!st)
-        st = need_dev(x->out, "out", err);
-    if (st)
-        return st;
-    if (a->ndim != 3 || b->ndim != 3 || a->dtype != x->out->dtype || b->dtype != a->dtype)
-        return bp_error_set(err, BP_EINPUT, "bmm needs [B, m, k] and [B, k, n] of one dtype");
-    return bp_cuda_gemm_batched(be, a->dtype, a->shape[0], a->shape[1], b->shape[2],
-                                a->shape[2], a->dev, b->dev, false, x->out->dev, 1.0, 0.0,
-                                err);
-}
-
-/* src broadcast into out (same dtype), by a gather of host-computed
- * offsets. */
-static bp_status expand_into(bp_backend_t *be, const bp_buf_t *src, bp_buf_t *out,
-                             bp_error_t *err)
-{
-    int64_t st[BP_MAXDIM], n = (int64_t)out->numel;
-    if (!bp_bcast_strides(src->ndim, src->shape, out->ndim, out->shape, st))
-        return bp_error_set(err, BP_EINPUT, "baddbmm's input does not broadcast to its result");
-    bp_buf_t offs = {0};
-    bp_status s = bp_buf_alloc(&offs, BP_I64, 1, &n, err);
-    if (s)
-        return s;
-    int64_t *o = offs.data;
-    for (int64_t i = 0; i < n; i++) {
-        int64_t src_i = 0, rest = i;
-        for (int d = out->ndim - 1; d >= 0; d--) {
-            src_i += (rest % out->shape[d]) * st[d];
-            rest /= out->shape[d];
-        }
-        o[i] = src_i;
+    int64_t sa[3] = {B, m, k}, sb[3] = {B, b_t ? n : k, b_t ? k : n};
+    bp_cuda_mat_t ma = {a, {0}}, mb = {b, {0}};
+    bp_strided_contiguous(3, sa, &ma.geo);
+    bp_strided_contiguous(3, sb, &mb.geo);
+    if (b_t) {
+        bp_strided_t g = mb.geo;
+        mb.geo.shape[1] = g.shape[2];
+        mb.geo.shape[2] = g.shape[1];
+        mb.geo.strides[1] = g.strides[2];
+        mb.geo.strides[2] = g.strides[1];
     }
-    if (!(s = be->dev_alloc(be, &offs, err)) && !(s = be->upload(be, &offs, err)))
-        s = bp_cuda_finish(be, "bpk_gather",
-                           bpk_gather(bp_cuda_stream(be), out->dev, (int)out->dtype, src->dev,
-                                      (int)src->dtype, offs.dev, n),
-                           err);
-    if (offs.dev)
-        be->dev_free(be, &offs);
-    bp_buf_free(&offs);
-    return s;
-}
-
-/* torch.baddbmm (baddbmm_out_cuda_impl): the input expanded into the
- * result, then at::cuda::blas::bgemm's cublasGemmStridedBatchedEx with
- * alpha and beta in opmath (bmm's settings), the result read back by
- * cuBLAS as C unless beta is 0. */
-bp_status bp_cuda_op_baddbmm(bp_backend_t *be, const bp_exec_t *x, bp_error_t *err)
-{
-    if (x->ninputs != 3)
-        return bp_error_set(err, BP_EINPUT, "baddbmm takes inputs [input, batch1, batch2]");
-    const bp_buf_t *in = x->inputs[0], *a = x->inputs[1], *b = x->inputs[2];
-    bp_buf_t *out = x->out;
-    bp_status st = need_dev(in, "input", err);
-    if (!st)
-        st = need_dev(a, "batch1", err);
-    if (!st)
-        st = need_dev(b, "batch2", err);
-    if (!st)
-        st = need_dev(out, "out", err);
-    if (st)
-        return st;
-    if (a->ndim != 3 || b->ndim != 3 || out->ndim != 3 || a->dtype != out->dtype ||
-        b->dtype != a->dtype || in->dtype != a->dtype)
-        return bp_error_set(err, BP_EINPUT,
-                            "baddbmm needs input, [B, m, k] and [B, k, n] of one dtype");
-    if (x->op->beta != 0 && (st = expand_into(be, in, out, err)))
-        return st;
-    return bp_cuda_gemm_batched(be, a->dtype, a->shape[0], a->shape[1], b->shape[2],
-                                a->shape[2], a->dev, b->dev, false, out->dev, x->op->alpha,
-                                x->op->beta, err);
+    return bp_cuda_baddbmm(bp_cuda_gemm_handle(be), dt, NULL, &ma, &mb, 0.0, 1.0, NULL, c,
+                           NULL, err);
 }
 
 bp_status bp_cuda_op_sdpa(bp_backend_t *be, const bp_exec_t *x, bp_error_t *err)
@@ -446,8 +390,7 @@ bp_status bp_cuda_op_sdpa(bp_backend_t *be, const bp_exec_t *x, bp_error_t *err)
         !(st = bp_cuda_finish(be, "bpk_scale_widen(v)",
                               bpk_scale_widen(stream, vw.dev, vin, (int)dt,
                                               (int64_t)v->numel, 1.0), err)) &&
-        !(st = bp_cuda_gemm_batched(be, wdt, B, L, S, E, qw.dev, kw.dev, true, sc.dev, 1.0,
-                                         0.0, err)) &&
+        !(st = gemm(be, wdt, B, L, E, S, qw.dev, kw.dev, true, sc.dev, err)) &&
         !(st = x->op->is_causal
                    ? bp_cuda_finish(be, "bpk_sdpa_mask",
                                     bpk_sdpa_mask(stream, sc.dev, wdt == BP_F64, B, L, S), err)
@@ -458,8 +401,7 @@ bp_status bp_cuda_op_sdpa(bp_backend_t *be, const bp_exec_t *x, bp_error_t *err)
         !(st = bp_cuda_finish(be, "bpk_sdpa_safe",
                               bpk_sdpa_safe(stream, p.dev, sc.dev, wdt == BP_F64, B * L, S),
                               err)) &&
-        !(st = bp_cuda_gemm_batched(be, wdt, B, L, Ev, S, p.dev, vw.dev, false, o.dev, 1.0,
-                                         0.0, err)))
+        !(st = gemm(be, wdt, B, L, S, Ev, p.dev, vw.dev, false, o.dev, err)))
         st = bp_cuda_finish(be, "bpk_cast",
                             bpk_cast(stream, x->out->dev, (int)dt, o.dev, (int)wdt,
                                             B * L * Ev),

@@ -4,8 +4,9 @@
  * which every command paid, with or without a GPU, and a machine without the
  * library could not even start bitprobe.  Callers name each cuBLAS function
  * through BP_BLAS(f) after bp_cublas_load has succeeded, and each cuBLASLt
- * function through BP_BLASLT(f) after bp_cublaslt_load (the invariance
- * sweeps: the heuristic's algorithm choice and its configuration). */
+ * function through BP_BLASLT(f) after bp_cublaslt_load (PyTorch's
+ * cuBLASLt paths, and the invariance sweeps' algorithm choice and its
+ * configuration). */
 #ifndef BP_CUBLAS_DL_H
 #define BP_CUBLAS_DL_H
 
@@ -21,14 +22,16 @@
     X(cublasSetMathMode) X(cublasSetAtomicsMode) X(cublasSetPointerMode)       \
     X(cublasGetVersion) X(cublasGetProperty) X(cublasGetStatusName)            \
     X(cublasGetStatusString) X(cublasGemmEx) X(cublasGemmStridedBatchedEx)    \
-    X(cublasSgemm) X(cublasGetMathMode)
+    X(cublasSgemm) X(cublasGetMathMode) X(cublasSgemmStridedBatched)           \
+    X(cublasDgemm) X(cublasDgemmStridedBatched)
 
 /* Every cuBLASLt function bitprobe calls. */
 #define BP_CUBLASLT_FNS(X)                                                     \
     X(cublasLtCreate) X(cublasLtDestroy) X(cublasLtGetVersion)                 \
     X(cublasLtMatmul) X(cublasLtMatmulDescCreate) X(cublasLtMatmulDescDestroy) \
     X(cublasLtMatmulDescSetAttribute) X(cublasLtMatrixLayoutCreate)            \
-    X(cublasLtMatrixLayoutDestroy) X(cublasLtMatmulPreferenceCreate)           \
+    X(cublasLtMatrixLayoutDestroy) X(cublasLtMatrixLayoutSetAttribute)         \
+    X(cublasLtMatmulPreferenceCreate)                                          \
     X(cublasLtMatmulPreferenceDestroy) X(cublasLtMatmulPreferenceSetAttribute) \
     X(cublasLtMatmulAlgoGetHeuristic) X(cublasLtMatmulAlgoConfigGetAttribute)  \
     X(cublasLtMatmulAlgoConfigSetAttribute) X(cublasLtMatmulAlgoCheck)         \

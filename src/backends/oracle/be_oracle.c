@@ -887,6 +887,8 @@ const bp_op_fn bp_oracle_ops[BP_OP_COUNT] = {
     [BP_OP_NORMAL] = op_normal,
     [BP_OP_CLAMP_TENSOR] = op_elementwise,
     [BP_OP_BADDBMM] = op_rows,
+    [BP_OP_LINEAR] = op_rows,
+    [BP_OP_ADDMM] = op_rows,
 };
 
 void bp_be_oracle_thread_done(void)

@@ -4,7 +4,7 @@
  * division), cumsum (exact running sums), bmm (exact dot products): each
  * result is correctly rounded; baddbmm rounds beta * input + alpha * (the
  * exact dot product) once (input not read where beta is 0, as PyTorch's
- * kernels).  The ops with exp, log, sqrt or a division of inexact values
+ * kernels), addmm the same, linear bias + (the exact dot product) once.  The ops with exp, log, sqrt or a division of inexact values
  * (softmax, log_softmax, logsumexp, var, rms_norm, layer_norm, sdpa) and prod are evaluated with WORK-bit intermediates and
  * rounded once: the result is the correctly rounded value unless the exact
  * one lies within about 2^-(WORK-20) (relative) of a rounding boundary.
@@ -31,8 +31,11 @@ typedef struct {
     bp_buf_t *out;
     size_t outer, len, inner;  /* rows: outer * inner, len values each */
     size_t m, k, n;            /* bmm: [m, k] x [k, n]; sdpa: L, E / S, Ev */
-    size_t oshape[3];          /* baddbmm: the output's shape, and its */
-    int64_t cstride[BP_MAXDIM]; /* input's strides over it (0: broadcast) */
+    bool b_t;                  /* linear: b is [n, k], read transposed */
+    double alpha, beta;        /* baddbmm, addmm (linear: 1, 1) */
+    int ondim;                 /* baddbmm, addmm, linear: the output's */
+    size_t oshape[BP_MAXDIM];  /* shape, and its input's (bias's) strides */
+    int64_t cstride[BP_MAXDIM]; /* over it (0: broadcast) */
 } row_ctx_t;
 
 static size_t at(const row_ctx_t *c, size_t row, size_t t)
@@ -222,28 +225,28 @@ static void norm_row(bp_oracle_ws_t *ws, const row_ctx_t *c, size_t row, mpfr_t 
     }
 }
 
-/* bmm row (batch t, row i): exact dot products, rounded once. */
-/* bmm row (batch t, row i); baddbmm's adds beta times c->c (its input,
- * broadcast: c->cstride) to alpha times each product. */
+/* bmm row (batch t, row i): exact dot products, rounded once; baddbmm's,
+ * addmm's and linear's add beta times c->c (their input or bias,
+ * broadcast: c->cstride) to alpha times each product, rounded once. */
 static void bmm_row(bp_oracle_ws_t *ws, const row_ctx_t *c, size_t row, mpfr_t s, mpfr_t t)
 {
     size_t bt = row / c->m, i = row % c->m;
-    bool badd = c->op->kind == BP_OP_BADDBMM;
     mpfr_t al, be;
     mpfr_inits2(64, al, be, (mpfr_ptr)0);
-    mpfr_set_d(al, c->op->alpha, MPFR_RNDN); /* exact */
-    mpfr_set_d(be, c->op->beta, MPFR_RNDN);
+    mpfr_set_d(al, c->alpha, MPFR_RNDN); /* exact */
+    mpfr_set_d(be, c->beta, MPFR_RNDN);
     mpfr_set_prec(s, EXACT);
     for (size_t j = 0; j < c->n; j++) {
         mpfr_set_zero(s, 1);
         for (size_t p = 0; p < c->k; p++) {
             bp_oracle_load(ws->x, c->a->dtype, c->a->data, (bt * c->m + i) * c->k + p);
-            bp_oracle_load(ws->y, c->b->dtype, c->b->data, (bt * c->k + p) * c->n + j);
+            bp_oracle_load(ws->y, c->b->dtype, c->b->data,
+                           c->b_t ? (bt * c->n + j) * c->k + p : (bt * c->k + p) * c->n + j);
             mpfr_mul(t, ws->x, ws->y, MPFR_RNDN); /* exact at 2 * 64 bits */
             mpfr_add(s, s, t, MPFR_RNDN);
         }
         size_t o = row * c->n + j;
-        if (!badd) {
+        if (!c->c) {
             put(ws, c->out, o, s);
             continue;
         }
@@ -252,7 +255,7 @@ static void bmm_row(bp_oracle_ws_t *ws, const row_ctx_t *c, size_t row, mpfr_t s
             inex = mpfr_mul(ws->r, s, al, ws->rnd);
         } else {
             size_t src = 0, rest = o;
-            for (int d = 2; d >= 0; d--) {
+            for (int d = c->ondim - 1; d >= 0; d--) {
                 src += (rest % c->oshape[d]) * (size_t)c->cstride[d];
                 rest /= c->oshape[d];
             }
@@ -325,7 +328,8 @@ static bp_status row_kernel(bp_oracle_ws_t *ws, const void *vctx, size_t begin, 
     for (size_t r = begin; r < end; r++) {
         if (k == BP_OP_RMS_NORM || k == BP_OP_LAYER_NORM)
             norm_row(ws, c, r, v, s, m, t);
-        else if (k == BP_OP_BMM || k == BP_OP_BADDBMM)
+        else if (k == BP_OP_BMM || k == BP_OP_BADDBMM || k == BP_OP_ADDMM ||
+                 k == BP_OP_LINEAR)
             bmm_row(ws, c, r, s, t);
         else if (k == BP_OP_SDPA)
             sdpa_row(ws, c, r, v, s, m, t);
@@ -349,17 +353,26 @@ bp_status bp_oracle_rows(int threads, const bp_exec_t *x, bp_error_t *err)
         c.b = x->ninputs > 1 ? x->inputs[1] : NULL;
         c.c = x->ninputs > 2 ? x->inputs[2] : NULL;
     }
-    if (op->kind == BP_OP_BADDBMM) { /* [input, batch1, batch2] */
-        if (x->ninputs != 3 || x->out->ndim != 3)
-            return bp_error_set(err, BP_EINPUT, "baddbmm takes inputs [input, batch1, batch2]");
-        c.a = x->inputs[1];
-        c.b = x->inputs[2];
-        c.c = x->inputs[0];
-        for (int d = 0; d < 3; d++)
+    c.alpha = 1;
+    if (op->kind == BP_OP_BADDBMM || op->kind == BP_OP_ADDMM || op->kind == BP_OP_LINEAR) {
+        bool lin = op->kind == BP_OP_LINEAR;
+        if (lin ? x->ninputs != 2 && x->ninputs != 3 : x->ninputs != 3)
+            return bp_error_set(err, BP_EINPUT, "%s takes inputs %s", bp_op_name(op->kind),
+                                lin ? "[x, weight] or [x, weight, bias]"
+                                : op->kind == BP_OP_ADDMM ? "[input, mat1, mat2]"
+                                                          : "[input, batch1, batch2]");
+        c.a = x->inputs[lin ? 0 : 1];
+        c.b = x->inputs[lin ? 1 : 2];
+        c.c = lin ? (x->ninputs > 2 ? x->inputs[2] : NULL) : x->inputs[0];
+        c.b_t = lin;
+        c.alpha = lin ? 1 : op->alpha;
+        c.beta = lin ? 1 : op->beta;
+        c.ondim = x->out->ndim;
+        for (int d = 0; d < c.ondim; d++)
             c.oshape[d] = (size_t)x->out->shape[d];
-        if (!bp_bcast_strides(c.c->ndim, c.c->shape, 3, x->out->shape, c.cstride))
-            return bp_error_set(err, BP_EINPUT, "baddbmm's input does not broadcast to its "
-                                "result");
+        if (c.c && !bp_bcast_strides(c.c->ndim, c.c->shape, c.ondim, x->out->shape, c.cstride))
+            return bp_error_set(err, BP_EINPUT, "%s's %s does not broadcast to its result",
+                                bp_op_name(op->kind), lin ? "bias" : "input");
     }
     const bp_buf_t *a = c.a;
     if (!a)
@@ -370,6 +383,13 @@ bp_status bp_oracle_rows(int threads, const bp_exec_t *x, bp_error_t *err)
         c.k = (size_t)a->shape[2];
         c.n = (size_t)c.b->shape[2];
         rows = (size_t)a->shape[0] * c.m;
+    } else if (op->kind == BP_OP_ADDMM || op->kind == BP_OP_LINEAR) {
+        c.k = nd ? (size_t)a->shape[nd - 1] : 0;
+        c.n = (size_t)c.b->shape[op->kind == BP_OP_LINEAR ? 0 : 1];
+        c.m = c.n ? x->out->numel / c.n : 0; /* x's leading dimensions folded */
+        rows = c.m;
+        if (!c.m)
+            c.m = 1;
     } else if (op->kind == BP_OP_SDPA) {
         c.m = (size_t)a->shape[nd - 2];
         c.k = (size_t)a->shape[nd - 1];

@@ -364,13 +364,16 @@ static bp_status matmul_kernel(bp_oracle_ws_t *ws, const void *vctx,
 bp_status bp_oracle_matmul(int threads, const bp_exec_t *x, bp_error_t *err)
 {
     const bp_buf_t *a = x->a, *b = x->b;
-    if (!a || !b || a->ndim < 1 || a->ndim > 2 || b->ndim < 1 || b->ndim > 2)
+    if (!a || !b || a->ndim < 1 || b->ndim < 1 || b->ndim > 2)
         return bp_error_set(err, BP_EINPUT,
-                            "matmul needs two tensors of 1 or 2 dimensions");
-    /* [k] @ [k, n] is [1, k] @ [k, n]; [m, k] @ [k] is [m, k] @ [k, 1]. */
+                            "matmul needs a [..., k] and b of 1 or 2 dimensions");
+    /* [k] @ [k, n] is [1, k] @ [k, n]; [m, k] @ [k] is [m, k] @ [k, 1]; a's
+     * leading dimensions fold into m, as torch.matmul folds them. */
     red_ctx_t c = {.out = x->out, .a = a, .b = b};
-    c.m = a->ndim == 2 ? (size_t)a->shape[0] : 1;
     c.k = (size_t)a->shape[a->ndim - 1];
+    c.m = 1;
+    for (int d = 0; d + 1 < a->ndim; d++)
+        c.m *= (size_t)a->shape[d];
     c.n = b->ndim == 2 ? (size_t)b->shape[1] : 1;
     if ((size_t)b->shape[0] != c.k || x->out->numel != c.m * c.n) {
         char sa[128], sb[128];
