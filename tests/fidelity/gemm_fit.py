@@ -386,6 +386,60 @@ def fit_dump(path, rows, only):
                                "M": M, "K": K, "N": N}, outs, y.reshape(-1), dt))
 
 
+def st_write(path, tensors, meta):
+    """A safetensors file of float32 arrays (name -> array), with metadata."""
+    head, off, blobs = {"__metadata__": meta}, 0, []
+    for name, v in tensors.items():
+        b = np.ascontiguousarray(v, F32).tobytes()
+        head[name] = {"dtype": "F32", "shape": list(v.shape), "data_offsets": [off, off + len(b)]}
+        off += len(b)
+        blobs.append(b)
+    h = json.dumps(head).encode()
+    h += b" " * ((-len(h)) % 8)
+    with open(path, "wb") as f:
+        f.write(len(h).to_bytes(8, "little") + h + b"".join(blobs))
+
+
+REGRESS = "fid-gemm-mkl-matmul-fp32-cpu"
+
+
+def write_regress(dump, out):
+    """The regression probe REGRESS from the first gather's fp32 results:
+    F.linear (a transposed view: 'T','N') and mm on the contiguous copy
+    ('N','N') for (4, 256, 16) (dot16; a single panel) and (16, 1024, 32)
+    (K panels 384, 320, 320), inputs loaded, PyTorch's bits beside."""
+    d = np.load(dump)
+    ops, outs, inputs, bits = [], [], {}, {}
+    for m, k, n in ((4, 256, 16), (16, 1024, 32)):
+        sfx = f"torch.float32_{m}_{k}_{n}"
+        x, w = d["x_" + sfx].astype(F32), d["w_" + sfx].astype(F32)
+        t = f"{m}"
+        inputs.update({f"x{t}": x, f"w{t}": w, f"wc{t}": np.ascontiguousarray(w.T)})
+        ops += [f"  - {{out: x{t}, op: load, dtype: fp32, shape: [{m}, {k}]}}",
+                f"  - {{out: w{t}, op: load, dtype: fp32, shape: [{n}, {k}]}}",
+                f"  - {{out: wt{t}, op: transpose, a: w{t}, dim0: 0, dim1: 1}}",
+                f"  - {{out: lin{t}, op: matmul, a: x{t}, b: wt{t}}}",
+                f"  - {{out: wc{t}, op: load, dtype: fp32, shape: [{k}, {n}]}}",
+                f"  - {{out: mmc{t}, op: matmul, a: x{t}, b: wc{t}}}"]
+        outs += [f"  - {{name: lin{t}}}", f"  - {{name: mmc{t}}}"]
+        bits[f"lin{t}.fp32"] = d["lin_" + sfx].astype(F32)
+        bits[f"mmc{t}.fp32"] = d["mmc_" + sfx].astype(F32)
+    why = ("PyTorch 2.11's CPU F.linear(x, w) and torch.mm(x, w.t().contiguous()), fp32: MKL "
+           "2024.2's sgemm, AVX-512 path, one thread (the same bits under ATEN_CPU_CAPABILITY "
+           "avx512 and avx2)")
+    with open(f"{out}/{REGRESS}.yaml", "w") as f:
+        f.write(f"# fidelity regression (tests/fidelity/gemm_fit.py --regress): {why}\n"
+                f"name: {REGRESS}\n"
+                "description: \"fidelity regression: x @ w.t() and x @ (contiguous w.t()) in "
+                "fp32 on cpu, MKL's sgemm orders (dot16 for M 2-4 with the weight transposed, "
+                "K panels of 384 otherwise)\"\n"
+                "dtypes: [fp32]\nops:\n" + "\n".join(ops) + "\noutputs:\n" + "\n".join(outs) + "\n")
+    st_write(f"{out}/{REGRESS}.safetensors", inputs, {"origin": why})
+    st_write(f"{out}/{REGRESS}.cpu-avx2+mkl-avx512.safetensors", bits,
+             {"device": "cpu avx2 (MKL avx512)", "origin": why, "torch": "2.11.0"})
+    print(f"wrote {out}/{REGRESS}.yaml, its inputs and PyTorch's bits")
+
+
 def classes(rows):
     """Rows grouped by dtype, call and M: 1, 2-4, 5-15, 16 and more."""
     out = {}
@@ -401,7 +455,13 @@ def main():
     ap.add_argument("dump", nargs="+")
     ap.add_argument("--json", help="write every row's match fractions here")
     ap.add_argument("--only", help="fit only the keys matching this regular expression")
+    ap.add_argument("--regress", metavar="DIR",
+                    help=f"write the regression probe {REGRESS} from the (first) dump into DIR "
+                         "and stop")
     args = ap.parse_args()
+    if args.regress:
+        write_regress(args.dump[0], args.regress)
+        return 0
     rows = []
     for p in args.dump:
         fit_dump(p, rows, args.only)
