@@ -11,8 +11,8 @@
 # with 1 thread and with every core; then MKL's and oneDNN's verbose
 # lines for one call of each class (which kernel ran).  A few minutes;
 # everything lands in one file, $OUT/gemm-cpu.tgz (npz dumps and logs).
+# QUICK=1 dumps a few shapes only (a smoke test of the script).
 # Offline:  tar xzf gemm-cpu.tgz && python3 tests/fidelity/gemm_fit.py gemm/*.npz
-# and tests/fidelity/gemm_check.py gemm/*.npz against bitprobe.
 set -u
 HERE=$(dirname "$0")
 ROOT_OUT=${OUT:-/tmp/out}
@@ -24,7 +24,7 @@ for p in ${PYTHON3:-} python3 /usr/bin/python3; do
 done
 [ -n "$PY" ] || { echo "$0: SKIP: no python3 with torch and numpy"; exit 77; }
 NCPU=$(nproc 2>/dev/null || echo 16)
-D="$PY $HERE/gemm_fit_torch.py"
+D="$PY $HERE/gemm_fit_torch.py${QUICK:+ --quick}"
 "$PY" -c 'import torch; print(torch.__version__); print(torch.__config__.show())' \
     >"$OUT/torch-config.txt" 2>&1
 grep -m1 'model name' /proc/cpuinfo >"$OUT/cpu.txt" 2>&1
@@ -46,8 +46,14 @@ torch.set_num_threads(1)
 for dt in (torch.float32, torch.bfloat16, torch.float16):
     for m, k, n in ((1, 4096, 1024), (3, 4096, 1024), (8, 4096, 1024), (64, 4096, 1024)):
         x, w = torch.randn(m, k).to(dt), torch.randn(n, k).to(dt)
-        print("===", dt, m, k, n, flush=True)
-        F.linear(x, w); torch.mm(x, w.t().contiguous()); F.linear(x, w, w[:, 0])'
+        for name, f in (("linear", lambda: F.linear(x, w)),
+                        ("mm contiguous", lambda: torch.mm(x, w.t().contiguous())),
+                        ("linear bias", lambda: F.linear(x, w, w[:, 0]))):
+            print("===", name, dt, m, k, n, flush=True)
+            try:
+                f()
+            except RuntimeError as e:
+                print("refused:", str(e).splitlines()[0], flush=True)'
 step "verbose, host ISA" 0 env MKL_VERBOSE=1 ONEDNN_VERBOSE=1 OMP_NUM_THREADS=1 "$PY" -c "$VERB"
 step "verbose, AVX2" 0 env MKL_VERBOSE=1 ONEDNN_VERBOSE=1 OMP_NUM_THREADS=1 \
     MKL_ENABLE_INSTRUCTIONS=AVX2 ONEDNN_MAX_CPU_ISA=AVX2 "$PY" -c "$VERB"
