@@ -692,8 +692,8 @@ static json_t *fingerprint(const bp_cpu_t *c)
         "compiler", cc, "matmul",
         c->mkl == BP_MKL_AVX512
             ? "fp32 matmul in MKL's sgemm order (AVX-512 path, one thread) where fitted: "
-              "'N','N' for M <= 64, N 4..64 and 'T','N' for M 16..64 in K panels of 384 (the "
-              "last two balanced), 'T','N' for M 2..4, N <= 16 in 16 lanes (dot16); "
+              "'N','N' for M 2..64 (1: K <= 64), N 4..64 and 'T','N' for M 16..64 in K panels of "
+              "384 (the last two balanced), 'T','N' for M 2..4, N <= 16 in 16 lanes (dot16); "
               "elsewhere fp32 accumulator, k ascending, one fmaf per product, start +0"
             : "fp32 accumulator, k ascending, one fmaf per product, start +0",
         "transcendentals", tr);

@@ -18,8 +18,11 @@ bp_mkl_order_t bp_mkl_sgemm_order(bp_mkl_isa_t isa, bool transa, bool transb, in
 {
     if (isa != BP_MKL_AVX512 || transb || m < 4 || m > 64)
         return BP_MKL_UNFITTED;
+    /* 'N','N': one row was measured with K 64 only, where MKL may call
+     * its gemv, whose order over a longer K is not known */
     if (!transa)
-        return n >= 1 && n <= 64 && panels_k(k) ? BP_MKL_PANELS : BP_MKL_UNFITTED;
+        return n >= 1 && n <= 64 && panels_k(k) && (n > 1 || k <= 64) ? BP_MKL_PANELS
+                                                                       : BP_MKL_UNFITTED;
     if (n >= 16 && n <= 64 && panels_k(k))
         return BP_MKL_PANELS;
     if (n >= 2 && n <= 4 && m <= 16 && k >= 16 && k <= 16384 && k % 16 == 0)

@@ -14,9 +14,9 @@
  *           halves: K = 1024 gives 384, 320, 320; 512 gives 256, 256);
  *           each output's panel sum is an fma chain from +0 over the
  *           panel's k ascending, and C = panel 0, C = C + panel i.
- *           'N','N' for M 1..64 and 'T','N' for M 16..64 (N 4..64, K up
- *           to 16384: 4,712 and 4,608 elements; and 3,282 cancellation
- *           rows of 636 through F.linear, K 16..16384)
+ *           'N','N' for M 1..64 (M = 1: K 64 only) and 'T','N' for M
+ *           16..64 (N 4..64, K up to 16384: 4,712 and 4,608 elements; and
+ *           3,282 cancellation rows of 636 through F.linear, K 16..16384)
  *   dot16   16 fma accumulators, lane k mod 16, over the whole K; the
  *           four 4-lane quarters added in order, q0 + q1, + q2, + q3,
  *           then (l0 + l1) + (l2 + l3).  'T','N' for M 2..4 (N 4..16, K

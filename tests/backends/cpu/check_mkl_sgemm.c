@@ -160,6 +160,7 @@ START_TEST(t_classes)
     } c[] = {
         /* 'N','N': M (n) 1..64, N (m) 4..64, K measured */
         {BP_MKL_AVX512, false, 8, 1, 64, BP_MKL_PANELS},
+        {BP_MKL_AVX512, false, 8, 1, 1024, BP_MKL_UNFITTED}, /* one row: gemv? */
         {BP_MKL_AVX512, false, 4, 2, 16384, BP_MKL_PANELS},
         {BP_MKL_AVX512, false, 64, 64, 512, BP_MKL_PANELS},
         {BP_MKL_AVX512, false, 32, 16, 1024, BP_MKL_PANELS},
@@ -357,14 +358,20 @@ START_TEST(t_backend)
 {
     float got[4];
     bool pt;
-    size_t pq1[] = {64, 512};
-    run_spikes(BP_MKL_AVX512, 1, 1024, 4, pq1, true, got, &pt);
+    size_t pq1[] = {64, 512, 384, 512};
+    run_spikes(BP_MKL_AVX512, 2, 1024, 4, pq1, true, got, &pt);
     ck_assert_float_eq(got[0], 320.0f);
+    ck_assert_float_eq(got[1], 895.0f);
     ck_assert(pt);
-    run_spikes(BP_MKL_AVX2, 1, 1024, 4, pq1, true, got, &pt);
+    run_spikes(BP_MKL_AVX2, 2, 1024, 4, pq1, true, got, &pt);
     ck_assert_float_eq(got[0], 511.0f); /* bitprobe's own order */
+    ck_assert_float_eq(got[1], 511.0f);
     ck_assert(!pt);
-    /* M = 1 with the weight transposed: not fitted */
+    /* one row (sgemv's business, not measured beyond K 64) and one row
+     * with the weight transposed: not fitted */
+    run_spikes(BP_MKL_AVX512, 1, 1024, 4, pq1, true, got, &pt);
+    ck_assert_float_eq(got[0], 511.0f);
+    ck_assert(!pt);
     run_spikes(BP_MKL_AVX512, 1, 1024, 4, pq1, false, got, &pt);
     ck_assert_float_eq(got[0], 511.0f);
     ck_assert(!pt);
