@@ -13,6 +13,7 @@
 
 #include "buf.h"
 #include "cpu_isa.h"
+#include "mkl_isa.h"
 #include "onednn_isa.h"
 #include "error.h"
 #include "op.h"
@@ -29,6 +30,7 @@ typedef struct bp_backend_opts {
     bp_cpu_math_t cpu_math;
     bp_cpu_isa_t cpu_isa; /* ATen CPU capability the CPU backend models */
     bp_onednn_isa_t onednn_isa; /* oneDNN's ISA for the ops ATen hands it */
+    bp_mkl_isa_t mkl_isa; /* MKL's code path for fp32 GEMMs (sgemm) */
     int gpu;     /* CUDA device index */
     const char *gpus; /* --gpu all or a list (0,2): each a backend of its
                          own, cuda:K (cli.c), or NULL */
@@ -61,6 +63,9 @@ typedef struct bp_exec {
      * is absent), each base with its device copy.  NULL elsewhere: host
      * backends compute from the values, which views do not change. */
     const bp_opview_t *views;
+    /* a matmul: how PyTorch holds its operands, which picks the BLAS call
+     * (bp_probe_gemm_layout); UNKNOWN elsewhere and where not known */
+    bp_gemm_layout_t gemm_layout;
 } bp_exec_t;
 
 typedef struct bp_backend bp_backend_t;
@@ -181,6 +186,14 @@ void bp_backend_bufs_free(bp_buf_t *bufs, size_t n);
  * what the backends keep per thread (MPFR's constant caches). */
 void bp_backend_thread_done(void);
 void bp_be_oracle_thread_done(void);
+
+/* Whether the cpu backend be computes GEMM op i of p (bufs: its results,
+ * for their shapes) in the order PyTorch's x86 wheel does: an fp32 matmul
+ * of a class whose MKL sgemm order was fitted, on MKL's path be models
+ * (backends/cpu/mkl_sgemm.h).  False for every other GEMM (bitprobe's own
+ * order: "not PyTorch's bits") and backend. */
+bool bp_cpu_gemm_pytorch(const bp_backend_t *be, const bp_probe_t *p, size_t i,
+                         const bp_buf_t *bufs);
 
 /* Constructors, one per backend module. */
 bp_status bp_be_cpu_open(const bp_backend_opts_t *o, bp_backend_t **out,

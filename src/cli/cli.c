@@ -136,6 +136,12 @@ bool bp_cli_opt_onednn_isa(const char *arg, bp_backend_opts_t *o, char *why, siz
     return bp_onednn_isa_parse(arg, &o->onednn_isa);
 }
 
+bool bp_cli_opt_mkl_isa(const char *arg, bp_backend_opts_t *o, char *why, size_t n)
+{
+    snprintf(why, n, "unknown --mkl-isa '%s' (avx512, avx2, sse42, cnr, auto)", arg);
+    return bp_mkl_isa_parse(arg, &o->mkl_isa);
+}
+
 bool bp_cli_opt_gpu(const char *arg, bp_backend_opts_t *o, char *why, size_t n)
 {
     long long v;

@@ -398,6 +398,20 @@ static void lane_end(void *arg, int k)
     bp_backend_thread_done();
 }
 
+/* bp_probe_cpu_gemm_dep's question: does the cpu backend compute GEMM op
+ * i in PyTorch's order? */
+typedef struct {
+    const bp_backend_t *cpu;
+    const bp_probe_t *p;
+    const bp_buf_t *bufs;
+} gemm_ctx_t;
+
+static bool gemm_replayed(void *ctx, int i)
+{
+    const gemm_ctx_t *g = ctx;
+    return bp_cpu_gemm_pytorch(g->cpu, g->p, (size_t)i, g->bufs);
+}
+
 /* Job j, finished on every backend: repeats, bundles, cross-backend and
  * golden comparisons into the report. */
 static int consume(run_ctx_t *c, size_t j, bp_st_file_t *save)
@@ -439,12 +453,18 @@ static int consume(run_ctx_t *c, size_t j, bp_st_file_t *save)
                 .b = (char *)bs->be[k]->name, .policy = out->policy,
                 .compared = true, .counts = o->agree,
             };
-            /* a cpu side computed through a GEMM is not PyTorch's bits: said
-             * on the result, never drift under --agree */
+            /* a cpu side computed through a GEMM whose order bitprobe does
+             * not replay is not PyTorch's bits: said on the result, never
+             * drift under --agree */
             char gnote[256];
             int g = -1;
-            if (strcmp(bs->be[0]->name, "cpu") == 0 || strcmp(bs->be[k]->name, "cpu") == 0)
-                g = bp_probe_cpu_gemm_dep(p, out->buf);
+            int ci = strcmp(bs->be[0]->name, "cpu") == 0 ? 0
+                     : strcmp(bs->be[k]->name, "cpu") == 0 ? k
+                                                            : -1;
+            if (ci >= 0) {
+                gemm_ctx_t gc = {bs->be[ci], p, bufs[ci]};
+                g = bp_probe_cpu_gemm_dep(p, out->buf, gemm_replayed, &gc);
+            }
             if (g >= 0) {
                 snprintf(gnote, sizeof gnote, BP_CPU_GEMM_NOTE, bp_op_name(p->ops[g].kind),
                          p->ops[g].out);

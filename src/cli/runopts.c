@@ -100,6 +100,10 @@ void bp_run_hint(const bp_run_opts_t *o, const char *cmd, const char *const *pro
         append_arg(out, n, &len, "--onednn-isa");
         append_arg(out, n, &len, bp_onednn_isa_name(be->onednn_isa));
     }
+    if (be->mkl_isa != def.mkl_isa) {
+        append_arg(out, n, &len, "--mkl-isa");
+        append_arg(out, n, &len, bp_mkl_isa_name(be->mkl_isa));
+    }
     if (be->gpus || be->gpu != def.gpu) {
         char g[32];
         snprintf(g, sizeof g, "%d", be->gpu);

@@ -242,12 +242,11 @@ static bool is_gemm(bp_op_kind_t k)
            k == BP_OP_ADDMM || k == BP_OP_SDPA;
 }
 
-int bp_probe_cpu_gemm_dep(const bp_probe_t *p, int buf)
+int bp_probe_cpu_gemm_dep(const bp_probe_t *p, int buf, bool (*replayed)(void *ctx, int op),
+                          void *ctx)
 {
     if (buf < 0 || (size_t)buf >= p->nops)
         return -1;
-    if (is_gemm(p->ops[buf].kind))
-        return buf;
     /* ops read only earlier buffers: one pass back from buf marks what it
      * reads, the first GEMM among them is the one reported */
     unsigned char *need = calloc(p->nops, 1);
@@ -258,7 +257,7 @@ int bp_probe_cpu_gemm_dep(const bp_probe_t *p, int buf)
     for (int i = buf; i >= 0; i--) {
         if (!need[i])
             continue;
-        if (is_gemm(p->ops[i].kind))
+        if (is_gemm(p->ops[i].kind) && !(replayed && replayed(ctx, i)))
             found = i;
         int r[BP_OP_MAXREADS], n = bp_op_reads(&p->ops[i], r);
         for (int k = 0; k < n; k++)
@@ -267,4 +266,79 @@ int bp_probe_cpu_gemm_dep(const bp_probe_t *p, int buf)
     }
     free(need);
     return found;
+}
+
+enum { GEO_OTHER, GEO_CONTIG, GEO_T };
+
+/* Whether a 2-D transpose or permute swaps the two dimensions. */
+static bool swaps_2d(const bp_op_t *op)
+{
+    if (op->ndims != 2)
+        return false;
+    int64_t a = op->dims[0] < 0 ? op->dims[0] + 2 : op->dims[0];
+    int64_t b = op->dims[1] < 0 ? op->dims[1] + 2 : op->dims[1];
+    return a >= 0 && a < 2 && b >= 0 && b < 2 && a != b;
+}
+
+/* The layout of buffer j as PyTorch holds it (bp_probe_gemm_layout's
+ * rules): contiguous, transposed 2-D, or other; memo[j] holds it + 1 once
+ * known (buffers are shared: each is walked once). */
+static int geometry(const bp_probe_t *p, const bp_buf_t *bufs, int j, unsigned char *memo,
+                    int depth)
+{
+    if (j < 0 || (size_t)j >= p->nops || depth > 4096)
+        return GEO_OTHER;
+    if (memo[j])
+        return memo[j] - 1;
+    const bp_op_t *op = &p->ops[j];
+    int g = GEO_CONTIG;
+    switch (op->kind) {
+    case BP_OP_MATMUL: case BP_OP_BMM: case BP_OP_BADDBMM:
+        break;
+    case BP_OP_TRANSPOSE: case BP_OP_PERMUTE:
+        if (op->a.kind != BP_ARG_BUF || bufs[op->a.buf].ndim != 2 || !swaps_2d(op)) {
+            g = GEO_OTHER;
+        } else {
+            int a = geometry(p, bufs, op->a.buf, memo, depth + 1);
+            g = a == GEO_CONTIG ? GEO_T : a == GEO_T ? GEO_CONTIG : GEO_OTHER;
+        }
+        break;
+    case BP_OP_RESHAPE: case BP_OP_VIEW: case BP_OP_UNSQUEEZE: case BP_OP_SQUEEZE:
+        if (op->a.kind != BP_ARG_BUF ||
+            geometry(p, bufs, op->a.buf, memo, depth + 1) != GEO_CONTIG)
+            g = GEO_OTHER;
+        break;
+    case BP_OP_EXPAND: case BP_OP_SLICE:
+        g = GEO_OTHER;
+        break;
+    default: {
+        int r[BP_OP_MAXREADS], n = bp_op_reads(op, r);
+        for (int k = 0; k < n && g == GEO_CONTIG; k++)
+            if (geometry(p, bufs, r[k], memo, depth + 1) != GEO_CONTIG)
+                g = GEO_OTHER;
+    }
+    }
+    memo[j] = (unsigned char)(g + 1);
+    return g;
+}
+
+bp_gemm_layout_t bp_probe_gemm_layout(const bp_probe_t *p, const bp_buf_t *bufs, size_t i)
+{
+    if (i >= p->nops)
+        return BP_GEMM_LAYOUT_UNKNOWN;
+    const bp_op_t *op = &p->ops[i];
+    if (op->kind != BP_OP_MATMUL || op->a.kind != BP_ARG_BUF || op->b.kind != BP_ARG_BUF ||
+        bufs[op->a.buf].ndim != 2 || bufs[op->b.buf].ndim != 2)
+        return BP_GEMM_LAYOUT_UNKNOWN;
+    unsigned char *memo = calloc(p->nops, 1);
+    if (!memo)
+        return BP_GEMM_LAYOUT_UNKNOWN;
+    bp_gemm_layout_t l = BP_GEMM_LAYOUT_UNKNOWN;
+    if (geometry(p, bufs, op->a.buf, memo, 0) == GEO_CONTIG) {
+        int g = geometry(p, bufs, op->b.buf, memo, 0);
+        l = g == GEO_CONTIG ? BP_GEMM_LAYOUT_NN : g == GEO_T ? BP_GEMM_LAYOUT_TN
+                                                             : BP_GEMM_LAYOUT_UNKNOWN;
+    }
+    free(memo);
+    return l;
 }

@@ -4,6 +4,7 @@
 #ifndef BP_PROBE_H
 #define BP_PROBE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -108,8 +109,23 @@ int bp_probe_find_buf(const bp_probe_t *p, const char *name);
  * CPU bits are not PyTorch's: a GEMM (matmul, bmm, baddbmm, linear, addmm,
  * sdpa), which
  * PyTorch's x86 wheels take from MKL's sgemm (fp32) and oneDNN (bf16,
- * fp16) in an order bitprobe does not replay; -1 where there is none. */
-int bp_probe_cpu_gemm_dep(const bp_probe_t *p, int buf);
+ * fp16), except those replayed(ctx, op) says the CPU backend computes in
+ * PyTorch's order (NULL: none); -1 where there is none. */
+int bp_probe_cpu_gemm_dep(const bp_probe_t *p, int buf, bool (*replayed)(void *ctx, int op),
+                          void *ctx);
+/* How PyTorch holds a 2-D matmul's operands, which decides the BLAS call
+ * (LinearAlgebra.cpp addmm_impl_cpu_ reads their strides): NN both
+ * contiguous (sgemm 'N','N'), TN the second a transposed view of a
+ * contiguous 2-D tensor, `w.t()` (sgemm 'T','N'); UNKNOWN otherwise.
+ * bitprobe's layout ops copy; in PyTorch they are views, so the operands
+ * are traced back: an op that makes a fresh tensor (creation, GEMM) is
+ * contiguous; transpose of a 2-D operand swaps contiguous and transposed;
+ * reshape, view, unsqueeze and squeeze keep a contiguous operand so; any
+ * other op is contiguous when every tensor it reads is (elementwise ops
+ * follow their operands' layout), else UNKNOWN.  bufs: the buffers so
+ * far (their shapes), at least up to op i. */
+typedef enum { BP_GEMM_LAYOUT_UNKNOWN = 0, BP_GEMM_LAYOUT_NN, BP_GEMM_LAYOUT_TN } bp_gemm_layout_t;
+bp_gemm_layout_t bp_probe_gemm_layout(const bp_probe_t *p, const bp_buf_t *bufs, size_t i);
 /* Why such a result is not PyTorch's on the CPU: the status reports show. */
 #define BP_CPU_GEMM_NOTE                                                                    \
     "cpu: not PyTorch's bits: MKL (fp32 sgemm) / oneDNN (bf16, fp16) order, not replayed " \

@@ -4,7 +4,9 @@
 # bf16/fp16 from oneDNN, in orders bitprobe does not replay.  Every report
 # says so on the result, and --agree does not judge it as drift; an output
 # that does not go through a GEMM still does (exp: SLEEF against the
-# oracle's correctly rounded value).
+# oracle's correctly rounded value).  An fp32 matmul of a class whose MKL
+# order bitprobe replays (MKL's AVX-512 path, --mkl-isa avx512) is
+# PyTorch's bits: no status, judged as any op.
 . "$top_srcdir/tests/cli/lib.sh"
 mkdir -p "$TMP/p"
 cat >"$TMP/p/gemm-exact.yaml" <<'YAML'
@@ -24,7 +26,7 @@ outputs:
 YAML
 note="cpu: not PyTorch's bits: MKL (fp32 sgemm) / oneDNN (bf16, fp16) order, not replayed (through matmul 'y')"
 run 1 run gemm-exact --probes "$TMP/p" --device cpu,oracle --no-golden --agree \
-    --json "$TMP/r.json" --junit "$TMP/r.xml" --markdown "$TMP/r.md"
+    --mkl-isa avx512 --json "$TMP/r.json" --junit "$TMP/r.xml" --markdown "$TMP/r.md"
 grep -F "gemm-exact h fp32" "$TMP/out" | grep -qF "differs (informational); $note" ||
     fail "text: h lacks the status: $(grep -F 'gemm-exact h' "$TMP/out")"
 grep -F "gemm-exact e fp32" "$TMP/out" | grep -qF "DRIFT" || fail "text: e is not drift"
@@ -35,6 +37,15 @@ grep -qF "$note" "$TMP/r.md" || fail "Markdown lacks the note"
 # without the exp output, --agree passes: the GEMM's difference is no drift
 sed -i '/name: e}/d' "$TMP/p/gemm-exact.yaml"
 run 0 run gemm-exact --probes "$TMP/p" --device cpu,oracle --no-golden --agree
+out_has "$note"
+# 16 rows by a transposed weight: MKL's K panels, replayed on its AVX-512
+# path, so h is judged (and drifts from the oracle's exact sums); on its
+# AVX2 path (not fitted) h keeps the status
+sed -i 's/shape: \[8, 300\]/shape: [16, 300]/' "$TMP/p/gemm-exact.yaml"
+run 1 run gemm-exact --probes "$TMP/p" --device cpu,oracle --no-golden --agree --mkl-isa avx512
+grep -F "gemm-exact h fp32" "$TMP/out" | grep -qF "DRIFT" || fail "replayed h is not judged"
+out_lacks "not PyTorch's bits"
+run 0 run gemm-exact --probes "$TMP/p" --device cpu,oracle --no-golden --agree --mkl-isa avx2
 out_has "$note"
 # linear and addmm are GEMMs too
 sed -i 's/{out: y, op: matmul, a: x, b: wt}/{out: y, op: linear, inputs: [x, w]}/' "$TMP/p/gemm-exact.yaml"

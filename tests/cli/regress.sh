@@ -3,7 +3,8 @@
 # bitprobe and PyTorch (tests/fidelity/fuzz_torch.py), with PyTorch's bits
 # of its output beside it: NAME.cpu-ISA.safetensors, taken with ATen's CPU
 # capability ISA (NAME.cpu-ISA+onednn-LEVEL.safetensors where oneDNN's ISA
-# enters too), and NAME.cuda.safetensors.  bitprobe must give exactly
+# enters too, NAME.cpu-ISA+mkl-LEVEL.safetensors where MKL's code path
+# does), and NAME.cuda.safetensors.  bitprobe must give exactly
 # those bits: on the CPU always (with --cpu-isa ISA), on CUDA where a GPU
 # is usable; bits this machine cannot check (a capability the CPU lacks,
 # CUDA without a GPU) make the test a SKIP after the rest has passed.
@@ -33,11 +34,13 @@ for tag in $tags; do
             continue
         fi ;;
     cpu-*)
-        # cpu-ISA, or cpu-ISA+onednn-LEVEL where oneDNN's ISA matters
-        # (gelu's erf form): bitprobe models both as the tag names them
-        isa=${tag#cpu-} onednn=
+        # cpu-ISA, with +onednn-LEVEL where oneDNN's ISA matters
+        # (gelu's erf form), +mkl-LEVEL where MKL's path does (fp32 matmul):
+        # bitprobe models each as the tag names it
+        isa=${tag#cpu-} onednn= mkl=
+        case $isa in *+mkl-*) mkl=${isa##*+mkl-} isa=${isa%+mkl-*} ;; esac
         case $isa in *+onednn-*) onednn=${isa#*+onednn-} isa=${isa%%+onednn-*} ;; esac
-        dev=cpu extra="--cpu-isa $isa${onednn:+ --onednn-isa $onednn}"
+        dev=cpu extra="--cpu-isa $isa${onednn:+ --onednn-isa $onednn}${mkl:+ --mkl-isa $mkl}"
         if [ "$isa_opt" = 0 ]; then
             [ "$isa" = avx2 ] || continue
             extra=

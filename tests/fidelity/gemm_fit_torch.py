@@ -1,122 +1,162 @@
 #!/usr/bin/env python3
-"""Can PyTorch's CPU GEMM order be reproduced?  Dumps and fits torch.mm's
-summation order on cancellation probes, for the shapes of linear layers.
+"""PyTorch's CPU GEMM results for gemm_fit.py to fit summation orders to.
 
-    gemm_fit_torch.py --out DIR [--threads T]
+    gemm_fit_torch.py --out FILE.npz [--threads T] [--quick]
 
 PyTorch's x86 wheels take fp32 GEMMs from MKL's sgemm and bf16/fp16 from
-oneDNN (ATen's CPUBlas.cpp gemm: mkldnn_bf16_gemm / mkldnn_fp16_gemm
-first, then cblas; at::mm's addmm_impl_cpu_), both closed to bitprobe's
-replay: the order depends on the kernel each picks for the shape, the ISA
-and the thread count.  A probe here is a row of A holding ones with +2^24
-at position p and -2^24 at q (B all ones, or B's column j a one-hot at j),
-so that C[i, j] counts the ones added after the two spikes cancel: which
-partial sums a product enters, and in which order they are combined.
-For each shape class (M 1..4096, K 64..16384, N 64..4096) and dtype
-(fp32, bf16, fp16) it writes PyTorch's C for 64 (p, q) pairs to
-DIR/gemm-M-K-N-dtype.safetensors (refio) and prints, per shape, whether
-any candidate order fits every probe: bitprobe's (k ascending, one fma
-each), V-lane accumulators (V = 4..64, lanes summed in order or as a
-tree), and K panels of KC (128..1024) summed into C after each panel.  A
-shape no candidate fits is one whose order bitprobe cannot claim; the
-account's GEMM rows (fuzz_account.py) give how often such results differ.
+oneDNN (ATen's CPUBlas.cpp gemm: mkldnn_bf16_gemm / mkldnn_fp16_gemm,
+then sgemm_; LinearAlgebra.cpp addmm_impl_cpu_), in orders that depend on
+the kernel each picks for the shape, the ISA (MKL_ENABLE_INSTRUCTIONS,
+ONEDNN_MAX_CPU_ISA: ATEN_CPU_CAPABILITY does not reach them) and the
+thread count.  For fp32, bf16 and fp16 this runs three calls (F.linear
+on the weight's transposed view, torch.mm on a contiguous copy of it,
+F.linear with a bias) over shapes of linear layers (M 1..64, K 256..16384,
+N 256..4096) and writes into one npz:
+
+  gen_<dtype>_<call>_<M>_<K>_<N>   PyTorch's result at the columns
+                                   cols_<...> (as float32), inputs from
+                                   seed_<...> (gemm_fit.hash_inputs: the
+                                   fitter regenerates them bit for bit)
+  cy_<dtype>_<call>_<M>_<K>_<N>    cancellation rows (gemm_fit.canc_rows
+                                   of cpq_<...>: p, q, window) through
+                                   the call, M rows at a time, against
+                                   ones(N, K): first, middle and last
+                                   columns
+  meta                             JSON: versions, torch.__config__,
+                                   threads, the ISA variables, MKL's and
+                                   oneDNN's verbose lines for one call
+
+--quick takes a few shapes (a smoke test); a full run takes about a
+minute per thread count on a 16-core host.
 """
 import argparse
-import itertools
+import json
 import os
 import sys
 
+import numpy as np
 import torch
+import torch.nn.functional as F
 
-import refio
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from gemm_fit import canc_rows, hash_inputs  # noqa: E402
 
-SHAPES = [(1, 4096, 64), (7, 4096, 64), (16, 1024, 256), (128, 512, 512), (1, 16384, 64),
-          (4, 16384, 16), (1024, 64, 64), (4096, 256, 32), (33, 2048, 128), (2, 11008, 32)]
-SPIKE = 2.0 ** 24
+DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}
 
-
-def probes(k, n, m):
-    """64 (p, q) spike pairs in rows of ones: A [64, K]."""
-    g = torch.Generator().manual_seed(k)
-    pq = torch.randint(0, k, (64, 2), generator=g)
-    pq[:, 1] = torch.where(pq[:, 0] == pq[:, 1], (pq[:, 1] + 1) % k, pq[:, 1])
-    a = torch.ones(64, k)
-    a[torch.arange(64), pq[:, 0]] = SPIKE
-    a[torch.arange(64), pq[:, 1]] = -SPIKE
-    return a, pq
-
-
-def lanes(a, v, tree):
-    """Every row of a [R, K] summed in float: V accumulators, lane j taking
-    k = j mod V in ascending k, then the lanes in order or as a tree."""
-    r, k = a.shape
-    pad = (-k) % v
-    x = torch.cat([a, torch.zeros(r, pad)], 1).view(r, -1, v)
-    acc = torch.zeros(r, v)
-    for s in range(x.shape[1]):
-        acc = acc + x[:, s]
-    while tree and acc.shape[1] > 1:
-        acc = acc[:, 0::2] + acc[:, 1::2]
-    out = torch.zeros(r)
-    for j in range(acc.shape[1]):
-        out = out + acc[:, j]
-    return out
+# (M, K, N): every M of 1..64 that selects another kernel in the fits so
+# far (1: gemv; 2-4: dot products; 16 up: packed panels) and between;
+# K with each residue mod 384 (0, 128, 256) and odd ones; N up to 4096.
+SHAPES = [
+    (1, 256, 256), (1, 1024, 1024), (1, 4096, 4096), (1, 11008, 1024), (1, 16384, 256),
+    (2, 384, 256), (2, 4096, 1024), (2, 16384, 512),
+    (3, 1000, 1000), (3, 768, 4096),
+    (4, 2048, 256), (4, 11008, 1024), (4, 1536, 2048),
+    (5, 1024, 256), (6, 4096, 512), (8, 1024, 1024), (8, 16384, 256), (12, 768, 256),
+    (15, 4096, 1024), (16, 384, 4096), (16, 4096, 1024), (24, 1000, 256), (32, 3072, 1024),
+    (32, 11008, 512), (48, 2048, 2048), (64, 768, 4096), (64, 4096, 1024), (64, 16384, 256),
+]
+QUICK = [(1, 1024, 1024), (4, 2048, 256), (16, 4096, 1024)]
+# cancellation rows for the classes not fitted yet: M 1 and 5-15 in fp32,
+# every class in bf16/fp16
+CANC = [("float32", "lin", 1, K) for K in (256, 1024, 4096, 16384)] + \
+       [("float32", "lin", 8, K) for K in (1024, 4096)] + \
+       [(dt, call, m, K) for dt in ("bfloat16", "float16") for call in ("lin", "mmc")
+        for m in (1, 4, 16, 64) for K in (256, 1024, 4096)]
+CANC_N = 256
 
 
-def panels(a, kc, v):
-    out = torch.zeros(a.shape[0])
-    for s in range(0, a.shape[1], kc):
-        out = out + lanes(a[:, s:s + kc], v, False)
-    return out
+def columns(n):
+    """At most 48 columns: the first and last 16 and 16 between."""
+    if n <= 48:
+        return np.arange(n)
+    mid = np.linspace(16, n - 17, 16).round().astype(int)
+    return np.unique(np.concatenate([np.arange(16), mid, np.arange(n - 16, n)]))
 
 
-def candidates(k):
-    yield "bitprobe (k ascending)", lambda a: lanes(a, 1, False)
-    for v, tree in itertools.product((4, 8, 16, 32, 64), (False, True)):
-        yield f"{v} lanes, {'tree' if tree else 'in order'}", lambda a, v=v, t=tree: lanes(a, v, t)
-    for kc, v in itertools.product((128, 256, 384, 512, 1024), (8, 16)):
-        if kc < k:
-            yield f"panels of {kc}, {v} lanes", lambda a, kc=kc, v=v: panels(a, kc, v)
+def call(name, x, w, b):
+    if name == "lin":
+        return F.linear(x, w)
+    if name == "mmc":
+        return torch.mm(x, w.t().contiguous())
+    return F.linear(x, w, b)
+
+
+def pq_rows(k, m):
+    """(p, q, w0, w1) rows: spikes on a grid and at the ends, each with
+    the small terms over the whole row (fp32) or in windows of 255 around
+    the later spike and the K-panel boundaries (bf16/fp16 results count
+    exactly only up to 256)."""
+    g = np.random.default_rng(k * 131 + m)
+    ps = sorted(set(np.linspace(0, k - 1, 24).round().astype(int)) | {0, 1, 15, 16, 383, 384})
+    ps = [p for p in ps if p < k]
+    rows = []
+    for p in ps:
+        for q in (0, 7, 16, 31, 64, k // 2, k - 1, int(g.integers(k))):
+            if q >= k or q == p:
+                continue
+            rows.append((p, q, 0, k))
+            hi = max(p, q)
+            for w0 in (max(0, hi - 128), int(g.integers(0, max(1, k - 255)))):
+                rows.append((p, q, w0, min(k, w0 + 255)))
+    while len(rows) % m:
+        rows.append(rows[-1])
+    return np.array(rows, np.int32)
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--out", required=True)
     ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--quick", action="store_true")
     args = ap.parse_args()
     torch.set_num_threads(args.threads)
-    os.makedirs(args.out, exist_ok=True)
-    print(f"gemm_fit: torch {torch.__version__}, ATen CPU capability {refio.cpu_capability()}, "
-          f"MKL {torch.backends.mkl.is_available()}, mkldnn {torch.backends.mkldnn.enabled}, "
-          f"{args.threads} thread(s)")
-    fits_any = 0
-    for (m, k, n), dt in itertools.product(SHAPES, (torch.float32, torch.bfloat16, torch.float16)):
-        a, pq = probes(k, n, m)
-        b = torch.ones(k, n).to(dt)
-        try:  # 64 probe rows in products of M rows (M > 64: the rows repeated)
-            rows = a if m <= 64 else a.repeat((m + 63) // 64, 1)[:m]
-            c = torch.cat([torch.mm(rows[s:s + m].to(dt), b) for s in range(0, rows.shape[0], m)]
-                          ).float()[:64]
-            rows = rows[:64]
-        except RuntimeError as e:  # PyTorch 1.13: no fp16 mm on the CPU
-            print(f"  gemm-{m}-{k}-{n}-{str(dt)[6:]}: PyTorch refused it: {e}")
+    env = {v: os.environ.get(v, "") for v in ("MKL_ENABLE_INSTRUCTIONS", "ONEDNN_MAX_CPU_ISA",
+                                              "ATEN_CPU_CAPABILITY", "OMP_NUM_THREADS",
+                                              "MKL_CBWR")}
+    meta = {"torch": torch.__version__, "config": torch.__config__.show(), "threads": args.threads,
+            "env": env, "mkldnn": torch.backends.mkldnn.is_available(),
+            "mkl": torch.backends.mkl.is_available(), "canc_n": CANC_N}
+    outs = {}
+    refused = []
+    seed = 1
+    for (m, k, n) in (QUICK if args.quick else SHAPES):
+        seed += 3
+        cols = columns(n)
+        x32, w32, b32 = hash_inputs(seed, m, k, n, "float32")
+        for dt, tdt in DTYPES.items():  # .to() rounds as gemm_fit.to_dtype does
+            x, w, b = (torch.from_numpy(v).to(tdt) for v in (x32, w32, b32))
+            for name in ("lin", "mmc", "linb"):
+                key = f"{dt}_{name}_{m}_{k}_{n}"
+                try:
+                    y = call(name, x, w, b)
+                except RuntimeError as e:  # PyTorch 1.13: no fp16 GEMM on the CPU
+                    refused.append(f"{key}: {e}")
+                    continue
+                outs["gen_" + key] = y.float()[:, cols].numpy()
+                outs["seed_" + key] = np.array(seed)
+                outs["cols_" + key] = cols.astype(np.int32)
+    for dt, name, m, k in CANC[:4] if args.quick else CANC:
+        pq = pq_rows(k, m)
+        tdt = DTYPES[dt]
+        x = torch.from_numpy(canc_rows(pq, k, dt)).to(tdt)
+        w = torch.ones(CANC_N, k, dtype=tdt)
+        key = f"{dt}_{name}_{m}_{k}_{CANC_N}"
+        try:
+            y = torch.cat([call(name, x[s:s + m], w, None) for s in range(0, len(x), m)])
+        except RuntimeError as e:
+            refused.append(f"{key}: {e}")
             continue
-        name = f"gemm-{m}-{k}-{n}-{str(dt)[6:]}"
-        refio.st_write(os.path.join(args.out, name + ".safetensors"),
-                       {"a": rows.to(dt), "c": c.to(dt), "pq": pq[:rows.shape[0]]},
-                       {"torch": torch.__version__, "threads": str(args.threads)})
-        got = c[:, 0]
-        fit = []
-        if dt == torch.float32:  # the bf16/fp16 candidates would round B's products first
-            for label, f in candidates(k):
-                if torch.equal(f(rows), got):
-                    fit.append(label)
-        fits_any += bool(fit)
-        print(f"  {name}: C[:, 0] over {len(got)} spike pairs: " +
-              (f"fits {', '.join(fit)}" if fit else
-               "no candidate fits (fp32)" if dt == torch.float32 else "dumped"))
-    print(f"gemm_fit: {fits_any} of {len(SHAPES)} fp32 shapes fit a candidate order; the rest "
-          f"are not PyTorch's bits in bitprobe (the 'not PyTorch's bits: MKL / oneDNN' status)")
+        outs["cy_" + key] = y.float()[:, [0, CANC_N // 2, CANC_N - 1]].numpy()
+        outs["cpq_" + key] = pq
+    meta["refused"] = refused
+    outs["meta"] = np.array(json.dumps(meta))
+    np.savez_compressed(args.out, **outs)
+    print(f"gemm_fit_torch: torch {torch.__version__}, {args.threads} thread(s), "
+          f"MKL_ENABLE_INSTRUCTIONS={env['MKL_ENABLE_INSTRUCTIONS'] or '(unset)'}, "
+          f"ONEDNN_MAX_CPU_ISA={env['ONEDNN_MAX_CPU_ISA'] or '(unset)'}: "
+          f"{sum(k.startswith('gen_') for k in outs)} results, "
+          f"{sum(k.startswith('cy_') for k in outs)} cancellation sets, {len(refused)} refused "
+          f"-> {args.out}")
     return 0
 
 

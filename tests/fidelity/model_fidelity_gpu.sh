@@ -8,9 +8,10 @@
 #  2. The regression probes fid-gelu-erf-normal3-{fp32,lowp} with PyTorch
 #     2.11's bits, written under $OUT/regress (copy them to
 #     tests/fidelity/regress/ with the commit that makes them pass).
-#  3. The CPU GEMM fitting dumps (gemm_fit_torch.py): torch.mm on
-#     cancellation probes per shape class, under $OUT/gemm_fit, 1 and 16
-#     threads.
+#  3. The CPU GEMM fitting dumps (gemm_fit_torch.py): F.linear, mm and
+#     F.linear with a bias per shape class, with cancellation rows, as
+#     $OUT/gemm_fit-t1.npz and -t16.npz (gemm_cpu_gpu.sh adds the AVX2
+#     paths; tests/fidelity/gemm_fit.py fits them offline).
 #  4. The differential fuzzer with the model generators (fuzz_models.py),
 #     seeded, on cpu and cuda: >= MIN_OPS (20000) ops per device, CPU
 #     matmul/bmm/sdpa counted as unpinned with their rates per shape class
@@ -58,8 +59,8 @@ for cfg in "avx512 -" "avx512 AVX512_CORE" "avx2 AVX2" "default SSE41"; do
             $G --regress "$OUT/regress"
     fi
 done
-step "gemm fit, 1 thread" 0 "$PY" "$HERE/gemm_fit_torch.py" --out "$OUT/gemm_fit/t1"
-step "gemm fit, 16 threads" 0 "$PY" "$HERE/gemm_fit_torch.py" --out "$OUT/gemm_fit/t16" \
+step "gemm fit dump, 1 thread" 0 "$PY" "$HERE/gemm_fit_torch.py" --out "$OUT/gemm_fit-t1.npz"
+step "gemm fit dump, 16 threads" 0 "$PY" "$HERE/gemm_fit_torch.py" --out "$OUT/gemm_fit-t16.npz" \
     --threads 16
 step "fuzzer with model code, cpu and cuda" 0 "$PY" "$HERE/fuzz_torch.py" run --bitprobe "$B" \
     --seed "$SEED" --probes 4000 --ops 40 --models "$MODELS" --devices cpu,cuda \
@@ -67,6 +68,6 @@ step "fuzzer with model code, cpu and cuda" 0 "$PY" "$HERE/fuzz_torch.py" run --
     --minimise-s 120 --regress "$OUT/regress" --out "$OUT/fuzz-models"
 cp "$OUT/fuzz-models/summary.json" "$OUT/fuzz-summary-models.json" 2>/dev/null
 step "fuzz account" 0 "$PY" "$HERE/fuzz_account.py" "$OUT/fuzz-summary-models.json"
-step "counts" 0 grep -h -E "^gelu (fp32|bf16|fp16):|^gemm_fit: [0-9]|ops replayed|differences by op" \
+step "counts" 0 grep -h -E "^gelu (fp32|bf16|fp16):|^gemm_fit_torch: |ops replayed|differences by op" \
     "$OUT"/*.txt
 finish

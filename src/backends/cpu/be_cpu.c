@@ -692,7 +692,12 @@ static json_t *fingerprint(const bp_cpu_t *c)
         c->isa_source, "vector_bytes", c->vec_bytes, "vector_width_f32",
         (int)bp_cpu_lanes(BP_F32, c->vec_bytes), "aten_threads", BP_CPU_THREADS,
         "compiler", cc, "matmul",
-        "fp32 accumulator, k ascending, one fmaf per product, start +0",
+        c->mkl == BP_MKL_AVX512
+            ? "fp32 matmul in MKL's sgemm order (AVX-512 path, one thread) where fitted: "
+              "'N','N' for M 2..64 (1: K <= 64), N 4..64 and 'T','N' for M 16..64 in K panels of "
+              "384 (the last two balanced), 'T','N' for M 2..4, N <= 16 in 16 lanes (dot16); "
+              "elsewhere fp32 accumulator, k ascending, one fmaf per product, start +0"
+            : "fp32 accumulator, k ascending, one fmaf per product, start +0",
         "transcendentals", tr);
     if (fp) {
         json_object_set_new(fp, "formulations_from",
@@ -701,6 +706,8 @@ static json_t *fingerprint(const bp_cpu_t *c)
                                         "the rows taken from another version"));
         json_object_set_new(fp, "onednn_isa", json_string(bp_onednn_isa_name(c->onednn)));
         json_object_set_new(fp, "onednn_isa_from", json_string(c->onednn_source));
+        json_object_set_new(fp, "mkl_isa", json_string(bp_mkl_isa_name(c->mkl)));
+        json_object_set_new(fp, "mkl_isa_from", json_string(c->mkl_source));
         json_object_set_new(
             fp, "gelu_erf",
             json_string(c->onednn >= BP_ONEDNN_AVX512_CORE
@@ -740,6 +747,8 @@ bp_status bp_be_cpu_open(const bp_backend_opts_t *o, bp_backend_t **out,
         return st;
     }
     st = bp_onednn_isa_resolve(o->onednn_isa, &c->onednn, &c->onednn_source, err);
+    if (!st)
+        st = bp_mkl_isa_resolve(o->mkl_isa, &c->mkl, &c->mkl_source, err);
     if (st) {
         free(be);
         free(c);

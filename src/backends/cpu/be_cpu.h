@@ -29,6 +29,7 @@
 #include <stdint.h>
 
 #include "backend.h"
+#include "mkl_isa.h"
 #include "onednn_isa.h"
 
 /* ATen's vector register width (bytes) for the AVX2 capability. */
@@ -50,6 +51,8 @@ typedef struct {
                       64 on AVX512, BP_CPU_VEC_BYTES otherwise */
     bp_onednn_isa_t onednn;    /* oneDNN's ISA modelled (onednn_isa.h) */
     const char *onednn_source; /* where it came from */
+    bp_mkl_isa_t mkl;          /* MKL's code path modelled (mkl_isa.h) */
+    const char *mkl_source;    /* where it came from */
 } bp_cpu_t;
 
 /* Lanes of one ATen register of dt for a register of `bytes` bytes. */

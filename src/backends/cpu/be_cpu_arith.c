@@ -34,12 +34,16 @@
  *   registered for AVX2 only, so V is 8 for f32, 16 for bf16/f16, 4 for
  *   f64 on every x86 host.  Integer dtypes: exact, start and step
  *   truncated to int64.
- * matmul: not what PyTorch does (MKL/oneDNN blocking varies by build): the
- *   one CPU GEMM's fixed order (cpu_gemm.h).  For out[i][j] the
- *   accumulator starts at +0 and takes acc = fma(a[i][k], b[k][j], acc)
- *   for k ascending, in float for f32/bf16/f16 (inputs widened exactly,
- *   one rounding to the dtype at the end) and in double for f64; a's
- *   leading dimensions fold into m (torch.matmul); integers wrap in int64.
+ * matmul: fp32 where PyTorch's sgemm call (the operands' layout: b a
+ *   contiguous [k, n] or a transposed view of an [n, k]) falls in a class
+ *   whose MKL order was fitted, on MKL's modelled path: that order
+ *   (mkl_sgemm.h).  Elsewhere not what PyTorch does (MKL/oneDNN blocking
+ *   varies by kernel and build): the one CPU GEMM's fixed order
+ *   (cpu_gemm.h).  For out[i][j] the accumulator starts at +0 and takes
+ *   acc = fma(a[i][k], b[k][j], acc) for k ascending, in float for
+ *   f32/bf16/f16 (inputs widened exactly, one rounding to the dtype at the
+ *   end) and in double for f64; a's leading dimensions fold into m
+ *   (torch.matmul); integers wrap in int64.
  * sum (SumKernel.cpp sum_kernel_impl): by default ATen's cascade_sum order
  *   (be_cpu_sum.c), bf16/f16 accumulated in float; `sum(dtype=fp32)` of
  *   bf16/f16 sums the input converted to fp32 (make_reduction's in_dtype
@@ -57,6 +61,7 @@
 #include "be_cpu.h"
 #include "be_cpu_rows.h"
 #include "cpu_gemm.h"
+#include "mkl_sgemm.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -325,10 +330,47 @@ bp_status bp_cpu_op_arange(bp_backend_t *be, const bp_exec_t *x,
                               err);
 }
 
+/* The MKL order of PyTorch's sgemm for an fp32 [m, k] @ [k, n] whose
+ * operands PyTorch holds as layout (addmm_impl_cpu_ passes m = n, n = m,
+ * transa where b is a transposed view), on the path c models. */
+static bp_mkl_order_t mkl_order(const bp_cpu_t *c, bp_gemm_layout_t layout, int64_t m,
+                                int64_t k, int64_t n)
+{
+    if (layout != BP_GEMM_LAYOUT_NN && layout != BP_GEMM_LAYOUT_TN)
+        return BP_MKL_UNFITTED;
+    return bp_mkl_sgemm_order(c->mkl, layout == BP_GEMM_LAYOUT_TN, false, n, m, k);
+}
+
+bool bp_cpu_gemm_pytorch(const bp_backend_t *be, const bp_probe_t *p, size_t i,
+                         const bp_buf_t *bufs)
+{
+    if (!be || be->op != bp_cpu_ops || i >= p->nops || p->ops[i].kind != BP_OP_MATMUL)
+        return false;
+    const bp_op_t *op = &p->ops[i];
+    if (op->a.kind != BP_ARG_BUF || op->b.kind != BP_ARG_BUF)
+        return false;
+    const bp_buf_t *a = &bufs[op->a.buf], *b = &bufs[op->b.buf], *o = &bufs[i];
+    if (a->dtype != BP_F32 || b->dtype != BP_F32 || o->dtype != BP_F32 || a->ndim != 2 ||
+        b->ndim != 2)
+        return false;
+    return mkl_order(be->state, bp_probe_gemm_layout(p, bufs, i), a->shape[0], a->shape[1],
+                     b->shape[1]) != BP_MKL_UNFITTED;
+}
+
+/* out = a @ b in MKL's order o: fp32 throughout, one fma per product. */
+static void matmul_mkl(bp_mkl_order_t o, const bp_buf_t *a, const bp_buf_t *b, bp_buf_t *out)
+{
+    size_t m = (size_t)a->shape[0], k = (size_t)a->shape[1], n = (size_t)b->shape[1];
+    const float *av = a->data, *bv = b->data;
+    float *ov = out->data;
+    for (size_t i = 0; i < m; i++)
+        for (size_t j = 0; j < n; j++)
+            ov[i * n + j] = bp_mkl_sgemm_dot(o, k, av + i * k, 1, bv + j, n);
+}
+
 bp_status bp_cpu_op_matmul(bp_backend_t *be, const bp_exec_t *x,
                            bp_error_t *err)
 {
-    (void)be;
     bp_buf_t *out = x->out;
     const bp_buf_t *a = x->a, *b = x->b;
     if (!a || !b || a->ndim < 2 || b->ndim != 2 || out->ndim != a->ndim ||
@@ -340,6 +382,14 @@ bp_status bp_cpu_op_matmul(bp_backend_t *be, const bp_exec_t *x,
            m = kk ? a->numel / kk : (n ? out->numel / n : 0);
     bp_dtype_t dt = out->dtype;
     bp_status s;
+    if (dt == BP_F32 && a->dtype == BP_F32 && b->dtype == BP_F32) {
+        bp_mkl_order_t o = mkl_order(be->state, x->gemm_layout, a->shape[0], a->shape[1],
+                                     b->shape[1]);
+        if (o != BP_MKL_UNFITTED) {
+            matmul_mkl(o, a, b, out);
+            return BP_OK;
+        }
+    }
     if (bp_dtype_is_int(dt)) {
         int64_t *av, *bv;
         if ((s = bp_cpu_expand_i64(a, a, &av, err)))
