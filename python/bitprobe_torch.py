@@ -56,8 +56,16 @@ import threading
 import time
 import weakref
 
-import torch
-from torch.utils._python_dispatch import TorchDispatchMode
+try:
+    import torch
+    from torch.utils._python_dispatch import TorchDispatchMode
+except ImportError as _e:  # a command line gets one line, not a traceback
+    if __name__ == "__main__":
+        sys.stderr.write("bitprobe_torch: this Python (%s) cannot import torch: %s; install "
+                         "PyTorch, or run a Python that has it (PYTHON3=...)\n" %
+                         (sys.executable, _e))
+        sys.exit(2)
+    raise
 
 LEDGER_FORMAT = "bitprobe-ledger"
 LEDGER_VERSION = 1
@@ -636,14 +644,17 @@ class Recorder(TorchDispatchMode):
     capture_bytes: capture every tensor until this many bytes are held.
     reference: a ledger path; with diverging=N, the first N ops with an
       output found nowhere in it are captured (inputs and outputs).
+    capture_seqs: op numbers (seq) whose tensors are captured: the ops an
+      earlier recording of the same program named.
     """
 
     def __init__(self, path, capture=None, capture_bytes=0, reference=None, diverging=8,
-                 argv=None, fast_cuda=True):
+                 argv=None, fast_cuda=True, capture_seqs=None):
         super().__init__()
         self.path = path
         self.capture_re = re.compile(capture) if capture else None
         self.capture_bytes = int(capture_bytes or 0)
+        self.capture_seqs = frozenset(capture_seqs or ())
         self.reference = reference
         self.diverging = int(diverging) if reference else 0
         self.ref_keys = _tensor_keys(reference) if reference else None
@@ -863,6 +874,8 @@ class Recorder(TorchDispatchMode):
     def _wants_capture(self, name):
         if self.capture_re is not None and self.capture_re.search(name):
             return True
+        if self.seq in self.capture_seqs:
+            return True
         return self.capture_bytes > 0 and self.cap_held < self.capture_bytes
 
     def _capture(self, seq, role, entries, tensors):
@@ -901,7 +914,8 @@ class Recorder(TorchDispatchMode):
 
 
     def _header(self):
-        capturing = self.capture_re is not None or self.capture_bytes or self.diverging
+        capturing = (self.capture_re is not None or self.capture_bytes or self.diverging or
+                     self.capture_seqs)
         h = {
             "format": LEDGER_FORMAT, "version": LEDGER_VERSION, "hash": HASH_NAME,
             "recorder": "bitprobe_torch " + __version__,
@@ -1046,7 +1060,16 @@ def _size(s):
     return int(m.group(1)) * mult
 
 
+# The init audit's commands (python/bitprobe_init): name -> module.
+_INIT_COMMANDS = {"init-audit": "audit", "init-build": "build", "init-effect": "effect"}
+
+
 def main(argv=None):
+    argv = sys.argv[1:] if argv is None else argv
+    if argv and argv[0] in _INIT_COMMANDS:
+        import importlib
+        mod = importlib.import_module("bitprobe_init." + _INIT_COMMANDS[argv[0]])
+        return mod.main(argv[1:])
     p = argparse.ArgumentParser(
         prog="python -m bitprobe_torch",
         description="Record every ATen op a PyTorch script runs into a bitprobe ledger.")
