@@ -731,7 +731,11 @@ class Recorder(TorchDispatchMode):
         key = None
         if why is None and (meta[2] is None or meta[3] == "meta"):
             why = "layout %s on %s" % (t.layout, t.device)
-        if why is None:
+        # An uninitialised result goes into the bytes cache too (hash None):
+        # an alias of it (x.data, a view) read before anything writes is
+        # uninitialised memory as well, not bytes to hash.
+        uninit = why == "uninitialized"
+        if why is None or uninit:
             if ver is not None and not (_HAS_NEG and t.is_neg()) and not (
                     meta[0][0] in "Cc" and t.is_conj()):
                 try:
@@ -740,14 +744,18 @@ class Recorder(TorchDispatchMode):
                         ptr, meta[0], meta[1], meta[2], meta[3])
                 except Exception:  # no storage to point at
                     key = None
-                if key is not None and not fresh:
+                if key is not None and not fresh and not uninit:
                     hit = self.bytes_cache.get(key)
                     if hit is not None and hit[2] == self.epoch:
                         src = hit[0]()
                         if src is not None and src._version == hit[1]:
-                            e = _Entry(meta, hit[3])
+                            e = _Entry(meta, hit[3], None if hit[3] is not None else
+                                       "uninitialized")
                             self._remember(t, ver, e)
                             return e
+        if uninit:
+            e = _Entry(meta, None, why)
+        elif why is None:
             try:
                 e = _Entry(meta, self.hasher.submit(t))
             except Exception as ex:

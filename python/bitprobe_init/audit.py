@@ -764,8 +764,9 @@ def _run(a, au, spec, plan, torch):
         status = 1
         nt = sum(g["count"] for c in rep["comparisons"] for g in c["groups"]
                  if g["status"] != "identical")
-        line = "drift: %d tensors (%d groups) differ from %s in %s" % (
-            nt, differ, ref.name, ", ".join(bad_ways) or "the reference itself")
+        line = "drift: %s (%s) differ%s from %s in %s" % (
+            _n(nt, "tensor"), _n(differ, "group"), "s" if nt == 1 else "", ref.name,
+            ", ".join(bad_ways) or "the reference itself")
         if uninit or runi:
             line += ", %d uninitialised" % (sum(g["count"] for _, g in uninit) + len(runi))
         okw = [c["way"] for c in rep["comparisons"] if c["way"] not in bad_ways]
@@ -783,6 +784,10 @@ def _run(a, au, spec, plan, torch):
     rep["recommendation"] = _recommend(rep, ref.name)
     rep["files"] = {"dir": a.output}
     return rep
+
+
+def _n(k, what):
+    return "%d %s%s" % (k, what, "" if k == 1 else "s")
 
 
 def _argv_quote(argv):

@@ -281,8 +281,8 @@ def construct(a, builder, D, tracker, info):
         else:
             ctx = ways.ZeroInitEmulation(torch, D, dev)
             info["deepspeed"] = "emulated"
-            notes.append("zero.Init emulated (DeepSpeed not installed): torch.%s and "
-                         "Tensor.__new__ on %s, floating results cast to %s" %
+            notes.append("torch.%s and Tensor.__new__ wrapped as zero.Init wraps them: results "
+                         "on %s, floating ones cast to %s" %
                          (", torch.".join(ways.ZERO_WRAPPED), dev, stio.dtype_name(D)))
         with ctx, bo:
             return builder.build(None)

@@ -114,6 +114,11 @@ def text(r, quiet=False, first=5):
                                       else "", w.get("seconds") or 0)
                for w in r["ways"] if w["status"] == "ok"]
         out.append("ways: " + "; ".join(ran))
+        for w in r["ways"]:
+            extra = (["re-initialisation: " + w["reinit"]] if w.get("reinit") else []) + \
+                w.get("notes", [])
+            if w["status"] == "ok" and extra:
+                out.append("  %s: %s" % (w["name"], "; ".join(extra)))
         sk = ["%s (%s)" % (w["name"], w.get("why")) for w in r["ways"] if w["status"] == "skipped"]
         if sk:
             out.append("skipped: " + "; ".join(sk))
@@ -128,10 +133,15 @@ def text(r, quiet=False, first=5):
             out.append("")
             out.append("%s against %s: %s" % (w, ref, c.get("line", "")))
         for g in diff:
+            md = g.get("model_dtype")
             head = "%s: %s" % (_names(g), g["status"].replace("_", " "))
             if g["status"] in ("differs", "uninitialised"):
                 head = "%s: %s %s: %s" % (_names(g), g["way"]["dtype"], g["way"]["shape"],
                                           counts_line(g.get("diff")))
+                if md and (md.get("diff") or {}).get("mismatched"):
+                    d = md["diff"]
+                    head += "; in %s %d (%s)" % (md["dtype"], d["mismatched"],
+                                                 _pct(d.get("mismatched_percent")))
                 if g["status"] == "uninitialised":
                     head += " (uninitialised memory)"
             elif g.get("why"):
@@ -142,7 +152,6 @@ def text(r, quiet=False, first=5):
             out.append("  " + head)
             if g.get("cast"):
                 out.append("      compared as the way holds it: %s" % g["cast"])
-            md = g.get("model_dtype")
             if md:
                 out.append("      in %s (the model dtype, after .to()): %s" % (
                     md["dtype"], counts_line(md.get("diff"))))

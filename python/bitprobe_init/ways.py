@@ -75,14 +75,12 @@ def availability(way, torch):
     if way == "meta":
         if has_device_context(torch):
             return True, None
-        return True, ("PyTorch %s has no torch.device context manager: factory calls are put "
-                      "on meta by a TorchFunctionMode" % torch.__version__.split("+")[0])
+        return True, ("PyTorch %s: factory calls put on meta by a TorchFunctionMode" %
+                      torch.__version__.split("+")[0])
     if way == "zero-init":
         if importlib.util.find_spec("deepspeed") is not None:
             return True, "DeepSpeed's zero.Init"
-        return True, ("DeepSpeed is not installed: zero.Init's constructor wrappers reproduced "
-                      "exactly (tensors on %s, floating results cast to the ZeRO dtype)" %
-                      local_device(torch))
+        return True, "emulated: DeepSpeed is not installed"
     if way == "fsdp2-meta":
         if not torch.distributed.is_available():
             return False, "this PyTorch has no torch.distributed"
@@ -247,7 +245,11 @@ def params_on_meta(torch):
         orig(self, name, param)
         p = self._parameters.get(name)
         if p is not None and p.device.type != "meta":
-            self._parameters[name] = type(p)(p.to("meta"), requires_grad=p.requires_grad)
+            # made from the shape alone (empty_strided: no op reads the values
+            # dropped, and zero.Init does not wrap it)
+            m = torch.empty_strided(tuple(p.shape), tuple(p.stride()), dtype=p.dtype,
+                                    device="meta")
+            self._parameters[name] = type(p)(m, requires_grad=p.requires_grad)
 
     Module.register_parameter = register
     try:

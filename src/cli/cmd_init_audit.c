@@ -94,23 +94,26 @@ static bool check_ways(const char *list, char *bad, size_t n)
     return true;
 }
 
-/* Where bitprobe_torch.py is: $BITPROBE_PYTHONPATH, python/ next to the
- * src/ this program was built in, the installed copy. */
+/* Where bitprobe_torch.py is: $BITPROBE_PYTHONPATH when set (and only
+ * there), else python/ next to the src/ this program was built in, else
+ * the installed copy. */
 static bool find_package(const char *self, char *out, size_t n, char *tried, size_t tn)
 {
     char cand[3][PATH_MAX];
     int k = 0;
     const char *e = getenv("BITPROBE_PYTHONPATH");
-    if (e && *e)
-        snprintf(cand[k++], PATH_MAX, "%s", e);
     char d[PATH_MAX];
     snprintf(d, sizeof d, "%s", self);
     char *slash = strrchr(d, '/');
-    if (slash) {
-        *slash = '\0';
-        snprintf(cand[k++], PATH_MAX, "%.*s/../python", PATH_MAX - 16, d);
+    if (e && *e) {
+        snprintf(cand[k++], PATH_MAX, "%s", e);
+    } else {
+        if (slash) {
+            *slash = '\0';
+            snprintf(cand[k++], PATH_MAX, "%.*s/../python", PATH_MAX - 16, d);
+        }
+        snprintf(cand[k++], PATH_MAX, "%s/python", BP_DATADIR);
     }
-    snprintf(cand[k++], PATH_MAX, "%s/python", BP_DATADIR);
     size_t used = 0;
     tried[0] = '\0';
     for (int i = 0; i < k; i++) {
