@@ -246,6 +246,9 @@ def _oracle_verdict(ref_name, way_name, dref, dway):
     r, w = (bad(dref), mu(dref)), (bad(dway), mu(dway))
     if r == (0, 0) and w == (0, 0):
         return "both correctly rounded"
+    if r == w:
+        return "the same on both sides: %d of %s elements off the correctly rounded values, " \
+               "by at most %s ulp" % (r[0], (dref or {}).get("total"), r[1])
     if w == (0, 0):
         return "%s correctly rounded, %s not: %s is right" % (way_name, ref_name, way_name)
     if r == (0, 0):
@@ -590,7 +593,16 @@ def run(a, progress):
         "DeepSpeed's zero.Init"
     au.ledgers = {}
     try:
-        return _run(a, au, spec, plan, torch), workdir if keep else None
+        rep = _run(a, au, spec, plan, torch)
+        if not keep:  # the files are gone: no paths to them in the report
+            for c in rep["comparisons"]:
+                for g in c["groups"]:
+                    for d in _intros(g):
+                        ex = d.get("explain") or {}
+                        ex.pop("command", None)
+                        if ex.get("json") and ex["json"].get("probe"):
+                            ex["json"]["probe"] = os.path.basename(ex["json"]["probe"])
+        return rep, workdir if keep else None
     finally:
         if not keep:
             shutil.rmtree(workdir, ignore_errors=True)
@@ -668,6 +680,11 @@ def _run(a, au, spec, plan, torch):
             continue
         wy = au.ways[w]
         rep["ways"].append(_way_entry(wy, ways.describe(w, D), why))
+    for name, tw in au.twins.items():
+        if not tw.ok:
+            e = next(w for w in rep["ways"] if w["name"] == name)
+            e["status"], e["why"] = "error", "its poisoned twin (uninitialised memory filled " \
+                "with 0xff) could not be built: %s" % tw.info.get("why")
     errors = [w for w in rep["ways"] if w["status"] == "error"]
     # the reference's own uninitialised tensors
     runi = []

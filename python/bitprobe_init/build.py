@@ -226,7 +226,9 @@ def capture(model, with_params, rope_out):
                 name = path + "." + leaf if path else leaf
                 if hasattr(p, "full_tensor"):
                     p = p.full_tensor()
-                f = {"kind": "param", "module": path, "leaf": leaf}
+                f = {"kind": "param", "module": path, "leaf": leaf, "device": str(p.device)}
+                if p.device.type != "meta":  # a copy: gathered parameters go back to shards
+                    p = p.detach().to("cpu", copy=True)
                 f.update(_owner_info(m))
                 items.append((name, p, f))
     for name, t, f in rope_out:
@@ -403,11 +405,16 @@ def run(a):
                          "params": sum(p.numel() for p in model.parameters()),
                          "modules": sum(1 for _ in model.modules())}
         t2 = time.time()
-        items = capture(model, a.params, rope_out)
+        gather = _NullCtx()
+        if a.params and info.get("deepspeed") not in (None, "emulated"):
+            import deepspeed  # its partitioned parameters, gathered whole
+            gather = deepspeed.zero.GatheredParameters(list(model.parameters()))
+        with gather:
+            items = capture(model, a.params, rope_out)
         tensors = {}
         for name, t, f in items:
             f = dict(f, name=name, dtype=stio.dtype_name(t.dtype), shape=list(t.shape),
-                     device=str(t.device))
+                     device=f.get("device") or str(t.device))
             if t.device.type == "meta":
                 f["hash"], f["why"] = None, "left on the meta device: no values"
             elif f["dtype"] not in bitprobe_torch.CAPTURABLE:

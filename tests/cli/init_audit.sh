@@ -69,6 +69,33 @@ copts=$(sed -n 's/^  \(-[a-z], \)\{0,1\}\(--[a-z-]*\).*/\2/p' "$TMP/help.txt" | 
     fail "the options differ: --help has '$copts', the Python side '$(sed -n 2p "$TMP/py.txt")'"
 ntests=$((ntests + 2))
 
+# ---- the oracle's formulas: every rope type, against PyTorch running
+# transformers' code (tests/init_audit/rope_types.py), in fp32 ----
+run 0 init-audit "$M/rope_types.py:model" --ways cpu,cpu-bf16 --dtype fp32 --json "$TMP/rope.json" -q
+"$PY" - "$TMP/rope.json" <<'PY' || fail "the RoPE formulas"
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert not r["oracle"]["skipped"] and not r["oracle"]["error"], r["oracle"]
+types = sorted(p["rope_type"] for p in r["oracle"]["probes"])
+assert types == sorted(["default", "linear", "dynamic", "yarn", "longrope", "llama3", "mrope",
+                        "linear-2023"]), types
+seen = 0
+for g in r["comparisons"][0]["groups"]:
+    o = g.get("oracle")
+    mod = g["pattern"].split(".")[0].split(":")[0]
+    assert o is not None, g["pattern"]
+    if mod == "mislabelled":
+        assert o.get("formula_mismatch"), (g["pattern"], o)
+        continue
+    seen += 1
+    ulp = o["reference"].get("max_ulp", {}).get("value", 0)
+    assert not o.get("formula_mismatch") and ulp <= 2, (g["pattern"], o)
+    if g["pattern"].endswith("inv_freq"):
+        assert o["verdict"] == "both correctly rounded", (g["pattern"], o["verdict"])
+assert seen == 8 + 2 + 12, seen  # 8 inv_freq, 2 caches, cos and sin of 6 forwards (not mrope's)
+PY
+ntests=$((ntests + 1))
+
 # ---- a bad MODEL: exit 2, one line, never a traceback ----
 bad_model() { # MODEL EXPECTED-MESSAGE
     run 2 init-audit "$1" --ways cpu
