@@ -769,11 +769,13 @@ def _run(a, au, spec, plan, torch):
         "the second time)" % (" and " + ", ".join(w for w in au.twins if w != ref.name)
                               if len(au.twins) > 1 else ""))
     ncomp = len(rep["comparisons"])
-    if errors or cerr or oerr:
+    eerr = (rep.get("effect") or {}).get("status") == "error"
+    if errors or cerr or oerr or eerr:
         status = 2
         what = "; ".join(["%s could not be built: %s" % (w["name"], w["why"]) for w in errors] +
                          ["%s: %s" % (c["way"], c["error"]) for c in cerr] +
-                         (["the oracle: %s" % oerr] if oerr else []))
+                         (["the oracle: %s" % oerr] if oerr else []) +
+                         (["--effect: %s" % rep["effect"].get("why")] if eerr else []))
         line = "error: %s" % what
         if bad_ways:
             line += "; and %d tensor groups differ in %s" % (differ, ", ".join(bad_ways))

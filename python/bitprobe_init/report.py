@@ -211,6 +211,8 @@ def effect_lines(e):
         return ["effect: not measured: %s" % e.get("why")]
     out = ["effect (--effect): a forward on %d fixed token ids (vocabulary %d) in %s on %s, "
            "random weights:" % (e["tokens"], e["vocab"], e["dtype"], e["device"])]
+    if e.get("note"):
+        out.append("  (%s)" % e["note"])
     for w, x in e["ways"].items():
         if "max_abs" not in x:
             continue
