@@ -37,7 +37,6 @@ def main():
     a = p.parse_args()
     best, ref = {}, None
     for k in range(a.repeat):
-        t0 = time.time()
         r = subprocess.run([sys.executable, "-c", REF, a.model, a.python_dir],
                            stdout=subprocess.PIPE, universal_newlines=True, check=True)
         build, proc = (float(x) for x in r.stdout.split())

@@ -21,7 +21,10 @@ The modules, one job each:
   stio      safetensors in and out (plain or gzip'd), torch tensors
   compare   the ways against the reference: bitprobe diff on what each way
             holds, groups, provenance through the init ledgers, the
-            introducing op, uninitialised memory
+            introducing op
+  judge     one way judged: the comparisons, the oracle's verdict, the
+            introducing ops, uninitialised memory and its code path; the
+            line per way and which way to use
   rope      RoPE-family buffers recognised, their formula (transformers'
             scalings) written as a probe and run on bitprobe's MPFR oracle
   effect    a forward on fixed token ids with each way's buffers

@@ -18,7 +18,6 @@ import json
 import os
 import platform
 import re
-import sys
 import time
 import traceback
 

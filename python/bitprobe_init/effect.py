@@ -10,7 +10,6 @@ top-1 token changes (what `bitprobe stack` reports for its layer stack).
 (run by the audit in a fresh process; writes DIR/effect.json)."""
 import argparse
 import copy
-import json
 import os
 import time
 

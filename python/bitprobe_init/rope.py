@@ -269,7 +269,7 @@ def build_probe(name, facts, L, items, dtypes):
     inv, desc, att, notes = inv_freq_ops(p, facts, L)
     t = rope_type(facts)
     a = facts.get("attrs", {})
-    outs, lines = {}, []
+    outs = {}
     emb_of = {}
     for tname, sp in items:
         if sp["what"] == "inv_freq":

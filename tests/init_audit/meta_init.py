@@ -9,7 +9,6 @@ also recomputes inv_freq (the fix).
 Callables for `bitprobe init-audit FILE.py:CALLABLE`: uninit, fixed."""
 import torch
 import torch.nn as nn
-import torch.nn.functional as F
 
 
 class RotaryEmbedding(nn.Module):
