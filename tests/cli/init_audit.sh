@@ -96,6 +96,27 @@ assert seen == 8 + 2 + 12, seen  # 8 inv_freq, 2 caches, cos and sin of 6 forwar
 PY
 ntests=$((ntests + 1))
 
+# ---- a Hugging Face config (a directory, or a file of another name),
+# through a stand-in transformers (tests/init_audit/hf_stub) ----
+mkdir "$TMP/hf"
+cat >"$TMP/hf/config.json" <<'EOF'
+{"architectures": ["LlamaForCausalLM"], "model_type": "llama", "hidden_size": 64,
+ "num_attention_heads": 1, "intermediate_size": 64, "num_hidden_layers": 2,
+ "max_position_embeddings": 512, "vocab_size": 64, "rope_theta": 10000.0}
+EOF
+cp "$TMP/hf/config.json" "$TMP/my-config.json"
+PYTHONPATH="$M/hf_stub" run 0 init-audit "$TMP/hf" --ways cpu,cpu-bf16 -q
+out_has "init-audit passed: every buffer of cpu-bf16 is bit-identical to cpu's"
+PYTHONPATH="$M/hf_stub" run 0 init-audit "$TMP/my-config.json" --ways cpu,cpu-bf16 -q \
+    --json "$TMP/hf.json"
+"$PY" - "$TMP/hf.json" <<'PY' || fail "the Hugging Face path"
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert r["model"]["kind"] == "hf" and r["model"]["config"]["rope_theta"] == 10000.0, r["model"]
+assert [p["rope_type"] for p in r["oracle"]["probes"]] == ["default"], r["oracle"]
+PY
+ntests=$((ntests + 1))
+
 # ---- a bad MODEL: exit 2, one line, never a traceback ----
 bad_model() { # MODEL EXPECTED-MESSAGE
     run 2 init-audit "$1" --ways cpu
