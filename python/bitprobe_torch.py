@@ -57,8 +57,16 @@ import threading
 import time
 import weakref
 
-import torch
-from torch.utils._python_dispatch import TorchDispatchMode
+try:
+    import torch
+    from torch.utils._python_dispatch import TorchDispatchMode
+except ImportError as _e:  # a command line gets one line, not a traceback
+    if __name__ == "__main__":
+        sys.stderr.write("bitprobe_torch: this Python (%s) cannot import torch: %s; install "
+                         "PyTorch, or run a Python that has it (PYTHON3=...)\n" %
+                         (sys.executable, _e))
+        sys.exit(2)
+    raise
 
 LEDGER_FORMAT = "bitprobe-ledger"
 LEDGER_VERSION = 1
@@ -779,14 +787,17 @@ class Recorder(TorchDispatchMode):
     fast_cuda: hash CUDA tensors with the compiled kernel (else torch ops).
     native: hash CPU tensors with the native helper where it is loaded
       (else torch ops); the ledger is the same either way.
+    capture_seqs: op numbers (seq) whose tensors are captured: the ops an
+      earlier recording of the same program named.
     """
 
     def __init__(self, path, capture=None, capture_bytes=0, reference=None, diverging=8,
-                 argv=None, fast_cuda=True, native=True):
+                 argv=None, fast_cuda=True, native=True, capture_seqs=None):
         super().__init__()
         self.path = path
         self.capture_re = re.compile(capture) if capture else None
         self.capture_bytes = int(capture_bytes or 0)
+        self.capture_seqs = frozenset(capture_seqs or ())
         self.reference = reference
         self.diverging = int(diverging) if reference else 0
         self.ref_keys = _tensor_keys(reference) if reference else None
@@ -863,7 +874,11 @@ class Recorder(TorchDispatchMode):
         key = ptr = None
         if why is None and (meta[2] is None or meta[3] == "meta"):
             why = "layout %s on %s" % (t.layout, t.device)
-        if why is None:
+        # An uninitialised result goes into the bytes cache too (hash None):
+        # an alias of it (x.data, a view) read before anything writes is
+        # uninitialised memory as well, not bytes to hash.
+        uninit = why == "uninitialized"
+        if why is None or uninit:
             if ver is not None and not (_HAS_NEG and t.is_neg()) and not (
                     meta[0][0] in "Cc" and t.is_conj()):
                 try:
@@ -873,14 +888,18 @@ class Recorder(TorchDispatchMode):
                         ptr, meta[0], meta[1], meta[2], meta[3])
                 except Exception:  # no storage to point at
                     key = ptr = None
-                if key is not None and not fresh:
+                if key is not None and not fresh and not uninit:
                     hit = self.bytes_cache.get(key)
                     if hit is not None and hit[2] == self.epoch:
                         src = hit[0]()
                         if src is not None and src._version == hit[1]:
-                            e = _Entry(meta, hit[3])
+                            e = _Entry(meta, hit[3], None if hit[3] is not None else
+                                       "uninitialized")
                             self._remember(t, ver, e, ptr)
                             return e
+        if uninit:
+            e = _Entry(meta, None, why)
+        elif why is None:
             try:
                 if key is not None:  # shows its own bytes: what is known goes along
                     dn = meta[3]
@@ -1020,6 +1039,8 @@ class Recorder(TorchDispatchMode):
     def _wants_capture(self, name):
         if self.capture_re is not None and self.capture_re.search(name):
             return True
+        if self.seq in self.capture_seqs:
+            return True
         return self.capture_bytes > 0 and self.cap_held < self.capture_bytes
 
     def _capture(self, seq, role, entries, tensors):
@@ -1058,7 +1079,8 @@ class Recorder(TorchDispatchMode):
 
 
     def _header(self):
-        capturing = self.capture_re is not None or self.capture_bytes or self.diverging
+        capturing = (self.capture_re is not None or self.capture_bytes or self.diverging or
+                     self.capture_seqs)
         h = {
             "format": LEDGER_FORMAT, "version": LEDGER_VERSION, "hash": HASH_NAME,
             "recorder": "bitprobe_torch " + __version__,
@@ -1204,7 +1226,16 @@ def _size(s):
     return int(m.group(1)) * mult
 
 
+# The init audit's commands (python/bitprobe_init): name -> module.
+_INIT_COMMANDS = {"init-audit": "audit", "init-build": "build", "init-effect": "effect"}
+
+
 def main(argv=None):
+    argv = sys.argv[1:] if argv is None else argv
+    if argv and argv[0] in _INIT_COMMANDS:
+        import importlib
+        mod = importlib.import_module("bitprobe_init." + _INIT_COMMANDS[argv[0]])
+        return mod.main(argv[1:])
     p = argparse.ArgumentParser(
         prog="python -m bitprobe_torch",
         description="Record every ATen op a PyTorch script runs into a bitprobe ledger.")

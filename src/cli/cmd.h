@@ -31,6 +31,7 @@ BP_CMD_DECLARE(stack)
 BP_CMD_DECLARE(report)
 BP_CMD_DECLARE(screen)
 BP_CMD_DECLARE(invariance)
+BP_CMD_DECLARE(init_audit)
 /* stack --ranks (cmd_stack_ranks.c) */
 int cmd_stack_ranks(int argc, char **argv);
 /* diff --consensus (cmd_consensus.c) */

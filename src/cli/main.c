@@ -33,6 +33,8 @@ const bp_cmd_t bp_commands[] = {
      cmd_screen_usage},
     {"invariance", cmd_invariance, "Where a row's bits change with the batch, split or ranks it is computed in, and why",
      cmd_invariance_usage},
+    {"init-audit", cmd_init_audit, "Build a model the ways users build it and find every buffer that differs, why, and who is right",
+     cmd_init_audit_usage},
     {"env", cmd_env, "Print the tool version, build options, library versions and GPUs",
      cmd_env_usage},
     {"help", cmd_help, "Show the commands, or one command's usage",

@@ -395,11 +395,13 @@ static bp_status open_bundle(bp_tset_t *s, const char *dir, bp_error_t *err)
         for (size_t k = first; !st && k < s->n; k++) {
             bp_tent_t *t = &s->t[k];
             const char *leaf = t->name + strlen(pre), *dot = strrchr(leaf, '.');
-            size_t ol = dot ? (size_t)(dot - leaf) : strlen(leaf);
+            /* "<output>.<run dtype>"; a name without that suffix (a
+             * buffer "rotary_emb.inv_freq") is all output */
+            t->in_run = dot && bp_dtype_parse(dot + 1, &t->run_dtype);
+            size_t ol = t->in_run ? (size_t)(dot - leaf) : strlen(leaf);
             if (!(t->probe = strdup(probe)) || !(t->key = strdup(key)) ||
                 !(t->backend = strdup(backend)) || !(t->output = strndup(leaf, ol)))
                 st = bp_tset_oom(dir, err);
-            t->in_run = dot && bp_dtype_parse(dot + 1, &t->run_dtype);
         }
     }
     bp_safe_dir_close(&root);

@@ -116,6 +116,10 @@ def cases(d):
     v = w[:, :2]
     w.copy_(torch.full((4, 4), 3.0, device=d))  # overwritten whole
     v * 1
+    u = torch.empty(5, device=d)  # uninitialised, read through an alias (zero.Init's
+    u.data.to(torch.bfloat16)     # cast): no hash; then written, and hashed
+    u.fill_(2)
+    u.data.to(torch.bfloat16)
 
 
 def main():
@@ -155,6 +159,13 @@ def main():
                     bad += 1
                     print("#%d %s %s[%d] %s %s: ledger %s, bytes %s" % (
                         r["seq"], r["op"], role, j, e["dtype"], e["shape"], e["hash"], h))
+    # memory nothing wrote, read through an alias: uninitialised, unhashed;
+    # the same once written: hashed (and checked above)
+    casts = [r["in"][0] for r in recs if r["op"] == "aten::_to_copy" and r["in"][0]["shape"] == [5]]
+    if len(casts) != 2 or casts[0]["hash"] is not None or casts[0].get("why") != "uninitialized" \
+            or casts[1]["hash"] is None:
+        print("the alias of uninitialised memory: %s" % casts)
+        bad += 1
     os.remove(path)
     os.rmdir(tmp)
     print("cache_check on %s (%s): %d ops, %d hashes checked against the bytes, %d differ" % (
