@@ -124,6 +124,10 @@ def _dtype_table():
 _DTYPES = _dtype_table()
 _HAS_NEG = hasattr(torch.Tensor, "is_neg")
 _CPU = torch.device("cpu")
+# The constructors as imported: the self-tests make their tensors with these,
+# so that a context that wraps torch's constructors (zero.Init casts every
+# floating result to bf16 or fp16) does not change what they check.
+_RANDN, _RANDINT = torch.randn, torch.randint
 # What bitprobe's safetensors reader takes: every safetensors dtype (complex
 # tensors are hashed but not captured).
 CAPTURABLE = {"F64", "F32", "F16", "BF16", "I64", "I32", "I16", "I8", "U8", "BOOL",
@@ -394,7 +398,7 @@ def _selftest(partial_fn, dev):
     # (the last two: a view 4 bytes into its storage, so that a kernel
     # reading 16 bytes at a time where it can takes its other path too)
     for n, off in ((0, 0), (1, 0), (5, 0), (4096 + 3, 0), (4096 + 64 + 7, 0), (4096 + 7, 4)):
-        data = torch.randint(0, 256, (n + off,), generator=g, dtype=torch.uint8)
+        data = _RANDINT(0, 256, (n + off,), generator=g, dtype=torch.uint8)
         t = data.to(dev)[off:]
         data = data[off:]
         got = _finish(int(partial_fn(t)) & _MASK64, n)
@@ -473,10 +477,10 @@ def _native_selftest():
     g = torch.Generator().manual_seed(4321)
     cases = []
     for n, off in ((0, 0), (1, 0), (3, 0), (5, 1), (4096 + 3, 0), (4096 + 7, 2)):
-        cases.append(torch.randint(0, 256, (n + off,), generator=g, dtype=torch.uint8)[off:])
-    x = torch.randn(7, 5, generator=g)
+        cases.append(_RANDINT(0, 256, (n + off,), generator=g, dtype=torch.uint8)[off:])
+    x = _RANDN(7, 5, generator=g)
     cases += [x.t(), x[:, 1:4], x[::2], x.to(torch.float16).t(), x.expand(2, 7, 5),
-              x.to(torch.float64)[1:, ::3], torch.randn(300, 300, generator=g).t(),
+              x.to(torch.float64)[1:, ::3], _RANDN(300, 300, generator=g).t(),
               torch.complex(x, -x), torch.complex(x, x + 1).t()]
     for t in cases:
         c = t.contiguous()

@@ -35,7 +35,7 @@ run 1 report "$TMP/r.json"
 both
 out_has 'a\n::error::x fp32 [2]'
 # not comparable: the note and the name
-run 1 diff "$TMP/bad.safetensors" "$TMP/bad.safetensors"
+run 2 diff "$TMP/bad.safetensors" "$TMP/bad.safetensors"
 both
 out_has 'q\n::error::bad Q8'
 
