@@ -16,6 +16,8 @@ ln -s "$BITPROBE" "$TMP/bin/bitprobe"
 torch=
 if find_python torch; then
     ln -s "$(command -v "$PY")" "$TMP/bin/python3"
+    PYTHON3=$(command -v "$PY") # what init-audit runs
+    export PYTHON3
     torch=1
 fi
 sed -n '/^## Quick tour/,/^```$/p' "$top_srcdir/README.md" |
