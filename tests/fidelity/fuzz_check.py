@@ -205,6 +205,12 @@ def shape_class(op, bufs):
     return f"{kb} {mb}"
 
 
+def _zero_rates():
+    """A rate row, [checked, differ, ...] (a function, not a lambda: a Result
+    crosses process boundaries in --jobs runs and must pickle)."""
+    return [0, 0, 0, 0]
+
+
 class Result:
     """Counts per (device, op, dtype) and verdict, and the failures; for
     unpinned ops, rates per shape class: [ops, ops that differ, elements,
@@ -214,7 +220,7 @@ class Result:
         self.counts = collections.Counter()
         self.failures = []
         self.refusals = []
-        self.rates = collections.defaultdict(lambda: [0, 0, 0, 0])
+        self.rates = collections.defaultdict(_zero_rates)
 
     def add(self, device, op, dtype, verdict):
         self.counts[(device, op, dtype, verdict)] += 1
