@@ -263,8 +263,15 @@ def to_empty(torch, model, device, buffers_only):
     meta, every buffer gets what to_empty() gives it."""
     if not buffers_only:
         return model.to_empty(device=device)
-    params = {id(p) for p in model.parameters()}
-    return model._apply(lambda t: t if id(t) in params else torch.empty_like(t, device=device))
+    # Each buffer replaced as to_empty()'s _apply replaces it; the parameters
+    # are not touched at all (an _apply that hands a parameter back
+    # unchanged fails where swapping is on, as FSDP2 sets it: "Couldn't
+    # swap").
+    for m in model.modules():
+        for name, b in list(m._buffers.items()):
+            if b is not None:
+                m._buffers[name] = torch.empty_like(b, device=device)
+    return model
 
 
 def reinit(model, user_fn=None, user_name=None):

@@ -300,10 +300,11 @@ def cmd_invariance(args):
             tag = "%s-%s" % (engine, dtname)
             inputs = os.path.join(args.work, "inv-%s-inputs.safetensors" % tag)
             rep = os.path.join(args.work, "inv-%s.json" % tag)
-            bitprobe(args, ["invariance", "--engine", engine, "--shape", "4096x4096",
-                            "--m", ",".join(map(str, ms)), "--place", "first", "--dtype",
-                            dtname, "--no-oracle", "--json", rep, "--save-inputs", inputs],
-                     ok=(0, 1))
+            common = ["invariance", "--engine", engine, "--shape", "4096x4096",
+                      "--m", ",".join(map(str, ms)), "--place", "first", "--dtype", dtname]
+            # the inputs (--save-inputs sweeps nothing), then the sweep on them
+            bitprobe(args, common + ["--save-inputs", inputs], ok=(0,))
+            bitprobe(args, common + ["--no-oracle", "--json", rep], ok=(0, 1))
             t, _ = refio.st_read(inputs)
             name = "inv-" + tag
             ab = {}
