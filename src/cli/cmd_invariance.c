@@ -815,7 +815,10 @@ static int sweep_all(opts_t *o, engines_t *es, bp_inv_study_t *st)
         size_t i;
         json_t *note;
         json_array_foreach(st->notes, i, note)
-            bp_esc_printf(stderr, "%s %s", i ? ";" : ":", json_string_value(note));
+        {
+            fputs(i ? "; " : ": ", stderr);
+            bp_esc_put(stderr, json_string_value(note));
+        }
         fprintf(stderr, "\n  (without a GPU, the CPU engine is named explicitly on a "
                         "shape it can sweep: e.g. --engine cpu --shape 256x256 --m 1:64)\n");
         return BP_EXIT_TROUBLE;
