@@ -469,8 +469,7 @@ static bp_status exec_one(bp_backend_t *be, const bp_probe_t *p, size_t i,
         .inputs = ins,
         .ninputs = op->ninputs,
         .out = out,
-        .gemm_layout = op->kind == BP_OP_MATMUL ? bp_probe_gemm_layout(p, bufs, i)
-                                                : BP_GEMM_LAYOUT_UNKNOWN,
+        .gemm_layout = bp_probe_gemm_layout(p, bufs, i),
     };
     bp_status st = computes(be, &x, err);
     if (!st && be->device && bp_op_has(op->kind, BP_OPF_VIEWS)) {

@@ -63,8 +63,9 @@ typedef struct bp_exec {
      * is absent), each base with its device copy.  NULL elsewhere: host
      * backends compute from the values, which views do not change. */
     const bp_opview_t *views;
-    /* a matmul: how PyTorch holds its operands, which picks the BLAS call
-     * (bp_probe_gemm_layout); UNKNOWN elsewhere and where not known */
+    /* a matmul, linear or addmm: how PyTorch holds its operands, which
+     * picks the BLAS call (bp_probe_gemm_layout); UNKNOWN elsewhere and
+     * where not known */
     bp_gemm_layout_t gemm_layout;
 } bp_exec_t;
 
@@ -188,8 +189,9 @@ void bp_backend_thread_done(void);
 void bp_be_oracle_thread_done(void);
 
 /* Whether the cpu backend be computes GEMM op i of p (bufs: its results,
- * for their shapes) in the order PyTorch's x86 wheel does: an fp32 matmul
- * of a class whose MKL sgemm order was fitted, on MKL's path be models
+ * for their shapes) in the order PyTorch's x86 wheel does: an fp32 matmul,
+ * linear or addmm (alpha 1, beta 0 or 1) whose sgemm call falls in a
+ * class whose MKL order was fitted, on MKL's path be models
  * (backends/cpu/mkl_sgemm.h).  False for every other GEMM (bitprobe's own
  * order: "not PyTorch's bits") and backend. */
 bool bp_cpu_gemm_pytorch(const bp_backend_t *be, const bp_probe_t *p, size_t i,

@@ -96,10 +96,10 @@ int bp_cli_zero_sign(const char *cmd, const char *arg, bool *ignore);
       "                    this CPU, else what it offers, as oneDNN picks)\n",             \
       bp_cli_opt_onednn_isa) S                                                           \
     X(MKL_ISA, "mkl-isa",                                                                \
-      "  --mkl-isa I       MKL code path to model for fp32 matmuls (sgemm): avx512 (its\n" \
-      "                    fitted orders), avx2, sse42 or cnr (MKL_CBWR) (default:\n"     \
-      "                    MKL_CBWR, else MKL_ENABLE_INSTRUCTIONS capped by this CPU,\n"  \
-      "                    else what it offers, as MKL picks)\n",                         \
+      "  --mkl-isa I       MKL code path to model for fp32 matmul, linear and addmm\n"   \
+      "                    (sgemm): avx512 (its fitted orders), avx2, sse42 or cnr\n"   \
+      "                    (MKL_CBWR) (default: MKL_CBWR, else MKL_ENABLE_INSTRUCTIONS\n" \
+      "                    capped by this CPU, else what it offers, as MKL picks)\n",    \
       bp_cli_opt_mkl_isa) S                                                              \
     X(GPU, "gpu",                                                                        \
       "  --gpu N           CUDA device index (default 0); all, or a list (0,2): each GPU\n" \

@@ -293,7 +293,8 @@ static int geometry(const bp_probe_t *p, const bp_buf_t *bufs, int j, unsigned c
     const bp_op_t *op = &p->ops[j];
     int g = GEO_CONTIG;
     switch (op->kind) {
-    case BP_OP_MATMUL: case BP_OP_BMM: case BP_OP_BADDBMM:
+    case BP_OP_MATMUL: case BP_OP_BMM: case BP_OP_BADDBMM: case BP_OP_LINEAR:
+    case BP_OP_ADDMM: /* a new result, contiguous */
         break;
     case BP_OP_TRANSPOSE: case BP_OP_PERMUTE:
         if (op->a.kind != BP_ARG_BUF || bufs[op->a.buf].ndim != 2 || !swaps_2d(op)) {
@@ -327,15 +328,39 @@ bp_gemm_layout_t bp_probe_gemm_layout(const bp_probe_t *p, const bp_buf_t *bufs,
     if (i >= p->nops)
         return BP_GEMM_LAYOUT_UNKNOWN;
     const bp_op_t *op = &p->ops[i];
-    if (op->kind != BP_OP_MATMUL || op->a.kind != BP_ARG_BUF || op->b.kind != BP_ARG_BUF ||
-        bufs[op->a.buf].ndim != 2 || bufs[op->b.buf].ndim != 2)
+    int a, b;
+    bool wt = false; /* F.linear multiplies by weight.t(), a view */
+    if (op->kind == BP_OP_MATMUL) {
+        if (op->a.kind != BP_ARG_BUF || op->b.kind != BP_ARG_BUF)
+            return BP_GEMM_LAYOUT_UNKNOWN;
+        a = op->a.buf;
+        b = op->b.buf;
+    } else if (op->kind == BP_OP_ADDMM && op->ninputs == 3) {
+        a = op->inputs[1];
+        b = op->inputs[2];
+    } else if (op->kind == BP_OP_LINEAR && (op->ninputs == 2 || op->ninputs == 3)) {
+        a = op->inputs[0];
+        b = op->inputs[1];
+        wt = true;
+    } else {
+        return BP_GEMM_LAYOUT_UNKNOWN;
+    }
+    /* F.linear: a contiguous x of more dimensions is flattened to [-1, k]
+     * (a view: matmul's fold, or _flatten_nd_linear with a 1-D bias);
+     * with another bias PyTorch adds it after matmul, which is not
+     * modelled */
+    if (a < 0 || b < 0 || (size_t)a >= p->nops || (size_t)b >= p->nops ||
+        bufs[b].ndim != 2 || bufs[a].ndim < 2 || (!wt && bufs[a].ndim != 2) ||
+        (wt && bufs[a].ndim > 2 && op->ninputs == 3 && bufs[op->inputs[2]].ndim != 1))
         return BP_GEMM_LAYOUT_UNKNOWN;
     unsigned char *memo = calloc(p->nops, 1);
     if (!memo)
         return BP_GEMM_LAYOUT_UNKNOWN;
     bp_gemm_layout_t l = BP_GEMM_LAYOUT_UNKNOWN;
-    if (geometry(p, bufs, op->a.buf, memo, 0) == GEO_CONTIG) {
-        int g = geometry(p, bufs, op->b.buf, memo, 0);
+    if (geometry(p, bufs, a, memo, 0) == GEO_CONTIG) {
+        int g = geometry(p, bufs, b, memo, 0);
+        if (wt) /* the weight's transpose */
+            g = g == GEO_CONTIG ? GEO_T : g == GEO_T ? GEO_CONTIG : GEO_OTHER;
         l = g == GEO_CONTIG ? BP_GEMM_LAYOUT_NN : g == GEO_T ? BP_GEMM_LAYOUT_TN
                                                              : BP_GEMM_LAYOUT_UNKNOWN;
     }

@@ -113,10 +113,13 @@ int bp_probe_find_buf(const bp_probe_t *p, const char *name);
  * PyTorch's order (NULL: none); -1 where there is none. */
 int bp_probe_cpu_gemm_dep(const bp_probe_t *p, int buf, bool (*replayed)(void *ctx, int op),
                           void *ctx);
-/* How PyTorch holds a 2-D matmul's operands, which decides the BLAS call
- * (LinearAlgebra.cpp addmm_impl_cpu_ reads their strides): NN both
- * contiguous (sgemm 'N','N'), TN the second a transposed view of a
- * contiguous 2-D tensor, `w.t()` (sgemm 'T','N'); UNKNOWN otherwise.
+/* How PyTorch holds the operands of a 2-D matmul, an addmm's mat1 and
+ * mat2, or a linear's x (flattened to 2-D: contiguous, with no bias or a
+ * 1-D one) and weight.t(), which decides the BLAS call (LinearAlgebra.cpp
+ * addmm_impl_cpu_ reads their strides): NN both contiguous (sgemm
+ * 'N','N'), TN the second a transposed view of a contiguous 2-D tensor,
+ * `w.t()` (sgemm 'T','N': a linear's contiguous weight); UNKNOWN
+ * otherwise.
  * bitprobe's layout ops copy; in PyTorch they are views, so the operands
  * are traced back: an op that makes a fresh tensor (creation, GEMM) is
  * contiguous; transpose of a 2-D operand swaps contiguous and transposed;

@@ -6,7 +6,8 @@
 # that does not go through a GEMM still does (exp: SLEEF against the
 # oracle's correctly rounded value).  An fp32 matmul of a class whose MKL
 # order bitprobe replays (MKL's AVX-512 path, --mkl-isa avx512) is
-# PyTorch's bits: no status, judged as any op.
+# PyTorch's bits, and so are linear and addmm making such a call: no
+# status, judged as any op.
 . "$top_srcdir/tests/cli/lib.sh"
 mkdir -p "$TMP/p"
 cat >"$TMP/p/gemm-exact.yaml" <<'YAML'
@@ -47,12 +48,23 @@ grep -F "gemm-exact h fp32" "$TMP/out" | grep -qF "DRIFT" || fail "replayed h is
 out_lacks "not PyTorch's bits"
 run 0 run gemm-exact --probes "$TMP/p" --device cpu,oracle --no-golden --agree --mkl-isa avx2
 out_has "$note"
-# linear and addmm are GEMMs too
+# linear and addmm are GEMMs too, and make the same sgemm call as the
+# matmul of a transposed weight: replayed on MKL's AVX-512 path, the
+# status on its AVX2 path
 sed -i 's/{out: y, op: matmul, a: x, b: wt}/{out: y, op: linear, inputs: [x, w]}/' "$TMP/p/gemm-exact.yaml"
-run 0 run gemm-exact --probes "$TMP/p" --device cpu,oracle --no-golden --agree
+run 1 run gemm-exact --probes "$TMP/p" --device cpu,oracle --no-golden --agree --mkl-isa avx512
+grep -F "gemm-exact h fp32" "$TMP/out" | grep -qF "DRIFT" || fail "replayed linear h is not judged"
+out_lacks "not PyTorch's bits"
+run 0 run gemm-exact --probes "$TMP/p" --device cpu,oracle --no-golden --agree --mkl-isa avx2
 out_has "(through linear 'y')"
 sed -i 's/{out: y, op: linear, inputs: \[x, w\]}/{out: y, op: addmm, inputs: [e0, x, wt]}/' "$TMP/p/gemm-exact.yaml"
 sed -i 's/^ops:$/ops:\n  - {out: e0, op: zeros, shape: [16]}/' "$TMP/p/gemm-exact.yaml"
-run 0 run gemm-exact --probes "$TMP/p" --device cpu,oracle --no-golden --agree
+run 1 run gemm-exact --probes "$TMP/p" --device cpu,oracle --no-golden --agree --mkl-isa avx512
+out_lacks "not PyTorch's bits"
+run 0 run gemm-exact --probes "$TMP/p" --device cpu,oracle --no-golden --agree --mkl-isa avx2
+out_has "(through addmm 'y')"
+# 8 rows by a transposed weight is no fitted class: the status stays
+sed -i 's/shape: \[16, 300\], seed: 1/shape: [8, 300], seed: 1/' "$TMP/p/gemm-exact.yaml"
+run 0 run gemm-exact --probes "$TMP/p" --device cpu,oracle --no-golden --agree --mkl-isa avx512
 out_has "(through addmm 'y')"
 done_ok

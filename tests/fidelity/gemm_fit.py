@@ -411,12 +411,16 @@ def write_regress(dump, out):
     """The regression probe REGRESS from the first gather's fp32 results:
     F.linear (a transposed view: 'T','N') and mm on the contiguous copy
     ('N','N') for (4, 256, 16) (dot16; a single panel) and (16, 1024, 32)
-    (K panels 384, 320, 320), inputs loaded, PyTorch's bits beside."""
+    (K panels 384, 320, 320), written as matmul of a transpose, as the
+    `linear` op (x of 2-D, and of 3-D: F.linear folds it to the same
+    sgemm) and as `addmm` on a zero input (beta 1: C = 0 first, exact),
+    inputs loaded, PyTorch's bits beside (F.linear's for all but mm's)."""
     d = np.load(dump)
     ops, outs, inputs, bits = [], [], {}, {}
     for m, k, n in ((4, 256, 16), (16, 1024, 32)):
         sfx = f"torch.float32_{m}_{k}_{n}"
         x, w = d["x_" + sfx].astype(F32), d["w_" + sfx].astype(F32)
+        lin = d["lin_" + sfx].astype(F32)
         t = f"{m}"
         inputs.update({f"x{t}": x, f"w{t}": w, f"wc{t}": np.ascontiguousarray(w.T)})
         ops += [f"  - {{out: x{t}, op: load, dtype: fp32, shape: [{m}, {k}]}}",
@@ -424,19 +428,28 @@ def write_regress(dump, out):
                 f"  - {{out: wt{t}, op: transpose, a: w{t}, dim0: 0, dim1: 1}}",
                 f"  - {{out: lin{t}, op: matmul, a: x{t}, b: wt{t}}}",
                 f"  - {{out: wc{t}, op: load, dtype: fp32, shape: [{k}, {n}]}}",
-                f"  - {{out: mmc{t}, op: matmul, a: x{t}, b: wc{t}}}"]
-        outs += [f"  - {{name: lin{t}}}", f"  - {{name: mmc{t}}}"]
-        bits[f"lin{t}.fp32"] = d["lin_" + sfx].astype(F32)
+                f"  - {{out: mmc{t}, op: matmul, a: x{t}, b: wc{t}}}",
+                f"  - {{out: flin{t}, op: linear, inputs: [x{t}, w{t}]}}",
+                f"  - {{out: x3d{t}, op: reshape, a: x{t}, shape: [2, {m // 2}, {k}]}}",
+                f"  - {{out: flin3d{t}, op: linear, inputs: [x3d{t}, w{t}]}}",
+                f"  - {{out: zero{t}, op: zeros, shape: [{n}]}}",
+                f"  - {{out: addmm{t}, op: addmm, inputs: [zero{t}, x{t}, wt{t}]}}"]
+        outs += [f"  - {{name: {o}{t}}}" for o in ("lin", "mmc", "flin", "flin3d", "addmm")]
+        bits[f"lin{t}.fp32"] = lin
         bits[f"mmc{t}.fp32"] = d["mmc_" + sfx].astype(F32)
+        bits[f"flin{t}.fp32"] = lin
+        bits[f"flin3d{t}.fp32"] = lin.reshape(2, m // 2, n)
+        bits[f"addmm{t}.fp32"] = lin
     why = ("PyTorch 2.11's CPU F.linear(x, w) and torch.mm(x, w.t().contiguous()), fp32: MKL "
            "2024.2's sgemm, AVX-512 path, one thread (the same bits under ATEN_CPU_CAPABILITY "
            "avx512 and avx2)")
     with open(f"{out}/{REGRESS}.yaml", "w") as f:
         f.write(f"# fidelity regression (tests/fidelity/gemm_fit.py --regress): {why}\n"
                 f"name: {REGRESS}\n"
-                "description: \"fidelity regression: x @ w.t() and x @ (contiguous w.t()) in "
-                "fp32 on cpu, MKL's sgemm orders (dot16 for M 2-4 with the weight transposed, "
-                "K panels of 384 otherwise)\"\n"
+                "description: \"fidelity regression: x @ w.t(), x @ (contiguous w.t()), "
+                "F.linear(x, w) of 2-D and 3-D x and addmm(0, x, w.t()) in fp32 on cpu, MKL's "
+                "sgemm orders (dot16 for M 2-4 with the weight transposed, K panels of 384 "
+                "otherwise)\"\n"
                 "dtypes: [fp32]\nops:\n" + "\n".join(ops) + "\noutputs:\n" + "\n".join(outs) + "\n")
     st_write(f"{out}/{REGRESS}.safetensors", inputs, {"origin": why})
     st_write(f"{out}/{REGRESS}.cpu-avx2+mkl-avx512.safetensors", bits,

@@ -30,6 +30,7 @@
 
 #include "backend.h"
 #include "mkl_isa.h"
+#include "mkl_sgemm.h"
 #include "onednn_isa.h"
 
 /* ATen's vector register width (bytes) for the AVX2 capability. */
@@ -54,6 +55,25 @@ typedef struct {
     bp_mkl_isa_t mkl;          /* MKL's code path modelled (mkl_isa.h) */
     const char *mkl_source;    /* where it came from */
 } bp_cpu_t;
+
+/* The MKL order of the sgemm PyTorch calls for GEMM op (matmul, linear
+ * or addmm) computing out from a (x, mat1), b (mat2, or linear's weight
+ * [n, k]) and in (linear's bias, addmm's input where beta is not 0; NULL:
+ * none), the operands held as layout (bp_probe_gemm_layout), on c's MKL
+ * path: BP_MKL_UNFITTED where that is not an fp32 call with alpha 1 and
+ * beta 0 or 1 in a fitted class (mkl_sgemm.h). */
+bp_mkl_order_t bp_cpu_mkl_order(const bp_cpu_t *c, const bp_op_t *op, bp_gemm_layout_t layout,
+                                const bp_buf_t *a, const bp_buf_t *b, const bp_buf_t *in,
+                                const bp_buf_t *out);
+/* The tensor addmm_impl_cpu_ copies into the result before sgemm (beta
+ * 1), or NULL (beta 0: C not read): linear's bias, addmm's input. */
+const bp_buf_t *bp_cpu_gemm_input(const bp_op_t *op, const bp_buf_t *const *inputs,
+                                  int ninputs);
+/* x's GEMM in MKL's order o (fp32): out = a @ b (b read as [n, k]
+ * transposed for linear), a's leading dimensions folded, C holding the
+ * bias or input (expanded to out) first where there is one. */
+bp_status bp_cpu_mkl_gemm(bp_mkl_order_t o, const bp_exec_t *x, const bp_buf_t *a,
+                          const bp_buf_t *b, bp_error_t *err);
 
 /* Lanes of one ATen register of dt for a register of `bytes` bytes. */
 size_t bp_cpu_lanes(bp_dtype_t dt, int bytes);

@@ -34,10 +34,10 @@
  *   registered for AVX2 only, so V is 8 for f32, 16 for bf16/f16, 4 for
  *   f64 on every x86 host.  Integer dtypes: exact, start and step
  *   truncated to int64.
- * matmul: fp32 where PyTorch's sgemm call (the operands' layout: b a
- *   contiguous [k, n] or a transposed view of an [n, k]) falls in a class
- *   whose MKL order was fitted, on MKL's modelled path: that order
- *   (mkl_sgemm.h).  Elsewhere not what PyTorch does (MKL/oneDNN blocking
+ * matmul (and linear, addmm: be_cpu_fused.c): fp32 where PyTorch's
+ *   sgemm call (the operands' layout: b a contiguous [k, n] or a
+ *   transposed view of an [n, k]) falls in a class whose MKL order was
+ *   fitted, on MKL's modelled path: that order (mkl_sgemm.h).  Elsewhere not what PyTorch does (MKL/oneDNN blocking
  *   varies by kernel and build): the one CPU GEMM's fixed order
  *   (cpu_gemm.h).  For out[i][j] the accumulator starts at +0 and takes
  *   acc = fma(a[i][k], b[k][j], acc) for k ascending, in float for
@@ -330,42 +330,83 @@ bp_status bp_cpu_op_arange(bp_backend_t *be, const bp_exec_t *x,
                               err);
 }
 
-/* The MKL order of PyTorch's sgemm for an fp32 [m, k] @ [k, n] whose
- * operands PyTorch holds as layout (addmm_impl_cpu_ passes m = n, n = m,
- * transa where b is a transposed view), on the path c models. */
-static bp_mkl_order_t mkl_order(const bp_cpu_t *c, bp_gemm_layout_t layout, int64_t m,
-                                int64_t k, int64_t n)
+bp_mkl_order_t bp_cpu_mkl_order(const bp_cpu_t *c, const bp_op_t *op, bp_gemm_layout_t layout,
+                                const bp_buf_t *a, const bp_buf_t *b, const bp_buf_t *in,
+                                const bp_buf_t *out)
 {
-    if (layout != BP_GEMM_LAYOUT_NN && layout != BP_GEMM_LAYOUT_TN)
+    bool lin = op->kind == BP_OP_LINEAR;
+    if ((layout != BP_GEMM_LAYOUT_NN && layout != BP_GEMM_LAYOUT_TN) || !a || !b ||
+        a->dtype != BP_F32 || b->dtype != BP_F32 || out->dtype != BP_F32 ||
+        (in && in->dtype != BP_F32) || a->ndim < 2 || b->ndim != 2)
         return BP_MKL_UNFITTED;
+    /* addmm's alpha and beta reach sgemm; only 1 and 0 or 1 were fitted
+     * (PyTorch copies the input into C only where beta is not 0) */
+    if (op->kind == BP_OP_ADDMM && (op->alpha != 1.0 || (op->beta != 0.0 && op->beta != 1.0)))
+        return BP_MKL_UNFITTED;
+    int64_t k = a->shape[a->ndim - 1], n = b->shape[lin ? 0 : 1];
+    int64_t m = k ? (int64_t)(a->numel / (size_t)k) : 0;
+    /* addmm_impl_cpu_ computes the row-major result as its column-major
+     * transpose: sgemm's m is n, its n is m, transa where b is a view */
     return bp_mkl_sgemm_order(c->mkl, layout == BP_GEMM_LAYOUT_TN, false, n, m, k);
+}
+
+const bp_buf_t *bp_cpu_gemm_input(const bp_op_t *op, const bp_buf_t *const *inputs,
+                                  int ninputs)
+{
+    if (op->kind == BP_OP_LINEAR)
+        return ninputs > 2 ? inputs[2] : NULL;
+    if (op->kind == BP_OP_ADDMM)
+        return op->beta != 0.0 ? inputs[0] : NULL;
+    return NULL;
 }
 
 bool bp_cpu_gemm_pytorch(const bp_backend_t *be, const bp_probe_t *p, size_t i,
                          const bp_buf_t *bufs)
 {
-    if (!be || be->op != bp_cpu_ops || i >= p->nops || p->ops[i].kind != BP_OP_MATMUL)
+    if (!be || be->op != bp_cpu_ops || i >= p->nops)
         return false;
     const bp_op_t *op = &p->ops[i];
-    if (op->a.kind != BP_ARG_BUF || op->b.kind != BP_ARG_BUF)
+    const bp_buf_t *a, *b, *in[3] = {NULL, NULL, NULL};
+    if (op->kind == BP_OP_MATMUL) {
+        if (op->a.kind != BP_ARG_BUF || op->b.kind != BP_ARG_BUF)
+            return false;
+        a = &bufs[op->a.buf];
+        b = &bufs[op->b.buf];
+    } else if ((op->kind == BP_OP_LINEAR || op->kind == BP_OP_ADDMM) && op->ninputs <= 3) {
+        for (int k = 0; k < op->ninputs; k++)
+            in[k] = &bufs[op->inputs[k]];
+        bool lin = op->kind == BP_OP_LINEAR;
+        a = in[lin ? 0 : 1];
+        b = in[lin ? 1 : 2];
+    } else {
         return false;
-    const bp_buf_t *a = &bufs[op->a.buf], *b = &bufs[op->b.buf], *o = &bufs[i];
-    if (a->dtype != BP_F32 || b->dtype != BP_F32 || o->dtype != BP_F32 || a->ndim != 2 ||
-        b->ndim != 2)
-        return false;
-    return mkl_order(be->state, bp_probe_gemm_layout(p, bufs, i), a->shape[0], a->shape[1],
-                     b->shape[1]) != BP_MKL_UNFITTED;
+    }
+    return bp_cpu_mkl_order(be->state, op, bp_probe_gemm_layout(p, bufs, i), a, b,
+                            bp_cpu_gemm_input(op, in, op->ninputs), &bufs[i]) != BP_MKL_UNFITTED;
 }
 
-/* out = a @ b in MKL's order o: fp32 throughout, one fma per product. */
-static void matmul_mkl(bp_mkl_order_t o, const bp_buf_t *a, const bp_buf_t *b, bp_buf_t *out)
+bp_status bp_cpu_mkl_gemm(bp_mkl_order_t o, const bp_exec_t *x, const bp_buf_t *a,
+                          const bp_buf_t *b, bp_error_t *err)
 {
-    size_t m = (size_t)a->shape[0], k = (size_t)a->shape[1], n = (size_t)b->shape[1];
+    bp_buf_t *out = x->out;
+    bool lin = x->op->kind == BP_OP_LINEAR;
+    const bp_buf_t *in = bp_cpu_gemm_input(x->op, x->inputs, x->ninputs);
+    size_t k = (size_t)a->shape[a->ndim - 1], n = (size_t)b->shape[lin ? 0 : 1];
+    size_t m = k ? a->numel / k : 0;
     const float *av = a->data, *bv = b->data;
     float *ov = out->data;
+    double *iv = NULL;
+    bp_status s;
+    if (in && (s = bp_cpu_expand(in, out, BP_F32, &iv, err)))
+        return s;
     for (size_t i = 0; i < m; i++)
-        for (size_t j = 0; j < n; j++)
-            ov[i * n + j] = bp_mkl_sgemm_dot(o, k, av + i * k, 1, bv + j, n);
+        for (size_t j = 0; j < n; j++) {
+            float c0 = iv ? (float)iv[i * n + j] : 0.0f;
+            ov[i * n + j] = bp_mkl_sgemm_dot(o, k, av + i * k, 1, lin ? bv + j * k : bv + j,
+                                             lin ? 1 : n, iv ? &c0 : NULL);
+        }
+    free(iv);
+    return BP_OK;
 }
 
 bp_status bp_cpu_op_matmul(bp_backend_t *be, const bp_exec_t *x,
@@ -383,12 +424,9 @@ bp_status bp_cpu_op_matmul(bp_backend_t *be, const bp_exec_t *x,
     bp_dtype_t dt = out->dtype;
     bp_status s;
     if (dt == BP_F32 && a->dtype == BP_F32 && b->dtype == BP_F32) {
-        bp_mkl_order_t o = mkl_order(be->state, x->gemm_layout, a->shape[0], a->shape[1],
-                                     b->shape[1]);
-        if (o != BP_MKL_UNFITTED) {
-            matmul_mkl(o, a, b, out);
-            return BP_OK;
-        }
+        bp_mkl_order_t o = bp_cpu_mkl_order(be->state, x->op, x->gemm_layout, a, b, NULL, out);
+        if (o != BP_MKL_UNFITTED)
+            return bp_cpu_mkl_gemm(o, x, a, b, err);
     }
     if (bp_dtype_is_int(dt)) {
         int64_t *av, *bv;

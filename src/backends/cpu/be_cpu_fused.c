@@ -38,11 +38,17 @@
  *   contraction); one rounding to dt.  PyTorch takes that kernel only for
  *   small products and MKL/oneDNN's gemm otherwise: bmm's order is the
  *   pinned one.
- * linear, addmm: x @ weight^T (mat1 @ mat2) in the one CPU GEMM's order,
- *   x's leading dimensions folded, then baddbmm's combine with the bias
- *   (input) broadcast to the result, beta and alpha 1 for linear; without
- *   a bias, the product rounded once.  PyTorch calls MKL/oneDNN's gemm
- *   with beta 1 on a result holding the bias: not this order.
+ * linear, addmm (LinearAlgebra.cpp addmm_impl_cpu_: the bias or input
+ *   expanded and copied into the result where beta is not 0, then
+ *   CPUBlas.cpp gemm -> sgemm with alpha and beta; F.linear is
+ *   addmm(bias, x, weight.t()) on x flattened to 2-D, or without a bias
+ *   matmul's mm): fp32 where that sgemm call falls in a class whose MKL
+ *   order was fitted (alpha 1, beta 0 or 1), MKL's order with C holding
+ *   the bias first (bp_cpu_mkl_gemm).  Elsewhere x @ weight^T (mat1 @
+ *   mat2) in the one CPU GEMM's order, x's leading dimensions folded,
+ *   then baddbmm's combine with the bias (input) broadcast to the
+ *   result, beta and alpha 1 for linear; without a bias, the product
+ *   rounded once: not PyTorch's order (MKL/oneDNN).
  * sdpa (native/transformers/attention.cpp _scaled_dot_product_attention_math):
  *   bf16/fp16 q, k, v widened to float; s = sqrt(scale or 1/sqrt(E)) in
  *   double; q' = q * s, k' = k * s (each rounded to float); scores =
@@ -322,21 +328,29 @@ static bp_status gemm_op(const bp_exec_t *x, bool lin, bp_error_t *err)
     return st;
 }
 
+/* MKL's order where PyTorch's sgemm call was fitted, else gemm_op. */
+static bp_status gemm_mkl_or_own(const bp_backend_t *be, const bp_exec_t *x, bool lin,
+                                 bp_error_t *err)
+{
+    const bp_buf_t *a = x->inputs[lin ? 0 : 1], *b = x->inputs[lin ? 1 : 2];
+    const bp_buf_t *in = bp_cpu_gemm_input(x->op, x->inputs, x->ninputs);
+    bp_mkl_order_t o = bp_cpu_mkl_order(be->state, x->op, x->gemm_layout, a, b, in, x->out);
+    return o != BP_MKL_UNFITTED ? bp_cpu_mkl_gemm(o, x, a, b, err) : gemm_op(x, lin, err);
+}
+
 bp_status bp_cpu_op_linear(bp_backend_t *be, const bp_exec_t *x, bp_error_t *err)
 {
-    (void)be;
     if (x->ninputs != 2 && x->ninputs != 3)
         return bp_error_set(err, BP_EINPUT, "linear takes inputs [x, weight] or "
                             "[x, weight, bias]");
-    return gemm_op(x, true, err);
+    return gemm_mkl_or_own(be, x, true, err);
 }
 
 bp_status bp_cpu_op_addmm(bp_backend_t *be, const bp_exec_t *x, bp_error_t *err)
 {
-    (void)be;
     if (x->ninputs != 3)
         return bp_error_set(err, BP_EINPUT, "addmm takes inputs [input, mat1, mat2]");
-    return gemm_op(x, false, err);
+    return gemm_mkl_or_own(be, x, false, err);
 }
 
 bp_status bp_cpu_op_sdpa(bp_backend_t *be, const bp_exec_t *x, bp_error_t *err)

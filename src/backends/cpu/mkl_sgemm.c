@@ -54,17 +54,20 @@ size_t bp_mkl_panels(size_t k, size_t *starts, size_t max)
     return n;
 }
 
-static float dot_panels(size_t k, const float *a, size_t sa, const float *b, size_t sb)
+/* Each panel's chain from +0 is added to C: the first stores into C
+ * where beta is 0 (c0 NULL: C not read), every later one adds. */
+static float dot_panels(size_t k, const float *a, size_t sa, const float *b, size_t sb,
+                        const float *c0)
 {
     size_t starts[64];
     size_t np = bp_mkl_panels(k, starts, 64);
-    float c = 0.0f;
+    float c = c0 ? *c0 : 0.0f;
     for (size_t p = 0; p < np; p++) {
         size_t e = p + 1 < np ? starts[p + 1] : k;
         float acc = 0.0f;
         for (size_t i = starts[p]; i < e; i++)
             acc = fmaf(a[i * sa], b[i * sb], acc);
-        c = p ? c + acc : acc;
+        c = p || c0 ? c + acc : acc;
     }
     return c;
 }
@@ -81,7 +84,9 @@ static float dot16(size_t k, const float *a, size_t sa, const float *b, size_t s
 }
 
 float bp_mkl_sgemm_dot(bp_mkl_order_t o, size_t k, const float *a, size_t sa, const float *b,
-                       size_t sb)
+                       size_t sb, const float *c0)
 {
-    return o == BP_MKL_DOT16 ? dot16(k, a, sa, b, sb) : dot_panels(k, a, sa, b, sb);
+    if (o == BP_MKL_DOT16)
+        return c0 ? *c0 + dot16(k, a, sa, b, sb) : dot16(k, a, sa, b, sb);
+    return dot_panels(k, a, sa, b, sb, c0);
 }

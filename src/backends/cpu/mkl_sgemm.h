@@ -47,8 +47,12 @@ const char *bp_mkl_order_name(bp_mkl_order_t o);
  * count. */
 size_t bp_mkl_panels(size_t k, size_t *starts, size_t max);
 /* One output element in order o (PANELS or DOT16): sum over k of
- * a[i * sa] * b[i * sb], i = 0..k-1. */
+ * a[i * sa] * b[i * sb], i = 0..k-1, with alpha 1.  c0 NULL: beta 0 (C
+ * not read); else beta 1 and *c0 is C's value before the call, which
+ * addmm_impl_cpu_ fills with the bias: C is where the panels accumulate,
+ * so the bias comes first, C = ((bias + panel 0) + panel 1) + ...; dot16
+ * reduces its lanes, then adds them to C. */
 float bp_mkl_sgemm_dot(bp_mkl_order_t o, size_t k, const float *a, size_t sa, const float *b,
-                       size_t sb);
+                       size_t sb, const float *c0);
 
 #endif

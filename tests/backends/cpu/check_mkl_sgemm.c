@@ -53,7 +53,7 @@ static float count(bp_mkl_order_t o, size_t k, size_t p, size_t q)
     spike_row(a, k, p, q);
     for (size_t i = 0; i < k; i++)
         b[i] = 1.0f;
-    float r = bp_mkl_sgemm_dot(o, k, a, 1, b, 1) / S;
+    float r = bp_mkl_sgemm_dot(o, k, a, 1, b, 1, NULL) / S;
     free(a);
     free(b);
     return r;
@@ -132,7 +132,7 @@ START_TEST(t_dot16_tree)
     a[1] = 0x1p-24f;
     a[2] = 1.0f;
     a[3] = 0x1p-24f;
-    ck_assert_float_eq(bp_mkl_sgemm_dot(BP_MKL_DOT16, 16, a, 1, b, 1), 2.0f);
+    ck_assert_float_eq(bp_mkl_sgemm_dot(BP_MKL_DOT16, 16, a, 1, b, 1, NULL), 2.0f);
     /* quarters in order before the pairs: lane 0 gets 1, lane 4 the
      * small one: q0 = 1 + 2^-24 = 1; q1 (lanes 1, 5) 2^-24 + 2^-24 =
      * 2^-23; (q0 + q1) = 1 + 2^-23 exactly */
@@ -141,12 +141,12 @@ START_TEST(t_dot16_tree)
     a[4] = 0x1p-24f;
     a[1] = 0x1p-24f;
     a[5] = 0x1p-24f;
-    ck_assert_float_eq(bp_mkl_sgemm_dot(BP_MKL_DOT16, 16, a, 1, b, 1), 1.0f + 0x1p-23f);
+    ck_assert_float_eq(bp_mkl_sgemm_dot(BP_MKL_DOT16, 16, a, 1, b, 1, NULL), 1.0f + 0x1p-23f);
     /* strides: b read down a column of a row-major [16, 3] */
     float bm[48];
     for (int i = 0; i < 48; i++)
         bm[i] = (i % 3 == 1) ? 1.0f : 0.0f;
-    ck_assert_float_eq(bp_mkl_sgemm_dot(BP_MKL_DOT16, 16, a, 1, bm + 1, 3), 1.0f + 0x1p-23f);
+    ck_assert_float_eq(bp_mkl_sgemm_dot(BP_MKL_DOT16, 16, a, 1, bm + 1, 3, NULL), 1.0f + 0x1p-23f);
 }
 END_TEST
 
@@ -301,11 +301,55 @@ START_TEST(t_layout)
 }
 END_TEST
 
-/* The probe text of x [m, k] (cancellation rows (p, q) pairs) @ ones,
- * the weight [k, n] contiguous (nn) or [n, k] transposed. */
-static char *spike_probe(size_t m, size_t k, size_t n, const size_t *pq, bool nn)
+/* linear multiplies by weight.t(): a contiguous weight is 'T','N', a
+ * transposed one 'N','N'; addmm reads mat2's layout as matmul does; a
+ * linear of a 4-D x with a bias of 2-D is matmul then add (not modelled). */
+START_TEST(t_layout_linear)
 {
-    size_t cap = 64 + m * k * 16 + 512;
+    bp_probe_t *p = parse(
+        "name: lay\ndescription: d\ndtypes: [fp32]\nops:\n"
+        "  - {out: x, op: ones, shape: [4, 6]}\n"
+        "  - {out: w, op: ones, shape: [8, 6]}\n"
+        "  - {out: y0, op: linear, inputs: [x, w]}\n"               /* 2: TN */
+        "  - {out: v, op: ones, shape: [6, 8]}\n"
+        "  - {out: vt, op: transpose, a: v, dim0: 0, dim1: 1}\n"
+        "  - {out: y1, op: linear, inputs: [x, vt]}\n"              /* 5: NN */
+        "  - {out: b, op: ones, shape: [8]}\n"
+        "  - {out: wt, op: transpose, a: w, dim0: 0, dim1: 1}\n"
+        "  - {out: y2, op: addmm, inputs: [b, x, wt]}\n"            /* 8: TN */
+        "  - {out: y3, op: addmm, inputs: [b, x, v]}\n"             /* 9: NN */
+        "  - {out: x4, op: ones, shape: [2, 2, 1, 6]}\n"
+        "  - {out: b2, op: ones, shape: [1, 8]}\n"
+        "  - {out: y4, op: linear, inputs: [x4, w, b2]}\n"          /* 12: unknown */
+        "  - {out: y5, op: linear, inputs: [x4, w, b]}\n"           /* 13: TN */
+        "  - {out: u, op: ones, shape: [3, 4]}\n"
+        "  - {out: xt, op: transpose, a: x, dim0: 0, dim1: 1}\n"
+        "  - {out: y6, op: linear, inputs: [xt, u]}\n"              /* 16: unknown */
+        "outputs:\n  - {name: y6}\n");
+    bp_buf_t bufs[32];
+    memset(bufs, 0, sizeof bufs);
+    for (size_t i = 0; i < p->nops; i++)
+        bufs[i].ndim = 2;
+    bufs[6].ndim = 1;
+    bufs[10].ndim = bufs[12].ndim = bufs[13].ndim = 4;
+    static const struct {
+        size_t op;
+        bp_gemm_layout_t l;
+    } want[] = {{2, BP_GEMM_LAYOUT_TN},  {5, BP_GEMM_LAYOUT_NN},       {8, BP_GEMM_LAYOUT_TN},
+                {9, BP_GEMM_LAYOUT_NN},  {12, BP_GEMM_LAYOUT_UNKNOWN}, {13, BP_GEMM_LAYOUT_TN},
+                {16, BP_GEMM_LAYOUT_UNKNOWN}};
+    for (size_t i = 0; i < sizeof want / sizeof want[0]; i++)
+        ck_assert_msg(bp_probe_gemm_layout(p, bufs, want[i].op) == want[i].l, "op %zu: %d",
+                      want[i].op, (int)bp_probe_gemm_layout(p, bufs, want[i].op));
+    bp_probe_free(p);
+}
+END_TEST
+
+/* The probe text of x [m, k] (cancellation rows (p, q) pairs), then
+ * tail: the ops that read it, the last one y (the output). */
+static char *spike_probe_ops(size_t m, size_t k, const size_t *pq, const char *tail)
+{
+    size_t cap = 64 + m * k * 16 + strlen(tail) + 512;
     char *t = malloc(cap);
     ck_assert(t);
     size_t len = (size_t)snprintf(t, cap,
@@ -317,20 +361,26 @@ static char *spike_probe(size_t m, size_t k, size_t n, const size_t *pq, bool nn
             len += (size_t)snprintf(t + len, cap - len, "%s%s", i + j ? ", " : "",
                                     j == pq[2 * i] ? "0x1p30" : j == pq[2 * i + 1] ? "-0x1p30"
                                                                                  : "0x1p-30");
-    snprintf(t + len, cap - len,
-             "]}\n  - {out: w, op: ones, shape: [%zu, %zu]}\n"
-             "%s  - {out: y, op: matmul, a: x, b: %s}\noutputs:\n  - {name: y}\n",
-             nn ? k : n, nn ? n : k,
-             nn ? "" : "  - {out: wt, op: transpose, a: w, dim0: 0, dim1: 1}\n", nn ? "w" : "wt");
+    snprintf(t + len, cap - len, "]}\n%soutputs:\n  - {name: y}\n", tail);
     return t;
 }
 
-/* y[i][0] in units of 2^-30, with the cpu backend on MKL path isa; *pt
- * whether it calls the result PyTorch's. */
-static void run_spikes(bp_mkl_isa_t isa, size_t m, size_t k, size_t n, const size_t *pq, bool nn,
-                       float *got, bool *pt)
+/* x @ ones, the weight [k, n] contiguous (nn) or [n, k] transposed. */
+static char *spike_probe(size_t m, size_t k, size_t n, const size_t *pq, bool nn)
 {
-    char *text = spike_probe(m, k, n, pq, nn);
+    char tail[256];
+    snprintf(tail, sizeof tail,
+             "  - {out: w, op: ones, shape: [%zu, %zu]}\n"
+             "%s  - {out: y, op: matmul, a: x, b: %s}\n",
+             nn ? k : n, nn ? n : k,
+             nn ? "" : "  - {out: wt, op: transpose, a: w, dim0: 0, dim1: 1}\n", nn ? "w" : "wt");
+    return spike_probe_ops(m, k, pq, tail);
+}
+
+/* y[i][0] in units of 2^-30 for the probe text, with the cpu backend on
+ * MKL path isa; *pt whether it calls the result PyTorch's. */
+static void run_text(bp_mkl_isa_t isa, char *text, size_t m, size_t n, float *got, bool *pt)
+{
     bp_probe_t *p = parse(text);
     free(text);
     bp_backend_opts_t o;
@@ -350,6 +400,12 @@ static void run_spikes(bp_mkl_isa_t isa, size_t m, size_t k, size_t n, const siz
     free(bufs);
     bp_backend_close(be);
     bp_probe_free(p);
+}
+
+static void run_spikes(bp_mkl_isa_t isa, size_t m, size_t k, size_t n, const size_t *pq, bool nn,
+                       float *got, bool *pt)
+{
+    run_text(isa, spike_probe(m, k, n, pq, nn), m, n, got, pt);
 }
 
 /* Through the backend's matmul: the layout picks the order, the path
@@ -390,6 +446,65 @@ START_TEST(t_backend)
 }
 END_TEST
 
+/* F.linear and addmm with a bias: addmm_impl_cpu_ copies the bias into
+ * the result and calls sgemm with beta 1, so C holds the bias before the
+ * first panel is added.  Bias 1000 (units of 2^-30), K = 1024, row p 64,
+ * q 512 (panels 2^30, -2^30, 320): bias first, 1000 + 2^30 rounds to
+ * 2^30 and the result is 320; the bias added after the panels gives
+ * 1320; bitprobe's own order (k ascending: 511) then the bias, 1511.
+ * Row p 384, q 512 tells none apart (1384 + 191 + 320 = 895 + 1000). */
+START_TEST(t_bias)
+{
+    float got[16];
+    bool pt;
+    size_t pq[32];
+    for (size_t i = 0; i < 16; i++) {
+        pq[2 * i] = i == 1 ? 384 : 64;
+        pq[2 * i + 1] = 512;
+    }
+#define W_T "  - {out: w, op: ones, shape: [4, 1024]}\n"
+#define W_N "  - {out: w, op: ones, shape: [1024, 4]}\n"
+#define BIAS "  - {out: b, op: full, shape: [4], value: 0x1.f4p-21}\n"
+    static const struct {
+        const char *tail;
+        bp_mkl_isa_t isa;
+        size_t rows;
+        float y0, y1; /* y1 < 0: not checked */
+        bool pt;
+    } c[] = {
+        /* 16 rows against a contiguous weight: 'T','N', panels */
+        {W_T BIAS "  - {out: y, op: linear, inputs: [x, w, b]}\n", BP_MKL_AVX512, 16, 320,
+         1895, true},
+        {W_T BIAS "  - {out: y, op: linear, inputs: [x, w, b]}\n", BP_MKL_AVX2, 16, 1511, -1,
+         false},
+        /* the same rows as [2, 8, 1024]: F.linear flattens them */
+        {"  - {out: x3, op: reshape, a: x, shape: [2, 8, 1024]}\n" W_T BIAS
+         "  - {out: y, op: linear, inputs: [x3, w, b]}\n",
+         BP_MKL_AVX512, 16, 320, -1, true},
+        /* addmm, two rows against a contiguous mat2: 'N','N', panels */
+        {W_N BIAS "  - {out: y, op: addmm, inputs: [b, x, w]}\n", BP_MKL_AVX512, 2, 320, 1895,
+         true},
+        /* beta 0: C is not read (a NaN input is not seen) */
+        {W_N "  - {out: b, op: full, shape: [4], value: .nan}\n"
+             "  - {out: y, op: addmm, inputs: [b, x, w], beta: 0}\n",
+         BP_MKL_AVX512, 2, 320, -1, true},
+        /* alpha 2 was not fitted: bitprobe's order (2 * 511 + 1000) */
+        {W_N BIAS "  - {out: y, op: addmm, inputs: [b, x, w], alpha: 2}\n", BP_MKL_AVX512, 2,
+         2022, -1, false},
+    };
+    for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
+        run_text(c[i].isa, spike_probe_ops(c[i].rows, 1024, pq, c[i].tail), c[i].rows, 4, got,
+                 &pt);
+        ck_assert_msg(got[0] == c[i].y0, "case %zu: %g", i, (double)got[0]);
+        ck_assert_msg(c[i].y1 < 0 || got[1] == c[i].y1, "case %zu: %g", i, (double)got[1]);
+        ck_assert_msg(pt == c[i].pt, "case %zu", i);
+    }
+#undef W_T
+#undef W_N
+#undef BIAS
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("mkl_sgemm");
@@ -402,7 +517,9 @@ int main(void)
     tcase_add_test(tc, t_classes);
     tcase_add_test(tc, t_isa);
     tcase_add_test(tc, t_layout);
+    tcase_add_test(tc, t_layout_linear);
     tcase_add_test(tc, t_backend);
+    tcase_add_test(tc, t_bias);
     suite_add_tcase(s, tc);
     return test_run_suite(s);
 }
