@@ -40,5 +40,36 @@ ntests=$((ntests + 1))
 if grep -q "FAIL coverage\|no PyTorch replay" "$TMP/out"; then
     fail "$(grep "FAIL coverage\|no PyTorch replay\|not drawn in this run" "$TMP/out")"
 fi
-echo "6 probes twice, identical; every op of the table drawn and replayed"
+# model code (fuzz_models.py), two batches at once (--jobs: results cross
+# processes), then the account: the version compared against, every
+# exclusion with a reason, the GEMM rates per shape class
+"$PY" "$top_srcdir/tests/fidelity/fuzz_models.py" --seed 5 --count 2 >"$TMP/out" ||
+    fail "fuzz_models.py"
+out_has '"name": "fm5-0001"'
+"$PY" "$F" run --bitprobe "$BITPROBE" --seed 5 --probes 6 --models 1 --jobs 2 --batch 3 \
+    --devices cpu --out "$TMP/models" >"$TMP/out" 2>"$TMP/err"
+rc=$?
+ntests=$((ntests + 1))
+[ "$rc" -eq 0 ] || [ "$rc" -eq 1 ] || fail "fuzz_torch.py run --models 1 --jobs 2: exit $rc"
+! grep -q Traceback "$TMP/err" || fail "fuzz_torch.py run --models 1 --jobs 2: $(tail -1 "$TMP/err")"
+out_has "compared against PyTorch $("$PY" -c 'import torch; print(torch.__version__)')"
+"$PY" "$top_srcdir/tests/fidelity/fuzz_account.py" "$TMP/models/summary.json" >"$TMP/out" ||
+    fail "fuzz_account.py"
+out_has "Compared against PyTorch"
+out_has "| set aside as | device | op | count | reason |"
+out_has "| shape class |"
+mkl=$("$PY" -c 'import torch; print(int(torch.backends.mkl.is_available()))')
+[ "$mkl" = 1 ] || out_has "not MKL's"
+"$PY" - "$TMP/out" <<'PY' || fail "an exclusion row without a count or reason"
+import sys
+rows = [l for l in open(sys.argv[1]) if l.startswith("| ") and l.count("|") == 6 and
+        not l.startswith("| set aside") and not l.startswith("| device")]
+aside = [r.split("|")[1:-1] for r in rows if r.split("|")[1].strip() in
+         ("mkl", "unpinned", "version", "old-pytorch", "unsupported", "refused", "no-replay",
+          "replay-error", "own", "dropped")]
+assert aside, "no exclusion rows"
+for c in aside:
+    assert int(c[3]) > 0 and len(c[4].strip()) > 10, c
+PY
+echo "6 probes twice, identical; every op of the table drawn and replayed; model code"
 done_ok

@@ -72,6 +72,10 @@ def exclusions(summaries):
         for dev, op, dt, verdict, n in s["counts"]:
             if verdict in ASIDE:
                 rows[(verdict, dev, op)] += n
+        for _name, op, _msg in s.get("set_aside", []):
+            rows[("dropped", "all", op or "(whole probe)")] += 1
+    reasons.setdefault("dropped", "bitprobe refused the drawn op or probe before any device "
+                                  "ran it (the run's log gives each message): not compared")
     out = ["", "Every op not required to be identical, with its reason:", "",
            "| set aside as | device | op | count | reason |", "|---|---|---|---|---|"]
     for (verdict, dev, op), n in sorted(rows.items()):
@@ -79,8 +83,14 @@ def exclusions(summaries):
     return out
 
 
+def blas_mkl(s):
+    """Whether the run's PyTorch takes its fp32 CPU GEMMs from MKL."""
+    return "MKL yes" in s.get("env", "")
+
+
 def rates(summaries):
-    """How often an unpinned GEMM differs from PyTorch, per shape class."""
+    """How often a GEMM differs from PyTorch, per shape class (identical
+    and unpinned ones: a required GEMM that differs is a failure)."""
     acc = collections.defaultdict(lambda: [0, 0, 0, 0])
     for s in summaries:
         for dev, op, dt, cls, n, nd, el, eld in s.get("rates", []):
@@ -89,11 +99,18 @@ def rates(summaries):
                 r[i] += v
     if not acc:
         return []
-    out = ["", "GEMMs PyTorch computes in an order bitprobe does not replay (CPU: MKL's "
-           "sgemm for fp32, oneDNN for bf16/fp16; CUDA: cuBLAS's heuristics), measured "
-           "against PyTorch per shape class:", "",
-           "| device | op | dtype | shape class | ops differ | elements differ |",
-           "|---|---|---|---|---|---|"]
+    out = ["", "GEMMs, identical or not required (CPU: MKL's sgemm for fp32, whose fitted "
+           "classes bitprobe replays on MKL's AVX-512 path, oneDNN for bf16/fp16; CUDA: "
+           "cuBLAS's heuristics), measured against PyTorch per shape class (K, rows M, "
+           "output features N, and the BLAS call of a 2-D product: TN a transposed view "
+           "as F.linear's weight, NN contiguous):", ""]
+    for s in summaries:
+        if "cpu" in s.get("devices", []) and not blas_mkl(s):
+            out += [f"Seed {s['seed']}: the CPU rows compare against a PyTorch whose fp32 "
+                    f"GEMMs are not MKL's ({s['env']}): they measure that BLAS, not the MKL "
+                    "orders bitprobe replays; they are no evidence either way.", ""]
+    out += ["| device | op | dtype | shape class | ops differ | elements differ |",
+            "|---|---|---|---|---|---|"]
     for (dev, op, dt, cls), (n, nd, el, eld) in sorted(acc.items()):
         out.append(f"| {dev} | `{op}` | {dt} | {cls} | {nd} of {n} | {eld} of {el} "
                    f"({100.0 * eld / el if el else 0:.3g}%) |")

@@ -168,9 +168,11 @@ def container(bundle, probe, device):
 REASONS = {
     "mkl": "PyTorch's x86 wheels take fp32/fp64 sin, cos, exp, log, tanh, sqrt, erf, log2 "
            "(vml.h IMPLEMENT_VML_MKL) from MKL VML, which is closed",
-    "unpinned": "PyTorch's order is not replayed: on the CPU its GEMMs are MKL's sgemm (fp32) "
-                "and oneDNN's (bf16, fp16), whose blocking and summation order depend on the "
-                "shape, the ISA and the threads; on CUDA cuBLAS heuristics and cub's scan",
+    "unpinned": "PyTorch's order is not replayed, or not everywhere: on the CPU its GEMMs are "
+                "MKL's sgemm (fp32: bitprobe replays the classes fitted on MKL's AVX-512 path, "
+                "the rates per shape class show which) and oneDNN's (bf16, fp16), whose "
+                "blocking and summation order depend on the shape, the ISA and the threads; "
+                "on CUDA cuBLAS heuristics and cub's scan",
     "version": "a PyTorch before 2.0 computes it with another kernel than the 2.x one "
                "bitprobe models",
     "old-pytorch": "a PyTorch before 2.1 rounds the scalar operand to the dtype first",
@@ -185,24 +187,40 @@ REASONS = {
 GEMMS = ("matmul", "bmm", "baddbmm", "linear", "addmm", "sdpa")
 
 
-def shape_class(op, bufs):
-    """A GEMM's shape class for the rates of unpinned ops: K and M bands."""
+def shape_class(op, bufs, views=None):
+    """A GEMM's shape class for the rates: bands of K, of M (the rows, x's
+    leading dimensions folded) and of N at the bounds of the CPU's fitted
+    MKL classes (probes/README.md "The CPU's GEMM orders"), and for a 2-D
+    product the BLAS call its second operand makes (TN: a transposed view,
+    F.linear's weight; NN: contiguous)."""
     if op["op"] not in GEMMS:
         return ""
+    views = views or {}
     try:
+        ins = op.get("inputs", [])
         if op["op"] in ("baddbmm", "addmm"):
-            a = bufs[op["inputs"][1]]
+            a, b = bufs[ins[1]], ins[2]
         elif op["op"] in ("sdpa", "linear"):
-            a = bufs[op["inputs"][0]]
+            a, b = bufs[ins[0]], ins[1]
         else:
-            a = bufs[op["a"]]
-        k, m = a.shape[-1], a.shape[-2] if a.dim() >= 2 else 1
-    except (KeyError, IndexError, TypeError):
+            a, b = bufs[op["a"]], op["b"]
+        k = a.shape[-1]
+        m = a.numel() // k if op["op"] in ("linear", "matmul") and k else \
+            a.shape[-2] if a.dim() >= 2 else 1
+        bt = bufs[b]
+        n = bt.shape[0] if op["op"] == "linear" else bt.shape[-1]
+    except (KeyError, IndexError, TypeError, AttributeError):
         return ""
     kb = "K<=64" if k <= 64 else "K<=1024" if k <= 1024 else "K<=4096" if k <= 4096 \
         else "K>4096"
-    mb = "M=1" if m == 1 else "M<=16" if m <= 16 else "M>16"
-    return f"{kb} {mb}"
+    mb = "M=1" if m == 1 else "M 2-4" if m <= 4 else "M 5-15" if m < 16 else \
+        "M 16-64" if m <= 64 else "M>64"
+    nb = "N<=64" if n <= 64 else "N>64"
+    call = ""
+    if op["op"] in ("linear", "addmm", "matmul") and bt.dim() == 2:
+        view = b in views
+        call = " TN" if view != (op["op"] == "linear") else " NN"
+    return f"{kb} {mb} {nb}{call}"
 
 
 def _zero_rates():
@@ -288,6 +306,31 @@ def replay_op(op, bufs, dt_out, device, saved):
     return t, required
 
 
+def _swaps_2d(op, a):
+    """Whether op (transpose or permute) swaps the two dimensions of the
+    2-D tensor a."""
+    if a is None or a.dim() != 2:
+        return False
+    if op["op"] == "transpose":
+        d = [op.get("dim0"), op.get("dim1")]
+    elif op["op"] == "permute":
+        d = list(op.get("dims", ()))
+    else:
+        return False
+    return len(d) == 2 and all(isinstance(x, int) for x in d) and {x % 2 for x in d} == {0, 1}
+
+
+def gemm_operands(op, bufs, views):
+    """bufs with a GEMM's operands that are 2-D transposes as PyTorch holds
+    them, views (x @ w.t() multiplies the view: the BLAS call's transpose
+    flag and leading dimension, bp_probe_gemm_layout's rule); bitprobe's
+    saved buffers are contiguous copies."""
+    if op["op"] not in GEMMS:
+        return bufs
+    sub = {v: views[v] for v in fuzz_gen.reads(op) if v in views}
+    return dict(bufs, **sub) if sub else bufs
+
+
 def check_probe(spec, bundle, device, res, log=print, keep=None):
     """Replays one probe's saved container for device ('cpu'/'cuda') in
     every run dtype; adds to res.  keep(op_index) limits which ops count
@@ -299,7 +342,7 @@ def check_probe(spec, bundle, device, res, log=print, keep=None):
     data = refio.st_tensors(path, lacking)
     tdev = "cuda" if device == "cuda" else "cpu"
     for d in spec["dtypes"]:
-        bufs = {}
+        bufs, views = {}, {}
         for i, op in enumerate(spec["ops"]):
             key = f"{op['out']}.{d}"
             mine = data.get(key)
@@ -319,7 +362,8 @@ def check_probe(spec, bundle, device, res, log=print, keep=None):
                 verdict = "own"
             else:
                 try:
-                    t, required = replay_op(op, bufs, dt_out, tdev, mine.to(tdev))
+                    t, required = replay_op(op, gemm_operands(op, bufs, views), dt_out, tdev,
+                                            mine.to(tdev))
                 except ValueError as e:
                     if "no PyTorch counterpart" not in str(e):
                         verdict = "replay-error"
@@ -367,12 +411,15 @@ def check_probe(spec, bundle, device, res, log=print, keep=None):
                 res.add(device, op["op"], NAMES.get(mine.dtype, str(mine.dtype)), verdict)
                 if verdict in ("unpinned", "identical") and op["op"] in GEMMS:
                     r = res.rates[(device, op["op"], NAMES.get(mine.dtype, str(mine.dtype)),
-                                   shape_class(op, bufs))]
+                                   shape_class(op, bufs, views))]
                     r[0] += 1
                     r[1] += verdict == "unpinned"
                     r[2] += mine.numel()
                     r[3] += n if verdict == "unpinned" and n > 0 else 0
             bufs[op["out"]] = mine.to(tdev)
+            src = op.get("a")
+            if isinstance(src, str) and _swaps_2d(op, bufs.get(src)):
+                views[op["out"]] = views.get(src, bufs[src]).t()
     return True
 
 

@@ -19,10 +19,10 @@ tails).  The CPU cost stays sane: every GEMM is capped at GEMM_FLOPS
 multiply-adds and every tensor at MAX_NUMEL elements, by shrinking the
 rows (and the output features of a layer wider than that allows).
 
-A Linear layer is written `transpose` then `matmul` (the probe language has
-no `linear` or `addmm` yet); where bitprobe's op table has them (`bitprobe
-list --ops --json`), linear() writes `linear` (inputs [x, w] or [x, w, b],
-F.linear) instead, and addmm where a bias is added to a 2-D product.
+A Linear layer is written `linear` (inputs [x, w] or [x, w, b], F.linear)
+where bitprobe's op table has it (`bitprobe list --ops --json`), else
+`transpose` then `matmul` (`addmm` where a bias is added to a 2-D product
+and the table has it).  Run alone it prints probes of a seed (--help).
 """
 import math
 import random
@@ -267,3 +267,29 @@ def probe(seed, index, op_names):
     return {"name": f"fm{seed}-{index:04d}", "description": f"model code ({kind}), seed {seed} "
             f"probe {index}", "origin": f"seed {seed}, model probe {index} ({kind})",
             "dtypes": dtypes, "ops": g.ops, "outputs": outs}
+
+
+def main():
+    import argparse
+    import json
+    ap = argparse.ArgumentParser(
+        description="Print model probes (fuzz_gen specs, JSON) of a seed; the fuzzer draws "
+                    "them with `fuzz_torch.py run --models F` (a fraction F of its probes), "
+                    "e.g. fuzz_torch.py run --bitprobe src/bitprobe --seed 1 --probes 20 "
+                    "--models 1 --devices cpu --small.",
+        epilog="Kinds: " + ", ".join(KINDS))
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--index", type=int, default=0, help="the first probe's index")
+    ap.add_argument("--count", type=int, default=1)
+    ap.add_argument("--ops", default="linear,addmm",
+                    help="ops of bitprobe's table the generators may write beyond the "
+                         "always-present ones (the linear/addmm hook); '' for none")
+    args = ap.parse_args()
+    names = [o for o in args.ops.split(",") if o]
+    for i in range(args.index, args.index + args.count):
+        print(json.dumps(probe(args.seed, i, names)))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -225,10 +225,16 @@ def report(res, devices, seconds, out=log):
                 f"{op} {dt} {mkl[(op, dt, 'mkl')]} of "
                 f"{sum(mkl[(op, dt, v)] for v in ('mkl', 'identical'))} differ"
                 for op, dt in cells) or "none (this PyTorch has no MKL)"))
+    mkl = torch.backends.mkl.is_available()
+    if "cpu" in devices and any(dv == "cpu" for dv, *_ in res.rates) and not mkl:
+        out("cpu GEMMs: this PyTorch takes its fp32 GEMMs from another BLAS than MKL: the "
+            "rates below measure that BLAS, not the MKL orders bitprobe replays (no evidence "
+            "either way; PyTorch 2.11's x86 wheel on an AVX-512 host checks those)")
     for (dv, op, dt, cls), (n, nd, el, eld) in sorted(res.rates.items()):
+        blas = ("cuBLAS" if dv != "cpu" else "oneDNN" if dt != "fp32" else
+                "MKL" if mkl else "this PyTorch's BLAS, not MKL,")
         out(f"{dv} {op} {dt} {cls or '(shape unknown)'}: {nd} of {n} ops differ, {eld} of {el} "
-            f"elements ({100.0 * eld / el if el else 0:.3g}%) (not required: "
-            f"{'MKL/oneDNN' if dv == 'cpu' else 'cuBLAS'} order)")
+            f"elements ({100.0 * eld / el if el else 0:.3g}%) (not required: {blas} order)")
     out(f"time: {seconds:.1f} s")
 
 

@@ -14,8 +14,9 @@
 #     paths; tests/fidelity/gemm_fit.py fits them offline).
 #  4. The differential fuzzer with the model generators (fuzz_models.py),
 #     seeded, on cpu and cuda: >= MIN_OPS (20000) ops per device, CPU
-#     matmul/bmm/sdpa counted as unpinned with their rates per shape class
-#     (fuzz-summary-models.json; fuzz_account.py prints the account).
+#     matmul/linear/addmm/bmm/sdpa counted as unpinned with their rates per
+#     shape class (fp32 in MKL's fitted classes: 0 differ expected;
+#     fuzz-summary-models.json; fuzz_account.py prints the account).
 # Run from a configured and built tree (CUDA enabled):
 #   OUT=/tmp/out SEED=20261201 sh tests/fidelity/model_fidelity_gpu.sh
 # MAX_LEN (10000) bounds the GELU lengths, BUDGET_S (240) the fuzzer's
