@@ -115,6 +115,16 @@ double bp_f64_from_bits(uint64_t u)
     return d;
 }
 
+double bp_dtype_round(bp_dtype_t dt, double v)
+{
+    switch (dt) {
+    case BP_F32: return (float)v;
+    case BP_BF16: return bp_bf16_to_f32(bp_f32_to_bf16((float)v));
+    case BP_F16: return bp_f16_to_f32(bp_f32_to_f16((float)v));
+    default: return v;
+    }
+}
+
 uint16_t bp_f32_to_bf16(float f)
 {
     uint32_t u = bp_f32_bits(f);

@@ -108,6 +108,17 @@ uint16_t bp_f32_to_bf16(float f);
 uint16_t bp_f32_to_f16(float f);
 float bp_bf16_to_f32(uint16_t h);
 float bp_f16_to_f32(uint16_t h);
+/* v as a value of the float dtype dt holds it, widened back: fp32 by a
+ * cast, bf16 and fp16 nearest even through float (c10's conversions: a
+ * double reaches bf16/fp16 through float, so a double can round twice, as
+ * PyTorch's does); fp64 and every other dtype: v unchanged. */
+double bp_dtype_round(bp_dtype_t dt, double v);
+/* The same for a float (fp32: v itself), kept in float so that the
+ * arithmetic around it stays in float. */
+static inline float bp_dtype_roundf(bp_dtype_t dt, float v)
+{
+    return (float)bp_dtype_round(dt, v);
+}
 /* f32 -> fp8, nearest even, non-saturating or saturating (see above). */
 uint8_t bp_f32_to_f8e4m3(float f, bool sat);
 uint8_t bp_f32_to_f8e5m2(float f, bool sat);

@@ -7,15 +7,6 @@
 
 #include <sleef.h>
 
-float bp_inv_round(bp_dtype_t dt, float v)
-{
-    switch (dt) {
-    case BP_BF16: return bp_bf16_to_f32(bp_f32_to_bf16(v));
-    case BP_F16: return bp_f16_to_f32(bp_f32_to_f16(v));
-    default: return v;
-    }
-}
-
 void bp_inv_widen(bp_dtype_t dt, const void *in, size_t n, float *out)
 {
     for (size_t i = 0; i < n; i++)
@@ -45,7 +36,7 @@ static float tree(const float *v, int lo, int hi, bp_dtype_t dt)
     if (hi - lo == 1)
         return v[lo];
     int mid = lo + (hi - lo + 1) / 2;
-    return bp_inv_round(dt, tree(v, lo, mid, dt) + tree(v, mid, hi, dt));
+    return bp_dtype_roundf(dt, tree(v, lo, mid, dt) + tree(v, mid, hi, dt));
 }
 
 float bp_inv_combine(const float *v, int s, bp_inv_combine_t c, bp_dtype_t dt)
@@ -56,7 +47,7 @@ float bp_inv_combine(const float *v, int s, bp_inv_combine_t c, bp_dtype_t dt)
         return tree(v, 0, s, dt);
     float acc = v[0];
     for (int i = 1; i < s; i++)
-        acc = bp_inv_round(dt, acc + v[i]);
+        acc = bp_dtype_roundf(dt, acc + v[i]);
     return acc;
 }
 
@@ -69,7 +60,7 @@ float bp_inv_allreduce(const float *v, int t, size_t flat, size_t total,
     int first = (int)((chunk + 1) % (size_t)t);
     float acc = v[first];
     for (int i = 1; i < t; i++)
-        acc = bp_inv_round(dt, acc + v[(first + i) % t]);
+        acc = bp_dtype_roundf(dt, acc + v[(first + i) % t]);
     return acc;
 }
 
@@ -97,9 +88,9 @@ void bp_inv_matmul_split(const float *a, const float *b, int64_t k, int64_t n, i
             float acc = 0.0f;
             for (int64_t q = k0; q < k1; q++)
                 acc = fmaf(a[q], b[q * n + j], acc);
-            part[i] = bp_inv_round(part_dt, acc);
+            part[i] = bp_dtype_roundf(part_dt, acc);
         }
-        out[j] = bp_inv_round(dt, bp_inv_combine(part, s, c, part_dt));
+        out[j] = bp_dtype_roundf(dt, bp_inv_combine(part, s, c, part_dt));
     }
 }
 
@@ -144,16 +135,16 @@ void bp_inv_row(bp_op_kind_t op, const float *x, const float *w, int64_t h, int 
 {
     switch (op) {
     case BP_OP_SUM:
-        out[0] = bp_inv_round(dt, split_sum(x, h, s, c, false));
+        out[0] = bp_dtype_roundf(dt, split_sum(x, h, s, c, false));
         return;
     case BP_OP_MEAN:
-        out[0] = bp_inv_round(dt, split_sum(x, h, s, c, false) * (1.0f / (float)h));
+        out[0] = bp_dtype_roundf(dt, split_sum(x, h, s, c, false) * (1.0f / (float)h));
         return;
     case BP_OP_RMS_NORM: {
         float ss = split_sum(x, h, s, c, true);
         float r = 1.0f / sqrtf(ss / (float)h + BP_INV_RMS_EPS);
         for (int64_t q = 0; q < h; q++)
-            out[q] = bp_inv_round(dt, w[q] * bp_inv_round(dt, x[q] * r));
+            out[q] = bp_dtype_roundf(dt, w[q] * bp_dtype_roundf(dt, x[q] * r));
         return;
     }
     case BP_OP_SOFTMAX:
@@ -164,7 +155,7 @@ void bp_inv_row(bp_op_kind_t op, const float *x, const float *w, int64_t h, int 
         float l = split_denominator(x, h, s, c, mx);
         if (op == BP_OP_SOFTMAX) {
             for (int64_t q = 0; q < h; q++)
-                out[q] = bp_inv_round(dt, Sleef_expf_u10(x[q] - mx) / l);
+                out[q] = bp_dtype_roundf(dt, Sleef_expf_u10(x[q] - mx) / l);
         } else {
             float ll = Sleef_logf_u10(l);
             for (int64_t q = 0; q < h; q++)
@@ -228,7 +219,7 @@ void bp_inv_attention_head(const float *q, const float *k, const float *v,
             out[i] = fmaf(oc[(size_t)c * (size_t)d + (size_t)i], wc, out[i]);
     }
     for (int64_t i = 0; i < d; i++)
-        out[i] = bp_inv_round(dt, out[i] / l);
+        out[i] = bp_dtype_roundf(dt, out[i] / l);
     free(sc);
     free(oc);
 }

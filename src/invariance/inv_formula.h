@@ -19,8 +19,6 @@
 #include "dtype.h"
 #include "inv_engine.h"
 
-/* v rounded to dt, as a float (fp32: v itself). */
-float bp_inv_round(bp_dtype_t dt, float v);
 /* n elements of dt widened to float. */
 void bp_inv_widen(bp_dtype_t dt, const void *in, size_t n, float *out);
 /* n floats rounded to dt and stored. */

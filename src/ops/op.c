@@ -206,16 +206,6 @@ double bp_div_scalar_reciprocal(double b, bp_dtype_t dt)
     return dt == BP_F64 ? r : (double)(float)r;
 }
 
-double bp_dtype_round(bp_dtype_t dt, double v)
-{
-    switch (dt) {
-    case BP_F32: return (float)v;
-    case BP_BF16: return bp_bf16_to_f32(bp_f32_to_bf16((float)v));
-    case BP_F16: return bp_f16_to_f32(bp_f32_to_f16((float)v));
-    default: return v;
-    }
-}
-
 void bp_linspace_params(bp_dtype_t dt, double start, double end, int64_t steps,
                         double *s, double *e, double *step)
 {

@@ -248,10 +248,6 @@ bp_dtype_t bp_op_promote(const bp_op_t *op, int n, const bp_dtype_t *dtypes,
 double bp_div_scalar_reciprocal(double b, bp_dtype_t dt);
 
 /* PyTorch's arange length: ceil((end - start) / step) computed in double. */
-/* v as a value of the float dtype dt holds it (c10's conversions: a
- * double reaches bf16/f16 through float), widened back. */
-double bp_dtype_round(bp_dtype_t dt, double v);
-
 /* torch.linspace's start, end and step (steps >= 2) in dtype dt, as ATen
  * computes them on the host (RangeFactoriesKernel.cpp, RangeFactories.cu):
  * start and end converted to dt, step = (end - start) / (steps - 1) with

@@ -707,6 +707,27 @@ START_TEST(t_parse)
 }
 END_TEST
 
+START_TEST(t_round)
+{
+    /* bp_dtype_round, against values derived by hand.  bf16 keeps 7
+     * fraction bits: 1 + 2^-8 is half an ulp above 1 (a tie: even, 1),
+     * 1 + 3 * 2^-8 a tie between 1 + 2^-7 (odd) and 1 + 2^-6 (even). */
+    ck_assert(bp_dtype_round(BP_BF16, 1.0 + 0x1p-8) == 1.0);
+    ck_assert(bp_dtype_round(BP_BF16, 1.0 + 0x3p-8) == 1.0 + 0x1p-6);
+    /* A double reaches bf16 through float, as c10 converts: 1 + 2^-8 +
+     * 2^-40 is 1 + 2^-8 in float (2^-40 is below its half ulp), then a
+     * tie, so 1; rounded once it would be 1 + 2^-7. */
+    ck_assert(bp_dtype_round(BP_BF16, 1.0 + 0x1p-8 + 0x1p-40) == 1.0);
+    /* fp16: 10 fraction bits; 2049 is a tie between 2048 and 2050. */
+    ck_assert(bp_dtype_round(BP_F16, 2049.0) == 2048.0);
+    ck_assert(bp_dtype_round(BP_F16, 65520.0) == INFINITY); /* past the max, 65504 */
+    ck_assert(bp_dtype_round(BP_F32, 1.0 + 0x1p-30) == 1.0);
+    ck_assert(bp_dtype_round(BP_F64, 1.0 + 0x1p-30) == 1.0 + 0x1p-30);
+    ck_assert(bp_dtype_round(BP_I32, 2.5) == 2.5); /* not a float dtype: unchanged */
+    ck_assert(bp_dtype_roundf(BP_BF16, 1.0f + 0x3p-8f) == 1.0f + 0x1p-6f);
+}
+END_TEST
+
 START_TEST(t_raw)
 {
     /* Little-endian element access, checked against bytes written by hand. */
@@ -791,6 +812,7 @@ static Suite *dtype_suite(bool slow)
     tcase_add_test(tc, t_info);
     tcase_add_test(tc, t_parse);
     tcase_add_test(tc, t_raw);
+    tcase_add_test(tc, t_round);
     suite_add_tcase(s, tc);
 
     if (slow) {

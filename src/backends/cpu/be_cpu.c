@@ -59,13 +59,9 @@ double bp_cpu_madd(bool fused, bool f32, double a, double b, double c)
 double bp_cpu_round(bp_dtype_t dt, double v)
 {
     switch (dt) {
-    case BP_F64: return v;
-    case BP_F32: return (float)v;
-    case BP_BF16: return bp_bf16_to_f32(bp_f32_to_bf16((float)v));
-    case BP_F16: return bp_f16_to_f32(bp_f32_to_f16((float)v));
     case BP_I64: return (double)to_i64(v);
     case BP_I32: return (double)to_i32(v);
-    default: return v;
+    default: return bp_dtype_round(dt, v);
     }
 }
 

@@ -68,10 +68,9 @@ static bp_status scalar_storage(double v, bp_dtype_t out, double *res,
                                 bp_error_t *err)
 {
     switch (out) {
-    case BP_F64: *res = v; return BP_OK;
-    case BP_F32: *res = (double)(float)v; return BP_OK;
-    case BP_BF16: *res = bp_bf16_to_f32(bp_f32_to_bf16((float)v)); return BP_OK;
-    case BP_F16: *res = bp_f16_to_f32(bp_f32_to_f16((float)v)); return BP_OK;
+    case BP_F64: case BP_F32: case BP_BF16: case BP_F16:
+        *res = bp_dtype_round(out, v);
+        return BP_OK;
     default: return int_scalar(v, res, err);
     }
 }
