@@ -14,7 +14,7 @@
 void bp_fp_probe_init(bp_probe_build_t *m, const char *name)
 {
     bp_probe_build_init(m, name,
-                        (1u << BP_F32) | (1u << BP_BF16) | (1u << BP_F16) | (1u << BP_F64));
+                        BP_DTYPES_RUN | BP_DTYPE_BIT(BP_F64));
     m->p.path = (char *)"fingerprint";
 }
 

@@ -181,7 +181,7 @@ static int parse_dtypes(opts_t *o, const char *arg)
         if (tf32)
             dt = BP_F32;
         else if (!bp_dtype_parse(items[i], &dt) ||
-                 (dt != BP_F32 && dt != BP_BF16 && dt != BP_F16))
+                 !bp_dtype_is_run(dt))
             return usage("unknown dtype '%s' (fp32, tf32, bf16, fp16)", items[i]);
         if (o->ndtypes == MAX_DTYPES)
             return usage("--dtype: at most 4 dtypes, not '%s'", arg);

@@ -351,7 +351,7 @@ static int parse_args(int argc, char **argv, bp_stack_opts_t *o, cli_t *cl)
         case O_INIT: {
             bp_dtype_t dt;
             if (!bp_dtype_parse(optarg, &dt) ||
-                (dt != BP_F32 && dt != BP_BF16 && dt != BP_F16))
+                !bp_dtype_is_run(dt))
                 return bp_cli_usage_error("stack", "--%s takes fp32, bf16 or "
                                           "fp16, not '%s'", c == O_DTYPE
                                           ? "dtype" : "init-dtype", optarg);

@@ -251,7 +251,7 @@ int cmd_stack_ranks(int argc, char **argv)
             break;
         case O_DTYPE:
             if (!bp_dtype_parse(optarg, &o.dtype) ||
-                (o.dtype != BP_F32 && o.dtype != BP_BF16 && o.dtype != BP_F16))
+                !bp_dtype_is_run(o.dtype))
                 return bp_cli_usage_error("stack", "--dtype: fp32, bf16 or fp16, not '%s'",
                                           optarg);
             break;

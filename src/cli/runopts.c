@@ -14,7 +14,7 @@ static int parse_dtypes(const char *cmd, const char *arg, uint32_t *mask)
     for (int i = 0; i < n; i++) {
         bp_dtype_t dt;
         if (!bp_dtype_parse(items[i], &dt) ||
-            (dt != BP_F32 && dt != BP_BF16 && dt != BP_F16))
+            !bp_dtype_is_run(dt))
             return bp_cli_usage_error(cmd, "unknown dtype '%s' (fp32, bf16, fp16)", items[i]);
         *mask |= 1u << dt;
     }
@@ -27,7 +27,7 @@ void bp_run_opts_init(bp_run_opts_t *o)
 {
     memset(o, 0, sizeof *o);
     o->dev.list = "auto";
-    o->dtypes = (1u << BP_F32) | (1u << BP_BF16) | (1u << BP_F16);
+    o->dtypes = BP_DTYPES_RUN;
     o->golden = true;
     o->repeat = 1;
     bp_backend_opts_default(&o->dev.be);

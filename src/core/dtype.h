@@ -77,6 +77,15 @@ typedef enum {
     (BP_DTYPES_ARITH | BP_DTYPE_BIT(BP_BOOL) | BP_DTYPE_BIT(BP_F8_E4M3) |  \
      BP_DTYPE_BIT(BP_F8_E5M2))
 
+/* The dtypes a probe, the stack and invariance run in (a probe's dtypes:
+ * list, --dtype): the model dtypes fp32, bf16 and fp16. */
+#define BP_DTYPES_RUN \
+    (BP_DTYPE_BIT(BP_F32) | BP_DTYPE_BIT(BP_BF16) | BP_DTYPE_BIT(BP_F16))
+static inline bool bp_dtype_is_run(bp_dtype_t dt)
+{
+    return (unsigned)dt < BP_NDTYPES && (BP_DTYPES_RUN & BP_DTYPE_BIT(dt));
+}
+
 typedef struct {
     const char *name;    /* probe/CLI name: fp64 fp32 bf16 fp16 fp8_e4m3
                           * fp8_e5m2 i64 i32 i16 i8 u64 u32 u16 u8 bool */

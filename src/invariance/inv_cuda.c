@@ -146,7 +146,7 @@ static bp_status setup(bp_inv_engine_t *e, const bp_inv_problem_t *p, bp_error_t
     if (p->axis == BP_INV_SPLIT && s->kind != K_LT)
         return bp_error_set(err, BP_EUNAVAIL, "%s: split-K is forced through "
                             "cuBLASLt only (the cublaslt engine)", e->name);
-    if (p->dtype != BP_F32 && p->dtype != BP_BF16 && p->dtype != BP_F16)
+    if (!bp_dtype_is_run(p->dtype))
         return bp_error_set(err, BP_EUNAVAIL, "%s: no %s", e->name,
                             bp_dtype_name(p->dtype));
     s->rows_cap = p->axis == BP_INV_BATCH ? p->mmax : p->batch;

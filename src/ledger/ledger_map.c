@@ -333,7 +333,7 @@ bp_status bp_ledger_map(const bp_ledger_op_t *op, const char *tag, const char *o
              op->call, op->module);
     quoted(&y, desc);
     sb_printf(&y, "\ndtypes: [%s]\nops:\n%s",
-              odt == BP_F32 || odt == BP_BF16 || odt == BP_F16 ? bp_dtype_name(odt) : "fp32",
+              bp_dtype_is_run(odt) ? bp_dtype_name(odt) : "fp32",
               c.ops.buf ? c.ops.buf : "");
     sb_printf(&y, "outputs:\n  - {name: y}\n");
     free(c.ops.buf);

@@ -997,7 +997,7 @@ static bp_status parse_dtypes(ld_t *L, const yn_t *n)
         bp_dtype_t dt;
         if ((st = get_dtype(L, n->kid[i], false, &run, &dt)))
             return st;
-        if (dt != BP_F32 && dt != BP_BF16 && dt != BP_F16)
+        if (!bp_dtype_is_run(dt))
             return bad(L, n->kid[i], "a probe runs in fp32, bf16 or fp16, "
                                      "not %s", bp_dtype_name(dt));
         if (L->p->dtypes & (1u << dt))

@@ -34,7 +34,7 @@ void bp_stack_rope_probe(bp_stack_rope_probe_t *rp, const bp_stack_cfg_t *c,
     bp_probe_build_t *b = &rp->b;
     double dim = (double)bp_stack_head_dim(c), pos = (double)c->max_positions;
     bp_probe_build_init(b, zero_init ? "rope-llama2-zero-init" : "rope-llama2",
-                        (1u << BP_F32) | (1u << BP_BF16) | (1u << BP_F16));
+                        BP_DTYPES_RUN);
     /* Each op reads the one before it unless said otherwise. */
     bp_op_t *op = bp_probe_build_op(b, BP_OP_ARANGE, "idx", BP_I64);
     op->end = dim;

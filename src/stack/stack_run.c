@@ -52,18 +52,13 @@ static void note(bp_stack_result_t *r, const char *fmt, ...)
         r->nnotes++;
 }
 
-static bool model_dtype(bp_dtype_t dt)
-{
-    return dt == BP_F32 || dt == BP_BF16 || dt == BP_F16;
-}
-
 static bp_status check_opts(const bp_stack_opts_t *o, bp_error_t *err)
 {
     const bp_stack_cfg_t *c = &o->cfg;
     bp_status st = bp_stack_cfg_check(c, err);
     if (st)
         return st;
-    if (!model_dtype(o->dtype) || !model_dtype(o->init_dtype))
+    if (!bp_dtype_is_run(o->dtype) || !bp_dtype_is_run(o->init_dtype))
         return bp_error_set(err, BP_EINPUT, "--dtype and --init-dtype take "
                             "fp32, bf16 or fp16");
     if (o->pos_begin < 0 || o->pos_begin >= o->pos_end ||

@@ -725,6 +725,11 @@ START_TEST(t_round)
     ck_assert(bp_dtype_round(BP_F64, 1.0 + 0x1p-30) == 1.0 + 0x1p-30);
     ck_assert(bp_dtype_round(BP_I32, 2.5) == 2.5); /* not a float dtype: unchanged */
     ck_assert(bp_dtype_roundf(BP_BF16, 1.0f + 0x3p-8f) == 1.0f + 0x1p-6f);
+    /* The run dtypes: the three model dtypes and nothing else. */
+    for (int d = 0; d < BP_NDTYPES; d++)
+        ck_assert_int_eq(bp_dtype_is_run((bp_dtype_t)d),
+                         d == BP_F32 || d == BP_BF16 || d == BP_F16);
+    ck_assert(!bp_dtype_is_run(BP_NDTYPES));
 }
 END_TEST
 
