@@ -15,15 +15,9 @@
 #include <unistd.h>
 
 #include "safeopen.h"
+#include "timing.h"
 
 extern char **environ;
-
-static double now(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
-}
 
 /* A variable as a number in [0, max]; *set false when unset. */
 static bp_status num(const char *name, long max, int *out, bool *set, bp_error_t *err)
@@ -178,7 +172,7 @@ bp_status bp_ranks_id_publish(const char *path, const bp_nccl_id_t *id, bp_error
 bp_status bp_ranks_id_wait(const char *path, double timeout_s, bp_nccl_id_t *id,
                            bp_error_t *err)
 {
-    double end = now() + timeout_s;
+    double end = bp_timing_now() + timeout_s;
     for (;;) {
         const char *why;
         FILE *f = bp_safe_fopen(path, &why);
@@ -191,7 +185,7 @@ bp_status bp_ranks_id_wait(const char *path, double timeout_s, bp_nccl_id_t *id,
                 return bp_ranks_id_parse(line, id, err) ? bp_error_prefix(err, "'%s': ", path)
                                                         : BP_OK;
         }
-        if (now() > end)
+        if (bp_timing_now() > end)
             return bp_error_set(err, BP_EUNAVAIL, "rank 0 did not publish NCCL's unique id in "
                                 "'%s' within %.0f s (BP_NCCL_TIMEOUT)", path, timeout_s);
         struct timespec ts = {0, 50 * 1000 * 1000};
@@ -268,7 +262,7 @@ bp_status bp_ranks_launch(int world, char **argv, const bp_nccl_id_t *id, double
         started++;
     }
     int worst = st ? 2 : 0, running = started;
-    double deadline = st ? now() + grace_s : -1;
+    double deadline = st ? bp_timing_now() + grace_s : -1;
     while (running > 0) {
         int ws;
         pid_t p = waitpid(-1, &ws, deadline < 0 ? 0 : WNOHANG);
@@ -280,17 +274,17 @@ bp_status bp_ranks_launch(int world, char **argv, const bp_nccl_id_t *id, double
                     int s = child_status(ws);
                     worst = s > worst ? s : worst;
                     if (s == 2 && deadline < 0)
-                        deadline = now() + grace_s;
+                        deadline = bp_timing_now() + grace_s;
                 }
             continue;
         }
         if (p < 0 && errno != EINTR)
             break;
-        if (deadline >= 0 && now() > deadline) {
+        if (deadline >= 0 && bp_timing_now() > deadline) {
             for (int r = 0; r < started; r++)
                 if (pid[r] > 0)
                     kill(pid[r], SIGTERM);
-            deadline = now() + 3600; /* once */
+            deadline = bp_timing_now() + 3600; /* once */
         }
         struct timespec ts = {0, 20 * 1000 * 1000};
         nanosleep(&ts, NULL);

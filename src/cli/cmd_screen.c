@@ -11,7 +11,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "bitfmt.h"
 #include "cli.h"
@@ -20,6 +19,7 @@
 #include "screen_dev.h"
 #include "screen_golden.h"
 #include "screen_run.h"
+#include "timing.h"
 
 const char cmd_screen_usage[] =
     "bitprobe screen [--gpu all|LIST] [--depth N] [--test LIST] [--list] [--golden DIR] [--no-golden] [--bless] [--json FILE] [--verbose] [--quiet]\n"
@@ -42,13 +42,6 @@ const char cmd_screen_usage[] =
     "  an SM that never ran, bad options).";
 
 #define MAX_GPUS 64
-
-static double now(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
-}
 
 static const char *by_name(bp_screen_by_t b)
 {
@@ -454,12 +447,12 @@ int cmd_screen(int argc, char **argv)
                           no_golden || do_bless ? NULL : bp_cli_golden_dir(golden, NULL, NULL), inj,
                           ninj,
                           progress, NULL};
-    double t0 = now();
+    double t0 = bp_timing_now();
     if (bp_screen_run(&o, g, ng, &err)) {
         rc = bp_cli_fail(&err);
         goto out;
     }
-    double secs = now() - t0;
+    double secs = bp_timing_now() - t0;
     rc = bp_screen_status(g, ng);
     if (json_path) {
         if (bp_cli_json_out("screen", json_path,

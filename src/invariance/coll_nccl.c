@@ -42,6 +42,7 @@
 #include "coll_order.h"
 #include "cuda_check.h"
 #include "nccl_dl.h"
+#include "timing.h"
 
 #define CU(call) CUDA_TRY(call, BP_EINTERNAL)
 #define MAX_INPUTS 16
@@ -72,13 +73,6 @@ typedef struct {
     size_t host_bytes;
 } nc_t;
 
-static double now(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
-}
-
 static int nccl_type(bp_dtype_t dt)
 {
     return dt == BP_BF16 ? BP_NCCL_BFLOAT16 : dt == BP_F16 ? BP_NCCL_FLOAT16 : BP_NCCL_FLOAT32;
@@ -87,14 +81,14 @@ static int nccl_type(bp_dtype_t dt)
 /* Waits for a stream, at most the timeout. */
 static bp_status wait_for(nc_t *s, cudaStream_t q, const char *what, bp_error_t *err)
 {
-    double end = now() + s->timeout;
+    double end = bp_timing_now() + s->timeout;
     for (;;) {
         cudaError_t e = cudaStreamQuery(q);
         if (e == cudaSuccess)
             return BP_OK;
         if (e != cudaErrorNotReady)
             return bp_cuda_fail(err, BP_EINTERNAL, what, e);
-        if (now() > end)
+        if (bp_timing_now() > end)
             return bp_error_set(err, BP_EINTERNAL, "%s did not finish within %.0f s "
                                 "(BP_NCCL_TIMEOUT)", what, s->timeout);
         struct timespec ts = {0, 200 * 1000};

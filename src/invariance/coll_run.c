@@ -4,16 +4,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "coll_emu.h"
-
-static double now(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
-}
+#include "timing.h"
 
 /* ---- the emulation as an engine ---------------------------------------- */
 
@@ -217,7 +210,7 @@ static bp_status map_cells(bp_coll_engine_t *e, const bp_coll_sweep_opts_t *o,
                 bp_coll_map_skip(m, s, c, BP_CELL_UNAVAIL, unavailable);
             continue;
         }
-        double t0 = now();
+        double t0 = bp_timing_now();
         bp_coll_info_t info;
         bp_error_t e2 = {0};
         bp_status st = BP_OK;
@@ -258,7 +251,7 @@ static bp_status map_cells(bp_coll_engine_t *e, const bp_coll_sweep_opts_t *o,
                 bp_coll_map_repeat(m, s, c, out, info.ranks_differ);
         }
         if (root)
-            bp_coll_cell(m, s, c)->seconds = now() - t0;
+            bp_coll_cell(m, s, c)->seconds = bp_timing_now() - t0;
         if (o->progress)
             o->progress(o->ctx, m, s, c);
     }

@@ -7,18 +7,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "config.h"
 #include "screen_dev.h"
 #include "screen_golden.h"
-
-static double now(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
-}
+#include "timing.h"
 
 typedef struct {
     const bp_screen_opts_t *o;
@@ -43,7 +36,7 @@ static void *open_gpu(void *arg)
     gpu_ctx_t *c = arg;
     const bp_screen_opts_t *o = c->o;
     bp_error_t err = {0};
-    c->t0 = now();
+    c->t0 = bp_timing_now();
 #ifdef BP_HAVE_CUDA
     bp_status st = o->fake ? bp_screen_fake_open(o->fake, c->g->index, c->g, &c->dev, &err)
                            : bp_screen_cuda_open(c->g->index, c->g, &c->dev, &err);
@@ -72,7 +65,7 @@ static void *open_gpu(void *arg)
             c->dev = NULL;
         }
     }
-    c->g->seconds = now() - c->t0;
+    c->g->seconds = bp_timing_now() - c->t0;
     return NULL;
 }
 
@@ -99,7 +92,7 @@ static void *run_round(void *arg)
     for (int i = 0; c->dev && i < o->ntests; i++) {
         const bp_screen_job_t *j = &c->jobs[i];
         const bp_screen_test_t *T = &bp_screen_tests[j->test];
-        double t0 = now();
+        double t0 = bp_timing_now();
         size_t per_sm = per_sm_of(j, g), es = bp_dtype_info(T->dt)->size;
         size_t nout = T->family == BP_SCR_CUBLAS ? j->n : (size_t)g->nsmid * per_sm;
         void *out = malloc(nout * es);
@@ -113,7 +106,7 @@ static void *run_round(void *arg)
             st = bp_screen_check(g, j, out, per_sm, done, c->golden[i], c->oracle[i], &err);
         free(out);
         free(done);
-        g->t[j->test].seconds += now() - t0;
+        g->t[j->test].seconds += bp_timing_now() - t0;
         if (st) {
             /* A failed CUDA call leaves the context unusable: stop here. */
             trouble(g, &err);
@@ -121,7 +114,7 @@ static void *run_round(void *arg)
             c->dev = NULL;
         }
     }
-    g->seconds = now() - c->t0;
+    g->seconds = bp_timing_now() - c->t0;
     return NULL;
 }
 

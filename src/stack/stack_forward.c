@@ -1,18 +1,11 @@
 /* The stack's forward on a device (the model of stack.h, from the ops of
  * stack_ops.h) and the figures computed from two forwards' outputs. */
 #include "stack_int.h"
+#include "timing.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
-
-double bp_stack_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 /* The activation buffers, in the order they are allocated and freed. */
 #define NACT 15
@@ -319,7 +312,7 @@ bp_status bp_stack_forward(bp_stack_model_t *m, const bp_buf_t *cos,
 {
     bp_stack_dev_t *o = m->ops;
     size_t L = (size_t)m->cfg->layers;
-    double t0 = bp_stack_now();
+    double t0 = bp_timing_now();
     bp_status st = bp_stack_embed(o, &m->h, &m->w[0], &m->ids, err);
     for (size_t l = 0; !st && l < L; l++) {
         st = layer(m, (int)l, cos, sin, err);
@@ -335,7 +328,7 @@ bp_status bp_stack_forward(bp_stack_model_t *m, const bp_buf_t *cos,
     if (!st)
         st = o->sync(o, err);
     if (seconds)
-        *seconds = bp_stack_now() - t0;
+        *seconds = bp_timing_now() - t0;
     if (!st && logits)
         st = fetch(o, &m->lg, logits, err);
     if (!st && logp)

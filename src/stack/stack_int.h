@@ -106,6 +106,4 @@ void bp_stack_final_metrics(const bp_buf_t *logits_a, const bp_buf_t *logits_b,
 void bp_stack_rms(const bp_buf_t *a, const bp_buf_t *b, double *diff,
                   double *ref);
 
-double bp_stack_now(void);
-
 #endif

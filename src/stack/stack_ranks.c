@@ -14,6 +14,7 @@
 #include "oracle_mpfr.h"
 #include "oracle_tensor.h"
 #include "stack_int.h"
+#include "timing.h"
 
 #define TP_INPUT_KIND 14ull /* the counters' kind of the reduction's input */
 #define ID_CHARS 256        /* a rank's description, all-gathered */
@@ -325,7 +326,7 @@ static bp_status tp(ctx_t *c, const bp_ranks_opts_t *o, bp_ranks_result_t *res,
     bp_buf_t x = {0}, wt = {0}, xr = {0}, wr = {0}, part = {0}, y = {0}, ya = {0};
     bp_buf_t hx = {0}, hw = {0}, hy = {0}, ho = {0}, hya[BP_RANKS_MAX_ALGOS];
     memset(hya, 0, sizeof hya);
-    double t0 = bp_stack_now();
+    double t0 = bp_timing_now();
     bp_status st = c->ops->alloc(c->ops, &x, o->dtype, 2, sx, err);
     if (!st)
         st = c->ops->uniform(c->ops, &x, 0, x.numel, o->seed, TP_INPUT_KIND << 32, 0, -1.0f,
@@ -367,14 +368,14 @@ static bp_status tp(ctx_t *c, const bp_ranks_opts_t *o, bp_ranks_result_t *res,
         if (rank == 0 && !(st = bp_buf_alloc(&hya[a], o->dtype, 2, sy, err)))
             st = c->ops->get(c->ops, &ya, hya[a].data, err);
     }
-    res->t_tp = bp_stack_now() - t0;
+    res->t_tp = bp_timing_now() - t0;
     if (!st && rank == 0) {
         if (!(st = bp_buf_alloc(&hy, o->dtype, 2, sy, err)))
             st = c->ops->get(c->ops, &y, hy.data, err);
         if (!st && o->oracle) {
             /* exact x w^T rounded once: w^T as [K, N] on the host */
             int64_t swt[2] = {K, N};
-            double t1 = bp_stack_now();
+            double t1 = bp_timing_now();
             bp_buf_t hwn = {0};
             st = bp_buf_alloc(&hx, o->dtype, 2, sx, err);
             if (!st)
@@ -398,7 +399,7 @@ static bp_status tp(ctx_t *c, const bp_ranks_opts_t *o, bp_ranks_result_t *res,
                 st = bp_oracle_matmul(bp_oracle_threads(o->oracle_threads), &ex, err);
             }
             res->have_oracle = !st;
-            res->t_oracle = bp_stack_now() - t1;
+            res->t_oracle = bp_timing_now() - t1;
         }
         if (!st && res->have_oracle)
             st = bp_compare(&ho, &hy, NULL, NULL, &res->unsharded_vs_oracle, err);
@@ -470,10 +471,10 @@ bp_status bp_stack_ranks(const bp_ranks_env_t *e, const bp_nccl_id_t *id,
     }
     if (!st)
         st = identities(&c, res, err);
-    double t0 = bp_stack_now();
+    double t0 = bp_timing_now();
     if (!st && o->params)
         st = params(&c, o, res, err);
-    res->t_params = bp_stack_now() - t0;
+    res->t_params = bp_timing_now() - t0;
     if (!st && o->tp)
         st = tp(&c, o, res, err);
     if (c.comm && st)

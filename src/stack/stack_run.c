@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "config.h"
+#include "timing.h"
 
 typedef struct {
     bp_backend_t *cpu, *dev;
@@ -161,7 +162,7 @@ static bp_status buffers(const bp_stack_opts_t *o, const devs_t *d,
                          bp_stack_rope_t *rope, bp_stack_result_t *r,
                          bp_error_t *err)
 {
-    double t0 = bp_stack_now();
+    double t0 = bp_timing_now();
     int sides = o->forward_only ? 1 : 2;
     for (int s = 0; s < sides; s++) {
         progress(o, "RoPE buffers: %s side", s ? "second" : "first");
@@ -188,7 +189,7 @@ static bp_status buffers(const bp_stack_opts_t *o, const devs_t *d,
         }
         r->have_buffers = true;
     }
-    r->t_buffers = bp_stack_now() - t0;
+    r->t_buffers = bp_timing_now() - t0;
     return BP_OK;
 }
 
@@ -341,16 +342,16 @@ static bp_status params(const bp_stack_opts_t *o, bp_stack_dev_t *ops, bp_buf_t 
                         bp_stack_result_t *r, bp_error_t *err)
 {
     size_t np = bp_stack_nparams(&o->cfg);
-    double t0 = bp_stack_now();
+    double t0 = bp_timing_now();
     progress(o, "parameters: generating %zu tensors on %s", np, ops->name);
     bp_status st =
         bp_stack_params_generate(ops, &o->cfg, o->seed, o->dtype, w, err);
     if (!st)
         st = ops->sync(ops, err);
-    r->t_params = bp_stack_now() - t0;
+    r->t_params = bp_timing_now() - t0;
     if (st || o->forward_only)
         return st;
-    t0 = bp_stack_now();
+    t0 = bp_timing_now();
     progress(o, "parameters: checking %d-way sharded generation", o->shards);
     if (!(r->params = calloc(np, sizeof *r->params)))
         return bp_error_set(err, BP_ENOMEM, "out of memory");
@@ -362,7 +363,7 @@ static bp_status params(const bp_stack_opts_t *o, bp_stack_dev_t *ops, bp_buf_t 
         r->param_elems += r->params[i].p.numel;
         r->params_differ += r->params[i].cmp.mismatched > 0;
     }
-    r->t_params_check = bp_stack_now() - t0;
+    r->t_params_check = bp_timing_now() - t0;
     return st;
 }
 
@@ -425,7 +426,7 @@ bp_status bp_stack_run(const bp_stack_opts_t *o, bp_stack_result_t *r,
     memset(r, 0, sizeof *r);
     r->opts = *o;
     r->policy_pass = true;
-    double t0 = bp_stack_now();
+    double t0 = bp_timing_now();
     bp_status st = check_opts(o, err);
     if (st)
         return st;
@@ -440,7 +441,7 @@ bp_status bp_stack_run(const bp_stack_opts_t *o, bp_stack_result_t *r,
     bp_stack_rope_free(&rope[0]);
     bp_stack_rope_free(&rope[1]);
     close_devices(&d);
-    r->t_total = bp_stack_now() - t0;
+    r->t_total = bp_timing_now() - t0;
     if (st)
         bp_stack_result_free(r);
     return st;

@@ -20,7 +20,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "bpk.h"
 #include "cublas_dl.h"
@@ -28,6 +27,7 @@
 #include "envinfo.h"
 #include "cuda_check.h"
 #include "config.h"
+#include "timing.h"
 
 #define POOL_MIN_BYTES ((size_t)256)
 
@@ -344,13 +344,10 @@ static bp_status setup(bp_backend_t *be, const struct cudaDeviceProp *p,
     cuda_state_t *s = state(be);
     /* The primary context starts here (cudaFree(0) forces it where
      * cudaSetDevice is lazy); --timing reports it apart from the ops. */
-    struct timespec t0, t1;
-    clock_gettime(CLOCK_MONOTONIC, &t0);
+    double t0 = bp_timing_now();
     CUDA_TRY(cudaSetDevice(s->device), BP_EUNAVAIL);
     CUDA_TRY(cudaFree(0), BP_EUNAVAIL);
-    clock_gettime(CLOCK_MONOTONIC, &t1);
-    be->ctx_start_s = (double)(t1.tv_sec - t0.tv_sec) +
-                      (double)(t1.tv_nsec - t0.tv_nsec) * 1e-9;
+    be->ctx_start_s = bp_timing_now() - t0;
     CUDA_TRY(cudaStreamCreate(&s->stream), BP_EUNAVAIL);
     void *probe = NULL;
     CUDA_TRY(cudaMalloc(&probe, 256), BP_EUNAVAIL);
@@ -440,13 +437,6 @@ static void *preload_cublas(void *arg)
 static bp_status open_device(const bp_backend_opts_t *o, int count, bp_backend_t **out,
                              bp_error_t *err);
 
-static double now_s(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
-}
-
 static const char *env_get(const char *name)
 {
     return getenv(name);
@@ -459,9 +449,9 @@ bp_status bp_be_cuda_open(const bp_backend_opts_t *o, bp_backend_t **out,
     int count;
     /* The driver starts here (cuInit: every visible device is set up);
      * --timing reports it apart from the context start. */
-    double t0 = now_s();
+    double t0 = bp_timing_now();
     bp_status st = device_count(&count, err);
-    double init_s = now_s() - t0;
+    double init_s = bp_timing_now() - t0;
     if (st)
         return st;
     /* A device is there: loading cuBLAS (about 0.07 s) overlaps the
