@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 
 #include "jsonread.h"
+#include "jsonval.h"
 #include "safeopen.h"
 
 #define TRY(x)                                                                           \
@@ -165,7 +166,7 @@ static bp_status number_of(rd_t *r, const json_t *v, const char *path, double *o
 static bp_status ulp_of(rd_t *r, const json_t *v, const char *path, uint64_t *out)
 {
     const char *s = json_string_value(v);
-    if (s && strcmp(s, "class change") == 0) {
+    if (s && strcmp(s, BP_JSON_CLASS_CHANGE) == 0) {
         *out = UINT64_MAX;
         return BP_OK;
     }

@@ -6,13 +6,9 @@
 #include <stdio.h>
 
 #include "inv_report.h"
+#include "jsonval.h"
 
 static const char *const state_names[] = {"not run", "ran", "unavailable", "failed"};
-
-static json_t *ulp_json(uint64_t u)
-{
-    return u == UINT64_MAX ? json_string("inf") : json_integer((json_int_t)u);
-}
 
 static json_t *order_json(const bp_coll_cell_t *x)
 {
@@ -73,14 +69,14 @@ static json_t *size_json(const bp_coll_map_t *m, size_t s)
         json_array_append_new(groups, y);
         if (gr->compared) {
             json_object_set_new(y, "mismatched", json_integer((json_int_t)gr->cmp.mismatched));
-            json_object_set_new(y, "max_ulp", ulp_json(gr->cmp.max_ulp));
+            json_object_set_new(y, "max_ulp", bp_json_ulp(gr->cmp.max_ulp));
         }
         if (bp_coll_kind_reduces(m->kind))
             json_object_set_new(y, "order", order_json(bp_coll_cell(m, s, (size_t)gr->first)));
         if (gr->arbitrated)
             json_object_set_new(y, "oracle",
                                 json_pack("{s:o, s:I, s:f, s:I, s:I, s:I, s:I}", "max_ulp",
-                                          ulp_json(gr->max_ulp), "exact",
+                                          bp_json_ulp(gr->max_ulp), "exact",
                                           (json_int_t)gr->exact, "mean_ulp", gr->mean_ulp,
                                           "sampled", (json_int_t)z->ns, "nearer",
                                           (json_int_t)gr->closer.b_closer, "farther",

@@ -24,21 +24,8 @@
 
 #include "bitfmt.h"
 #include "explain.h"
+#include "jsonval.h"
 #include "report.h"
-
-static json_t *num(double v)
-{
-    if (isnan(v))
-        return json_string("nan");
-    if (isinf(v))
-        return json_string(v > 0 ? "inf" : "-inf");
-    return json_real(v);
-}
-
-static json_t *ulp_json(uint64_t u)
-{
-    return u == UINT64_MAX ? json_string("class change") : json_integer((json_int_t)u);
-}
 
 static json_t *value_json(bp_dtype_t dt, uint64_t bits)
 {
@@ -89,7 +76,7 @@ static json_t *op_json(const bp_explain_t *x, size_t i)
                           "inherited", (json_int_t)r->inherited, "masked",
                           (json_int_t)r->masked);
     if (r->introduced) {
-        json_object_set_new(o, "max_ulp_introduced", ulp_json(r->max_ulp));
+        json_object_set_new(o, "max_ulp_introduced", bp_json_ulp(r->max_ulp));
         json_object_set_new(o, "max_ulp_index", index_json(m, r->max_ulp_idx));
     }
     if (r->verdicts_done) {
@@ -100,8 +87,8 @@ static json_t *op_json(const bp_explain_t *x, size_t i)
                       (json_int_t)r->verdicts[BP_VERDICT_B], "neither",
                       (json_int_t)r->verdicts[BP_VERDICT_NEITHER], "both_within_half_ulp",
                       (json_int_t)r->verdicts[BP_VERDICT_BOTH]));
-        json_object_set_new(o, "max_ulp_a", ulp_json(r->max_ulp_a));
-        json_object_set_new(o, "max_ulp_b", ulp_json(r->max_ulp_b));
+        json_object_set_new(o, "max_ulp_a", bp_json_ulp(r->max_ulp_a));
+        json_object_set_new(o, "max_ulp_b", bp_json_ulp(r->max_ulp_b));
     }
     return o;
 }
@@ -119,26 +106,26 @@ static json_t *elem_json(const bp_explain_t *x, const bp_explain_elem_t *el)
                                value_json(odt, el->ob));
     if (el->has_oracle) {
         json_object_set_new(origin, "oracle", value_json(odt, el->oo));
-        json_object_set_new(origin, "ulp_a", ulp_json(el->ulp_a));
-        json_object_set_new(origin, "ulp_b", ulp_json(el->ulp_b));
+        json_object_set_new(origin, "ulp_a", bp_json_ulp(el->ulp_a));
+        json_object_set_new(origin, "ulp_b", bp_json_ulp(el->ulp_b));
         json_object_set_new(origin, "verdict", json_string(verdict_key(el->verdict)));
     }
     json_t *o = json_pack("{s:o, s:I, s:o, s:o, s:o, s:o}", "index",
                           index_json(&x->metas[j], el->index), "flat", (json_int_t)el->index,
                           "a", value_json(dt, el->a), "b", value_json(dt, el->b), "ulp",
-                          ulp_json(el->ulp), "origin", origin);
+                          bp_json_ulp(el->ulp), "origin", origin);
     if (el->has_end || el->has_ref) {
         static const char *closer[] = {"a", "b", "equal"};
         json_t *end = json_object();
         if (el->has_end) {
             json_object_set_new(end, "oracle", value_json(dt, el->end));
-            json_object_set_new(end, "ulp_a", ulp_json(el->end_ulp_a));
-            json_object_set_new(end, "ulp_b", ulp_json(el->end_ulp_b));
+            json_object_set_new(end, "ulp_a", bp_json_ulp(el->end_ulp_a));
+            json_object_set_new(end, "ulp_b", bp_json_ulp(el->end_ulp_b));
         }
         if (el->has_ref) {
-            json_object_set_new(end, "reference", num(el->ref));
-            json_object_set_new(end, "reference_ulp_a", num(el->ref_ulp_a));
-            json_object_set_new(end, "reference_ulp_b", num(el->ref_ulp_b));
+            json_object_set_new(end, "reference", bp_json_num(el->ref));
+            json_object_set_new(end, "reference_ulp_a", bp_json_num(el->ref_ulp_a));
+            json_object_set_new(end, "reference_ulp_b", bp_json_num(el->ref_ulp_b));
         }
         if (el->closer >= 0)
             json_object_set_new(end, "closer", json_string(closer[el->closer]));

@@ -3,6 +3,7 @@
 #include <stdio.h>
 
 #include "inv_report.h"
+#include "jsonval.h"
 
 static json_t *algo_json(const bp_inv_algo_t *a)
 {
@@ -36,11 +37,6 @@ static json_t *algo_json(const bp_inv_algo_t *a)
     return o;
 }
 
-static json_t *ulp_json(uint64_t u)
-{
-    return u == UINT64_MAX ? json_string("inf") : json_integer((json_int_t)u);
-}
-
 static json_t *group_json(const bp_inv_map_t *m, size_t g)
 {
     const bp_inv_group_t *gr = &m->g[g];
@@ -53,12 +49,12 @@ static json_t *group_json(const bp_inv_map_t *m, size_t g)
         return NULL;
     if (gr->compared) {
         json_object_set_new(o, "mismatched", json_integer((json_int_t)gr->cmp.mismatched));
-        json_object_set_new(o, "max_ulp", ulp_json(gr->cmp.max_ulp));
+        json_object_set_new(o, "max_ulp", bp_json_ulp(gr->cmp.max_ulp));
     }
     if (m->oracle)
         json_object_set_new(o, "oracle",
                             json_pack("{s:o, s:I, s:I, s:f}", "max_ulp",
-                                      ulp_json(gr->max_ulp), "max_ulp_index",
+                                      bp_json_ulp(gr->max_ulp), "max_ulp_index",
                                       (json_int_t)gr->max_ulp_idx, "exact",
                                       (json_int_t)gr->exact, "mean_ulp", gr->mean_ulp));
     return o;

@@ -42,18 +42,10 @@
 #include "bitfmt.h"
 #include "config.h"
 #include "esc.h"
+#include "jsonval.h"
 #include "outfile.h"
 #include "rep.h"
 #include "timing.h"
-
-static json_t *num(double v)
-{
-    if (isnan(v))
-        return json_string("nan");
-    if (isinf(v))
-        return json_string(v > 0 ? "inf" : "-inf");
-    return json_real(v);
-}
 
 static json_t *index_json(const bp_cmp_t *c, size_t flat)
 {
@@ -71,11 +63,6 @@ static json_t *value_json(bp_dtype_t dt, uint64_t bits)
     bp_fmt_shortest(dt, bits, sh, sizeof sh);
     return json_pack("{s:s, s:s, s:s, s:s, s:s}", "hex", hx, "decimal", dec, "g20", g20,
                      "shortest", sh, "fields", fl);
-}
-
-static json_t *ulp_json(uint64_t u)
-{
-    return u == UINT64_MAX ? json_string("class change") : json_integer((json_int_t)u);
 }
 
 static json_t *result_json(const bp_result_t *r)
@@ -107,18 +94,19 @@ static json_t *result_json(const bp_result_t *r)
     json_object_set_new(o, "total", json_integer((json_int_t)c->total));
     json_object_set_new(o, "mismatched", json_integer((json_int_t)c->mismatched));
     json_object_set_new(o, "mismatched_percent",
-                        num(c->total ? 100.0 * (double)c->mismatched / (double)c->total : 0));
+                        bp_json_num(c->total ? 100.0 * (double)c->mismatched / (double)c->total
+                                             : 0));
     json_object_set_new(o, "beyond_policy", json_integer((json_int_t)c->beyond_policy));
     json_object_set_new(o, "class_changes", json_integer((json_int_t)c->class_changes));
     json_object_set_new(o, "zero_sign_diffs", json_integer((json_int_t)c->zero_sign_diffs));
     json_object_set_new(o, "zero_sign_excused", json_integer((json_int_t)c->zero_sign_excused));
     json_object_set_new(o, "nan_payload_diffs", json_integer((json_int_t)c->nan_payload_diffs));
     if (c->mismatched) {
-        json_object_set_new(o, "max_abs", json_pack("{s:o, s:o}", "value", num(c->max_abs),
+        json_object_set_new(o, "max_abs", json_pack("{s:o, s:o}", "value", bp_json_num(c->max_abs),
                                                     "index", index_json(c, c->max_abs_idx)));
-        json_object_set_new(o, "max_rel", json_pack("{s:o, s:o}", "value", num(c->max_rel),
+        json_object_set_new(o, "max_rel", json_pack("{s:o, s:o}", "value", bp_json_num(c->max_rel),
                                                     "index", index_json(c, c->max_rel_idx)));
-        json_object_set_new(o, "max_ulp", json_pack("{s:o, s:o}", "value", ulp_json(c->max_ulp),
+        json_object_set_new(o, "max_ulp", json_pack("{s:o, s:o}", "value", bp_json_ulp(c->max_ulp),
                                                     "index", index_json(c, c->max_ulp_idx)));
     }
     json_t *h = json_object();
@@ -133,7 +121,7 @@ static json_t *result_json(const bp_result_t *r)
         const bp_mismatch_t *m = &c->first[k];
         json_array_append_new(first, json_pack("{s:o, s:I, s:o, s:o, s:o}", "index",
                                                index_json(c, m->index), "flat",
-                                               (json_int_t)m->index, "ulp", ulp_json(m->ulp),
+                                               (json_int_t)m->index, "ulp", bp_json_ulp(m->ulp),
                                                "a", value_json(r->dtype, m->a), "b",
                                                value_json(r->dtype, m->b)));
     }

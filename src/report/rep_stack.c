@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "esc.h"
+#include "jsonval.h"
 #include "rep_stack.h"
 
 static const char *init_name(bp_stack_init_t i)
@@ -194,21 +195,6 @@ int bp_rep_stack_text(FILE *f, const bp_stack_result_t *r, bool color)
 
 /* ---- JSON -------------------------------------------------------------- */
 
-static json_t *num(double v)
-{
-    if (isnan(v))
-        return json_string("nan");
-    if (isinf(v))
-        return json_string(v > 0 ? "inf" : "-inf");
-    return json_real(v);
-}
-
-static json_t *ulp(uint64_t u)
-{
-    return u == UINT64_MAX ? json_string("class change")
-                           : json_integer((json_int_t)u);
-}
-
 static json_t *shape(const bp_cmp_t *c)
 {
     json_t *a = json_array();
@@ -235,9 +221,9 @@ static json_t *cmp_json(const char *name, const bp_cmp_t *c)
                      "name", name, "dtype", bp_dtype_name(c->dtype), "shape",
                      shape(c), "total", (json_int_t)c->total, "mismatched",
                      (json_int_t)c->mismatched, "fraction",
-                     num(frac(c->mismatched, c->total)), "max_abs",
-                     num(c->max_abs), "max_rel", num(c->max_rel), "max_ulp",
-                     ulp(c->max_ulp), "histogram", histogram(c));
+                     bp_json_num(frac(c->mismatched, c->total)), "max_abs",
+                     bp_json_num(c->max_abs), "max_rel", bp_json_num(c->max_rel), "max_ulp",
+                     bp_json_ulp(c->max_ulp), "histogram", histogram(c));
 }
 
 static json_t *layers_json(const bp_stack_result_t *r)
@@ -251,11 +237,11 @@ static json_t *layers_json(const bp_stack_result_t *r)
                          "layer", y->layer, "total", (json_int_t)c->total,
                          "mismatched", (json_int_t)c->mismatched,
                          "mismatched_fraction",
-                         num(frac(c->mismatched, c->total)), "max_abs",
-                         num(c->max_abs), "max_rel", num(c->max_rel),
-                         "median_ulp", num(y->median_ulp), "max_ulp",
-                         ulp(c->max_ulp), "rms_diff", num(y->rms_diff),
-                         "rms_ref", num(y->rms_ref)));
+                         bp_json_num(frac(c->mismatched, c->total)), "max_abs",
+                         bp_json_num(c->max_abs), "max_rel", bp_json_num(c->max_rel),
+                         "median_ulp", bp_json_num(y->median_ulp), "max_ulp",
+                         bp_json_ulp(c->max_ulp), "rms_diff", bp_json_num(y->rms_diff),
+                         "rms_ref", bp_json_num(y->rms_ref)));
     }
     return a;
 }
@@ -318,13 +304,13 @@ json_t *bp_rep_stack_json(const bp_stack_result_t *r)
         json_object_set_new(
             j, "final",
             json_pack("{s:o, s:I, s:o, s:I, s:I, s:o, s:o, s:o}",
-                      "logits_max_abs", num(r->logits.max_abs),
+                      "logits_max_abs", bp_json_num(r->logits.max_abs),
                       "logits_mismatched", (json_int_t)r->logits.mismatched,
-                      "logprob_max_abs", num(r->logp.max_abs), "top1_agree",
+                      "logprob_max_abs", bp_json_num(r->logp.max_abs), "top1_agree",
                       (json_int_t)r->top1_agree, "top1_total",
                       (json_int_t)r->top1_total, "top1_fraction",
-                      num(frac(r->top1_agree, r->top1_total)), "mean_kl",
-                      num(r->mean_kl), "max_kl", num(r->max_kl)));
+                      bp_json_num(frac(r->top1_agree, r->top1_total)), "mean_kl",
+                      bp_json_num(r->mean_kl), "max_kl", bp_json_num(r->max_kl)));
     else
         json_object_set_new(j, "final", json_null());
     json_object_set_new(j, "repeat",

@@ -511,6 +511,23 @@ START_TEST(t_reports)
     ck_assert_int_eq(json_integer_value(json_object_get(j, "failures")), 1);
     json_decref(j);
 
+    /* A non-finite mismatch (ulp UINT64_MAX) is a change of class, written
+     * as every report writes it and as the report reader reads it back:
+     * "class change", not "inf" (a number's spelling, not a distance's). */
+    bp_inv_map_t *m0 = &s.maps[0];
+    ck_assert(m0->ng >= 2 && m0->oracle);
+    m0->g[1].compared = true;
+    m0->g[1].cmp.max_ulp = UINT64_MAX;
+    m0->g[1].max_ulp = UINT64_MAX;
+    j = bp_inv_json(&s);
+    ck_assert(j);
+    json_t *g1 = json_array_get(json_object_get(json_array_get(json_object_get(j, "maps"), 0),
+                                                "groups"), 1);
+    ck_assert_str_eq(json_string_value(json_object_get(g1, "max_ulp")), "class change");
+    ck_assert_str_eq(json_string_value(json_object_get(json_object_get(g1, "oracle"),
+                                                       "max_ulp")), "class change");
+    json_decref(j);
+
     bp_report_t rep;
     bp_report_init(&rep, 0, NULL);
     ck_assert(bp_inv_fill_report(&rep, &s));
