@@ -134,6 +134,8 @@ struct bp_backend {
 /* Names of every backend bitprobe knows (cuda too where it was built
  * without CUDA: opening it then says so), NULL-terminated. */
 const char *const *bp_backend_names(void);
+/* The backend whose devices --gpu selects, opened as "cuda:K" for each. */
+#define BP_BACKEND_GPU "cuda"
 /* A backend's op table without opening it (bitprobe list --ops); NULL
  * for a backend not built here or an unknown name. */
 const bp_op_fn *bp_backend_ops(const char *name);

@@ -479,7 +479,7 @@ static int expand_gpus(const char *cmd, const bp_cli_devices_t *d,
                                   "name one GPU", d->be.gpus);
     bool used = false;
     for (int k = 0; k < *n; k++)
-        used |= strcmp(names[k], "cuda") == 0 || strcmp(names[k], "auto") == 0;
+        used |= strcmp(names[k], BP_BACKEND_GPU) == 0 || strcmp(names[k], "auto") == 0;
     if (!used)
         return bp_cli_usage_error(cmd, "--gpu %s: --device names no cuda (or auto)",
                                   d->be.gpus);
@@ -493,16 +493,16 @@ static int expand_gpus(const char *cmd, const bp_cli_devices_t *d,
     *n = 0;
     for (int i = 0; i < ni; i++) {
         bool is_auto = strcmp(in[i], "auto") == 0;
-        if (!is_auto && strcmp(in[i], "cuda") != 0) {
+        if (!is_auto && strcmp(in[i], BP_BACKEND_GPU) != 0) {
             memcpy(names[(*n)++], in[i], BP_CLI_NAME_MAX);
             continue;
         }
-        if (is_auto) {
-            snprintf(names[(*n)++], BP_CLI_NAME_MAX, "cpu");
-            snprintf(names[(*n)++], BP_CLI_NAME_MAX, "oracle");
-        }
+        /* auto: every other backend of the registry, then the GPUs */
+        for (const char *const *b = bp_backend_names(); is_auto && *b; b++)
+            if (strcmp(*b, BP_BACKEND_GPU) != 0 && *n < BP_CLI_MAX_BACKENDS)
+                snprintf(names[(*n)++], BP_CLI_NAME_MAX, "%s", *b);
         for (int k = 0; k < ng && *n < BP_CLI_MAX_BACKENDS; k++)
-            snprintf(names[(*n)++], BP_CLI_NAME_MAX, "cuda:%d", idx[k]);
+            snprintf(names[(*n)++], BP_CLI_NAME_MAX, BP_BACKEND_GPU ":%d", idx[k]);
     }
     /* duplicates (cpu named beside auto) go */
     int m = 0;
@@ -572,10 +572,9 @@ int bp_cli_open_backends(const char *cmd, const bp_cli_devices_t *d, bp_backend_
     for (int i = 0; i < ni; i++) {
         bool is_auto = strcmp(items[i], "auto") == 0;
         const char *single[] = {items[i], NULL};
-        /* auto tries every backend bitprobe knows, so that a build
+        /* auto tries every backend of the registry, so that a build
          * without CUDA says so as a machine without a GPU does. */
-        static const char *const all[] = {"cpu", "oracle", "cuda", NULL};
-        const char *const *want = is_auto ? all : single;
+        const char *const *want = is_auto ? bp_backend_names() : single;
         for (; *want; want++) {
             bool dup = false, required = false;
             for (int k = 0; k < *n; k++)
