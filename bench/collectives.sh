@@ -10,7 +10,7 @@
 #      sizes models send), every NCCL_ALGO x NCCL_PROTO (the ones NCCL does
 #      not run here are results, NVLS kept off unless NCCL_NVLS_ENABLE is
 #      set), each cell twice (the second after another allocation
-#      pattern); then tests/fidelity/coll_check.py: every reduction group
+#      pattern); then tests/refs/coll_check.py: every reduction group
 #      with its inferred order (recomputing the values' bits) and, where
 #      groups differ, the oracle's verdict; every all-gather a bit-exact
 #      copy (or the exception named); the ranks agreeing;
@@ -39,8 +39,8 @@ mkdir -p "$OUT" || exit 2
 . "$HERE/lib.sh"
 bench_header "bench/collectives.sh: collective maps on NCCL, ${BYTES:-1K:256M}, every algorithm and protocol"
 bench_python json
-. "$HERE/../tests/fidelity/nccl_lib.sh"
-CHECK="$HERE/../tests/fidelity/coll_check.py"
+. "$HERE/../tests/gpu/nccl_lib.sh"
+CHECK="$HERE/../tests/refs/coll_check.py"
 BYTES=${BYTES:-1K:256M}
 TARGET=${TARGET:-300}
 NGPU=$("$BITPROBE" env --json 2>/dev/null |

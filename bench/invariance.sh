@@ -7,7 +7,7 @@
 # context, inputs, 1024 configurations, oracle, reports).  Next to it, in
 # the same run on the same GPU and the same inputs, the same sweep written
 # with PyTorch (`torch.mm(a[:M], b)[:1]` against `torch.mm(a[:1], b)`,
-# tests/fidelity/invariance_torch.py), and the check that PyTorch's result
+# tests/refs/invariance_torch.py), and the check that PyTorch's result
 # groups, boundaries and bits are bitprobe's: both maps are printed.
 # GPU machine only (a configured, built tree with CUDA; python3 with torch):
 # exit 77 elsewhere, 1 when the maps differ or a step fails.  By hand:
@@ -49,7 +49,7 @@ sed -n '1,60p' "$OUT/inv-bench.txt"
 
 echo "-- PyTorch's map on the same inputs"
 t2=$(now)
-"$PY" "$HERE/../tests/fidelity/invariance_torch.py" gemm \
+"$PY" "$HERE/../tests/refs/invariance_torch.py" gemm \
     "$WORK/inputs.safetensors" "$OUT/inv-bench.json" --dtype bf16 --engine cublas \
     >"$OUT/inv-bench-torch.txt" 2>&1
 trc=$?

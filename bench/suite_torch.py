@@ -5,9 +5,9 @@
 
 Every probe under DIR (default: the shipped probes), in each of its dtypes,
 computed with PyTorch on the CPU and on CUDA, op by op as PyTorch code
-writes it (tests/fidelity/probe_torch_ops.py), and each output compared
+writes it (tests/refs/probe_torch_ops.py), and each output compared
 with torch.equal.  Probes are read as bitprobe reads them
-(tests/fidelity/probe_spec.py).  `uniform` inputs come from torch.rand with a CPU
+(tests/refs/probe_spec.py).  `uniform` inputs come from torch.rand with a CPU
 generator seeded from the probe's seed and stream, copied to both devices.
 
 Prints one line per probe and dtype, then its own phases on stderr
@@ -34,7 +34,7 @@ except ImportError as e:
 T_IMPORT = time.monotonic()
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(HERE, "..", "tests", "fidelity"))
+sys.path.insert(0, os.path.join(HERE, "..", "tests", "refs"))
 import probe_spec  # noqa: E402
 from probe_torch_ops import DT, param, run_op  # noqa: E402
 

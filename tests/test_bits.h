@@ -20,7 +20,7 @@ static inline double b2d(uint64_t b)
     return x;
 }
 
-/* The i-th output of splitmix64 (as tests/fidelity/sleef_erf_ref.py). */
+/* The i-th output of splitmix64 (as tests/refs/sleef_erf_ref.py). */
 static inline uint64_t splitmix64(uint64_t i)
 {
     uint64_t z = i * 0x9E3779B97F4A7C15ull + 0x9E3779B97F4A7C15ull;

@@ -385,7 +385,7 @@ static int squeezed_ndim(const bp_strided_t *g)
  * F.linear and torch.addmm on x [1, 4096] (fp32, bf16, fp16, H200) shows
  * cublasLtMatmul with EPILOGUE_BIAS, beta 0.  The other sizes keep 2.10's
  * bound (mat2 of one row or column: cuBLAS), as do beta and the input's
- * shape; tests/fidelity/linear_gpu.sh checks them against PyTorch. */
+ * shape; tests/gpu/linear_gpu.sh checks them against PyTorch. */
 static bool addmm_lt_complies(bp_dtype_t dt, const bp_strided_t *self, const bp_strided_t *m1,
                               const bp_strided_t *m2, double beta)
 {

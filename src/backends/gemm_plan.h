@@ -16,7 +16,7 @@
  * fp16 helpers, bgemm_internal_cublas, bgemm_internal_cublaslt,
  * gemm_and_bias, _cublasAdjustLdLevel3) and CublasHandlePool.cpp (the
  * handle's math mode and workspace), as stored for the 2.10 line and
- * checked against PyTorch 2.11 on the GPU host (tests/fidelity/linear_gpu.sh).
+ * checked against PyTorch 2.11 on the GPU host (tests/gpu/linear_gpu.sh).
  *
  * Row-major results: PyTorch's result is contiguous, so cuBLAS computes
  * its transpose, C^T = op(B)^T op(A)^T; cuBLAS's A is then mat2 and its

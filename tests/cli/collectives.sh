@@ -81,11 +81,11 @@ else
     skip_later "no python3: the JSON report is not checked"
 fi
 
-# the GPU scripts' checker (tests/fidelity/coll_check.py) on this report,
+# the GPU scripts' checker (tests/refs/coll_check.py) on this report,
 # and its comparison of stack --ranks with the map on reports written here:
 # Ring/LL shares default's bits at 1K, Tree/LL does not
 if [ -n "${PY:-}" ]; then
-    chk="$top_srcdir/tests/fidelity/coll_check.py"
+    chk="$top_srcdir/tests/refs/coll_check.py"
     "$PY" "$chk" maps "$TMP/r.json" >"$TMP/chk" || fail "coll_check maps: $(tail -3 "$TMP/chk")"
     grep -q "1 collective maps, 25 cells ran, 0 problems" "$TMP/chk" || fail "coll_check: $(tail -1 "$TMP/chk")"
     cat >"$TMP/stack.json" <<'EOF'

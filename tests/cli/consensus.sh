@@ -46,7 +46,7 @@ run 0 run seed-div --device cpu --no-golden --quiet --save "$TMP/e"
 run 0 diff --consensus "$TMP/a" "$TMP/e"
 out_has "note: 27 tensors are missing from some runs"
 # run --gpu: several GPUs as backends of their own (compared on a GPU
-# machine by tests/fidelity/); here, what is asked is checked.
+# machine by tests/gpu/); here, what is asked is checked.
 run 2 run seed-div --device cpu --gpu 0,1
 err_has "--gpu 0,1: --device names no cuda (or auto)"
 run 2 run seed-div --gpu one

@@ -1,5 +1,5 @@
 # bitprobe diff on PyTorch's own RoPE caches (tests/data/torch, written by
-# tests/fidelity/torch_reference.py on an H200): Llama-2 geometry, bf16, built
+# tests/refs/torch_reference.py on an H200): Llama-2 geometry, bf16, built
 # on the CPU in fp32 vs built on CUDA with the positions arange in bf16
 # (zero.Init).  PyTorch itself counts 329332 cos and 324808 sin of 524288
 # elements different, greatest absolute difference 2.0 (info.json there).

@@ -1,4 +1,4 @@
-# The differential fuzzer's machinery on the CPU (tests/fidelity/
+# The differential fuzzer's machinery on the CPU (tests/refs/
 # fuzz_torch.py), where a python3 with torch is installed (else SKIP): a
 # seed gives the same probes twice, bitprobe loads every generated probe,
 # the replay's counts add up, and every op of `bitprobe list --ops --json`
@@ -13,7 +13,7 @@ for p in ${PYTHON3:-} python3 /usr/bin/python3; do
     [ -n "$p" ] && "$p" -c 'import torch, numpy' >/dev/null 2>&1 && { PY=$p; break; }
 done
 [ -n "$PY" ] || { echo "no python3 with torch: SKIP"; exit 77; }
-F="$top_srcdir/tests/fidelity/fuzz_torch.py"
+F="$top_srcdir/tests/refs/fuzz_torch.py"
 for w in a b; do
     "$PY" "$F" run --bitprobe "$BITPROBE" --seed 3 --probes 6 --ops 25 --small --devices cpu \
         --out "$TMP/$w" >"$TMP/out" 2>"$TMP/err"
@@ -43,7 +43,7 @@ fi
 # model code (fuzz_models.py), two batches at once (--jobs: results cross
 # processes), then the account: the version compared against, every
 # exclusion with a reason, the GEMM rates per shape class
-"$PY" "$top_srcdir/tests/fidelity/fuzz_models.py" --seed 5 --count 2 >"$TMP/out" ||
+"$PY" "$top_srcdir/tests/refs/fuzz_models.py" --seed 5 --count 2 >"$TMP/out" ||
     fail "fuzz_models.py"
 out_has '"name": "fm5-0001"'
 "$PY" "$F" run --bitprobe "$BITPROBE" --seed 5 --probes 6 --models 1 --jobs 2 --batch 3 \
@@ -53,7 +53,7 @@ ntests=$((ntests + 1))
 [ "$rc" -eq 0 ] || [ "$rc" -eq 1 ] || fail "fuzz_torch.py run --models 1 --jobs 2: exit $rc"
 ! grep -q Traceback "$TMP/err" || fail "fuzz_torch.py run --models 1 --jobs 2: $(tail -1 "$TMP/err")"
 out_has "compared against PyTorch $("$PY" -c 'import torch; print(torch.__version__)')"
-"$PY" "$top_srcdir/tests/fidelity/fuzz_account.py" "$TMP/models/summary.json" >"$TMP/out" ||
+"$PY" "$top_srcdir/tests/refs/fuzz_account.py" "$TMP/models/summary.json" >"$TMP/out" ||
     fail "fuzz_account.py"
 out_has "Compared against PyTorch"
 out_has "| set aside as | device | op | count | reason |"

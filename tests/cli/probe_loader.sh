@@ -1,5 +1,5 @@
 # The Python probe reader every bench and replay uses
-# (tests/fidelity/probe_spec.py: bench/suite_torch.py, torch_probe.py, the
+# (tests/refs/probe_spec.py: bench/suite_torch.py, torch_probe.py, the
 # fuzzer's regressions) reads what bitprobe reads: every scalar of every
 # shipped, regression, kept and semantics probe, typed and valued bit for
 # bit as tests/ops/probe_values (src/ops/probe_yaml.c, bp_yaml_number, the loaded
@@ -11,9 +11,9 @@
 VALUES=${PROBE_VALUES:-$(dirname "$BITPROBE")/../tests/ops/probe_values}
 [ -x "$VALUES" ] || fail "no tests/ops/probe_values at $VALUES (make check builds it)"
 find_python yaml || { echo "no python3 with PyYAML: SKIP"; exit 77; }
-CHECK="$top_srcdir/tests/fidelity/probe_spec_check.py"
-F="$top_srcdir/tests/fidelity"
-set -- "$top_srcdir"/probes/*.yaml "$F"/regress/*.yaml "$F"/fuzzkept/*.yaml "$F"/semantics/*.yaml
+CHECK="$top_srcdir/tests/refs/probe_spec_check.py"
+T="$top_srcdir/tests"
+set -- "$top_srcdir"/probes/*.yaml "$T"/regress/*.yaml "$T"/refs/fuzzkept/*.yaml "$T"/gpu/semantics/*.yaml
 [ $# -ge 20 ] || fail "only $# probe files found"
 
 ntests=$((ntests + 1))
@@ -43,7 +43,7 @@ try:
     probe_spec.read(sys.argv[2])
 except probe_spec.ProbeError as e:
     print(e); sys.exit(0)
-sys.exit(1)' "$F" "$TMP/x.yaml" >"$TMP/out" 2>&1 || fail "1e999 read without an error"
+sys.exit(1)' "$T/refs" "$TMP/x.yaml" >"$TMP/out" 2>&1 || fail "1e999 read without an error"
 grep -qF "x.yaml:2:11: number 1e999 is out of range of a double" "$TMP/out" ||
     fail "message: $(cat "$TMP/out")"
 done_ok

@@ -1,6 +1,6 @@
 # stack --ranks without a GPU: option errors, the launchers' variables,
 # the unique id's exchange; the ranks themselves run on GPUs
-# (tests/fidelity/screen_gpu.sh, multigpu.sh).
+# (tests/gpu/screen_gpu.sh, multigpu.sh).
 . "$top_srcdir/tests/cli/lib.sh"
 unset RANK WORLD_SIZE LOCAL_RANK OMPI_COMM_WORLD_RANK OMPI_COMM_WORLD_SIZE SLURM_PROCID \
     SLURM_NTASKS BP_RANKS_CHILD BP_NCCL_ID BP_NCCL_ID_FILE TORCHELASTIC_RUN_ID MASTER_ADDR \

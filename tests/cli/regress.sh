@@ -1,6 +1,6 @@
-# Fuzzer regressions (tests/fidelity/regress/): each probe there is the
+# Fuzzer regressions (tests/regress/): each probe there is the
 # minimised form of a difference the differential fuzzer found between
-# bitprobe and PyTorch (tests/fidelity/fuzz_torch.py), with PyTorch's bits
+# bitprobe and PyTorch (tests/refs/fuzz_torch.py), with PyTorch's bits
 # of its output beside it: NAME.cpu-ISA.safetensors, taken with ATen's CPU
 # capability ISA (NAME.cpu-ISA+onednn-LEVEL.safetensors where oneDNN's ISA
 # enters too, NAME.cpu-ISA+mkl-LEVEL.safetensors where MKL's code path
@@ -10,7 +10,7 @@
 # CUDA without a GPU) make the test a SKIP after the rest has passed.
 # Needs no Python: `bitprobe diff` compares.
 . "$top_srcdir/tests/cli/lib.sh"
-R="$top_srcdir/tests/fidelity/regress"
+R="$top_srcdir/tests/regress"
 isa_opt=$("$BITPROBE" run --help 2>&1 | grep -c -- '--cpu-isa' || true)
 gpu=0
 "$BITPROBE" list --probes "$R" 2>/dev/null | grep -q '^  cuda  *available' && gpu=1

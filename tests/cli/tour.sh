@@ -28,7 +28,7 @@ while IFS= read -r line; do
     cmd=${line%%  #*} note=
     [ "$cmd" != "$line" ] && note=${line#*  #}
     case $note in
-    *"(GPU"*) continue ;; # the GPU sessions' (tests/fidelity), not this test's
+    *"(GPU"*) continue ;; # the GPU sessions' (tests/gpu), not this test's
     *"(PyTorch)"*) [ -n "$torch" ] || { skip_later "no PyTorch: $cmd"; continue; } ;;
     esac
     ntests=$((ntests + 1))

@@ -13,12 +13,12 @@
 #     where, bool and fp8 casts and sum(dtype=fp32) among the whole table.
 # Builds nothing: run it from a configured and built tree with CUDA, after
 # `. .devdeps/env.sh`:
-#   OUT=/tmp/out sh tests/fidelity/cmp_gpu.sh
+#   OUT=/tmp/out sh tests/gpu/cmp_gpu.sh
 # Exit 0 when every step holds, 1 when one fails (listed at the end).
 set -u
 B=${BITPROBE:-./src/bitprobe}
 PY=${PYTHON3:-python3}
-. tests/fidelity/steps.sh
+. tests/gpu/steps.sh
 PROBES="rope-llama31-scaling sum-fp32-accumulator fp8-round-trip"
 step "check_semantics_cuda" 0 env BP_REQUIRE_GPU=1 ./tests/check_semantics_cuda
 rm -rf "$OUT/golden" && cp -r golden "$OUT/golden"
@@ -28,9 +28,9 @@ step "bless cuda" 0 "$B" bless $PROBES --device cuda --require cuda --golden "$O
 step "run against the new goldens" 0 "$B" run $PROBES --device cuda,cpu,oracle --golden "$OUT/golden"
 set --
 for p in $PROBES; do set -- "$@" --probe "$p"; done
-step "shipped vs PyTorch (cuda, cpu)" 0 "$PY" tests/fidelity/fuzz_torch.py shipped \
+step "shipped vs PyTorch (cuda, cpu)" 0 "$PY" tests/refs/fuzz_torch.py shipped \
     --bitprobe "$B" --devices cuda,cpu "$@"
-step "fuzz (cuda, cpu)" 0 "$PY" tests/fidelity/fuzz_torch.py run --bitprobe "$B" --seed 1916 \
+step "fuzz (cuda, cpu)" 0 "$PY" tests/refs/fuzz_torch.py run --bitprobe "$B" --seed 1916 \
     --probes 120 --ops 30 --devices cuda,cpu --out "$OUT/fuzz"
 mkdir -p "$OUT/cuda-goldens"
 for p in $PROBES; do

@@ -17,7 +17,7 @@
 #      golden/div-by-decimal/ (the only new cuda golden: the reciprocals of
 #      the shipped probes' other divisors, 10, 3, 7 and 128, round alike in
 #      float and double, so no other cuda golden changes).
-#   OUT=/tmp/out sh tests/fidelity/cpu_isa_gpu.sh
+#   OUT=/tmp/out sh tests/gpu/cpu_isa_gpu.sh
 # Exit: 0 every step as required, 1 a failing step, 2 no bitprobe, 77 no GPU.
 set -u
 HERE=$(dirname "$0")
@@ -26,17 +26,17 @@ need_cuda
 . "$HERE/steps.sh"
 unset ATEN_CPU_CAPABILITY
 TAIL=12 step "shipped probes, default capability, cpu and cuda" 0 \
-    "$PY" "$HERE/fuzz_torch.py" shipped --bitprobe "$B" --devices cpu,cuda
+    "$PY" "$HERE/../refs/fuzz_torch.py" shipped --bitprobe "$B" --devices cpu,cuda
 check "bitprobe's default capability is PyTorch's AVX512" \
     grep -q "CPU backend key: cpu-sleef-avx512; PyTorch's ATen CPU capability: avx512" \
     "$OUT/01-shipped_probes__default_capability__cpu_and_cuda.txt"
 TAIL=12 step "shipped probes, ATEN_CPU_CAPABILITY=avx2 and --cpu-isa avx2, cpu" 0 \
-    "$PY" "$HERE/fuzz_torch.py" shipped --bitprobe "$B" --devices cpu \
+    "$PY" "$HERE/../refs/fuzz_torch.py" shipped --bitprobe "$B" --devices cpu \
     --aten-cpu-capability avx2 --bitprobe-arg=--cpu-isa --bitprobe-arg=avx2
 rm -rf "$OUT/div"
 step "bitprobe run div-by-decimal --device cpu,cuda --dtype fp32" 0 \
     "$B" run div-by-decimal --device cpu,cuda --no-golden --dtype fp32 --save "$OUT/div"
-step "x / 0.001 against PyTorch on cuda and cpu" 0 "$PY" - "$OUT/div" "$HERE" <<'PY'
+step "x / 0.001 against PyTorch on cuda and cpu" 0 "$PY" - "$OUT/div" "$HERE/../refs" <<'PY'
 import glob, sys
 sys.path.insert(0, sys.argv[2])
 import torch, refio

@@ -3,10 +3,10 @@
 # GPU:
 #   0. check_rows_cuda (layer_norm, rms_norm and sdpa with an explicit
 #      dtype among its hand-derived cases);
-#   1. the fuzzer's regressions on CUDA (tests/fidelity/regress: layer_norm
+#   1. the fuzzer's regressions on CUDA (tests/regress: layer_norm
 #      and rms_norm of fp64 or bf16 operands with dtype fp32/bf16 among
 #      them) against PyTorch's stored bits;
-#   2. the whole fuzzer probes of tests/fidelity/fuzzkept (sdpa of fp64
+#   2. the whole fuzzer probes of tests/refs/fuzzkept (sdpa of fp64
 #      operands into fp32 and bf16, which wrote past its buffers; a bf16
 #      layer_norm of fp64 operands with an inf in the row), every op
 #      replayed in PyTorch on CUDA;
@@ -16,28 +16,28 @@
 #      synccheck.
 # Run from a configured and built tree with CUDA, after `. .devdeps/env.sh`
 # (python3: PyTorch with CUDA):
-#   OUT=/tmp/out sh tests/fidelity/cudafix_gpu.sh
+#   OUT=/tmp/out sh tests/gpu/cudafix_gpu.sh
 # Logs under $OUT; exit 1 when a step fails.  Each sanitizer run stops
 # after SAN_TIMEOUT seconds (150); STEPS=LO-HI runs a part (steps.sh).
-. tests/fidelity/steps.sh
+. tests/gpu/steps.sh
 B=${BITPROBE:-./src/bitprobe}
 PY=${PYTHON3:-python3}
 TAIL=3 step "check_rows_cuda" 0 env BP_REQUIRE_GPU=1 make check TESTS=tests/backends/check_rows_cuda
 TAIL=3 step "regressions on cuda against PyTorch's bits" 0 \
-    "$PY" tests/fidelity/fuzz_torch.py regress --bitprobe "$B" --dir tests/fidelity/regress \
+    "$PY" tests/refs/fuzz_torch.py regress --bitprobe "$B" --dir tests/regress \
     --devices cuda
 check "  regress: 0 failed" grep -q "^regress: [1-9][0-9]* checked, 0 failed" "$log"
 TAIL=4 step "fuzzkept probes on cuda, every op replayed in PyTorch" 0 \
-    "$PY" tests/fidelity/fuzz_torch.py shipped --bitprobe "$B" --probes tests/fidelity/fuzzkept \
+    "$PY" tests/refs/fuzz_torch.py shipped --bitprobe "$B" --probes tests/refs/fuzzkept \
     --devices cuda
 grep "^FAIL" "$log"
 check "  cuda differences by op: none" grep -q "^cuda differences by op: none" "$log"
 S="$OUT/san-probes"
 rm -rf "$S" && mkdir -p "$S" || exit 2
-cp tests/fidelity/fuzzkept/*.yaml "$S/"
+cp tests/refs/fuzzkept/*.yaml "$S/"
 for n in fz777-0020-layer-norm-fp32-cuda fz777-0044-rms-norm-fp32-cuda \
          fz777-0059-layer-norm-bf16-cuda; do
-    cp "tests/fidelity/regress/$n.yaml" "$S/"
+    cp "tests/regress/$n.yaml" "$S/"
 done
 if command -v compute-sanitizer >/dev/null 2>&1; then
     pad=

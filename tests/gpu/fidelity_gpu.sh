@@ -11,16 +11,16 @@
 #      differences only in MKL ops (fuzz_gpu.sh, under $OUT/fuzz);
 #   3. the fuzzer's CPU half again with ATEN_CPU_CAPABILITY=avx2 and
 #      --cpu-isa avx2 (seed $SEED + 1, under $OUT/fuzz-avx2);
-#   4. the regression probes of tests/fidelity/regress: PyTorch's bits on
+#   4. the regression probes of tests/regress: PyTorch's bits on
 #      this machine's cuda and cpu written beside a copy of them
 #      ($OUT/regress-bits), then bitprobe checked against every stored
 #      file there;
 #   5. $OUT/fuzz-account.md: the block of probes/README.md that says what
-#      steps 2 and 3 checked (tests/fidelity/fuzz_account.py).
+#      steps 2 and 3 checked (tests/refs/fuzz_account.py).
 # Differences found are minimised and written, with PyTorch's bits, under
 # $OUT/fuzz/regress and $OUT/fuzz-avx2/regress: copy them into
-# tests/fidelity/regress/ with the fix that makes them pass.
-#   OUT=/tmp/out sh tests/fidelity/fidelity_gpu.sh
+# tests/regress/ with the fix that makes them pass.
+#   OUT=/tmp/out sh tests/gpu/fidelity_gpu.sh
 # SEED, PROBES and MIN_OPS size the fuzzer's runs (BUDGET_S, JOBS and
 # BATCH reach fuzz_gpu.sh, which says what they do); DEVICES=cpu leaves
 # out step 1 and the cuda halves (a dry run where there is no GPU);
@@ -47,14 +47,14 @@ TAIL=12 step "fuzz cpu with ATEN_CPU_CAPABILITY=avx2 and --cpu-isa avx2: seed $(
     env OUT="$OUT/fuzz-avx2" SEED=$((SEED + 1)) PROBES=$((PROBES / 3)) MIN_OPS=$((MIN_OPS / 4)) \
     DEVICES=cpu ISA=avx2 MINIMISE_S=60 WORK="${TMPDIR:-/tmp}/bp-fuzz-$((SEED + 1))" sh "$HERE/fuzz_gpu.sh"
 rm -rf "$OUT/regress-bits"
-cp -r "$HERE/regress" "$OUT/regress-bits"
+cp -r "$HERE/../regress" "$OUT/regress-bits"
 TAIL=3 step "regressions: PyTorch's bits on $DEVICES written" 0 \
-    "$PY" "$HERE/fuzz_torch.py" regress --bitprobe "$B" --dir "$OUT/regress-bits" \
+    "$PY" "$HERE/../refs/fuzz_torch.py" regress --bitprobe "$B" --dir "$OUT/regress-bits" \
     --devices "$DEVICES" --write
 TAIL=6 step "regressions: bitprobe against every stored file" 0 \
-    "$PY" "$HERE/fuzz_torch.py" regress --bitprobe "$B" --dir "$OUT/regress-bits" \
+    "$PY" "$HERE/../refs/fuzz_torch.py" regress --bitprobe "$B" --dir "$OUT/regress-bits" \
     --devices "$DEVICES"
 rm -rf "${TMPDIR:-/tmp}/bp-fuzz-$SEED" "${TMPDIR:-/tmp}/bp-fuzz-$((SEED + 1))"
 TAIL=3 step "the fuzz account for probes/README.md: $OUT/fuzz-account.md" 0 \
-    sh -c "'$PY' '$HERE/fuzz_account.py' '$OUT'/fuzz*/fuzz-summary-*.json > '$OUT/fuzz-account.md'"
+    sh -c "'$PY' '$HERE/../refs/fuzz_account.py' '$OUT'/fuzz*/fuzz-summary-*.json > '$OUT/fuzz-account.md'"
 finish

@@ -1,15 +1,15 @@
 #!/bin/sh
 # The differential fuzzer on the GPU machine: random probes over bitprobe's
-# whole op table (tests/fidelity/fuzz_torch.py), run by bitprobe on cuda and
+# whole op table (tests/refs/fuzz_torch.py), run by bitprobe on cuda and
 # cpu, every op replayed in PyTorch on both devices from bitprobe's own
 # inputs.  Requires at least $MIN_OPS (10000) replayed ops per device
 # covering every op kind and dtype, 0 CUDA differences, CPU differences
 # only in the ops PyTorch takes from MKL (counted apart).  Failures are
 # minimised and written, with PyTorch's bits, under $OUT/regress for
-# tests/fidelity/regress/.
+# tests/regress/.
 #
 # Run from a configured and built tree (CUDA enabled), nothing is built:
-#   OUT=/tmp/out SEED=12345 sh tests/fidelity/fuzz_gpu.sh
+#   OUT=/tmp/out SEED=12345 sh tests/gpu/fuzz_gpu.sh
 # SEED (default: the time) decides every probe; PROBES (160) and OPS (40)
 # size the run (about 85 ops replayed per probe and device: 160 probes
 # give some 13000); the probes go BATCH (8) to a bitprobe run, JOBS
@@ -50,7 +50,7 @@ fi
 # the progress lines as they come (a run stopped from outside still shows
 # how far it got), everything in fuzz.txt
 rm -f "$OUT/fuzz.rc"
-{ "$PY" "$HERE/fuzz_torch.py" run "$@" 2>&1; echo $? >"$OUT/fuzz.rc"; } | tee "$OUT/fuzz.txt" |
+{ "$PY" "$HERE/../refs/fuzz_torch.py" run "$@" 2>&1; echo $? >"$OUT/fuzz.rc"; } | tee "$OUT/fuzz.txt" |
     grep --line-buffered '^progress: '
 rc=$(cat "$OUT/fuzz.rc" 2>/dev/null || echo 1)
 # the verdict lines (the table per op kind and dtype is in fuzz.txt)

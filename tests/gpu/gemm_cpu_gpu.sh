@@ -1,8 +1,8 @@
 #!/bin/sh
-# PyTorch's CPU GEMMs for the order fits (tests/fidelity/gemm_fit.py), on
+# PyTorch's CPU GEMMs for the order fits (tests/refs/gemm_fit.py), on
 # the GPU host (its CPU is the one whose MKL and oneDNN paths matter:
 # PyTorch 2.11's x86 wheel, MKL 2024.2, oneDNN v3).  No build needed:
-#   OUT=/tmp/out sh tests/fidelity/gemm_cpu_gpu.sh
+#   OUT=/tmp/out sh tests/gpu/gemm_cpu_gpu.sh
 # Four dumps (gemm_fit_torch.py: F.linear, mm on a contiguous copy,
 # F.linear with a bias, fp32/bf16/fp16, 28 shapes M 1..64, K 256..16384,
 # N 256..4096, and cancellation rows for the classes not fitted yet):
@@ -12,7 +12,7 @@
 # lines for one call of each class (which kernel ran).  A few minutes;
 # everything lands in one file, $OUT/gemm-cpu.tgz (npz dumps and logs).
 # QUICK=1 dumps a few shapes only (a smoke test of the script).
-# Offline:  tar xzf gemm-cpu.tgz && python3 tests/fidelity/gemm_fit.py gemm/*.npz
+# Offline:  tar xzf gemm-cpu.tgz && python3 tests/refs/gemm_fit.py gemm/*.npz
 set -u
 HERE=$(dirname "$0")
 ROOT_OUT=${OUT:-/tmp/out}
@@ -24,7 +24,7 @@ for p in ${PYTHON3:-} python3 /usr/bin/python3; do
 done
 [ -n "$PY" ] || { echo "$0: SKIP: no python3 with torch and numpy"; exit 77; }
 NCPU=$(nproc 2>/dev/null || echo 16)
-D="$PY $HERE/gemm_fit_torch.py${QUICK:+ --quick}"
+D="$PY $HERE/../refs/gemm_fit_torch.py${QUICK:+ --quick}"
 "$PY" -c 'import torch; print(torch.__version__); print(torch.__config__.show())' \
     >"$OUT/torch-config.txt" 2>&1
 grep -m1 'model name' /proc/cpuinfo >"$OUT/cpu.txt" 2>&1

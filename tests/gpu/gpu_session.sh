@@ -5,8 +5,8 @@
 # run-to-run determinism, (with SANITIZE=1) compute-sanitizer, and (with
 # BLESS=1) cuda goldens.  One log per step under $OUT (default /tmp/out);
 # exit 1 when any step fails, with the failed steps listed.
-#   . .devdeps/env.sh && sh tests/fidelity/gpu_session.sh
-. tests/fidelity/steps.sh
+#   . .devdeps/env.sh && sh tests/gpu/gpu_session.sh
+. tests/gpu/steps.sh
 B=./src/bitprobe
 J=$(nproc)
 step build 0 sh -c "autoreconf -fi && ./configure -q && make -j$J" || finish
@@ -22,7 +22,7 @@ step "rope-llama2 fp32 cpu,cuda" 0 $B run rope-llama2 --dtype fp32 --device cpu,
 step "div true vs reciprocal: oracle,cpu,cuda" 0 \
     $B run div-by-3-and-7 --device oracle,cpu,cuda --no-golden --dtype fp32 --quiet --first 2
 step "cuda bundle" 0 $B run --device cuda --no-golden --save "$OUT/bundle" --intermediates --quiet
-step "fidelity: torch_probe.py" 0 python3 tests/fidelity/torch_probe.py "$OUT/bundle" --probes probes
+step "fidelity: torch_probe.py" 0 python3 tests/refs/torch_probe.py "$OUT/bundle" --probes probes
 step "repeat 10 on cuda" 0 $B run --device cuda --no-golden --repeat 10 --quiet
 if [ "${SANITIZE:-0}" = 1 ]; then
     step "build check_be_cuda" 0 make tests/backends/cuda/check_be_cuda

@@ -8,7 +8,7 @@
 #     zero-init caches differ in 329332 of 524288 cos and 324808 sin
 #     elements, the CUDA-built ones in 88 and 116: the figures PyTorch
 #     2.11 gave on an H200 for the same three builds
-#     (tests/data/torch/info.json, tests/fidelity/torch_reference.py);
+#     (tests/data/torch/info.json, tests/refs/torch_reference.py);
 #     the introducing op is the positions' cast (aten::arange [4096] in
 #     BF16); the oracle sides with cpu; --effect measures the forward;
 #  2. the same model with transformers' int64 arange: no cast of arange left
@@ -21,14 +21,14 @@
 #     verdict with the oracle's, exit 0 or 1, never 2.
 #
 # Builds nothing: run it from a configured and built tree
-#   OUT=/tmp/out sh tests/fidelity/init_audit_gpu.sh
+#   OUT=/tmp/out sh tests/gpu/init_audit_gpu.sh
 # Logs and reports under $OUT/init-audit/ (NN-step.txt, *.json, *.md).
 set -u
 B=${BITPROBE:-$(pwd)/src/bitprobe}
 PY=${PYTHON3:-python3}
 export PYTHON3="$PY" BITPROBE_PYTHONPATH="$(pwd)/python"
 OUT=${OUT:-/tmp/out}/init-audit
-. tests/fidelity/steps.sh
+. tests/gpu/steps.sh
 M=tests/init_audit
 C=tests/init_audit/configs
 

@@ -20,11 +20,11 @@
 #     SDPA backends on the same inputs;
 #   - split-K (cuBLASLt's own, forced; the formulations) and tensor
 #     parallelism emulated on one device.
-#   sh tests/fidelity/invariance_gpu.sh
+#   sh tests/gpu/invariance_gpu.sh
 # (about 10 minutes on an H100; STEPS=LO-HI runs a part, see steps.sh)
 . "$(dirname "$0")/steps.sh"
 B=${BITPROBE:-./src/bitprobe}
-T="$(dirname "$0")/invariance_torch.py"
+T="$(dirname "$0")/../refs/invariance_torch.py"
 PY=
 for p in "${PYTHON3:-}" python3 /usr/bin/python3; do
     [ -n "$p" ] && "$p" -c "import torch" >/dev/null 2>&1 && { PY=$p; break; }

@@ -9,7 +9,7 @@
 # head dim of 128, as Llama's, so that RoPE has 64 frequencies.
 #
 # Builds nothing: run it from a configured and built tree with CUDA
-#   sh tests/fidelity/ledger_gpu.sh
+#   sh tests/gpu/ledger_gpu.sh
 # Logs go to ${OUT:-/tmp/out}/ledger/.  Exit 0 when every check holds, 1
 # when one fails (each failure is listed at the end), 77 when this machine
 # has no GPU for PyTorch or for bitprobe.

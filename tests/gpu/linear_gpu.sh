@@ -21,11 +21,11 @@
 #     preferred library, DISABLE_ADDMM_CUDA_LT;
 #   - the invariance engine's torch.mm and the probe op `matmul` give the
 #     same bits for the same call (cublas and cublaslt, M 1..513).
-#   sh tests/fidelity/linear_gpu.sh
+#   sh tests/gpu/linear_gpu.sh
 # (under 4 minutes on one H200; STEPS=LO-HI runs a part, see steps.sh)
 . "$(dirname "$0")/steps.sh"
 B=${BITPROBE:-./src/bitprobe}
-T="$(dirname "$0")/linear_torch.py"
+T="$(dirname "$0")/../refs/linear_torch.py"
 PY=
 for p in "${PYTHON3:-}" python3 /usr/bin/python3; do
     [ -n "$p" ] && "$p" -c "import torch" >/dev/null 2>&1 && { PY=$p; break; }

@@ -6,11 +6,11 @@
 # and by torchrun where it is installed; NCCL's own log of the algorithms
 # it picked is kept (NCCL_DEBUG=INFO).  Logs and JSON under $OUT (default
 # /tmp/out); exit 1 when a step fails, 77 with fewer than 2 GPUs.
-#   sh tests/fidelity/multigpu.sh          (after building with CUDA)
-#   RANKS="2 8" sh tests/fidelity/multigpu.sh
-. tests/fidelity/steps.sh
+#   sh tests/gpu/multigpu.sh          (after building with CUDA)
+#   RANKS="2 8" sh tests/gpu/multigpu.sh
+. tests/gpu/steps.sh
 B=./src/bitprobe
-. tests/fidelity/nccl_lib.sh
+. tests/gpu/nccl_lib.sh
 NGPU=$("$B" env --json 2>/dev/null | python3 -c 'import json,sys; print(len(json.load(sys.stdin)["gpu"].get("devices", [])))' 2>/dev/null || echo 0)
 [ "$NGPU" -ge 2 ] || { echo "$NGPU GPU(s) here, 2 or more needed: SKIP"; exit 77; }
 step "environment" 0 "$B" env

@@ -8,13 +8,13 @@
 # (times masked), then runs the CUDA unit tests of the moved kernels.
 #
 # Run from a configured and built tree with CUDA (`. .devdeps/env.sh`
-# done):  OUT=/tmp/out sh tests/fidelity/opvocab_gpu.sh OLD
+# done):  OUT=/tmp/out sh tests/gpu/opvocab_gpu.sh OLD
 # SETS="rows" compares the CPU half only (no GPU needed); OLD_BITPROBE=path
 # takes an old binary already built instead of building OLD.
 # One log per step under $OUT; exit 1 when a step failed (listed at the
 # end).
-. tests/fidelity/steps.sh
-old=${1:?usage: sh tests/fidelity/opvocab_gpu.sh OLD (a commit)}
+. tests/gpu/steps.sh
+old=${1:?usage: sh tests/gpu/opvocab_gpu.sh OLD (a commit)}
 SETS=${SETS:-rows cuda}
 B=${BITPROBE:-./src/bitprobe}
 J=${JOBS:-$(nproc 2>/dev/null || echo 4)}

@@ -4,7 +4,7 @@
 # memcheck and racecheck of a whole run, where the time goes (--timing,
 # process exit, nsys where installed), then bench/suite.sh.  One log per
 # step under $OUT (default /tmp/out); exit 1 when any step fails.
-. tests/fidelity/steps.sh
+. tests/gpu/steps.sh
 B=./src/bitprobe
 J=$(nproc)
 step build 0 sh -c "autoreconf -fi && ./configure -q && make -j$J" || finish
@@ -13,7 +13,7 @@ step "CUDA libraries linked" 0 sh -c "ldd $B | grep -i -E 'cuda|cublas' || echo 
 step "make check (BP_REQUIRE_GPU=1)" 0 env BP_REQUIRE_GPU=1 make -j"$J" check
 step "run cpu,cuda,oracle vs goldens" 0 $B run --device cpu,cuda,oracle --quiet
 step "cuda bundle" 0 $B run --device cuda --no-golden --save "$OUT/bundle" --intermediates --quiet
-step "fidelity: torch_probe.py" 0 python3 tests/fidelity/torch_probe.py "$OUT/bundle" --probes probes
+step "fidelity: torch_probe.py" 0 python3 tests/refs/torch_probe.py "$OUT/bundle" --probes probes
 for tool in memcheck racecheck; do
     step "run cpu,cuda,oracle under $tool" 0 timeout 120 \
         compute-sanitizer --tool $tool --error-exitcode 9 $B run --device cpu,cuda,oracle --quiet

@@ -18,29 +18,29 @@
 #     $OUT/golden/<probe>/cuda-sm90.safetensors.gz into golden/ and commit).
 # Builds nothing: run it from a configured and built tree with CUDA, after
 # `. .devdeps/env.sh`:
-#   OUT=/tmp/out sh tests/fidelity/reduce_gpu.sh
+#   OUT=/tmp/out sh tests/gpu/reduce_gpu.sh
 # Exit 0 when every step holds, 1 when one fails (listed at the end).
 set -u
 B=${BITPROBE:-./src/bitprobe}
 PY=${PYTHON3:-python3}
-. tests/fidelity/steps.sh
+. tests/gpu/steps.sh
 PROBES="rmsnorm-llama sum-fp32-accumulator sum-order"
 step "check_redcfg, check_rows_cuda" 0 env BP_REQUIRE_GPU=1 make check \
     TESTS="tests/core/check_redcfg tests/backends/check_rows_cuda"
-if ! step "reduce vs PyTorch (cuda)" 0 "$PY" tests/fidelity/reduce_torch.py --bitprobe "$B" \
+if ! step "reduce vs PyTorch (cuda)" 0 "$PY" tests/refs/reduce_torch.py --bitprobe "$B" \
     --out "$OUT/reduce"; then
     grep -v ': identical' "$OUT"/*-reduce_vs_PyTorch*.txt | head -n 40
     # Reduce.cuh's order changed between PyTorch versions (src/core/redcfg.h):
     # which of the older rules this PyTorch follows, one at a time and all
     # together; the totals say which variant is PyTorch's
     for v in run=yx shfl=asc vec128=gt run=yx,shfl=asc vec128=gt,run=yx,shfl=asc; do
-        step "variant $v" "0|1" env BP_ATEN_REDUCE="$v" "$PY" tests/fidelity/reduce_torch.py \
+        step "variant $v" "0|1" env BP_ATEN_REDUCE="$v" "$PY" tests/refs/reduce_torch.py \
             --bitprobe "$B" --out "$OUT/reduce-$v"
     done
 fi
 set --
 for p in $PROBES; do set -- "$@" --probe "$p"; done
-step "shipped vs PyTorch (cuda)" 0 "$PY" tests/fidelity/fuzz_torch.py shipped \
+step "shipped vs PyTorch (cuda)" 0 "$PY" tests/refs/fuzz_torch.py shipped \
     --bitprobe "$B" --devices cuda "$@"
 rm -rf "$OUT/golden" && cp -r golden "$OUT/golden"
 # shellcheck disable=SC2086

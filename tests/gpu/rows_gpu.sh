@@ -9,22 +9,22 @@
 # tests/data/golden_pairs.txt) to commit.
 #
 # Run from a configured and built tree with CUDA (`. .devdeps/env.sh`
-# done):  OUT=/tmp/out [BLESS=1] sh tests/fidelity/rows_gpu.sh
+# done):  OUT=/tmp/out [BLESS=1] sh tests/gpu/rows_gpu.sh
 # One log per step under $OUT; exit 1 when a step failed (listed at the
 # end).
-. tests/fidelity/steps.sh
+. tests/gpu/steps.sh
 B=${BITPROBE:-./src/bitprobe}
 PY=${PYTHON3:-python3}
 PROBES="rmsnorm-llama softmax-bf16-scores layernorm sdpa-causal"
 
 step "check_rows_cuda" 0 env BP_REQUIRE_GPU=1 make check TESTS=tests/backends/check_rows_cuda
-step "fuzz cpu,cuda (seed 16)" 0 "$PY" tests/fidelity/fuzz_torch.py run --bitprobe "$B" \
+step "fuzz cpu,cuda (seed 16)" 0 "$PY" tests/refs/fuzz_torch.py run --bitprobe "$B" \
     --seed 16 --probes 80 --ops 30 --devices cpu,cuda --out "$OUT/fuzz-rows"
 shipped() {
     a=
     for p in $PROBES; do a="$a --probe $p"; done
     # shellcheck disable=SC2086
-    "$PY" tests/fidelity/fuzz_torch.py shipped --bitprobe "$B" $a --devices cpu,cuda
+    "$PY" tests/refs/fuzz_torch.py shipped --bitprobe "$B" $a --devices cpu,cuda
 }
 step "shipped probes vs PyTorch" 0 shipped
 if [ "${BLESS:-0}" = 1 ]; then

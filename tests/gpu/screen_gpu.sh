@@ -15,8 +15,8 @@
 #     under torchrun where it is installed;
 #   - NCCL's version and the GPU kind in the logs.
 # Logs under $OUT (default /tmp/out); exit 1 when a step fails, 77 without
-# a GPU.   sh tests/fidelity/screen_gpu.sh    (after building with CUDA)
-. tests/fidelity/steps.sh
+# a GPU.   sh tests/gpu/screen_gpu.sh    (after building with CUDA)
+. tests/gpu/steps.sh
 B=./src/bitprobe
 # NCCL: the toolkit's, else the one PyTorch's wheels carry
 if [ -z "${BP_NCCL_LIB:-}" ] && ! ldconfig -p 2>/dev/null | grep -q libnccl.so.2 &&

@@ -3,17 +3,17 @@
 # layout ops (reshape ... embedding) on bitprobe's cuda backend, checked
 # (1) against the hand-derived values of check_semantics_cuda and (2) bit
 # for bit against PyTorch on CUDA, op by op, with torch_probe.py over the
-# probes of tests/fidelity/semantics/ (broadcast arithmetic, HF
+# probes of tests/gpu/semantics/ (broadcast arithmetic, HF
 # LlamaRMSNorm as written with the mean as sum / 256, every layout op).
 #
 # Builds nothing: run it from a configured and built tree with CUDA
-#   sh tests/fidelity/semantics_gpu.sh
+#   sh tests/gpu/semantics_gpu.sh
 # Logs go to ${OUT:-/tmp/out}/semantics/.  Exit 0 when every check holds,
 # 1 when one fails (listed at the end), 77 where there is no GPU.
 set -u
 B=${BITPROBE:-./src/bitprobe}
 OUT=${OUT:-/tmp/out}/semantics
-P=tests/fidelity/semantics
+P=tests/gpu/semantics
 PY=${PYTHON3:-python3}
 mkdir -p "$OUT"
 fails=
@@ -39,7 +39,7 @@ echo "== bitprobe run: cuda, cpu, oracle on $P"
 tail -n 2 "$OUT/run.txt"
 
 echo "== torch_probe.py: every buffer against PyTorch on CUDA"
-"$PY" tests/fidelity/torch_probe.py "$OUT/bundle" --probes "$P" >"$OUT/torch_probe.txt" 2>&1 ||
+"$PY" tests/refs/torch_probe.py "$OUT/bundle" --probes "$P" >"$OUT/torch_probe.txt" 2>&1 ||
     fail "torch_probe.py (log: $OUT/torch_probe.txt)"
 tail -n 5 "$OUT/torch_probe.txt"
 

@@ -6,8 +6,8 @@
 # both cuBLAS settings) and, with BENCH=1, the forward benchmark against
 # PyTorch.  One log per step and the plots under $OUT (default /tmp/out);
 # exit 1 when any step fails.
-#   sh tests/fidelity/stack_gpu.sh        (after building with CUDA)
-. tests/fidelity/steps.sh
+#   sh tests/gpu/stack_gpu.sh        (after building with CUDA)
+. tests/gpu/steps.sh
 B=./src/bitprobe
 D=tests/data/torch
 step check_stack_cuda 0 env BP_REQUIRE_GPU=1 ./tests/check_stack_cuda

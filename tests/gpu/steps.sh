@@ -3,7 +3,7 @@
 # logged and recorded, the session goes on (GPU time is scarce: one run
 # shows every failure), and `finish` lists the failures and exits 1 when
 # there was any, 0 otherwise.  A script reads:
-#   . tests/fidelity/steps.sh
+#   . tests/gpu/steps.sh
 #   step "make check" 0 make check
 #   step "explain seed-inv-freq" 1 ./src/bitprobe explain ...
 #   finish

@@ -6,11 +6,11 @@
 # Python with torch and numpy ($PYTHON3, default python3) and a CUDA
 # device.  The generated files and one log per step go under $OUT (default
 # /tmp/out); exit 1 when a stored reference is not reproduced.
-#   sh tests/fidelity/torch_refs.sh
-. tests/fidelity/steps.sh
+#   sh tests/gpu/torch_refs.sh
+. tests/gpu/steps.sh
 PY=${PYTHON3:-python3}
 R="$OUT/torch"
-step "torch_cpu_ref.py" 0 "$PY" tests/fidelity/torch_cpu_ref.py "$R"
-step "torch_reference.py" 0 "$PY" tests/fidelity/torch_reference.py "$R"
-TAIL=40 step "torch_compare.py tests/data/torch" 0 "$PY" tests/fidelity/torch_compare.py tests/data/torch "$R"
+step "torch_cpu_ref.py" 0 "$PY" tests/refs/torch_cpu_ref.py "$R"
+step "torch_reference.py" 0 "$PY" tests/refs/torch_reference.py "$R"
+TAIL=40 step "torch_compare.py tests/data/torch" 0 "$PY" tests/refs/torch_compare.py tests/data/torch "$R"
 finish

@@ -13,8 +13,8 @@
 #     appear), and screen's JSON row with a verdict;
 #   - explain of the signed-zero probe against cuda.
 # Logs under $OUT (default /tmp/out); exit 1 when a step fails, 77 without
-# a GPU.   sh tests/fidelity/verdicts_gpu.sh    (after building with CUDA)
-. tests/fidelity/steps.sh
+# a GPU.   sh tests/gpu/verdicts_gpu.sh    (after building with CUDA)
+. tests/gpu/steps.sh
 B=./src/bitprobe
 "$B" env --json 2>/dev/null | grep -q '"devices"' || { echo "no GPU here: SKIP"; exit 77; }
 step "environment" 0 "$B" env

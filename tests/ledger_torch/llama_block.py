@@ -4,7 +4,7 @@ forward, causal attention, SwiGLU, residuals, final norm, LM head.
 
 Used by tests/cli/ledger_torch.sh (recorded twice, the second time with
 the positions cast to bf16 as DeepSpeed's zero.Init does), by
-tests/fidelity/ledger_gpu.sh (on the CPU and on CUDA) and by
+tests/gpu/ledger_gpu.sh (on the CPU and on CUDA) and by
 bench/ledger_overhead.py.
 
     python3 llama_block.py [--device cpu|cuda] [--zero-init] [--layers N] ...

@@ -1,6 +1,6 @@
 /* What bitprobe reads in probe files, as JSON on stdout, for
  * tests/cli/probe_loader.sh to hold the Python reader
- * (tests/fidelity/probe_spec.py) against.  Not a test by itself.
+ * (tests/refs/probe_spec.py) against.  Not a test by itself.
  *
  *   probe_values FILE.yaml...   one JSON object per line per file:
  *     {"file": F, "tree": NODE, "hash": H, "ops": [{"a": S, "b": S}, ...]}

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Checks of `bitprobe invariance --collective` reports (JSON), for the GPU
-scripts (bench/collectives.sh, tests/fidelity/nccl_gpu.sh).
+scripts (bench/collectives.sh, tests/gpu/nccl_gpu.sh).
 
   coll_check.py maps REPORT.json
       One table per map: per interval of sizes with the same groups, each

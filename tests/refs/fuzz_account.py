@@ -15,7 +15,7 @@ import json
 import re
 import sys
 
-BEGIN = "<!-- fuzz-account:begin (tests/fidelity/fuzz_account.py writes this block) -->"
+BEGIN = "<!-- fuzz-account:begin (tests/refs/fuzz_account.py writes this block) -->"
 END = "<!-- fuzz-account:end -->"
 CHECKED = ("identical", "differ", "mkl")  # compared and required (MKL: counted)
 

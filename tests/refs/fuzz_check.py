@@ -390,7 +390,7 @@ def check_probe(spec, bundle, device, res, log=print, keep=None):
                         res.failures.append(_failure(
                             spec, d, i, op, device, mine, None,
                             f"the replay raised {type(e).__name__}: {e} "
-                            f"(tests/fidelity/probe_torch_ops.py)"))
+                            f"(tests/refs/probe_torch_ops.py)"))
             if verdict is None:
                 n = mismatches(mine, t) if t.dtype == mine.dtype else -2
                 if n == 0:

@@ -6,7 +6,7 @@ by bitprobe on each device and replayed op by op in PyTorch.
                       [--devices cpu,cuda] [--out DIR] [--regress DIR]
                       [--minimise] [--only I,J] [--small]
                       [--batch N] [--jobs J] [--budget-s S] [--models F]
-    fuzz_torch.py regress --bitprobe B --dir tests/fidelity/regress
+    fuzz_torch.py regress --bitprobe B --dir tests/regress
                       [--devices cpu,cuda] [--write]
 
 `run` generates N probes of about M ops each from seed S (probe i is a
@@ -299,7 +299,7 @@ def cmd_run(args):
                                                f"{why[0]})" if why else ""))
     noreplay = sorted({op for (_, op, _, v) in res.counts if v == "no-replay"})
     if noreplay:
-        log("FAIL no PyTorch replay (add to tests/fidelity/probe_torch_ops.py): " + ", ".join(noreplay))
+        log("FAIL no PyTorch replay (add to tests/refs/probe_torch_ops.py): " + ", ".join(noreplay))
     for f in res.refusals[:10]:
         log(f"note: seed {args.seed} {f['probe']} {f['dtype']} op {f['index']} ({f['op']}) on "
             f"{f['device']}: {f['why']}")
@@ -324,7 +324,7 @@ def cmd_run(args):
     short = coverage(res, devices, table, args.require) if args.require else []
     if args.each_op and undrawn:
         short.append("ops the generator drew no instance of that bitprobe runs: " +
-                     ", ".join(undrawn) + " (a rule in tests/fidelity/fuzz_rules.py)")
+                     ", ".join(undrawn) + " (a rule in tests/refs/fuzz_rules.py)")
     for line in short:
         log("FAIL coverage: " + line)
     log(f"fuzz: work files in {work}")
@@ -391,7 +391,7 @@ def cmd_shipped(args):
     shutil.rmtree(work)
     noreplay = sorted({op for (_, op, _, v) in res.counts if v == "no-replay"})
     if noreplay:
-        log("FAIL no PyTorch replay (add to tests/fidelity/probe_torch_ops.py): " +
+        log("FAIL no PyTorch replay (add to tests/refs/probe_torch_ops.py): " +
             ", ".join(noreplay))
     rc = 1 if res.failures or noreplay else 0
     log(f"shipped: {len(specs)} probes; exit {rc}")

@@ -444,7 +444,7 @@ def write_regress(dump, out):
            "2024.2's sgemm, AVX-512 path, one thread (the same bits under ATEN_CPU_CAPABILITY "
            "avx512 and avx2)")
     with open(f"{out}/{REGRESS}.yaml", "w") as f:
-        f.write(f"# fidelity regression (tests/fidelity/gemm_fit.py --regress): {why}\n"
+        f.write(f"# fidelity regression (tests/refs/gemm_fit.py --regress): {why}\n"
                 f"name: {REGRESS}\n"
                 "description: \"fidelity regression: x @ w.t(), x @ (contiguous w.t()), "
                 "F.linear(x, w) of 2-D and 3-D x and addmm(0, x, w.t()) in fp32 on cpu, MKL's "

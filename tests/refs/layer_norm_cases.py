@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Which formulation this PyTorch's CPU layer_norm computes, case by case.
 
-    python3 tests/fidelity/layer_norm_cases.py [--rows N]
+    python3 tests/refs/layer_norm_cases.py [--rows N]
 
 ATen's CPU layer_norm (native/cpu/layer_norm_kernel.cpp) takes each row's
 mean and variance from RowwiseMoments (native/cpu/moments_utils.h: a

@@ -1,6 +1,6 @@
 """Probe files read as bitprobe reads them: the one Python reader of the
 probe language, for every bench and replay that computes a probe with
-PyTorch (bench/suite_torch.py, tests/fidelity/torch_probe.py, the fuzzer's
+PyTorch (bench/suite_torch.py, tests/refs/torch_probe.py, the fuzzer's
 replay of its regressions and kept probes, fuzz_torch.py shipped).
 
     read(path)   the document: dicts, lists and scalars typed as below

@@ -1,6 +1,6 @@
 """The probe ops in PyTorch: each op of a probe's YAML executed the way
 PyTorch code states it (`a / 10`, `10 ** t`, `torch.arange(...)`,
-`torch.outer`, `x.to(dtype)`, ...).  Shared by tests/fidelity/torch_probe.py
+`torch.outer`, `x.to(dtype)`, ...).  Shared by tests/refs/torch_probe.py
 (bitprobe's CUDA buffers against PyTorch) and bench/suite_torch.py (the
 PyTorch script bitprobe's suite is timed against).  The importer checks
 that torch imports."""
@@ -422,7 +422,7 @@ ROWS = {
     "sdpa": _sdpa,
     # unpinned as matmul (PyTorch's CPU takes MKL/oneDNN's gemm; on CUDA the
     # replay's operands are contiguous copies, not the views bitprobe's
-    # cuda backend multiplies: tests/fidelity/linear_gpu.sh checks those)
+    # cuda backend multiplies: tests/gpu/linear_gpu.sh checks those)
     "linear": lambda op, P, A, ins, d: (
         torch.nn.functional.linear(ins[0], ins[1], ins[2] if len(ins) > 2 else None), False),
     "addmm": lambda op, P, A, ins, d: (

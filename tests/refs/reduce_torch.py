@@ -16,7 +16,7 @@ tensor: cub's inclusive_scan, ScanUtils.cuh) are printed as "(not
 required)" and not counted.  Exit 1 when a required output differs, 2
 when bitprobe fails, 77 without torch or the device.
 
-    python3 tests/fidelity/reduce_torch.py --bitprobe src/bitprobe --out DIR [--device cuda]
+    python3 tests/refs/reduce_torch.py --bitprobe src/bitprobe --out DIR [--device cuda]
 """
 import argparse
 import os

@@ -267,7 +267,7 @@ def main():
         if dump:
             dump.write(f"{b:016x} {r:016x}\n")
     with open(o.out, "w") as f:
-        f.write("# tests/fidelity/sleef_erf_ref.py: SLEEF 3.6-3.9 double erf, one FMA lane\n")
+        f.write("# tests/refs/sleef_erf_ref.py: SLEEF 3.6-3.9 double erf, one FMA lane\n")
         f.write(f"n {o.n} fnv1a64 {fnv1a64(outs):016x}\n")
         for b in EDGE_BITS:
             f.write(f"{b:016x} {erf_bits(b):016x}\n")

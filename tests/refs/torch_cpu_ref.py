@@ -204,7 +204,7 @@ def main(argv):
             st, _ = refio.st_read(part + ".safetensors")
             tensors.update(st)
     import torch
-    doc = {"generator": "tests/fidelity/torch_cpu_ref.py", "env": refio.torch_env(),
+    doc = {"generator": "tests/refs/torch_cpu_ref.py", "env": refio.torch_env(),
            "cases": dict(sorted(cases_rec.items()))}
     with open(os.path.join(out, "torch_cpu.json"), "w") as f:
         json.dump(doc, f, indent=1, sort_keys=True)
@@ -218,7 +218,7 @@ def main(argv):
     back = {n: torch.from_numpy(np.frombuffer(raw, dtype=np_of[d]).copy()).view(tt[d]).reshape(s)
             for n, (d, s, raw) in tensors.items()}
     refio.st_write(os.path.join(out, "torch_cpu.safetensors"), back,
-                   {"generator": "tests/fidelity/torch_cpu_ref.py", "torch": torch.__version__})
+                   {"generator": "tests/refs/torch_cpu_ref.py", "torch": torch.__version__})
     n_ev = sum(1 for c in cases_rec.values() if c["role"] == "evidence")
     errors = [n for n, c in cases_rec.items() if "error" in c]
     print("torch_cpu_ref: %d cases (%d evidence) with PyTorch %s, capability %s, %s -> %s" % (

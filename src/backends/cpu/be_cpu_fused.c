@@ -25,9 +25,9 @@
  *     input's dtype, widened): scale = rstd, bias = -rstd * mean in float,
  *     y = dt(fma(fma(x, scale, bias), w, b)) in float.
  *   PyTorch 2.11's y matches this on 150 of 150 rows of fp32, fp64 and bf16
- *   (tests/fidelity/layer_norm_cases.py, on its own mean and rstd).  ATen's
+ *   (tests/refs/layer_norm_cases.py, on its own mean and rstd).  ATen's
  *   DEFAULT build (--cpu-isa default) has no fma: every multiply-add above
- *   rounds twice (tests/fidelity/regress/ln-tail-layer-norm-*).
+ *   rounds twice (tests/regress/ln-tail-layer-norm-*).
  * bmm: per batch, matmul's fixed order (acc = fma(a, b, acc) for k
  *   ascending, from +0, in opmath, rounded once); PyTorch calls MKL/oneDNN.
  * baddbmm: batch1 @ batch2 in bmm's order, then baddbmm_cpu_kernel's

@@ -30,7 +30,7 @@
  * PyTorch 2.11's x86 wheel (GCC 13.3), measured on the H100 machine's
  * AVX-512 host (native_layer_norm's mean and rstd of 600 random rows per
  * dtype, lengths 2 to 257, under ATEN_CPU_CAPABILITY avx2, avx512 and
- * default; tests/fidelity/layer_norm_cases.py):
+ * default; tests/refs/layer_norm_cases.py):
  *
  *  - AVX2 and AVX512 alike (the AVX2 build runs for both): the tail's m2
  *    update is fused for fp16 only: fp32, fp64 and bf16 keep it in two

@@ -38,7 +38,7 @@
  *   (std_var_all_cpu): the mean as above, then sum (x - mean)^2 in double
  *   left to right, / max(0, n - correction); otherwise Welford in double
  *   (WelfordOps: mean += delta / n, m2 += delta * (x - mean), not fused:
- *   PyTorch 2.11's x86 build rounds the product, tests/fidelity/cpu_open_cases.py).
+ *   PyTorch 2.11's x86 build rounds the product, tests/refs/cpu_open_cases.py).
  * amax, amin: exact, NaN if any element is NaN (the first); which zero of
  *   +0 and -0 survives as ATen's order decides it, see minmax_line.
  * logsumexp (ReduceOps.cpp logsumexp_out_impl): m = amax (an infinite m

@@ -6,7 +6,7 @@
  * of a contiguous [N, K] tensor, 'N' where it is a contiguous [K, N]
  * one).  MKL is closed; these orders are fitted to PyTorch 2.11's bits
  * (MKL 2024.2, its AVX-512 path on a Sapphire Rapids-class host, one
- * thread) by tests/fidelity/gemm_fit.py, which emulates each candidate
+ * thread) by tests/refs/gemm_fit.py, which emulates each candidate
  * exactly and found, every element of every shape measured identical:
  *
  *   panels  K cut into panels of 384 (where K > 384 is not a multiple of

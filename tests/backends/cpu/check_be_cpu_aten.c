@@ -4,7 +4,7 @@
  * scalar operand rules and the division formulations, and the casts and
  * IEEE functions of check_be_cpu.c.  PyTorch's results are FNV-1a 64
  * hashes of the output bits in tests/data/torch/torch_cpu.json (written by
- * tests/fidelity/torch_cpu_ref.py, which states each case's expression;
+ * tests/refs/torch_cpu_ref.py, which states each case's expression;
  * torch_ref.h); where a rule can be stated by hand it is checked element
  * by element with MPFR too.  The SLEEF-dependent comparisons are in
  * check_be_cpu_torch.c, a binary of their own. */

@@ -3,7 +3,7 @@
  * pow in the scalar tail), and sin, cos, exp, log and tanh of every bf16
  * and f16 input (widened to float, Sleef_<op>f8_u10, rounded once).
  * PyTorch's results are FNV-1a 64 hashes of the output bits in
- * tests/data/torch/torch_cpu.json, written by tests/fidelity/torch_cpu_ref.py
+ * tests/data/torch/torch_cpu.json, written by tests/refs/torch_cpu_ref.py
  * with PyTorch's own expressions (e.g. (torch.arange(1, 51.) / 7).to(dtype)
  * for t50) under torch.set_num_threads(1) and the ATEN_CPU_CAPABILITY a
  * case names (torch_ref.h).
@@ -234,7 +234,7 @@ int main(void)
     for (size_t i = 0; i < sizeof optional_refs / sizeof optional_refs[0]; i++)
         if (!torch_ref_find(optional_refs[i], &h)) {
             printf("check_be_cpu_torch: not checked: no PyTorch result for %s in "
-                   "tests/data/torch/torch_cpu.json (tests/fidelity/torch_refs.sh "
+                   "tests/data/torch/torch_cpu.json (tests/gpu/torch_refs.sh "
                    "writes it)\n", optional_refs[i]);
             missing++;
         }

@@ -13,7 +13,7 @@
  *
  * The table records the goldens' relation as blessed; when the cuda
  * goldens are blessed again on the GPU machine (and checked there by
- * golden_shipped_cuda.sh and tests/fidelity/torch_probe.py), write it anew
+ * golden_shipped_cuda.sh and tests/refs/torch_probe.py), write it anew
  * with BP_PAIRS_WRITE=tests/data/golden_pairs.txt tests/backends/cpu/check_golden_pairs
  * and review its diff. */
 #include <check.h>

@@ -1,7 +1,7 @@
 /* src/backends/cpu/sleef_erf.c, the double erf of the SLEEF PyTorch 2.11 bundles in one
  * lane, against references of its own:
  *   - tests/data/sleef_erf_ref.txt, written by
- *     tests/fidelity/sleef_erf_ref.py, an emulation of SLEEF 3.6-3.9's
+ *     tests/refs/sleef_erf_ref.py, an emulation of SLEEF 3.6-3.9's
  *     xerf_u1 in Python with each fma exact (Fractions) and rounded once:
  *     the FNV-1a 64 of the outputs of its inputs (the same splitmix64
  *     classes are drawn here: both erf branches, their boundaries, tiny,
@@ -10,7 +10,7 @@
  *   - MPFR: within SLEEF's documented 1.0 ulp on the same inputs;
  *   - PyTorch 2.11.0 (x86 wheel, AVX-512 host): gelu of x = 0x1.02697cp+0
  *     in vector lanes, x * 0.5 * (1 + erf(x * M_SQRT1_2)), gives
- *     0x3feb3fffe6cb48fc (tests/fidelity/regress/fz20261123-0069-*).
+ *     0x3feb3fffe6cb48fc (tests/regress/fz20261123-0069-*).
  * And where this system's SLEEF is 3.5, that its erf differs from the
  * reference there: the reference tells the two versions apart.
  * BP_SLEEF_ERF_DUMP=FILE writes every input and output as the Python

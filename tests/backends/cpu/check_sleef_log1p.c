@@ -8,7 +8,7 @@
  *   - the bound itself and below: the core approximation, as 3.5's;
  *   - +inf, NaN, -1, below -1, -0 as the C standard has them;
  *   - PyTorch 2.11's lane (AVX-512 host): bf16 1.6e38's log1p is 88.0
- *     (tests/fidelity/regress/fz777-0064-log1p-bf16-cpu). */
+ *     (tests/regress/fz777-0064-log1p-bf16-cpu). */
 #include <check.h>
 #include <math.h>
 #include <mpfr.h>

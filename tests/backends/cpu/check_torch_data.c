@@ -1,5 +1,5 @@
 /* The shipped RoPE goldens against PyTorch's own caches (tests/data/torch,
- * written by tests/fidelity/torch_reference.py with PyTorch 2.11.0 on an
+ * written by tests/refs/torch_reference.py with PyTorch 2.11.0 on an
  * x86-64 host whose ATen CPU capability was AVX512, MKL enabled, and an
  * H200), element by element:
  *   - golden/rope-llama2/cuda-sm90 against rope_cuda_fp32, and
@@ -36,7 +36,7 @@
  * functions and SLEEF's u10 are both within 1 ulp of the exact value, so
  * they may differ by one ulp; after rounding to bf16, 2 of the cache's
  * 524288 sin elements show it.
- * tests/fidelity/torch_cpu_ref.py records PyTorch's fp32 sin of the cache
+ * tests/refs/torch_cpu_ref.py records PyTorch's fp32 sin of the cache
  * (case sin.f32.rope), and torch_compare.py prints its bits at these two
  * elements. */
 #include <check.h>

@@ -1,7 +1,7 @@
 /* PyTorch's CPU results for the CPU backend's tests, by case name: the
  * FNV-1a 64 of a result's bits (NaNs as one pattern, be_cpu_ref.c's
  * hash()), read from tests/data/torch/torch_cpu.json.  That file is
- * written by tests/fidelity/torch_cpu_ref.py, which states each case's
+ * written by tests/refs/torch_cpu_ref.py, which states each case's
  * PyTorch expression, dtype, ATen CPU capability and threads, and records
  * the PyTorch version and build it ran on; torch_compare.py checks a new
  * run against it.  A case named here that the file lacks fails the test
@@ -52,7 +52,7 @@ static inline bool torch_ref_find(const char *name, uint64_t *h)
     if (cases && !s)
         snprintf(torch_ref_why, sizeof torch_ref_why,
                  "tests/data/torch/torch_cpu.json has no case '%s' (see "
-                 "tests/fidelity/torch_cpu_ref.py)", name);
+                 "tests/refs/torch_cpu_ref.py)", name);
     if (!s)
         return false;
     *h = strtoull(s, &end, 16);

@@ -1,7 +1,7 @@
 /* CUDA backend tests: the backend itself (open, errors, pool,
  * fingerprint), conversions, arange, data movement, sums, the Philox
  * generator and cuBLAS matmul.  Fidelity to PyTorch is checked end to end
- * by tests/fidelity/torch_probe.py on a saved run. */
+ * by tests/refs/torch_probe.py on a saved run. */
 #include <inttypes.h>
 #include <jansson.h>
 #include <math.h>
