@@ -75,17 +75,19 @@ __m256d Sleef_cosd4_u35avx2(__m256d);
 __m256d Sleef_logd4_u35avx2(__m256d);
 __m256d Sleef_tanhd4_u35avx2(__m256d);
 __m256d Sleef_powd4_u10avx2(__m256d, __m256d);
-__m256 Sleef_log2f8_u10avx2(__m256);
-__m256 Sleef_log2f8_u35avx2(__m256);
 __m256 Sleef_log1pf8_u10avx2(__m256);
-__m256 Sleef_expm1f8_u10avx2(__m256);
 __m256 Sleef_erff8_u10avx2(__m256);
-__m256d Sleef_log2d4_u10avx2(__m256d);
-__m256d Sleef_log2d4_u35avx2(__m256d);
 __m256d Sleef_log1pd4_u10avx2(__m256d);
-__m256d Sleef_expm1d4_u10avx2(__m256d);
 __m256 Sleef_exp2f8_u10avx2(__m256);
 __m256d Sleef_exp2d4_u10avx2(__m256d);
+/* op_list.h's BP_FN functions: u10 and the U35 column's build. */
+#define BP_FN(ID, S, U35, W512, MPFR, CUDA)                                    \
+    __m256 Sleef_##S##f8_u10avx2(__m256);                                      \
+    __m256 Sleef_##S##f8_##U35##avx2(__m256);                                  \
+    __m256d Sleef_##S##d4_u10avx2(__m256d);                                    \
+    __m256d Sleef_##S##d4_##U35##avx2(__m256d);
+#include "op_list.h"
+#undef BP_FN
 
 /* Whole registers, then the rest zero-padded as vec::map's partial load. */
 static void map8(v8_fn f, float *x, size_t n)
@@ -272,17 +274,21 @@ __m512d Sleef_tanhd8_u10avx512f(__m512d);
 __m512d Sleef_logd8_u35avx512f(__m512d);
 __m512d Sleef_tanhd8_u35avx512f(__m512d);
 __m512d Sleef_powd8_u10avx512f(__m512d, __m512d);
-__m512 Sleef_log2f16_u10avx512f(__m512);
-__m512 Sleef_log2f16_u35avx512f(__m512);
 __m512 Sleef_log1pf16_u10avx512f(__m512);
-__m512 Sleef_expm1f16_u10avx512f(__m512);
 __m512 Sleef_erff16_u10avx512f(__m512);
-__m512d Sleef_log2d8_u10avx512f(__m512d);
-__m512d Sleef_log2d8_u35avx512f(__m512d);
 __m512d Sleef_log1pd8_u10avx512f(__m512d);
-__m512d Sleef_expm1d8_u10avx512f(__m512d);
 __m512 Sleef_exp2f16_u10avx512f(__m512);
 __m512d Sleef_exp2d8_u10avx512f(__m512d);
+/* BP_FN functions with AVX512 1 (AVX512 0 declares nothing). */
+#define FN512_0(S, U35)
+#define FN512_1(S, U35)                                                        \
+    __m512 Sleef_##S##f16_u10avx512f(__m512);                                  \
+    __m512 Sleef_##S##f16_##U35##avx512f(__m512);                              \
+    __m512d Sleef_##S##d8_u10avx512f(__m512d);                                 \
+    __m512d Sleef_##S##d8_##U35##avx512f(__m512d);
+#define BP_FN(ID, S, U35, W512, MPFR, CUDA) FN512_##W512(S, U35)
+#include "op_list.h"
+#undef BP_FN
 
 static void map16(v16_fn f, float *x, size_t n)
 {
@@ -383,16 +389,19 @@ typedef struct {
 } cpu_fn512_t;
 
 static const cpu_fn512_t fns512[BP_OP_COUNT] = {
+#define ROW512_0(ID, S, U35)
+#define ROW512_1(ID, S, U35)                                                   \
+    [BP_OP_##ID] = {Sleef_##S##f16_u10avx512f, Sleef_##S##f16_##U35##avx512f,   \
+                    Sleef_##S##d8_u10avx512f, Sleef_##S##d8_##U35##avx512f},
+#define BP_FN(ID, S, U35, W512, MPFR, CUDA) ROW512_##W512(ID, S, U35)
+#include "op_list.h"
+#undef BP_FN
     [BP_OP_EXP] = {Sleef_expf16_u10avx512f, Sleef_expf16_u10avx512f, expd8, expd8},
     [BP_OP_LOG] = {Sleef_logf16_u10avx512f, Sleef_logf16_u35avx512f, Sleef_logd8_u10avx512f,
                    Sleef_logd8_u35avx512f},
     [BP_OP_TANH] = {Sleef_tanhf16_u10avx512f, Sleef_tanhf16_u35avx512f,
                     Sleef_tanhd8_u10avx512f, Sleef_tanhd8_u35avx512f},
-    [BP_OP_LOG2] = {Sleef_log2f16_u10avx512f, Sleef_log2f16_u35avx512f,
-                    Sleef_log2d8_u10avx512f, Sleef_log2d8_u35avx512f},
     [BP_OP_LOG1P] = {log1pf16, log1pf16, log1pd8, log1pd8},
-    [BP_OP_EXPM1] = {Sleef_expm1f16_u10avx512f, Sleef_expm1f16_u10avx512f,
-                     Sleef_expm1d8_u10avx512f, Sleef_expm1d8_u10avx512f},
     [BP_OP_ERF] = {Sleef_erff16_u10avx512f, Sleef_erff16_u10avx512f, erfd8, erfd8},
     [BP_OP_EXP2] = {Sleef_exp2f16_u10avx512f, Sleef_exp2f16_u10avx512f, Sleef_exp2d8_u10avx512f,
                     Sleef_exp2d8_u10avx512f},
@@ -429,6 +438,14 @@ typedef struct {
 } cpu_fn_t;
 
 static const cpu_fn_t fns[BP_OP_COUNT] = {
+#define BP_FN(ID, S, U35, W512, MPFR, CUDA)                                    \
+    [BP_OP_##ID] = {Sleef_##S##f8_u10avx2,  Sleef_##S##f8_##U35##avx2,          \
+                    Sleef_##S##d4_u10avx2,  Sleef_##S##d4_##U35##avx2,          \
+                    Sleef_##S##f_u10,       Sleef_##S##f_##U35,                 \
+                    S##f,                   Sleef_##S##_u10,                    \
+                    Sleef_##S##_##U35,      S},
+#include "op_list.h"
+#undef BP_FN
     [BP_OP_SIN] = {Sleef_sinf8_u10avx2, Sleef_sinf8_u35avx2, Sleef_sind4_u10avx2,
                    Sleef_sind4_u35avx2, Sleef_sinf_u10, Sleef_sinf_u35, sinf,
                    Sleef_sin_u10, Sleef_sin_u35, sin},
@@ -443,14 +460,8 @@ static const cpu_fn_t fns[BP_OP_COUNT] = {
     [BP_OP_TANH] = {Sleef_tanhf8_u10avx2, Sleef_tanhf8_u35avx2,
                     Sleef_tanhd4_u10avx2, Sleef_tanhd4_u35avx2, Sleef_tanhf_u10,
                     Sleef_tanhf_u35, tanhf, Sleef_tanh_u10, Sleef_tanh_u35, tanh},
-    [BP_OP_LOG2] = {Sleef_log2f8_u10avx2, Sleef_log2f8_u35avx2, Sleef_log2d4_u10avx2,
-                    Sleef_log2d4_u35avx2, Sleef_log2f_u10, Sleef_log2f_u35, log2f,
-                    Sleef_log2_u10, Sleef_log2_u35, log2},
     [BP_OP_LOG1P] = {log1pf8, log1pf8, log1pd4, log1pd4, log1pf1, log1pf1, log1pf, log1pd1,
                      log1pd1, log1p},
-    [BP_OP_EXPM1] = {Sleef_expm1f8_u10avx2, Sleef_expm1f8_u10avx2, Sleef_expm1d4_u10avx2,
-                     Sleef_expm1d4_u10avx2, Sleef_expm1f_u10, Sleef_expm1f_u10, expm1f,
-                     Sleef_expm1_u10, Sleef_expm1_u10, expm1},
     [BP_OP_ERF] = {Sleef_erff8_u10avx2, Sleef_erff8_u10avx2, erfd4, erfd4, Sleef_erff_u10,
                    Sleef_erff_u10, erff, Sleef_erf_u10, Sleef_erf_u10, erf},
     [BP_OP_EXP2] = {Sleef_exp2f8_u10avx2, Sleef_exp2f8_u10avx2, Sleef_exp2d4_u10avx2,

@@ -968,9 +968,7 @@ const bp_op_fn bp_cuda_ops[BP_OP_COUNT] = {
     [BP_OP_GELU] = op_elem,
     [BP_OP_ERF] = op_elem,
     [BP_OP_EXP2] = op_elem,
-    [BP_OP_LOG2] = op_elem,
     [BP_OP_LOG1P] = op_elem,
-    [BP_OP_EXPM1] = op_elem,
     [BP_OP_ABS] = op_elem,
     [BP_OP_SIGN] = op_elem,
     [BP_OP_FLOOR] = op_elem,
@@ -990,4 +988,8 @@ const bp_op_fn bp_cuda_ops[BP_OP_COUNT] = {
     [BP_OP_BADDBMM] = bp_cuda_op_baddbmm,
     [BP_OP_LINEAR] = bp_cuda_op_linear,
     [BP_OP_ADDMM] = bp_cuda_op_addmm,
+/* op_list.h's BP_FN functions: elem.cu's kernel */
+#define BP_FN(ID, ...) [BP_OP_##ID] = op_elem,
+#include "op_list.h"
+#undef BP_FN
 };
