@@ -71,7 +71,15 @@
  *   AVX512    1 where ATen builds the kernel for AVX-512 too (the _u10avx512f
  *             entry points serve the AVX512 capability), 0 where it does not.
  *   An op whose entry points need repair (exp, log1p, erf: SLEEF 3.8's
- *   bounds) or whose formula is not one function keeps written entries. */
+ *   bounds) or whose formula is not one function keeps written entries.
+ *
+ * BP_FN2(ID, SLEEF, U35, AVX512, MPFR, CUDA): the same for an ELEMWISE op
+ *   of two float tensors (OPERANDS AB, broadcast), as ATen's
+ *   cpu_kernel_vec runs it: Vectorized<T>::SLEEF on the elements of whole
+ *   registers, std::SLEEF (libm) on the rest; mpfr_<MPFR>(r, a, b); <CUDA>f
+ *   and <CUDA> in binary.cu.  AVX512 is 1 where the kernel is registered
+ *   with ALSO_REGISTER_AVX512_DISPATCH (REGISTER_DISPATCH alone runs the
+ *   AVX2 kernel on AVX-512 hosts). */
 
 #ifdef BP_KEY
 BP_KEY(A, "a", BUFFER)
@@ -295,4 +303,7 @@ BP_OP(ADDMM, "addmm", INPUTS, BP_K(BETA) | BP_K(ALPHA), 0, 0, SAME, FUSED, BP_OP
 #ifdef BP_FN
 BP_FN(LOG2, log2, u35, 1, log2, log2)
 BP_FN(EXPM1, expm1, u10, 1, expm1, expm1)
+#endif
+
+#ifdef BP_FN2
 #endif

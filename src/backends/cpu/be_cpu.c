@@ -656,6 +656,9 @@ const bp_op_fn bp_cpu_ops[BP_OP_COUNT] = {
 #define BP_FN(ID, ...) [BP_OP_##ID] = bp_cpu_op_unary,
 #include "op_list.h"
 #undef BP_FN
+#define BP_FN2(ID, ...) [BP_OP_##ID] = bp_cpu_op_fn2,
+#include "op_list.h"
+#undef BP_FN2
 };
 
 static void cpu_destroy(bp_backend_t *be)

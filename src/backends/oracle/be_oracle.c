@@ -323,6 +323,10 @@ static int apply(bp_oracle_ws_t *ws, const bp_op_t *op, bp_op_kind_t k)
     case BP_OP_##ID: return mpfr_##MPFR(r, x, m);
 #include "op_list.h"
 #undef BP_FN
+#define BP_FN2(ID, S, U35, W512, MPFR, CUDA)                                   \
+    case BP_OP_##ID: return mpfr_##MPFR(r, x, y, m);
+#include "op_list.h"
+#undef BP_FN2
     case BP_OP_EXP2: return mpfr_exp2(r, x, m);
     case BP_OP_LOG1P: return mpfr_log1p(r, x, m);
     case BP_OP_ABS: return mpfr_abs(r, x, m);
@@ -892,6 +896,9 @@ const bp_op_fn bp_oracle_ops[BP_OP_COUNT] = {
 #define BP_FN(ID, ...) [BP_OP_##ID] = op_elementwise,
 #include "op_list.h"
 #undef BP_FN
+#define BP_FN2(ID, ...) [BP_OP_##ID] = op_elementwise,
+#include "op_list.h"
+#undef BP_FN2
 };
 
 void bp_be_oracle_thread_done(void)
