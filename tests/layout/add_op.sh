@@ -5,7 +5,10 @@
 # BP_OP line and a BP_FN or BP_FN2 line each); the copy is configured and
 # built (the CUDA kernels too, where nvcc is), and a probe runs both ops on
 # cpu and oracle (and cuda, where a GPU is): every output compared, in
-# fp32, bf16 and fp16, within 1 ulp of MPFR's correctly rounded value.
+# fp32, bf16 and fp16, within 1 ulp of MPFR's correctly rounded value;
+# where PyTorch is installed, the CPU's bits at each ATen capability are
+# torch.atan's and torch.atan2's (checked with PyTorch 1.13: identical at
+# avx512, avx2 and default in fp32 and bf16).
 # Not part of `make check` (it builds the whole tree again: minutes).
 #   sh tests/layout/add_op.sh [WORKDIR]
 # Exit 0 when the ops run and agree, 1 when not, 2 when the copy cannot be
@@ -29,7 +32,7 @@ rm -rf "$tree" && mkdir -p "$tree" || exit 2
 BP_ADD_OP='BP_OP(ATAN, "atan", A, 0, 0, 0, SAME, ELEMWISE, BP_OPF_FLOAT_FN | BP_OPF_COSTLY, "torch.atan(a)")
 BP_OP(ATAN2, "atan2", AB, 0, 0, 0, PROMOTE, ELEMWISE, BP_OPF_FLOAT_FN | BP_OPF_COSTLY, "torch.atan2(a, b)")'
 BP_ADD_FN='BP_FN(ATAN, atan, u35, 1, atan, atan)'
-BP_ADD_FN2='BP_FN2(ATAN2, atan2, u35, 0, atan2, atan2)'
+BP_ADD_FN2='BP_FN2(ATAN2, atan2, u35, 1, atan2, atan2)'
 export BP_ADD_OP BP_ADD_FN BP_ADD_FN2
 list=$tree/src/ops/op_list.h
 awk '/^#ifdef BP_OP$/ { sec = "BP_ADD_OP" }
@@ -107,5 +110,55 @@ for b in bad:
 sys.exit(1 if missing or bad else 0)
 EOF
 rc=$?
-[ $rc -eq 0 ] && echo "add_op.sh: atan and atan2 run on $devices, within 1 ulp of MPFR"
-exit $rc
+[ $rc -eq 0 ] || exit $rc
+echo "add_op.sh: atan and atan2 run on $devices, within 1 ulp of MPFR"
+
+# PyTorch's own bits, where it is installed: the CPU backend at each ATen
+# capability this CPU has against torch.atan and torch.atan2 under the
+# same ATEN_CPU_CAPABILITY (a dtype PyTorch's CPU lacks is said and left).
+py=${PYTHON3:-python3}
+"$py" -c 'import torch' 2>/dev/null || py=/usr/bin/python3
+"$py" -c 'import torch' 2>/dev/null || { echo "add_op.sh: no PyTorch: its bits not compared"; exit 0; }
+isas="avx2 default"
+grep -q avx512f /proc/cpuinfo 2>/dev/null && isas="avx512 $isas"
+for isa in $isas; do
+    rm -rf "$work/save-$isa"
+    "$tree/src/bitprobe" run "$work/probes/added-ops.yaml" --device cpu --cpu-isa "$isa" \
+        --no-golden --save "$work/save-$isa" >/dev/null 2>&1
+    [ $? -le 1 ] || { echo "add_op.sh: run --cpu-isa $isa failed" >&2; exit 1; }
+    ATEN_CPU_CAPABILITY=$isa "$py" - "$work/save-$isa" "$isa" <<'PY' || exit 1
+import glob, gzip, json, struct, sys
+import torch
+save, isa = sys.argv[1], sys.argv[2]
+(path,) = glob.glob(save + "/added-ops/*.safetensors.gz")
+raw = gzip.open(path).read()
+n = struct.unpack("<Q", raw[:8])[0]
+hdr, data = json.loads(raw[8:8 + n]), raw[8 + n:]
+a0 = torch.arange(-700, 700) * 0.0078125
+b0 = torch.arange(-350, 1050) * 0.01171875
+dts = {"F32": torch.float32, "BF16": torch.bfloat16, "F16": torch.float16}
+bad = compared = 0
+for key, m in sorted(hdr.items()):
+    out = key.split("/")[-1].split(".")[0]
+    if key == "__metadata__" or out not in ("t", "t2"):
+        continue
+    a, b = a0.to(dts[m["dtype"]]), b0.to(dts[m["dtype"]])
+    try:
+        r = torch.atan(a) if out == "t" else torch.atan2(a, b)
+    except RuntimeError as e:
+        print("add_op.sh: %s %s: PyTorch %s has no such kernel (%s)"
+              % (isa, key, torch.__version__, e))
+        continue
+    ref = r.contiguous().view(torch.uint8).numpy().tobytes()
+    lo, hi = m["data_offsets"]
+    mine, w = data[lo:hi], r.element_size()
+    diff = sum(ref[k * w:(k + 1) * w] != mine[k * w:(k + 1) * w] for k in range(r.numel()))
+    compared += 1
+    print("add_op.sh: %s %s: %d of %d elements differ from PyTorch %s"
+          % (isa, key, diff, r.numel(), torch.__version__))
+    bad += diff != 0
+sys.exit(1 if bad or not compared else 0)
+PY
+done
+echo "add_op.sh: the CPU's bits are PyTorch's"
+exit 0
