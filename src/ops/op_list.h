@@ -77,9 +77,9 @@
  *   of two float tensors (OPERANDS AB, broadcast), as ATen's
  *   cpu_kernel_vec runs it: Vectorized<T>::SLEEF on the elements of whole
  *   registers, std::SLEEF (libm) on the rest; mpfr_<MPFR>(r, a, b); <CUDA>f
- *   and <CUDA> in binary.cu.  AVX512 is 1 where the kernel is registered
- *   with ALSO_REGISTER_AVX512_DISPATCH (REGISTER_DISPATCH alone runs the
- *   AVX2 kernel on AVX-512 hosts). */
+ *   and <CUDA> in binary.cu.  AVX512 is 1 where ATen's AVX512 capability
+ *   runs the kernel in 512-bit registers (the tail is then what 16 fp32
+ *   lanes leave), 0 where it runs the AVX2 kernel. */
 
 #ifdef BP_KEY
 BP_KEY(A, "a", BUFFER)

@@ -634,9 +634,9 @@ static bp_status need_float_out(const bp_exec_t *x, bp_error_t *err)
 }
 
 /* op_list.h's BP_FN2 functions, keyed by op: the entry points as fns's,
- * and the AVX-512 builds where ATen registers the kernel for AVX-512
- * (ALSO_REGISTER_AVX512_DISPATCH; REGISTER_DISPATCH alone runs the AVX2
- * kernel on AVX-512 hosts). */
+ * and the AVX-512 builds where ATen's AVX512 capability runs the kernel in
+ * 512-bit registers (else the AVX2 kernel runs there, 32-byte registers
+ * deciding the tail). */
 typedef float (*f2_fn)(float, float);
 typedef double (*d2_fn)(double, double);
 typedef struct {
