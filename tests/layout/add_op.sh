@@ -5,7 +5,8 @@
 # BP_OP line and a BP_FN or BP_FN2 line each); the copy is configured and
 # built (the CUDA kernels too, where nvcc is), and a probe runs both ops on
 # cpu and oracle (and cuda, where a GPU is): every output compared, in
-# fp32, bf16 and fp16, within 1 ulp of MPFR's correctly rounded value;
+# fp32, bf16 and fp16, within 1 ulp of MPFR's correctly rounded value
+# (cuda: 3, CUDA's documented bound for atan2f);
 # where PyTorch is installed, the CPU's bits at each ATen capability are
 # torch.atan's and torch.atan2's (checked with PyTorch 1.13: identical at
 # avx512, avx2 and default in fp32 and bf16).
@@ -99,19 +100,22 @@ for r in rep["results"]:
         continue
     other = r["b"] if r["a"] == "oracle" else r["a"]
     seen.add((r["output"], r["dtype"], other))
-    if r.get("total", 0) == 0 or r.get("max_ulp", {}).get("value", 0) > 1:
-        bad.append("%s %s %s: %s ulp" % (r["output"], r["dtype"], other,
-                                        r.get("max_ulp", {}).get("value")))
+    # SLEEF's u10 builds: 1 ulp; CUDA's atanf 2 and atan2f 3 (the CUDA C++
+    # Programming Guide's table of single-precision functions)
+    bound = 3 if other.startswith("cuda") else 1
+    if r.get("total", 0) == 0 or r.get("max_ulp", {}).get("value", 0) > bound:
+        bad.append("%s %s %s: %s ulp (bound %d)" % (r["output"], r["dtype"], other,
+                                                   r.get("max_ulp", {}).get("value"), bound))
 missing = sorted(want - seen)
 for m in missing:
     print("add_op.sh: not compared with the oracle: %s %s %s" % m)
 for b in bad:
-    print("add_op.sh: beyond 1 ulp of MPFR: " + b)
+    print("add_op.sh: beyond its bound from MPFR: " + b)
 sys.exit(1 if missing or bad else 0)
 EOF
 rc=$?
 [ $rc -eq 0 ] || exit $rc
-echo "add_op.sh: atan and atan2 run on $devices, within 1 ulp of MPFR"
+echo "add_op.sh: atan and atan2 run on $devices, within their bounds of MPFR"
 
 # PyTorch's own bits, where it is installed: the CPU backend at each ATen
 # capability this CPU has against torch.atan and torch.atan2 under the
