@@ -160,3 +160,67 @@ extern "C" int bpk_binary(void *stream, int op, void *out, int out_dt,
     default: return bpk_binary_launch_int(s, op, out, out_dt, a, b, *bc, n);
     }
 }
+
+/* op_list.h's BP_FN2 functions: ATen's gpu_kernel_with_scalars lambdas
+ * call <CUDA>(a, b) on scalar_t, which for bf16/f16 widens to float:
+ * <CUDA>f in float opmath, <CUDA> in double, rounded once on the store. */
+template <typename T, int OP> __device__ __forceinline__ T bpk_fn2(T x, T y);
+#define BP_FN2(ID, S, U35, W512, MPFR, CUDA)                                   \
+    template <>                                                                \
+    __device__ __forceinline__ float bpk_fn2<float, BP_OP_##ID>(float x, float y) \
+    {                                                                          \
+        return CUDA##f(x, y);                                                  \
+    }                                                                          \
+    template <>                                                                \
+    __device__ __forceinline__ double bpk_fn2<double, BP_OP_##ID>(double x, double y) \
+    {                                                                          \
+        return CUDA(x, y);                                                     \
+    }
+#include "../src/ops/op_list.h"
+#undef BP_FN2
+
+template <typename T, int OP>
+__global__ void bpk_fn2_kernel(void *out, int out_dt, bpk_arg_t a, bpk_arg_t b,
+                               bpk_bcast_t bc, int64_t n)
+{
+    BPK_FOR(i, n)
+    {
+        int64_t ia, ib;
+        bpk_bcast_offsets(bc, i, &ia, &ib);
+        T x = bpk_operand<T>(a, ia, out_dt);
+        T y = bpk_operand<T>(b, ib, out_dt);
+        bpk_num<T>::store(out, out_dt, i, bpk_fn2<T, OP>(x, y));
+    }
+}
+
+template <typename T>
+static int bpk_fn2_launch(cudaStream_t s, int op, void *out, int out_dt, bpk_arg_t a,
+                          bpk_arg_t b, const bpk_bcast_t &bc, int64_t n)
+{
+    unsigned g = bpk_blocks(n);
+    switch (op) {
+#define BP_FN2(ID, ...)                                                        \
+    case BP_OP_##ID:                                                           \
+        bpk_fn2_kernel<T, BP_OP_##ID><<<g, BPK_THREADS, 0, s>>>(out, out_dt, a, b, bc, n); \
+        return bpk_launched();
+#include "../src/ops/op_list.h"
+#undef BP_FN2
+    default: return (int)cudaErrorInvalidValue;
+    }
+}
+
+extern "C" int bpk_binary_fn(void *stream, int op, void *out, int out_dt, bpk_arg_t a,
+                             bpk_arg_t b, const bpk_bcast_t *bc, int64_t n)
+{
+    if (!bpk_dtype_ok(out_dt) || !a.ptr || !bpk_dtype_ok(a.dtype) || !b.ptr ||
+        !bpk_dtype_ok(b.dtype) || !bc || bc->ndim < 0 || bc->ndim > BPK_MAXDIM)
+        return (int)cudaErrorInvalidValue;
+    if (n <= 0)
+        return 0;
+    cudaStream_t s = (cudaStream_t)stream;
+    switch (bpk_compute_type(out_dt)) {
+    case BPK_CT_F32: return bpk_fn2_launch<float>(s, op, out, out_dt, a, b, *bc, n);
+    case BPK_CT_F64: return bpk_fn2_launch<double>(s, op, out, out_dt, a, b, *bc, n);
+    default: return (int)cudaErrorInvalidValue;
+    }
+}

@@ -77,6 +77,11 @@ enum {
 };
 int bpk_binary(void *stream, int op, void *out, int out_dt, bpk_arg_t a,
                bpk_arg_t b, const bpk_bcast_t *bc, int64_t n);
+/* op_list.h's BP_FN2 functions (op: their bp_op_kind_t) of two float
+ * tensors, broadcast; any other op or an integer out_dt gives
+ * cudaErrorInvalidValue. */
+int bpk_binary_fn(void *stream, int op, void *out, int out_dt, bpk_arg_t a,
+                  bpk_arg_t b, const bpk_bcast_t *bc, int64_t n);
 
 /* pow.cu: a ** b with a the base.  BPK_POW_GENERIC is pow_(base, exp)
  * (powf); the others are PyTorch's special cases of a scalar exponent,

@@ -52,10 +52,11 @@ __device__ __forceinline__ float bpk_elem_f32(float x, const bpk_elem_par_t &p,
             return x * float(0.5) * (float(1) + erff(x * kAlpha));
         }
     case BP_OP_ERF: return erff(x);
+#define BP_FN(ID, S, U35, W512, MPFR, CUDA) case BP_OP_##ID: return CUDA##f(x);
+#include "../src/ops/op_list.h"
+#undef BP_FN
     case BP_OP_EXP2: return exp2f(x);
-    case BP_OP_LOG2: return log2f(x);
     case BP_OP_LOG1P: return log1pf(x);
-    case BP_OP_EXPM1: return expm1f(x);
     case BP_OP_ABS: return fabsf(x);
     case BP_OP_SIGN: return (float)((0.0f < x) - (x < 0.0f));
     case BP_OP_FLOOR: return floorf(x);
@@ -105,10 +106,11 @@ __device__ __forceinline__ double bpk_elem_f64(double x, const bpk_elem_par_t &p
             return x * double(0.5) * (double(1) + erf(x * kAlpha));
         }
     case BP_OP_ERF: return erf(x);
+#define BP_FN(ID, S, U35, W512, MPFR, CUDA) case BP_OP_##ID: return CUDA(x);
+#include "../src/ops/op_list.h"
+#undef BP_FN
     case BP_OP_EXP2: return exp2(x);
-    case BP_OP_LOG2: return log2(x);
     case BP_OP_LOG1P: return log1p(x);
-    case BP_OP_EXPM1: return expm1(x);
     case BP_OP_ABS: return fabs(x);
     case BP_OP_SIGN: return (double)((0.0 < x) - (x < 0.0));
     case BP_OP_FLOOR: return floor(x);
@@ -220,9 +222,7 @@ extern "C" int bpk_elem(void *stream, int op, void *out, int out_dt, const void 
         BPK_ELEM_CASE(GELU)
         BPK_ELEM_CASE(ERF)
         BPK_ELEM_CASE(EXP2)
-        BPK_ELEM_CASE(LOG2)
         BPK_ELEM_CASE(LOG1P)
-        BPK_ELEM_CASE(EXPM1)
         BPK_ELEM_CASE(ABS)
         BPK_ELEM_CASE(SIGN)
         BPK_ELEM_CASE(FLOOR)
@@ -230,6 +230,9 @@ extern "C" int bpk_elem(void *stream, int op, void *out, int out_dt, const void 
         BPK_ELEM_CASE(TRUNC)
         BPK_ELEM_CASE(ROUND)
         BPK_ELEM_CASE(CLAMP)
+#define BP_FN(ID, ...) BPK_ELEM_CASE(ID)
+#include "../src/ops/op_list.h"
+#undef BP_FN
     }
 #undef BPK_ELEM_CASE
     return (int)cudaErrorInvalidValue;

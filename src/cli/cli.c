@@ -572,8 +572,9 @@ int bp_cli_open_backends(const char *cmd, const bp_cli_devices_t *d, bp_backend_
     for (int i = 0; i < ni; i++) {
         bool is_auto = strcmp(items[i], "auto") == 0;
         const char *single[] = {items[i], NULL};
-        /* auto tries every backend of the registry, so that a build
-         * without CUDA says so as a machine without a GPU does. */
+        /* auto tries every backend bitprobe knows (the registry's), so
+         * that a build without CUDA says so as a machine without a GPU
+         * does. */
         const char *const *want = is_auto ? bp_backend_names() : single;
         for (; *want; want++) {
             bool dup = false, required = false;

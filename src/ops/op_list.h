@@ -57,7 +57,29 @@
  *             the strides PyTorch's views of them have, so that a
  *             transpose feeding it reaches cuBLAS as a transpose flag).
  *             Without BOOL or FP8 an op refuses those dtypes.
- *   TORCH     what it computes, in PyTorch's words (bitprobe list --ops). */
+ *   TORCH     what it computes, in PyTorch's words (bitprobe list --ops).
+ *
+ * BP_FN(ID, SLEEF, U35, AVX512, MPFR, CUDA): an ELEMWISE op of one float
+ *   operand (OPERANDS A, FLAGS FLOAT_FN) that every backend computes with
+ *   one library function, its entries generated from this row: the CPU's
+ *   vml path (bp_cpu_op_unary: Vectorized<T>::SLEEF, i.e.
+ *   Sleef_<SLEEF>f8_u10avx2 and the other builds, SLEEF's scalar builds and
+ *   libm's function of the same name), the oracle's mpfr_<MPFR>, the CUDA
+ *   kernel's <CUDA>f (float opmath) and <CUDA> (double) in elem.cu.
+ *   U35       u35 where SLEEF has a _u35 build the u35 math mode selects,
+ *             u10 where it has none.
+ *   AVX512    1 where ATen builds the kernel for AVX-512 too (the _u10avx512f
+ *             entry points serve the AVX512 capability), 0 where it does not.
+ *   An op whose entry points need repair (exp, log1p, erf: SLEEF 3.8's
+ *   bounds) or whose formula is not one function keeps written entries.
+ *
+ * BP_FN2(ID, SLEEF, U35, AVX512, MPFR, CUDA): the same for an ELEMWISE op
+ *   of two float tensors (OPERANDS AB, broadcast), as ATen's
+ *   cpu_kernel_vec runs it: Vectorized<T>::SLEEF on the elements of whole
+ *   registers, std::SLEEF (libm) on the rest; mpfr_<MPFR>(r, a, b); <CUDA>f
+ *   and <CUDA> in binary.cu.  AVX512 is 1 where ATen's AVX512 capability
+ *   runs the kernel in 512-bit registers (the tail is then what 16 fp32
+ *   lanes leave), 0 where it runs the AVX2 kernel. */
 
 #ifdef BP_KEY
 BP_KEY(A, "a", BUFFER)
@@ -276,4 +298,12 @@ BP_OP(LINEAR, "linear", INPUTS, 0, 0, 0, SAME, FUSED, BP_OPF_VIEWS,
       "inputs [x, weight] or [x, weight, bias]")
 BP_OP(ADDMM, "addmm", INPUTS, BP_K(BETA) | BP_K(ALPHA), 0, 0, SAME, FUSED, BP_OPF_VIEWS,
       "torch.addmm(input, mat1, mat2, beta=beta, alpha=alpha), inputs [input, mat1, mat2]")
+#endif
+
+#ifdef BP_FN
+BP_FN(LOG2, log2, u35, 1, log2, log2)
+BP_FN(EXPM1, expm1, u10, 1, expm1, expm1)
+#endif
+
+#ifdef BP_FN2
 #endif

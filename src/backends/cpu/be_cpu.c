@@ -628,9 +628,7 @@ const bp_op_fn bp_cpu_ops[BP_OP_COUNT] = {
     [BP_OP_GELU] = bp_cpu_op_act,
     [BP_OP_ERF] = bp_cpu_op_unary,
     [BP_OP_EXP2] = bp_cpu_op_act,
-    [BP_OP_LOG2] = bp_cpu_op_unary,
     [BP_OP_LOG1P] = bp_cpu_op_unary,
-    [BP_OP_EXPM1] = bp_cpu_op_unary,
     [BP_OP_ABS] = bp_cpu_op_exact1,
     [BP_OP_SIGN] = bp_cpu_op_exact1,
     [BP_OP_FLOOR] = bp_cpu_op_exact1,
@@ -650,6 +648,13 @@ const bp_op_fn bp_cpu_ops[BP_OP_COUNT] = {
     [BP_OP_BADDBMM] = bp_cpu_op_baddbmm,
     [BP_OP_LINEAR] = bp_cpu_op_linear,
     [BP_OP_ADDMM] = bp_cpu_op_addmm,
+/* op_list.h's BP_FN functions: the vml path (be_cpu_math.c's tables) */
+#define BP_FN(ID, ...) [BP_OP_##ID] = bp_cpu_op_unary,
+#include "op_list.h"
+#undef BP_FN
+#define BP_FN2(ID, ...) [BP_OP_##ID] = bp_cpu_op_fn2,
+#include "op_list.h"
+#undef BP_FN2
 };
 
 static void cpu_destroy(bp_backend_t *be)

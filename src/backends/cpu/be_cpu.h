@@ -173,6 +173,7 @@ bp_status bp_cpu_op_rotate_half(bp_backend_t *, const bp_exec_t *,
 bp_status bp_cpu_op_gather(bp_backend_t *, const bp_exec_t *, bp_error_t *);
 
 bp_status bp_cpu_op_unary(bp_backend_t *, const bp_exec_t *, bp_error_t *);
+bp_status bp_cpu_op_fn2(bp_backend_t *, const bp_exec_t *, bp_error_t *);
 /* be_cpu_act.c */
 bp_status bp_cpu_op_act(bp_backend_t *, const bp_exec_t *, bp_error_t *);
 bp_status bp_cpu_op_exact1(bp_backend_t *, const bp_exec_t *, bp_error_t *);

@@ -75,17 +75,29 @@ __m256d Sleef_cosd4_u35avx2(__m256d);
 __m256d Sleef_logd4_u35avx2(__m256d);
 __m256d Sleef_tanhd4_u35avx2(__m256d);
 __m256d Sleef_powd4_u10avx2(__m256d, __m256d);
-__m256 Sleef_log2f8_u10avx2(__m256);
-__m256 Sleef_log2f8_u35avx2(__m256);
 __m256 Sleef_log1pf8_u10avx2(__m256);
-__m256 Sleef_expm1f8_u10avx2(__m256);
 __m256 Sleef_erff8_u10avx2(__m256);
-__m256d Sleef_log2d4_u10avx2(__m256d);
-__m256d Sleef_log2d4_u35avx2(__m256d);
 __m256d Sleef_log1pd4_u10avx2(__m256d);
-__m256d Sleef_expm1d4_u10avx2(__m256d);
 __m256 Sleef_exp2f8_u10avx2(__m256);
 __m256d Sleef_exp2d4_u10avx2(__m256d);
+/* op_list.h's BP_FN functions: u10 and the U35 column's build. */
+#define BP_FN(ID, S, U35, W512, MPFR, CUDA)                                    \
+    __m256 Sleef_##S##f8_u10avx2(__m256);                                      \
+    __m256 Sleef_##S##f8_##U35##avx2(__m256);                                  \
+    __m256d Sleef_##S##d4_u10avx2(__m256d);                                    \
+    __m256d Sleef_##S##d4_##U35##avx2(__m256d);
+#include "op_list.h"
+#undef BP_FN
+typedef __m256 (*v8_fn2)(__m256, __m256);
+typedef __m256d (*v4_fn2)(__m256d, __m256d);
+/* op_list.h's BP_FN2 functions of two operands. */
+#define BP_FN2(ID, S, U35, W512, MPFR, CUDA)                                   \
+    __m256 Sleef_##S##f8_u10avx2(__m256, __m256);                              \
+    __m256 Sleef_##S##f8_##U35##avx2(__m256, __m256);                          \
+    __m256d Sleef_##S##d4_u10avx2(__m256d, __m256d);                           \
+    __m256d Sleef_##S##d4_##U35##avx2(__m256d, __m256d);
+#include "op_list.h"
+#undef BP_FN2
 
 /* Whole registers, then the rest zero-padded as vec::map's partial load. */
 static void map8(v8_fn f, float *x, size_t n)
@@ -250,6 +262,20 @@ static double pow4(double x, double y)
         r, Sleef_powd4_u10avx2(_mm256_set1_pd(x), _mm256_set1_pd(y)));
     return r[0];
 }
+
+static float lane8_2(v8_fn2 f, float x, float y)
+{
+    float r[8];
+    _mm256_storeu_ps(r, f(_mm256_set1_ps(x), _mm256_set1_ps(y)));
+    return r[0];
+}
+
+static double lane4_2(v4_fn2 f, double x, double y)
+{
+    double r[4];
+    _mm256_storeu_pd(r, f(_mm256_set1_pd(x), _mm256_set1_pd(y)));
+    return r[0];
+}
 #pragma GCC pop_options
 
 /* SLEEF's AVX-512 entry points, for the kernels ATen also builds for
@@ -272,17 +298,32 @@ __m512d Sleef_tanhd8_u10avx512f(__m512d);
 __m512d Sleef_logd8_u35avx512f(__m512d);
 __m512d Sleef_tanhd8_u35avx512f(__m512d);
 __m512d Sleef_powd8_u10avx512f(__m512d, __m512d);
-__m512 Sleef_log2f16_u10avx512f(__m512);
-__m512 Sleef_log2f16_u35avx512f(__m512);
 __m512 Sleef_log1pf16_u10avx512f(__m512);
-__m512 Sleef_expm1f16_u10avx512f(__m512);
 __m512 Sleef_erff16_u10avx512f(__m512);
-__m512d Sleef_log2d8_u10avx512f(__m512d);
-__m512d Sleef_log2d8_u35avx512f(__m512d);
 __m512d Sleef_log1pd8_u10avx512f(__m512d);
-__m512d Sleef_expm1d8_u10avx512f(__m512d);
 __m512 Sleef_exp2f16_u10avx512f(__m512);
 __m512d Sleef_exp2d8_u10avx512f(__m512d);
+/* BP_FN functions with AVX512 1 (AVX512 0 declares nothing). */
+#define FN512_0(S, U35)
+#define FN512_1(S, U35)                                                        \
+    __m512 Sleef_##S##f16_u10avx512f(__m512);                                  \
+    __m512 Sleef_##S##f16_##U35##avx512f(__m512);                              \
+    __m512d Sleef_##S##d8_u10avx512f(__m512d);                                 \
+    __m512d Sleef_##S##d8_##U35##avx512f(__m512d);
+#define BP_FN(ID, S, U35, W512, MPFR, CUDA) FN512_##W512(S, U35)
+#include "op_list.h"
+#undef BP_FN
+typedef __m512 (*v16_fn2)(__m512, __m512);
+typedef __m512d (*v8d_fn2)(__m512d, __m512d);
+#define FN2_512_0(S, U35)
+#define FN2_512_1(S, U35)                                                      \
+    __m512 Sleef_##S##f16_u10avx512f(__m512, __m512);                          \
+    __m512 Sleef_##S##f16_##U35##avx512f(__m512, __m512);                      \
+    __m512d Sleef_##S##d8_u10avx512f(__m512d, __m512d);                        \
+    __m512d Sleef_##S##d8_##U35##avx512f(__m512d, __m512d);
+#define BP_FN2(ID, S, U35, W512, MPFR, CUDA) FN2_512_##W512(S, U35)
+#include "op_list.h"
+#undef BP_FN2
 
 static void map16(v16_fn f, float *x, size_t n)
 {
@@ -372,6 +413,20 @@ static double pow8d(double x, double y)
     _mm512_storeu_pd(r, Sleef_powd8_u10avx512f(_mm512_set1_pd(x), _mm512_set1_pd(y)));
     return r[0];
 }
+
+static float lane16_2(v16_fn2 f, float x, float y)
+{
+    float r[16];
+    _mm512_storeu_ps(r, f(_mm512_set1_ps(x), _mm512_set1_ps(y)));
+    return r[0];
+}
+
+static double lane8d_2(v8d_fn2 f, double x, double y)
+{
+    double r[8];
+    _mm512_storeu_pd(r, f(_mm512_set1_pd(x), _mm512_set1_pd(y)));
+    return r[0];
+}
 #pragma GCC pop_options
 
 /* The AVX-512 builds, keyed by op; empty where ATen has no AVX-512 kernel
@@ -383,16 +438,19 @@ typedef struct {
 } cpu_fn512_t;
 
 static const cpu_fn512_t fns512[BP_OP_COUNT] = {
+#define ROW512_0(ID, S, U35)
+#define ROW512_1(ID, S, U35)                                                   \
+    [BP_OP_##ID] = {Sleef_##S##f16_u10avx512f, Sleef_##S##f16_##U35##avx512f,   \
+                    Sleef_##S##d8_u10avx512f, Sleef_##S##d8_##U35##avx512f},
+#define BP_FN(ID, S, U35, W512, MPFR, CUDA) ROW512_##W512(ID, S, U35)
+#include "op_list.h"
+#undef BP_FN
     [BP_OP_EXP] = {Sleef_expf16_u10avx512f, Sleef_expf16_u10avx512f, expd8, expd8},
     [BP_OP_LOG] = {Sleef_logf16_u10avx512f, Sleef_logf16_u35avx512f, Sleef_logd8_u10avx512f,
                    Sleef_logd8_u35avx512f},
     [BP_OP_TANH] = {Sleef_tanhf16_u10avx512f, Sleef_tanhf16_u35avx512f,
                     Sleef_tanhd8_u10avx512f, Sleef_tanhd8_u35avx512f},
-    [BP_OP_LOG2] = {Sleef_log2f16_u10avx512f, Sleef_log2f16_u35avx512f,
-                    Sleef_log2d8_u10avx512f, Sleef_log2d8_u35avx512f},
     [BP_OP_LOG1P] = {log1pf16, log1pf16, log1pd8, log1pd8},
-    [BP_OP_EXPM1] = {Sleef_expm1f16_u10avx512f, Sleef_expm1f16_u10avx512f,
-                     Sleef_expm1d8_u10avx512f, Sleef_expm1d8_u10avx512f},
     [BP_OP_ERF] = {Sleef_erff16_u10avx512f, Sleef_erff16_u10avx512f, erfd8, erfd8},
     [BP_OP_EXP2] = {Sleef_exp2f16_u10avx512f, Sleef_exp2f16_u10avx512f, Sleef_exp2d8_u10avx512f,
                     Sleef_exp2d8_u10avx512f},
@@ -429,6 +487,14 @@ typedef struct {
 } cpu_fn_t;
 
 static const cpu_fn_t fns[BP_OP_COUNT] = {
+#define BP_FN(ID, S, U35, W512, MPFR, CUDA)                                    \
+    [BP_OP_##ID] = {Sleef_##S##f8_u10avx2,  Sleef_##S##f8_##U35##avx2,          \
+                    Sleef_##S##d4_u10avx2,  Sleef_##S##d4_##U35##avx2,          \
+                    Sleef_##S##f_u10,       Sleef_##S##f_##U35,                 \
+                    S##f,                   Sleef_##S##_u10,                    \
+                    Sleef_##S##_##U35,      S},
+#include "op_list.h"
+#undef BP_FN
     [BP_OP_SIN] = {Sleef_sinf8_u10avx2, Sleef_sinf8_u35avx2, Sleef_sind4_u10avx2,
                    Sleef_sind4_u35avx2, Sleef_sinf_u10, Sleef_sinf_u35, sinf,
                    Sleef_sin_u10, Sleef_sin_u35, sin},
@@ -443,14 +509,8 @@ static const cpu_fn_t fns[BP_OP_COUNT] = {
     [BP_OP_TANH] = {Sleef_tanhf8_u10avx2, Sleef_tanhf8_u35avx2,
                     Sleef_tanhd4_u10avx2, Sleef_tanhd4_u35avx2, Sleef_tanhf_u10,
                     Sleef_tanhf_u35, tanhf, Sleef_tanh_u10, Sleef_tanh_u35, tanh},
-    [BP_OP_LOG2] = {Sleef_log2f8_u10avx2, Sleef_log2f8_u35avx2, Sleef_log2d4_u10avx2,
-                    Sleef_log2d4_u35avx2, Sleef_log2f_u10, Sleef_log2f_u35, log2f,
-                    Sleef_log2_u10, Sleef_log2_u35, log2},
     [BP_OP_LOG1P] = {log1pf8, log1pf8, log1pd4, log1pd4, log1pf1, log1pf1, log1pf, log1pd1,
                      log1pd1, log1p},
-    [BP_OP_EXPM1] = {Sleef_expm1f8_u10avx2, Sleef_expm1f8_u10avx2, Sleef_expm1d4_u10avx2,
-                     Sleef_expm1d4_u10avx2, Sleef_expm1f_u10, Sleef_expm1f_u10, expm1f,
-                     Sleef_expm1_u10, Sleef_expm1_u10, expm1},
     [BP_OP_ERF] = {Sleef_erff8_u10avx2, Sleef_erff8_u10avx2, erfd4, erfd4, Sleef_erff_u10,
                    Sleef_erff_u10, erff, Sleef_erf_u10, Sleef_erf_u10, erf},
     [BP_OP_EXP2] = {Sleef_exp2f8_u10avx2, Sleef_exp2f8_u10avx2, Sleef_exp2d4_u10avx2,
@@ -571,6 +631,92 @@ static bp_status need_float_out(const bp_exec_t *x, bp_error_t *err)
                             bp_op_name(x->op->kind),
                             bp_dtype_name(x->out->dtype));
     return BP_OK;
+}
+
+/* op_list.h's BP_FN2 functions, keyed by op: the entry points as fns's,
+ * and the AVX-512 builds where ATen's AVX512 capability runs the kernel in
+ * 512-bit registers (else the AVX2 kernel runs there, 32-byte registers
+ * deciding the tail). */
+typedef float (*f2_fn)(float, float);
+typedef double (*d2_fn)(double, double);
+typedef struct {
+    v8_fn2 v8_u10, v8_u35;
+    v4_fn2 v4_u10, v4_u35;
+    f2_fn s_u10, s_u35, s_libm;
+    d2_fn d_u10, d_u35, d_libm;
+    v16_fn2 v16_u10, v16_u35;
+    v8d_fn2 v8d_u10, v8d_u35;
+} cpu_fn2_t;
+
+#define FN2_ROW512_0(S, U35) NULL, NULL, NULL, NULL
+#define FN2_ROW512_1(S, U35)                                                   \
+    Sleef_##S##f16_u10avx512f, Sleef_##S##f16_##U35##avx512f,                   \
+        Sleef_##S##d8_u10avx512f, Sleef_##S##d8_##U35##avx512f
+static const cpu_fn2_t fns2[BP_OP_COUNT] = {
+#define BP_FN2(ID, S, U35, W512, MPFR, CUDA)                                   \
+    [BP_OP_##ID] = {Sleef_##S##f8_u10avx2,  Sleef_##S##f8_##U35##avx2,          \
+                    Sleef_##S##d4_u10avx2,  Sleef_##S##d4_##U35##avx2,          \
+                    Sleef_##S##f_u10,       Sleef_##S##f_##U35,                 \
+                    S##f,                   Sleef_##S##_u10,                    \
+                    Sleef_##S##_##U35,      S,                                  \
+                    FN2_ROW512_##W512(S, U35)},
+#include "op_list.h"
+#undef BP_FN2
+};
+
+/* One element of cpu_kernel_vec: in a whole register (vec) the vector
+ * build the math mode and capability select, else the scalar lambda's
+ * std:: function (libm). */
+static double fn2_elem(const bp_cpu_t *c, const cpu_fn2_t *fn, bp_dtype_t dt, bool vec,
+                       double x, double y)
+{
+    bool u35 = c->math == BP_CPU_MATH_SLEEF_U35;
+    if (dt == BP_F64) {
+        if (!vec || c->math == BP_CPU_MATH_LIBM)
+            return fn->d_libm(x, y);
+        if (c->isa == BP_CPU_ISA_AVX512 && fn->v8d_u10)
+            return lane8d_2(u35 ? fn->v8d_u35 : fn->v8d_u10, x, y);
+        if (c->simd)
+            return lane4_2(u35 ? fn->v4_u35 : fn->v4_u10, x, y);
+        return u35 ? fn->d_u35(x, y) : fn->d_u10(x, y);
+    }
+    float xf = (float)x, yf = (float)y;
+    if (!vec || c->math == BP_CPU_MATH_LIBM)
+        return fn->s_libm(xf, yf);
+    if (c->isa == BP_CPU_ISA_AVX512 && fn->v16_u10)
+        return lane16_2(u35 ? fn->v16_u35 : fn->v16_u10, xf, yf);
+    if (c->simd)
+        return lane8_2(u35 ? fn->v8_u35 : fn->v8_u10, xf, yf);
+    return u35 ? fn->s_u35(xf, yf) : fn->s_u10(xf, yf);
+}
+
+bp_status bp_cpu_op_fn2(bp_backend_t *be, const bp_exec_t *x, bp_error_t *err)
+{
+    const bp_cpu_t *c = be->state;
+    bp_buf_t *out = x->out;
+    bp_op_kind_t k = x->op->kind;
+    const cpu_fn2_t *fn = &fns2[k];
+    bp_status s = need_float_out(x, err);
+    if (!s && (!x->a || !x->b))
+        s = bp_error_set(err, BP_EINPUT, "%s needs two tensors", bp_op_name(k));
+    if (!s && !fn->v8_u10)
+        s = bp_error_set(err, BP_EINTERNAL, "op %s is not a CPU function of two operands",
+                         bp_op_name(k));
+    double *xs = NULL, *ys = NULL;
+    if (!s)
+        s = bp_cpu_expand(x->a, out, out->dtype, &xs, err);
+    if (!s)
+        s = bp_cpu_expand(x->b, out, out->dtype, &ys, err);
+    if (!s) {
+        bp_cpu_loop_t l = bp_cpu_loop(out, x->a, x->b);
+        size_t lanes = bp_cpu_lanes(out->dtype, fn->v16_u10 ? c->vec_bytes : BP_CPU_VEC_BYTES);
+        for (size_t i = 0; i < out->numel; i++)
+            bp_cpu_store(out, i,
+                         fn2_elem(c, fn, out->dtype, bp_cpu_in_vector(&l, i, lanes), xs[i], ys[i]));
+    }
+    free(xs);
+    free(ys);
+    return s;
 }
 
 static void fill_sqrt(bp_buf_t *out, const double *v)

@@ -40,6 +40,8 @@ bp_status bp_cuda_op_softmax(bp_backend_t *, const bp_exec_t *, bp_error_t *);
 bp_status bp_cuda_op_reduce(bp_backend_t *, const bp_exec_t *, bp_error_t *);
 bp_status bp_cuda_op_norm(bp_backend_t *, const bp_exec_t *, bp_error_t *);
 bp_status bp_cuda_op_sdpa(bp_backend_t *, const bp_exec_t *, bp_error_t *);
+/* op_list.h's BP_FN2 functions of two tensors (be_cuda_ops.c). */
+bp_status bp_cuda_op_fn2(bp_backend_t *, const bp_exec_t *, bp_error_t *);
 /* The GEMM ops (be_cuda_gemm.c), through the GEMM module. */
 bp_status bp_cuda_op_matmul(bp_backend_t *, const bp_exec_t *, bp_error_t *);
 bp_status bp_cuda_op_bmm(bp_backend_t *, const bp_exec_t *, bp_error_t *);

@@ -523,6 +523,29 @@ static bp_status op_minmax(bp_backend_t *be, const bp_exec_t *x, bp_error_t *err
                   tensor_arg(x->a), x->a, tensor_arg(x->b), x->b, x->out, err);
 }
 
+/* op_list.h's BP_FN2 functions of two float tensors, broadcast (binary.cu). */
+bp_status bp_cuda_op_fn2(bp_backend_t *be, const bp_exec_t *x, bp_error_t *err)
+{
+    bp_status st = operands(x, err);
+    if (st)
+        return st;
+    const char *name = bp_op_name(x->op->kind);
+    bp_buf_t *out = x->out;
+    if (!x->a || !x->b)
+        return bp_error_set(err, BP_EINPUT, "%s needs two tensors", name);
+    if (bp_dtype_is_int(out->dtype))
+        return bp_error_set(err, BP_EINPUT, "%s with integer result dtype %s", name,
+                            dname(out->dtype));
+    bpk_bcast_t bc;
+    if ((st = make_bcast(out, x->a, x->b, &bc, err)))
+        return st;
+    int rc = bpk_binary_fn(bp_cuda_stream(be), (int)x->op->kind, out->dev, (int)out->dtype,
+                           tensor_arg(x->a), tensor_arg(x->b), &bc, numel(out));
+    char kernel[64];
+    snprintf(kernel, sizeof kernel, "bpk_binary_fn(%s)", name);
+    return bp_cuda_finish(be, kernel, rc, err);
+}
+
 /* torch.clamp(a, min, max) with tensor bounds (clamp_Tensor_out): one
  * bound is torch.maximum(a, min) or torch.minimum(a, max), both are
  * clamp_kernel_impl (compare.cu), in the common dtype. */
@@ -967,9 +990,7 @@ const bp_op_fn bp_cuda_ops[BP_OP_COUNT] = {
     [BP_OP_GELU] = op_elem,
     [BP_OP_ERF] = op_elem,
     [BP_OP_EXP2] = op_elem,
-    [BP_OP_LOG2] = op_elem,
     [BP_OP_LOG1P] = op_elem,
-    [BP_OP_EXPM1] = op_elem,
     [BP_OP_ABS] = op_elem,
     [BP_OP_SIGN] = op_elem,
     [BP_OP_FLOOR] = op_elem,
@@ -989,4 +1010,11 @@ const bp_op_fn bp_cuda_ops[BP_OP_COUNT] = {
     [BP_OP_BADDBMM] = bp_cuda_op_baddbmm,
     [BP_OP_LINEAR] = bp_cuda_op_linear,
     [BP_OP_ADDMM] = bp_cuda_op_addmm,
+/* op_list.h's BP_FN functions: elem.cu's kernel */
+#define BP_FN(ID, ...) [BP_OP_##ID] = op_elem,
+#include "op_list.h"
+#undef BP_FN
+#define BP_FN2(ID, ...) [BP_OP_##ID] = bp_cuda_op_fn2,
+#include "op_list.h"
+#undef BP_FN2
 };

@@ -319,10 +319,16 @@ static int apply(bp_oracle_ws_t *ws, const bp_op_t *op, bp_op_kind_t k)
     case BP_OP_SILU:
     case BP_OP_GELU: return composite(ws, op);
     case BP_OP_ERF: return mpfr_erf(r, x, m);
+#define BP_FN(ID, S, U35, W512, MPFR, CUDA)                                    \
+    case BP_OP_##ID: return mpfr_##MPFR(r, x, m);
+#include "op_list.h"
+#undef BP_FN
+#define BP_FN2(ID, S, U35, W512, MPFR, CUDA)                                   \
+    case BP_OP_##ID: return mpfr_##MPFR(r, x, y, m);
+#include "op_list.h"
+#undef BP_FN2
     case BP_OP_EXP2: return mpfr_exp2(r, x, m);
-    case BP_OP_LOG2: return mpfr_log2(r, x, m);
     case BP_OP_LOG1P: return mpfr_log1p(r, x, m);
-    case BP_OP_EXPM1: return mpfr_expm1(r, x, m);
     case BP_OP_ABS: return mpfr_abs(r, x, m);
     case BP_OP_SIGN: /* torch.sign: 0 for zeros and NaN */
         mpfr_set_si(r, mpfr_nan_p(x) ? 0 : mpfr_sgn(x), m);
@@ -867,9 +873,7 @@ const bp_op_fn bp_oracle_ops[BP_OP_COUNT] = {
     [BP_OP_GELU] = op_elementwise,
     [BP_OP_ERF] = op_elementwise,
     [BP_OP_EXP2] = op_elementwise,
-    [BP_OP_LOG2] = op_elementwise,
     [BP_OP_LOG1P] = op_elementwise,
-    [BP_OP_EXPM1] = op_elementwise,
     [BP_OP_ABS] = op_elementwise,
     [BP_OP_SIGN] = op_elementwise,
     [BP_OP_FLOOR] = op_elementwise,
@@ -889,6 +893,12 @@ const bp_op_fn bp_oracle_ops[BP_OP_COUNT] = {
     [BP_OP_BADDBMM] = op_rows,
     [BP_OP_LINEAR] = op_rows,
     [BP_OP_ADDMM] = op_rows,
+#define BP_FN(ID, ...) [BP_OP_##ID] = op_elementwise,
+#include "op_list.h"
+#undef BP_FN
+#define BP_FN2(ID, ...) [BP_OP_##ID] = op_elementwise,
+#include "op_list.h"
+#undef BP_FN2
 };
 
 void bp_be_oracle_thread_done(void)
