@@ -4,13 +4,14 @@
  * sharded parameter or a repeated forward differs or the policy is
  * exceeded, 2 trouble. */
 #include <errno.h>
-#include <getopt.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "cmd_stack.h"
 #include "cli.h"
+#include "opt.h"
 #include "envinfo.h"
 #include "esc.h"
 #include "outfile.h"
@@ -29,7 +30,7 @@ const char cmd_stack_usage[] =
     "  --dtype D           model dtype: fp32, bf16 (default), fp16\n"
     "  --init-dtype D      dtype the sharded init casts the positions to (default: --dtype)\n"
     "  --device D          cpu (default) or cuda: where the forward and the sharded init run\n"
-    "  --gpu N             CUDA device index (default 0)\n"
+    "  --gpu N             CUDA device index, 0 to 1023 (default 0)\n"
     "  --gemm G            cuda matmuls: pedantic (default: bitprobe's pinned GEMM) or\n"
     "                      default (PyTorch's calls and settings)\n"
     "  --shards W          ranks of the sharded parameter generation (default 8)\n"
@@ -44,7 +45,7 @@ const char cmd_stack_usage[] =
     "                      --preset, --layers, --dtype, --seed, --gemm, --json, --quiet,\n"
     "                      --tp-rows N (16), --algos LIST, --no-params, --no-tp,\n"
     "                      --no-oracle, --threads N\n"
-    "  --seed S            seed of the weights and token ids (default 0)\n"
+    "  --seed S            seed of the weights and token ids, decimal (default 0)\n"
     "  --unsharded-from F  the unsharded side's cos, sin, inv_freq from a safetensors file\n"
     "  --sharded-from F    the sharded side's buffers from a safetensors file\n"
     "  --sides A,B         inits of the reference and the compared side\n"
@@ -59,7 +60,7 @@ const char cmd_stack_usage[] =
     "  --json FILE         the full report as JSON ('-': stdout instead of the text)\n"
     "  --markdown FILE     a report for a bug ticket: verdict, command, environment,\n"
     "                      every comparison, then the text report ('-': stdout)\n"
-    "  --quiet             no progress lines\n"
+    "  -q, --quiet         no progress lines\n"
     "  Exit status: 0 ok, 1 sharded parameters or repeated forwards differ or the\n"
     "  policy is exceeded, 2 bad options, files or environment.";
 
@@ -267,17 +268,14 @@ static int write_svg(const char *path, const bp_stack_result_t *r)
     return BP_EXIT_OK;
 }
 
-enum {
-    O_PRESET = 256, O_HIDDEN, O_HEADS, O_LAYERS, O_INTER, O_VOCAB, O_MAXPOS,
-    O_POS, O_DTYPE, O_INIT, O_DEVICE, O_SHARDS, O_SEED, O_UFROM,
-    O_SFROM, O_SIDES, O_BUFONLY, O_FWDONLY, O_GEMM, O_POLICY, O_PLOT, O_JSON,
-    O_MARKDOWN, O_REPEAT, O_QUIET
-};
+enum { O_HIDDEN, O_HEADS, O_LAYERS, O_INTER, O_VOCAB, O_MAXPOS, O_POS, O_INIT, O_DEVICE,
+       O_SIDES, O_GEMM, O_POLICY };
 
 typedef struct {
+    bp_stack_opts_t *o;
     const char *preset, *plot, *json, *markdown, *ufrom, *sfrom;
     int64_t field[6];
-    bool has_field[6], has_pos;
+    bool has_field[6], has_pos, has_init;
 } cli_t;
 
 static int parse_size(const char *opt, const char *v, int64_t *out)
@@ -288,154 +286,110 @@ static int parse_size(const char *opt, const char *v, int64_t *out)
     return BP_EXIT_OK;
 }
 
+int cmd_stack_gemm(const char *cmd, const char *arg, bp_stack_gemm_t *out)
+{
+    if (strcmp(arg, "pedantic") == 0)
+        *out = BP_STACK_GEMM_PEDANTIC;
+    else if (strcmp(arg, "default") == 0)
+        *out = BP_STACK_GEMM_DEFAULT;
+    else
+        return bp_cli_usage_error(cmd, "--gemm takes pedantic or default, not '%s'", arg);
+    return 0;
+}
+
+/* The options whose values are more than a number, a name or a path. */
+static int stack_option(const char *cmd, const bp_opt_t *e, const char *arg, void *ctx)
+{
+    cli_t *cl = ctx;
+    bp_stack_opts_t *o = cl->o;
+    bp_error_t err = {0};
+    int rc;
+    switch (e->id) {
+    case O_HIDDEN:
+    case O_HEADS:
+    case O_LAYERS:
+    case O_INTER:
+    case O_VOCAB:
+    case O_MAXPOS:
+        if ((rc = parse_size(e->name, arg, &cl->field[e->id])))
+            return rc;
+        cl->has_field[e->id] = true;
+        return 0;
+    case O_POS:
+        if (!parse_positions(arg, &o->pos_begin, &o->pos_end))
+            return bp_cli_usage_error(cmd, "--positions takes A:B "
+                                      "(two integers), not '%s'", arg);
+        cl->has_pos = true;
+        return 0;
+    case O_INIT:
+        cl->has_init = true;
+        return bp_opt_dtype(cmd, e->name, arg, &o->init_dtype);
+    case O_DEVICE:
+        if (strcmp(arg, "cpu") && strcmp(arg, "cuda"))
+            return bp_cli_usage_error(cmd, "--device takes cpu or "
+                                      "cuda, not '%s'", arg);
+        o->device = arg;
+        return 0;
+    case O_SIDES: {
+        char buf[64], *comma;
+        snprintf(buf, sizeof buf, "%s", arg);
+        if (!(comma = strchr(buf, ',')) ||
+            (*comma = '\0', !parse_init(buf, &o->side[0])) ||
+            !parse_init(comma + 1, &o->side[1]))
+            return bp_cli_usage_error(cmd, "--sides takes A,B with "
+                                      "each unsharded or sharded, not "
+                                      "'%s'", arg);
+        return 0;
+    }
+    case O_GEMM: return cmd_stack_gemm(cmd, arg, &o->gemm);
+    case O_POLICY:
+        if (bp_stack_policy_parse(arg, &o->policy, &err))
+            return bp_cli_usage_error(cmd, "--policy: %s", err.msg);
+        return 0;
+    }
+    return BP_EXIT_TROUBLE;
+}
+
 static int parse_args(int argc, char **argv, bp_stack_opts_t *o, cli_t *cl)
 {
-    static const struct option opts[] = {
-        {"preset", required_argument, 0, O_PRESET},
-        {"hidden", required_argument, 0, O_HIDDEN},
-        {"heads", required_argument, 0, O_HEADS},
-        {"layers", required_argument, 0, O_LAYERS},
-        {"intermediate", required_argument, 0, O_INTER},
-        {"vocab", required_argument, 0, O_VOCAB},
-        {"max-positions", required_argument, 0, O_MAXPOS},
-        {"positions", required_argument, 0, O_POS},
-        {"dtype", required_argument, 0, O_DTYPE},
-        {"init-dtype", required_argument, 0, O_INIT},
-        {"device", required_argument, 0, O_DEVICE},
-        {"gpu", required_argument, 0, BP_BE_O_GPU},
-        {"shards", required_argument, 0, O_SHARDS},
-        {"seed", required_argument, 0, O_SEED},
-        {"unsharded-from", required_argument, 0, O_UFROM},
-        {"sharded-from", required_argument, 0, O_SFROM},
-        {"sides", required_argument, 0, O_SIDES},
-        {"buffers-only", no_argument, 0, O_BUFONLY},
-        {"forward-only", no_argument, 0, O_FWDONLY},
-        {"gemm", required_argument, 0, O_GEMM},
-        {"policy", required_argument, 0, O_POLICY},
-        {"plot", required_argument, 0, O_PLOT},
-        {"json", required_argument, 0, O_JSON},
-        {"markdown", required_argument, 0, O_MARKDOWN},
-        {"repeat", required_argument, 0, O_REPEAT},
-        {"quiet", no_argument, 0, O_QUIET},
-        {0, 0, 0, 0}};
-    static const char *const fields[6] = {"hidden", "heads", "layers",
-                                          "intermediate", "vocab",
-                                          "max-positions"};
-    bool has_init = false;
-    int c, rc;
-    int64_t v;
+#define S_(name, id) BP_OPT_CALL_(name, 0, true, stack_option, id, NULL)
+    const bp_opt_t opts[] = {
+        BP_OPT_STRING_("preset", 0, &cl->preset, NULL),
+        S_("hidden", O_HIDDEN),
+        S_("heads", O_HEADS),
+        S_("layers", O_LAYERS),
+        S_("intermediate", O_INTER),
+        S_("vocab", O_VOCAB),
+        S_("max-positions", O_MAXPOS),
+        S_("positions", O_POS),
+        BP_OPT_DTYPE_("dtype", &o->dtype, NULL),
+        S_("init-dtype", O_INIT),
+        S_("device", O_DEVICE),
+        BP_OPT_GPU_(&o->gpu, NULL),
+        BP_OPT_INT_("shards", &o->shards, 1, 65536, NULL),
+        BP_OPT_SEED_(&o->seed, NULL),
+        BP_OPT_STRING_("unsharded-from", 0, &cl->ufrom, NULL),
+        BP_OPT_STRING_("sharded-from", 0, &cl->sfrom, NULL),
+        S_("sides", O_SIDES),
+        BP_OPT_FLAG_("buffers-only", 0, &o->buffers_only, NULL),
+        BP_OPT_FLAG_("forward-only", 0, &o->forward_only, NULL),
+        S_("gemm", O_GEMM),
+        S_("policy", O_POLICY),
+        BP_OPT_PATH_("plot", 0, &cl->plot, NULL),
+        BP_OPT_PATH_("json", 0, &cl->json, NULL),
+        BP_OPT_PATH_("markdown", 0, &cl->markdown, NULL),
+        BP_OPT_INT_("repeat", &o->repeat, 1, 1000, NULL),
+        BP_OPT_QUIET_(NULL),
+        BP_OPT_END_};
+#undef S_
     bp_error_t err = {0};
-    opterr = 0;
-    optind = 1;
-    while ((c = getopt_long(argc, argv, "q", opts, NULL)) != -1) {
-        switch (c) {
-        case O_PRESET: cl->preset = optarg; break;
-        case O_HIDDEN:
-        case O_HEADS:
-        case O_LAYERS:
-        case O_INTER:
-        case O_VOCAB:
-        case O_MAXPOS:
-            if ((rc = parse_size(fields[c - O_HIDDEN], optarg,
-                                 &cl->field[c - O_HIDDEN])))
-                return rc;
-            cl->has_field[c - O_HIDDEN] = true;
-            break;
-        case O_POS:
-            if (!parse_positions(optarg, &o->pos_begin, &o->pos_end))
-                return bp_cli_usage_error("stack", "--positions takes A:B "
-                                          "(two integers), not '%s'", optarg);
-            cl->has_pos = true;
-            break;
-        case O_DTYPE:
-        case O_INIT: {
-            bp_dtype_t dt;
-            if (!bp_dtype_parse(optarg, &dt) ||
-                !bp_dtype_is_run(dt))
-                return bp_cli_usage_error("stack", "--%s takes fp32, bf16 or "
-                                          "fp16, not '%s'", c == O_DTYPE
-                                          ? "dtype" : "init-dtype", optarg);
-            if (c == O_DTYPE)
-                o->dtype = dt;
-            else
-                o->init_dtype = dt, has_init = true;
-            break;
-        }
-        case O_DEVICE:
-            if (strcmp(optarg, "cpu") && strcmp(optarg, "cuda"))
-                return bp_cli_usage_error("stack", "--device takes cpu or "
-                                          "cuda, not '%s'", optarg);
-            o->device = optarg;
-            break;
-        case BP_BE_O_GPU: {
-            bp_backend_opts_t be = {.gpu = o->gpu};
-            if ((rc = bp_cli_backend_option("stack", c, optarg, &be)))
-                return rc;
-            o->gpu = be.gpu;
-            break;
-        }
-        case O_SHARDS:
-            if (!parse_i64(optarg, 1, 65536, &v))
-                return bp_cli_usage_error("stack", "--shards takes 1 to "
-                                          "65536, not '%s'", optarg);
-            o->shards = (int)v;
-            break;
-        case O_SEED: {
-            char *end;
-            errno = 0;
-            unsigned long long s = strtoull(optarg, &end, 0);
-            if (!*optarg || *end || errno || *optarg == '-')
-                return bp_cli_usage_error("stack", "--seed needs an unsigned "
-                                          "integer, not '%s'", optarg);
-            o->seed = s;
-            break;
-        }
-        case O_UFROM: cl->ufrom = optarg; break;
-        case O_SFROM: cl->sfrom = optarg; break;
-        case O_SIDES: {
-            char buf[64], *comma;
-            snprintf(buf, sizeof buf, "%s", optarg);
-            if (!(comma = strchr(buf, ',')) ||
-                (*comma = '\0', !parse_init(buf, &o->side[0])) ||
-                !parse_init(comma + 1, &o->side[1]))
-                return bp_cli_usage_error("stack", "--sides takes A,B with "
-                                          "each unsharded or sharded, not "
-                                          "'%s'", optarg);
-            break;
-        }
-        case O_BUFONLY: o->buffers_only = true; break;
-        case O_FWDONLY: o->forward_only = true; break;
-        case O_GEMM:
-            if (strcmp(optarg, "pedantic") == 0)
-                o->gemm = BP_STACK_GEMM_PEDANTIC;
-            else if (strcmp(optarg, "default") == 0)
-                o->gemm = BP_STACK_GEMM_DEFAULT;
-            else
-                return bp_cli_usage_error("stack", "--gemm takes pedantic or "
-                                          "default, not '%s'", optarg);
-            break;
-        case O_POLICY:
-            if (bp_stack_policy_parse(optarg, &o->policy, &err))
-                return bp_cli_usage_error("stack", "--policy: %s", err.msg);
-            break;
-        case O_PLOT: cl->plot = optarg; break;
-        case O_JSON: cl->json = optarg; break;
-        case O_MARKDOWN: cl->markdown = optarg; break;
-        case O_REPEAT:
-            if (!parse_i64(optarg, 1, 1000, &v))
-                return bp_cli_usage_error("stack", "--repeat takes 1 to 1000, "
-                                          "not '%s'", optarg);
-            o->repeat = (int)v;
-            break;
-        case 'q':
-        case O_QUIET: bp_cli_quiet = true; break;
-        default:
-            return bp_cli_unknown_option("stack", opts, argv[optind - 1]);
-        }
-    }
-    if (optind < argc)
+    int rc, pos;
+    cl->o = o;
+    if ((rc = bp_opt_parse("stack", opts, cl, argc, argv, &pos)))
+        return rc;
+    if (pos < argc)
         return bp_cli_usage_error("stack", "unexpected argument '%s'",
-                                  argv[optind]);
+                                  argv[pos]);
     if (cl->preset && bp_stack_preset(cl->preset, &o->cfg, &err))
         return bp_cli_usage_error("stack", "--preset: %s", err.msg);
     int64_t *dst[6] = {&o->cfg.hidden, &o->cfg.heads, &o->cfg.layers,
@@ -448,7 +402,7 @@ static int parse_args(int argc, char **argv, bp_stack_opts_t *o, cli_t *cl)
         o->pos_begin = 0;
         o->pos_end = o->cfg.max_positions;
     }
-    if (!has_init)
+    if (!cl->has_init)
         o->init_dtype = o->dtype;
     for (int s = 0; s < 2; s++)
         o->from[s] = o->side[s] == BP_STACK_UNSHARDED ? cl->ufrom : cl->sfrom;
