@@ -6,7 +6,6 @@
  * Rank 0 prints the report.  Exit 0 every gathered parameter equals the
  * unsharded init and the one-device emulation bit for bit, 1 one differs,
  * 2 trouble. */
-#include <getopt.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,8 +15,10 @@
 
 #include "backend.h"
 #include "cli.h"
+#include "cmd_stack.h"
 #include "config.h"
 #include "esc.h"
+#include "opt.h"
 #include "ranks.h"
 #include "stack_ranks.h"
 
@@ -209,112 +210,117 @@ static int as_rank(const bp_ranks_env_t *e, const bp_ranks_opts_t *o, const char
 
 #endif
 
+enum { O_RANKS, O_PRESET, O_LAYERS, O_GEMM, O_TP_ROWS, O_ALGOS, O_NO_PARAMS, O_NO_TP,
+       O_NO_ORACLE, O_THREADS };
+
+typedef struct {
+    bp_ranks_opts_t o;
+    size_t W;
+    long layers;
+    char algos[512];
+} ranks_cli_t;
+
+static int ranks_option(const char *cmd, const bp_opt_t *e, const char *arg, void *ctx)
+{
+    ranks_cli_t *cl = ctx;
+    bp_ranks_opts_t *o = &cl->o;
+    bp_error_t err = {0};
+    size_t v;
+    switch (e->id) {
+    case O_RANKS:
+        if (!bp_cli_count(arg, 4096, &cl->W) || cl->W == 0)
+            return bp_cli_usage_error(cmd, "--ranks needs a number of ranks (1-4096), "
+                                      "not '%s'", arg);
+        return 0;
+    case O_PRESET:
+        if (bp_stack_preset(arg, &o->cfg, &err))
+            return bp_cli_usage_error(cmd, "%s", err.msg);
+        return 0;
+    case O_LAYERS:
+        if (!bp_cli_count(arg, 1024, &v) || v == 0)
+            return bp_cli_usage_error(cmd, "--layers needs 1-1024, not '%s'", arg);
+        cl->layers = (long)v;
+        return 0;
+    case O_GEMM: return cmd_stack_gemm(cmd, arg, &o->gemm);
+    case O_TP_ROWS:
+        if (!bp_cli_count(arg, 4096, &v) || v == 0)
+            return bp_cli_usage_error(cmd, "--tp-rows needs 1-4096, not '%s'", arg);
+        o->tp_rows = (int64_t)v;
+        return 0;
+    case O_ALGOS: {
+        snprintf(cl->algos, sizeof cl->algos, "%s", arg);
+        char *items[BP_RANKS_MAX_ALGOS + 1];
+        int n = bp_cli_split(cl->algos, items, BP_RANKS_MAX_ALGOS + 1);
+        if (n < 1 || n > BP_RANKS_MAX_ALGOS)
+            return bp_cli_usage_error(cmd, "--algos: 1 to %d collective "
+                                      "configurations (default, Ring, Tree/LL128, "
+                                      "Ring/Simple/4ch/bucket=25M ...)",
+                                      BP_RANKS_MAX_ALGOS);
+        o->nalgos = 0;
+        for (int i = 0; i < n; i++) {
+            bp_coll_cfg_t *k = &o->algos[o->nalgos++];
+            if (bp_coll_cfg_parse(items[i], k, &err))
+                return bp_cli_usage_error(cmd, "--algos: %s", err.msg);
+            if (!bp_coll_cfg_is_nccl(k))
+                return bp_cli_usage_error(cmd, "--algos: %s is an order of the "
+                                          "emulation (invariance --engine emulate), not "
+                                          "an NCCL algorithm", k->algo);
+        }
+        return 0;
+    }
+    case O_NO_PARAMS: o->params = false; return 0;
+    case O_NO_TP: o->tp = false; return 0;
+    case O_NO_ORACLE: o->oracle = false; return 0;
+    case O_THREADS:
+        if (!bp_cli_count(arg, 4096, &v))
+            return bp_cli_usage_error(cmd, "--threads needs a number, not '%s'", arg);
+        o->oracle_threads = (int)v;
+        return 0;
+    }
+    return BP_EXIT_TROUBLE;
+}
+
+/* An option of stack's own, or of none: the mode names it. */
+static int ranks_unknown(const char *cmd, const bp_opt_t *e, const char *arg, void *ctx)
+{
+    (void)e, (void)ctx;
+    return bp_cli_usage_error(cmd, "--ranks: option '%s' does not apply (see "
+                              "'bitprobe help stack')", arg);
+}
+
 int cmd_stack_ranks(int argc, char **argv)
 {
-    enum { O_RANKS = 256, O_PRESET, O_LAYERS, O_DTYPE, O_SEED, O_GEMM, O_TP_ROWS, O_ALGOS,
-           O_NO_PARAMS, O_NO_TP, O_NO_ORACLE, O_THREADS, O_JSON, O_QUIET };
-    static const struct option opts[] = {
-        {"ranks", required_argument, 0, O_RANKS},   {"preset", required_argument, 0, O_PRESET},
-        {"layers", required_argument, 0, O_LAYERS}, {"dtype", required_argument, 0, O_DTYPE},
-        {"seed", required_argument, 0, O_SEED},     {"gemm", required_argument, 0, O_GEMM},
-        {"tp-rows", required_argument, 0, O_TP_ROWS},
-        {"algos", required_argument, 0, O_ALGOS},   {"no-params", no_argument, 0, O_NO_PARAMS},
-        {"no-tp", no_argument, 0, O_NO_TP},         {"no-oracle", no_argument, 0, O_NO_ORACLE},
-        {"threads", required_argument, 0, O_THREADS},
-        {"json", required_argument, 0, O_JSON},     {"quiet", no_argument, 0, O_QUIET},
-        {0, 0, 0, 0}};
-    bp_ranks_opts_t o;
-    opts_init(&o);
-    bp_error_t err = {0};
+    ranks_cli_t cl = {.layers = -1};
+    bp_ranks_opts_t *op = &cl.o;
     const char *json_path = NULL;
-    size_t W = 0, v;
-    long layers = -1;
-    char algos[512];
-    int c;
-    opterr = 0;
-    optind = 1;
-    while ((c = getopt_long(argc, argv, "q", opts, NULL)) != -1) {
-        switch (c) {
-        case O_RANKS:
-            if (!bp_cli_count(optarg, 4096, &W) || W == 0)
-                return bp_cli_usage_error("stack", "--ranks needs a number of ranks (1-4096), "
-                                          "not '%s'", optarg);
-            break;
-        case O_PRESET:
-            if (bp_stack_preset(optarg, &o.cfg, &err))
-                return bp_cli_usage_error("stack", "%s", err.msg);
-            break;
-        case O_LAYERS:
-            if (!bp_cli_count(optarg, 1024, &v) || v == 0)
-                return bp_cli_usage_error("stack", "--layers needs 1-1024, not '%s'", optarg);
-            layers = (long)v;
-            break;
-        case O_DTYPE:
-            if (!bp_dtype_parse(optarg, &o.dtype) ||
-                !bp_dtype_is_run(o.dtype))
-                return bp_cli_usage_error("stack", "--dtype: fp32, bf16 or fp16, not '%s'",
-                                          optarg);
-            break;
-        case O_SEED: {
-            char *end;
-            o.seed = strtoull(optarg, &end, 0);
-            if (!*optarg || *end || *optarg == '-')
-                return bp_cli_usage_error("stack", "--seed needs a number, not '%s'", optarg);
-            break;
-        }
-        case O_GEMM:
-            if (strcmp(optarg, "pedantic") == 0)
-                o.gemm = BP_STACK_GEMM_PEDANTIC;
-            else if (strcmp(optarg, "default") == 0)
-                o.gemm = BP_STACK_GEMM_DEFAULT;
-            else
-                return bp_cli_usage_error("stack", "--gemm: pedantic or default, not '%s'",
-                                          optarg);
-            break;
-        case O_TP_ROWS:
-            if (!bp_cli_count(optarg, 4096, &v) || v == 0)
-                return bp_cli_usage_error("stack", "--tp-rows needs 1-4096, not '%s'", optarg);
-            o.tp_rows = (int64_t)v;
-            break;
-        case O_ALGOS: {
-            snprintf(algos, sizeof algos, "%s", optarg);
-            char *items[BP_RANKS_MAX_ALGOS + 1];
-            int n = bp_cli_split(algos, items, BP_RANKS_MAX_ALGOS + 1);
-            if (n < 1 || n > BP_RANKS_MAX_ALGOS)
-                return bp_cli_usage_error("stack", "--algos: 1 to %d collective "
-                                          "configurations (default, Ring, Tree/LL128, "
-                                          "Ring/Simple/4ch/bucket=25M ...)",
-                                          BP_RANKS_MAX_ALGOS);
-            o.nalgos = 0;
-            for (int i = 0; i < n; i++) {
-                bp_coll_cfg_t *k = &o.algos[o.nalgos++];
-                if (bp_coll_cfg_parse(items[i], k, &err))
-                    return bp_cli_usage_error("stack", "--algos: %s", err.msg);
-                if (!bp_coll_cfg_is_nccl(k))
-                    return bp_cli_usage_error("stack", "--algos: %s is an order of the "
-                                              "emulation (invariance --engine emulate), not "
-                                              "an NCCL algorithm", k->algo);
-            }
-            break;
-        }
-        case O_NO_PARAMS: o.params = false; break;
-        case O_NO_TP: o.tp = false; break;
-        case O_NO_ORACLE: o.oracle = false; break;
-        case O_THREADS:
-            if (!bp_cli_count(optarg, 4096, &v))
-                return bp_cli_usage_error("stack", "--threads needs a number, not '%s'", optarg);
-            o.oracle_threads = (int)v;
-            break;
-        case O_JSON: json_path = optarg; break;
-        case 'q':
-        case O_QUIET: bp_cli_quiet = true; break;
-        default:
-            return bp_cli_usage_error("stack", "--ranks: option '%s' does not apply (see "
-                                      "'bitprobe help stack')", argv[optind - 1]);
-        }
-    }
-    if (optind < argc)
-        return bp_cli_usage_error("stack", "unexpected argument '%s'", argv[optind]);
+#define R_(name, arg, id) BP_OPT_CALL_(name, 0, arg, ranks_option, id, NULL)
+    const bp_opt_t opts[] = {
+        R_("ranks", true, O_RANKS),
+        R_("preset", true, O_PRESET),
+        R_("layers", true, O_LAYERS),
+        BP_OPT_DTYPE_("dtype", &op->dtype, NULL),
+        BP_OPT_SEED_(&op->seed, NULL),
+        R_("gemm", true, O_GEMM),
+        R_("tp-rows", true, O_TP_ROWS),
+        R_("algos", true, O_ALGOS),
+        R_("no-params", false, O_NO_PARAMS),
+        R_("no-tp", false, O_NO_TP),
+        R_("no-oracle", false, O_NO_ORACLE),
+        R_("threads", true, O_THREADS),
+        BP_OPT_PATH_("json", 0, &json_path, NULL),
+        BP_OPT_QUIET_(NULL),
+        BP_OPT_END_UNKNOWN_(ranks_unknown)};
+#undef R_
+    opts_init(op);
+    bp_error_t err = {0};
+    int pos, rc;
+    if ((rc = bp_opt_parse("stack", opts, &cl, argc, argv, &pos)))
+        return rc;
+    bp_ranks_opts_t o = cl.o;
+    size_t W = cl.W;
+    long layers = cl.layers;
+    if (pos < argc)
+        return bp_cli_usage_error("stack", "unexpected argument '%s'", argv[pos]);
     if (layers > 0)
         o.cfg.layers = layers;
     if (bp_stack_cfg_check(&o.cfg, &err))
