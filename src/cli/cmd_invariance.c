@@ -18,7 +18,6 @@
  * differs from run to run), 2 trouble: usage, no engine able to run here,
  * a failure. */
 #include <errno.h>
-#include <getopt.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,6 +26,7 @@
 
 #include "backend.h"
 #include "cli.h"
+#include "opt.h"
 #include "cmd_invariance.h"
 #include "envinfo.h"
 #include "esc.h"
@@ -89,7 +89,7 @@ const char cmd_invariance_usage[] =
     "  --place LIST      where the probed rows sit in the batch: first (default),\n"
     "                    middle, last, all\n"
     "  --rows R          probed rows (default 1); the reference is them alone\n"
-    "  --seed S          seed of the inputs (counter generator; default 0)\n"
+    "  --seed S          seed of the inputs, decimal (counter generator; default 0)\n"
     "  --repeat N        compute each configuration N times in this process; any\n"
     "                    run with other bits breaks invariance\n"
     "  --processes P     run the whole sweep again in P fresh processes and compare\n"
@@ -99,7 +99,7 @@ const char cmd_invariance_usage[] =
     "  --save-inputs F   write the inputs (the batch with the probed rows first) as\n"
     "                    safetensors, for the same experiment in PyTorch, and stop:\n"
     "                    nothing is swept, no engine is opened\n"
-    "  --gpu N           CUDA device index (default 0)\n"
+    "  --gpu N           CUDA device index, 0 to 1023 (default 0)\n"
     "  --threads N       oracle worker threads (default: one per core)\n"
     "  --json FILE       the report as JSON, with every map under \"invariance\"\n"
     "  --junit FILE      JUnit XML, one testcase per band and result group\n"
@@ -107,7 +107,7 @@ const char cmd_invariance_usage[] =
     "  --github          GitHub annotations and step summary\n"
     "  -v, --verbose     every band: every interval, the oracle's verdict and the\n"
     "                    first differing bits of each group\n"
-    "  --quiet           the verdict and the failures only\n"
+    "  -q, --quiet       the verdict and the failures only\n"
     "  Exit status: 0 invariant within the policy, 1 some configuration breaks\n"
     "  invariance or differs from run to run, 2 bad input or no engine here.";
 
@@ -412,52 +412,143 @@ static int jobs_from_presets(opts_t *o, const cl_t *cl)
     return -1;
 }
 
-/* "shape" for the option whose value is c. */
-static const char *option_name(const struct option *opts, int c)
+typedef struct {
+    opts_t *o;
+    cl_t *cl;
+} parse_ctx_t;
+
+static int inv_option(const char *cmd, const bp_opt_t *e, const char *arg, void *ctx)
 {
-    for (; opts->name; opts++)
-        if (opts->val == c)
-            return opts->name;
-    return "?";
+    opts_t *o = ((parse_ctx_t *)ctx)->o;
+    cl_t *cl = ((parse_ctx_t *)ctx)->cl;
+    int c = e->id, rc;
+    long v;
+    (void)rc, (void)v;
+    /* which half of the command an option belongs to */
+    if (!cl->ops_only && (c == O_OP || c == O_SHAPE || c == O_M || c == O_SPLIT ||
+                          c == O_COMBINE || c == O_PARTIALS || c == O_REDUCTION ||
+                          c == O_PRESET || c == O_PLACE || c == O_ROWS ||
+                          c == O_SAVE_INPUTS || c == O_GPU))
+        cl->ops_only = e->name;
+    if (!cl->coll_only && c >= O_BYTES && c <= O_REDOP)
+        cl->coll_only = e->name;
+    switch (c) {
+    case O_OP: cl->op = arg; return 0;
+    case O_SHAPE: cl->shape = arg; return 0;
+    case O_M: cl->m = arg; return 0;
+    case O_SPLIT: cl->split = arg; return 0;
+    case O_RANKS: cl->ranks = arg; return 0;
+    case O_COMBINE: cl->combine = arg; return 0;
+    case O_PRESET: cl->preset = arg; return 0;
+    case O_COLLECTIVE: cl->collective = arg; return 0;
+    case O_BYTES: cl->bytes = arg; return 0;
+    case O_ALGO: cl->algo = arg; return 0;
+    case O_PROTO: cl->proto = arg; return 0;
+    case O_CHANNELS: cl->channels = arg; return 0;
+    case O_REDOP: cl->redop = arg; return 0;
+    case O_PARTIALS:
+        if (strcmp(arg, "output") && strcmp(arg, "compute"))
+            return usage("--partials takes compute or output, not '%s'", arg);
+        cl->partials_output = strcmp(arg, "output") == 0;
+        return 0;
+    case O_REDUCTION:
+        if (!strcmp(arg, "compute"))
+            cl->reduction = 2;
+        else if (!strcmp(arg, "inplace"))
+            cl->reduction = 1;
+        else if (!strcmp(arg, "output"))
+            cl->reduction = 4;
+        else
+            return usage("--reduction takes compute, inplace or output, not '%s'",
+                         arg);
+        return 0;
+    case O_DTYPE:
+        if ((rc = parse_dtypes(o, arg)) >= 0)
+            return rc;
+        return 0;
+    case O_ENGINE: cl->engine = arg; return 0;
+    case O_PLACE:
+        if ((rc = parse_places(o, arg)) >= 0)
+            return rc;
+        return 0;
+    case O_ROWS:
+        if (!parse_long(arg, 1, 1 << 20, &v))
+            return usage("--rows takes a count from 1, not '%s'", arg);
+        cl->rows = v;
+        return 0;
+    case O_SEED: return bp_opt_seed(cmd, "seed", arg, &cl->seed);
+    case O_REPEAT:
+        if (!parse_long(arg, 1, 1000, &v))
+            return usage("--repeat takes 1 to 1000, not '%s'", arg);
+        o->repeat = (int)v;
+        return 0;
+    case O_PROCESSES:
+        if (!parse_long(arg, 0, 100, &v))
+            return usage("--processes takes 0 to 100, not '%s'", arg);
+        o->processes = (int)v;
+        return 0;
+    case O_POLICY: {
+        bp_error_t err = {0};
+        if (bp_policy_parse(arg, &o->policy, &err))
+            return bp_cli_usage_error("invariance", "--policy: %s", err.msg);
+        return 0;
+    }
+    case O_NO_ORACLE: o->oracle = false; return 0;
+    case O_SVG: o->svg = arg; return 0;
+    case O_SAVE_INPUTS: o->save_inputs = arg; return 0;
+    case O_GPU:
+        return bp_opt_gpu(cmd, arg, &o->gpu);
+    case O_THREADS:
+        if (!parse_long(arg, 0, 4096, &v))
+            return usage("--threads needs a count, not '%s'", arg);
+        o->threads = (int)v;
+        return 0;
+    case O_DIGESTS: o->digests = true; return 0;
+    }
+    return BP_EXIT_TROUBLE;
 }
 
 static int parse(int argc, char **argv, opts_t *o)
 {
-    static const struct option longopts[] = {
-        {"op", required_argument, 0, O_OP},
-        {"shape", required_argument, 0, O_SHAPE},
-        {"dtype", required_argument, 0, O_DTYPE},
-        {"engine", required_argument, 0, O_ENGINE},
-        {"m", required_argument, 0, O_M},
-        {"split", required_argument, 0, O_SPLIT},
-        {"ranks", required_argument, 0, O_RANKS},
-        {"combine", required_argument, 0, O_COMBINE},
-        {"partials", required_argument, 0, O_PARTIALS},
-        {"reduction", required_argument, 0, O_REDUCTION},
-        {"preset", required_argument, 0, O_PRESET},
-        {"place", required_argument, 0, O_PLACE},
-        {"rows", required_argument, 0, O_ROWS},
-        {"seed", required_argument, 0, O_SEED},
-        {"repeat", required_argument, 0, O_REPEAT},
-        {"processes", required_argument, 0, O_PROCESSES},
-        {"policy", required_argument, 0, O_POLICY},
-        {"no-oracle", no_argument, 0, O_NO_ORACLE},
-        {"svg", required_argument, 0, O_SVG},
-        {"save-inputs", required_argument, 0, O_SAVE_INPUTS},
-        {"gpu", required_argument, 0, O_GPU},
-        {"threads", required_argument, 0, O_THREADS},
-        BP_REP_VERBOSE_OPTION,
-        {"digests", no_argument, 0, O_DIGESTS},
-        {"collective", required_argument, 0, O_COLLECTIVE},
-        {"bytes", required_argument, 0, O_BYTES},
-        {"algo", required_argument, 0, O_ALGO},
-        {"proto", required_argument, 0, O_PROTO},
-        {"channels", required_argument, 0, O_CHANNELS},
-        {"redop", required_argument, 0, O_REDOP},
-        BP_REP_LONG_OPTIONS,
-        {0, 0, 0, 0}};
     memset(o, 0, sizeof *o);
     cl_t cl = {.rows = 1};
+    parse_ctx_t ctx = {o, &cl};
+#define I_(name, arg, id) BP_OPT_CALL_(name, 0, arg, inv_option, id, NULL)
+    const bp_opt_t opts[] = {
+        I_("op", true, O_OP),
+        I_("shape", true, O_SHAPE),
+        I_("dtype", true, O_DTYPE),
+        I_("engine", true, O_ENGINE),
+        I_("m", true, O_M),
+        I_("split", true, O_SPLIT),
+        I_("ranks", true, O_RANKS),
+        I_("combine", true, O_COMBINE),
+        I_("partials", true, O_PARTIALS),
+        I_("reduction", true, O_REDUCTION),
+        I_("preset", true, O_PRESET),
+        I_("place", true, O_PLACE),
+        I_("rows", true, O_ROWS),
+        I_("seed", true, O_SEED),
+        I_("repeat", true, O_REPEAT),
+        I_("processes", true, O_PROCESSES),
+        I_("policy", true, O_POLICY),
+        I_("no-oracle", false, O_NO_ORACLE),
+        I_("svg", true, O_SVG),
+        I_("save-inputs", true, O_SAVE_INPUTS),
+        I_("gpu", true, O_GPU),
+        I_("threads", true, O_THREADS),
+        I_("digests", false, O_DIGESTS),
+        I_("collective", true, O_COLLECTIVE),
+        I_("bytes", true, O_BYTES),
+        I_("algo", true, O_ALGO),
+        I_("proto", true, O_PROTO),
+        I_("channels", true, O_CHANNELS),
+        I_("redop", true, O_REDOP),
+        BP_OPT_VERBOSE_(&o->rep.text.verbose, NULL),
+        BP_OPT_REPORT_(&o->rep),
+        BP_OPT_QUIET_(NULL),
+        BP_OPT_END_};
+#undef I_
     o->repeat = 1;
     o->oracle = true;
     o->auto_engines = true;
@@ -465,112 +556,11 @@ static int parse(int argc, char **argv, opts_t *o)
     parse_dtypes(o, "bf16");
     parse_places(o, "first");
     bp_rep_targets_init(&o->rep);
-    int c, rc;
-    long v;
-    opterr = 0;
-    optind = 1;
-    while ((c = getopt_long(argc, argv, "qv", longopts, NULL)) != -1) {
-        if (bp_rep_targets_option(&o->rep, c, optarg))
-            continue;
-        /* which half of the command an option belongs to */
-        if (!cl.ops_only && (c == O_OP || c == O_SHAPE || c == O_M || c == O_SPLIT ||
-                             c == O_COMBINE || c == O_PARTIALS || c == O_REDUCTION ||
-                             c == O_PRESET || c == O_PLACE || c == O_ROWS ||
-                             c == O_SAVE_INPUTS || c == O_GPU))
-            cl.ops_only = option_name(longopts, c);
-        if (!cl.coll_only && c >= O_BYTES && c <= O_REDOP)
-            cl.coll_only = option_name(longopts, c);
-        switch (c) {
-        case O_OP: cl.op = optarg; break;
-        case O_SHAPE: cl.shape = optarg; break;
-        case O_M: cl.m = optarg; break;
-        case O_SPLIT: cl.split = optarg; break;
-        case O_RANKS: cl.ranks = optarg; break;
-        case O_COMBINE: cl.combine = optarg; break;
-        case O_PRESET: cl.preset = optarg; break;
-        case O_COLLECTIVE: cl.collective = optarg; break;
-        case O_BYTES: cl.bytes = optarg; break;
-        case O_ALGO: cl.algo = optarg; break;
-        case O_PROTO: cl.proto = optarg; break;
-        case O_CHANNELS: cl.channels = optarg; break;
-        case O_REDOP: cl.redop = optarg; break;
-        case O_PARTIALS:
-            if (strcmp(optarg, "output") && strcmp(optarg, "compute"))
-                return usage("--partials takes compute or output, not '%s'", optarg);
-            cl.partials_output = strcmp(optarg, "output") == 0;
-            break;
-        case O_REDUCTION:
-            if (!strcmp(optarg, "compute"))
-                cl.reduction = 2;
-            else if (!strcmp(optarg, "inplace"))
-                cl.reduction = 1;
-            else if (!strcmp(optarg, "output"))
-                cl.reduction = 4;
-            else
-                return usage("--reduction takes compute, inplace or output, not '%s'",
-                             optarg);
-            break;
-        case O_DTYPE:
-            if ((rc = parse_dtypes(o, optarg)) >= 0)
-                return rc;
-            break;
-        case O_ENGINE: cl.engine = optarg; break;
-        case O_PLACE:
-            if ((rc = parse_places(o, optarg)) >= 0)
-                return rc;
-            break;
-        case O_ROWS:
-            if (!parse_long(optarg, 1, 1 << 20, &v))
-                return usage("--rows takes a count from 1, not '%s'", optarg);
-            cl.rows = v;
-            break;
-        case O_SEED: {
-            char *end;
-            errno = 0;
-            unsigned long long s = strtoull(optarg, &end, 10);
-            if (errno || !*optarg || *end || *optarg == '-')
-                return usage("--seed takes an unsigned integer, not '%s'", optarg);
-            cl.seed = s;
-            break;
-        }
-        case O_REPEAT:
-            if (!parse_long(optarg, 1, 1000, &v))
-                return usage("--repeat takes 1 to 1000, not '%s'", optarg);
-            o->repeat = (int)v;
-            break;
-        case O_PROCESSES:
-            if (!parse_long(optarg, 0, 100, &v))
-                return usage("--processes takes 0 to 100, not '%s'", optarg);
-            o->processes = (int)v;
-            break;
-        case O_POLICY: {
-            bp_error_t err = {0};
-            if (bp_policy_parse(optarg, &o->policy, &err))
-                return bp_cli_usage_error("invariance", "--policy: %s", err.msg);
-            break;
-        }
-        case O_NO_ORACLE: o->oracle = false; break;
-        case O_SVG: o->svg = optarg; break;
-        case O_SAVE_INPUTS: o->save_inputs = optarg; break;
-        case O_GPU:
-            if (!parse_long(optarg, 0, 1024, &v))
-                return usage("--gpu needs a device index, not '%s'", optarg);
-            o->gpu = (int)v;
-            break;
-        case O_THREADS:
-            if (!parse_long(optarg, 0, 4096, &v))
-                return usage("--threads needs a count, not '%s'", optarg);
-            o->threads = (int)v;
-            break;
-        case O_DIGESTS: o->digests = true; break;
-        case ':':
-            return usage("option '%s' needs a value", argv[optind - 1]);
-        default:
-            return bp_cli_unknown_option("invariance", longopts, argv[optind - 1]);
-        }
-    }
-    if (optind < argc)
-        return usage("unexpected argument '%s'", argv[optind]);
+    int rc, pos;
+    if ((rc = bp_opt_parse("invariance", opts, &ctx, argc, argv, &pos)))
+        return rc;
+    if (pos < argc)
+        return usage("unexpected argument '%s'", argv[pos]);
     /* -v and --verbose are the report targets' (bp_rep_targets_option) */
     o->verbose = o->rep.text.verbose > 0;
     if ((rc = bp_rep_targets_check("invariance", &o->rep)) >= 0)
