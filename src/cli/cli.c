@@ -16,6 +16,7 @@
 #include "esc.h"
 #include "fingerprint.h"
 #include "gemm_plan.h"
+#include "opt.h"
 #include "outfile.h"
 #include "suggest.h"
 
@@ -145,14 +146,13 @@ bool bp_cli_opt_mkl_isa(const char *arg, bp_backend_opts_t *o, char *why, size_t
 bool bp_cli_opt_gpu(const char *arg, bp_backend_opts_t *o, char *why, size_t n)
 {
     long long v;
-    snprintf(why, n, "--gpu needs a device index (0 to %d), all or a list (0,2), not '%s'",
-             BP_CLI_GPU_MAX, arg);
+    snprintf(why, n, "--gpu needs " BP_OPT_GPU_WHAT ", all or a list (0,2), not '%s'", arg);
     o->gpus = NULL;
     if (strcmp(arg, "all") == 0 || strchr(arg, ',')) {
         o->gpus = arg; /* checked against the GPUs when backends open */
-        return true;
+        return bp_opt_gpus_ok(arg);
     }
-    if (!bp_cli_int(arg, 0, BP_CLI_GPU_MAX, &v))
+    if (!bp_cli_int(arg, 0, BP_OPT_GPU_MAX, &v))
         return false;
     o->gpu = (int)v;
     return true;

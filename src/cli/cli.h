@@ -102,9 +102,9 @@ int bp_cli_zero_sign(const char *cmd, const char *arg, bool *ignore);
       "                    capped by this CPU, else what it offers, as MKL picks)\n",    \
       bp_cli_opt_mkl_isa) S                                                              \
     X(GPU, "gpu",                                                                        \
-      "  --gpu N           CUDA device index (default 0); all, or a list (0,2): each GPU\n" \
-      "                    a backend of its own (cuda:K), the GPUs compared with each\n"   \
-      "                    other: the majority and the odd ones out\n",                    \
+      "  --gpu N           CUDA device index, 0 to 1023 (default 0); all, or a list\n"  \
+      "                    (0,2): each GPU a backend of its own (cuda:K), the GPUs\n"   \
+      "                    compared with each other: the majority and the odd ones out\n", \
       bp_cli_opt_gpu) S                                                                  \
     X(THREADS, "threads",                                                                \
       "  --threads N       oracle worker threads (default: one per core)\n",              \
@@ -132,8 +132,6 @@ enum { BP_BE_O_FIRST_ = 0x300, BP_BACKEND_OPTIONS(BP_BE_ENUM_, BP_CLI_COMMA_) };
 #define BP_BE_DECL_(id, name, usage, fn) \
     bool fn(const char *arg, bp_backend_opts_t *o, char *why, size_t n);
 BP_BACKEND_OPTIONS(BP_BE_DECL_, BP_CLI_NONE_)
-/* The most --gpu accepts (a device index). */
-#define BP_CLI_GPU_MAX 1023
 
 /* Applies getopt_long's option c with its argument when it is one of the
  * group's: -1 when it is not, 0 when applied, else the usage error's exit

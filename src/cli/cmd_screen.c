@@ -7,7 +7,6 @@
  * SM's results inside the kernel (detection is exercised for real);
  * BP_SCREEN_FAKE=GxS[,dead=G:S] screens fake GPUs computed on the host
  * (for the tests of machines without a GPU). */
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +15,7 @@
 #include "cli.h"
 #include "config.h"
 #include "esc.h"
+#include "opt.h"
 #include "screen_dev.h"
 #include "screen_golden.h"
 #include "screen_run.h"
@@ -23,7 +23,8 @@
 
 const char cmd_screen_usage[] =
     "bitprobe screen [--gpu all|LIST] [--depth N] [--test LIST] [--list] [--golden DIR] [--no-golden] [--bless] [--json FILE] [--verbose] [--quiet]\n"
-    "  --gpu SEL         all (default), one index or a comma-separated list (0,2)\n"
+    "  --gpu SEL         all (default), one index (0 to 1023) or a comma-separated\n"
+    "                    list (0,2)\n"
     "  --depth N         rounds (default 1, a few seconds per GPU); each round draws\n"
     "                    new inputs for the tests whose answers the host computes\n"
     "  --test LIST       comma-separated tests (default: all)\n"
@@ -35,7 +36,7 @@ const char cmd_screen_usage[] =
     "  --json FILE       the report as JSON for a fleet's collector ('-': stdout\n"
     "                    instead of the text); without a GPU, a 'not screened' row\n"
     "  --verbose, -v     a line per GPU and test\n"
-    "  --quiet           only the verdict, failing GPUs and the faults\n"
+    "  -q, --quiet       only the verdict, failing GPUs and the faults\n"
     "  BP_SCREEN_INJECT=GPU:SM:TEST[,...] flips bit 0 of that SM's first result\n"
     "  inside the kernel (proves that a wrong bit is caught and named).\n"
     "  Exit status: 0 every bit right on every SM, 1 a wrong bit, 2 trouble (no GPU,\n"
@@ -72,7 +73,7 @@ static int parse_gpus(char *sel, int count, int *out, int *n)
         return bp_cli_usage_error("screen", "--gpu: more than %d GPUs", MAX_GPUS);
     for (int i = 0; i < k; i++) {
         size_t v;
-        if (!bp_cli_count(items[i], 4095, &v))
+        if (!bp_cli_count(items[i], BP_OPT_GPU_MAX, &v))
             return bp_cli_usage_error("screen", "--gpu: '%s' is not all, an index or a "
                                       "comma-separated list of indices", items[i]);
         if ((int)v >= count) {
@@ -328,49 +329,55 @@ static int not_screened(const char *why, const char *json_path, const int *tests
     return BP_EXIT_TROUBLE;
 }
 
+/* --depth, --gpu, --list: a check beyond the kind's, or the work itself. */
+static int screen_option(const char *cmd, const bp_opt_t *e, const char *arg, void *ctx)
+{
+    (void)ctx;
+    int rc;
+    switch (e->id) {
+    case 'd':
+        if (!bp_cli_count(arg, 1000000, e->target) || *(size_t *)e->target == 0)
+            return bp_cli_usage_error(cmd, "--depth needs a number of rounds "
+                                      "(1-1000000), not '%s'", arg);
+        return 0;
+    case 'g':
+        if ((rc = bp_opt_gpus(cmd, arg)))
+            return rc;
+        *(char **)e->target = (char *)arg;
+        return 0;
+    case 'l': return list_tests() ? BP_EXIT_TROUBLE : -1;
+    }
+    return BP_EXIT_TROUBLE;
+}
+
 int cmd_screen(int argc, char **argv)
 {
-    enum { O_GPU = 256, O_DEPTH, O_TEST, O_GOLDEN, O_NO_GOLDEN, O_BLESS, O_JSON, O_QUIET,
-           O_LIST };
-    static const struct option opts[] = {
-        {"gpu", required_argument, 0, O_GPU},       {"depth", required_argument, 0, O_DEPTH},
-        {"test", required_argument, 0, O_TEST},     {"golden", required_argument, 0, O_GOLDEN},
-        {"no-golden", no_argument, 0, O_NO_GOLDEN}, {"bless", no_argument, 0, O_BLESS},
-        {"json", required_argument, 0, O_JSON},     {"quiet", no_argument, 0, O_QUIET},
-        {"verbose", no_argument, 0, 'v'},           {"list", no_argument, 0, O_LIST},
-        {0, 0, 0, 0}};
     char *gpu_sel = NULL, *test_sel = NULL;
     const char *golden = NULL, *json_path = NULL;
-    bool no_golden = false, do_bless = false, quiet = false, verbose = false;
+    bool no_golden = false, do_bless = false;
+    int verbose = 0;
     size_t depth = 1;
-    int c;
-    opterr = 0;
-    optind = 1;
-    while ((c = getopt_long(argc, argv, "v", opts, NULL)) != -1) {
-        switch (c) {
-        case O_GPU: gpu_sel = optarg; break;
-        case O_DEPTH:
-            if (!bp_cli_count(optarg, 1000000, &depth) || depth == 0)
-                return bp_cli_usage_error("screen", "--depth needs a number of rounds "
-                                          "(1-1000000), not '%s'", optarg);
-            break;
-        case O_TEST: test_sel = optarg; break;
-        case O_GOLDEN: golden = optarg; break;
-        case O_NO_GOLDEN: no_golden = true; break;
-        case O_BLESS: do_bless = true; break;
-        case O_JSON: json_path = optarg; break;
-        case O_QUIET: quiet = true; break;
-        case 'v': verbose = true; break;
-        case O_LIST: return list_tests();
-        default:
-            return bp_cli_unknown_option("screen", opts, argv[optind - 1]);
-        }
-    }
-    if (optind < argc)
-        return bp_cli_usage_error("screen", "unexpected argument '%s'", argv[optind]);
+    const bp_opt_t opts[] = {
+        {"gpu", 0, BP_OPT_CALL, &gpu_sel, 0, 0, screen_option, 'g', true, NULL},
+        {"depth", 0, BP_OPT_CALL, &depth, 0, 0, screen_option, 'd', true, NULL},
+        BP_OPT_STRING_("test", 0, &test_sel, NULL),
+        BP_OPT_STRING_("golden", 0, &golden, NULL),
+        BP_OPT_FLAG_("no-golden", 0, &no_golden, NULL),
+        BP_OPT_FLAG_("bless", 0, &do_bless, NULL),
+        BP_OPT_PATH_("json", 0, &json_path, NULL),
+        BP_OPT_QUIET_(NULL),
+        BP_OPT_VERBOSE_(&verbose, NULL),
+        BP_OPT_CALL_("list", 0, false, screen_option, 'l', NULL),
+        BP_OPT_END_};
+    int rc, pos;
+    bp_cli_quiet = false;
+    if ((rc = bp_opt_parse("screen", opts, NULL, argc, argv, &pos)))
+        return rc < 0 ? BP_EXIT_OK : rc;
+    bool quiet = bp_cli_quiet;
+    if (pos < argc)
+        return bp_cli_usage_error("screen", "unexpected argument '%s'", argv[pos]);
     if (do_bless && no_golden)
         return bp_cli_usage_error("screen", "--bless and --no-golden do not go together");
-    bp_cli_quiet = quiet;
 
     int tests[BP_SCREEN_MAX_TESTS], nt = 0;
     if (!test_sel || strcmp(test_sel, "all") == 0) {
@@ -417,7 +424,7 @@ int cmd_screen(int argc, char **argv)
     }
     int gpus[MAX_GPUS], ng = 0;
     char all[] = "all";
-    int rc = parse_gpus(gpu_sel ? gpu_sel : all, count, gpus, &ng);
+    rc = parse_gpus(gpu_sel ? gpu_sel : all, count, gpus, &ng);
     if (rc)
         return rc;
     for (int i = 0; i < ninj; i++) {
@@ -460,7 +467,7 @@ int cmd_screen(int argc, char **argv)
             rc = BP_EXIT_TROUBLE;
     }
     if (!json_path || strcmp(json_path, "-") != 0)
-        print_text(g, ng, tests, nt, (int)depth, secs, verbose, quiet);
+        print_text(g, ng, tests, nt, (int)depth, secs, verbose > 0, quiet);
     if (do_bless) {
         if (rc != BP_EXIT_OK)
             fprintf(stderr, "bitprobe screen: --bless: the screen did not pass: nothing "

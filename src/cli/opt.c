@@ -70,7 +70,7 @@ int bp_opt_gpus(const char *cmd, const char *arg)
 int bp_opt_dtype(const char *cmd, const char *opt, const char *arg, bp_dtype_t *out)
 {
     bp_dtype_t dt;
-    if (!bp_dtype_parse(arg, &dt) || (dt != BP_F32 && dt != BP_BF16 && dt != BP_F16))
+    if (!bp_dtype_parse(arg, &dt) || !bp_dtype_is_run(dt))
         return bp_cli_usage_error(cmd, "--%s takes " BP_OPT_DTYPE_WHAT ", not '%s'", opt,
                                   arg);
     *out = dt;

@@ -5,23 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
-static int parse_dtypes(const char *cmd, const char *arg, uint32_t *mask)
-{
-    char buf[256], *items[16];
-    snprintf(buf, sizeof buf, "%s", arg);
-    int n = bp_cli_split(buf, items, 16);
-    *mask = 0;
-    for (int i = 0; i < n; i++) {
-        bp_dtype_t dt;
-        if (!bp_dtype_parse(items[i], &dt) ||
-            !bp_dtype_is_run(dt))
-            return bp_cli_usage_error(cmd, "unknown dtype '%s' (fp32, bf16, fp16)", items[i]);
-        *mask |= 1u << dt;
-    }
-    if (!*mask)
-        return bp_cli_usage_error(cmd, "--dtype needs at least one dtype");
-    return 0;
-}
+#include "opt.h"
 
 void bp_run_opts_init(bp_run_opts_t *o)
 {
@@ -42,7 +26,7 @@ int bp_run_opts_option(const char *cmd, bp_run_opts_t *o, int c, const char *arg
     case BP_RUN_O_GOLDEN: o->golden_dir = arg; return 0;
     case BP_RUN_O_DEVICE: o->dev.list = arg; return 0;
     case BP_RUN_O_REQUIRE: o->dev.require = arg; return 0;
-    case BP_RUN_O_DTYPE: return parse_dtypes(cmd, arg, &o->dtypes);
+    case BP_RUN_O_DTYPE: return bp_opt_dtypes(cmd, "dtype", arg, &o->dtypes);
     case BP_RUN_O_PARAM:
         return bp_cli_param_arg(cmd, arg, o->params, o->param_names, &o->nparams,
                                 BP_RUN_MAX_PARAMS);

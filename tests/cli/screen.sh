@@ -49,7 +49,7 @@ err_has "--gpu 2: there are 2 GPUs here"
 run 2 screen --gpu 0,0
 err_has "named twice"
 run 2 screen --gpu x
-err_has "'x' is not all, an index"
+err_has "--gpu needs a device index (0 to 1023), all or a list (0,2), not 'x'"
 
 # One injected wrong bit per family: each named by GPU, SM and test.
 for spec in "1:6:div-fp32" "0:0:fma-bf16" "1:14:pow-fp32" "0:2:sfu-rsqrt" \
