@@ -74,6 +74,10 @@ int bp_cli_help(const char *cmd)
     const bp_cmd_t *c = bp_cmd_find(cmd);
     if (!c)
         return BP_EXIT_TROUBLE;
+    if (c->table) {
+        char *argv[] = {(char *)c->name, (char *)"--help", NULL};
+        return c->fn(2, argv);
+    }
     printf("usage: %s\n\n%s.\n", c->usage, c->summary);
     return BP_EXIT_OK;
 }
@@ -193,14 +197,21 @@ int bp_cli_backend_option(const char *cmd, int c, const char *arg, bp_backend_op
 {
     char why[512];
     switch (c) {
-#define BP_BE_CASE_(id, name, usage, fn)                                                 \
+#define BP_BE_CASE_(id, name, usage, fn, p)                                              \
     case BP_BE_O_##id:                                                                   \
         return fn(arg, o, why, sizeof why) ? 0 : bp_cli_usage_error(cmd, "%s", why);
-        BP_BACKEND_OPTIONS(BP_BE_CASE_, BP_CLI_NONE_)
+        BP_BACKEND_OPTIONS(BP_BE_CASE_, BP_CLI_NONE_, )
 #undef BP_BE_CASE_
     default:
         return -1;
     }
+}
+
+int bp_cli_backend_entry(const char *cmd, const bp_opt_t *e, const char *arg, void *ctx)
+{
+    (void)ctx;
+    int rc = bp_cli_backend_option(cmd, e->id, arg, e->target);
+    return rc < 0 ? BP_EXIT_TROUBLE : rc;
 }
 
 bool bp_cli_wants_help(int argc, char **argv)

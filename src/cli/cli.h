@@ -81,34 +81,34 @@ int bp_cli_zero_sign(const char *cmd, const char *arg, bool *ignore);
  * line (as --help prints it) and the function that applies its value
  * (cli.c; false: the message in why).  Adding an option to every command
  * that opens backends is one entry here and its function. */
-#define BP_BACKEND_OPTIONS(X, S)                                                         \
+#define BP_BACKEND_OPTIONS(X, S, P)                                                         \
     X(CPU_MATH, "cpu-math",                                                              \
       "  --cpu-math M      sleef-u10 (default), sleef-u35 or libm for CPU transcendentals\n", \
-      bp_cli_opt_cpu_math) S                                                             \
+      bp_cli_opt_cpu_math, P) S                                                          \
     X(CPU_ISA, "cpu-isa",                                                                \
       "  --cpu-isa I       ATen CPU capability to model: avx512, avx2 or default (default:\n" \
       "                    ATEN_CPU_CAPABILITY, else what this CPU offers, as ATen picks)\n", \
-      bp_cli_opt_cpu_isa) S                                                              \
+      bp_cli_opt_cpu_isa, P) S                                                           \
     X(ONEDNN_ISA, "onednn-isa",                                                          \
       "  --onednn-isa I    oneDNN ISA to model for the ops PyTorch hands it (gelu's erf\n"   \
       "                    form): avx512_core_fp16, avx512_core, avx2_vnni_2, avx2, sse41\n" \
       "                    or none (mkldnn off) (default: ONEDNN_MAX_CPU_ISA capped by\n"   \
       "                    this CPU, else what it offers, as oneDNN picks)\n",             \
-      bp_cli_opt_onednn_isa) S                                                           \
+      bp_cli_opt_onednn_isa, P) S                                                        \
     X(MKL_ISA, "mkl-isa",                                                                \
       "  --mkl-isa I       MKL code path to model for fp32 matmul, linear and addmm\n"   \
       "                    (sgemm): avx512 (its fitted orders), avx2, sse42 or cnr\n"   \
       "                    (MKL_CBWR) (default: MKL_CBWR, else MKL_ENABLE_INSTRUCTIONS\n" \
       "                    capped by this CPU, else what it offers, as MKL picks)\n",    \
-      bp_cli_opt_mkl_isa) S                                                              \
+      bp_cli_opt_mkl_isa, P) S                                                           \
     X(GPU, "gpu",                                                                        \
       "  --gpu N           CUDA device index, 0 to 1023 (default 0); all, or a list\n"  \
       "                    (0,2): each GPU a backend of its own (cuda:K), the GPUs\n"   \
       "                    compared with each other: the majority and the odd ones out\n", \
-      bp_cli_opt_gpu) S                                                                  \
+      bp_cli_opt_gpu, P) S                                                               \
     X(THREADS, "threads",                                                                \
       "  --threads N       oracle worker threads (default: one per core)\n",              \
-      bp_cli_opt_threads) S                                                              \
+      bp_cli_opt_threads, P) S                                                           \
     X(CUDA_BLAS, "cuda-blas",                                                            \
       "  --cuda-blas S     PyTorch's BLAS settings for the cuda GEMMs, KEY=VALUE[,...]\n"  \
       "                    (repeatable), in PyTorch's names: allow_tf32,\n"               \
@@ -117,24 +117,31 @@ int bp_cli_zero_sign(const char *cmd, const char *arg, bool *ignore);
       "                    CUBLAS_WORKSPACE_CONFIG, CUBLASLT_WORKSPACE_SIZE,\n"           \
       "                    DISABLE_ADDMM_CUDA_LT (default: PyTorch's defaults, and the\n" \
       "                    environment variables PyTorch reads)\n",                       \
-      bp_cli_opt_cuda_blas)
+      bp_cli_opt_cuda_blas, P)
 
 #define BP_CLI_COMMA_ ,
 #define BP_CLI_NONE_
-#define BP_BE_ENUM_(id, name, usage, fn) BP_BE_O_##id
-enum { BP_BE_O_FIRST_ = 0x300, BP_BACKEND_OPTIONS(BP_BE_ENUM_, BP_CLI_COMMA_) };
-#define BP_BE_LONG_(id, name, usage, fn) {name, required_argument, 0, BP_BE_O_##id}
+#define BP_BE_ENUM_(id, name, usage, fn, p) BP_BE_O_##id
+enum { BP_BE_O_FIRST_ = 0x300, BP_BACKEND_OPTIONS(BP_BE_ENUM_, BP_CLI_COMMA_, ) };
+/* The group as entries of an option table (opt.h; the caller includes
+ * it), applied to be (a bp_backend_opts_t *), each with its usage line. */
+#define BP_BE_ENTRY_(id, name, usage, fn, be)                                            \
+    {name, 0, BP_OPT_CALL, be, 0, 0, bp_cli_backend_entry, BP_BE_O_##id, true, usage}
+#define BP_OPT_BACKEND_(be) BP_BACKEND_OPTIONS(BP_BE_ENTRY_, BP_CLI_COMMA_, be)
+#define BP_BE_LONG_(id, name, usage, fn, p) {name, required_argument, 0, BP_BE_O_##id}
 /* getopt_long entries (the caller includes <getopt.h>). */
-#define BP_BACKEND_LONG_OPTIONS BP_BACKEND_OPTIONS(BP_BE_LONG_, BP_CLI_COMMA_)
-#define BP_BE_USAGE_(id, name, usage, fn) usage
+#define BP_BACKEND_LONG_OPTIONS BP_BACKEND_OPTIONS(BP_BE_LONG_, BP_CLI_COMMA_, )
+#define BP_BE_USAGE_(id, name, usage, fn, p) usage
 /* The group's lines of a command's usage. */
-#define BP_BACKEND_USAGE BP_BACKEND_OPTIONS(BP_BE_USAGE_, BP_CLI_NONE_)
-#define BP_BE_DECL_(id, name, usage, fn) \
+#define BP_BACKEND_USAGE BP_BACKEND_OPTIONS(BP_BE_USAGE_, BP_CLI_NONE_, )
+struct bp_opt;
+int bp_cli_backend_entry(const char *cmd, const struct bp_opt *e, const char *arg, void *ctx);
+#define BP_BE_DECL_(id, name, usage, fn, p) \
     bool fn(const char *arg, bp_backend_opts_t *o, char *why, size_t n);
-BP_BACKEND_OPTIONS(BP_BE_DECL_, BP_CLI_NONE_)
+BP_BACKEND_OPTIONS(BP_BE_DECL_, BP_CLI_NONE_, )
 
-/* Applies getopt_long's option c with its argument when it is one of the
- * group's: -1 when it is not, 0 when applied, else the usage error's exit
+/* Applies the group's option c (BP_BE_O_*) with its argument: -1 when it
+ * is none of the group's, 0 when applied, else the usage error's exit
  * status. */
 int bp_cli_backend_option(const char *cmd, int c, const char *arg, bp_backend_opts_t *o);
 

@@ -5,6 +5,8 @@
 #ifndef BP_CMD_H
 #define BP_CMD_H
 
+#include <stdbool.h>
+
 enum { BP_EXIT_OK = 0, BP_EXIT_DRIFT = 1, BP_EXIT_TROUBLE = 2 };
 
 typedef struct bp_cmd {
@@ -12,6 +14,8 @@ typedef struct bp_cmd {
     int (*fn)(int argc, char **argv);
     const char *summary; /* one line */
     const char *usage;   /* first line is the synopsis; the rest, options */
+    bool table;          /* usage is the synopsis alone: the command prints
+                          * --help from its option table (opt.h) */
 } bp_cmd_t;
 
 extern const bp_cmd_t bp_commands[];

@@ -40,76 +40,7 @@
 #include "st.h"
 
 const char cmd_invariance_usage[] =
-    "bitprobe invariance [--preset LIST] [--op OP] [--shape S] [--dtype LIST] [--engine LIST] [--m LIST] [--split LIST] [--ranks LIST] [--combine LIST] [--place LIST] [--repeat N] [--processes P] [--policy P] [--svg FILE] [--json FILE] [--junit FILE] [--markdown FILE] [--github] [--quiet]\n"
-    "bitprobe invariance --collective LIST [--engine nccl|emulate] [--ranks W] [--bytes LIST] [--dtype LIST] [--redop LIST] [--algo LIST] [--proto LIST] [--channels LIST] [--repeat N] [--processes P] [reports]\n"
-    "  --preset LIST     shipped LLM shapes: gemm-4096 gemm-11008 gemm-14336\n"
-    "                    lmhead-32000 lmhead-128256 rmsnorm-4096 sum-4096 mean-4096\n"
-    "                    softmax-32000 softmax-128256 logsoftmax-32000\n"
-    "                    logsoftmax-128256 splitk-4096 splitk-14336 splitrows-128256\n"
-    "                    tp-4096 tp-14336 decode-4k decode-32k; groups llm-gemm,\n"
-    "                    llm-rows, llm-split, llm (all)\n"
-    "  --op OP           matmul (default), sum, mean, rms_norm, softmax, log_softmax,\n"
-    "                    attention (one decoding query; the split axis)\n"
-    "  --shape S         matmul KxN (default 4096x4096); row ops H (default 4096);\n"
-    "                    attention HEADSxKEYSxHEADDIM (default 32x4096x128)\n"
-    "  --dtype LIST      fp32, tf32, bf16, fp16, comma-separated (default bf16)\n"
-    "  --engine LIST     cublas (torch.mm's cuBLAS call and settings), cublas-pedantic\n"
-    "                    (bitprobe's pinned GEMM), cublaslt (PyTorch's cuBLASLt path;\n"
-    "                    on --split, cuBLASLt's own split-K), cuda (bitprobe's CUDA\n"
-    "                    row ops), cpu (bitprobe's CPU ops and the formulations), auto\n"
-    "                    (default: the CUDA engines that compute the op on its axis,\n"
-    "                    the CPU where none does and for --split and --ranks)\n"
-    "  --m LIST          batch sizes: N, A:B, A:B:STEP, A:B:xFACTOR, comma-separated\n"
-    "                    (default 1:1024); with --split or --ranks, the one batch\n"
-    "                    (default 1)\n"
-    "  --split LIST      sweep S instead: the reduction cut in S parts (attention:\n"
-    "                    flash-decoding over S chunks of the keys)\n"
-    "  --ranks LIST      sweep T instead: the matmul's K over T ranks, all-reduced\n"
-    "  --combine LIST    split: seq (default), tree; ranks: ring (default), tree, rank\n"
-    "  --partials P      split matmul: compute (fp32 parts, default) or output (parts\n"
-    "                    rounded to the dtype)\n"
-    "  --reduction R     cublaslt split-K: compute (default), inplace or output\n"
-    "  --collective LIST collectives instead of an op: all_reduce, reduce_scatter,\n"
-    "                    all_gather, all; a map per collective, dtype, reduction and\n"
-    "                    rank count over message sizes and NCCL configurations\n"
-    "  --engine E        with --collective: nccl (one process per GPU, launched by\n"
-    "                    bitprobe or under torchrun/srun/mpirun), emulate (the CPU's\n"
-    "                    model of the orders), auto (default: nccl when W GPUs are here)\n"
-    "  --ranks W         with --collective: ranks (nccl: one count; emulate: a list;\n"
-    "                    default: the launcher's world, else every GPU, emulate 4)\n"
-    "  --bytes LIST      message sizes: N (64K, 1.5M), A:B (powers of two and the sizes\n"
-    "                    models send between), A:B:pow2 (default 1K:256M; emulate 1K:1M)\n"
-    "  --redop LIST      sum (default), avg (ncclAvg, NCCL 2.10+), all\n"
-    "  --algo LIST       NCCL_ALGO per configuration: Ring, Tree, NVLS, NVLSTree,\n"
-    "                    CollNetDirect, CollNetChain, PAT, all (default; emulate:\n"
-    "                    Ring,Tree; it also has Pairwise and Rank), default\n"
-    "  --proto LIST      NCCL_PROTO: LL, LL128, Simple, all (default), default\n"
-    "  --channels LIST   channel counts (NCCL_MIN/MAX_NCHANNELS per communicator:\n"
-    "                    ncclConfig_t minCTAs = maxCTAs): default (default), 1-64\n"
-    "  --place LIST      where the probed rows sit in the batch: first (default),\n"
-    "                    middle, last, all\n"
-    "  --rows R          probed rows (default 1); the reference is them alone\n"
-    "  --seed S          seed of the inputs, decimal (counter generator; default 0)\n"
-    "  --repeat N        compute each configuration N times in this process; any\n"
-    "                    run with other bits breaks invariance\n"
-    "  --processes P     run the whole sweep again in P fresh processes and compare\n"
-    "  --policy P        exact (default), ulp=N, abs=X, rel=X, fraction=F\n"
-    "  --no-oracle       skip the oracle's arbitration of the boundaries\n"
-    "  --svg FILE        the map as an SVG strip chart\n"
-    "  --save-inputs F   write the inputs (the batch with the probed rows first) as\n"
-    "                    safetensors, for the same experiment in PyTorch, and stop:\n"
-    "                    nothing is swept, no engine is opened\n"
-    "  --gpu N           CUDA device index, 0 to 1023 (default 0)\n"
-    "  --threads N       oracle worker threads (default: one per core)\n"
-    "  --json FILE       the report as JSON, with every map under \"invariance\"\n"
-    "  --junit FILE      JUnit XML, one testcase per band and result group\n"
-    "  --markdown FILE   a bug-ticket report in Markdown\n"
-    "  --github          GitHub annotations and step summary\n"
-    "  -v, --verbose     every band: every interval, the oracle's verdict and the\n"
-    "                    first differing bits of each group\n"
-    "  -q, --quiet       the verdict and the failures only\n"
-    "  Exit status: 0 invariant within the policy, 1 some configuration breaks\n"
-    "  invariance or differs from run to run, 2 bad input or no engine here.";
+    "bitprobe invariance [--preset LIST] [--op OP] [--shape S] [--dtype LIST] [--engine LIST] [--m LIST] [--split LIST] [--ranks LIST] [--combine LIST] [--place LIST] [--repeat N] [--processes P] [--policy P] [--svg FILE] [--json FILE] [--junit FILE] [--markdown FILE] [--github] [--quiet]";
 
 #define MAX_ENGINES 8
 #define MAX_DTYPES 4
@@ -513,40 +444,105 @@ static int parse(int argc, char **argv, opts_t *o)
     memset(o, 0, sizeof *o);
     cl_t cl = {.rows = 1};
     parse_ctx_t ctx = {o, &cl};
-#define I_(name, arg, id) BP_OPT_CALL_(name, 0, arg, inv_option, id, NULL)
+#define I_(name, arg, id, h) BP_OPT_CALL_(name, 0, arg, inv_option, id, h)
     const bp_opt_t opts[] = {
-        I_("op", true, O_OP),
-        I_("shape", true, O_SHAPE),
-        I_("dtype", true, O_DTYPE),
-        I_("engine", true, O_ENGINE),
-        I_("m", true, O_M),
-        I_("split", true, O_SPLIT),
-        I_("ranks", true, O_RANKS),
-        I_("combine", true, O_COMBINE),
-        I_("partials", true, O_PARTIALS),
-        I_("reduction", true, O_REDUCTION),
-        I_("preset", true, O_PRESET),
-        I_("place", true, O_PLACE),
-        I_("rows", true, O_ROWS),
-        I_("seed", true, O_SEED),
-        I_("repeat", true, O_REPEAT),
-        I_("processes", true, O_PROCESSES),
-        I_("policy", true, O_POLICY),
-        I_("no-oracle", false, O_NO_ORACLE),
-        I_("svg", true, O_SVG),
-        I_("save-inputs", true, O_SAVE_INPUTS),
-        I_("gpu", true, O_GPU),
-        I_("threads", true, O_THREADS),
-        I_("digests", false, O_DIGESTS),
-        I_("collective", true, O_COLLECTIVE),
-        I_("bytes", true, O_BYTES),
-        I_("algo", true, O_ALGO),
-        I_("proto", true, O_PROTO),
-        I_("channels", true, O_CHANNELS),
-        I_("redop", true, O_REDOP),
-        BP_OPT_VERBOSE_(&o->rep.text.verbose, NULL),
-        BP_OPT_REPORT_(&o->rep),
-        BP_OPT_QUIET_(NULL),
+        BP_OPT_TEXT_("bitprobe invariance --collective LIST [--engine nccl|emulate] [--ranks W] [--bytes LIST] [--dtype LIST] [--redop LIST] [--algo LIST] [--proto LIST] [--channels LIST] [--repeat N] [--processes P] [reports]\n"),
+        I_("preset", true, O_PRESET,
+           "  --preset LIST     shipped LLM shapes: gemm-4096 gemm-11008 gemm-14336\n"
+           "                    lmhead-32000 lmhead-128256 rmsnorm-4096 sum-4096 mean-4096\n"
+           "                    softmax-32000 softmax-128256 logsoftmax-32000\n"
+           "                    logsoftmax-128256 splitk-4096 splitk-14336 splitrows-128256\n"
+           "                    tp-4096 tp-14336 decode-4k decode-32k; groups llm-gemm,\n"
+           "                    llm-rows, llm-split, llm (all)\n"),
+        I_("op", true, O_OP,
+           "  --op OP           matmul (default), sum, mean, rms_norm, softmax, log_softmax,\n"
+           "                    attention (one decoding query; the split axis)\n"),
+        I_("shape", true, O_SHAPE,
+           "  --shape S         matmul KxN (default 4096x4096); row ops H (default 4096);\n"
+           "                    attention HEADSxKEYSxHEADDIM (default 32x4096x128)\n"),
+        I_("dtype", true, O_DTYPE,
+           "  --dtype LIST      fp32, tf32, bf16, fp16, comma-separated (default bf16)\n"),
+        I_("engine", true, O_ENGINE,
+           "  --engine LIST     cublas (torch.mm's cuBLAS call and settings), cublas-pedantic\n"
+           "                    (bitprobe's pinned GEMM), cublaslt (PyTorch's cuBLASLt path;\n"
+           "                    on --split, cuBLASLt's own split-K), cuda (bitprobe's CUDA\n"
+           "                    row ops), cpu (bitprobe's CPU ops and the formulations), auto\n"
+           "                    (default: the CUDA engines that compute the op on its axis,\n"
+           "                    the CPU where none does and for --split and --ranks)\n"),
+        I_("m", true, O_M,
+           "  --m LIST          batch sizes: N, A:B, A:B:STEP, A:B:xFACTOR, comma-separated\n"
+           "                    (default 1:1024); with --split or --ranks, the one batch\n"
+           "                    (default 1)\n"),
+        I_("split", true, O_SPLIT,
+           "  --split LIST      sweep S instead: the reduction cut in S parts (attention:\n"
+           "                    flash-decoding over S chunks of the keys)\n"),
+        I_("ranks", true, O_RANKS,
+           "  --ranks LIST      sweep T instead: the matmul's K over T ranks, all-reduced\n"),
+        I_("combine", true, O_COMBINE,
+           "  --combine LIST    split: seq (default), tree; ranks: ring (default), tree, rank\n"),
+        I_("partials", true, O_PARTIALS,
+           "  --partials P      split matmul: compute (fp32 parts, default) or output (parts\n"
+           "                    rounded to the dtype)\n"),
+        I_("reduction", true, O_REDUCTION,
+           "  --reduction R     cublaslt split-K: compute (default), inplace or output\n"),
+        I_("collective", true, O_COLLECTIVE,
+           "  --collective LIST collectives instead of an op: all_reduce, reduce_scatter,\n"
+           "                    all_gather, all; a map per collective, dtype, reduction and\n"
+           "                    rank count over message sizes and NCCL configurations\n"),
+        BP_OPT_TEXT_("  --engine E        with --collective: nccl (one process per GPU, launched by\n"
+                     "                    bitprobe or under torchrun/srun/mpirun), emulate (the CPU's\n"
+                     "                    model of the orders), auto (default: nccl when W GPUs are here)\n"),
+        BP_OPT_TEXT_("  --ranks W         with --collective: ranks (nccl: one count; emulate: a list;\n"
+                     "                    default: the launcher's world, else every GPU, emulate 4)\n"),
+        I_("bytes", true, O_BYTES,
+           "  --bytes LIST      message sizes: N (64K, 1.5M), A:B (powers of two and the sizes\n"
+           "                    models send between), A:B:pow2 (default 1K:256M; emulate 1K:1M)\n"),
+        I_("redop", true, O_REDOP,
+           "  --redop LIST      sum (default), avg (ncclAvg, NCCL 2.10+), all\n"),
+        I_("algo", true, O_ALGO,
+           "  --algo LIST       NCCL_ALGO per configuration: Ring, Tree, NVLS, NVLSTree,\n"
+           "                    CollNetDirect, CollNetChain, PAT, all (default; emulate:\n"
+           "                    Ring,Tree; it also has Pairwise and Rank), default\n"),
+        I_("proto", true, O_PROTO,
+           "  --proto LIST      NCCL_PROTO: LL, LL128, Simple, all (default), default\n"),
+        I_("channels", true, O_CHANNELS,
+           "  --channels LIST   channel counts (NCCL_MIN/MAX_NCHANNELS per communicator:\n"
+           "                    ncclConfig_t minCTAs = maxCTAs): default (default), 1-64\n"),
+        I_("place", true, O_PLACE,
+           "  --place LIST      where the probed rows sit in the batch: first (default),\n"
+           "                    middle, last, all\n"),
+        I_("rows", true, O_ROWS,
+           "  --rows R          probed rows (default 1); the reference is them alone\n"),
+        I_("seed", true, O_SEED,
+           "  --seed S          seed of the inputs, decimal (counter generator; default 0)\n"),
+        I_("repeat", true, O_REPEAT,
+           "  --repeat N        compute each configuration N times in this process; any\n"
+           "                    run with other bits breaks invariance\n"),
+        I_("processes", true, O_PROCESSES,
+           "  --processes P     run the whole sweep again in P fresh processes and compare\n"),
+        I_("policy", true, O_POLICY,
+           "  --policy P        exact (default), ulp=N, abs=X, rel=X, fraction=F\n"),
+        I_("no-oracle", false, O_NO_ORACLE,
+           "  --no-oracle       skip the oracle's arbitration of the boundaries\n"),
+        I_("svg", true, O_SVG,
+           "  --svg FILE        the map as an SVG strip chart\n"),
+        I_("save-inputs", true, O_SAVE_INPUTS,
+           "  --save-inputs F   write the inputs (the batch with the probed rows first) as\n"
+           "                    safetensors, for the same experiment in PyTorch, and stop:\n"
+           "                    nothing is swept, no engine is opened\n"),
+        I_("gpu", true, O_GPU,
+           "  --gpu N           CUDA device index, 0 to 1023 (default 0)\n"),
+        I_("threads", true, O_THREADS,
+           "  --threads N       oracle worker threads (default: one per core)\n"),
+        BP_OPT_REPORT_(&o->rep,
+           "  --json FILE       the report as JSON, with every map under \"invariance\"\n",
+           "  --junit FILE      JUnit XML, one testcase per band and result group\n",
+           "  --markdown FILE   a bug-ticket report in Markdown\n",
+           "  -v, --verbose     every band: every interval, the oracle's verdict and the\n"
+           "                    first differing bits of each group\n"),
+        BP_OPT_TEXT_("  Exit status: 0 invariant within the policy, 1 some configuration breaks\n"
+                     "  invariance or differs from run to run, 2 bad input or no engine here.\n"),
+        I_("digests", false, O_DIGESTS, NULL),
         BP_OPT_END_};
 #undef I_
     o->repeat = 1;
@@ -558,10 +554,10 @@ static int parse(int argc, char **argv, opts_t *o)
     bp_rep_targets_init(&o->rep);
     int rc, pos;
     if ((rc = bp_opt_parse("invariance", opts, &ctx, argc, argv, &pos)))
-        return rc;
+        return rc < 0 ? BP_EXIT_OK : rc; /* -1: --help */
     if (pos < argc)
         return usage("unexpected argument '%s'", argv[pos]);
-    /* -v and --verbose are the report targets' (bp_rep_targets_option) */
+    /* -v and --verbose are the report group's (opt.h) */
     o->verbose = o->rep.text.verbose > 0;
     if ((rc = bp_rep_targets_check("invariance", &o->rep)) >= 0)
         return rc;

@@ -22,25 +22,7 @@
 #include "timing.h"
 
 const char cmd_screen_usage[] =
-    "bitprobe screen [--gpu all|LIST] [--depth N] [--test LIST] [--list] [--golden DIR] [--no-golden] [--bless] [--json FILE] [--verbose] [--quiet]\n"
-    "  --gpu SEL         all (default), one index (0 to 1023) or a comma-separated\n"
-    "                    list (0,2)\n"
-    "  --depth N         rounds (default 1, a few seconds per GPU); each round draws\n"
-    "                    new inputs for the tests whose answers the host computes\n"
-    "  --test LIST       comma-separated tests (default: all)\n"
-    "  --list            the tests and where their expected bits come from\n"
-    "  --golden DIR      goldens under DIR (default: beside the probes, as for run)\n"
-    "  --no-golden       the SMs vote on the math-library sweeps even where a golden exists\n"
-    "  --bless           write the math-library sweeps' bits as this GPU kind's golden\n"
-    "                    (only when every test passed and same-kind GPUs agree)\n"
-    "  --json FILE       the report as JSON for a fleet's collector ('-': stdout\n"
-    "                    instead of the text); without a GPU, a 'not screened' row\n"
-    "  --verbose, -v     a line per GPU and test\n"
-    "  -q, --quiet       only the verdict, failing GPUs and the faults\n"
-    "  BP_SCREEN_INJECT=GPU:SM:TEST[,...] flips bit 0 of that SM's first result\n"
-    "  inside the kernel (proves that a wrong bit is caught and named).\n"
-    "  Exit status: 0 every bit right on every SM, 1 a wrong bit, 2 trouble (no GPU,\n"
-    "  an SM that never ran, bad options).";
+    "bitprobe screen [--gpu all|LIST] [--depth N] [--test LIST] [--list] [--golden DIR] [--no-golden] [--bless] [--json FILE] [--verbose] [--quiet]";
 
 #define MAX_GPUS 64
 
@@ -358,16 +340,34 @@ int cmd_screen(int argc, char **argv)
     int verbose = 0;
     size_t depth = 1;
     const bp_opt_t opts[] = {
-        {"gpu", 0, BP_OPT_CALL, &gpu_sel, 0, 0, screen_option, 'g', true, NULL},
-        {"depth", 0, BP_OPT_CALL, &depth, 0, 0, screen_option, 'd', true, NULL},
-        BP_OPT_STRING_("test", 0, &test_sel, NULL),
-        BP_OPT_STRING_("golden", 0, &golden, NULL),
-        BP_OPT_FLAG_("no-golden", 0, &no_golden, NULL),
-        BP_OPT_FLAG_("bless", 0, &do_bless, NULL),
-        BP_OPT_PATH_("json", 0, &json_path, NULL),
-        BP_OPT_QUIET_(NULL),
-        BP_OPT_VERBOSE_(&verbose, NULL),
-        BP_OPT_CALL_("list", 0, false, screen_option, 'l', NULL),
+        {"gpu", 0, BP_OPT_CALL, &gpu_sel, 0, 0, screen_option, 'g', true,
+           "  --gpu SEL         all (default), one index (0 to 1023) or a comma-separated\n"
+           "                    list (0,2)\n"},
+        {"depth", 0, BP_OPT_CALL, &depth, 0, 0, screen_option, 'd', true,
+           "  --depth N         rounds (default 1, a few seconds per GPU); each round draws\n"
+           "                    new inputs for the tests whose answers the host computes\n"},
+        BP_OPT_STRING_("test", 0, &test_sel,
+           "  --test LIST       comma-separated tests (default: all)\n"),
+        BP_OPT_CALL_("list", 0, false, screen_option, 'l',
+           "  --list            the tests and where their expected bits come from\n"),
+        BP_OPT_STRING_("golden", 0, &golden,
+           "  --golden DIR      goldens under DIR (default: beside the probes, as for run)\n"),
+        BP_OPT_FLAG_("no-golden", 0, &no_golden,
+           "  --no-golden       the SMs vote on the math-library sweeps even where a golden exists\n"),
+        BP_OPT_FLAG_("bless", 0, &do_bless,
+           "  --bless           write the math-library sweeps' bits as this GPU kind's golden\n"
+           "                    (only when every test passed and same-kind GPUs agree)\n"),
+        BP_OPT_PATH_("json", 0, &json_path,
+           "  --json FILE       the report as JSON for a fleet's collector ('-': stdout\n"
+           "                    instead of the text); without a GPU, a 'not screened' row\n"),
+        BP_OPT_VERBOSE_(&verbose,
+           "  --verbose, -v     a line per GPU and test\n"),
+        BP_OPT_QUIET_(
+           "  -q, --quiet       only the verdict, failing GPUs and the faults\n"),
+        BP_OPT_TEXT_("  BP_SCREEN_INJECT=GPU:SM:TEST[,...] flips bit 0 of that SM's first result\n"
+                     "  inside the kernel (proves that a wrong bit is caught and named).\n"
+                     "  Exit status: 0 every bit right on every SM, 1 a wrong bit, 2 trouble (no GPU,\n"
+                     "  an SM that never ran, bad options).\n"),
         BP_OPT_END_};
     int rc, pos;
     bp_cli_quiet = false;

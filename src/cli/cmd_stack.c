@@ -20,49 +20,7 @@
 #include "stack.h"
 
 const char cmd_stack_usage[] =
-    "bitprobe stack [--preset P] [--device cpu|cuda] [--dtype D] [--init-dtype D] [--positions A:B] [--layers N] [--plot FILE.svg] [--json FILE] [--markdown FILE]\n"
-    "  --preset P          tiny (default: hidden 256, 4 heads, 8 layers, 512 positions)\n"
-    "                      or llama2-7b (hidden 4096, 32 heads, 32 layers, 4096 positions;\n"
-    "                      its forward runs on a GPU only)\n"
-    "  --hidden N, --heads N, --layers N, --intermediate N, --vocab N, --max-positions N\n"
-    "                      override the preset's fields\n"
-    "  --positions A:B     run the tokens at positions A..B-1 (default: all)\n"
-    "  --dtype D           model dtype: fp32, bf16 (default), fp16\n"
-    "  --init-dtype D      dtype the sharded init casts the positions to (default: --dtype)\n"
-    "  --device D          cpu (default) or cuda: where the forward and the sharded init run\n"
-    "  --gpu N             CUDA device index, 0 to 1023 (default 0)\n"
-    "  --gemm G            cuda matmuls: pedantic (default: bitprobe's pinned GEMM) or\n"
-    "                      default (PyTorch's calls and settings)\n"
-    "  --shards W          ranks of the sharded parameter generation (default 8)\n"
-    "  --ranks W           the sharded init over W real ranks, one process and GPU each,\n"
-    "                      gathered with NCCL and compared bit for bit with the unsharded\n"
-    "                      init and the one-device emulation, then a tensor-parallel\n"
-    "                      all-reduce per collective configuration (--algos: default,\n"
-    "                      Ring, Tree; each ALGO[/PROTO][/Nch][/bucket=SIZE], e.g.\n"
-    "                      Tree/LL128 or Ring/Simple/4ch/bucket=64K) against the\n"
-    "                      unsharded matmul and the oracle; bitprobe starts the ranks,\n"
-    "                      or runs as one under torchrun, mpirun or srun.  With it:\n"
-    "                      --preset, --layers, --dtype, --seed, --gemm, --json, --quiet,\n"
-    "                      --tp-rows N (16), --algos LIST, --no-params, --no-tp,\n"
-    "                      --no-oracle, --threads N\n"
-    "  --seed S            seed of the weights and token ids, decimal (default 0)\n"
-    "  --unsharded-from F  the unsharded side's cos, sin, inv_freq from a safetensors file\n"
-    "  --sharded-from F    the sharded side's buffers from a safetensors file\n"
-    "  --sides A,B         inits of the reference and the compared side\n"
-    "                      (default unsharded,sharded)\n"
-    "  --buffers-only      compare the RoPE buffers only (no parameters, no forward)\n"
-    "  --forward-only      one init, no comparison: time the forward\n"
-    "  --repeat N          run the reference side's forward N times; any bit that\n"
-    "                      changes between runs is a failure\n"
-    "  --policy P          limits on the final outputs: logprob_abs=X, logit_abs=X, kl=X,\n"
-    "                      top1=F (least agreement), comma-separated; exceeded: exit 1\n"
-    "  --plot FILE.svg     drift against depth, one line per metric, log scale\n"
-    "  --json FILE         the full report as JSON ('-': stdout instead of the text)\n"
-    "  --markdown FILE     a report for a bug ticket: verdict, command, environment,\n"
-    "                      every comparison, then the text report ('-': stdout)\n"
-    "  -q, --quiet         no progress lines\n"
-    "  Exit status: 0 ok, 1 sharded parameters or repeated forwards differ or the\n"
-    "  policy is exceeded, 2 bad options, files or environment.";
+    "bitprobe stack [--preset P] [--device cpu|cuda] [--dtype D] [--init-dtype D] [--positions A:B] [--layers N] [--plot FILE.svg] [--json FILE] [--markdown FILE]";
 
 static bool parse_i64(const char *s, int64_t lo, int64_t hi, int64_t *out)
 {
@@ -352,34 +310,76 @@ static int stack_option(const char *cmd, const bp_opt_t *e, const char *arg, voi
 
 static int parse_args(int argc, char **argv, bp_stack_opts_t *o, cli_t *cl)
 {
-#define S_(name, id) BP_OPT_CALL_(name, 0, true, stack_option, id, NULL)
+#define S_(name, id, h) BP_OPT_CALL_(name, 0, true, stack_option, id, h)
     const bp_opt_t opts[] = {
-        BP_OPT_STRING_("preset", 0, &cl->preset, NULL),
-        S_("hidden", O_HIDDEN),
-        S_("heads", O_HEADS),
-        S_("layers", O_LAYERS),
-        S_("intermediate", O_INTER),
-        S_("vocab", O_VOCAB),
-        S_("max-positions", O_MAXPOS),
-        S_("positions", O_POS),
-        BP_OPT_DTYPE_("dtype", &o->dtype, NULL),
-        S_("init-dtype", O_INIT),
-        S_("device", O_DEVICE),
-        BP_OPT_GPU_(&o->gpu, NULL),
-        BP_OPT_INT_("shards", &o->shards, 1, 65536, NULL),
-        BP_OPT_SEED_(&o->seed, NULL),
-        BP_OPT_STRING_("unsharded-from", 0, &cl->ufrom, NULL),
-        BP_OPT_STRING_("sharded-from", 0, &cl->sfrom, NULL),
-        S_("sides", O_SIDES),
-        BP_OPT_FLAG_("buffers-only", 0, &o->buffers_only, NULL),
-        BP_OPT_FLAG_("forward-only", 0, &o->forward_only, NULL),
-        S_("gemm", O_GEMM),
-        S_("policy", O_POLICY),
-        BP_OPT_PATH_("plot", 0, &cl->plot, NULL),
-        BP_OPT_PATH_("json", 0, &cl->json, NULL),
-        BP_OPT_PATH_("markdown", 0, &cl->markdown, NULL),
-        BP_OPT_INT_("repeat", &o->repeat, 1, 1000, NULL),
-        BP_OPT_QUIET_(NULL),
+        BP_OPT_STRING_("preset", 0, &cl->preset,
+           "  --preset P          tiny (default: hidden 256, 4 heads, 8 layers, 512 positions)\n"
+           "                      or llama2-7b (hidden 4096, 32 heads, 32 layers, 4096 positions;\n"
+           "                      its forward runs on a GPU only)\n"),
+        S_("hidden", O_HIDDEN,
+           "  --hidden N, --heads N, --layers N, --intermediate N, --vocab N, --max-positions N\n"
+           "                      override the preset's fields\n"),
+        S_("heads", O_HEADS, NULL),
+        S_("layers", O_LAYERS, NULL),
+        S_("intermediate", O_INTER, NULL),
+        S_("vocab", O_VOCAB, NULL),
+        S_("max-positions", O_MAXPOS, NULL),
+        S_("positions", O_POS,
+           "  --positions A:B     run the tokens at positions A..B-1 (default: all)\n"),
+        BP_OPT_DTYPE_("dtype", &o->dtype,
+           "  --dtype D           model dtype: fp32, bf16 (default), fp16\n"),
+        S_("init-dtype", O_INIT,
+           "  --init-dtype D      dtype the sharded init casts the positions to (default: --dtype)\n"),
+        S_("device", O_DEVICE,
+           "  --device D          cpu (default) or cuda: where the forward and the sharded init run\n"),
+        BP_OPT_GPU_(&o->gpu,
+           "  --gpu N             CUDA device index, 0 to 1023 (default 0)\n"),
+        S_("gemm", O_GEMM,
+           "  --gemm G            cuda matmuls: pedantic (default: bitprobe's pinned GEMM) or\n"
+           "                      default (PyTorch's calls and settings)\n"),
+        BP_OPT_INT_("shards", &o->shards, 1, 65536,
+           "  --shards W          ranks of the sharded parameter generation (default 8)\n"),
+        BP_OPT_TEXT_("  --ranks W           the sharded init over W real ranks, one process and GPU each,\n"
+                     "                      gathered with NCCL and compared bit for bit with the unsharded\n"
+                     "                      init and the one-device emulation, then a tensor-parallel\n"
+                     "                      all-reduce per collective configuration (--algos: default,\n"
+                     "                      Ring, Tree; each ALGO[/PROTO][/Nch][/bucket=SIZE], e.g.\n"
+                     "                      Tree/LL128 or Ring/Simple/4ch/bucket=64K) against the\n"
+                     "                      unsharded matmul and the oracle; bitprobe starts the ranks,\n"
+                     "                      or runs as one under torchrun, mpirun or srun.  With it:\n"
+                     "                      --preset, --layers, --dtype, --seed, --gemm, --json, --quiet,\n"
+                     "                      --tp-rows N (16), --algos LIST, --no-params, --no-tp,\n"
+                     "                      --no-oracle, --threads N\n"),
+        BP_OPT_SEED_(&o->seed,
+           "  --seed S            seed of the weights and token ids, decimal (default 0)\n"),
+        BP_OPT_STRING_("unsharded-from", 0, &cl->ufrom,
+           "  --unsharded-from F  the unsharded side's cos, sin, inv_freq from a safetensors file\n"),
+        BP_OPT_STRING_("sharded-from", 0, &cl->sfrom,
+           "  --sharded-from F    the sharded side's buffers from a safetensors file\n"),
+        S_("sides", O_SIDES,
+           "  --sides A,B         inits of the reference and the compared side\n"
+           "                      (default unsharded,sharded)\n"),
+        BP_OPT_FLAG_("buffers-only", 0, &o->buffers_only,
+           "  --buffers-only      compare the RoPE buffers only (no parameters, no forward)\n"),
+        BP_OPT_FLAG_("forward-only", 0, &o->forward_only,
+           "  --forward-only      one init, no comparison: time the forward\n"),
+        BP_OPT_INT_("repeat", &o->repeat, 1, 1000,
+           "  --repeat N          run the reference side's forward N times; any bit that\n"
+           "                      changes between runs is a failure\n"),
+        S_("policy", O_POLICY,
+           "  --policy P          limits on the final outputs: logprob_abs=X, logit_abs=X, kl=X,\n"
+           "                      top1=F (least agreement), comma-separated; exceeded: exit 1\n"),
+        BP_OPT_PATH_("plot", 0, &cl->plot,
+           "  --plot FILE.svg     drift against depth, one line per metric, log scale\n"),
+        BP_OPT_PATH_("json", 0, &cl->json,
+           "  --json FILE         the full report as JSON ('-': stdout instead of the text)\n"),
+        BP_OPT_PATH_("markdown", 0, &cl->markdown,
+           "  --markdown FILE     a report for a bug ticket: verdict, command, environment,\n"
+           "                      every comparison, then the text report ('-': stdout)\n"),
+        BP_OPT_QUIET_(
+           "  -q, --quiet         no progress lines\n"),
+        BP_OPT_TEXT_("  Exit status: 0 ok, 1 sharded parameters or repeated forwards differ or the\n"
+                     "  policy is exceeded, 2 bad options, files or environment.\n"),
         BP_OPT_END_};
 #undef S_
     bp_error_t err = {0};
@@ -419,7 +419,8 @@ static int parse_args(int argc, char **argv, bp_stack_opts_t *o, cli_t *cl)
 
 int cmd_stack(int argc, char **argv)
 {
-    for (int i = 1; i < argc && strcmp(argv[i], "--") != 0; i++)
+    for (int i = 1; i < argc && strcmp(argv[i], "--") != 0 && !bp_cli_wants_help(argc, argv);
+         i++)
         if (strcmp(argv[i], "--ranks") == 0 || strncmp(argv[i], "--ranks=", 8) == 0)
             return cmd_stack_ranks(argc, argv);
     bp_stack_opts_t o;
@@ -429,7 +430,7 @@ int cmd_stack(int argc, char **argv)
     memset(&cl, 0, sizeof cl);
     int rc = parse_args(argc, argv, &o, &cl);
     if (rc)
-        return rc;
+        return rc < 0 ? BP_EXIT_OK : rc; /* -1: --help */
     bp_stack_result_t r;
     bp_error_t err = {0};
     if (bp_stack_run(&o, &r, &err))

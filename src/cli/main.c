@@ -14,32 +14,32 @@ static int cmd_help(int argc, char **argv);
 
 const bp_cmd_t bp_commands[] = {
     {"list", cmd_list, "List the probes found and the backends with their availability",
-     cmd_list_usage},
+     cmd_list_usage, false},
     {"run", cmd_run, "Run probes on backends, compare with goldens and across backends",
-     cmd_run_usage},
+     cmd_run_usage, false},
     {"bless", cmd_bless, "Run probes and replace their goldens atomically",
-     cmd_bless_usage},
+     cmd_bless_usage, false},
     {"diff", cmd_diff, "Compare two saved runs, safetensors or .npy files tensor by tensor, or two op ledgers op by op",
-     cmd_diff_usage},
+     cmd_diff_usage, false},
     {"report", cmd_report, "Render a saved JSON report again: text, JSON, JUnit, Markdown, GitHub",
-     cmd_report_usage},
+     cmd_report_usage, false},
     {"explain", cmd_explain, "Find the op that introduced each difference between two sides, and who is right",
-     cmd_explain_usage},
+     cmd_explain_usage, false},
     {"fingerprint", cmd_fingerprint, "Show how each backend really computes: division, FMA, FTZ, TF32, NaNs, accuracy",
-     cmd_fingerprint_usage},
+     cmd_fingerprint_usage, false},
     {"stack", cmd_stack, "Run a Llama-style layer stack with two RoPE inits and report the drift per layer",
-     cmd_stack_usage},
+     cmd_stack_usage, true},
     {"screen", cmd_screen, "Known-answer screen of every GPU and every SM: wrong bits name GPU, SM and test",
-     cmd_screen_usage},
+     cmd_screen_usage, true},
     {"invariance", cmd_invariance, "Where a row's bits change with the batch, split or ranks it is computed in, and why",
-     cmd_invariance_usage},
+     cmd_invariance_usage, true},
     {"init-audit", cmd_init_audit, "Build a model the ways users build it and find every buffer that differs, why, and who is right",
-     cmd_init_audit_usage},
+     cmd_init_audit_usage, false},
     {"env", cmd_env, "Print the tool version, build options, library versions and GPUs",
-     cmd_env_usage},
+     cmd_env_usage, false},
     {"help", cmd_help, "Show the commands, or one command's usage",
-     "bitprobe help [COMMAND]"},
-    {NULL, NULL, NULL, NULL},
+     "bitprobe help [COMMAND]", false},
+    {NULL, NULL, NULL, NULL, false},
 };
 
 const bp_cmd_t *bp_cmd_find(const char *name)
@@ -107,7 +107,7 @@ static int run(int argc, char **argv)
         fprintf(stderr, "\nTry 'bitprobe --help' for the list of commands.\n");
         return BP_EXIT_TROUBLE;
     }
-    if (c->fn != cmd_help && bp_cli_wants_help(argc - 1, argv + 1))
+    if (c->fn != cmd_help && !c->table && bp_cli_wants_help(argc - 1, argv + 1))
         return bp_cli_help(c->name);
     bp_intr_install();
     return c->fn(argc - 1, argv + 1);

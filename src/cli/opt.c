@@ -107,6 +107,11 @@ static int apply(const char *cmd, const bp_opt_t *o, const char *arg, void *ctx)
                                       o->hi, arg);
         *(int *)o->target = (int)v;
         return 0;
+    case BP_OPT_SIZE:
+        if (!bp_cli_int(arg, 0, o->hi, &v))
+            return bp_cli_usage_error(cmd, "--%s needs a count, not '%s'", name, arg);
+        *(size_t *)o->target = (size_t)v;
+        return 0;
     case BP_OPT_SEED: return bp_opt_seed(cmd, name, arg, (uint64_t *)o->target);
     case BP_OPT_GPU: return bp_opt_gpu(cmd, arg, (int *)o->target);
     case BP_OPT_DTYPE: return bp_opt_dtype(cmd, name, arg, (bp_dtype_t *)o->target);
@@ -114,18 +119,34 @@ static int apply(const char *cmd, const bp_opt_t *o, const char *arg, void *ctx)
     case BP_OPT_STRING:
     case BP_OPT_PATH: *(const char **)o->target = arg; return 0;
     case BP_OPT_CALL: return o->fn(cmd, o, arg, ctx);
+    case BP_OPT_TEXT:
     case BP_OPT_END: break;
     }
     return BP_EXIT_TROUBLE;
 }
 
+/* --help: the command's synopsis (its line in the command table), the
+ * table's lines, then its summary. */
+static int help(const char *cmd, const bp_opt_t *tab)
+{
+    const bp_cmd_t *c = bp_cmd_find(cmd);
+    printf("usage: %s\n", c ? c->usage : cmd);
+    bp_opt_usage(stdout, tab);
+    printf("\n%s.\n", c ? c->summary : "");
+    return -1;
+}
+
 int bp_opt_parse(const char *cmd, const bp_opt_t *tab, void *ctx, int argc, char **argv,
                  int *pos)
 {
+    if (bp_cli_wants_help(argc, argv))
+        return help(cmd, tab);
     struct option lo[BP_OPT_MAX + 1];
     char shorts[2 * BP_OPT_MAX + 1];
     size_t nl = 0, ns = 0;
     for (const bp_opt_t *o = tab; o->kind != BP_OPT_END; o++) {
+        if (o->kind == BP_OPT_TEXT)
+            continue;
         if (nl >= BP_OPT_MAX)
             return bp_cli_usage_error(cmd, "too many options in the table");
         if (o->name)

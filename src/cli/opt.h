@@ -1,10 +1,11 @@
 /* Option tables, as git's parse-options: a command lists its options once,
  * each entry with its long name, short letter, kind, where its value goes
  * and its usage line(s) as --help prints them; bp_opt_parse reads argv
- * from that table and bp_opt_usage prints the lines.  The common group
- * (--gpu, --seed, --dtype, -q/--quiet, -v) and the report group (--json,
- * --junit, --markdown, --github) are macros here, so that every command
- * that takes them takes them with the same range, base and message. */
+ * from that table and prints --help from it.  The common group (--gpu,
+ * --seed, --dtype, -q/--quiet, -v) and the report group (--json, --junit,
+ * --markdown, --github) are macros here, so that every command that takes
+ * them takes them with the same range, base and message.  The caller
+ * includes cli.h (BP_OPT_QUIET_ sets bp_cli_quiet). */
 #ifndef BP_OPT_H
 #define BP_OPT_H
 
@@ -19,6 +20,7 @@ typedef enum bp_opt_kind {
     BP_OPT_FLAG,   /* bool *: set */
     BP_OPT_COUNT,  /* int *: one more each time (-v, -vv) */
     BP_OPT_INT,    /* int *: a decimal integer in lo..hi */
+    BP_OPT_SIZE,   /* size_t *: a count, 0..hi */
     BP_OPT_SEED,   /* uint64_t *: an unsigned decimal integer (010 is ten) */
     BP_OPT_GPU,    /* int *: a CUDA device index, 0..BP_OPT_GPU_MAX */
     BP_OPT_DTYPE,  /* bp_dtype_t *: fp32, bf16 or fp16 */
@@ -26,6 +28,7 @@ typedef enum bp_opt_kind {
     BP_OPT_STRING, /* const char **: the value as given */
     BP_OPT_PATH,   /* const char **: a file the command writes ("-": stdout) */
     BP_OPT_CALL,   /* fn(cmd, entry, arg, ctx) applies it (arg NULL: none) */
+    BP_OPT_TEXT,   /* no option: lines of the usage between the options' */
 } bp_opt_kind_t;
 
 struct bp_opt;
@@ -40,7 +43,7 @@ typedef struct bp_opt {
     int short_name;    /* 0: none */
     bp_opt_kind_t kind;
     void *target;      /* where the value goes (see the kinds) */
-    long long lo, hi;  /* BP_OPT_INT's range */
+    long long lo, hi;  /* BP_OPT_INT's range; BP_OPT_SIZE's most */
     bp_opt_fn fn;      /* BP_OPT_CALL */
     int id;            /* BP_OPT_CALL: which option, for a handler of several */
     bool arg;          /* BP_OPT_CALL: takes a value */
@@ -59,41 +62,48 @@ typedef struct bp_opt {
 #define BP_OPT_INT_(l, p, lo, hi, h) {l, 0, BP_OPT_INT, p, lo, hi, NULL, 0, false, h}
 #define BP_OPT_STRING_(l, s, p, h) {l, s, BP_OPT_STRING, p, 0, 0, NULL, 0, true, h}
 #define BP_OPT_PATH_(l, s, p, h) {l, s, BP_OPT_PATH, p, 0, 0, NULL, 0, true, h}
+#define BP_OPT_SIZE_(l, p, hi, h) {l, 0, BP_OPT_SIZE, p, 0, hi, NULL, 0, true, h}
+#define BP_OPT_TEXT_(h) {NULL, 0, BP_OPT_TEXT, NULL, 0, 0, NULL, 0, false, h}
 #define BP_OPT_DTYPE_(l, p, h) {l, 0, BP_OPT_DTYPE, p, 0, 0, NULL, 0, true, h}
 /* A value (arg true) or a switch applied by fn, with id and ctx. */
 #define BP_OPT_CALL_(l, s, arg, fn, id, h) {l, s, BP_OPT_CALL, NULL, 0, 0, fn, id, arg, h}
 
 /* ---- the common group: one range, one base, one check, one message ---- */
-#define BP_OPT_GPU_HELP "  --gpu N           CUDA device index (default 0)\n"
 #define BP_OPT_GPU_(p, h) {"gpu", 0, BP_OPT_GPU, p, 0, BP_OPT_GPU_MAX, NULL, 0, true, h}
 #define BP_OPT_SEED_(p, h) {"seed", 0, BP_OPT_SEED, p, 0, 0, NULL, 0, true, h}
 #define BP_OPT_DTYPES_(p, h) {"dtype", 0, BP_OPT_DTYPES, p, 0, 0, NULL, 0, true, h}
 /* -q, --quiet: no progress lines and no notes on stderr; text reports
  * print only the verdict and the failures (bp_cli_quiet). */
-#define BP_OPT_QUIET_HELP                                                                \
-    "  -q, --quiet       no progress or notes on stderr; text reports: only the\n"         \
-    "                    verdict and the failures\n"
 #define BP_OPT_QUIET_(h) {"quiet", 'q', BP_OPT_FLAG, &bp_cli_quiet, 0, 0, NULL, 0, false, h}
 #define BP_OPT_VERBOSE_(p, h) BP_OPT_COUNT_("verbose", 'v', p, h)
 
-/* ---- the report group (t: a bp_rep_targets_t *) ---- */
-#define BP_OPT_REPORT_HELP                                                               \
-    "  --json FILE       also write a JSON report ('-': stdout)\n"                         \
-    "  --junit FILE      also write a JUnit XML report ('-': stdout)\n"                   \
-    "  --markdown FILE   also write a Markdown report ('-': stdout)\n"                    \
-    "  --github          GitHub Actions annotations and step summary (on by\n"            \
-    "                    default when GITHUB_ACTIONS=true)\n"
-#define BP_OPT_REPORT_(t)                                                                \
-    BP_OPT_PATH_("json", 0, &(t)->json, NULL),                                           \
-    BP_OPT_PATH_("junit", 0, &(t)->junit, NULL),                                         \
-    BP_OPT_PATH_("markdown", 0, &(t)->markdown, NULL),                                   \
-    BP_OPT_FLAG_("github", 0, &(t)->github, NULL)
+/* ---- the report group (t: a bp_rep_targets_t *): --json, --junit,
+ * --markdown FILE ('-': stdout), --github, -q/--quiet, -v/--verbose.  The
+ * command says what its JSON, JUnit, Markdown and -v hold (hjson, hjunit,
+ * hmarkdown, hverbose: their usage lines); --github and --quiet read the
+ * same everywhere. ---- */
+#define BP_OPT_GITHUB_HELP                                                               \
+    "  --github          GitHub annotations and step summary (default when\n"              \
+    "                    GITHUB_ACTIONS=true)\n"
+#define BP_OPT_QUIET_HELP                                                                \
+    "  -q, --quiet       print only the verdict and the failures (diff: nothing\n"      \
+    "                    when identical)\n"
+#define BP_OPT_REPORT_(t, hjson, hjunit, hmarkdown, hverbose)                            \
+    BP_OPT_PATH_("json", 0, &(t)->json, hjson),                                          \
+    BP_OPT_PATH_("junit", 0, &(t)->junit, hjunit),                                       \
+    BP_OPT_PATH_("markdown", 0, &(t)->markdown, hmarkdown),                              \
+    BP_OPT_FLAG_("github", 0, &(t)->github, BP_OPT_GITHUB_HELP),                         \
+    BP_OPT_QUIET_(BP_OPT_QUIET_HELP),                                                    \
+    BP_OPT_VERBOSE_(&(t)->text.verbose, hverbose)
 
 /* Parses argv[1..] (argv[0] is the command's name) by the table: options
  * and arguments may mix, "--" ends the options, long names may be
  * abbreviated while unique (as getopt_long).  On return *pos is the index
  * of the first argument (the arguments are moved to the end).  Returns 0,
- * -1 (see bp_opt_fn), or 2 after a usage error naming cmd (an unknown option with the nearest
+ * -1 after -h or --help anywhere before "--" (the usage printed from the
+ * table, under the synopsis of cmd's entry in the command table) or after
+ * an option that did the command's work (see bp_opt_fn), or 2 after a
+ * usage error naming cmd (an unknown option with the nearest
  * name, a missing value, a value out of range). */
 int bp_opt_parse(const char *cmd, const bp_opt_t *tab, void *ctx, int argc, char **argv,
                  int *pos);
