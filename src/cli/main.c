@@ -22,7 +22,7 @@ const bp_cmd_t bp_commands[] = {
     {"diff", cmd_diff, "Compare two saved runs, safetensors or .npy files tensor by tensor, or two op ledgers op by op",
      cmd_diff_usage, false},
     {"report", cmd_report, "Render a saved JSON report again: text, JSON, JUnit, Markdown, GitHub",
-     cmd_report_usage, false},
+     cmd_report_usage, true},
     {"explain", cmd_explain, "Find the op that introduced each difference between two sides, and who is right",
      cmd_explain_usage, false},
     {"fingerprint", cmd_fingerprint, "Show how each backend really computes: division, FMA, FTZ, TF32, NaNs, accuracy",
