@@ -3,7 +3,6 @@
  * (tpair.h) and streamed (diffrun.h).  Exit 0 identical (or within
  * --policy), 1 different (a tensor that differs, is on one side only or
  * cannot be compared), 2 trouble, as diff(1) and cmp(1). */
-#include <getopt.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,6 +15,7 @@
 #include "diffrun.h"
 #include "dwalk.h"
 #include "envinfo.h"
+#include "opt.h"
 #include "jsonread.h"
 #include "rep.h"
 #include "cmd_ledger.h"
@@ -24,46 +24,7 @@
 #include "tset.h"
 
 const char cmd_diff_usage[] =
-    "bitprobe diff A B [--a KEY] [--b KEY] [--map A=B] [--cast] [--policy P] [--as bf16] [--first K] [--threads N] [--label A=NAME,B=NAME] [--json FILE] [--junit FILE] [--markdown FILE] [--github] [--quiet] [-v]\n"
-    "  A, B              saved runs (run --save), tensor files (.safetensors[.gz], .npy,\n"
-    "                    .npz), Hugging Face checkpoints (a directory with its\n"
-    "                    *.safetensors.index.json, or the index), directories of them\n"
-    "                    (paired by relative path, as diff -r), or op ledgers (python\n"
-    "                    -m bitprobe_torch record): the ops are aligned and the one that\n"
-    "                    introduced a difference named\n"
-    "  --a KEY, --b KEY  the backend of each saved run to compare, by key or name\n"
-    "                    (default: by key, then name, then the only one of each side)\n"
-    "  --map A=B         tensor A of the first side is tensor B of the second; A*=B*\n"
-    "                    renames a prefix\n"
-    "  --cast            compare a dtype with one it widens to exactly (fp16, bf16 or\n"
-    "                    fp8 with fp32, fp8 with fp16 ...) in the wider dtype\n"
-    "  --policy P        exact (default), ulp=N, abs=X, rel=X, fraction=F,\n"
-    "                    zero_sign=ignore, comma-separated\n"
-    "  --as bf16         read 16-bit integer .npy arrays as bf16\n"
-    "  --first K         show the first K mismatches per tensor (default 10)\n"
-    "  --nan-payload     NaN payload bits count (default: NaNs equal by class)\n"
-    BP_CLI_ZERO_SIGN_USAGE
-    "  --threads N       threads comparing (default: one per core, at most 16)\n"
-    "  --label A=NAME,B=NAME  names for the sides (e.g. the machines) in the reports;\n"
-    "                    the Markdown report shows each side's environment apart\n"
-    "                    from this host's\n"
-    "  --json FILE       the full report as JSON ('-': stdout instead of the text)\n"
-    "  --junit FILE      JUnit XML, one testcase per tensor\n"
-    "  --markdown FILE   a self-contained bug-ticket report in Markdown\n"
-    "  --github          GitHub annotations and step summary (default when\n"
-    "                    GITHUB_ACTIONS=true)\n"
-    "  --quiet           print only the verdict and the failures (diff: nothing\n"
-    "                    when identical)\n"
-    "  -v, --verbose     the detail of every difference (without it: one line per\n"
-    "                    tensor that differs); -vv: every result\n"
-    "  --consensus RUN...  saved runs of several hosts or GPUs, paired with the first\n"
-    "                    as diff pairs two: groups of bit-identical results per\n"
-    "                    tensor, the majority, the odd ones out and what they ran on\n"
-    "                    (with --json, --first, --quiet)\n"
-    "  Exit status: 0 identical or within policy (--consensus: every run agrees),\n"
-    "  1 different (a tensor that differs, is on one side only or cannot be compared;\n"
-    "  --consensus: an outlier, or no majority), 2 trouble or nothing compared (no\n"
-    "  tensor in common, one-sided, not comparable).";
+    "bitprobe diff A B [--a KEY] [--b KEY] [--map A=B] [--cast] [--policy P] [--as bf16] [--first K] [--threads N] [--label A=NAME,B=NAME] [--json FILE] [--junit FILE] [--markdown FILE] [--github] [--quiet] [-v]";
 
 #define MAX_MAPS 64
 
@@ -327,90 +288,126 @@ static bool parse_labels(const char *arg, char names[2][128])
     return true;
 }
 
+enum { O_MAP, O_POLICY, O_AS, O_LABEL, O_ZSIGN };
+
+typedef struct {
+    dopts_t *o;
+    bp_map_t *maps;
+    char (*names)[128];
+} diff_cli_t;
+
+static int diff_option(const char *cmd, const bp_opt_t *e, const char *arg, void *ctx)
+{
+    diff_cli_t *cl = ctx;
+    dopts_t *o = cl->o;
+    bp_error_t err = {0};
+    int zrc;
+    switch (e->id) {
+    case O_MAP:
+        if (o->po.nmaps == MAX_MAPS || !bp_map_parse((char *)arg /* argv's, writable */, &cl->maps[o->po.nmaps]))
+            return bp_cli_usage_error(cmd, "--map takes NAME_A=NAME_B or PREFIX_A*=PREFIX_B*"
+                                      " (at most %d), not '%s'", MAX_MAPS, arg);
+        o->po.nmaps++;
+        return 0;
+    case O_POLICY:
+        if (bp_policy_parse(arg, &o->pol, &err))
+            return bp_cli_usage_error(cmd, "%s", err.msg);
+        return 0;
+    case O_AS:
+        if (strcmp(arg, "bf16") != 0)
+            return bp_cli_usage_error(cmd, "--as takes bf16, not '%s'", arg);
+        o->so.as_bf16 = true;
+        return 0;
+    case O_ZSIGN:
+        zrc = bp_cli_zero_sign(cmd, arg, &o->co.zero_sign_ignore);
+        return zrc >= 0 ? zrc : 0;
+    case O_LABEL:
+        if (!parse_labels(arg, cl->names))
+            return bp_cli_usage_error(cmd, "--label takes A=NAME,B=NAME (either or "
+                                      "both), not '%s'", arg);
+        return 0;
+    }
+    return BP_EXIT_TROUBLE;
+}
+
 int cmd_diff(int argc, char **argv)
 {
-    for (int i = 1; i < argc && strcmp(argv[i], "--") != 0; i++)
+    for (int i = 1; i < argc && strcmp(argv[i], "--") != 0 && !bp_cli_wants_help(argc, argv);
+         i++)
         if (strcmp(argv[i], "--consensus") == 0)
             return cmd_diff_consensus(argc, argv);
-    enum { O_MAP = 256, O_POLICY, O_AS, O_FIRST, O_NANP, O_A, O_B, O_CAST, O_THREADS, O_LABEL,
-           O_ZSIGN };
-    static const struct option opts[] = {
-        {"map", required_argument, 0, O_MAP},    {"policy", required_argument, 0, O_POLICY},
-        {"as", required_argument, 0, O_AS},      {"first", required_argument, 0, O_FIRST},
-        {"nan-payload", no_argument, 0, O_NANP}, {"a", required_argument, 0, O_A},
-        {"b", required_argument, 0, O_B},        {"cast", no_argument, 0, O_CAST},
-        {"threads", required_argument, 0, O_THREADS}, {"label", required_argument, 0, O_LABEL},
-        {"zero-sign", required_argument, 0, O_ZSIGN},
-        BP_REP_LONG_OPTIONS,
-        BP_REP_VERBOSE_OPTION, {0, 0, 0, 0}};
     bp_map_t maps[MAX_MAPS];
     char names[2][128] = {"", ""};
-    int c;
+    diff_cli_t cl = {.maps = maps, .names = names};
     dopts_t o;
     memset(&o, 0, sizeof o);
+    cl.o = &o;
     bp_rep_targets_t t;
     bp_rep_targets_init(&t);
     bp_policy_exact(&o.pol);
     bp_cmp_opts_init(&o.co);
+#define D_(name, id, h) BP_OPT_CALL_(name, 0, true, diff_option, id, h)
+    const bp_opt_t opts[] = {
+        BP_OPT_TEXT_("  A, B              saved runs (run --save), tensor files (.safetensors[.gz], .npy,\n"
+                     "                    .npz), Hugging Face checkpoints (a directory with its\n"
+                     "                    *.safetensors.index.json, or the index), directories of them\n"
+                     "                    (paired by relative path, as diff -r), or op ledgers (python\n"
+                     "                    -m bitprobe_torch record): the ops are aligned and the one that\n"
+                     "                    introduced a difference named\n"),
+        BP_OPT_STRING_("a", 0, &o.po.pick_a,
+           "  --a KEY, --b KEY  the backend of each saved run to compare, by key or name\n"
+           "                    (default: by key, then name, then the only one of each side)\n"),
+        BP_OPT_STRING_("b", 0, &o.po.pick_b, NULL),
+        D_("map", O_MAP,
+           "  --map A=B         tensor A of the first side is tensor B of the second; A*=B*\n"
+           "                    renames a prefix\n"),
+        BP_OPT_FLAG_("cast", 0, &o.po.cast,
+           "  --cast            compare a dtype with one it widens to exactly (fp16, bf16 or\n"
+           "                    fp8 with fp32, fp8 with fp16 ...) in the wider dtype\n"),
+        D_("policy", O_POLICY,
+           "  --policy P        exact (default), ulp=N, abs=X, rel=X, fraction=F,\n"
+           "                    zero_sign=ignore, comma-separated\n"),
+        D_("as", O_AS,
+           "  --as bf16         read 16-bit integer .npy arrays as bf16\n"),
+        BP_OPT_SIZE_("first", &o.co.first_k, 1000000,
+           "  --first K         show the first K mismatches per tensor (default 10)\n"),
+        BP_OPT_FLAG_("nan-payload", 0, &o.co.nan_payload,
+           "  --nan-payload     NaN payload bits count (default: NaNs equal by class)\n"),
+        D_("zero-sign", O_ZSIGN, BP_CLI_ZERO_SIGN_USAGE),
+        BP_OPT_INT_("threads", &o.ro.threads, 1, 64,
+           "  --threads N       threads comparing (default: one per core, at most 16)\n"),
+        D_("label", O_LABEL,
+           "  --label A=NAME,B=NAME  names for the sides (e.g. the machines) in the reports;\n"
+           "                    the Markdown report shows each side's environment apart\n"
+           "                    from this host's\n"),
+        BP_OPT_REPORT_(&t,
+           "  --json FILE       the full report as JSON ('-': stdout instead of the text)\n",
+           "  --junit FILE      JUnit XML, one testcase per tensor\n",
+           "  --markdown FILE   a self-contained bug-ticket report in Markdown\n",
+           "  -v, --verbose     the detail of every difference (without it: one line per\n"
+           "                    tensor that differs); -vv: every result\n"),
+        BP_OPT_TEXT_("  --consensus RUN...  saved runs of several hosts or GPUs, paired with the first\n"
+                     "                    as diff pairs two: groups of bit-identical results per\n"
+                     "                    tensor, the majority, the odd ones out and what they ran on\n"
+                     "                    (with --json, --first, --quiet)\n"
+                     "  Exit status: 0 identical or within policy (--consensus: every run agrees),\n"
+                     "  1 different (a tensor that differs, is on one side only or cannot be compared;\n"
+                     "  --consensus: an outlier, or no majority), 2 trouble or nothing compared (no\n"
+                     "  tensor in common, one-sided, not comparable).\n"),
+        BP_OPT_END_};
+#undef D_
     bp_error_t err = {0};
-    opterr = 0;
-    optind = 1;
-    while ((c = getopt_long(argc, argv, "qv", opts, NULL)) != -1) {
-        switch (c) {
-        case O_MAP:
-            if (o.po.nmaps == MAX_MAPS || !bp_map_parse(optarg, &maps[o.po.nmaps]))
-                return bp_cli_usage_error("diff", "--map takes NAME_A=NAME_B or PREFIX_A*=PREFIX_B*"
-                                          " (at most %d), not '%s'", MAX_MAPS, optarg);
-            o.po.nmaps++;
-            break;
-        case O_POLICY:
-            if (bp_policy_parse(optarg, &o.pol, &err))
-                return bp_cli_usage_error("diff", "%s", err.msg);
-            break;
-        case O_AS:
-            if (strcmp(optarg, "bf16") != 0)
-                return bp_cli_usage_error("diff", "--as takes bf16, not '%s'", optarg);
-            o.so.as_bf16 = true;
-            break;
-        case O_FIRST:
-            if (!bp_cli_count(optarg, 1000000, &o.co.first_k))
-                return bp_cli_usage_error("diff", "--first needs a count, not '%s'", optarg);
-            break;
-        case O_NANP: o.co.nan_payload = true; break;
-        case O_ZSIGN: {
-            int zrc = bp_cli_zero_sign("diff", optarg, &o.co.zero_sign_ignore);
-            if (zrc >= 0)
-                return zrc;
-            break;
-        }
-        case O_A: o.po.pick_a = optarg; break;
-        case O_B: o.po.pick_b = optarg; break;
-        case O_CAST: o.po.cast = true; break;
-        case O_LABEL:
-            if (!parse_labels(optarg, names))
-                return bp_cli_usage_error("diff", "--label takes A=NAME,B=NAME (either or "
-                                          "both), not '%s'", optarg);
-            break;
-        case O_THREADS: {
-            size_t n;
-            if (!bp_cli_count(optarg, 64, &n) || n == 0)
-                return bp_cli_usage_error("diff", "--threads takes 1 to 64, not '%s'", optarg);
-            o.ro.threads = (int)n;
-            break;
-        }
-        default:
-            if (!bp_rep_targets_option(&t, c, optarg))
-                return bp_cli_unknown_option("diff", opts, argv[optind - 1]);
-        }
-    }
-    if (argc - optind != 2)
-        return bp_cli_usage_error("diff", "needs two paths (A and B), got %d", argc - optind);
+    int pos, prc;
+    if ((prc = bp_opt_parse("diff", opts, &cl, argc, argv, &pos)))
+        return prc < 0 ? BP_EXIT_OK : prc;
+    if (argc - pos != 2)
+        return bp_cli_usage_error("diff", "needs two paths (A and B), got %d", argc - pos);
     /* the sides as the reports name them: --label's names, else their
      * paths, relative to the project where they lie in it */
     char rel[2][PATH_MAX];
     for (int s = 0; s < 2; s++)
         o.name[s] = names[s][0] ? names[s]
-                                : bp_report_rel_path(argv[optind + s], rel[s], sizeof rel[s]);
+                                : bp_report_rel_path(argv[pos + s], rel[s], sizeof rel[s]);
     int urc = bp_rep_targets_check("diff", &t);
     if (urc >= 0)
         return urc;
@@ -423,7 +420,7 @@ int cmd_diff(int argc, char **argv)
     o.ro.in_memory = mem && strcmp(mem, "1") == 0;
     /* segments this many bytes long (tests: small files cut in many) */
     o.ro.segment = seg ? strtoull(seg, NULL, 10) : 0;
-    const char *pa = argv[optind], *pb = argv[optind + 1];
+    const char *pa = argv[pos], *pb = argv[pos + 1];
     if (bp_ledger_sniff(pa) || bp_ledger_sniff(pb))
         return cmd_diff_ledger(pa, pb, &t, o.co.first_k, argc, argv);
     bp_report_t rep;

@@ -20,7 +20,7 @@ const bp_cmd_t bp_commands[] = {
     {"bless", cmd_bless, "Run probes and replace their goldens atomically",
      cmd_bless_usage, false},
     {"diff", cmd_diff, "Compare two saved runs, safetensors or .npy files tensor by tensor, or two op ledgers op by op",
-     cmd_diff_usage, false},
+     cmd_diff_usage, true},
     {"report", cmd_report, "Render a saved JSON report again: text, JSON, JUnit, Markdown, GitHub",
      cmd_report_usage, true},
     {"explain", cmd_explain, "Find the op that introduced each difference between two sides, and who is right",
