@@ -1,6 +1,5 @@
 /* bitprobe bless: run probes and replace their goldens atomically, saying
  * per tensor what changes. */
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,54 +10,37 @@
 #include "envinfo.h"
 #include "esc.h"
 #include "golden.h"
+#include "opt.h"
 #include "probe.h"
 #include "runopts.h"
 
 const char cmd_bless_usage[] =
-    "bitprobe bless [PROBE...] [--device LIST] [--dtype LIST] [--probes DIR] [--golden DIR] [--param NAME=VALUE] [--dry-run]\n"
-    "  --device LIST     backends whose goldens to write (default: auto)\n"
-    "  --require LIST    backends that must be blessed: a missing one is an error\n"
-    "  --dtype LIST      re-run only these dtypes; other blessed dtypes are kept\n"
-    "  --probes DIR      read probes from DIR (default: ./probes, then the installed set)\n"
-    "  --golden DIR      goldens under DIR (default: beside the probes: beside a probe\n"
-    "                    file's directory, or --probes DIR, ./probes, the installed\n"
-    "                    set; beside D is D/../golden when D is named probes, else\n"
-    "                    D/golden; nothing under the installation is ever written)\n"
-    "  --param NAME=VALUE  bless the probe with its parameter NAME replaced (repeatable):\n"
-    "                    its goldens are its own (<key>+NAME=VALUE), never the probe's\n"
-    "  --dry-run         print what would change, write nothing\n"
-    BP_BACKEND_USAGE
-    "  --quiet           no note of the backends auto skipped\n"
-    "  Prints per tensor: new, unchanged, or changed: N of M elements.";
-
-enum { O_DRY_RUN = 256, O_QUIET };
-
-static const struct option bless_options[] = {
-    BP_RUN_LONG_OPTIONS,
-    {"dry-run", no_argument, 0, O_DRY_RUN},
-    {"quiet", no_argument, 0, O_QUIET},
-    {0, 0, 0, 0}};
+    "bitprobe bless [PROBE...] [--device LIST] [--dtype LIST] [--probes DIR] [--golden DIR] [--param NAME=VALUE] [--dry-run]";
 
 /* Returns -1 to go on, or the exit status to return at once. */
 static int parse(int argc, char **argv, bp_run_opts_t *o)
 {
     bp_run_opts_init(o);
     o->dev.behaviour = true;
-    int c, rc;
-    opterr = 0;
-    optind = 1;
-    while ((c = getopt_long(argc, argv, "q", bless_options, NULL)) != -1) {
-        if (c == O_DRY_RUN)
-            o->dry_run = true;
-        else if (c == O_QUIET || c == 'q')
-            bp_cli_quiet = true;
-        else if ((rc = bp_run_opts_option("bless", o, c, optarg)) > 0)
-            return rc;
-        else if (rc < 0)
-            return bp_cli_unknown_option("bless", bless_options, argv[optind - 1]);
-    }
-    o->nnames = argc - optind;
-    o->names = argv + optind;
+    const bp_opt_t opts[] = {
+        BP_OPT_RUN_(o,
+           "  --device LIST     backends whose goldens to write (default: auto)\n",
+           "  --require LIST    backends that must be blessed: a missing one is an error\n",
+           "  --dtype LIST      re-run only these dtypes; other blessed dtypes are kept\n",
+           "  --param NAME=VALUE  bless the probe with its parameter NAME replaced (repeatable):\n"
+           "                    its goldens are its own (<key>+NAME=VALUE), never the probe's\n"),
+        BP_OPT_FLAG_("dry-run", 0, &o->dry_run,
+           "  --dry-run         print what would change, write nothing\n"),
+        BP_OPT_BACKEND_(&o->dev.be),
+        BP_OPT_QUIET_(
+           "  -q, --quiet       no note of the backends auto skipped\n"),
+        BP_OPT_TEXT_("  Prints per tensor: new, unchanged, or changed: N of M elements.\n"),
+        BP_OPT_END_};
+    int pos, rc;
+    if ((rc = bp_opt_parse("bless", opts, NULL, argc, argv, &pos)))
+        return rc < 0 ? BP_EXIT_OK : rc;
+    o->nnames = argc - pos;
+    o->names = argv + pos;
     return -1;
 }
 

@@ -1,6 +1,5 @@
 /* bitprobe run: every selected probe on every selected backend and dtype;
  * outputs compared across backends (and with goldens), then reported. */
-#include <getopt.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,116 +12,88 @@
 #include "esc.h"
 #include "golden.h"
 #include "lanes.h"
+#include "opt.h"
 #include "probe.h"
 #include "run_consensus.h"
 #include "timing.h"
 
 const char cmd_run_usage[] =
-    "bitprobe run [PROBE|FILE.yaml...] [--device LIST] [--require LIST] [--dtype LIST] [--probes DIR] [--golden DIR] [--param NAME=VALUE] [--save DIR] [--json FILE] [--junit FILE] [--markdown FILE] [--github] [--quiet] [-v]\n"
-    "  --device LIST     comma-separated backends: cpu, oracle, cuda, auto (default: auto,\n"
-    "                    every backend available here; a missing GPU is skipped and said)\n"
-    "  --require LIST    backends that must run: a missing one is an error (exit 2)\n"
-    "  --dtype LIST      comma-separated dtypes among fp32, bf16, fp16 (default: the probe's)\n"
-    "  --probes DIR      read probes from DIR (default: ./probes, then the installed set)\n"
-    "  --golden DIR      goldens under DIR (default: beside the probes: beside a probe\n"
-    "                    file's directory, or --probes DIR, ./probes, the installed\n"
-    "                    set; beside D is D/../golden when D is named probes, else\n"
-    "                    D/golden; nothing under the installation is ever written)\n"
-    "  --param NAME=VALUE  replace the probe parameter NAME (repeatable); the probe's\n"
-    "                    hash changes with it, and its goldens are its own\n"
-    "                    (<key>+NAME=VALUE: bless them, or use --no-golden)\n"
-    "  --no-golden       compare across backends only\n"
-    "  --missing=MODE    a missing golden is an error (fail, default) or informational (skip)\n"
-    "  --agree           differences between backends beyond policy count as drift\n"
-    "  --save DIR        write the run as a bundle (containers + manifest.json) for diff\n"
-    "  --intermediates   with --save, keep every buffer, not only the outputs\n"
-    "  --json FILE       the full report as JSON ('-': stdout instead of the text)\n"
-    "  --junit FILE      JUnit XML, one testcase per output, dtype and backend pair\n"
-    "  --markdown FILE   a self-contained bug-ticket report in Markdown\n"
-    "  --github          GitHub annotations and step summary (default when\n"
-    "                    GITHUB_ACTIONS=true)\n"
-    BP_BACKEND_USAGE
-    "  --repeat N        run each probe N times per backend; any bit that changes\n"
-    "                    between runs is drift (run-to-run nondeterminism)\n"
-    "  --first K         show the first K mismatches per comparison (default 10)\n"
-    "  --nan-payload     NaN payload bits count (default: NaNs equal by class)\n"
-    BP_CLI_ZERO_SIGN_USAGE
-    "  --timing          where the time went (per backend, probe and dtype) on stderr\n"
-    "                    and under \"timing\" in the JSON report\n"
-    "  --quiet           print only the verdict and the failures\n"
-    "  -v, --verbose     the detail of every difference; -vv: every result\n"
-    "  Exit status: 0 passed, 1 drift, 2 errors (missing goldens, probes that fail to\n"
-    "  load or run) or nothing compared.";
+    "bitprobe run [PROBE|FILE.yaml...] [--device LIST] [--require LIST] [--dtype LIST] [--probes DIR] [--golden DIR] [--param NAME=VALUE] [--save DIR] [--json FILE] [--junit FILE] [--markdown FILE] [--github] [--quiet] [-v]";
 
-enum { O_FIRST = 256, O_AGREE, O_MISSING, O_NO_GOLDEN, O_SAVE, O_NAN_PAYLOAD, O_REPEAT,
-       O_INTERMEDIATES, O_TIMING, O_ZERO_SIGN };
+enum { O_AGREE, O_MISSING, O_NO_GOLDEN, O_INTERMEDIATES, O_TIMING, O_ZERO_SIGN };
 
-static const struct option run_options[] = {
-    BP_RUN_LONG_OPTIONS,
-    BP_REP_LONG_OPTIONS,
-    BP_REP_VERBOSE_OPTION,
-    {"first", required_argument, 0, O_FIRST},
-    {"agree", no_argument, 0, O_AGREE},
-    {"missing", required_argument, 0, O_MISSING},
-    {"no-golden", no_argument, 0, O_NO_GOLDEN},
-    {"save", required_argument, 0, O_SAVE},
-    {"nan-payload", no_argument, 0, O_NAN_PAYLOAD},
-    {"zero-sign", required_argument, 0, O_ZERO_SIGN},
-    {"repeat", required_argument, 0, O_REPEAT},
-    {"intermediates", no_argument, 0, O_INTERMEDIATES},
-    {"timing", no_argument, 0, O_TIMING},
-    {0, 0, 0, 0}};
+static int run_option(const char *cmd, const bp_opt_t *e, const char *arg, void *ctx)
+{
+    bp_run_opts_t *o = ctx;
+    int rc;
+    switch (e->id) {
+    case O_AGREE: o->agree = true; return 0;
+    case O_MISSING:
+        if (strcmp(arg, "skip") == 0)
+            o->missing_skip = true;
+        else if (strcmp(arg, "fail") != 0)
+            return bp_cli_usage_error(cmd, "--missing takes fail or skip, not '%s'", arg);
+        return 0;
+    case O_NO_GOLDEN: o->golden = false; return 0;
+    case O_ZERO_SIGN:
+        rc = bp_cli_zero_sign(cmd, arg, &o->cmp.zero_sign_ignore);
+        return rc >= 0 ? rc : 0;
+    case O_INTERMEDIATES: o->intermediates = true; return 0;
+    case O_TIMING: o->timing = true; return 0;
+    }
+    return BP_EXIT_TROUBLE;
+}
 
 /* Returns -1 to go on, or the exit status to return at once. */
 static int parse(int argc, char **argv, bp_run_opts_t *o)
 {
     bp_run_opts_init(o);
-    int c, rc;
-    long long v;
-    opterr = 0;
-    optind = 1;
-    while ((c = getopt_long(argc, argv, "qv", run_options, NULL)) != -1) {
-        switch (c) {
-        case O_FIRST:
-            if (!bp_cli_int(optarg, 0, 1000000, &v))
-                return bp_cli_usage_error("run", "--first needs a count, not '%s'", optarg);
-            o->cmp.first_k = (size_t)v;
-            break;
-        case O_AGREE: o->agree = true; break;
-        case O_MISSING:
-            if (strcmp(optarg, "skip") == 0)
-                o->missing_skip = true;
-            else if (strcmp(optarg, "fail") != 0)
-                return bp_cli_usage_error("run", "--missing takes fail or skip, not '%s'", optarg);
-            break;
-        case O_NO_GOLDEN: o->golden = false; break;
-        case O_SAVE: o->save_dir = optarg; break;
-        case O_NAN_PAYLOAD: o->cmp.nan_payload = true; break;
-        case O_ZERO_SIGN:
-            if ((rc = bp_cli_zero_sign("run", optarg, &o->cmp.zero_sign_ignore)) >= 0)
-                return rc;
-            break;
-        case O_REPEAT:
-            if (!bp_cli_int(optarg, 1, 1000000, &v))
-                return bp_cli_usage_error("run", "--repeat needs a count of at least 1, not '%s'",
-                                          optarg);
-            o->repeat = (int)v;
-            break;
-        case O_INTERMEDIATES: o->intermediates = true; break;
-        case O_TIMING: o->timing = true; break;
-        default:
-            if (bp_rep_targets_option(&o->out, c, optarg))
-                break;
-            if ((rc = bp_run_opts_option("run", o, c, optarg)) >= 0) {
-                if (rc)
-                    return rc;
-                break;
-            }
-            return bp_cli_unknown_option("run", run_options, argv[optind - 1]);
-        }
-    }
-    o->nnames = argc - optind;
-    o->names = argv + optind;
+#define R_(name, arg, id, h) BP_OPT_CALL_(name, 0, arg, run_option, id, h)
+    const bp_opt_t opts[] = {
+        BP_OPT_RUN_(o,
+           "  --device LIST     comma-separated backends: cpu, oracle, cuda, auto (default: auto,\n"
+           "                    every backend available here; a missing GPU is skipped and said)\n",
+           "  --require LIST    backends that must run: a missing one is an error (exit 2)\n",
+           "  --dtype LIST      comma-separated dtypes among fp32, bf16, fp16 (default: the probe's)\n",
+           "  --param NAME=VALUE  replace the probe parameter NAME (repeatable); the probe's\n"
+           "                    hash changes with it, and its goldens are its own\n"
+           "                    (<key>+NAME=VALUE: bless them, or use --no-golden)\n"),
+        R_("no-golden", false, O_NO_GOLDEN,
+           "  --no-golden       compare across backends only\n"),
+        R_("missing", true, O_MISSING,
+           "  --missing=MODE    a missing golden is an error (fail, default) or informational (skip)\n"),
+        R_("agree", false, O_AGREE,
+           "  --agree           differences between backends beyond policy count as drift\n"),
+        BP_OPT_PATH_("save", 0, &o->save_dir,
+           "  --save DIR        write the run as a bundle (containers + manifest.json) for diff\n"),
+        R_("intermediates", false, O_INTERMEDIATES,
+           "  --intermediates   with --save, keep every buffer, not only the outputs\n"),
+        BP_OPT_REPORT_(&o->out,
+           "  --json FILE       the full report as JSON ('-': stdout instead of the text)\n",
+           "  --junit FILE      JUnit XML, one testcase per output, dtype and backend pair\n",
+           "  --markdown FILE   a self-contained bug-ticket report in Markdown\n",
+           "  -v, --verbose     the detail of every difference; -vv: every result\n"),
+        BP_OPT_BACKEND_(&o->dev.be),
+        {"repeat", 0, BP_OPT_INT, &o->repeat, 1, 1000000, NULL, 0, true,
+           "  --repeat N        run each probe N times per backend; any bit that changes\n"
+           "                    between runs is drift (run-to-run nondeterminism)\n"},
+        BP_OPT_SIZE_("first", &o->cmp.first_k, 1000000,
+           "  --first K         show the first K mismatches per comparison (default 10)\n"),
+        BP_OPT_FLAG_("nan-payload", 0, &o->cmp.nan_payload,
+           "  --nan-payload     NaN payload bits count (default: NaNs equal by class)\n"),
+        R_("zero-sign", true, O_ZERO_SIGN, BP_CLI_ZERO_SIGN_USAGE),
+        R_("timing", false, O_TIMING,
+           "  --timing          where the time went (per backend, probe and dtype) on stderr\n"
+           "                    and under \"timing\" in the JSON report\n"),
+        BP_OPT_TEXT_("  Exit status: 0 passed, 1 drift, 2 errors (missing goldens, probes that fail to\n"
+                     "  load or run) or nothing compared.\n"),
+        BP_OPT_END_};
+#undef R_
+    int pos, rc;
+    if ((rc = bp_opt_parse("run", opts, o, argc, argv, &pos)))
+        return rc < 0 ? BP_EXIT_OK : rc;
+    o->nnames = argc - pos;
+    o->names = argv + pos;
     o->dev.behaviour = o->save_dir != NULL;
     o->out.text.quiet = bp_cli_quiet;
     o->out.text.color = bp_cli_color();

@@ -17,21 +17,6 @@ void bp_rep_targets_init(bp_rep_targets_t *t)
     *t = (bp_rep_targets_t){.github = gh && strcmp(gh, "true") == 0};
 }
 
-bool bp_rep_targets_option(bp_rep_targets_t *t, int c, const char *arg)
-{
-    switch (c) {
-    case BP_REP_O_JSON: t->json = arg; break;
-    case BP_REP_O_JUNIT: t->junit = arg; break;
-    case BP_REP_O_MARKDOWN: t->markdown = arg; break;
-    case BP_REP_O_GITHUB: t->github = true; break;
-    case 'q':
-    case BP_REP_O_QUIET: bp_cli_quiet = true; break;
-    case 'v': t->text.verbose++; break;
-    default: return false;
-    }
-    return true;
-}
-
 int bp_rep_targets_check(const char *cmd, const bp_rep_targets_t *t)
 {
     int n = to_stdout(t->json) + to_stdout(t->junit) + to_stdout(t->markdown);

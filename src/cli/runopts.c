@@ -1,7 +1,6 @@
 /* The options run and bless share (see runopts.h). */
 #include "runopts.h"
 
-#include <getopt.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -19,19 +18,12 @@ void bp_run_opts_init(bp_run_opts_t *o)
     bp_rep_targets_init(&o->out);
 }
 
-int bp_run_opts_option(const char *cmd, bp_run_opts_t *o, int c, const char *arg)
+int bp_run_param_entry(const char *cmd, const bp_opt_t *e, const char *arg, void *ctx)
 {
-    switch (c) {
-    case BP_RUN_O_PROBES: o->probes_dir = arg; return 0;
-    case BP_RUN_O_GOLDEN: o->golden_dir = arg; return 0;
-    case BP_RUN_O_DEVICE: o->dev.list = arg; return 0;
-    case BP_RUN_O_REQUIRE: o->dev.require = arg; return 0;
-    case BP_RUN_O_DTYPE: return bp_opt_dtypes(cmd, "dtype", arg, &o->dtypes);
-    case BP_RUN_O_PARAM:
-        return bp_cli_param_arg(cmd, arg, o->params, o->param_names, &o->nparams,
-                                BP_RUN_MAX_PARAMS);
-    default: return bp_cli_backend_option(cmd, c, arg, &o->dev.be);
-    }
+    (void)ctx;
+    bp_run_opts_t *o = e->target;
+    return bp_cli_param_arg(cmd, arg, o->params, o->param_names, &o->nparams,
+                            BP_RUN_MAX_PARAMS);
 }
 
 /* Appends " ARG", quoted for a shell when it needs it. */

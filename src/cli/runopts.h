@@ -1,6 +1,6 @@
-/* The options run and bless share (probes, goldens, devices, dtypes and
- * the backend group), as one getopt group like rep.h's report options,
- * and the hints that repeat them. */
+/* The options run and bless share (probes, goldens, devices, dtypes,
+ * parameters), as one group of option-table entries (opt.h), and the
+ * hints that repeat them. */
 #ifndef BP_RUNOPTS_H
 #define BP_RUNOPTS_H
 
@@ -35,26 +35,31 @@ typedef struct bp_run_opts {
     size_t nparams;
 } bp_run_opts_t;
 
-/* The shared options as getopt_long entries (the caller includes
- * <getopt.h>): --probes, --golden, --device, --dtype, --require, --param
- * (repeatable) and the
- * backend group (cli.h). */
-enum { BP_RUN_O_PROBES = 0x280, BP_RUN_O_GOLDEN, BP_RUN_O_DEVICE, BP_RUN_O_DTYPE,
-       BP_RUN_O_REQUIRE, BP_RUN_O_PARAM };
-#define BP_RUN_LONG_OPTIONS                                                              \
-    {"probes", required_argument, 0, BP_RUN_O_PROBES},                                   \
-    {"golden", required_argument, 0, BP_RUN_O_GOLDEN},                                   \
-    {"device", required_argument, 0, BP_RUN_O_DEVICE},                                   \
-    {"dtype", required_argument, 0, BP_RUN_O_DTYPE},                                     \
-    {"require", required_argument, 0, BP_RUN_O_REQUIRE},                                 \
-    {"param", required_argument, 0, BP_RUN_O_PARAM},                                     \
-    BP_BACKEND_LONG_OPTIONS
+/* The shared options as entries of an option table (opt.h; the caller
+ * includes it), applied to o (a bp_run_opts_t *): --device, --require,
+ * --dtype, --probes, --golden, --param (repeatable).  The command says
+ * what --device, --require, --dtype and --param do for it (their usage
+ * lines); --probes and --golden read the same everywhere.  The backend
+ * group (BP_OPT_BACKEND_, cli.h) goes where the command lists it. */
+#define BP_RUN_PROBES_HELP                                                               \
+    "  --probes DIR      read probes from DIR (default: ./probes, then the installed set)\n"
+#define BP_RUN_GOLDEN_HELP                                                               \
+    "  --golden DIR      goldens under DIR (default: beside the probes: beside a probe\n"   \
+    "                    file's directory, or --probes DIR, ./probes, the installed\n"     \
+    "                    set; beside D is D/../golden when D is named probes, else\n"      \
+    "                    D/golden; nothing under the installation is ever written)\n"
+#define BP_OPT_RUN_(o, hdevice, hrequire, hdtype, hparam)                                \
+    BP_OPT_STRING_("device", 0, &(o)->dev.list, hdevice),                                \
+    BP_OPT_STRING_("require", 0, &(o)->dev.require, hrequire),                           \
+    BP_OPT_DTYPES_(&(o)->dtypes, hdtype),                                                \
+    BP_OPT_STRING_("probes", 0, &(o)->probes_dir, BP_RUN_PROBES_HELP),                   \
+    BP_OPT_STRING_("golden", 0, &(o)->golden_dir, BP_RUN_GOLDEN_HELP),                   \
+    {"param", 0, BP_OPT_CALL, o, 0, 0, bp_run_param_entry, 0, true, hparam}
+struct bp_opt;
+int bp_run_param_entry(const char *cmd, const struct bp_opt *e, const char *arg, void *ctx);
 
 /* The defaults: every backend here (auto), every dtype, goldens on. */
 void bp_run_opts_init(bp_run_opts_t *o);
-/* Applies getopt_long's option c when it is one of the group's: -1 when it
- * is not, 0 when applied, else the usage error's exit status. */
-int bp_run_opts_option(const char *cmd, bp_run_opts_t *o, int c, const char *arg);
 
 /* A command line for the user to try on probes[nprobes], with the device
  * list, the dtypes (a mask; 0: none named) and their --probes, --golden,

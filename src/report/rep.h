@@ -35,31 +35,16 @@ void bp_md_code(FILE *f, const char *s);
 
 /* Where a command's reports go: text on stdout unless another report is
  * written there ("-"); files for the others; GitHub annotations on stdout
- * (stderr when a report takes stdout). */
+ * (stderr when a report takes stdout).  The options that fill it are the
+ * report group of the command line's option tables (cli/opt.h). */
 typedef struct bp_rep_targets {
     const char *json, *junit, *markdown; /* NULL: not written */
     bool github;
     bp_rep_opts_t text;
 } bp_rep_targets_t;
 
-/* The report options of diff and report, as getopt_long entries (the
- * caller includes <getopt.h>): --json, --junit, --markdown, --github,
- * --quiet (also -q); BP_REP_VERBOSE_OPTION adds --verbose (-v, twice:
- * -vv) where the command has no -v of its own. */
-enum { BP_REP_O_JSON = 0x200, BP_REP_O_JUNIT, BP_REP_O_MARKDOWN, BP_REP_O_GITHUB,
-       BP_REP_O_QUIET };
-#define BP_REP_LONG_OPTIONS                                                              \
-    {"json", required_argument, 0, BP_REP_O_JSON},                                       \
-    {"junit", required_argument, 0, BP_REP_O_JUNIT},                                     \
-    {"markdown", required_argument, 0, BP_REP_O_MARKDOWN},                               \
-    {"github", no_argument, 0, BP_REP_O_GITHUB},                                         \
-    {"quiet", no_argument, 0, BP_REP_O_QUIET}
-#define BP_REP_VERBOSE_OPTION {"verbose", no_argument, 0, 'v'}
 /* No reports asked for yet; GitHub output on when GITHUB_ACTIONS=true. */
 void bp_rep_targets_init(bp_rep_targets_t *t);
-/* Applies getopt_long's option c (one of the above, or 'q') with its
- * argument; false when c is none of them. */
-bool bp_rep_targets_option(bp_rep_targets_t *t, int c, const char *arg);
 /* Usage check: at most one report on stdout, and every report's file can
  * be written (checked before any work).  Returns -1 when fine, else the
  * usage error's exit status. */
