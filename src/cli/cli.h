@@ -128,12 +128,6 @@ enum { BP_BE_O_FIRST_ = 0x300, BP_BACKEND_OPTIONS(BP_BE_ENUM_, BP_CLI_COMMA_, ) 
 #define BP_BE_ENTRY_(id, name, usage, fn, be)                                            \
     {name, 0, BP_OPT_CALL, be, 0, 0, bp_cli_backend_entry, BP_BE_O_##id, true, usage}
 #define BP_OPT_BACKEND_(be) BP_BACKEND_OPTIONS(BP_BE_ENTRY_, BP_CLI_COMMA_, be)
-#define BP_BE_LONG_(id, name, usage, fn, p) {name, required_argument, 0, BP_BE_O_##id}
-/* getopt_long entries (the caller includes <getopt.h>). */
-#define BP_BACKEND_LONG_OPTIONS BP_BACKEND_OPTIONS(BP_BE_LONG_, BP_CLI_COMMA_, )
-#define BP_BE_USAGE_(id, name, usage, fn, p) usage
-/* The group's lines of a command's usage. */
-#define BP_BACKEND_USAGE BP_BACKEND_OPTIONS(BP_BE_USAGE_, BP_CLI_NONE_, )
 struct bp_opt;
 int bp_cli_backend_entry(const char *cmd, const struct bp_opt *e, const char *arg, void *ctx);
 #define BP_BE_DECL_(id, name, usage, fn, p) \

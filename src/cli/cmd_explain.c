@@ -3,7 +3,6 @@
  * right.  Exit 0 when the outputs agree end to end, 1 when some differ,
  * 2 on trouble. */
 #include <errno.h>
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,32 +13,14 @@
 #include "envinfo.h"
 #include "esc.h"
 #include "explain.h"
+#include "opt.h"
 #include "rep.h"
 #include "rep_explain.h"
 #include "cmd_ledger.h"
 #include "rep_ledger.h"
 
 const char cmd_explain_usage[] =
-    "bitprobe explain PROBE --a B1 --b B2 [--dtype D] [--probes DIR] [--json FILE] [--first K]\n"
-    "  --a B1, --b B2    backends (cpu, oracle, cuda) or saved runs (run --save DIR\n"
-    "                    --intermediates); each op runs alone on B2 with B1's buffers\n"
-    "                    as inputs (first-divergence attribution when B2 is a saved run)\n"
-    "  --a-key KEY       the backend key to read from saved run B1 (default: its only one)\n"
-    "  --b-key KEY       the same for B2\n"
-    "  --dtype D         fp32, bf16 or fp16 (default: fp32 where the probe runs in it)\n"
-    "  --probes DIR      read probes from DIR (default: ./probes, then the installed set)\n"
-    "  --first K         differing elements detailed per output (default 10)\n"
-    "  --json FILE       the report with its \"explain\" section as JSON ('-': stdout)\n"
-    BP_BACKEND_USAGE
-    "  --nan-payload     NaN payload bits count (default: NaNs equal by class)\n"
-    BP_CLI_ZERO_SIGN_USAGE
-    "bitprobe explain A.ledger B.ledger [--op ID] [--out DIR] [--device LIST] [--json FILE]\n"
-    "  two op ledgers (python -m bitprobe_torch record): the op that introduced their\n"
-    "  difference (or --op ID: b23, 23 for B's op 23, a23 for A's), written as a probe\n"
-    "  with its captured inputs (DIR/ledger-ID-OP.yaml and .safetensors; DIR: '.'),\n"
-    "  run on the oracle (which side is correctly rounded) and on --device (default\n"
-    "  auto: which formulation reproduces which side's bits)\n"
-    "  Exit status: 0 the outputs agree end to end, 1 some differ, 2 trouble.";
+    "bitprobe explain PROBE --a B1 --b B2 [--dtype D] [--probes DIR] [--json FILE] [--first K]";
 
 typedef struct {
     const char *arg, *key, *opt;
@@ -226,67 +207,80 @@ static int explain(const bp_probe_t *p, bp_dtype_t dt, side_t *a, side_t *b,
     return rc ? rc : differ ? BP_EXIT_DRIFT : BP_EXIT_OK;
 }
 
+/* --dtype: one of the run dtypes, checked here; the probe's own dtypes
+ * when the probe is loaded (pick_dtype). */
+static int explain_dtype(const char *cmd, const bp_opt_t *e, const char *arg, void *ctx)
+{
+    (void)ctx;
+    bp_dtype_t dt;
+    int rc = bp_opt_dtype(cmd, e->name, arg, &dt);
+    if (!rc)
+        *(const char **)e->target = arg;
+    return rc;
+}
+
+static int explain_zero_sign(const char *cmd, const bp_opt_t *e, const char *arg, void *ctx)
+{
+    (void)ctx;
+    int rc = bp_cli_zero_sign(cmd, arg, e->target);
+    return rc >= 0 ? rc : 0;
+}
+
 int cmd_explain(int argc, char **argv)
 {
-    enum { O_A = 256, O_B, O_AKEY, O_BKEY, O_DTYPE, O_PROBES, O_JSON, O_FIRST, O_NANP,
-           O_QUIET, O_OP, O_OUT, O_DEVICE, O_ZSIGN };
-    static const struct option opts[] = {
-        {"a", required_argument, 0, O_A},           {"b", required_argument, 0, O_B},
-        {"a-key", required_argument, 0, O_AKEY},    {"b-key", required_argument, 0, O_BKEY},
-        {"dtype", required_argument, 0, O_DTYPE},   {"probes", required_argument, 0, O_PROBES},
-        {"json", required_argument, 0, O_JSON},     {"first", required_argument, 0, O_FIRST},
-        {"nan-payload", no_argument, 0, O_NANP},    {"quiet", no_argument, 0, O_QUIET},
-        {"op", required_argument, 0, O_OP},         {"out", required_argument, 0, O_OUT},
-        {"device", required_argument, 0, O_DEVICE}, {"zero-sign", required_argument, 0, O_ZSIGN},
-        BP_BACKEND_LONG_OPTIONS,
-        {0, 0, 0, 0}};
     side_t a = {.opt = "--a"}, b = {.opt = "--b"};
     const char *dtype = NULL, *probes = NULL, *json = NULL, *op = NULL, *out = ".";
     const char *device = "auto";
     bp_explain_opts_t eo = {.first_k = 10};
     bp_backend_opts_t bo;
     bp_backend_opts_default(&bo);
-    int c, rc;
-    opterr = 0;
-    optind = 1;
-    while ((c = getopt_long(argc, argv, "q", opts, NULL)) != -1) {
-        switch (c) {
-        case O_A: a.arg = optarg; break;
-        case O_B: b.arg = optarg; break;
-        case O_AKEY: a.key = optarg; break;
-        case O_BKEY: b.key = optarg; break;
-        case O_DTYPE: dtype = optarg; break;
-        case O_PROBES: probes = optarg; break;
-        case O_JSON: json = optarg; break;
-        case O_NANP: eo.nan_payload = true; break;
-        case O_ZSIGN:
-            if ((rc = bp_cli_zero_sign("explain", optarg, &eo.zero_sign_ignore)) >= 0)
-                return rc;
-            break;
-        case O_OP: op = optarg; break;
-        case O_OUT: out = optarg; break;
-        case O_DEVICE: device = optarg; break;
-        case 'q':
-        case O_QUIET: bp_cli_quiet = true; break;
-        case O_FIRST:
-            if (!bp_cli_count(optarg, 1000000, &eo.first_k))
-                return bp_cli_usage_error("explain", "--first needs a count, not '%s'", optarg);
-            break;
-        default:
-            if ((rc = bp_cli_backend_option("explain", c, optarg, &bo)) > 0)
-                return rc;
-            if (rc < 0)
-                return bp_cli_unknown_option("explain", opts, argv[optind - 1]);
-        }
-    }
+    const bp_opt_t opts[] = {
+        BP_OPT_STRING_("a", 0, &a.arg,
+           "  --a B1, --b B2    backends (cpu, oracle, cuda) or saved runs (run --save DIR\n"
+           "                    --intermediates); each op runs alone on B2 with B1's buffers\n"
+           "                    as inputs (first-divergence attribution when B2 is a saved run)\n"),
+        BP_OPT_STRING_("b", 0, &b.arg, NULL),
+        BP_OPT_STRING_("a-key", 0, &a.key,
+           "  --a-key KEY       the backend key to read from saved run B1 (default: its only one)\n"),
+        BP_OPT_STRING_("b-key", 0, &b.key,
+           "  --b-key KEY       the same for B2\n"),
+        {"dtype", 0, BP_OPT_CALL, &dtype, 0, 0, explain_dtype, 0, true,
+           "  --dtype D         fp32, bf16 or fp16 (default: fp32 where the probe runs in it)\n"},
+        BP_OPT_STRING_("probes", 0, &probes,
+           "  --probes DIR      read probes from DIR (default: ./probes, then the installed set)\n"),
+        BP_OPT_SIZE_("first", &eo.first_k, 1000000,
+           "  --first K         differing elements detailed per output (default 10)\n"),
+        BP_OPT_PATH_("json", 0, &json,
+           "  --json FILE       the report with its \"explain\" section as JSON ('-': stdout)\n"),
+        BP_OPT_BACKEND_(&bo),
+        BP_OPT_FLAG_("nan-payload", 0, &eo.nan_payload,
+           "  --nan-payload     NaN payload bits count (default: NaNs equal by class)\n"),
+        {"zero-sign", 0, BP_OPT_CALL, &eo.zero_sign_ignore, 0, 0, explain_zero_sign, 0, true,
+           BP_CLI_ZERO_SIGN_USAGE},
+        BP_OPT_QUIET_(
+           "  -q, --quiet       no progress lines\n"),
+        BP_OPT_TEXT_("bitprobe explain A.ledger B.ledger [--op ID] [--out DIR] [--device LIST] [--json FILE]\n"
+                     "  two op ledgers (python -m bitprobe_torch record): the op that introduced their\n"
+                     "  difference (or --op ID: b23, 23 for B's op 23, a23 for A's), written as a probe\n"
+                     "  with its captured inputs (DIR/ledger-ID-OP.yaml and .safetensors; DIR: '.'),\n"
+                     "  run on the oracle (which side is correctly rounded) and on --device (default\n"
+                     "  auto: which formulation reproduces which side's bits)\n"
+                     "  Exit status: 0 the outputs agree end to end, 1 some differ, 2 trouble.\n"),
+        BP_OPT_STRING_("op", 0, &op, NULL),
+        BP_OPT_STRING_("out", 0, &out, NULL),
+        BP_OPT_STRING_("device", 0, &device, NULL),
+        BP_OPT_END_};
+    int pos, rc;
+    if ((rc = bp_opt_parse("explain", opts, NULL, argc, argv, &pos)))
+        return rc < 0 ? BP_EXIT_OK : rc;
     bp_backend_pin_gpu(&bo); /* explain computes on one GPU at most */
-    if (argc - optind == 2) { /* two op ledgers (cmd_explain_ledger.c) */
+    if (argc - pos == 2) { /* two op ledgers (cmd_explain_ledger.c) */
         bp_cli_devices_t dev = {.list = device, .be = bo};
-        return cmd_explain_ledger(argv[optind], argv[optind + 1], op, out, &dev, eo.first_k,
+        return cmd_explain_ledger(argv[pos], argv[pos + 1], op, out, &dev, eo.first_k,
                                   json);
     }
-    if (argc - optind != 1)
-        return bp_cli_usage_error("explain", "needs one probe, got %d", argc - optind);
+    if (argc - pos != 1)
+        return bp_cli_usage_error("explain", "needs one probe, got %d", argc - pos);
     if (!a.arg || !b.arg)
         return bp_cli_usage_error("explain", "needs both --a and --b");
     bp_probe_t **all = NULL;
@@ -294,12 +288,12 @@ int cmd_explain(int argc, char **argv)
     bp_error_t err = {0};
     if (bp_probe_load_dir(bp_cli_probes_dir(probes), &all, &nall, &err))
         return bp_cli_fail(&err);
-    const bp_probe_t *p = find_probe(all, nall, argv[optind]);
+    const bp_probe_t *p = find_probe(all, nall, argv[pos]);
     bp_dtype_t dt = BP_F32;
     rc = BP_EXIT_OK;
     if (!p) {
         bp_esc_printf(stderr, "bitprobe explain: unknown probe '%s' (see 'bitprobe list')\n",
-                      argv[optind]);
+                      argv[pos]);
         rc = BP_EXIT_TROUBLE;
     }
     if (!rc)

@@ -1,7 +1,6 @@
 /* bitprobe fingerprint: what each backend really does (reciprocal
  * division, FMA contraction, FTZ, TF32, NaN payloads, arange precision,
  * function accuracy), one table per backend, or JSON. */
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,15 +9,10 @@
 #include "config.h"
 #include "esc.h"
 #include "fingerprint.h"
+#include "opt.h"
 
 const char cmd_fingerprint_usage[] =
-    "bitprobe fingerprint [--device D] [--json]\n"
-    "  --device LIST     comma-separated backends: cpu, oracle, cuda, auto (default: auto)\n"
-    "  --require LIST    backends that must be fingerprinted: a missing one is an error\n"
-    "  --json            the tables as JSON (the \"behaviour\" object bless and run --save\n"
-    "                    store with each backend's fingerprint; \"model\": what the\n"
-    "                    backend models, as goldens record it)\n"
-    BP_BACKEND_USAGE;
+    "bitprobe fingerprint [--device D] [--json]";
 
 static void table(const bp_backend_t *be, const bp_fp_item_t *it, size_t n)
 {
@@ -30,33 +24,25 @@ static void table(const bp_backend_t *be, const bp_fp_item_t *it, size_t n)
 
 int cmd_fingerprint(int argc, char **argv)
 {
-    enum { O_DEVICE = 256, O_REQUIRE, O_JSON };
-    static const struct option opts[] = {
-        {"device", required_argument, 0, O_DEVICE},
-        {"require", required_argument, 0, O_REQUIRE},
-        {"json", no_argument, 0, O_JSON},
-        BP_BACKEND_LONG_OPTIONS,
-        {0, 0, 0, 0}};
     bp_cli_devices_t d = {.list = "auto"};
     bp_backend_opts_default(&d.be);
     bool json = false;
-    int c, rc;
-    opterr = 0;
-    optind = 1;
-    while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
-        if (c == O_DEVICE)
-            d.list = optarg;
-        else if (c == O_REQUIRE)
-            d.require = optarg;
-        else if (c == O_JSON)
-            json = true;
-        else if ((rc = bp_cli_backend_option("fingerprint", c, optarg, &d.be)) > 0)
-            return rc;
-        else if (rc < 0)
-            return bp_cli_unknown_option("fingerprint", opts, argv[optind - 1]);
-    }
-    if (optind < argc)
-        return bp_cli_usage_error("fingerprint", "unexpected argument '%s'", argv[optind]);
+    const bp_opt_t opts[] = {
+        BP_OPT_STRING_("device", 0, &d.list,
+           "  --device LIST     comma-separated backends: cpu, oracle, cuda, auto (default: auto)\n"),
+        BP_OPT_STRING_("require", 0, &d.require,
+           "  --require LIST    backends that must be fingerprinted: a missing one is an error\n"),
+        BP_OPT_FLAG_("json", 0, &json,
+           "  --json            the tables as JSON (the \"behaviour\" object bless and run --save\n"
+           "                    store with each backend's fingerprint; \"model\": what the\n"
+           "                    backend models, as goldens record it)\n"),
+        BP_OPT_BACKEND_(&d.be),
+        BP_OPT_END_};
+    int pos, rc;
+    if ((rc = bp_opt_parse("fingerprint", opts, NULL, argc, argv, &pos)))
+        return rc < 0 ? BP_EXIT_OK : rc;
+    if (pos < argc)
+        return bp_cli_usage_error("fingerprint", "unexpected argument '%s'", argv[pos]);
     bp_backend_pin_gpu(&d.be);
     bp_backend_t *bes[BP_CLI_MAX_BACKENDS];
     bp_cli_skip_t skipped[BP_CLI_MAX_BACKENDS];
