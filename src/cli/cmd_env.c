@@ -1,15 +1,14 @@
 /* bitprobe env: what this build is and what it runs on. */
-#include <getopt.h>
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 
 #include "cli.h"
 #include "envinfo.h"
+#include "opt.h"
 
 const char cmd_env_usage[] =
-    "bitprobe env [--json]\n"
-    "  --json         print the environment as JSON";
+    "bitprobe env [--json]";
 
 static const char *str(json_t *o, const char *k)
 {
@@ -56,20 +55,16 @@ static void print_text(json_t *env)
 
 int cmd_env(int argc, char **argv)
 {
-    static const struct option opts[] = {{"json", no_argument, 0, 'j'},
-                                         {0, 0, 0, 0}};
     bool as_json = false;
-    int c;
-    opterr = 0;
-    optind = 1;
-    while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
-        if (c == 'j')
-            as_json = true;
-        else
-            return bp_cli_unknown_option("env", opts, argv[optind - 1]);
-    }
-    if (optind < argc)
-        return bp_cli_usage_error("env", "unexpected argument '%s'", argv[optind]);
+    const bp_opt_t opts[] = {
+        BP_OPT_FLAG_("json", 0, &as_json,
+           "  --json         print the environment as JSON\n"),
+        BP_OPT_END_};
+    int pos, rc;
+    if ((rc = bp_opt_parse("env", opts, NULL, argc, argv, &pos)))
+        return rc < 0 ? BP_EXIT_OK : rc;
+    if (pos < argc)
+        return bp_cli_usage_error("env", "unexpected argument '%s'", argv[pos]);
     json_t *env = bp_envinfo_collect();
     if (!env) {
         fprintf(stderr, "bitprobe env: out of memory\n");

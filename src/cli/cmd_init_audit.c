@@ -13,7 +13,6 @@
  * the installed copy), and runs the audit in its place with BITPROBE naming
  * this program: the exit status is the audit's. */
 #include <errno.h>
-#include <getopt.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,51 +20,10 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "opt.h"
 
 const char cmd_init_audit_usage[] =
-    "bitprobe init-audit MODEL [--ways LIST] [--dtype D] [--params] [--effect] [--buffers-only] [-o DIR] [--json FILE] [--markdown FILE] [--first K] [--reinit MODULE:CALLABLE] [--positions N] [--tokens N] [--quiet]\n"
-    "  MODEL             a Hugging Face config.json, or a directory holding one (built\n"
-    "                    with transformers' AutoModel*.from_config, no weights), or\n"
-    "                    MODULE:CALLABLE or FILE.py:CALLABLE returning an nn.Module\n"
-    "  --ways LIST       comma-separated, each built in a fresh process (default: every\n"
-    "                    one that can run here; the others are named, with why):\n"
-    "                    cpu         on the CPU in fp32: the reference, always built\n"
-    "                    cpu-bf16    the model dtype as default dtype (torch_dtype=)\n"
-    "                    cuda        constructed on the GPU (default device cuda)\n"
-    "                    meta        on meta, to_empty(), then the model's\n"
-    "                                re-initialisation (--reinit, else init_weights(),\n"
-    "                                else every module's reset_parameters())\n"
-    "                    zero-init   inside DeepSpeed's zero.Init; without DeepSpeed its\n"
-    "                                constructor wrappers reproduced exactly (float\n"
-    "                                results cast to the model dtype at once)\n"
-    "                    fsdp2-meta  on meta, fully_shard (FSDP2), to_empty(),\n"
-    "                                re-initialisation\n"
-    "  --dtype D         bf16 (default), fp16 or fp32: the model dtype (cpu-bf16's default\n"
-    "                    dtype, zero.Init's dtype); floating buffers are also compared in it\n"
-    "  --params          compare the parameters too (default: every buffer, persistent\n"
-    "                    or not, and the cos/sin a rotary module's forward gives)\n"
-    "  --effect          a forward on fixed token ids with each way's buffers (random\n"
-    "                    weights): largest log-probability difference, top-1 changes per\n"
-    "                    position\n"
-    "  --buffers-only    every way builds its parameters on meta (the default when they\n"
-    "                    do not fit this host; the report says so)\n"
-    "  -o, --output DIR  keep a bundle per way (bitprobe diff reads it), its init\n"
-    "                    ledger, the comparisons, the oracle's probes and explain's\n"
-    "                    (default: a temporary directory, removed)\n"
-    "  --json FILE       the report as JSON ('-': stdout instead of the text)\n"
-    "  --markdown FILE   a bug ticket in Markdown that says which way to use\n"
-    "  --first K         mismatches shown per buffer group (default 5)\n"
-    "  --reinit MODULE:CALLABLE  the re-initialisation after to_empty(), called with\n"
-    "                    the model\n"
-    "  --positions N     positions of a rotary forward's cos/sin (default:\n"
-    "                    max_position_embeddings, at most 8192; 0: none)\n"
-    "  --tokens N        --effect's token ids (default 512, at most the cached positions)\n"
-    "  -q, --quiet       the verdict and the failures only\n"
-    "  Environment: PYTHON3 (the Python with PyTorch, default python3),\n"
-    "  BITPROBE_PYTHONPATH (where bitprobe_torch.py is).\n"
-    "  Exit status: 0 every way's buffers are bit-identical to cpu's, 1 a buffer differs\n"
-    "  (or is uninitialised, or is in one build only), 2 trouble (a bad MODEL, no\n"
-    "  PyTorch, a way that cannot run here or could not be built).";
+    "bitprobe init-audit MODEL [--ways LIST] [--dtype D] [--params] [--effect] [--buffers-only] [-o DIR] [--json FILE] [--markdown FILE] [--first K] [--reinit MODULE:CALLABLE] [--positions N] [--tokens N] [--quiet]";
 
 /* The ways python/bitprobe_init/ways.py builds (tests/cli/init_audit.sh
  * checks the two lists agree). */
@@ -129,73 +87,108 @@ static bool find_package(const char *self, char *out, size_t n, char *tried, siz
     return false;
 }
 
-int cmd_init_audit(int argc, char **argv)
+enum { O_WAYS, O_DTYPE, O_FIRST, O_POSITIONS, O_TOKENS, O_REINIT, O_SWITCH };
+
+/* The options are checked here and passed on as given to bitprobe_torch. */
+static int ia_option(const char *cmd, const bp_opt_t *e, const char *arg, void *ctx)
 {
-    enum { O_WAYS = 256, O_DTYPE, O_PARAMS, O_EFFECT, O_BUFFERS, O_JSON, O_MD, O_FIRST,
-           O_REINIT, O_POSITIONS, O_TOKENS };
-    static const struct option opts[] = {
-        {"ways", required_argument, 0, O_WAYS},       {"dtype", required_argument, 0, O_DTYPE},
-        {"params", no_argument, 0, O_PARAMS},         {"effect", no_argument, 0, O_EFFECT},
-        {"buffers-only", no_argument, 0, O_BUFFERS},  {"output", required_argument, 0, 'o'},
-        {"json", required_argument, 0, O_JSON},       {"markdown", required_argument, 0, O_MD},
-        {"first", required_argument, 0, O_FIRST},     {"reinit", required_argument, 0, O_REINIT},
-        {"positions", required_argument, 0, O_POSITIONS},
-        {"tokens", required_argument, 0, O_TOKENS},   {"quiet", no_argument, 0, 'q'},
-        {0, 0, 0, 0}};
-    const char *out = NULL, *json = NULL, *md = NULL;
+    (void)ctx;
     char bad[256];
     size_t count;
-    int c;
-    opterr = 0;
-    optind = 1;
-    while ((c = getopt_long(argc, argv, "o:q", opts, NULL)) != -1) {
-        switch (c) {
-        case O_WAYS:
-            if (!check_ways(optarg, bad, sizeof bad))
-                return bp_cli_usage_error("init-audit", "--ways: unknown way '%s' (cpu, "
-                                          "cpu-bf16, cuda, meta, zero-init, fsdp2-meta)", bad);
-            break;
-        case O_DTYPE:
-            if (strcmp(optarg, "bf16") && strcmp(optarg, "fp16") && strcmp(optarg, "fp32"))
-                return bp_cli_usage_error("init-audit", "--dtype takes bf16, fp16 or fp32, "
-                                          "not '%s'", optarg);
-            break;
-        case O_FIRST:
-        case O_POSITIONS:
-            if (!bp_cli_count(optarg, 100000000, &count))
-                return bp_cli_usage_error("init-audit", "--%s needs a count, not '%s'",
-                                          c == O_FIRST ? "first" : "positions", optarg);
-            break;
-        case O_TOKENS:
-            if (!bp_cli_count(optarg, 1000000, &count) || count == 0)
-                return bp_cli_usage_error("init-audit", "--tokens needs a positive count, not "
-                                          "'%s'", optarg);
-            break;
-        case O_REINIT:
-            if (!strchr(optarg, ':'))
-                return bp_cli_usage_error("init-audit", "--reinit takes MODULE:CALLABLE, not "
-                                          "'%s'", optarg);
-            break;
-        case 'o':
-            out = optarg;
-            break;
-        case O_JSON:
-            json = optarg;
-            break;
-        case O_MD:
-            md = optarg;
-            break;
-        case O_PARAMS:
-        case O_EFFECT:
-        case O_BUFFERS:
-        case 'q':
-            break;
-        default:
-            return bp_cli_unknown_option("init-audit", opts, argv[optind - 1]);
-        }
+    bp_dtype_t dt;
+    switch (e->id) {
+    case O_WAYS:
+        if (!check_ways(arg, bad, sizeof bad))
+            return bp_cli_usage_error(cmd, "--ways: unknown way '%s' (cpu, "
+                                      "cpu-bf16, cuda, meta, zero-init, fsdp2-meta)", bad);
+        return 0;
+    case O_DTYPE: return bp_opt_dtype(cmd, e->name, arg, &dt);
+    case O_FIRST:
+    case O_POSITIONS:
+        if (!bp_cli_count(arg, 100000000, &count))
+            return bp_cli_usage_error(cmd, "--%s needs a count, not '%s'", e->name, arg);
+        return 0;
+    case O_TOKENS:
+        if (!bp_cli_count(arg, 1000000, &count) || count == 0)
+            return bp_cli_usage_error(cmd, "--tokens needs a positive count, not "
+                                      "'%s'", arg);
+        return 0;
+    case O_REINIT:
+        if (!strchr(arg, ':'))
+            return bp_cli_usage_error(cmd, "--reinit takes MODULE:CALLABLE, not "
+                                      "'%s'", arg);
+        return 0;
+    case O_SWITCH: return 0;
     }
-    if (argc - optind != 1)
-        return bp_cli_usage_error("init-audit", "needs one MODEL, got %d", argc - optind);
+    return BP_EXIT_TROUBLE;
+}
+
+int cmd_init_audit(int argc, char **argv)
+{
+    const char *out = NULL, *json = NULL, *md = NULL;
+#define A_(name, arg, id, h) BP_OPT_CALL_(name, 0, arg, ia_option, id, h)
+    const bp_opt_t opts[] = {
+        BP_OPT_TEXT_("  MODEL             a Hugging Face config.json, or a directory holding one (built\n"
+                     "                    with transformers' AutoModel*.from_config, no weights), or\n"
+                     "                    MODULE:CALLABLE or FILE.py:CALLABLE returning an nn.Module\n"),
+        A_("ways", true, O_WAYS,
+           "  --ways LIST       comma-separated, each built in a fresh process (default: every\n"
+           "                    one that can run here; the others are named, with why):\n"
+           "                    cpu         on the CPU in fp32: the reference, always built\n"
+           "                    cpu-bf16    the model dtype as default dtype (torch_dtype=)\n"
+           "                    cuda        constructed on the GPU (default device cuda)\n"
+           "                    meta        on meta, to_empty(), then the model's\n"
+           "                                re-initialisation (--reinit, else init_weights(),\n"
+           "                                else every module's reset_parameters())\n"
+           "                    zero-init   inside DeepSpeed's zero.Init; without DeepSpeed its\n"
+           "                                constructor wrappers reproduced exactly (float\n"
+           "                                results cast to the model dtype at once)\n"
+           "                    fsdp2-meta  on meta, fully_shard (FSDP2), to_empty(),\n"
+           "                                re-initialisation\n"),
+        A_("dtype", true, O_DTYPE,
+           "  --dtype D         bf16 (default), fp16 or fp32: the model dtype (cpu-bf16's default\n"
+           "                    dtype, zero.Init's dtype); floating buffers are also compared in it\n"),
+        A_("params", false, O_SWITCH,
+           "  --params          compare the parameters too (default: every buffer, persistent\n"
+           "                    or not, and the cos/sin a rotary module's forward gives)\n"),
+        A_("effect", false, O_SWITCH,
+           "  --effect          a forward on fixed token ids with each way's buffers (random\n"
+           "                    weights): largest log-probability difference, top-1 changes per\n"
+           "                    position\n"),
+        A_("buffers-only", false, O_SWITCH,
+           "  --buffers-only    every way builds its parameters on meta (the default when they\n"
+           "                    do not fit this host; the report says so)\n"),
+        BP_OPT_PATH_("output", 'o', &out,
+           "  -o, --output DIR  keep a bundle per way (bitprobe diff reads it), its init\n"
+           "                    ledger, the comparisons, the oracle's probes and explain's\n"
+           "                    (default: a temporary directory, removed)\n"),
+        BP_OPT_PATH_("json", 0, &json,
+           "  --json FILE       the report as JSON ('-': stdout instead of the text)\n"),
+        BP_OPT_PATH_("markdown", 0, &md,
+           "  --markdown FILE   a bug ticket in Markdown that says which way to use\n"),
+        A_("first", true, O_FIRST,
+           "  --first K         mismatches shown per buffer group (default 5)\n"),
+        A_("reinit", true, O_REINIT,
+           "  --reinit MODULE:CALLABLE  the re-initialisation after to_empty(), called with\n"
+           "                    the model\n"),
+        A_("positions", true, O_POSITIONS,
+           "  --positions N     positions of a rotary forward's cos/sin (default:\n"
+           "                    max_position_embeddings, at most 8192; 0: none)\n"),
+        A_("tokens", true, O_TOKENS,
+           "  --tokens N        --effect's token ids (default 512, at most the cached positions)\n"),
+        BP_OPT_QUIET_(
+           "  -q, --quiet       the verdict and the failures only\n"),
+        BP_OPT_TEXT_("  Environment: PYTHON3 (the Python with PyTorch, default python3),\n"
+                     "  BITPROBE_PYTHONPATH (where bitprobe_torch.py is).\n"
+                     "  Exit status: 0 every way's buffers are bit-identical to cpu's, 1 a buffer differs\n"
+                     "  (or is uninitialised, or is in one build only), 2 trouble (a bad MODEL, no\n"
+                     "  PyTorch, a way that cannot run here or could not be built).\n"),
+        BP_OPT_END_};
+    int pos, prc;
+    if ((prc = bp_opt_parse("init-audit", opts, NULL, argc, argv, &pos)))
+        return prc < 0 ? BP_EXIT_OK : prc;
+    if (argc - pos != 1)
+        return bp_cli_usage_error("init-audit", "needs one MODEL, got %d", argc - pos);
     int rc;
     if ((rc = bp_cli_check_output("init-audit", "--json", json, false)) >= 0 ||
         (rc = bp_cli_check_output("init-audit", "--markdown", md, false)) >= 0 ||

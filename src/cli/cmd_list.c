@@ -1,6 +1,5 @@
 /* bitprobe list: the probes found and the backends with their availability;
  * with --ops, the ops a probe can use, from the op table (op_list.h). */
-#include <getopt.h>
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,15 +8,25 @@
 #include "backend.h"
 #include "cli.h"
 #include "esc.h"
+#include "opt.h"
 #include "probe.h"
 
 const char cmd_list_usage[] =
-    "bitprobe list [--probes DIR] [--param NAME=VALUE] [--ops] [--json]\n"
-    "  --probes DIR   read probes from DIR (default: ./probes, then the installed set)\n"
-    "  --param NAME=VALUE  list the probes with parameter NAME replaced (repeatable):\n"
-    "                 their hashes as run and bless would see them\n"
-    "  --ops          list the ops a probe can use instead: keys, kind, PyTorch meaning\n"
-    "  --json         machine-readable listing (with --ops: every fact about each op)";
+    "bitprobe list [--probes DIR] [--param NAME=VALUE] [--ops] [--json]";
+
+typedef struct {
+    bp_param_arg_t params[32];
+    char names[32][BP_CLI_PARAM_NAME];
+    size_t n;
+} params_t;
+
+static int list_param(const char *cmd, const bp_opt_t *e, const char *arg, void *ctx)
+{
+    (void)e;
+    params_t *p = ctx;
+    return bp_cli_param_arg(cmd, arg, p->params, p->names, &p->n,
+                            sizeof p->params / sizeof p->params[0]);
+}
 
 static void dtypes_str(uint32_t mask, char *out, size_t n)
 {
@@ -165,37 +174,27 @@ static int list_ops(bool as_json)
 
 int cmd_list(int argc, char **argv)
 {
-    static const struct option opts[] = {{"probes", required_argument, 0, 'p'},
-                                         {"param", required_argument, 0, 'P'},
-                                         {"json", no_argument, 0, 'j'},
-                                         {"ops", no_argument, 0, 'o'},
-                                         {0, 0, 0, 0}};
     const char *dir_opt = NULL;
     bool as_json = false, ops = false;
-    bp_param_arg_t params[32];
-    char param_names[32][BP_CLI_PARAM_NAME];
-    size_t nparams = 0;
-    int c;
-    opterr = 0;
-    optind = 1;
-    while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
-        if (c == 'p')
-            dir_opt = optarg;
-        else if (c == 'j')
-            as_json = true;
-        else if (c == 'o')
-            ops = true;
-        else if (c == 'P') {
-            int rc = bp_cli_param_arg("list", optarg, params, param_names, &nparams,
-                                      sizeof params / sizeof params[0]);
-            if (rc)
-                return rc;
-        }
-        else
-            return bp_cli_unknown_option("list", opts, argv[optind - 1]);
-    }
-    if (optind < argc)
-        return bp_cli_usage_error("list", "unexpected argument '%s'", argv[optind]);
+    params_t pa = {.n = 0};
+    const bp_opt_t opts[] = {
+        BP_OPT_STRING_("probes", 0, &dir_opt,
+           "  --probes DIR   read probes from DIR (default: ./probes, then the installed set)\n"),
+        BP_OPT_CALL_("param", 0, true, list_param, 0,
+           "  --param NAME=VALUE  list the probes with parameter NAME replaced (repeatable):\n"
+           "                 their hashes as run and bless would see them\n"),
+        BP_OPT_FLAG_("ops", 0, &ops,
+           "  --ops          list the ops a probe can use instead: keys, kind, PyTorch meaning\n"),
+        BP_OPT_FLAG_("json", 0, &as_json,
+           "  --json         machine-readable listing (with --ops: every fact about each op)\n"),
+        BP_OPT_END_};
+    int pos, prc;
+    if ((prc = bp_opt_parse("list", opts, &pa, argc, argv, &pos)))
+        return prc < 0 ? BP_EXIT_OK : prc;
+    if (pos < argc)
+        return bp_cli_usage_error("list", "unexpected argument '%s'", argv[pos]);
+    bp_param_arg_t *params = pa.params;
+    size_t nparams = pa.n;
     if (ops && (dir_opt || nparams))
         return bp_cli_usage_error("list", "--ops lists the ops bitprobe knows; it reads "
                                   "no probes (drop --probes and --param)");

@@ -14,7 +14,7 @@ static int cmd_help(int argc, char **argv);
 
 const bp_cmd_t bp_commands[] = {
     {"list", cmd_list, "List the probes found and the backends with their availability",
-     cmd_list_usage, false},
+     cmd_list_usage, true},
     {"run", cmd_run, "Run probes on backends, compare with goldens and across backends",
      cmd_run_usage, true},
     {"bless", cmd_bless, "Run probes and replace their goldens atomically",
@@ -34,9 +34,9 @@ const bp_cmd_t bp_commands[] = {
     {"invariance", cmd_invariance, "Where a row's bits change with the batch, split or ranks it is computed in, and why",
      cmd_invariance_usage, true},
     {"init-audit", cmd_init_audit, "Build a model the ways users build it and find every buffer that differs, why, and who is right",
-     cmd_init_audit_usage, false},
+     cmd_init_audit_usage, true},
     {"env", cmd_env, "Print the tool version, build options, library versions and GPUs",
-     cmd_env_usage, false},
+     cmd_env_usage, true},
     {"help", cmd_help, "Show the commands, or one command's usage",
      "bitprobe help [COMMAND]", false},
     {NULL, NULL, NULL, NULL, false},

@@ -23,7 +23,7 @@ err_has "--ways: unknown way 'gpu'"
 run 2 init-audit x --ways ,
 err_has "--ways: unknown way ','"
 run 2 init-audit x --dtype fp64
-err_has "--dtype takes bf16, fp16 or fp32, not 'fp64'"
+err_has "--dtype takes fp32, bf16 or fp16, not 'fp64'"
 run 2 init-audit x --tokens 0
 err_has "--tokens needs a positive count"
 run 2 init-audit x --first -1

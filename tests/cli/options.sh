@@ -23,7 +23,8 @@ for c in "stack" "invariance --engine cpu" "run --device cpu" "screen"; do
 done
 
 # --dtype: fp32, bf16 or fp16, one message
-for c in "stack" "stack --ranks 2" "run" "bless --dry-run" "explain seed-div --a cpu --b oracle"; do
+for c in "stack" "stack --ranks 2" "run" "bless --dry-run" "explain seed-div --a cpu --b oracle" \
+         "init-audit m.py:f"; do
     run 2 $c --dtype fp64
     err_has "--dtype takes fp32, bf16 or fp16, not 'fp64'"
 done
