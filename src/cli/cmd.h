@@ -9,6 +9,8 @@
 
 enum { BP_EXIT_OK = 0, BP_EXIT_DRIFT = 1, BP_EXIT_TROUBLE = 2 };
 
+/* A subcommand's name is its command's, a space and its own ("stack
+ * ranks"): bitprobe stack ranks ... runs it. */
 typedef struct bp_cmd {
     const char *name;
     int (*fn)(int argc, char **argv);
@@ -36,9 +38,13 @@ BP_CMD_DECLARE(report)
 BP_CMD_DECLARE(screen)
 BP_CMD_DECLARE(invariance)
 BP_CMD_DECLARE(init_audit)
-/* stack --ranks (cmd_stack_ranks.c) */
+/* stack ranks, also spelt stack --ranks (cmd_stack_ranks.c) */
 int cmd_stack_ranks(int argc, char **argv);
-/* diff --consensus (cmd_consensus.c) */
+int cmd_stack_ranks_sub(int argc, char **argv);
+extern const char cmd_stack_ranks_usage[];
+/* diff consensus, also spelt diff --consensus (cmd_consensus.c) */
 int cmd_diff_consensus(int argc, char **argv);
+int cmd_diff_consensus_sub(int argc, char **argv);
+extern const char cmd_diff_consensus_usage[];
 
 #endif

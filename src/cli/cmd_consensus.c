@@ -19,6 +19,7 @@
 #include "tpair.h"
 #include "tset.h"
 #include "esc.h"
+#include "opt.h"
 
 /* One loaded tensor set per path, the last one asked for. */
 typedef struct {
@@ -161,53 +162,69 @@ static int item_names(const char *first, const char *run, json_t **out)
     return rc;
 }
 
-int cmd_diff_consensus(int argc, char **argv)
+const char cmd_diff_consensus_usage[] =
+    "bitprobe diff consensus RUN... [--json FILE] [--first K] [--quiet]";
+
+/* An option consensus does not take: under diff --consensus the mode says
+ * so; as diff consensus, the nearest option it takes. */
+static int cons_unknown(const char *cmd, const bp_opt_t *e, const char *arg, void *ctx)
 {
-    enum { O_CONS = 256, O_JSON, O_FIRST, O_QUIET };
-    static const struct option opts[] = {{"consensus", no_argument, 0, O_CONS},
-                                         {"json", required_argument, 0, O_JSON},
-                                         {"first", required_argument, 0, O_FIRST},
-                                         {"quiet", no_argument, 0, O_QUIET},
-                                         {0, 0, 0, 0}};
+    (void)e;
+    if (!ctx)
+        return bp_cli_usage_error(cmd, "--consensus: option '%s' does not apply "
+                                  "(--json, --first, --quiet do)", arg);
+    const struct option lo[] = {{"json", required_argument, 0, 0},
+                                {"first", required_argument, 0, 0},
+                                {"quiet", no_argument, 0, 0},
+                                {0, 0, 0, 0}};
+    return bp_cli_unknown_option(cmd, lo, arg);
+}
+
+/* diff --consensus (cmd "diff", the mode inside diff) and diff consensus
+ * (its own entry in the command table): one table. */
+static int consensus_main(const char *cmd, bool sub, int argc, char **argv)
+{
     const char *json_path = NULL;
     size_t first = 20;
-    bool quiet = false;
-    int c;
-    opterr = 0;
-    optind = 1;
-    while ((c = getopt_long(argc, argv, "q", opts, NULL)) != -1) {
-        switch (c) {
-        case O_CONS: break;
-        case O_JSON: json_path = optarg; break;
-        case O_FIRST:
-            if (!bp_cli_count(optarg, 1000000, &first))
-                return bp_cli_usage_error("diff", "--first needs a count, not '%s'", optarg);
-            break;
-        case 'q':
-        case O_QUIET: quiet = true; break;
-        default:
-            return bp_cli_usage_error("diff", "--consensus: option '%s' does not apply "
-                                      "(--json, --first, --quiet do)", argv[optind - 1]);
-        }
-    }
-    int nruns = argc - optind;
+    bool mode = false;
+    const bp_opt_t opts[] = {
+        BP_OPT_TEXT_("  RUN...            saved runs (bundles of run --save, safetensors or .npy\n"
+                     "                    files) of several hosts or GPUs, paired with the first\n"
+                     "                    run's names and grouped tensor by tensor into sets of\n"
+                     "                    bit-identical results; one run of several GPUs (run\n"
+                     "                    --gpu all --save) holds one per GPU.  'bitprobe diff\n"
+                     "                    --consensus RUN...' is the same\n"),
+        BP_OPT_FLAG_("consensus", 0, &mode, NULL),
+        BP_OPT_PATH_("json", 0, &json_path,
+           "  --json FILE       the groups as JSON ('-': stdout instead of the text)\n"),
+        BP_OPT_SIZE_("first", &first, 1000000,
+           "  --first K         show at most K tensors that differ (default 20)\n"),
+        BP_OPT_QUIET_(
+           "  -q, --quiet       the verdict and the tensors that differ, not the runs\n"),
+        BP_OPT_TEXT_("  Exit status: 0 every run agrees on every tensor it shares, 1 an outlier\n"
+                     "  or a tensor without a majority, 2 trouble or nothing compared.\n"),
+        BP_OPT_END_UNKNOWN_(cons_unknown)};
+    int pos, prc;
+    if ((prc = bp_opt_parse(cmd, opts, sub ? &mode : NULL, argc, argv, &pos)))
+        return prc < 0 ? BP_EXIT_OK : prc;
+    bool quiet = bp_cli_quiet;
+    int nruns = argc - pos;
     if (nruns < 1)
-        return bp_cli_usage_error("diff", "--consensus needs saved runs (two or more, or one "
+        return bp_cli_usage_error(cmd, "--consensus needs saved runs (two or more, or one "
                                   "of several GPUs)");
-    bp_cli_quiet = quiet;
     bp_cons_t *cs = bp_cons_new();
     bp_error_t err = {0};
     if (!cs)
         return bp_cli_usage_error("diff", "out of memory");
-    for (int i = optind; i < argc; i++) {
+    for (int i = pos; i < argc; i++) {
         bp_cli_progress("reading %s\n", argv[i]);
-        for (int j = optind; j < i; j++)
+        for (int j = pos; j < i; j++)
             if (strcmp(argv[i], argv[j]) == 0) {
                 bp_cons_free(cs);
-                return bp_cli_usage_error("diff", "--consensus: '%s' is named twice", argv[i]);
+                return bp_cli_usage_error(cmd, "--consensus: '%s' is named twice", argv[i]);
             }
         json_t *names = NULL;
-        int nrc = i > optind ? item_names(argv[optind], argv[i], &names) : BP_EXIT_OK;
+        int nrc = i > pos ? item_names(argv[pos], argv[i], &names) : BP_EXIT_OK;
         if (nrc || bp_cons_add_path(cs, argv[i], argv[i], names, &err)) {
             json_decref(names);
             bp_cons_free(cs);
@@ -223,7 +240,7 @@ int cmd_diff_consensus(int argc, char **argv)
         bp_esc_printf(stderr,
                       "bitprobe diff: --consensus needs at least two runs: '%s' holds one "
                       "(a run of several GPUs, run --gpu all --save, holds one per GPU)\n",
-                      argv[optind]);
+                      argv[pos]);
         bp_cons_free(cs);
         return BP_EXIT_TROUBLE;
     }
@@ -309,4 +326,14 @@ int cmd_diff_consensus(int argc, char **argv)
     free(cb.path);
     bp_cons_free(cs);
     return rc;
+}
+
+int cmd_diff_consensus(int argc, char **argv)
+{
+    return consensus_main("diff", false, argc, argv);
+}
+
+int cmd_diff_consensus_sub(int argc, char **argv)
+{
+    return consensus_main("diff consensus", true, argc, argv);
 }

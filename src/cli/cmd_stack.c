@@ -349,7 +349,7 @@ static int parse_args(int argc, char **argv, bp_stack_opts_t *o, cli_t *cl)
                      "                      or runs as one under torchrun, mpirun or srun.  With it:\n"
                      "                      --preset, --layers, --dtype, --seed, --gemm, --json, --quiet,\n"
                      "                      --tp-rows N (16), --algos LIST, --no-params, --no-tp,\n"
-                     "                      --no-oracle, --threads N\n"),
+                     "                      --no-oracle, --threads N (as 'bitprobe stack ranks W')\n"),
         BP_OPT_SEED_(&o->seed,
            "  --seed S            seed of the weights and token ids, decimal (default 0)\n"),
         BP_OPT_STRING_("unsharded-from", 0, &cl->ufrom,

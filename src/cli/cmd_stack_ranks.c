@@ -214,6 +214,7 @@ enum { O_RANKS, O_PRESET, O_LAYERS, O_GEMM, O_TP_ROWS, O_ALGOS, O_NO_PARAMS, O_N
        O_NO_ORACLE, O_THREADS };
 
 typedef struct {
+    bool sub; /* stack ranks, not stack --ranks */
     bp_ranks_opts_t o;
     size_t W;
     long layers;
@@ -283,50 +284,110 @@ static int ranks_option(const char *cmd, const bp_opt_t *e, const char *arg, voi
 /* An option of stack's own, or of none: the mode names it. */
 static int ranks_unknown(const char *cmd, const bp_opt_t *e, const char *arg, void *ctx)
 {
-    (void)e, (void)ctx;
+    (void)e;
+    if (((ranks_cli_t *)ctx)->sub)
+        return bp_cli_usage_error(cmd, "option '%s' does not apply (see 'bitprobe stack "
+                                  "ranks --help')", arg);
     return bp_cli_usage_error(cmd, "--ranks: option '%s' does not apply (see "
                               "'bitprobe help stack')", arg);
 }
 
-int cmd_stack_ranks(int argc, char **argv)
+const char cmd_stack_ranks_usage[] =
+    "bitprobe stack ranks W [--preset P] [--layers N] [--dtype D] [--seed S] [--gemm G] [--tp-rows N] [--algos LIST] [--no-params] [--no-tp] [--no-oracle] [--threads N] [--json FILE] [--quiet]";
+
+/* The children's command line, in the spelling every bitprobe reads:
+ * stack, the options as given, --ranks W. */
+static int launch(const char *cmd, int W, int nopts, char **argv)
 {
-    ranks_cli_t cl = {.layers = -1};
+    char w[32];
+    snprintf(w, sizeof w, "--ranks=%d", W);
+    char **av = calloc((size_t)nopts + 3, sizeof *av);
+    if (!av)
+        return bp_cli_usage_error(cmd, "out of memory");
+    av[0] = (char *)"stack";
+    for (int i = 1; i < nopts; i++)
+        av[i] = argv[i];
+    av[nopts] = w;
+    int rc = bp_cli_ranks_launch("stack", W, nopts + 1, av);
+    free(av);
+    return rc;
+}
+
+/* stack --ranks W (cmd "stack": the mode inside stack) and stack ranks W
+ * (its own entry in the command table): one table. */
+static int ranks_main(const char *cmd, bool sub, int argc, char **argv)
+{
+    ranks_cli_t cl = {.sub = sub, .layers = -1};
     bp_ranks_opts_t *op = &cl.o;
     const char *json_path = NULL;
-#define R_(name, arg, id) BP_OPT_CALL_(name, 0, arg, ranks_option, id, NULL)
+#define R_(name, arg, id, h) BP_OPT_CALL_(name, 0, arg, ranks_option, id, h)
     const bp_opt_t opts[] = {
-        R_("ranks", true, O_RANKS),
-        R_("preset", true, O_PRESET),
-        R_("layers", true, O_LAYERS),
-        BP_OPT_DTYPE_("dtype", &op->dtype, NULL),
-        BP_OPT_SEED_(&op->seed, NULL),
-        R_("gemm", true, O_GEMM),
-        R_("tp-rows", true, O_TP_ROWS),
-        R_("algos", true, O_ALGOS),
-        R_("no-params", false, O_NO_PARAMS),
-        R_("no-tp", false, O_NO_TP),
-        R_("no-oracle", false, O_NO_ORACLE),
-        R_("threads", true, O_THREADS),
-        BP_OPT_PATH_("json", 0, &json_path, NULL),
-        BP_OPT_QUIET_(NULL),
+        BP_OPT_TEXT_("  W                   ranks, one process and GPU each (1-4096): the sharded init\n"
+                     "                      gathered with NCCL and compared bit for bit with the\n"
+                     "                      unsharded init and the one-device emulation, then a\n"
+                     "                      tensor-parallel all-reduce per collective configuration\n"
+                     "                      against the unsharded matmul and the oracle; bitprobe\n"
+                     "                      starts the ranks, or runs as one under torchrun, mpirun\n"
+                     "                      or srun.  'bitprobe stack --ranks W' is the same\n"),
+        R_("ranks", true, O_RANKS,
+           "  --ranks W           W as an option\n"),
+        R_("preset", true, O_PRESET,
+           "  --preset P          tiny (default) or llama2-7b, as for stack\n"),
+        R_("layers", true, O_LAYERS,
+           "  --layers N          override the preset's layers (1-1024)\n"),
+        BP_OPT_DTYPE_("dtype", &op->dtype,
+           "  --dtype D           model dtype: fp32, bf16 (default), fp16\n"),
+        BP_OPT_SEED_(&op->seed,
+           "  --seed S            seed of the weights, decimal (default 0)\n"),
+        R_("gemm", true, O_GEMM,
+           "  --gemm G            cuda matmuls: pedantic (default) or default, as for stack\n"),
+        R_("tp-rows", true, O_TP_ROWS,
+           "  --tp-rows N         rows of the tensor-parallel reduction (1-4096, default 16)\n"),
+        R_("algos", true, O_ALGOS,
+           "  --algos LIST        collective configurations (default: default,Ring,Tree),\n"
+           "                      each ALGO[/PROTO][/Nch][/bucket=SIZE], e.g. Tree/LL128 or\n"
+           "                      Ring/Simple/4ch/bucket=64K\n"),
+        R_("no-params", false, O_NO_PARAMS,
+           "  --no-params         skip the sharded parameters\n"),
+        R_("no-tp", false, O_NO_TP,
+           "  --no-tp             skip the tensor-parallel reduction\n"),
+        R_("no-oracle", false, O_NO_ORACLE,
+           "  --no-oracle         no oracle for the reduction\n"),
+        R_("threads", true, O_THREADS,
+           "  --threads N         oracle worker threads (default: one per core)\n"),
+        BP_OPT_PATH_("json", 0, &json_path,
+           "  --json FILE         the report as JSON ('-': stdout instead of the text)\n"),
+        BP_OPT_QUIET_(
+           "  -q, --quiet         no progress lines\n"),
+        BP_OPT_TEXT_("  Exit status: 0 every gathered parameter is bit-identical on every rank,\n"
+                     "  1 one differs, 2 bad options or environment (no CUDA, too few GPUs).\n"),
         BP_OPT_END_UNKNOWN_(ranks_unknown)};
 #undef R_
     opts_init(op);
     bp_error_t err = {0};
     int pos, rc;
-    if ((rc = bp_opt_parse("stack", opts, &cl, argc, argv, &pos)))
-        return rc;
+    if ((rc = bp_opt_parse(cmd, opts, &cl, argc, argv, &pos)))
+        return rc < 0 ? BP_EXIT_OK : rc;
+    int nopts = pos;
+    if (sub && pos < argc && cl.W == 0) {
+        const bp_opt_t *w = &opts[1]; /* --ranks */
+        if ((rc = ranks_option(cmd, w, argv[pos], &cl)))
+            return rc;
+        pos++;
+    }
+    if (pos < argc)
+        return bp_cli_usage_error(cmd, "unexpected argument '%s'", argv[pos]);
+    if (cl.W == 0)
+        return bp_cli_usage_error(cmd, "needs the number of ranks (W)");
     bp_ranks_opts_t o = cl.o;
     size_t W = cl.W;
     long layers = cl.layers;
-    if (pos < argc)
-        return bp_cli_usage_error("stack", "unexpected argument '%s'", argv[pos]);
     if (layers > 0)
         o.cfg.layers = layers;
     if (bp_stack_cfg_check(&o.cfg, &err))
-        return bp_cli_usage_error("stack", "%s", err.msg);
+        return bp_cli_usage_error(cmd, "%s", err.msg);
     if (!o.params && !o.tp)
-        return bp_cli_usage_error("stack", "--no-params and --no-tp leave nothing to run");
+        return bp_cli_usage_error(cmd, "--no-params and --no-tp leave nothing to run");
     bp_ranks_env_t e;
     bool found;
     if (bp_ranks_env(&e, &found, &err))
@@ -338,11 +399,21 @@ int cmd_stack_ranks(int argc, char **argv)
         return BP_EXIT_TROUBLE;
     }
 #ifdef BP_HAVE_CUDA
-    return found ? as_rank(&e, &o, json_path) : bp_cli_ranks_launch("stack", (int)W, argc, argv);
+    return found ? as_rank(&e, &o, json_path) : launch(cmd, (int)W, nopts, argv);
 #else
-    (void)json_path;
+    (void)json_path, (void)nopts, (void)launch;
     fprintf(stderr, "bitprobe stack: --ranks needs CUDA GPUs: this bitprobe was built "
                     "without CUDA\n");
     return BP_EXIT_TROUBLE;
 #endif
+}
+
+int cmd_stack_ranks(int argc, char **argv)
+{
+    return ranks_main("stack", false, argc, argv);
+}
+
+int cmd_stack_ranks_sub(int argc, char **argv)
+{
+    return ranks_main("stack ranks", true, argc, argv);
 }

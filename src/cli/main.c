@@ -21,6 +21,8 @@ const bp_cmd_t bp_commands[] = {
      cmd_bless_usage, true},
     {"diff", cmd_diff, "Compare two saved runs, safetensors or .npy files tensor by tensor, or two op ledgers op by op",
      cmd_diff_usage, true},
+    {"diff consensus", cmd_diff_consensus_sub, "Group many hosts' or GPUs' saved runs tensor by tensor: the majority and the odd ones out",
+     cmd_diff_consensus_usage, true},
     {"report", cmd_report, "Render a saved JSON report again: text, JSON, JUnit, Markdown, GitHub",
      cmd_report_usage, true},
     {"explain", cmd_explain, "Find the op that introduced each difference between two sides, and who is right",
@@ -29,6 +31,8 @@ const bp_cmd_t bp_commands[] = {
      cmd_fingerprint_usage, true},
     {"stack", cmd_stack, "Run a Llama-style layer stack with two RoPE inits and report the drift per layer",
      cmd_stack_usage, true},
+    {"stack ranks", cmd_stack_ranks_sub, "The stack's sharded init and a tensor-parallel all-reduce over W ranks, one process and GPU each",
+     cmd_stack_ranks_usage, true},
     {"screen", cmd_screen, "Known-answer screen of every GPU and every SM: wrong bits name GPU, SM and test",
      cmd_screen_usage, true},
     {"invariance", cmd_invariance, "Where a row's bits change with the batch, split or ranks it is computed in, and why",
@@ -57,13 +61,26 @@ static void overview(FILE *f)
                "and a correctly rounded oracle, and compare the results bit for bit.\n\n"
                "Commands:\n");
     for (const bp_cmd_t *c = bp_commands; c->name; c++)
-        fprintf(f, "  %-12s %s\n", c->name, c->summary);
+        fprintf(f, "  %-14s %s\n", c->name, c->summary);
     fprintf(f, "\n'bitprobe help COMMAND' or 'bitprobe COMMAND --help' for details.\n"
                "Exit status: 0 no drift, 1 drift beyond policy, 2 bad input, usage or environment.\n");
 }
 
+/* The subcommand argv[0] argv[1] ("stack ranks") when the table has it. */
+static const bp_cmd_t *find_sub(int argc, char **argv)
+{
+    if (argc < 2)
+        return NULL;
+    char name[64];
+    int n = snprintf(name, sizeof name, "%s %s", argv[0], argv[1]);
+    return n > 0 && (size_t)n < sizeof name ? bp_cmd_find(name) : NULL;
+}
+
 static int cmd_help(int argc, char **argv)
 {
+    const bp_cmd_t *sub = argc == 3 ? find_sub(argc - 1, argv + 1) : NULL;
+    if (sub)
+        return bp_cli_help(sub->name);
     if (argc > 2)
         return bp_cli_usage_error("help", "too many arguments");
     if (argc == 2 && strcmp(argv[1], "--help") != 0 && strcmp(argv[1], "-h") != 0) {
@@ -106,6 +123,11 @@ static int run(int argc, char **argv)
             bp_esc_printf(stderr, "; did you mean '%s'?", near);
         fprintf(stderr, "\nTry 'bitprobe --help' for the list of commands.\n");
         return BP_EXIT_TROUBLE;
+    }
+    const bp_cmd_t *sub = find_sub(argc - 1, argv + 1);
+    if (sub) {
+        bp_intr_install();
+        return sub->fn(argc - 2, argv + 2);
     }
     if (c->fn != cmd_help && !c->table && bp_cli_wants_help(argc - 1, argv + 1))
         return bp_cli_help(c->name);

@@ -29,6 +29,12 @@ run 1 diff --consensus "$TMP/a" "$TMP/c" --quiet
 out_has "consensus: DIFFER: no majority in 1 of 30 tensors"
 out_has "1 other "
 out_lacks "runs:"
+# the subcommand is the mode: the same report, byte for byte
+cp "$TMP/out" "$TMP/mode.out"
+run 1 diff consensus "$TMP/a" "$TMP/c" -q
+cmp -s "$TMP/out" "$TMP/mode.out" || fail "diff consensus and diff --consensus differ"
+run 2 diff consensus "$TMP/a" "$TMP/b" --map x=y
+err_has "bitprobe diff consensus: unknown option '--map'"
 run 1 diff --consensus "$TMP/a" "$TMP/b" "$TMP/c" "$TMP/d" --json "$TMP/c.json"
 "$PY" - "$TMP/c.json" "$TMP" <<'PYEOF' || fail "the JSON"
 import json, sys

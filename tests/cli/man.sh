@@ -5,9 +5,10 @@ man="$top_srcdir/man/bitprobe.1"
 "$MANDOC" -T lint -W warning "$man" >"$TMP/lint" 2>&1 || {
     cat "$TMP/lint"; fail "mandoc -T lint reports problems"; }
 "$MANDOC" -T ascii "$man" | sed 's/.\x08//g' | tr -s ' \t\n' '   ' >"$TMP/man.txt"
-for c in $("$BITPROBE" --help | awk '/^Commands:/{f=1;next} f&&/^  [a-z]/{print $1}'); do
+for c in $("$BITPROBE" --help | awk '/^Commands:/{f=1;next}
+        f&&/^  [a-z]/{print ($2 ~ /^[a-z]/) ? $1 "+" $2 : $1}'); do
     ntests=$((ntests + 1))
-    line=$("$BITPROBE" help "$c" | sed -n 's/^usage: //p' | tr -s ' ')
+    line=$("$BITPROBE" help $(echo "$c" | tr + ' ') | sed -n 's/^usage: //p' | tr -s ' ')
     grep -qF -- "$line" "$TMP/man.txt" || fail "man page lacks usage line: $line"
 done
 done_ok

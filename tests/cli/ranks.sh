@@ -23,6 +23,19 @@ run 2 stack --ranks 2 --device cuda
 err_has "--ranks: option '--device' does not apply"
 run 2 stack --ranks 2 --preset huge
 err_has "unknown preset 'huge'"
+# the subcommand: W as its argument (or --ranks), the same checks
+run 2 stack ranks 0
+err_has "bitprobe stack ranks: --ranks needs a number of ranks (1-4096), not '0'"
+run 2 stack ranks
+err_has "bitprobe stack ranks: needs the number of ranks (W)"
+run 2 stack ranks 2 3
+err_has "unexpected argument '3'"
+run 2 stack ranks 2 --seed 0x10
+err_has "--seed takes an unsigned decimal integer, not '0x10'"
+run 2 stack ranks 2 --plot p.svg
+err_has "bitprobe stack ranks: option '--plot' does not apply (see 'bitprobe stack ranks --help')"
+run 0 stack ranks --help
+out_has "usage: bitprobe stack ranks W"
 # bitprobe's own launch needs GPUs
 if "$BITPROBE" env --json 2>/dev/null | grep -q '"devices"'; then
     echo "a GPU is here: the no-GPU launch is not tested"

@@ -3,13 +3,21 @@
 
 run 0 --help
 out_has "usage: bitprobe COMMAND"
-for c in $("$BITPROBE" --help | awk '/^Commands:/{f=1;next} f&&/^  [a-z]/{print $1}'); do
-    run 0 help "$c"
-    out_has "usage: bitprobe $c"
+# a subcommand ("stack ranks") is listed as its command and its name
+for c in $("$BITPROBE" --help | awk '/^Commands:/{f=1;next}
+        f&&/^  [a-z]/{print ($2 ~ /^[a-z]/) ? $1 "+" $2 : $1}'); do
+    words=$(echo "$c" | tr + ' ')
+    run 0 help $words
+    out_has "usage: bitprobe $words"
     [ "$c" = help ] && continue
-    run 0 "$c" --help
-    out_has "usage: bitprobe $c"
+    run 0 $words --help
+    out_has "usage: bitprobe $words"
 done
+# the hidden modes' old spellings: the command's usage
+run 0 stack --ranks 2 --help
+out_has "usage: bitprobe stack ["
+run 0 diff --consensus a b --help
+out_has "usage: bitprobe diff "
 run 0 --version
 out_has "bitprobe 0."
 run 2
