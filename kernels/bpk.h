@@ -167,10 +167,10 @@ int bpk_sum(void *stream, int pairwise, void *out, int out_dt, const void *in,
  * 4, var 2; input_vec_size 8 for sum and mean of bf16/fp16 inputs, else
  * vt0).  in_dt is the kernel's scalar_t: fp64, fp32, bf16, fp16 (float
  * accumulators for the last three) or i64/i32 (sum and prod, in int64,
- * wrapping).  param: mean's
+ * wrapping; amin and amax too, exact).  param: mean's
  * factor, var's correction.  staging (cfg->staging_elems accumulators of
  * the op) and semaphores (cfg->grid_x ints, zeroed) where cfg->input_mult[2]. */
-enum { BPK_TREE_SUM, BPK_TREE_MEAN, BPK_TREE_PROD, BPK_TREE_VAR };
+enum { BPK_TREE_SUM, BPK_TREE_MEAN, BPK_TREE_PROD, BPK_TREE_VAR, BPK_TREE_AMIN, BPK_TREE_AMAX };
 int bpk_tree_reduce(void *stream, int op, void *out, int out_dt, const void *in, int in_dt,
                     const bp_redcfg_t *cfg, double param, void *staging, int *semaphores);
 /* The accumulator's size in bytes of op for inputs of in_dt (ReduceConfig's

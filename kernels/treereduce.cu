@@ -133,7 +133,37 @@ template <typename A> struct VarOp {
     }
 };
 
+/* amin, amax: ReduceMinValuesKernel.cu / ReduceMaxValuesKernel.cu's
+ * MinNanFunctor / MaxNanFunctor as reduce and combine, (isnan(a) || a < b)
+ * ? a : b (a > b for amax), from numeric_limits' upper (lower) bound: on a
+ * tie (+0 and -0) the later operand in the reduction's order is kept, so
+ * the sign of a zero result is the order's; a NaN keeps its payload. */
+template <typename A> struct MinMaxOp {
+    typedef A acc;
+    int mx;
+    __device__ A ident() const;
+    __device__ A pick(A a, A b) const { return (a != a || (mx ? a > b : a < b)) ? a : b; }
+    __device__ A reduce(A a, A x) const { return pick(a, x); }
+    __device__ A combine(A a, A b) const { return pick(a, b); }
+    __device__ A project(A a) const { return a; }
+    __device__ A shfl(A a, int d, unsigned mask) const { return __shfl_down_sync(mask, a, d); }
+};
+template <> __device__ float MinMaxOp<float>::ident() const
+{
+    return mx ? -__int_as_float(0x7f800000) : __int_as_float(0x7f800000);
+}
+template <> __device__ double MinMaxOp<double>::ident() const
+{
+    return mx ? -__longlong_as_double(0x7ff0000000000000ll)
+              : __longlong_as_double(0x7ff0000000000000ll);
+}
+template <> __device__ long long MinMaxOp<long long>::ident() const
+{
+    return mx ? (long long)0x8000000000000000ull : 0x7fffffffffffffffll;
+}
+
 template <typename Op> struct value_of;
+template <typename A> struct value_of<MinMaxOp<A> > { typedef A type; };
 template <typename A> struct value_of<SumOp<A> > { typedef A type; };
 template <typename A> struct value_of<ProdOp<A> > { typedef A type; };
 template <typename A> struct value_of<VarOp<A> > { typedef A type; };
@@ -396,6 +426,10 @@ int launch_op(int op, const bp_redcfg_t *c, void *out, int out_dt, const void *i
                                       s);
     case BPK_TREE_PROD:
         return launch<ProdOp<A>, 4, 4>(ProdOp<A>{}, c, out, out_dt, in, in_dt, stage, sem, s);
+    case BPK_TREE_AMIN:
+    case BPK_TREE_AMAX:
+        return launch<MinMaxOp<A>, 4, 4>(MinMaxOp<A>{op == BPK_TREE_AMAX}, c, out, out_dt, in,
+                                         in_dt, stage, sem, s);
     }
     return (int)cudaErrorInvalidValue;
 }
@@ -455,6 +489,8 @@ extern "C" int bpk_tree_acc_bytes(int op, int in_dt)
     switch (op) {
     case BPK_TREE_SUM:
     case BPK_TREE_PROD:
+    case BPK_TREE_AMIN:
+    case BPK_TREE_AMAX:
         return flt ? (wide ? 8 : 4) : in_dt == BPK_I64 || in_dt == BPK_I32 ? 8 : 0;
     case BPK_TREE_MEAN:
         return flt ? (wide ? 8 : 4) : 0;

@@ -18,6 +18,10 @@
 export BITPROBE_PYTHONPATH="$top_srcdir/python"
 find_python torch || { echo "SKIP: no Python with torch (apt-get install python3-torch)"; exit 77; }
 export PYTHON3="$PY"
+# the counts below are the CPU's: zero.Init's tensors go to the GPU where
+# there is one (tests/gpu/init_audit_gpu.sh checks those)
+CUDA_VISIBLE_DEVICES=
+export CUDA_VISIBLE_DEVICES
 M="$top_srcdir/tests/init_audit"
 O="$TMP/audit"
 

@@ -15,7 +15,10 @@ for d in tests python README.md; do ln -s "$top_srcdir/$d" "$R/$d"; done
 ln -s "$BITPROBE" "$TMP/bin/bitprobe"
 torch=
 if find_python torch; then
-    ln -s "$(command -v "$PY")" "$TMP/bin/python3"
+    # a wrapper, not a link: a virtual environment's python finds its
+    # packages from where it is called
+    printf '#!/bin/sh\nexec "%s" "$@"\n' "$(command -v "$PY")" >"$TMP/bin/python3"
+    chmod +x "$TMP/bin/python3"
     PYTHON3=$(command -v "$PY") # what init-audit runs
     export PYTHON3
     torch=1

@@ -265,8 +265,15 @@ bp_status bp_cuda_op_reduce(bp_backend_t *be, const bp_exec_t *x, bp_error_t *er
         return bp_cuda_tree(be, x, BPK_TREE_PROD, outer, len, inner, 0, err);
     case BP_OP_CUMSUM:
         return cumsum(be, x, outer, len, inner, err);
-    case BP_OP_AMAX: red = BPK_RED_AMAX; break;
-    case BP_OP_AMIN: red = BPK_RED_AMIN; break;
+    case BP_OP_AMAX:
+    case BP_OP_AMIN:
+        /* min_values_stub / max_values_stub: Reduce.cuh's order, which
+         * decides the sign of a zero result (bool: the plain scan) */
+        if (x->a->dtype != BP_BOOL)
+            return bp_cuda_tree(be, x, op->kind == BP_OP_AMAX ? BPK_TREE_AMAX : BPK_TREE_AMIN,
+                                outer, len, inner, 0, err);
+        red = op->kind == BP_OP_AMAX ? BPK_RED_AMAX : BPK_RED_AMIN;
+        break;
     case BP_OP_LOGSUMEXP:
         return logsumexp(be, x, outer, len, inner, err);
     default:
