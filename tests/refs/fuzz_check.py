@@ -82,6 +82,10 @@ def mkl_op(op, out_dtype):
         return False
     if op["op"] in MKL_OPS:
         return True
+    # logsumexp_out_impl composes (self - maxes).exp_() and result.log_():
+    # both VML on fp32/fp64 (ReduceOps.cpp)
+    if op["op"] == "logsumexp":
+        return True
     return op["op"] == "pow" and not isinstance(op.get("b"), str) and op.get("b") == 0.5
 
 
@@ -167,6 +171,7 @@ def container(bundle, probe, device):
 # exclusion rows say it beside the count).
 REASONS = {
     "mkl": "PyTorch's x86 wheels take fp32/fp64 sin, cos, exp, log, tanh, sqrt, erf, log2 "
+           "(and logsumexp's exp_ and log_) "
            "(vml.h IMPLEMENT_VML_MKL) from MKL VML, which is closed",
     "unpinned": "PyTorch's order is not replayed, or not everywhere: on the CPU its GEMMs are "
                 "MKL's sgemm (fp32: bitprobe replays the classes fitted on MKL's AVX-512 path, "
