@@ -100,7 +100,7 @@ bp_status tb_try(bp_op_t *op, const bp_buf_t *a, const bp_buf_t *b,
         op->a.kind = BP_ARG_BUF;
     if (b && op->b.kind == BP_ARG_NONE)
         op->b.kind = BP_ARG_BUF;
-    bp_exec_t x = {op, a, b, inputs, ninputs, out, NULL};
+    bp_exec_t x = {.op = op, .a = a, .b = b, .inputs = inputs, .ninputs = ninputs, .out = out};
     bp_status st = tb_be->enter ? tb_be->enter(tb_be, err) : BP_OK;
     if (!st)
         st = tb_be->op[op->kind](tb_be, &x, err);
