@@ -2,6 +2,7 @@
 #include "cpu_isa.h"
 
 #include <stdlib.h>
+#include <ctype.h>
 #include <string.h>
 
 static const char *const names[] = {
@@ -24,6 +25,24 @@ bool bp_cpu_isa_parse(const char *s, bp_cpu_isa_t *out)
             return true;
         }
     return false;
+}
+
+int bp_isa_lookup(const char *s, const char *const *names, size_t n,
+                  const bp_isa_alias_t *aliases, size_t naliases)
+{
+    char low[32];
+    size_t len = strlen(s);
+    if (len >= sizeof low)
+        return -1;
+    for (size_t i = 0; i <= len; i++)
+        low[i] = (char)tolower((unsigned char)s[i]);
+    for (size_t i = 0; i < n; i++)
+        if (names[i] && strcmp(low, names[i]) == 0)
+            return (int)i;
+    for (size_t i = 0; i < naliases; i++)
+        if (strcmp(low, aliases[i].name) == 0)
+            return aliases[i].level;
+    return -1;
 }
 
 bool bp_cpu_isa_supported(bp_cpu_isa_t isa)

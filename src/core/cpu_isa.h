@@ -11,6 +11,7 @@
 #define BP_CPU_ISA_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
 #include "error.h"
 
@@ -24,6 +25,16 @@ typedef enum {
 /* "auto", "default", "avx2", "avx512". */
 const char *bp_cpu_isa_name(bp_cpu_isa_t i);
 bool bp_cpu_isa_parse(const char *s, bp_cpu_isa_t *out);
+
+/* A library's ISA level by the name its environment variable takes (MKL,
+ * oneDNN), case-insensitive: the index of s in names[0..n), else the level
+ * its alias names; -1 where neither does. */
+typedef struct {
+    const char *name;
+    int level;
+} bp_isa_alias_t;
+int bp_isa_lookup(const char *s, const char *const *names, size_t n,
+                  const bp_isa_alias_t *aliases, size_t naliases);
 
 /* ATen's choice from this CPU's features alone. */
 bp_cpu_isa_t bp_cpu_isa_detect(void);

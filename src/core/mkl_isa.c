@@ -3,8 +3,9 @@
  * values. */
 #include "mkl_isa.h"
 
+#include "cpu_isa.h"
+
 #include <cpuid.h>
-#include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -20,10 +21,7 @@ const char *bp_mkl_isa_name(bp_mkl_isa_t i)
 }
 
 /* MKL_ENABLE_INSTRUCTIONS' values by the level they run. */
-static const struct {
-    const char *name;
-    bp_mkl_isa_t level;
-} env_names[] = {
+static const bp_isa_alias_t env_names[] = {
     {"sse4_2", BP_MKL_SSE42},     {"avx", BP_MKL_SSE42},        {"avx2", BP_MKL_AVX2},
     {"avx2_e1", BP_MKL_AVX2},     {"avx512", BP_MKL_AVX512},    {"avx512_e1", BP_MKL_AVX512},
     {"avx512_e2", BP_MKL_AVX512}, {"avx512_e3", BP_MKL_AVX512}, {"avx512_e4", BP_MKL_AVX512},
@@ -32,23 +30,12 @@ static const struct {
 
 bool bp_mkl_isa_parse(const char *s, bp_mkl_isa_t *out)
 {
-    char low[32];
-    size_t n = strlen(s);
-    if (n >= sizeof low)
+    int l = bp_isa_lookup(s, names, sizeof names / sizeof names[0], env_names,
+                          sizeof env_names / sizeof env_names[0]);
+    if (l < 0)
         return false;
-    for (size_t i = 0; i <= n; i++)
-        low[i] = (char)tolower((unsigned char)s[i]);
-    for (int i = BP_MKL_AUTO; i <= BP_MKL_AVX512; i++)
-        if (strcmp(low, names[i]) == 0) {
-            *out = (bp_mkl_isa_t)i;
-            return true;
-        }
-    for (size_t i = 0; i < sizeof env_names / sizeof env_names[0]; i++)
-        if (strcmp(low, env_names[i].name) == 0) {
-            *out = env_names[i].level;
-            return true;
-        }
-    return false;
+    *out = (bp_mkl_isa_t)l;
+    return true;
 }
 
 bp_mkl_isa_t bp_mkl_isa_detect(void)

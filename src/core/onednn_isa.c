@@ -3,8 +3,9 @@
  * cpu_isa_traits.cpp init_max_cpu_isa reads it (oneDNN v3.10). */
 #include "onednn_isa.h"
 
+#include "cpu_isa.h"
+
 #include <cpuid.h>
-#include <ctype.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,10 +21,7 @@ static const char *const names[] = {
 };
 
 /* oneDNN's other user_option_env names, by the level they compute as. */
-static const struct {
-    const char *name;
-    bp_onednn_isa_t level;
-} aliases[] = {
+static const bp_isa_alias_t aliases[] = {
     {"avx", BP_ONEDNN_SSE41},
     {"avx2_vnni", BP_ONEDNN_AVX2},
     {"avx512_core_vnni", BP_ONEDNN_AVX512_CORE},
@@ -45,23 +43,12 @@ const char *bp_onednn_isa_name(bp_onednn_isa_t i)
 
 bool bp_onednn_isa_parse(const char *s, bp_onednn_isa_t *out)
 {
-    char low[32];
-    size_t n = strlen(s);
-    if (n >= sizeof low)
+    int l = bp_isa_lookup(s, names, sizeof names / sizeof names[0], aliases,
+                          sizeof aliases / sizeof aliases[0]);
+    if (l < 0)
         return false;
-    for (size_t i = 0; i <= n; i++)
-        low[i] = (char)tolower((unsigned char)s[i]);
-    for (int i = BP_ONEDNN_AUTO; i <= BP_ONEDNN_AVX512_CORE_FP16; i++)
-        if (strcmp(low, names[i]) == 0) {
-            *out = (bp_onednn_isa_t)i;
-            return true;
-        }
-    for (size_t i = 0; i < sizeof aliases / sizeof aliases[0]; i++)
-        if (strcmp(low, aliases[i].name) == 0) {
-            *out = aliases[i].level;
-            return true;
-        }
-    return false;
+    *out = (bp_onednn_isa_t)l;
+    return true;
 }
 
 bp_onednn_isa_t bp_onednn_isa_detect(void)
