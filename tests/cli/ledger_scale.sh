@@ -15,20 +15,6 @@ N=100000 lim=120
 [ "${BP_SLOW:-0}" = 1 ] && N=1000000 lim=900
 "$PY" "$top_srcdir/tests/hostile_ledger.py" "$TMP" $N || fail "cannot write the ledgers"
 
-# within LIMIT STATUS ARGS...: bitprobe ARGS exits STATUS within LIMIT s
-within() {
-    lim=$1
-    want=$2
-    shift 2
-    ntests=$((ntests + 1))
-    t0=$(date +%s)
-    timeout "$lim" "$BITPROBE" "$@" >"$TMP/out" 2>"$TMP/err"
-    got=$?
-    [ $got -ne 124 ] || fail "bitprobe $*: still running after $lim s"
-    [ $got -eq "$want" ] || fail "bitprobe $*: exit $got, expected $want"
-    echo "bitprobe $*: $(($(date +%s) - t0)) s"
-}
-
 within $lim 1 diff "$TMP/a.ledger" "$TMP/b.ledger"
 out_has "DIFFERENT: 2 introduced, $((2 * N - 2)) inherited, 0 absorbed, 0 identical, 0 not comparable (0 ops paired, $N only in A, $N only in B)"
 k=$((N / 1000))

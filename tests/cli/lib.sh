@@ -79,6 +79,21 @@ passed_identical() {
 skipped=
 skip_later() { skipped="${skipped:+$skipped; }$*"; }
 
+# within LIMIT STATUS ARGS...: bitprobe ARGS exits STATUS within LIMIT s (a hang
+# guard for the scale tests; output in $TMP/out, $TMP/err)
+within() {
+    lim=$1
+    want=$2
+    shift 2
+    ntests=$((ntests + 1))
+    t0=$(date +%s)
+    timeout "$lim" "$BITPROBE" "$@" >"$TMP/out" 2>"$TMP/err"
+    got=$?
+    [ $got -ne 124 ] || fail "bitprobe $*: still running after $lim s"
+    [ $got -eq "$want" ] || fail "bitprobe $*: exit $got, expected $want"
+    echo "bitprobe $*: $(($(date +%s) - t0)) s"
+}
+
 # find_python MODULE...: sets PY to the first of $PYTHON3, python3 and
 # /usr/bin/python3 that imports every MODULE (the standard library's json
 # when none is named); returns 1 when none does.

@@ -31,20 +31,6 @@ base["results"] = res
 json.dump(base, open(sys.argv[1], "w"))
 PY
 
-# within LIMIT STATUS ARGS...: bitprobe ARGS exits STATUS within LIMIT s
-within() {
-    lim=$1
-    want=$2
-    shift 2
-    ntests=$((ntests + 1))
-    t0=$(date +%s)
-    timeout "$lim" "$BITPROBE" "$@" >"$TMP/out" 2>"$TMP/err"
-    got=$?
-    [ $got -ne 124 ] || fail "bitprobe $*: still running after $lim s"
-    [ $got -eq "$want" ] || fail "bitprobe $*: exit $got, expected $want"
-    echo "bitprobe $*: $(($(date +%s) - t0)) s"
-}
-
 within 300 2 report "$TMP/r.json"
 out_has "  t49999 fp32 [2]: b vs a: 1 of 2 differ (50%)"
 out_has "  p499: cpu vs golden cpu-sleef: missing golden: no golden (100 comparisons)"
