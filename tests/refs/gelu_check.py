@@ -2,7 +2,7 @@
 """GELU's exact form on the CPU against PyTorch, as users call it:
 F.gelu(x) on x normal(0, 3) of every length in 1..N, fp32, bf16 and fp16.
 
-    gelu_check.py --bitprobe B [--max-len N] [--every K] [--seed S]
+    gelu_check.py --bitprobe B [--max-len N] [--every K] [--seed S] [--std S]
                   [--bitprobe-arg ARG]... [--regress DIR]
 
 bitprobe draws the inputs (its own normal stream, a probe per chunk of
@@ -13,7 +13,9 @@ caps oneDNN's, and bitprobe resolves both the same way (--cpu-isa and
 --onednn-isa auto) unless --bitprobe-arg says otherwise.  One element takes
 ATen's scalar lambda, more go to oneDNN where PyTorch sends them
 (Activation.cpp use_mkldnn).  Lengths 1..N one by one (--every K: every
-K-th beyond 256).  Prints per dtype the outputs, elements and elements
+K-th beyond 256).  --std 3e-38 puts half of the results below FLT_MIN
+(oneDNN's bf16 store flushes those to zero where its conversion is
+native).  Prints per dtype the outputs, elements and elements
 that differ, and the first differences; exit 1 when any differ.
 
 With --regress DIR, writes the regression probes fid-gelu-erf-normal3-fp32
@@ -38,14 +40,14 @@ TORCH = {"fp32": torch.float32, "bf16": torch.bfloat16, "fp16": torch.float16}
 CHUNK = 400  # lengths per probe
 
 
-def spec(name, lengths, seed):
+def spec(name, lengths, seed, std=3):
     ops, outs = [], []
     for i, n in enumerate(lengths):
         ops.append({"out": f"x{i}", "op": "normal", "shape": [n], "seed": seed, "stream": n,
-                    "mean": 0, "std": 3, "dtype": "$dtype"})
+                    "mean": 0, "std": std, "dtype": "$dtype"})
         ops.append({"out": f"y{i}", "op": "gelu", "a": f"x{i}"})
         outs.append(f"y{i}")
-    return {"name": name, "description": "F.gelu(x), x normal(0, 3) of lengths " +
+    return {"name": name, "description": f"F.gelu(x), x normal(0, {std:g}) of lengths " +
             f"{lengths[0]}..{lengths[-1]}", "dtypes": list(DTYPES), "ops": ops,
             "outputs": outs}
 
@@ -59,7 +61,7 @@ def check_chunk(args, lengths, work, counts, firsts):
     pd = os.path.join(work, "p")
     shutil.rmtree(pd, ignore_errors=True)
     os.makedirs(pd)
-    sp = spec("gelu-n3", lengths, args.seed)
+    sp = spec("gelu-n3", lengths, args.seed, args.std)
     fuzz_gen.write(sp, pd)
     bundle = os.path.join(work, "b")
     shutil.rmtree(bundle, ignore_errors=True)
@@ -96,6 +98,7 @@ def main():
     ap.add_argument("--max-len", type=int, default=10000)
     ap.add_argument("--every", type=int, default=1)
     ap.add_argument("--seed", type=int, default=3)
+    ap.add_argument("--std", type=float, default=3.0)
     ap.add_argument("--bitprobe-arg", action="append", default=[])
     ap.add_argument("--regress")
     args = ap.parse_args()
@@ -121,7 +124,7 @@ def main():
           f"{'on' if torch.backends.mkldnn.enabled else 'off'}, ONEDNN_MAX_CPU_ISA="
           f"{os.environ.get('ONEDNN_MAX_CPU_ISA', '(unset)')}; bitprobe oneDNN ISA "
           f"{fuzz_min.onednn_isa(args.bitprobe, args.bitprobe_arg)}; "
-          f"{len(lengths)} lengths 1..{args.max_len}, seed {args.seed}")
+          f"{len(lengths)} lengths 1..{args.max_len}, seed {args.seed}, normal(0, {args.std:g})")
     counts = {d: [0, 0, 0, None] for d in DTYPES}
     firsts = []
     work = tempfile.mkdtemp(prefix="bitprobe-gelu-")

@@ -4,6 +4,8 @@ PyTorch code states it (`a / 10`, `10 ** t`, `torch.arange(...)`,
 (bitprobe's CUDA buffers against PyTorch) and bench/suite_torch.py (the
 PyTorch script bitprobe's suite is timed against).  The importer checks
 that torch imports."""
+import math
+
 import torch
 
 DT = {"fp32": torch.float32, "bf16": torch.bfloat16, "fp16": torch.float16,
@@ -320,8 +322,19 @@ def _rms_norm_fixed(x, w, eps, device):
     e = torch.finfo(om).eps if eps is None else eps
     h = torch.tensor(float(x.shape[-1]), dtype=om, device=x.device)  # a true division
     v = fixed_sum(xu * xu, device) / h + e
-    r = 1 / torch.sqrt(v) if device == "cpu" else torch.rsqrt(v)
+    r = 1 / _sqrt_rounded(v) if device == "cpu" else torch.rsqrt(v)
     return w.to(x.dtype) * (xu * r).to(x.dtype), True
+
+
+def _sqrt_rounded(v):
+    """sqrt correctly rounded to v's dtype, as bitprobe's `fixed` form takes
+    it: torch.sqrt on x86 CPU wheels is MKL VML's, which is not (a few
+    elements 1 ulp off), so the reference would carry VML's error.  Python's
+    math.sqrt in double, then one rounding (exact for fp32: 53 >= 2*24+2)."""
+    def one(e):
+        return math.sqrt(e) if e >= 0 or e != e else float("nan")
+    vals = [one(e) for e in v.detach().double().cpu().flatten().tolist()]
+    return torch.tensor(vals, dtype=torch.float64).reshape(v.shape).to(v.dtype)
 
 
 def _softmax_fixed(a, axis, log, device):

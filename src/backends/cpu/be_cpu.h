@@ -146,6 +146,9 @@ double bp_cpu_lane(const bp_cpu_t *c, bp_op_kind_t k, bool wide, double x);
  * eltwise_gelu_erf of one float there. */
 bool bp_cpu_onednn_gelu(bp_onednn_isa_t isa, bp_dtype_t dt, size_t numel);
 float bp_cpu_onednn_gelu_erf(bp_onednn_isa_t isa, float x);
+/* an fp32 result of a oneDNN bf16 primitive as its store to bf16 sees it:
+ * a denormal becomes a zero of its sign where the conversion is native. */
+float bp_cpu_onednn_bf16_out(bp_onednn_isa_t isa, float r);
 /* One value through op k's scalar entry point (SLEEF's scalar build, or
  * libm in libm mode): the `fixed` formulation's exp and log, one function
  * for every element whatever the ISA. */

@@ -150,7 +150,10 @@ bp_status bp_cpu_op_act(bp_backend_t *be, const bp_exec_t *x, bp_error_t *err)
     for (size_t i = 0; i < out->numel; i++) {
         bool vec = c->simd && bp_cpu_in_vector(&l, i, lanes);
         double r = dt == BP_F64 ? act_f64(c, x->op, v[i], vec, wide)
-                   : onednn    ? (double)bp_cpu_onednn_gelu_erf(c->onednn, (float)v[i])
+                   : onednn && dt == BP_BF16
+                       ? (double)bp_cpu_onednn_bf16_out(
+                             c->onednn, bp_cpu_onednn_gelu_erf(c->onednn, (float)v[i]))
+                   : onednn ? (double)bp_cpu_onednn_gelu_erf(c->onednn, (float)v[i])
                                : (double)act_f32(c, x->op, (float)v[i], vec, wide);
         bp_cpu_store(out, i, r);
     }

@@ -21,6 +21,7 @@
  * ISA.  This file needs -ffp-contract=off (Makefile.am's AM_CFLAGS). */
 #include "be_cpu.h"
 
+#include <float.h>
 #include <math.h>
 #include <stdint.h>
 #include <string.h>
@@ -150,4 +151,14 @@ float bp_cpu_onednn_gelu_erf(bp_onednn_isa_t isa, float x)
     if (isa >= BP_ONEDNN_AVX512_CORE)
         return gelu_minimax(x);
     return gelu_as(x, isa >= BP_ONEDNN_AVX2);
+}
+
+float bp_cpu_onednn_bf16_out(bp_onednn_isa_t isa, float r)
+{
+    /* VCVTNEPS2BF16 (AVX512_BF16, and AVX-NE-CONVERT beside AVX2-VNNI-2)
+     * treats a denormal input as zero whatever MXCSR says: an fp32 result
+     * below FLT_MIN becomes a zero of its sign.  Where the level runs
+     * without the instruction, oneDNN's bf16 emulation rounds it. */
+    bool native = isa == BP_ONEDNN_AVX2_VNNI_2 || isa >= BP_ONEDNN_AVX512_CORE_FP16;
+    return native && fabsf(r) < FLT_MIN ? copysignf(0.0f, r) : r;
 }
