@@ -135,7 +135,8 @@ bool bp_cli_opt_cpu_isa(const char *arg, bp_backend_opts_t *o, char *why, size_t
 bool bp_cli_opt_onednn_isa(const char *arg, bp_backend_opts_t *o, char *why, size_t n)
 {
     snprintf(why, n,
-             "unknown --onednn-isa '%s' (avx512_core_fp16, avx512_core, avx2_vnni_2, avx2, "
+             "unknown --onednn-isa '%s' (avx512_core_fp16, avx512_core_bf16, avx512_core, "
+             "avx2_vnni_2, avx2, "
              "sse41, none, auto)",
              arg);
     return bp_onednn_isa_parse(arg, &o->onednn_isa);

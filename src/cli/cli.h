@@ -91,9 +91,10 @@ int bp_cli_zero_sign(const char *cmd, const char *arg, bool *ignore);
       bp_cli_opt_cpu_isa, P) S                                                           \
     X(ONEDNN_ISA, "onednn-isa",                                                          \
       "  --onednn-isa I    oneDNN ISA to model for the ops PyTorch hands it (gelu's erf\n"   \
-      "                    form): avx512_core_fp16, avx512_core, avx2_vnni_2, avx2, sse41\n" \
-      "                    or none (mkldnn off) (default: ONEDNN_MAX_CPU_ISA capped by\n"   \
-      "                    this CPU, else what it offers, as oneDNN picks)\n",             \
+      "                    form): avx512_core_fp16, avx512_core_bf16, avx512_core,\n"    \
+      "                    avx2_vnni_2, avx2, sse41 or none (mkldnn off) (default:\n"     \
+      "                    ONEDNN_MAX_CPU_ISA capped by this CPU, else what it offers,\n" \
+      "                    as oneDNN picks)\n",                                          \
       bp_cli_opt_onednn_isa, P) S                                                        \
     X(MKL_ISA, "mkl-isa",                                                                \
       "  --mkl-isa I       MKL code path to model for fp32 matmul, linear and addmm\n"   \

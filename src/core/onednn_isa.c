@@ -17,6 +17,7 @@ static const char *const names[] = {
     [BP_ONEDNN_AVX2] = "avx2",
     [BP_ONEDNN_AVX2_VNNI_2] = "avx2_vnni_2",
     [BP_ONEDNN_AVX512_CORE] = "avx512_core",
+    [BP_ONEDNN_AVX512_CORE_BF16] = "avx512_core_bf16",
     [BP_ONEDNN_AVX512_CORE_FP16] = "avx512_core_fp16",
 };
 
@@ -25,7 +26,6 @@ static const bp_isa_alias_t aliases[] = {
     {"avx", BP_ONEDNN_SSE41},
     {"avx2_vnni", BP_ONEDNN_AVX2},
     {"avx512_core_vnni", BP_ONEDNN_AVX512_CORE},
-    {"avx512_core_bf16", BP_ONEDNN_AVX512_CORE},
     {"avx10_1_512", BP_ONEDNN_AVX512_CORE_FP16},
     {"avx512_core_amx", BP_ONEDNN_AVX512_CORE_FP16},
     {"avx10_1_512_amx", BP_ONEDNN_AVX512_CORE_FP16},
@@ -64,6 +64,10 @@ bp_onednn_isa_t bp_onednn_isa_detect(void)
     if (avx512_core && __builtin_cpu_supports("avx512vnni") && (a1 & (1u << 5)) &&
         (d0 & (1u << 23)))
         return BP_ONEDNN_AVX512_CORE_FP16;
+    /* avx512_core_bf16 without AVX512-FP16 (Cooper Lake, Zen 4): its
+     * bf16 stores convert natively */
+    if (avx512_core && __builtin_cpu_supports("avx512vnni") && (a1 & (1u << 5)))
+        return BP_ONEDNN_AVX512_CORE_BF16;
     if (avx512_core)
         return BP_ONEDNN_AVX512_CORE;
     bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
@@ -97,7 +101,7 @@ bp_status bp_onednn_isa_resolve(bp_onednn_isa_t want, bp_onednn_isa_t *got,
     if (!bp_onednn_isa_parse(env, &cap) || cap == BP_ONEDNN_AUTO || cap == BP_ONEDNN_NONE)
         return bp_error_set(err, BP_EINPUT,
                             "%s='%s' is not a oneDNN ISA (sse41, avx2, avx2_vnni_2, avx512_core, "
-                            "avx512_core_fp16, ..., all)",
+                            "avx512_core_bf16, avx512_core_fp16, ..., all)",
                             var, env);
     *source = strcmp(var, "DNNL_MAX_CPU_ISA") == 0 ? "DNNL_MAX_CPU_ISA" : "ONEDNN_MAX_CPU_ISA";
     if (cap < host)

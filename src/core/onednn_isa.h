@@ -34,11 +34,12 @@ typedef enum {
     BP_ONEDNN_AVX2,
     BP_ONEDNN_AVX2_VNNI_2,
     BP_ONEDNN_AVX512_CORE,
+    BP_ONEDNN_AVX512_CORE_BF16,
     BP_ONEDNN_AVX512_CORE_FP16
 } bp_onednn_isa_t;
 
 /* "auto", "none", "sse41", "avx2", "avx2_vnni_2", "avx512_core",
- * "avx512_core_fp16". */
+ * "avx512_core_bf16", "avx512_core_fp16". */
 const char *bp_onednn_isa_name(bp_onednn_isa_t i);
 /* bitprobe's names (above), or any ONEDNN_MAX_CPU_ISA value (case
  * ignored: AVX, AVX2_VNNI, AVX512_CORE_BF16, AVX10_1_512_AMX, ALL, ...),

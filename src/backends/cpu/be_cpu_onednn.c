@@ -159,6 +159,6 @@ float bp_cpu_onednn_bf16_out(bp_onednn_isa_t isa, float r)
      * treats a denormal input as zero whatever MXCSR says: an fp32 result
      * below FLT_MIN becomes a zero of its sign.  Where the level runs
      * without the instruction, oneDNN's bf16 emulation rounds it. */
-    bool native = isa == BP_ONEDNN_AVX2_VNNI_2 || isa >= BP_ONEDNN_AVX512_CORE_FP16;
+    bool native = isa == BP_ONEDNN_AVX2_VNNI_2 || isa >= BP_ONEDNN_AVX512_CORE_BF16;
     return native && fabsf(r) < FLT_MIN ? copysignf(0.0f, r) : r;
 }

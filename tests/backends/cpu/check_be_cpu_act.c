@@ -380,6 +380,31 @@ START_TEST(t_gelu_onednn)
 }
 END_TEST
 
+/* oneDNN's bf16 gelu stores its fp32 result with VCVTNEPS2BF16 where the
+ * level has it (avx2_vnni_2, from avx512_core_bf16): a denormal result is
+ * a zero of its sign there (PyTorch 2.11 on an H200 host: F.gelu of bf16
+ * 0x0080, FLT_MIN, is 0x0000).  avx512_core emulates the conversion and
+ * rounds: gelu(FLT_MIN) = FLT_MIN / 2 (1 + erf(tiny)) is bf16 0x0040, and
+ * -FLT_MIN gives 0x8040.  Normal results are the same at every level. */
+START_TEST(t_gelu_bf16_flush)
+{
+    static const bp_onednn_isa_t lv[] = {BP_ONEDNN_AVX2_VNNI_2, BP_ONEDNN_AVX512_CORE,
+                                         BP_ONEDNN_AVX512_CORE_BF16,
+                                         BP_ONEDNN_AVX512_CORE_FP16};
+    static const bool flush[] = {true, false, true, true};
+    const float tiny = 0x1p-126f;
+    for (int k = 0; k < 4; k++) {
+        bp_backend_t *be = cpu_onednn(BP_CPU_MATH_SLEEF_U10, BP_CPU_ISA_AVX512, lv[k]);
+        ck_assert_uint_eq(gelu_n(be, BP_BF16, tiny, 2), flush[k] ? 0x0000u : 0x0040u);
+        ck_assert_uint_eq(gelu_n(be, BP_BF16, -tiny, 2), flush[k] ? 0x8000u : 0x8040u);
+        ck_assert_uint_eq(gelu_n(be, BP_BF16, 0x1p-120f, 2), 0x0300u); /* 2^-121 */
+        /* one element is ATen's kernel, which rounds */
+        ck_assert_uint_eq(gelu_n(be, BP_BF16, tiny, 1), 0x0040u);
+        bp_backend_close(be);
+    }
+}
+END_TEST
+
 /* 20 elements: 16 in two AVX2 registers, 4 in the scalar tail, which is
  * glibc's 1 / (1 + expf(-x)), x / (1 + expf(-x)) and exp2f(x). */
 START_TEST(t_act_tail)
@@ -543,6 +568,7 @@ void be_cpu_act_tests(TCase *tc)
     tcase_add_test(tc, t_act_mpfr);
     tcase_add_test(tc, t_act_tail);
     tcase_add_test(tc, t_gelu_onednn);
+    tcase_add_test(tc, t_gelu_bf16_flush);
     tcase_add_test(tc, t_erf_half);
     tcase_add_test(tc, t_erf_f64);
     tcase_add_test(tc, t_fill_linspace);
