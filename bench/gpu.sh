@@ -10,6 +10,10 @@
 #                             forward) and on preset tiny (<= 25 us per op)
 #   bench/invariance.sh       the 4096x4096 bf16 map (<= 30 s), PyTorch's map equal
 #   bench/stack_forward.sh    the llama2-7b forward (bitprobe <= 1.25x PyTorch)
+#   bench/init_audit.sh       init-audit of Llama-2-7B's config, parameters on meta:
+#                             each way's process (cpu, meta, zero-init, cuda) <= 60 s
+# each told what is left in BENCH_BUDGET_S (less a margin: a bench that
+# reads it, init_audit.sh, stops in time and reports what it measured), and
 # keeps each bench's whole output under $OUT (default /tmp/out), and prints
 # one table: every figure, its target, met or MISSED.  A bench that cannot
 # run (no GPU, no torch: its SKIP), fails, runs out of time or prints none
@@ -45,7 +49,8 @@ one() {
         return
     fi
     s0=$(date +%s)
-    timeout -k 10 "$left" "$@" >"$OUT/$log" 2>&1
+    timeout -k 10 "$left" env BENCH_BUDGET_S=$((left > 30 ? left - 15 : left / 2)) "$@" \
+        >"$OUT/$log" 2>&1
     rc=$?
     took=$(($(date +%s) - s0))
     grep '^figure: ' "$OUT/$log" | sed 's/^figure: //' >"$OUT/$log.figures"
@@ -67,6 +72,7 @@ one bench-suite.txt 2 env SUITE_RUNS="${SUITE_RUNS:-3}" sh "$HERE/suite.sh"
 one bench-ledger.txt 2 env DEVICE=cuda sh "$HERE/ledger_overhead.sh"
 one bench-invariance.txt 2 sh "$HERE/invariance.sh"
 one bench-stack.txt 1 sh "$HERE/stack_forward.sh"
+one bench-init-audit.txt 5 sh "$HERE/init_audit.sh"
 
 echo
 echo "== the table ($(($(date +%s) - T0)) s in all, budget ${BUDGET} s)"
