@@ -3,6 +3,7 @@
 
 #include <dirent.h>
 #include <math.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,13 +32,15 @@ static const struct {
     const char *name;
     open_fn open;
     const bp_op_fn *ops; /* NULL: not built */
+    bool shared;         /* see bp_backend_shared */
 } registry[] = {
-    {"cpu", bp_be_cpu_open, bp_cpu_ops},
-    {"oracle", bp_be_oracle_open, bp_oracle_ops},
+    /* the cpu's state is read only; the oracle locks its kept results */
+    {"cpu", bp_be_cpu_open, bp_cpu_ops, true},
+    {"oracle", bp_be_oracle_open, bp_oracle_ops, true},
 #ifdef BP_HAVE_CUDA
-    {"cuda", bp_be_cuda_open, bp_cuda_ops},
+    {"cuda", bp_be_cuda_open, bp_cuda_ops, false},
 #else
-    {"cuda", cuda_unbuilt, NULL},
+    {"cuda", cuda_unbuilt, NULL, false},
 #endif
 };
 
@@ -58,6 +61,38 @@ const bp_op_fn *bp_backend_ops(const char *name)
         if (strcmp(name, registry[i].name) == 0)
             return registry[i].ops;
     return NULL;
+}
+
+bool bp_backend_shared(const char *name)
+{
+    for (size_t i = 0; i < NREG; i++)
+        if (strcmp(name, registry[i].name) == 0)
+            return registry[i].shared;
+    return false;
+}
+
+bp_backend_t *bp_backend_runner(const bp_backend_t *be)
+{
+    bp_backend_t *r = malloc(sizeof *r);
+    if (!r)
+        return NULL;
+    *r = *be;
+    r->destroy = NULL; /* the state is be's */
+    r->elems = r->elems_reused = 0;
+    r->memo = NULL;
+    if (be->memo && !(r->memo = bp_memo_new())) {
+        free(r);
+        return NULL;
+    }
+    return r;
+}
+
+void bp_backend_runner_free(bp_backend_t *r)
+{
+    if (!r)
+        return;
+    bp_memo_free(r->memo);
+    free(r);
 }
 
 void bp_backend_opts_default(bp_backend_opts_t *o)
@@ -84,6 +119,14 @@ const char *bp_cpu_math_name(bp_cpu_math_t m)
     case BP_CPU_MATH_LIBM: return "libm";
     }
     return "?";
+}
+
+/* Set once a device backend has opened (backends open on several threads). */
+static atomic_bool device_opened;
+
+bool bp_backend_device_opened(void)
+{
+    return atomic_load(&device_opened);
 }
 
 bp_status bp_backend_open(const char *name, const bp_backend_opts_t *opts,
@@ -117,8 +160,12 @@ bp_status bp_backend_open(const char *name, const bp_backend_opts_t *opts,
         return bp_error_set(err, BP_EINPUT, "--gpu %s: this command runs one GPU; name one "
                             "(--gpu N)", opts->gpus);
     for (size_t i = 0; i < NREG; i++)
-        if (strcmp(name, registry[i].name) == 0)
-            return registry[i].open(opts, out, err);
+        if (strcmp(name, registry[i].name) == 0) {
+            bp_status st = registry[i].open(opts, out, err);
+            if (!st && (*out)->device)
+                atomic_store(&device_opened, true);
+            return st;
+        }
     char known[64] = "";
     for (size_t i = 0; i < NREG; i++) {
         size_t l = strlen(known);

@@ -144,6 +144,9 @@ const bp_op_fn *bp_backend_ops(const char *name);
 bp_status bp_backend_open(const char *name, const bp_backend_opts_t *opts,
                           bp_backend_t **out, bp_error_t *err);
 void bp_backend_close(bp_backend_t *be);
+/* Whether this process has opened a device backend (CUDA): its teardown
+ * can be left to the process's end (cli/main.c). */
+bool bp_backend_device_opened(void);
 /* For a command that computes on one GPU, before anything in the process
  * starts CUDA (and before it has threads that read the environment): shows
  * CUDA that GPU alone (CUDA_VISIBLE_DEVICES), so that the driver sets up
@@ -159,6 +162,19 @@ bool bp_backend_pin_gpu(bp_backend_opts_t *opts);
  * those here, into idx (at most max).  BP_EUNAVAIL with the reason when
  * there is no GPU or an index is beyond them, BP_EINPUT for a bad list. */
 bp_status bp_backend_gpu_list(const char *sel, int *idx, int max, int *n, bp_error_t *err);
+/* Whether the op entries of backend `name` may run on several threads at
+ * once on the one state its open made (they only read it, or lock what
+ * they write): the host backends, cpu and oracle.  Probes then run beside
+ * each other on it, each thread through a runner of its own. */
+bool bp_backend_shared(const char *name);
+/* A runner of a shared backend be: a copy that shares be's state (be
+ * outlives it) and keeps a memo (where be has one) and counts of its own,
+ * for one thread at a time; NULL when out of memory.  Its memo starts
+ * empty, so a probe's dtypes reuse each other's results when they run on
+ * one runner, in order. */
+bp_backend_t *bp_backend_runner(const bp_backend_t *be);
+/* Frees a runner and its memo, never the state it shares. */
+void bp_backend_runner_free(bp_backend_t *r);
 /* Lets bp_backend_run reuse, in a probe's next dtype, the results that do
  * not depend on the dtype (memo.h says when that is); off by default. */
 bp_status bp_backend_memo(bp_backend_t *be, bool on, bp_error_t *err);

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "backend.h"
 #include "bundle.h"
@@ -111,8 +112,14 @@ typedef struct {
  * its goldens; a lane runs ahead of the job being compared while the
  * results it holds from that job on take at most RUN_BUDGET bytes (always
  * at least that job).  The golden cache (cmd_run.h) and the timing
- * records are the only state the lanes share. */
+ * records are the only state the lanes share.  A shared backend
+ * (bp_backend_shared: cpu, oracle) runs up to RUN_WIDTH probes at once,
+ * one per thread of its lane, each probe's dtypes in order on a runner of
+ * its own (its memo reuses across them as on one thread); most probes are
+ * too small for the oracle to spread one op over the cores, so the cores
+ * fill with probes instead. */
 #define RUN_BUDGET ((size_t)64 << 20)
+#define RUN_WIDTH 4
 static pthread_mutex_t timing_lock = PTHREAD_MUTEX_INITIALIZER;
 
 /* bp_backend_run, timed into rep->timing when --timing asks. */
@@ -261,6 +268,7 @@ typedef struct {
     const bp_probe_t *p;
     bp_dtype_t dt;
     bool first, last;  /* the probe's first and last dtype */
+    size_t group;      /* the job of its first dtype */
 } job_t;
 
 /* Lanes 0 to n-1 run backends 0 to n-1; with goldens, lane n + k loads
@@ -284,8 +292,13 @@ typedef struct {
     uint64_t held;  /* result bytes the lanes hold (under mu) */
     job_t *jobs;
     size_t *cost;   /* bytes of each job's results that a lane keeps */
+    bool *joined;   /* per job: not its probe's first (lanes.h's groups) */
     size_t njobs;
     slot_t *slots;  /* njobs x bs->n */
+    /* A shared backend's runner per probe: [group x bs->n], made at the
+     * probe's first job, freed after its last */
+    bp_backend_t **runners;
+    bool shared[BP_CLI_MAX_BACKENDS];
     bp_run_cons_t cons; /* --gpu all: the GPUs against each other */
 } run_ctx_t;
 
@@ -347,6 +360,11 @@ static bp_status lane_job(void *arg, int k, size_t j)
     }
     bp_backend_t *be = c->bs->be[k];
     slot_t *s = slot_at(c, j, k);
+    bp_backend_t **runner = &c->runners[jb->group * (size_t)n + (size_t)k];
+    if (c->shared[k] && jb->first && !(*runner = bp_backend_runner(be)))
+        return s->st = bp_error_set(&s->err, BP_ENOMEM, "out of memory");
+    if (c->shared[k])
+        be = *runner;
     bp_cli_progress("running %s (%s) on %s\n", jb->p->name, bp_dtype_name(jb->dt), be->name);
     s->bufs = calloc(jb->p->nops ? jb->p->nops : 1, sizeof *s->bufs);
     if (!s->bufs)
@@ -359,7 +377,25 @@ static bp_status lane_job(void *arg, int k, size_t j)
         if (!is_output(jb->p, i))
             bp_buf_free(&s->bufs[i]);
     held(c, s, jb->p, true);
+    if (c->shared[k] && jb->last) {
+        bp_backend_runner_free(*runner);
+        *runner = NULL;
+    }
     return s->st;
+}
+
+/* Threads on the lane of backend `name`: RUN_WIDTH for a shared backend
+ * where there are as many cores, the oracle no more than its --threads. */
+static int lane_width(const bp_run_opts_t *o, const char *name)
+{
+    if (!bp_backend_shared(name))
+        return 1;
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    int w = cores < RUN_WIDTH ? (cores > 1 ? (int)cores : 1) : RUN_WIDTH;
+    int t = o->dev.be.threads;
+    if (strcmp(name, "oracle") == 0 && t > 0 && t < w)
+        w = t;
+    return w;
 }
 
 static void lane_end(void *arg, int k)
@@ -574,12 +610,24 @@ static int run_jobs(run_ctx_t *c, json_t *files)
         bp_error_set(&err, BP_ENOMEM, "out of memory");
         return bp_cli_fail(&err);
     }
-    for (int k = 0; k < bs->n; k++)
+    c->runners = calloc(c->njobs * (size_t)bs->n + 1, sizeof *c->runners);
+    if (!c->runners) {
+        free(c->slots);
+        bp_error_set(&err, BP_ENOMEM, "out of memory");
+        return bp_cli_fail(&err);
+    }
+    int width[2 * BP_CLI_MAX_BACKENDS];
+    for (int k = 0; k < bs->n; k++) {
         c->opened[k] = c->lanes_open ? 0 : 1;
+        const char *name = c->lanes_open ? c->names[k] : bs->be[k]->name;
+        c->shared[k] = bp_backend_shared(name);
+        width[k] = lane_width(o, name);
+        width[bs->n + k] = 1;
+    }
     bp_lane_fns_t fns = {.begin = lane_begin, .job = lane_job, .end = lane_end, .ctx = c};
     int nlanes = o->golden ? 2 * bs->n : bs->n;
-    bp_lanes_t *lanes =
-        bp_lanes_start(nlanes, c->njobs, c->njobs, c->cost, RUN_BUDGET, &fns, &err);
+    bp_lanes_t *lanes = bp_lanes_start_wide(nlanes, width, c->joined, c->njobs, c->njobs,
+                                            c->cost, RUN_BUDGET, &fns, &err);
     if (!lanes)
         rc = bp_cli_fail(&err);
     if (!rc) {
@@ -619,12 +667,17 @@ static int run_jobs(run_ctx_t *c, json_t *files)
     bp_lanes_finish(lanes);
     for (int k = 0; k < bs->n; k++)
         bp_st_free(&save[k]);
-    /* What lanes ran ahead of a failure. */
+    /* What lanes ran ahead of a failure, and the runners of probes whose
+     * last dtype did not run. */
     for (size_t j = 0; j < c->njobs; j++)
-        for (int k = 0; k < bs->n; k++)
+        for (int k = 0; k < bs->n; k++) {
             slot_free(c->jobs[j].p, slot_at(c, j, k));
+            bp_backend_runner_free(c->runners[j * (size_t)bs->n + (size_t)k]);
+        }
     free(c->slots);
+    free(c->runners);
     c->slots = NULL;
+    c->runners = NULL;
     return rc;
 }
 
@@ -655,8 +708,9 @@ static int plan_jobs(const bp_run_opts_t *o, bp_probe_t **sel, size_t nsel, bp_r
 {
     c->jobs = calloc(nsel * BP_NDTYPES + 1, sizeof *c->jobs);
     c->cost = calloc(nsel * BP_NDTYPES + 1, sizeof *c->cost);
+    c->joined = calloc(nsel * BP_NDTYPES + 1, sizeof *c->joined);
     c->njobs = 0;
-    if (!c->jobs || !c->cost) {
+    if (!c->jobs || !c->cost || !c->joined) {
         fprintf(stderr, "bitprobe run: out of memory\n");
         return BP_EXIT_TROUBLE;
     }
@@ -668,7 +722,8 @@ static int plan_jobs(const bp_run_opts_t *o, bp_probe_t **sel, size_t nsel, bp_r
         for (int d = 0; d < BP_NDTYPES; d++)
             if (mask & (1u << d)) {
                 c->jobs[c->njobs] = (job_t){.p = sel[i], .dt = (bp_dtype_t)d,
-                                            .first = c->njobs == first};
+                                            .first = c->njobs == first, .group = first};
+                c->joined[c->njobs] = c->njobs != first;
                 c->njobs++;
             }
         if (c->njobs > first)
@@ -768,6 +823,7 @@ int cmd_run(int argc, char **argv)
         rc = run_jobs(&ctx, files);
     free(ctx.jobs);
     free(ctx.cost);
+    free(ctx.joined);
     pthread_cond_destroy(&ctx.cv);
     pthread_mutex_destroy(&ctx.mu);
     if (!rc)
@@ -790,8 +846,10 @@ int cmd_run(int argc, char **argv)
         timing.report_s = bp_timing_now() - t0;
     }
     bp_run_goldens_free(&ctx.goldens);
+    /* A device's teardown is the process's end (main.c's leave). */
     for (int k = 0; k < bs.n; k++)
-        bp_backend_close(bs.be[k]);
+        if (bs.be[k] && !bs.be[k]->device)
+            bp_backend_close(bs.be[k]);
     bp_cli_probes_free(&pr);
     if (o.timing) {
         bp_timing_stop(&timing);

@@ -1,21 +1,34 @@
-/* Lanes (lanes.h): a mutex and one condition variable guard each lane's
+/* Lanes (lanes.h): a mutex and one condition variable guard every lane's
  * progress and the consumer's position. */
 #include "lanes.h"
 
 #include <pthread.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
+typedef struct lane lane_t;
+
 typedef struct {
-    bp_lanes_t *l;
-    int k;
+    lane_t *ln;
+    int idx;       /* the lane's thread idx: 0 runs begin */
     pthread_t th;
     bool started;
+} worker_t;
+
+struct lane {
+    bp_lanes_t *l;
+    int k;
+    int nthreads;
+    worker_t *w;
     bool begun;    /* begin has returned */
     bool begin_failed;
-    bool stopped;  /* begin or a job failed, or the lane ran out of jobs */
-    size_t done;   /* jobs finished */
-} lane_t;
+    int live;      /* threads not yet out of their loop */
+    size_t next;   /* the first job of the next group to take */
+    size_t fail;   /* the first job that failed (or 0 when begin did); njobs: none */
+    size_t done;   /* jobs 0..done-1 finished */
+    bool *fin;     /* per job: finished */
+};
 
 struct bp_lanes {
     pthread_mutex_t mu;
@@ -23,6 +36,7 @@ struct bp_lanes {
     bp_lane_fns_t fns;
     size_t njobs, ahead;
     const size_t *cost;
+    const bool *joined;
     size_t budget;
     size_t consumed;  /* jobs the consumer is done with */
     bool quit;
@@ -48,30 +62,56 @@ static bool may_start(const bp_lanes_t *l, size_t j)
     return true;
 }
 
-static void *lane_main(void *arg)
+/* Runs the jobs of the group that starts at g (under the lock; it is
+ * released while a job runs). */
+static void run_group(bp_lanes_t *l, lane_t *ln, size_t g)
 {
-    lane_t *ln = arg;
-    bp_lanes_t *l = ln->l;
-    bp_status st = l->fns.begin ? l->fns.begin(l->fns.ctx, ln->k) : BP_OK;
-    pthread_mutex_lock(&l->mu);
-    ln->begun = true;
-    ln->begin_failed = ln->stopped = st != BP_OK;
-    pthread_cond_broadcast(&l->cv);
-    for (size_t j = 0; !ln->stopped && j < l->njobs;) {
-        while (!l->quit && !may_start(l, j))
+    size_t e = g + 1;
+    while (e < l->njobs && l->joined && l->joined[e])
+        e++;
+    ln->next = e;
+    for (size_t j = g; j < e; j++) {
+        while (!l->quit && j < ln->fail && !may_start(l, j))
             pthread_cond_wait(&l->cv, &l->mu);
-        if (l->quit)
-            break;
+        if (l->quit || j >= ln->fail)
+            return;
         pthread_mutex_unlock(&l->mu);
-        st = l->fns.job(l->fns.ctx, ln->k, j);
+        bp_status st = l->fns.job(l->fns.ctx, ln->k, j);
         pthread_mutex_lock(&l->mu);
-        if (st)
-            ln->stopped = true;
-        else
-            ln->done = ++j;
         pthread_cond_broadcast(&l->cv);
+        if (st) {
+            if (j < ln->fail)
+                ln->fail = j;
+            return;
+        }
+        ln->fin[j] = true;
+        while (ln->done < l->njobs && ln->fin[ln->done])
+            ln->done++;
     }
-    ln->stopped = true;
+}
+
+static void *worker_main(void *arg)
+{
+    worker_t *w = arg;
+    lane_t *ln = w->ln;
+    bp_lanes_t *l = ln->l;
+    if (w->idx == 0) {
+        bp_status st = l->fns.begin ? l->fns.begin(l->fns.ctx, ln->k) : BP_OK;
+        pthread_mutex_lock(&l->mu);
+        ln->begun = true;
+        if (st) {
+            ln->begin_failed = true;
+            ln->fail = 0;
+        }
+        pthread_cond_broadcast(&l->cv);
+    } else {
+        pthread_mutex_lock(&l->mu);
+        while (!ln->begun && !l->quit)
+            pthread_cond_wait(&l->cv, &l->mu);
+    }
+    while (ln->begun && !l->quit && ln->next < l->njobs && ln->next < ln->fail)
+        run_group(l, ln, ln->next);
+    ln->live--;
     pthread_cond_broadcast(&l->cv);
     pthread_mutex_unlock(&l->mu);
     if (l->fns.end)
@@ -79,8 +119,22 @@ static void *lane_main(void *arg)
     return NULL;
 }
 
-bp_lanes_t *bp_lanes_start(int nlanes, size_t njobs, size_t ahead, const size_t *cost,
-                           size_t budget, const bp_lane_fns_t *fns, bp_error_t *err)
+/* Frees what bp_lanes_start_wide allocated (no thread running). */
+static void lanes_free(bp_lanes_t *l)
+{
+    for (int k = 0; k < l->n; k++) {
+        free(l->lane[k].w);
+        free(l->lane[k].fin);
+    }
+    pthread_cond_destroy(&l->cv);
+    pthread_mutex_destroy(&l->mu);
+    free(l->lane);
+    free(l);
+}
+
+bp_lanes_t *bp_lanes_start_wide(int nlanes, const int *width, const bool *joined,
+                                size_t njobs, size_t ahead, const size_t *cost,
+                                size_t budget, const bp_lane_fns_t *fns, bp_error_t *err)
 {
     bp_lanes_t *l = calloc(1, sizeof *l);
     lane_t *lane = calloc(nlanes > 0 ? (size_t)nlanes : 1, sizeof *lane);
@@ -96,22 +150,57 @@ bp_lanes_t *bp_lanes_start(int nlanes, size_t njobs, size_t ahead, const size_t 
     l->njobs = njobs;
     l->ahead = ahead ? ahead : 1;
     l->cost = cost;
+    l->joined = joined;
     l->budget = budget;
     l->n = nlanes;
     l->lane = lane;
+    bool ok = true;
+    for (int k = 0; k < nlanes && ok; k++) {
+        lane_t *ln = &lane[k];
+        ln->l = l;
+        ln->k = k;
+        ln->fail = njobs;
+        ln->nthreads = width && width[k] > 1 ? width[k] : 1;
+        ln->w = calloc((size_t)ln->nthreads, sizeof *ln->w);
+        ln->fin = calloc(njobs ? njobs : 1, sizeof *ln->fin);
+        ok = ln->w && ln->fin;
+    }
+    if (!ok) {
+        lanes_free(l);
+        bp_error_set(err, BP_ENOMEM, "out of memory");
+        return NULL;
+    }
     for (int k = 0; k < nlanes; k++) {
-        lane[k].l = l;
-        lane[k].k = k;
-        int e = pthread_create(&lane[k].th, NULL, lane_main, &lane[k]);
-        if (e) {
-            bp_lanes_finish(l);
-            bp_error_set(err, BP_ENOMEM, "cannot start a thread for backend %d: %s", k + 1,
-                         strerror(e));
-            return NULL;
+        lane_t *ln = &lane[k];
+        for (int i = 0; i < ln->nthreads; i++) {
+            worker_t *w = &ln->w[i];
+            w->ln = ln;
+            w->idx = i;
+            pthread_mutex_lock(&l->mu);
+            ln->live++;
+            pthread_mutex_unlock(&l->mu);
+            int e = pthread_create(&w->th, NULL, worker_main, w);
+            if (e) {
+                pthread_mutex_lock(&l->mu);
+                ln->live--;
+                pthread_mutex_unlock(&l->mu);
+                if (i > 0)
+                    break; /* the lane runs on the threads it has */
+                bp_lanes_finish(l);
+                bp_error_set(err, BP_ENOMEM, "cannot start a thread for backend %d: %s", k + 1,
+                             strerror(e));
+                return NULL;
+            }
+            w->started = true;
         }
-        lane[k].started = true;
     }
     return l;
+}
+
+bp_lanes_t *bp_lanes_start(int nlanes, size_t njobs, size_t ahead, const size_t *cost,
+                           size_t budget, const bp_lane_fns_t *fns, bp_error_t *err)
+{
+    return bp_lanes_start_wide(nlanes, NULL, NULL, njobs, ahead, cost, budget, fns, err);
 }
 
 int bp_lanes_wait_begun(bp_lanes_t *l)
@@ -131,9 +220,12 @@ int bp_lanes_wait_begun(bp_lanes_t *l)
 int bp_lanes_wait(bp_lanes_t *l, size_t j)
 {
     pthread_mutex_lock(&l->mu);
-    for (int k = 0; k < l->n; k++)
-        while (l->lane[k].done <= j && !l->lane[k].stopped)
+    for (int k = 0; k < l->n; k++) {
+        lane_t *ln = &l->lane[k];
+        /* Jobs before a failed one still run; none from it on. */
+        while (ln->done <= j && ln->fail > j && ln->live > 0)
             pthread_cond_wait(&l->cv, &l->mu);
+    }
     int failed = -1;
     for (int k = 0; k < l->n && failed < 0; k++)
         if (l->lane[k].done <= j)
@@ -160,10 +252,8 @@ void bp_lanes_finish(bp_lanes_t *l)
     pthread_cond_broadcast(&l->cv);
     pthread_mutex_unlock(&l->mu);
     for (int k = 0; k < l->n; k++)
-        if (l->lane[k].started)
-            pthread_join(l->lane[k].th, NULL);
-    pthread_cond_destroy(&l->cv);
-    pthread_mutex_destroy(&l->mu);
-    free(l->lane);
-    free(l);
+        for (int i = 0; i < l->lane[k].nthreads; i++)
+            if (l->lane[k].w[i].started)
+                pthread_join(l->lane[k].w[i].th, NULL);
+    lanes_free(l);
 }

@@ -204,30 +204,36 @@ static void *chunk_thread(void *arg)
 /* Workers kept from one map to the next, so that an op does not pay for
  * starting and joining a thread per chunk, nor each thread for MPFR's
  * constants again (a suite runs some 200 maps; on 16 cores 15 threads
- * each).  One map at a time uses them: a map that finds them busy (a
- * second oracle in another thread) starts threads of its own as before.
- * Which thread runs which chunk changes nothing (see oracle_mpfr.h).  A
- * forked child starts with none (pthread_atfork). */
+ * each).  Maps may run at once (several probes on the oracle beside each
+ * other, or several oracles): each queues its chunks, the workers take
+ * chunks from the oldest map that has some left, and the map's caller
+ * takes its own map's chunks too and then waits for those the workers
+ * took.  So the workers are shared, never more than the most any map
+ * asked for (threads - 1), and a map is never left waiting for a thread
+ * that is not working for it.  Which thread runs which chunk changes
+ * nothing (see oracle_mpfr.h).  A forked child starts with none
+ * (pthread_atfork). */
+typedef struct map {
+    chunk_t *chunks;
+    size_t n, next, left; /* chunks, the next to take, those not finished */
+    pthread_cond_t done;  /* left reached 0 */
+    struct map *after;    /* the queue of maps with chunks to take */
+} map_t;
+
 static struct {
     pthread_mutex_t mu;
-    pthread_cond_t go, done;
-    size_t started;       /* workers running */
-    bool busy;            /* a map owns the workers */
-    chunk_t *chunks;      /* the map's chunks; workers take 1..n-1 */
-    size_t n, next, left; /* chunks, the next to take, those not finished */
-} pool = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, PTHREAD_COND_INITIALIZER,
-          0, false, NULL, 0, 0, 0};
+    pthread_cond_t go;
+    size_t started;     /* workers running */
+    map_t *head, *tail; /* maps with chunks left to take, oldest first */
+} pool = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, NULL, NULL};
 static pthread_once_t pool_once = PTHREAD_ONCE_INIT;
 
 static void pool_forked(void)
 {
     pthread_mutex_init(&pool.mu, NULL);
     pthread_cond_init(&pool.go, NULL);
-    pthread_cond_init(&pool.done, NULL);
     pool.started = 0;
-    pool.busy = false;
-    pool.chunks = NULL;
-    pool.n = pool.next = pool.left = 0;
+    pool.head = pool.tail = NULL;
 }
 
 static void pool_init(void)
@@ -235,33 +241,61 @@ static void pool_init(void)
     pthread_atfork(NULL, NULL, pool_forked);
 }
 
+/* Takes m out of the queue (under the lock), wherever it is: a map
+ * leaves it when its last chunk is taken. */
+static void unqueue(map_t *m)
+{
+    map_t **at = &pool.head, *prev = NULL;
+    while (*at && *at != m) {
+        prev = *at;
+        at = &(*at)->after;
+    }
+    if (!*at)
+        return;
+    *at = m->after;
+    if (pool.tail == m)
+        pool.tail = prev;
+    m->after = NULL;
+}
+
+/* Takes m's next chunk (under the lock; m has one). */
+static chunk_t *take(map_t *m)
+{
+    chunk_t *c = &m->chunks[m->next++];
+    if (m->next == m->n)
+        unqueue(m);
+    return c;
+}
+
+/* Runs chunk c of m (called and returning under the lock). */
+static void run_taken(map_t *m, chunk_t *c)
+{
+    pthread_mutex_unlock(&pool.mu);
+    chunk_run(c);
+    pthread_mutex_lock(&pool.mu);
+    if (--m->left == 0)
+        pthread_cond_signal(&m->done);
+}
+
 static void *pool_worker(void *arg)
 {
     (void)arg;
     pthread_mutex_lock(&pool.mu);
     for (;;) {
-        while (pool.next >= pool.n)
+        while (!pool.head)
             pthread_cond_wait(&pool.go, &pool.mu);
-        chunk_t *c = &pool.chunks[pool.next++];
-        pthread_mutex_unlock(&pool.mu);
-        chunk_run(c);
-        pthread_mutex_lock(&pool.mu);
-        if (--pool.left == 0)
-            pthread_cond_signal(&pool.done);
+        map_t *m = pool.head;
+        run_taken(m, take(m));
     }
     return NULL;
 }
 
-/* Runs cs[0..nt) with the kept workers; false (nothing run) when another
- * map holds them or no worker can be started. */
+/* Runs cs[0..nt) with the kept workers; false (nothing run) when no worker
+ * runs or can be started. */
 static bool pool_run(chunk_t *cs, size_t nt)
 {
     pthread_once(&pool_once, pool_init);
     pthread_mutex_lock(&pool.mu);
-    if (pool.busy) {
-        pthread_mutex_unlock(&pool.mu);
-        return false;
-    }
     while (pool.started < nt - 1) {
         pthread_t t;
         pthread_attr_t at;
@@ -277,29 +311,22 @@ static bool pool_run(chunk_t *cs, size_t nt)
         pthread_mutex_unlock(&pool.mu);
         return false;
     }
-    pool.busy = true;
-    pool.chunks = cs;
-    pool.n = nt;
-    pool.next = 1; /* chunk 0 is the caller's */
-    pool.left = nt - 1;
+    map_t m = {.chunks = cs, .n = nt, .left = nt};
+    pthread_cond_init(&m.done, NULL);
+    /* Queued last: the maps before it finish first. */
+    if (pool.tail)
+        pool.tail->after = &m;
+    else
+        pool.head = &m;
+    pool.tail = &m;
     pthread_cond_broadcast(&pool.go);
+    /* The caller takes what the workers leave, then waits for theirs. */
+    while (m.next < m.n)
+        run_taken(&m, take(&m));
+    while (m.left)
+        pthread_cond_wait(&m.done, &pool.mu);
     pthread_mutex_unlock(&pool.mu);
-    chunk_run(&cs[0]);
-    pthread_mutex_lock(&pool.mu);
-    /* fewer workers than chunks: the caller takes what is left */
-    while (pool.next < pool.n) {
-        chunk_t *c = &pool.chunks[pool.next++];
-        pthread_mutex_unlock(&pool.mu);
-        chunk_run(c);
-        pthread_mutex_lock(&pool.mu);
-        pool.left--;
-    }
-    while (pool.left)
-        pthread_cond_wait(&pool.done, &pool.mu);
-    pool.busy = false;
-    pool.chunks = NULL;
-    pool.n = pool.next = 0;
-    pthread_mutex_unlock(&pool.mu);
+    pthread_cond_destroy(&m.done);
     return true;
 }
 

@@ -1,6 +1,7 @@
 /* Distinct values of a tensor (see oracle_unique.h). */
 #include "oracle_unique.h"
 
+#include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -174,10 +175,13 @@ void bp_oracle_unique_scatter(const bp_oracle_unique_t *u, const bp_buf_t *res,
 
 /* Open addressing on a 64-bit key: operand bits (32), kind (16: the op and
  * its formulation), operand and output dtypes (8 each); all-ones marks an
- * empty place (no key has it: kinds and dtypes are small). */
+ * empty place (no key has it: kinds and dtypes are small).  Readers share
+ * the lock, a writer holds it alone (the static functions below run under
+ * it). */
 #define EMPTY UINT64_MAX
 
 struct bp_oracle_cache {
+    pthread_rwlock_t lock;
     uint64_t *keys;
     uint32_t *vals;
     size_t cap, n; /* cap: a power of two, or 0 */
@@ -185,21 +189,32 @@ struct bp_oracle_cache {
 
 bp_oracle_cache_t *bp_oracle_cache_new(void)
 {
-    return calloc(1, sizeof(bp_oracle_cache_t));
+    bp_oracle_cache_t *c = calloc(1, sizeof *c);
+    if (c && pthread_rwlock_init(&c->lock, NULL) != 0) {
+        free(c);
+        c = NULL;
+    }
+    return c;
 }
 
 void bp_oracle_cache_free(bp_oracle_cache_t *c)
 {
     if (!c)
         return;
+    pthread_rwlock_destroy(&c->lock);
     free(c->keys);
     free(c->vals);
     free(c);
 }
 
-size_t bp_oracle_cache_size(const bp_oracle_cache_t *c)
+size_t bp_oracle_cache_size(bp_oracle_cache_t *c)
 {
-    return c ? c->n : 0;
+    if (!c)
+        return 0;
+    pthread_rwlock_rdlock(&c->lock);
+    size_t n = c->n;
+    pthread_rwlock_unlock(&c->lock);
+    return n;
 }
 
 bool bp_oracle_cache_fits(bp_dtype_t in_dt, bp_dtype_t out_dt)
@@ -221,17 +236,21 @@ static size_t cache_place(const bp_oracle_cache_t *c, uint64_t key)
     return h;
 }
 
-bool bp_oracle_cache_get(const bp_oracle_cache_t *c, int kind, bp_dtype_t in_dt,
-                         uint64_t in, bp_dtype_t out_dt, uint64_t *out)
+bool bp_oracle_cache_get(bp_oracle_cache_t *c, int kind, bp_dtype_t in_dt, uint64_t in,
+                         bp_dtype_t out_dt, uint64_t *out)
 {
-    if (!c || !c->cap || !bp_oracle_cache_fits(in_dt, out_dt))
+    if (!c || !bp_oracle_cache_fits(in_dt, out_dt))
         return false;
     uint64_t key = cache_key(kind, in_dt, in, out_dt);
-    size_t h = cache_place(c, key);
-    if (c->keys[h] != key)
-        return false;
-    *out = c->vals[h];
-    return true;
+    pthread_rwlock_rdlock(&c->lock);
+    bool hit = false;
+    if (c->cap) {
+        size_t h = cache_place(c, key);
+        if ((hit = c->keys[h] == key))
+            *out = c->vals[h];
+    }
+    pthread_rwlock_unlock(&c->lock);
+    return hit;
 }
 
 /* Rehashes into cap places (a power of two, more than twice c->n). */
@@ -245,7 +264,7 @@ static bool cache_rehash(bp_oracle_cache_t *c, size_t cap)
         return false;
     }
     memset(keys, 0xff, cap * sizeof *keys);
-    bp_oracle_cache_t g = {keys, vals, cap, 0};
+    bp_oracle_cache_t g = {.keys = keys, .vals = vals, .cap = cap};
     for (size_t i = 0; i < c->cap; i++)
         if (c->keys[i] != EMPTY) {
             size_t h = cache_place(&g, c->keys[i]);
@@ -278,14 +297,15 @@ static void cache_put_key(bp_oracle_cache_t *c, uint64_t key, uint32_t val)
 void bp_oracle_cache_put(bp_oracle_cache_t *c, int kind, bp_dtype_t in_dt, uint64_t in,
                          bp_dtype_t out_dt, uint64_t out)
 {
-    if (c && bp_oracle_cache_fits(in_dt, out_dt))
-        cache_put_key(c, cache_key(kind, in_dt, in, out_dt), (uint32_t)out);
+    if (!c || !bp_oracle_cache_fits(in_dt, out_dt))
+        return;
+    pthread_rwlock_wrlock(&c->lock);
+    cache_put_key(c, cache_key(kind, in_dt, in, out_dt), (uint32_t)out);
+    pthread_rwlock_unlock(&c->lock);
 }
 
-void bp_oracle_cache_reserve(bp_oracle_cache_t *c, size_t n)
+static void cache_reserve(bp_oracle_cache_t *c, size_t n)
 {
-    if (!c)
-        return;
     size_t want = c->n + n;
     if (want > BP_ORACLE_CACHE_MAX)
         want = BP_ORACLE_CACHE_MAX;
@@ -296,11 +316,22 @@ void bp_oracle_cache_reserve(bp_oracle_cache_t *c, size_t n)
         cache_rehash(c, cap);
 }
 
-size_t bp_oracle_cache_lookup(const bp_oracle_cache_t *c, int kind, bp_buf_t *vals,
-                              bp_buf_t *res, uint32_t *miss)
+void bp_oracle_cache_reserve(bp_oracle_cache_t *c, size_t n)
+{
+    if (!c)
+        return;
+    pthread_rwlock_wrlock(&c->lock);
+    cache_reserve(c, n);
+    pthread_rwlock_unlock(&c->lock);
+}
+
+size_t bp_oracle_cache_lookup(bp_oracle_cache_t *c, int kind, bp_buf_t *vals, bp_buf_t *res,
+                              uint32_t *miss)
 {
     size_t n = vals->numel, nt = 0;
     size_t ie = bp_dtype_info(vals->dtype)->size, oe = bp_dtype_info(res->dtype)->size;
+    if (c)
+        pthread_rwlock_rdlock(&c->lock);
     bool use = c && c->cap && bp_oracle_cache_fits(vals->dtype, res->dtype);
     for (size_t k = 0; k < n; k++) {
         uint32_t in = load32(vals->data, ie, k);
@@ -315,6 +346,8 @@ size_t bp_oracle_cache_lookup(const bp_oracle_cache_t *c, int kind, bp_buf_t *va
         store32(vals->data, ie, nt, in);
         miss[nt++] = (uint32_t)k;
     }
+    if (c)
+        pthread_rwlock_unlock(&c->lock);
     return nt;
 }
 
@@ -324,14 +357,14 @@ void bp_oracle_cache_insert(bp_oracle_cache_t *c, int kind, const bp_buf_t *in,
 {
     size_t ie = bp_dtype_info(in->dtype)->size, oe = bp_dtype_info(got->dtype)->size;
     bool use = c && bp_oracle_cache_fits(in->dtype, got->dtype);
-    if (use)
-        bp_oracle_cache_reserve(c, nt);
-    for (size_t m = 0; m < nt; m++) {
-        uint32_t r = load32(got->data, oe, m);
-        if (res)
-            store32(res->data, oe, miss[m], r);
-        if (use)
-            cache_put_key(c, cache_key(kind, in->dtype, load32(in->data, ie, m), got->dtype),
-                          r);
-    }
+    for (size_t m = 0; res && m < nt; m++)
+        store32(res->data, oe, miss[m], load32(got->data, oe, m));
+    if (!use)
+        return;
+    pthread_rwlock_wrlock(&c->lock);
+    cache_reserve(c, nt);
+    for (size_t m = 0; m < nt; m++)
+        cache_put_key(c, cache_key(kind, in->dtype, load32(in->data, ie, m), got->dtype),
+                      load32(got->data, oe, m));
+    pthread_rwlock_unlock(&c->lock);
 }

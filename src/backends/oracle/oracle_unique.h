@@ -16,8 +16,9 @@
  * Contract: after bp_oracle_unique_build(a), vals holds a's distinct bit
  * patterns in order of first occurrence (1-D, a's dtype) and slot[i] the
  * index in vals of a's element i.  A cached result is the one the kernel
- * computed for the same key.  Both are built and read on one thread: the
- * results do not depend on any thread count. */
+ * computed for the same key, whichever thread kept it: the results do
+ * not depend on any thread count nor on which probe computed a value
+ * first. */
 #ifndef BP_ORACLE_UNIQUE_H
 #define BP_ORACLE_UNIQUE_H
 
@@ -45,7 +46,10 @@ void bp_oracle_unique_scatter(const bp_oracle_unique_t *u, const bp_buf_t *res,
 void bp_oracle_unique_free(bp_oracle_unique_t *u);
 
 /* Results kept across ops, for operand and output dtypes of at most 4
- * bytes; at most BP_ORACLE_CACHE_MAX results (then no more are added). */
+ * bytes; at most BP_ORACLE_CACHE_MAX results (then no more are added).
+ * Safe to use from several threads at once (probes run beside each other
+ * on one oracle): which of them keeps a result first changes no result,
+ * a kept result being the one its key always computes. */
 #define BP_ORACLE_CACHE_MAX ((size_t)1 << 21)
 typedef struct bp_oracle_cache bp_oracle_cache_t;
 
@@ -61,7 +65,7 @@ static inline int bp_oracle_cache_kind(int op_kind, int form)
 }
 /* The kept result of op kind on operand bits `in` (in_dt) rounded to
  * out_dt into *out; false when there is none. */
-bool bp_oracle_cache_get(const bp_oracle_cache_t *c, int kind, bp_dtype_t in_dt,
+bool bp_oracle_cache_get(bp_oracle_cache_t *c, int kind, bp_dtype_t in_dt,
                          uint64_t in, bp_dtype_t out_dt, uint64_t *out);
 /* Makes room for n more results at once (no growth while they are put;
  * silently less when out of memory). */
@@ -74,7 +78,7 @@ void bp_oracle_cache_put(bp_oracle_cache_t *c, int kind, bp_dtype_t in_dt, uint6
  * (in place, order kept) and their indices k into miss.  Returns how many
  * there are.  Without kept results possible (c NULL, wider dtypes) every
  * value is a miss.  vals and res: dtypes of at most 4 bytes. */
-size_t bp_oracle_cache_lookup(const bp_oracle_cache_t *c, int kind, bp_buf_t *vals,
+size_t bp_oracle_cache_lookup(bp_oracle_cache_t *c, int kind, bp_buf_t *vals,
                               bp_buf_t *res, uint32_t *miss);
 /* Then, with got[m] computed for in[m] (m < nt, the front of vals):
  * res[miss[m]] = got[m], and the results are kept (res and miss NULL: only
@@ -83,6 +87,6 @@ void bp_oracle_cache_insert(bp_oracle_cache_t *c, int kind, const bp_buf_t *in,
                             const bp_buf_t *got, const uint32_t *miss, size_t nt,
                             bp_buf_t *res);
 /* Results kept. */
-size_t bp_oracle_cache_size(const bp_oracle_cache_t *c);
+size_t bp_oracle_cache_size(bp_oracle_cache_t *c);
 
 #endif
