@@ -75,6 +75,10 @@ static int parse(int argc, char **argv, bp_run_opts_t *o)
            "  --markdown FILE   a self-contained bug-ticket report in Markdown\n",
            "  -v, --verbose     the detail of every difference; -vv: every result\n"),
         BP_OPT_BACKEND_(&o->dev.be),
+        {"jobs", 0, BP_OPT_INT, &o->jobs, 1, 64, NULL, 0, true,
+           "  --jobs N          probes run at once on each of cpu and oracle, each probe's dtypes\n"
+           "                    in turn (default: one per 4 cores, 1 to 4; reports do not\n"
+           "                    depend on it)\n"},
         {"repeat", 0, BP_OPT_INT, &o->repeat, 1, 1000000, NULL, 0, true,
            "  --repeat N        run each probe N times per backend; any bit that changes\n"
            "                    between runs is drift (run-to-run nondeterminism)\n"},
@@ -113,17 +117,21 @@ typedef struct {
  * results it holds from that job on take at most RUN_BUDGET bytes (always
  * at least that job).  The golden cache (cmd_run.h) and the timing
  * records are the only state the lanes share.  A shared backend
- * (bp_backend_shared: cpu, oracle) runs up to RUN_WIDTH probes at once,
- * one per thread of its lane, each probe's dtypes in order on a runner of
- * its own (its memo reuses across them as on one thread); most probes are
- * too small for the oracle to spread one op over the cores, so the cores
- * fill with probes instead. */
+ * (bp_backend_shared: cpu, oracle) runs --jobs probes at once, one per
+ * thread of its lane, each probe's dtypes in order on a runner of its own
+ * (its memo reuses across them as on one thread): most probes are too
+ * small for the oracle to spread an op over the cores, so the cores fill
+ * with probes instead.  By default one job per RUN_CORES_PER_JOB cores,
+ * at most RUN_JOBS_MAX: the oracle's large ops take every core already,
+ * and on 2 cores a second job only adds memory (measured: 30% more peak
+ * RSS, no less wall time). */
 #define RUN_BUDGET ((size_t)64 << 20)
-#define RUN_WIDTH 4
+#define RUN_CORES_PER_JOB 4
+#define RUN_JOBS_MAX 4
 static pthread_mutex_t timing_lock = PTHREAD_MUTEX_INITIALIZER;
 
-/* bp_backend_run, timed into rep->timing when --timing asks. */
-static bp_status timed_run(bp_report_t *rep, bp_backend_t *be, const bp_probe_t *p,
+/* bp_backend_run of job j, timed into rep->timing when --timing asks. */
+static bp_status timed_run(bp_report_t *rep, bp_backend_t *be, size_t j, const bp_probe_t *p,
                            bp_dtype_t dt, bp_buf_t *bufs, bp_error_t *err)
 {
     bp_timing_t *t = rep->timing;
@@ -137,7 +145,7 @@ static bp_status timed_run(bp_report_t *rep, bp_backend_t *be, const bp_probe_t 
     for (size_t i = 0; i < p->nops; i++)
         bytes += bp_buf_nbytes(&bufs[i]);
     pthread_mutex_lock(&timing_lock);
-    bp_timing_run(t, p->name, dt, bp_timing_backend(t, be->name), s, be->elems - e0,
+    bp_timing_run(t, p->name, dt, bp_timing_backend(t, be->name), j, s, be->elems - e0,
                   be->elems_reused - r0, bytes);
     pthread_mutex_unlock(&timing_lock);
     return st;
@@ -188,7 +196,7 @@ typedef struct {
  * the first run whose bits change from the first (run-to-run
  * nondeterminism), or the last run. */
 static bp_status repeat_exec(const bp_run_opts_t *o, bp_report_t *rep, bp_backend_t *be,
-                             const bp_probe_t *p, bp_dtype_t dt, slot_t *s)
+                             size_t j, const bp_probe_t *p, bp_dtype_t dt, slot_t *s)
 {
     size_t no = p->noutputs ? p->noutputs : 1;
     bp_buf_t *again = calloc(p->nops ? p->nops : 1, sizeof *again);
@@ -198,7 +206,7 @@ static bp_status repeat_exec(const bp_run_opts_t *o, bp_report_t *rep, bp_backen
     if (!again || !s->changed || !s->worst)
         st = bp_error_set(&s->err, BP_ENOMEM, "out of memory");
     for (int r = 1; r < o->repeat && !st; r++) {
-        st = timed_run(rep, be, p, dt, again, &s->err);
+        st = timed_run(rep, be, j, p, dt, again, &s->err);
         for (size_t oi = 0; oi < p->noutputs && !st; oi++) {
             const bp_output_t *out = &p->outputs[oi];
             bp_cmp_t c;
@@ -369,9 +377,9 @@ static bp_status lane_job(void *arg, int k, size_t j)
     s->bufs = calloc(jb->p->nops ? jb->p->nops : 1, sizeof *s->bufs);
     if (!s->bufs)
         return s->st = bp_error_set(&s->err, BP_ENOMEM, "out of memory");
-    s->st = timed_run(c->rep, be, jb->p, jb->dt, s->bufs, &s->err);
+    s->st = timed_run(c->rep, be, j, jb->p, jb->dt, s->bufs, &s->err);
     if (!s->st && c->o->repeat > 1)
-        s->st = repeat_exec(c->o, c->rep, be, jb->p, jb->dt, s);
+        s->st = repeat_exec(c->o, c->rep, be, j, jb->p, jb->dt, s);
     /* What the comparisons do not read goes now. */
     for (size_t i = 0; !s->st && !keeps_all(c->o) && i < jb->p->nops; i++)
         if (!is_output(jb->p, i))
@@ -384,18 +392,21 @@ static bp_status lane_job(void *arg, int k, size_t j)
     return s->st;
 }
 
-/* Threads on the lane of backend `name`: RUN_WIDTH for a shared backend
- * where there are as many cores, the oracle no more than its --threads. */
+/* Threads on the lane of backend `name`: --jobs for a shared backend, by
+ * default one per RUN_CORES_PER_JOB cores (1 to RUN_JOBS_MAX), the oracle
+ * then no more than its --threads. */
 static int lane_width(const bp_run_opts_t *o, const char *name)
 {
     if (!bp_backend_shared(name))
         return 1;
-    long cores = sysconf(_SC_NPROCESSORS_ONLN);
-    int w = cores < RUN_WIDTH ? (cores > 1 ? (int)cores : 1) : RUN_WIDTH;
+    if (o->jobs > 0)
+        return o->jobs;
+    long w = sysconf(_SC_NPROCESSORS_ONLN) / RUN_CORES_PER_JOB;
+    w = w < 1 ? 1 : w > RUN_JOBS_MAX ? RUN_JOBS_MAX : w;
     int t = o->dev.be.threads;
     if (strcmp(name, "oracle") == 0 && t > 0 && t < w)
         w = t;
-    return w;
+    return (int)w;
 }
 
 static void lane_end(void *arg, int k)

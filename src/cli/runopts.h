@@ -28,6 +28,7 @@ typedef struct bp_run_opts {
     bool dry_run;      /* bless: print only */
     bool intermediates; /* --save keeps every buffer, not only outputs */
     int repeat;
+    int jobs;          /* run --jobs: probes at once on a host backend (0: by the cores) */
     bool timing;       /* run --timing */
     bp_rep_targets_t out; /* run's reports */
     bp_param_arg_t params[BP_RUN_MAX_PARAMS]; /* --param NAME=VALUE */

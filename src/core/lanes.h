@@ -2,9 +2,9 @@
  * same ordered list of jobs, while the calling thread consumes job after
  * job once every lane has finished it.  A lane never starts a job more
  * than `ahead` jobs beyond the one being consumed, so the work held at
- * once stays bounded.  A lane whose begin or job fails starts no job
- * after that one; the consumer learns which lane failed when it waits for
- * that job.  Results never depend on the timing: the consumer takes the
+ * once stays bounded.  Once a lane's begin or a job of it fails, the lane
+ * starts no later job (in job order; earlier ones still run); the
+ * consumer learns which lane failed when it waits for that job.  Results never depend on the timing: the consumer takes the
  * jobs in order, whichever thread ran them and when.
  *
  * How far ahead: a lane may start job j when j is the job being consumed,

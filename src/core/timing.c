@@ -55,7 +55,7 @@ int bp_timing_backend(bp_timing_t *t, const char *name)
     return t->nbe++;
 }
 
-bool bp_timing_run(bp_timing_t *t, const char *probe, bp_dtype_t dt, int be,
+bool bp_timing_run(bp_timing_t *t, const char *probe, bp_dtype_t dt, int be, size_t seq,
                    double s, uint64_t elems, uint64_t reused, uint64_t bytes)
 {
     if (be < 0 || be >= t->nbe)
@@ -74,12 +74,28 @@ bool bp_timing_run(bp_timing_t *t, const char *probe, bp_dtype_t dt, int be,
     char *name = strdup(probe);
     if (!name)
         return false;
-    t->runs[t->nruns++] = (bp_timing_run_t){name, dt, be, s, elems, reused, bytes};
+    t->runs[t->nruns] = (bp_timing_run_t){name, dt, be, seq, t->nruns, s, elems, reused, bytes};
+    t->nruns++;
     return true;
+}
+
+static bool runs_before(const bp_timing_run_t *a, const bp_timing_run_t *b)
+{
+    if (a->seq != b->seq)
+        return a->seq < b->seq;
+    return a->be != b->be ? a->be < b->be : a->ins < b->ins;
 }
 
 void bp_timing_stop(bp_timing_t *t)
 {
+    /* Insertion sort: a run's few hundred records, mostly in order. */
+    for (size_t i = 1; i < t->nruns; i++) {
+        bp_timing_run_t r = t->runs[i];
+        size_t j = i;
+        for (; j > 0 && runs_before(&r, &t->runs[j - 1]); j--)
+            t->runs[j] = t->runs[j - 1];
+        t->runs[j] = r;
+    }
     double u, s;
     bp_timing_cpu(&u, &s);
     t->total_s = bp_timing_now() - t->t0;

@@ -33,6 +33,8 @@ typedef struct {
     char *probe;
     bp_dtype_t dtype;
     int be;                /* index into bp_timing_t.be */
+    size_t seq;            /* its place among the runs (run's job) */
+    size_t ins;            /* the order it was recorded in */
     double s;
     uint64_t elems, reused;
     uint64_t bytes;        /* the run's buffers, all ops */
@@ -62,10 +64,14 @@ void bp_timing_init(bp_timing_t *t);
 void bp_timing_free(bp_timing_t *t);
 /* The index of backend name, added on first use (-1: table full). */
 int bp_timing_backend(bp_timing_t *t, const char *name);
-/* Records one run of probe in dt on backend be. */
-bool bp_timing_run(bp_timing_t *t, const char *probe, bp_dtype_t dt, int be,
+/* Records one run of probe in dt on backend be, whose place among the runs
+ * is seq: the runs are listed by seq, then backend, then the order they
+ * were recorded in, whatever order they finished in (after
+ * bp_timing_stop). */
+bool bp_timing_run(bp_timing_t *t, const char *probe, bp_dtype_t dt, int be, size_t seq,
                    double s, uint64_t elems, uint64_t reused, uint64_t bytes);
-/* Sets total_s, user_s and sys_s to the time since bp_timing_init. */
+/* Sets total_s, user_s and sys_s to the time since bp_timing_init; puts
+ * the runs in their order. */
 void bp_timing_stop(bp_timing_t *t);
 /* {total, user, sys, probes_load, cross_compare, held_peak_bytes, report?,
  *  backends[{name, opened, open, driver_init, context_start, run, golden_load,

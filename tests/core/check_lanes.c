@@ -2,13 +2,18 @@
  * every job once, in order; no lane starts a job beyond the bounds (count
  * and cost budget) relative to the job being consumed; a failing begin or
  * job is reported for the right lane and job; stopping early joins lanes
- * that wait for the consumer.  Expected values are the bounds and job
- * numbers themselves, checked inside the jobs under a lock by the test's
- * own bookkeeping (which the lanes cannot see). */
+ * that wait for the consumer.  Lanes of several threads: a group's jobs
+ * run in order on one thread while other groups run beside them, begin
+ * once per lane and end once per thread, the same bounds, and a failure
+ * stops the lane at that job while the jobs before it still finish.
+ * Expected values are the bounds and job numbers themselves, checked
+ * inside the jobs under a lock by the test's own bookkeeping (which the
+ * lanes cannot see). */
 #include <check.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "lanes.h"
@@ -250,6 +255,169 @@ START_TEST(t_no_jobs)
 }
 END_TEST
 
+/* ---- lanes of several threads ---- */
+
+#define WJOBS 30
+
+/* Groups of 1, 2 and 3 jobs in turn: 0 | 1 2 | 3 4 5 | 6 | 7 8 | ... */
+static bool wide_joined[WJOBS];
+static void wide_groups(void)
+{
+    for (int j = 0, size = 1, at = 0; j < WJOBS; j++) {
+        wide_joined[j] = at > 0;
+        if (++at == size) {
+            at = 0;
+            size = size % 3 + 1;
+        }
+    }
+}
+
+typedef struct {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    size_t consumed;
+    int ran[NLANES][WJOBS];
+    pthread_t by[NLANES][WJOBS]; /* the thread that ran it */
+    bool done[NLANES][WJOBS];
+    int running[NLANES], most[NLANES]; /* jobs of a lane running at once */
+    bool joined_broken;  /* a group's job before its predecessor, or elsewhere */
+    size_t max_ahead;
+    int fail_job;        /* on lane 0 (-1: none) */
+    bool hold_first;     /* lane 0's job 0 waits for job 1 (another group) to start */
+    bool hold_timed_out;
+    int began[NLANES], ended[NLANES];
+} wctx_t;
+
+static bp_status wbegin(void *arg, int k)
+{
+    wctx_t *c = arg;
+    pthread_mutex_lock(&c->mu);
+    c->began[k]++;
+    pthread_mutex_unlock(&c->mu);
+    return BP_OK;
+}
+
+static void wend(void *arg, int k)
+{
+    wctx_t *c = arg;
+    pthread_mutex_lock(&c->mu);
+    c->ended[k]++;
+    pthread_mutex_unlock(&c->mu);
+}
+
+static bp_status wjob(void *arg, int k, size_t j)
+{
+    wctx_t *c = arg;
+    pthread_mutex_lock(&c->mu);
+    c->ran[k][j]++;
+    c->by[k][j] = pthread_self();
+    if (wide_joined[j] && (!c->done[k][j - 1] || !pthread_equal(c->by[k][j - 1], c->by[k][j])))
+        c->joined_broken = true;
+    size_t ahead = j >= c->consumed ? j - c->consumed : 0;
+    if (ahead > c->max_ahead)
+        c->max_ahead = ahead;
+    if (++c->running[k] > c->most[k])
+        c->most[k] = c->running[k];
+    pthread_cond_broadcast(&c->cv);
+    /* Job 0 (a group of its own) waits, 5 s at most, until job 1 (the
+     * next group) has started: only a second thread can start it. */
+    if (c->hold_first && k == 0 && j == 0) {
+        struct timespec until;
+        clock_gettime(CLOCK_REALTIME, &until);
+        until.tv_sec += 5;
+        while (!c->ran[0][1] && !c->hold_timed_out)
+            c->hold_timed_out = pthread_cond_timedwait(&c->cv, &c->mu, &until) != 0;
+    }
+    pthread_mutex_unlock(&c->mu);
+    usleep(300);
+    pthread_mutex_lock(&c->mu);
+    c->running[k]--;
+    c->done[k][j] = true;
+    pthread_mutex_unlock(&c->mu);
+    return k == 0 && (int)j == c->fail_job ? BP_EINTERNAL : BP_OK;
+}
+
+static void wctx_init(wctx_t *c)
+{
+    memset(c, 0, sizeof *c);
+    pthread_mutex_init(&c->mu, NULL);
+    pthread_cond_init(&c->cv, NULL);
+    c->fail_job = -1;
+    wide_groups();
+}
+
+/* Consumes the jobs in order; the first job whose wait failed (-1: none). */
+static int wconsume(wctx_t *c, bp_lanes_t *l, int *lane)
+{
+    for (size_t j = 0; j < WJOBS; j++) {
+        int f = bp_lanes_wait(l, j);
+        if (f >= 0) {
+            *lane = f;
+            return (int)j;
+        }
+        pthread_mutex_lock(&c->mu);
+        for (int k = 0; k < NLANES; k++)
+            ck_assert_int_eq(c->ran[k][j], 1);
+        c->consumed = j + 1;
+        pthread_mutex_unlock(&c->mu);
+        bp_lanes_release(l, j);
+    }
+    return -1;
+}
+
+START_TEST(t_wide_groups)
+{
+    static const int width[NLANES] = {3, 1, 2};
+    wctx_t c;
+    wctx_init(&c);
+    c.hold_first = true;
+    bp_lane_fns_t f = {.begin = wbegin, .job = wjob, .end = wend, .ctx = &c};
+    bp_error_t err = {0};
+    bp_lanes_t *l = bp_lanes_start_wide(NLANES, width, wide_joined, WJOBS, 6, NULL, 0, &f, &err);
+    ck_assert_msg(l != NULL, "%s", err.msg);
+    ck_assert_int_eq(bp_lanes_wait_begun(l), -1);
+    int lane = -1;
+    ck_assert_int_eq(wconsume(&c, l, &lane), -1);
+    bp_lanes_finish(l);
+    ck_assert_msg(!c.hold_timed_out, "lane 0 (3 threads) never ran two groups at once");
+    ck_assert_msg(!c.joined_broken, "a group's job ran before its predecessor or elsewhere");
+    ck_assert_int_eq(c.most[1], 1); /* one thread, one job at a time */
+    ck_assert_int_le(c.most[0], 3);
+    ck_assert_int_le(c.most[2], 2);
+    ck_assert_uint_le(c.max_ahead, 5);
+    for (int k = 0; k < NLANES; k++) {
+        ck_assert_int_eq(c.began[k], 1);
+        ck_assert_int_eq(c.ended[k], width[k]);
+        for (int j = 0; j < WJOBS; j++)
+            ck_assert_int_eq(c.ran[k][j], 1);
+    }
+}
+END_TEST
+
+START_TEST(t_wide_fails)
+{
+    static const int width[NLANES] = {3, 2, 1};
+    wctx_t c;
+    wctx_init(&c);
+    c.fail_job = 7; /* the first of its group (6 | 7 8 | ...) */
+    ck_assert(!wide_joined[7] && wide_joined[8]);
+    bp_lane_fns_t f = {.begin = wbegin, .job = wjob, .end = wend, .ctx = &c};
+    bp_error_t err = {0};
+    bp_lanes_t *l = bp_lanes_start_wide(NLANES, width, wide_joined, WJOBS, WJOBS, NULL, 0, &f,
+                                        &err);
+    ck_assert_msg(l != NULL, "%s", err.msg);
+    int lane = -1;
+    /* Jobs 0 to 6 finish on every lane, job 7 fails on lane 0. */
+    ck_assert_int_eq(wconsume(&c, l, &lane), 7);
+    ck_assert_int_eq(lane, 0);
+    bp_lanes_finish(l);
+    /* Its group's next job never ran. */
+    ck_assert_int_eq(c.ran[0][8], 0);
+    for (int k = 0; k < NLANES; k++)
+        ck_assert_int_eq(c.ended[k], width[k]);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("lanes");
@@ -260,6 +428,8 @@ int main(void)
     tcase_add_test(tc, t_begin_fails);
     tcase_add_test(tc, t_stop_early);
     tcase_add_test(tc, t_no_jobs);
+    tcase_add_test(tc, t_wide_groups);
+    tcase_add_test(tc, t_wide_fails);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);

@@ -39,6 +39,7 @@
 #include <gmp.h>
 #include <math.h>
 #include <mpfr.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -52,6 +53,11 @@
 typedef struct {
     int threads;
     bp_oracle_cache_t *cache; /* results kept across ops; NULL: none */
+    /* Held from a lookup in the kept results to the keeping of what it
+     * missed (elementwise_unique): probes that run at once and take the
+     * same values (RoPE's caches) evaluate them once, one after the
+     * other, each evaluation spread over the threads. */
+    pthread_mutex_t eval_mu;
 } oracle_state_t;
 
 static int nthreads(const bp_backend_t *be)
@@ -508,6 +514,9 @@ static bp_status elementwise_unique(bp_backend_t *be, const elem_ctx_t *c,
     int64_t nt = n;
     /* the kept results of this function: the op and its formulation */
     int ck = bp_oracle_cache_kind((int)c->kind, (int)c->op->form);
+    pthread_mutex_t *mu = &((oracle_state_t *)be->state)->eval_mu;
+    if (keep)
+        pthread_mutex_lock(mu);
     if (!st && keep)
         nt = (int64_t)bp_oracle_cache_lookup(cache, ck, &u.vals, &res, miss);
     if (!st && nt && keep)
@@ -544,6 +553,8 @@ static bp_status elementwise_unique(bp_backend_t *be, const elem_ctx_t *c,
                                    &todo, &other, NULL, (size_t)nt, NULL);
         bp_buf_free(&other);
     }
+    if (keep)
+        pthread_mutex_unlock(mu);
     if (!st)
         bp_oracle_unique_scatter(&u, &res, c->out);
     free(miss);
@@ -911,8 +922,10 @@ static void oracle_destroy(bp_backend_t *be)
     if (!be)
         return;
     json_decref(be->fingerprint);
-    if (be->state)
+    if (be->state) {
         bp_oracle_cache_free(((oracle_state_t *)be->state)->cache);
+        pthread_mutex_destroy(&((oracle_state_t *)be->state)->eval_mu);
+    }
     free(be->state);
     free(be);
     mpfr_free_cache2(MPFR_FREE_LOCAL_CACHE);
@@ -929,6 +942,7 @@ bp_status bp_be_oracle_open(const bp_backend_opts_t *o, bp_backend_t **out,
         free(s);
         return bp_error_set(err, BP_ENOMEM, "out of memory");
     }
+    pthread_mutex_init(&s->eval_mu, NULL);
     s->threads = bp_oracle_threads(o ? o->threads : 0);
     s->cache = bp_oracle_cache_new(); /* none: every value evaluated */
     be->name = "oracle";

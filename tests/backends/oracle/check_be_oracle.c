@@ -863,9 +863,9 @@ END_TEST
 /* ---- thread-count independence ---- */
 
 /* The oracle keeps its worker threads from one map to the next
- * (oracle_mpfr.c): two oracles mapping at once (one takes the kept
- * workers, the other starts threads of its own) and a child forked after
- * the workers started (it has none of them) give the bits of one thread. */
+ * (oracle_mpfr.c): three oracles mapping at once (sharing the kept
+ * workers) and a child forked after the workers started (it has none of
+ * them) give the bits of one thread. */
 typedef struct {
     const bp_buf_t *a;
     bp_buf_t out;
@@ -921,6 +921,65 @@ START_TEST(t_threads_kept)
         bp_buf_free(&c[k].out);
     bp_buf_free(&one.out);
     bp_buf_free(&a);
+}
+END_TEST
+
+/* One oracle, three threads at once (run --jobs): sin and cos of values
+ * that overlap, so that the results kept across ops are looked up, added
+ * and grown (two functions per sin_cos) by several threads, give the bits
+ * of a fresh oracle on one thread each. */
+typedef struct {
+    bp_backend_t *be;
+    bp_op_kind_t kind;
+    const bp_buf_t *a;
+    bp_buf_t out;
+} shared_t;
+
+static void *shared_run(void *p)
+{
+    shared_t *c = p;
+    bp_op_t op = mkop(c->kind);
+    for (int r = 0; r < 2; r++)
+        exec_ok(c->be, &op, c->a, NULL, &c->out);
+    return NULL;
+}
+
+START_TEST(t_threads_shared)
+{
+    seed_init("threads_shared");
+    size_t n = 6000;
+    int64_t shape[1] = {(int64_t)n};
+    bp_buf_t a = mkbuf(BP_F32, 1, shape), b = mkbuf(BP_F32, 1, shape);
+    for (size_t i = 0; i < n; i++) {
+        bp_dtype_store_bits(BP_F32, a.data, i, rnd_input(BP_F32, -10, 30));
+        /* b: a's second half, then values of its own */
+        bp_dtype_store_bits(BP_F32, b.data, i,
+                            i < n / 2 ? bp_dtype_load_bits(BP_F32, a.data, n / 2 + i)
+                                      : rnd_input(BP_F32, -10, 30));
+    }
+    bp_backend_t *be = open_oracle(2);
+    shared_t c[4] = {{be, BP_OP_SIN, &a, mkbuf(BP_F32, 1, shape)},
+                     {be, BP_OP_COS, &b, mkbuf(BP_F32, 1, shape)},
+                     {be, BP_OP_SIN, &b, mkbuf(BP_F32, 1, shape)},
+                     {be, BP_OP_COS, &a, mkbuf(BP_F32, 1, shape)}};
+    pthread_t t[4];
+    for (int k = 0; k < 4; k++)
+        ck_assert(pthread_create(&t[k], NULL, shared_run, &c[k]) == 0);
+    for (int k = 0; k < 4; k++)
+        pthread_join(t[k], NULL);
+    bp_backend_close(be);
+    for (int k = 0; k < 4; k++) {
+        shared_t one = {open_oracle(1), c[k].kind, c[k].a, mkbuf(BP_F32, 1, shape)};
+        shared_run(&one);
+        bp_backend_close(one.be);
+        for (size_t i = 0; i < n; i++)
+            CK_BITS(BP_F32, bp_buf_bits(&c[k].out, i), bp_buf_bits(&one.out, i),
+                    "%s of thread %d of 4 [%zu]", bp_op_name(c[k].kind), k, i);
+        bp_buf_free(&one.out);
+        bp_buf_free(&c[k].out);
+    }
+    bp_buf_free(&a);
+    bp_buf_free(&b);
 }
 END_TEST
 
@@ -1078,6 +1137,7 @@ int main(void)
     tcase_add_test(rest, t_broadcast_outer);
     tcase_add_test(rest, t_threads_identical);
     tcase_add_test(rest, t_threads_kept);
+    tcase_add_test(rest, t_threads_shared);
     tcase_add_test(rest, t_backend_record);
     tcase_add_test(rest, t_bad_input);
     suite_add_tcase(s, rest);
