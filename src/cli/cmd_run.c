@@ -123,8 +123,7 @@ typedef struct {
  * small for the oracle to spread an op over the cores, so the cores fill
  * with probes instead.  By default one job per RUN_CORES_PER_JOB cores,
  * at most RUN_JOBS_MAX: the oracle's large ops take every core already,
- * and on 2 cores a second job only adds memory (measured: 30% more peak
- * RSS, no less wall time). */
+ * and on few cores a second job adds memory, not speed (BENCHMARKS.md). */
 #define RUN_BUDGET ((size_t)64 << 20)
 #define RUN_CORES_PER_JOB 4
 #define RUN_JOBS_MAX 4

@@ -941,6 +941,7 @@ static void *shared_run(void *p)
     bp_op_t op = mkop(c->kind);
     for (int r = 0; r < 2; r++)
         exec_ok(c->be, &op, c->a, NULL, &c->out);
+    bp_backend_thread_done(); /* MPFR's constants of this thread */
     return NULL;
 }
 
