@@ -26,21 +26,26 @@ static bp_status cuda_unbuilt(const bp_backend_opts_t *o, bp_backend_t **out,
 }
 #endif
 
+/* The cpu backend's ops only read its state. */
+static bool cpu_shared(void)
+{
+    return true;
+}
+
 /* Every backend bitprobe knows, built or not: a build without CUDA lists
  * cuda as unavailable, as a machine without a GPU does. */
 static const struct {
     const char *name;
     open_fn open;
     const bp_op_fn *ops; /* NULL: not built */
-    bool shared;         /* see bp_backend_shared */
+    bool (*shared)(void); /* see bp_backend_shared; NULL: not shared */
 } registry[] = {
-    /* the cpu's state is read only; the oracle locks its kept results */
-    {"cpu", bp_be_cpu_open, bp_cpu_ops, true},
-    {"oracle", bp_be_oracle_open, bp_oracle_ops, true},
+    {"cpu", bp_be_cpu_open, bp_cpu_ops, cpu_shared},
+    {"oracle", bp_be_oracle_open, bp_oracle_ops, bp_be_oracle_shared},
 #ifdef BP_HAVE_CUDA
-    {"cuda", bp_be_cuda_open, bp_cuda_ops, false},
+    {"cuda", bp_be_cuda_open, bp_cuda_ops, NULL},
 #else
-    {"cuda", cuda_unbuilt, NULL, false},
+    {"cuda", cuda_unbuilt, NULL, NULL},
 #endif
 };
 
@@ -67,7 +72,7 @@ bool bp_backend_shared(const char *name)
 {
     for (size_t i = 0; i < NREG; i++)
         if (strcmp(name, registry[i].name) == 0)
-            return registry[i].shared;
+            return registry[i].shared && registry[i].shared();
     return false;
 }
 

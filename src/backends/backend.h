@@ -164,8 +164,9 @@ bool bp_backend_pin_gpu(bp_backend_opts_t *opts);
 bp_status bp_backend_gpu_list(const char *sel, int *idx, int max, int *n, bp_error_t *err);
 /* Whether the op entries of backend `name` may run on several threads at
  * once on the one state its open made (they only read it, or lock what
- * they write): the host backends, cpu and oracle.  Probes then run beside
- * each other on it, each thread through a runner of its own. */
+ * they write): the host backends, cpu and oracle (where MPFR is built
+ * thread-safe).  Probes then run beside each other on it, each thread
+ * through a runner of its own. */
 bool bp_backend_shared(const char *name);
 /* A runner of a shared backend be: a copy that shares be's state (be
  * outlives it) and keeps a memo (where be has one) and counts of its own,
@@ -205,6 +206,9 @@ void bp_backend_bufs_free(bp_buf_t *bufs, size_t n);
  * what the backends keep per thread (MPFR's constant caches). */
 void bp_backend_thread_done(void);
 void bp_be_oracle_thread_done(void);
+/* Whether oracles may run on several threads at once: where MPFR keeps
+ * its exponent range per thread (bp_oracle_threads says the same). */
+bool bp_be_oracle_shared(void);
 
 /* Whether the cpu backend be computes GEMM op i of p (bufs: its results,
  * for their shapes) in the order PyTorch's x86 wheel does: an fp32 matmul,

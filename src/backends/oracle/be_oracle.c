@@ -917,6 +917,11 @@ void bp_be_oracle_thread_done(void)
     mpfr_free_cache2(MPFR_FREE_LOCAL_CACHE);
 }
 
+bool bp_be_oracle_shared(void)
+{
+    return bp_oracle_threads(2) > 1; /* MPFR's state is per thread */
+}
+
 static void oracle_destroy(bp_backend_t *be)
 {
     if (!be)
