@@ -13,7 +13,8 @@ global module hooks say which module it ran under.  For each op the ledger
 keeps its name, module path, non-tensor arguments, and per input and output
 tensor: dtype, shape, strides, device, byte count and a 64-bit hash of its
 raw bytes, computed where the tensor lives (a GPU run copies nothing to the
-host but one 8-byte sum per tensor, in batches).  Inputs are hashed before
+host but one 8-byte hash per tensor, in batches; a strided tensor is read
+through its strides, not copied).  Inputs are hashed before
 the op runs, so in-place ops are seen as they were.  Bytes are hashed once:
 a tensor met again, or a view of bytes already hashed (a reshape of a
 contiguous tensor, a dtype view), takes its hash from a cache that an op
@@ -125,9 +126,11 @@ _DTYPES = _dtype_table()
 _DTINFO = {}  # dtype -> (ledger name, bytes per element, whether complex), one look-up
 
 
-def _dtype_info(dt):
-    info = _DTINFO[dt] = (dtype_name(dt), torch.empty(0, dtype=dt).element_size(),
-                          dt.is_complex)
+def _dtype_info(t):
+    """_DTINFO's entry for t's dtype, from t (a constructor may be wrapped
+    to make another dtype than asked: zero.Init's)."""
+    dt = t.dtype
+    info = _DTINFO[dt] = (dtype_name(dt), t.element_size(), dt.is_complex)
     return info
 
 
@@ -1115,9 +1118,9 @@ _I64_MIN, _I64_MAX = -(1 << 63), (1 << 63) - 1
 # An argument's reference to its tensor k, {"t": k}, made once (it is only
 # ever encoded), and the arguments' JSON when they are n tensors.
 _NTREFS = 64
-_NO_RET = object()  # a record with no "ret"
 _TREFS = [{"t": k} for k in range(_NTREFS)]
 _TARGS_JSON = [_JSON.encode(_TREFS[:n]) for n in range(_NTREFS)]
+_NO_RET = object()  # a record with no "ret"
 _STRIDED = torch.strided
 
 
@@ -1229,7 +1232,7 @@ class Recorder(TorchDispatchMode):
                     hit[2] == t.data_ptr()):
                 return hit[4]
         dt = t.dtype
-        info = _DTINFO.get(dt) or _dtype_info(dt)
+        info = _DTINFO.get(dt) or _dtype_info(t)
         dev = t.device
         dn = _DEVICE_NAMES.get(dev) or _device_name(dev)
         stride = t.stride() if t.layout is _STRIDED else None
