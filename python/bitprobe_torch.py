@@ -935,13 +935,13 @@ class Hasher:
         es = t.element_size()
         meta = (None, tuple(t.shape), t.stride(), _DEVICE_NAMES.get(dev) or _device_name(dev),
                 t.numel() * es)
-        return self.hash_plain(t, dev, None, t.is_contiguous(), meta, es)
+        return self.hash_plain(t, None, t.is_contiguous(), meta, es)
 
-    def hash_plain(self, t, dev, ptr, contig, meta, es):
+    def hash_plain(self, t, ptr, contig, meta, es):
         """hash_of() for a strided tensor that shows its own bytes (no
-        conjugate or negative view) on dev, whose address (or None),
-        contiguity, _Entry meta (shape, strides, device name, byte count)
-        and element size the caller has."""
+        conjugate or negative view), whose address (or None), contiguity,
+        _Entry meta (shape, strides, device name, byte count) and element
+        size the caller has."""
         dn, nbytes = meta[3], meta[4]
         if dn == "cpu" and self.native:
             if not self.native_checked:
@@ -954,7 +954,8 @@ class Hasher:
                 return _NATIVE.bp_torch_hash(ptr, nbytes)
             return _native_strided(t, ptr, es, meta[1], meta[2], nbytes)
         kind = self.kinds.get(dn)
-        if kind is None:
+        if kind is None:  # the first tensor on this device
+            dev = t.device
             cuda = dev.type == "cuda"
             kind = self.kinds[dn] = (cuda, self.cuda[dev] if dev in self.cuda else
                                      self._cuda_for(dev) if cuda else None)
@@ -980,6 +981,7 @@ class Hasher:
             hh = _Hash(self.torch_ops.partial(w), nbytes)
             self.pending.append(hh)
             return hh
+        dev = t.device
         if dev not in self.checked:
             self._check_host(dev)
         w, nbytes = _words(t)
@@ -1033,22 +1035,28 @@ def _json_writer():
 
 
 _json = _json_writer()
-_OPS = {}  # id(func) -> (func, name, name as JSON, mutates, uninit, overwrites)
+_OP_OVERLOAD = getattr(torch._ops, "OpOverload", None)
+_OPS = {}  # id(func) -> _op_info's tuple
+_HELD = []  # the funcs of _OPS, held: their ids are not reused
 
 
 def _op_info(func):
-    """(func, "aten::div.Tensor", its JSON, whether it writes to an
-    argument, whether its results are uninitialised, whether it overwrites
-    its first argument), cached per op."""
+    """(what runs func: its C++ operator where func is a plain OpOverload,
+    whose __call__ only calls that (a subclass's may do more);
+    "aten::div.Tensor", its JSON, whether it
+    writes to an argument, whether its results are uninitialised, whether
+    it overwrites its first argument), cached per op."""
     n = _OPS.get(id(func))
     if n is None:
         s = func._schema
         ov = getattr(func, "_overloadname", "") or s.overload_name
         mutates = any(a.alias_info is not None and a.alias_info.is_write for a in s.arguments)
         name = s.name + ("." + ov if ov and ov != "default" else "")
-        n = (func, name, _JSON.encode(name), mutates, bool(_UNINIT.match(name)),
+        call = func._op if type(func) is _OP_OVERLOAD and hasattr(func, "_op") else func
+        n = (call, name, _JSON.encode(name), mutates, bool(_UNINIT.match(name)),
              bool(_OVERWRITE.match(name)))
-        _OPS[id(func)] = n  # func is held: its id is not reused
+        _OPS[id(func)] = n
+        _HELD.append(func)
     return n
 
 
@@ -1124,8 +1132,13 @@ _NO_RET = object()  # a record with no "ret"
 _STRIDED = torch.strided
 
 
+_CUDA_NAMES = {}    # CUDA device index -> its name
+
+
 def _device_name(dev):
     name = _DEVICE_NAMES[dev] = str(dev)
+    if dev.type == "cuda" and dev.index is not None:
+        _CUDA_NAMES[dev.index] = name
     return name
 
 
@@ -1233,14 +1246,16 @@ class Recorder(TorchDispatchMode):
                 return hit[4]
         dt = t.dtype
         info = _DTINFO.get(dt) or _dtype_info(t)
-        dev = t.device
-        dn = _DEVICE_NAMES.get(dev) or _device_name(dev)
+        if t.is_cuda:  # (two cheap calls: t.device makes an object to hash)
+            dn = _CUDA_NAMES.get(t.get_device()) or _device_name(t.device)
+        else:
+            dn = "cpu" if t.is_cpu else _DEVICE_NAMES.get(t.device) or _device_name(t.device)
         stride = t.stride() if t.layout is _STRIDED else None
         shape = t.shape
         meta = (info[0], shape, stride, dn, t.numel() * info[1])
-        key = ptr = None
+        key = ptr = e = None
         if why is None and (stride is None or dn == "meta"):
-            why = "layout %s on %s" % (t.layout, dev)
+            why = "layout %s on %s" % (t.layout, t.device)
         # An uninitialised result goes into the bytes cache too (hash None):
         # an alias of it (x.data, a view) read before anything writes is
         # uninitialised memory as well, not bytes to hash.
@@ -1261,48 +1276,39 @@ class Recorder(TorchDispatchMode):
                         if src is not None and src._version == hit[1]:
                             h = hit[3]
                             e = _Entry(meta, h, None if h is not None else "uninitialized")
-                            self._remember(t, ver, e, ptr)
-                            return e
-        if uninit:
-            e = _Entry(meta, None, why)
-        elif why is None:
-            try:
-                if key is not None:  # shows its own bytes: what is known goes along
-                    e = _Entry(meta, self.hasher.hash_plain(t, dev, ptr, contig, meta, info[1]))
-                else:
-                    e = _Entry(meta, self.hasher.hash_of(t))
-            except Exception as ex:
-                e = _Entry(meta, None, "not hashed: %s" % str(ex).splitlines()[0][:120])
-                key = None
-        else:
-            e = _Entry(meta, None, why)
+                            key = None  # (there already)
+        if e is None:
+            if uninit or why is not None:
+                e = _Entry(meta, None, why)
+            else:
+                try:
+                    if key is not None:  # shows its own bytes: what is known goes along
+                        e = _Entry(meta, self.hasher.hash_plain(t, ptr, contig, meta, info[1]))
+                    else:
+                        e = _Entry(meta, self.hasher.hash_of(t))
+                except Exception as ex:
+                    e = _Entry(meta, None, "not hashed: %s" % str(ex).splitlines()[0][:120])
+                    key = None
         if ver is not None and why != "overwritten by the op":
-            wr = self._remember(t, ver + fresh, e, ptr)
-            if key is not None and wr is not None:
+            # Into the caches.  No callback on the weak reference (it costs
+            # on every tensor): a dead or reused id fails the identity
+            # check; the caches are emptied now and then instead.
+            cache = self.cache
+            if len(cache) > 200000:
+                cache.clear()
+            try:
+                wr = weakref.ref(t)
+                if ptr is None:
+                    ptr = t.data_ptr()
+            except Exception:  # no weak reference, or no storage to point at
+                return e
+            cache[id(t)] = (wr, ver + fresh, ptr, epoch, e)
+            if key is not None:
                 bc = self.bytes_cache
                 if len(bc) > 200000:
                     bc.clear()
                 bc[key] = (wr, ver + fresh, epoch, e.hash)
         return e
-
-    def _remember(self, t, ver, e, ptr=None):
-        """Puts e in the first cache; returns the weak reference to t (or
-        None where t takes none).  No callback on the weak reference (it
-        costs on every tensor): a dead or reused id fails the identity
-        check; the cache is emptied now and then instead.  ptr:
-        t.data_ptr(), where the caller has it."""
-        cache = self.cache
-        if len(cache) > 200000:
-            cache.clear()
-        try:
-            wr = weakref.ref(t)
-        except TypeError:
-            return None
-        try:
-            cache[id(t)] = (wr, ver, t.data_ptr() if ptr is None else ptr, self.epoch, e)
-        except Exception:  # no storage to point at
-            pass
-        return wr
 
     def _encode(self, v, tensors):
         tp = type(v)  # the common exact types first; the rest as below
@@ -1344,7 +1350,8 @@ class Recorder(TorchDispatchMode):
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         # Runs for every op: no comprehension (each makes a function
         # object), one call per tensor, the common cases inline.
-        _, name, name_json, mutates, uninit_op, overwrites = _OPS.get(id(func)) or _op_info(func)
+        call, name, name_json, mutates, uninit_op, overwrites = (_OPS.get(id(func)) or
+                                                                 _op_info(func))
         with self.lock:
             # The arguments as _encode makes them, the common cases inline:
             # a tensor (its reference object shared), an int in range.
@@ -1395,7 +1402,7 @@ class Recorder(TorchDispatchMode):
             # Inputs are copied before the op when it may overwrite them.
             early = want or (mutates and self.diverged < self.diverging)
             pre = self._host_copies(ins, in_entries) if early else None
-        out = func(*args, **kwargs) if kwargs else func(*args)
+        out = call(*args, **kwargs) if kwargs else call(*args)
         with self.lock:
             if mutates:
                 self.epoch += 1
