@@ -13,7 +13,8 @@ global module hooks say which module it ran under.  For each op the ledger
 keeps its name, module path, non-tensor arguments, and per input and output
 tensor: dtype, shape, strides, device, byte count and a 64-bit hash of its
 raw bytes, computed where the tensor lives (a GPU run copies nothing to the
-host but one 8-byte sum per tensor, in batches).  Inputs are hashed before
+host but one 8-byte hash per tensor, in batches; a strided tensor is read
+through its strides, not copied).  Inputs are hashed before
 the op runs, so in-place ops are seen as they were.  Bytes are hashed once:
 a tensor met again, or a view of bytes already hashed (a reshape of a
 contiguous tensor, a dtype view), takes its hash from a cache that an op
@@ -122,6 +123,17 @@ def _dtype_table():
 
 
 _DTYPES = _dtype_table()
+_DTINFO = {}  # dtype -> (ledger name, bytes per element, whether complex), one look-up
+
+
+def _dtype_info(t):
+    """_DTINFO's entry for t's dtype, from t (a constructor may be wrapped
+    to make another dtype than asked: zero.Init's)."""
+    dt = t.dtype
+    info = _DTINFO[dt] = (dtype_name(dt), t.element_size(), dt.is_complex)
+    return info
+
+
 _HAS_NEG = hasattr(torch.Tensor, "is_neg")
 _CPU = torch.device("cpu")
 # The constructors as imported: the self-tests make their tensors with these,
@@ -181,6 +193,18 @@ def _words(t):
     return w, nbytes
 
 
+def _fmix64_(x):
+    """fmix64 of each element of an int64 tensor, in place (int64
+    arithmetic wraps; >> is arithmetic, so each shift is masked to make it
+    logical); returns x."""
+    x.bitwise_xor_((x >> 33).bitwise_and_(_LOW31))
+    x.mul_(_signed64(_C1))
+    x.bitwise_xor_((x >> 33).bitwise_and_(_LOW31))
+    x.mul_(_signed64(_C2))
+    x.bitwise_xor_((x >> 33).bitwise_and_(_LOW31))
+    return x
+
+
 class _TorchHasher:
     """S, the sum of fmix64(x_i), with torch integer ops on the tensor's
     device (int64 arithmetic wraps; >> is arithmetic, so each shift is
@@ -204,64 +228,233 @@ class _TorchHasher:
             x += self._positions(c.device, c.numel())
             if base:
                 x += _signed64(base << 32)
-            x.bitwise_xor_((x >> 33).bitwise_and_(_LOW31))
-            x.mul_(_signed64(_C1))
-            x.bitwise_xor_((x >> 33).bitwise_and_(_LOW31))
-            x.mul_(_signed64(_C2))
-            x.bitwise_xor_((x >> 33).bitwise_and_(_LOW31))
-            s = x.sum()
+            s = _fmix64_(x).sum()
             total = s if total is None else total + s
         if total is None:
             total = torch.zeros((), dtype=torch.int64, device=w.device)
         return total
 
 
+# The kernels.  Each thread's share of S is a function of the thread's
+# index and the thread count alone (the *_sum functions), the warp
+# reduction and the atomic add apart: tests/ledger_torch/cuda_emul.py
+# compiles the same text for the host (BP_LEDGER_HOST) and runs those
+# functions thread by thread against hash_bytes, so that the kernels'
+# arithmetic is checked where there is no GPU.
 _CUDA_SOURCE = r"""
-__device__ __forceinline__ unsigned long long bp_fmix64(unsigned long long x)
+#ifndef BP_LEDGER_HOST
+#define BP_FN __device__ __forceinline__
+#endif
+typedef unsigned long long bp_u64;
+typedef long long bp_i64;
+
+BP_FN bp_u64 bp_fmix64(bp_u64 x)
 {
     x ^= x >> 33; x *= 0xff51afd7ed558ccdULL;
     x ^= x >> 33; x *= 0xc4ceb9fe1a85ec53ULL;
     x ^= x >> 33; return x;
 }
-/* S of the ledger hash over nbytes bytes at p (4-byte aligned), added to
- * *out: one pass, no temporaries. */
-extern "C" __global__ void bp_ledger_hash(const unsigned char *p, double nbytes_d,
-                                          unsigned long long *out)
+
+/* fmix64 of word i holding w (sign-extended, as the format says). */
+BP_FN bp_u64 bp_term(bp_u64 i, unsigned int w)
 {
-    unsigned long long nbytes = (unsigned long long)nbytes_d;
-    unsigned long long full = nbytes / 4, nw = (nbytes + 3) / 4;
-    unsigned long long tid = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x;
-    unsigned long long stride = (unsigned long long)gridDim.x * blockDim.x;
+    return bp_fmix64((i << 32) + (bp_u64)(bp_i64)(int)w);
+}
+
+/* A thread's share of S over nbytes contiguous bytes at p (4-byte
+ * aligned): words tid, tid + nthreads, ... */
+BP_FN bp_u64 bp_contig_sum(const unsigned char *p, bp_u64 nbytes, bp_u64 tid, bp_u64 nthreads)
+{
+    bp_u64 full = nbytes / 4, nw = (nbytes + 3) / 4, acc = 0, start = 0;
     const unsigned int *w = (const unsigned int *)p;
-    unsigned long long acc = 0, start = 0;
-    if (((unsigned long long)p & 15) == 0) { /* 16-byte loads: the sum's order is free */
+    if (((bp_u64)p & 15) == 0) { /* 16-byte loads: the sum's order is free */
         const uint4 *q = (const uint4 *)p;
-        unsigned long long nq = full / 4;
-        for (unsigned long long i = tid; i < nq; i += stride) {
+        bp_u64 nq = full / 4;
+        for (bp_u64 i = tid; i < nq; i += nthreads) {
             uint4 v = q[i];
-            unsigned long long b = 4 * i;
-            acc += bp_fmix64((b << 32) + (unsigned long long)(long long)(int)v.x);
-            acc += bp_fmix64(((b + 1) << 32) + (unsigned long long)(long long)(int)v.y);
-            acc += bp_fmix64(((b + 2) << 32) + (unsigned long long)(long long)(int)v.z);
-            acc += bp_fmix64(((b + 3) << 32) + (unsigned long long)(long long)(int)v.w);
+            bp_u64 b = 4 * i;
+            acc += bp_term(b, v.x);
+            acc += bp_term(b + 1, v.y);
+            acc += bp_term(b + 2, v.z);
+            acc += bp_term(b + 3, v.w);
         }
         start = 4 * nq;
     }
-    for (unsigned long long i = start + tid; i < nw; i += stride) {
+    for (bp_u64 i = start + tid; i < nw; i += nthreads) {
         unsigned int v = 0;
         if (i < full)
             v = w[i];
         else
-            for (unsigned long long k = 4 * i; k < nbytes; k++)
+            for (bp_u64 k = 4 * i; k < nbytes; k++)
                 v |= (unsigned int)p[k] << (8 * (k - 4 * i));
-        acc += bp_fmix64((i << 32) + (unsigned long long)(long long)(int)v);
+        acc += bp_term(i, v);
     }
+    return acc;
+}
+
+/* A strided tensor as the strided kernel reads it (passed by value):
+ * d[0..ndim) its sizes, d[ndim..2 ndim) its strides in elements (any
+ * sign; 0 for an expanded dim; overlapping is fine, nothing is written). */
+struct bp_strided {
+    int ndim;   /* 1..8 */
+    int elsize; /* bytes per element: 1, 2, 4, 8 or 16 */
+    bp_i64 d[16];
+};
+
+/* The address of element k in row-major order. */
+BP_FN const unsigned char *bp_elem_at(const unsigned char *p, const bp_strided &a, bp_u64 k)
+{
+    bp_i64 off = 0;
+    for (int d = a.ndim - 1; d >= 0; d--) {
+        bp_u64 n = (bp_u64)a.d[d];
+        off += (bp_i64)(k % n) * a.d[a.ndim + d];
+        k /= n;
+    }
+    return p + off * a.elsize;
+}
+
+/* An element of 1 or 2 bytes, zero-extended. */
+BP_FN unsigned int bp_small(const unsigned char *q, int es)
+{
+    return es == 1 ? (unsigned int)q[0] : (unsigned int)*(const unsigned short *)q;
+}
+
+#define BP_CHUNK 256 /* elements of a row a warp takes at a time */
+
+/* A thread's share of S over a strided tensor's bytes in row-major order,
+ * read where they lie.  Words are summed in any order, so the threads
+ * walk the memory, not the logical order: the dim of the smallest stride
+ * (f) is the one consecutive lanes of a warp step along (a transposed
+ * tensor is read in coalesced rows), each "row" being one index of the
+ * other dims.  A row of 32 elements or more is taken BP_CHUNK elements at
+ * a time by a warp; shorter rows, 32 / nf of them at once.  An element of
+ * 4 bytes or more holds whole words; smaller ones make a word with the
+ * next 1 or 3 in row-major order, read by the lane holding the word's
+ * first element (the next along the last dim, or, past its end, found
+ * from its row-major index). */
+BP_FN bp_u64 bp_strided_sum(const unsigned char *p, const bp_strided &a, bp_u64 tid,
+                            bp_u64 nthreads)
+{
+    const int n = a.ndim, es = a.elsize;
+    const bp_i64 *size = a.d, *str = a.d + n;
+    bp_u64 numel = 1, best = ~0ULL;
+    int f = n - 1;
+    for (int d = n - 1; d >= 0; d--) {
+        numel *= (bp_u64)size[d];
+        bp_u64 s = (bp_u64)(str[d] < 0 ? -str[d] : str[d]);
+        if (size[d] > 1 && s < best) {
+            best = s;
+            f = d;
+        }
+    }
+    if (numel == 0)
+        return 0;
+    bp_u64 cf = 1; /* f's stride in row-major order */
+    for (int d = n - 1; d > f; d--)
+        cf *= (bp_u64)size[d];
+    const bp_u64 nf = (bp_u64)size[f], rows = numel / nf, sizeL = (bp_u64)size[n - 1];
+    const bp_i64 sf = str[f], strL = str[n - 1];
+    const int wsh = es >= 4 ? 0 : es == 2 ? 1 : 2; /* log2 of elements per word */
+    const bp_u64 wmask = (1ULL << wsh) - 1;
+    const bp_u64 warp = tid / 32, nwarps = nthreads / 32, lane = tid % 32;
+    const bp_u64 rpi = nf >= 32 ? 1 : 32 / nf;                        /* rows per item */
+    const bp_u64 cpr = nf >= 32 ? (nf + BP_CHUNK - 1) / BP_CHUNK : 1; /* items per row */
+    const bp_u64 items = (rows + rpi - 1) / rpi * cpr;
+    bp_u64 acc = 0;
+    for (bp_u64 it = warp; it < items; it += nwarps) {
+        bp_u64 r, i, iend, istep;
+        if (nf >= 32) {
+            bp_u64 c = it % cpr;
+            r = it / cpr;
+            i = c * BP_CHUNK + lane;
+            iend = (c + 1) * BP_CHUNK < nf ? (c + 1) * BP_CHUNK : nf;
+            istep = 32;
+        } else {
+            r = it * rpi + lane / nf;
+            if (lane >= rpi * nf || r >= rows)
+                continue;
+            i = lane % nf;
+            iend = i + 1;
+            istep = 1;
+        }
+        /* the row's indices in the other dims (the last fastest): its
+         * offset, its first row-major index, its index in the last dim */
+        bp_i64 off0 = 0;
+        bp_u64 e0 = 0, cs = 1, iL = 0;
+        for (int d = n - 1; d >= 0; d--) {
+            if (d != f) {
+                bp_u64 sz = (bp_u64)size[d], q = r % sz;
+                r /= sz;
+                off0 += (bp_i64)q * str[d];
+                e0 += q * cs;
+                if (d == n - 1)
+                    iL = q;
+            }
+            cs *= (bp_u64)size[d];
+        }
+        for (; i < iend; i += istep) {
+            const unsigned char *q = p + (off0 + (bp_i64)i * sf) * es;
+            bp_u64 e = e0 + i * cf;
+            if (es >= 4) {
+                for (int k = 0; k < es / 4; k++)
+                    acc += bp_term(e * (es / 4) + k, ((const unsigned int *)q)[k]);
+            } else if ((e & wmask) == 0) {
+                bp_u64 il = f == n - 1 ? i : iL;
+                unsigned int w = bp_small(q, es);
+                for (int j = 1; j <= (int)wmask && e + j < numel; j++) {
+                    const unsigned char *qj = il + j < sizeL ? q + (bp_i64)j * strL * es
+                                                             : bp_elem_at(p, a, e + j);
+                    w |= bp_small(qj, es) << (8 * es * j);
+                }
+                acc += bp_term(e >> wsh, w);
+            }
+        }
+    }
+    return acc;
+}
+
+#ifndef BP_LEDGER_HOST
+/* The warp's sum added to *out. */
+__device__ __forceinline__ void bp_warp_add(bp_u64 acc, bp_u64 *out)
+{
     for (int o = 16; o > 0; o >>= 1)
         acc += __shfl_down_sync(0xffffffffu, acc, o);
     if ((threadIdx.x & 31) == 0 && acc)
         atomicAdd(out, acc);
 }
+
+/* S + nbytes of the ledger hash over nbytes bytes at p (4-byte
+ * aligned), added to *out (zero before): one pass, no temporaries; H is
+ * fmix64 of it.  (nbytes as a double: what compile_kernel's own launcher
+ * passes for a Python number.) */
+extern "C" __global__ void bp_ledger_hash(const unsigned char *p, double nbytes_d, bp_u64 *out)
+{
+    bp_u64 tid = blockIdx.x * (bp_u64)blockDim.x + threadIdx.x, nbytes = (bp_u64)nbytes_d;
+    bp_u64 acc = bp_contig_sum(p, nbytes, tid, (bp_u64)gridDim.x * blockDim.x);
+    bp_warp_add(tid ? acc : acc + nbytes, out);
+}
+
+/* The same over a strided tensor's bytes in row-major order; the block
+ * size a multiple of 32. */
+extern "C" __global__ void bp_ledger_hash_strided(const unsigned char *p, bp_strided a,
+                                                  bp_u64 *out)
+{
+    bp_u64 tid = blockIdx.x * (bp_u64)blockDim.x + threadIdx.x, nbytes = (bp_u64)a.elsize;
+    for (int d = 0; d < a.ndim; d++)
+        nbytes *= (bp_u64)a.d[d];
+    bp_u64 acc = bp_strided_sum(p, a, tid, (bp_u64)gridDim.x * blockDim.x);
+    bp_warp_add(tid ? acc : acc + nbytes, out);
+}
+#endif
 """
+
+# The strided kernel's argument (struct bp_strided): ndim, elsize, then
+# the sizes and the strides, packed by one call per launch into a buffer
+# that is passed by value.
+_STRIDED_MAX_DIMS = 8
+_STRIDED_ARG_BYTES = 8 + 8 * 2 * _STRIDED_MAX_DIMS
+_STRIDED_PACK = [None] + [struct.Struct("<ii%dq" % (2 * n)).pack_into
+                          for n in range(1, _STRIDED_MAX_DIMS + 1)]
 
 
 def _raw_stream_fn():
@@ -277,7 +470,9 @@ class _Launcher:
     """cuLaunchKernel called through ctypes with argument buffers built
     once: what compile_kernel's callable redoes on every launch (opening
     the driver library, converting each argument, looking up the stream)
-    is done once here, and the recorder launches once per tensor."""
+    is done once here, and the recorder launches once per tensor.  The
+    strided kernel (sfunc, from the same module) is launched only this
+    way: compile_kernel's callable passes no structure by value."""
 
     def __init__(self, kernel):
         import ctypes
@@ -286,14 +481,25 @@ class _Launcher:
             raise RuntimeError("no kernel handle")
         lib = ctypes.CDLL("libcuda.so.1")
         launch = lib.cuLaunchKernel
-        u = ctypes.c_uint
-        launch.argtypes = [ctypes.c_void_p, u, u, u, u, u, u, u, ctypes.c_void_p,
-                           ctypes.c_void_p, ctypes.c_void_p]
+        u, vp = ctypes.c_uint, ctypes.c_void_p
+        launch.argtypes = [vp, u, u, u, u, u, u, u, vp, vp, vp]
         launch.restype = ctypes.c_int
         self.launch, self.func = launch, func
-        self.p, self.n, self.o = ctypes.c_void_p(), ctypes.c_double(), ctypes.c_void_p()
-        self.argv = (ctypes.c_void_p * 3)(ctypes.addressof(self.p), ctypes.addressof(self.n),
-                                          ctypes.addressof(self.o))
+        self.p, self.n, self.o = vp(), ctypes.c_double(), vp()
+        self.argv = (vp * 3)(ctypes.addressof(self.p), ctypes.addressof(self.n),
+                             ctypes.addressof(self.o))
+        self.sarg = (ctypes.c_char * _STRIDED_ARG_BYTES)()
+        self.sargv = (vp * 3)(ctypes.addressof(self.p), ctypes.addressof(self.sarg),
+                              ctypes.addressof(self.o))
+        self.sfunc = None
+        module = getattr(kernel, "module", None)
+        if module is not None:
+            getf = lib.cuModuleGetFunction
+            getf.argtypes = [ctypes.POINTER(vp), vp, ctypes.c_char_p]
+            getf.restype = ctypes.c_int
+            f = vp()
+            if getf(ctypes.byref(f), module, b"bp_ledger_hash_strided") == 0 and f.value:
+                self.sfunc = f
         self.stream = _raw_stream_fn()
 
     def __call__(self, index, blocks, ptr, nbytes, out_ptr):
@@ -303,22 +509,35 @@ class _Launcher:
         if rc:
             raise RuntimeError("cuLaunchKernel: CUDA error %d" % rc)
 
+    def strided(self, index, blocks, ptr, es, shape, stride, out_ptr):
+        _STRIDED_PACK[len(shape)](self.sarg, 0, len(shape), es, *shape, *stride)
+        self.p.value, self.o.value = ptr, out_ptr
+        rc = self.launch(self.sfunc, blocks, 1, 1, 256, 1, 1, 0, self.stream(index), self.sargv,
+                         None)
+        if rc:
+            raise RuntimeError("cuLaunchKernel (strided): CUDA error %d" % rc)
+
 
 class _CudaHasher:
     """S in one kernel launch per tensor (NVRTC through torch.cuda's
     compile_kernel, PyTorch 2.8 and later), into a slot of a device buffer
-    that is read back in batches."""
+    that is read back in batches.  A strided tensor is read through its
+    sizes and strides where the strided kernel is there (direct launch)
+    and passed its self-test; else it is copied contiguous first."""
 
     SLOTS = 4096
 
     def __init__(self, dev, setup=None):
-        """setup: (kernel, whether the direct launch works, launch_note) of
-        an earlier hasher on dev (compiled once per process), or None to
-        compile.  Each hasher has a launcher, with argument buffers, of its
-        own: two recorders in two threads do not share them."""
+        """setup: (kernel, whether the direct launch works, launch_note,
+        whether the strided kernel is used) of an earlier hasher on dev
+        (compiled once per process), or None to compile.  Each hasher has a
+        launcher, with argument buffers, of its own: two recorders in two
+        threads do not share them."""
         if setup is not None:
-            self.kernel, direct, self.launch_note = setup
+            self.kernel, direct, self.launch_note, strided = setup
             self.launcher = _Launcher(self.kernel) if direct else None
+            if self.launcher is not None and not strided:
+                self.launcher.sfunc = None
         else:
             compile_kernel = (getattr(torch.cuda, "compile_kernel", None) or
                               getattr(torch.cuda, "_compile_kernel", None))
@@ -342,46 +561,82 @@ class _CudaHasher:
         getdev = getattr(torch._C, "_cuda_getDevice", None)
         self.current = getdev if getdev is not None else torch.cuda.current_device
 
-    def launch(self, t, nbytes, ptr=None):
-        """Starts S of t's bytes (a contiguous tensor of any dtype; nbytes:
-        its byte count; ptr: t.data_ptr() where the caller has it) into a
-        free slot; returns the slot, or None when every slot is taken."""
-        if self.used == self.SLOTS:
-            return None
+    def strided_ok(self):
+        return self.launcher is not None and self.launcher.sfunc is not None
+
+    def launch(self, t, nbytes, ptr=None, shape=None, stride=None, es=0):
+        """Starts the hash of t's bytes into a free slot (S + nbytes, made
+        H by read()); returns the slot, or None when every slot is taken.
+        t: a contiguous tensor of any dtype (shape None), or one read
+        through shape and stride, in elements of es bytes, by the strided
+        kernel (the caller has checked that it is there, that there are at
+        most _STRIDED_MAX_DIMS dims and that ptr is aligned to min(es, 4));
+        nbytes: its byte count; ptr: t.data_ptr() where the caller has
+        it."""
         slot = self.used
-        self.used += 1
-        if nbytes:
-            if ptr is None:
-                ptr = t.data_ptr()
-            if ptr % 4:  # the kernel reads aligned 32-bit words
-                t = t.clone()
-                ptr = t.data_ptr()
-            blocks = max(1, min(self.max_blocks, (nbytes // 4 + 255) // 256))
-            if self.current() != self.index:
-                with torch.cuda.device(self.dev):
-                    self._launch(t, ptr, nbytes, blocks, slot)
-            else:
-                self._launch(t, ptr, nbytes, blocks, slot)
+        if slot == self.SLOTS:
+            return None
+        self.used = slot + 1
+        if not nbytes:  # S + nbytes = 0: the slot as it is
+            return slot
+        if ptr is None:
+            ptr = t.data_ptr()
+        if shape is None and ptr & 3:  # the kernel reads aligned 32-bit words
+            t = t.clone()
+            ptr = t.data_ptr()
+        blocks = (nbytes // 4 + 255) // 256
+        if blocks > self.max_blocks:
+            blocks = self.max_blocks
+        elif not blocks:
+            blocks = 1
+        out = self.base + 8 * slot
+        launcher = self.launcher
+        if self.current() != self.index:
+            with torch.cuda.device(self.dev):
+                self._launch(t, ptr, nbytes, blocks, slot, shape, stride, es)
+        elif shape is not None:
+            launcher.strided(self.index, blocks, ptr, es, shape, stride, out)
+        elif launcher is not None:
+            launcher(self.index, blocks, ptr, nbytes, out)
+        else:
+            self._launch(t, ptr, nbytes, blocks, slot, shape, stride, es)
         return slot
 
-    def _launch(self, t, ptr, nbytes, blocks, slot):
-        if self.launcher is not None:
+    def _launch(self, t, ptr, nbytes, blocks, slot, shape, stride, es):
+        if shape is not None:
+            self.launcher.strided(self.index, blocks, ptr, es, shape, stride, self.base + 8 * slot)
+        elif self.launcher is not None:
             self.launcher(self.index, blocks, ptr, nbytes, self.base + 8 * slot)
         else:
             self.kernel(grid=(blocks, 1, 1), block=(256, 1, 1),
                         args=[t, float(nbytes), self.slots[slot:slot + 1]])
 
     def read(self):
-        """The slots' sums (read back once per batch)."""
+        """The slots' hashes, H (unsigned), read back once per batch: fmix64
+        of each slot's S + nbytes is taken on the device, by torch ops,
+        before the one transfer."""
         if self.values is None:
-            self.values = self.slots[:self.used].tolist()
+            self.values = [v & _MASK64 for v in
+                           _fmix64_(self.slots[:self.used].clone()).tolist()]
         return self.values
 
-    def partial(self, t):
-        """S of t's bytes, now (for the self-test)."""
-        t = t.contiguous()
-        slot = self.launch(t, t.numel() * t.element_size())
-        return int(self.slots[slot].item())
+    def hash_now(self, t):
+        """H of t's bytes, now, by the path the recorder takes (for the
+        self-tests): a contiguous tensor by the contiguous kernel, another
+        by the strided one where it is used, else copied contiguous first;
+        then read()."""
+        self.reset()
+        es = t.element_size()
+        nbytes = t.numel() * es
+        if t.is_contiguous():
+            slot = self.launch(t, nbytes)
+        elif self.strided_ok() and t.dim() <= _STRIDED_MAX_DIMS:
+            slot = self.launch(t, nbytes, t.data_ptr(), tuple(t.shape), t.stride(), es)
+        else:
+            slot = self.launch(t.contiguous(), nbytes)
+        h = self.read()[slot]
+        self.reset()
+        return h
 
     def reset(self):
         if self.used:
@@ -390,10 +645,10 @@ class _CudaHasher:
         self.values = None
 
 
-def _selftest(partial_fn, dev):
-    """Checks a hasher (partial_fn: a uint8 tensor on dev -> S, an int or a
-    0-d tensor) against the pure-Python reference on awkward sizes, odd
-    tails included; returns an error string or None."""
+def _selftest(hash_fn, dev):
+    """Checks a hasher (hash_fn: a uint8 tensor on dev -> H) against the
+    pure-Python reference on awkward sizes, odd tails included; returns an
+    error string or None."""
     g = torch.Generator().manual_seed(1234)
     # (the last two: a view 4 bytes into its storage, so that a kernel
     # reading 16 bytes at a time where it can takes its other path too)
@@ -401,10 +656,59 @@ def _selftest(partial_fn, dev):
         data = _RANDINT(0, 256, (n + off,), generator=g, dtype=torch.uint8)
         t = data.to(dev)[off:]
         data = data[off:]
-        got = _finish(int(partial_fn(t)) & _MASK64, n)
+        got = hash_fn(t)
         want = hash_bytes(data.numpy().tobytes())
         if got != want:
             return "hash of %d bytes on %s: %016x, expected %016x" % (n, dev, got, want)
+    return None
+
+
+def strided_cases(dev):
+    """Non-contiguous views on dev that a hash must read through their
+    strides, one of each kind the strided kernel treats apart: transposed
+    (the smallest stride not in the last dim), sliced with steps, expanded
+    (stride 0), permuted in 3 and 8 dims, rows shorter than a warp and
+    longer than its chunk, last dims of odd length (a word made of
+    elements of two rows), total sizes not a multiple of 4 bytes, at an
+    odd element offset; in elements of 1, 2, 4, 8 and 16 bytes."""
+    g = torch.Generator().manual_seed(2024)
+    x = _RANDN(21, 50, generator=g) * 40
+    cases = []
+    for dt in (torch.float32, torch.bfloat16, torch.float16, torch.int8, torch.uint8):
+        y = x.to(dt).to(dev)
+        cases += [y.t(), y[1:, ::3], y[::2, 1:-2], y[:, 7:8].expand(21, 37),
+                  y.reshape(3, 7, 50).permute(2, 0, 1), y.t()[3:, 1:], y[:5, :7].t(),
+                  y[2:9, 1:].t()[1:]]
+    y = _RANDN(7, 300, generator=g).to(dev)
+    cases += [y[:, ::2], y.t(), y.to(torch.bfloat16)[:, 1:].t(), y.to(torch.int8)[1:, ::5]]
+    z = _RANDN(2, 3, 2, 3, 2, 1, 2, 3, generator=g).to(dev)
+    cases += [z.permute(7, 6, 5, 4, 3, 2, 1, 0), z.to(torch.float16).transpose(0, 6)]
+    cases += [x.to(torch.float64).to(dev)[::3, 1::4].t(),
+              torch.complex(x, -x).to(dev)[1:, ::7].t(),
+              torch.complex(x, x).to(torch.complex128).to(dev).t()[::5],
+              (x > 0).to(dev).t()[1:]]
+    return cases
+
+
+def _host_bytes(t):
+    """A tensor's bytes in row-major order, on the host (the reference's
+    input)."""
+    c = t.detach().to("cpu").contiguous()
+    if c.is_complex():
+        c = torch.view_as_real(c).contiguous()
+    return c.reshape(-1).view(torch.uint8).numpy().tobytes() if c.numel() else b""
+
+
+def _selftest_strided(hash_fn, dev):
+    """Checks a hasher of strided views (hash_fn: a tensor on dev -> H)
+    against the pure-Python reference on strided_cases; an error string or
+    None."""
+    for t in strided_cases(dev):
+        got = hash_fn(t)
+        want = hash_bytes(_host_bytes(t))
+        if got != want:
+            return "hash of a %s view %s strides %s on %s: %016x, expected %016x" % (
+                dtype_name(t.dtype), tuple(t.shape), t.stride(), dev, got, want)
     return None
 
 
@@ -463,12 +767,19 @@ def _native_hash(t):
         return _NATIVE.bp_torch_hash(None, 0), 0
     if t.is_contiguous():
         return _NATIVE.bp_torch_hash(t.data_ptr(), n), n
-    if n > _NATIVE_STRIDED_MAX or t.dim() > 8:
-        c = t.contiguous()
-        return _NATIVE.bp_torch_hash(c.data_ptr(), n), n
-    dims = array.array("q", t.shape)
-    dims.extend(t.stride())
-    return _NATIVE.bp_torch_hash_strided(t.data_ptr(), es, t.dim(), dims.buffer_info()[0]), n
+    return _native_strided(t, t.data_ptr(), es, t.shape, t.stride(), n), n
+
+
+def _native_strided(t, ptr, es, shape, stride, nbytes):
+    """H of a non-contiguous host tensor t by the native helper, from what
+    the caller has of it: its address, element size, shape, strides and
+    byte count."""
+    if nbytes > _NATIVE_STRIDED_MAX or len(shape) > 8:
+        c = t.contiguous()  # (held while its bytes are read)
+        return _NATIVE.bp_torch_hash(c.data_ptr(), nbytes)
+    dims = array.array("q", shape)
+    dims.extend(stride)
+    return _NATIVE.bp_torch_hash_strided(ptr, es, len(shape), dims.buffer_info()[0])
 
 
 def _native_selftest():
@@ -505,8 +816,9 @@ class _Hash:
 
 # Once per process (a recorder opened per forward compiles and checks
 # nothing again): (CUDA device, fast_cuda) -> ((kernel, whether the direct
-# launch works, launch_note) or None for torch ops, notes); (host device,
-# native) whose hash passed its self-test.
+# launch works, launch_note, whether the strided kernel is used) or None
+# for torch ops, notes); (host device, native) whose hash passed its
+# self-test.
 _CUDA_SETUP = {}
 _TORCH_CHECKED = set()
 
@@ -520,6 +832,7 @@ class Hasher:
         self.native = native and _NATIVE is not None
         self.native_checked = False
         self.cuda = {}       # device -> _CudaHasher, or None when unavailable
+        self.kinds = {}      # device name -> (is CUDA, its _CudaHasher or None)
         self.fast_cuda = fast_cuda
         self.pending = []
         self.paths = {}      # device -> which implementation, for the header
@@ -535,8 +848,8 @@ class Hasher:
                 notes = setup[1]
             else:
                 h, notes = self._cuda_setup(dev)
-                _CUDA_SETUP[key] = ((h.kernel, h.launcher is not None, h.launch_note) if h
-                                    else None, notes)
+                _CUDA_SETUP[key] = ((h.kernel, h.launcher is not None, h.launch_note,
+                                     h.strided_ok()) if h else None, notes)
             self.notes.extend(notes)
             self.cuda[dev] = h
             self.paths[str(dev)] = "cuda-kernel" if h else "torch-ops"
@@ -559,12 +872,18 @@ class Hasher:
                 if err:
                     notes.append("CUDA hash kernel disagrees (%s): torch ops used" % err)
                     h = None
+                elif h.strided_ok():
+                    err = self._selftest_cuda(h, _selftest_strided)
+                    if err:
+                        notes.append("strided CUDA hash kernel disagrees (%s): strided "
+                                     "tensors copied contiguous first" % err)
+                        h.launcher.sfunc = None
             except Exception as e:  # no NVRTC, old PyTorch: torch ops
                 notes.append("CUDA hash kernel unavailable (%s): torch ops used" %
                              str(e).splitlines()[0][:200])
                 h = None
         if h is None:
-            err = _selftest(self._torch_partial, dev)
+            err = _selftest(self._torch_hash, dev)
             if err:
                 raise RuntimeError("bitprobe_torch: " + err)
         elif h.launch_note:
@@ -573,23 +892,25 @@ class Hasher:
         return h, notes
 
     @staticmethod
-    def _selftest_cuda(h):
+    def _selftest_cuda(h, test=_selftest):
         try:
-            err = _selftest(h.partial, h.dev)
+            err = test(h.hash_now, h.dev)
         except Exception as e:
             err = str(e).splitlines()[0][:200]
         h.reset()
         return err
 
-    def _torch_partial(self, t):
-        return self.torch_ops.partial(_words(t)[0])
+    def _torch_hash(self, t):
+        """H of t's bytes by torch ops (for the self-tests)."""
+        w, nbytes = _words(t)
+        return _finish(int(self.torch_ops.partial(w)) & _MASK64, nbytes)
 
     def _check_host(self, dev):
         """The host hash of dev checked once per process: the native
         helper's on the CPU where it is loaded, else torch ops'."""
         native = self.native and dev.type == "cpu"
         if (dev, native) not in _TORCH_CHECKED:
-            err = _native_selftest() if native else _selftest(self._torch_partial, dev)
+            err = _native_selftest() if native else _selftest(self._torch_hash, dev)
             if err:
                 raise RuntimeError("bitprobe_torch: " + err)
             _TORCH_CHECKED.add((dev, native))
@@ -610,37 +931,56 @@ class Hasher:
             t = t.resolve_conj()
         if getattr(t, "is_neg", None) and t.is_neg():
             t = t.resolve_neg()
-        return self.hash_plain(t, t.device.type, None, t.is_contiguous(),
-                               t.numel() * t.element_size())
+        dev = t.device
+        es = t.element_size()
+        meta = (None, tuple(t.shape), t.stride(), _DEVICE_NAMES.get(dev) or _device_name(dev),
+                t.numel() * es)
+        return self.hash_plain(t, None, t.is_contiguous(), meta, es)
 
-    def hash_plain(self, t, kind, ptr, contig, nbytes):
-        """hash_of() for a tensor that shows its own bytes (no conjugate or
-        negative view) on a device of kind ("cpu", "cuda", ...), whose
-        address (or None), contiguity and byte count the caller has."""
-        if kind == "cuda":
-            dev = t.device
-            h = self.cuda[dev] if dev in self.cuda else self._cuda_for(dev)
-            if h is not None:  # the kernel reads the bytes where they are
-                c, p = (t, ptr) if contig else (t.contiguous(), None)
-                slot = h.launch(c, nbytes, p)
-                if slot is None:  # slots full: read them back first
-                    self.resolve()
-                    slot = h.launch(c, nbytes, p)
-                hh = _Hash(None, nbytes, src=h, slot=slot)
-                self.pending.append(hh)
-                return hh
-            w, nbytes = _words(t)
-            hh = _Hash(self.torch_ops.partial(w), nbytes)
-            self.pending.append(hh)
-            return hh
-        if kind == "cpu" and self.native:
+    def hash_plain(self, t, ptr, contig, meta, es):
+        """hash_of() for a strided tensor that shows its own bytes (no
+        conjugate or negative view), whose address (or None), contiguity,
+        _Entry meta (shape, strides, device name, byte count) and element
+        size the caller has."""
+        dn, nbytes = meta[3], meta[4]
+        if dn == "cpu" and self.native:
             if not self.native_checked:
                 self._check_host(_CPU)
                 self.native_checked = True
             # Synchronous on the host: the value now.
+            if ptr is None:
+                ptr = t.data_ptr()
             if contig:
-                return _NATIVE.bp_torch_hash(t.data_ptr() if ptr is None else ptr, nbytes)
-            return _native_hash(t)[0]
+                return _NATIVE.bp_torch_hash(ptr, nbytes)
+            return _native_strided(t, ptr, es, meta[1], meta[2], nbytes)
+        kind = self.kinds.get(dn)
+        if kind is None:  # the first tensor on this device
+            dev = t.device
+            cuda = dev.type == "cuda"
+            kind = self.kinds[dn] = (cuda, self.cuda[dev] if dev in self.cuda else
+                                     self._cuda_for(dev) if cuda else None)
+        h = kind[1]
+        if h is not None:  # the kernel reads the bytes where they are
+            if contig:
+                args = (t, nbytes, ptr)
+            elif (h.launcher is not None and h.launcher.sfunc is not None and
+                  len(meta[1]) <= _STRIDED_MAX_DIMS and
+                  not (t.data_ptr() if ptr is None else ptr) & ((es if es < 4 else 4) - 1)):
+                args = (t, nbytes, ptr, meta[1], meta[2], es)
+            else:
+                args = (t.contiguous(), nbytes)
+            slot = h.launch(*args)
+            if slot is None:  # slots full: read them back first
+                self.resolve()
+                slot = h.launch(*args)
+            hh = _Hash(None, nbytes, None, h, slot)
+            self.pending.append(hh)
+            return hh
+        if kind[0]:
+            w, nbytes = _words(t)
+            hh = _Hash(self.torch_ops.partial(w), nbytes)
+            self.pending.append(hh)
+            return hh
         dev = t.device
         if dev not in self.checked:
             self._check_host(dev)
@@ -653,7 +993,7 @@ class Hasher:
         by_dev = {}
         for h in self.pending:
             if h.src is not None:
-                h.value = _finish(h.src.read()[h.slot] & _MASK64, h.nbytes)
+                h.value = h.src.read()[h.slot]
                 h.src = None
             else:
                 by_dev.setdefault(h.s.device, []).append(h)
@@ -695,22 +1035,28 @@ def _json_writer():
 
 
 _json = _json_writer()
-_OPS = {}  # id(func) -> (func, name, name as JSON, mutates, uninit, overwrites)
+_OP_OVERLOAD = getattr(torch._ops, "OpOverload", None)
+_OPS = {}  # id(func) -> _op_info's tuple
+_HELD = []  # the funcs of _OPS, held: their ids are not reused
 
 
 def _op_info(func):
-    """(func, "aten::div.Tensor", its JSON, whether it writes to an
-    argument, whether its results are uninitialised, whether it overwrites
-    its first argument), cached per op."""
+    """(what runs func: its C++ operator where func is a plain OpOverload,
+    whose __call__ only calls that (a subclass's may do more);
+    "aten::div.Tensor", its JSON, whether it
+    writes to an argument, whether its results are uninitialised, whether
+    it overwrites its first argument), cached per op."""
     n = _OPS.get(id(func))
     if n is None:
         s = func._schema
         ov = getattr(func, "_overloadname", "") or s.overload_name
         mutates = any(a.alias_info is not None and a.alias_info.is_write for a in s.arguments)
         name = s.name + ("." + ov if ov and ov != "default" else "")
-        n = (func, name, _JSON.encode(name), mutates, bool(_UNINIT.match(name)),
+        call = func._op if type(func) is _OP_OVERLOAD and hasattr(func, "_op") else func
+        n = (call, name, _JSON.encode(name), mutates, bool(_UNINIT.match(name)),
              bool(_OVERWRITE.match(name)))
-        _OPS[id(func)] = n  # func is held: its id is not reused
+        _OPS[id(func)] = n
+        _HELD.append(func)
     return n
 
 
@@ -734,49 +1080,66 @@ class _Entry:
     """One tensor operand or result of a recorded op: meta is (dtype name,
     shape, strides or None, device, nbytes), made into JSON only when the
     record is written.  An entry is shared by the records of one tensor
-    until it is captured (copy())."""
-    __slots__ = ("meta", "hash", "why", "cap")
+    until it is captured (copy()).  Its JSON is made once, when the
+    record is written (the hash is known then), and kept: an entry shared
+    by several records is written several times."""
+    __slots__ = ("meta", "hash", "why", "cap", "js")
 
     def __init__(self, meta, h, why=None):
-        self.meta, self.hash, self.why, self.cap = meta, h, why, None
+        self.meta, self.hash, self.why, self.cap, self.js = meta, h, why, None, None
 
     def copy(self):
         return _Entry(self.meta, self.hash, self.why)
 
     def json(self):
+        js = self.js
+        if js is not None:
+            return js
         meta = self.meta
-        head = _META_JSON.get(meta)
-        if head is None:
-            dt, shape, stride, dev, nb = meta
-            d = {"dtype": dt, "shape": list(shape),
-                 "stride": None if stride is None else list(stride), "device": dev,
-                 "nbytes": nb, "hash": None}
-            head = _JSON.encode(d)[:-5]  # without 'null}'
-            if len(_META_JSON) > 100000:
-                _META_JSON.clear()
-            _META_JSON[meta] = head
+        head = _META_JSON.get(meta) or _meta_json(meta)
         h = self.hash
         if h is None:
-            tail = 'null,"why":' + _JSON.encode(self.why)
-        else:
-            tail = '"%016x"' % (h.value if isinstance(h, _Hash) else h)
+            js = head + 'null,"why":' + _JSON.encode(self.why)
+        else:  # the native helper's hash is an int
+            js = '%s"%016x"' % (head, h if type(h) is int else h.value)
         if self.cap:
-            tail += ',"capture":' + _JSON.encode(self.cap)
-        return head + tail + "}"
+            js += ',"capture":' + _JSON.encode(self.cap)
+        js = self.js = js + "}"
+        return js
 
 
-_DEVICE_NAMES = {}
+def _meta_json(meta):
+    """An entry's JSON up to its hash, '{"dtype":...,"nbytes":N,"hash":'."""
+    dt, shape, stride, dev, nb = meta
+    d = {"dtype": dt, "shape": list(shape), "stride": None if stride is None else list(stride),
+         "device": dev, "nbytes": nb, "hash": None}
+    head = _JSON.encode(d)[:-5]  # without 'null}'
+    if len(_META_JSON) > 100000:
+        _META_JSON.clear()
+    _META_JSON[meta] = head
+    return head
+
+
+_DEVICE_NAMES = {}  # torch.device -> its name (str() costs on every tensor)
+_TENSOR, _PARAMETER = torch.Tensor, torch.nn.Parameter
+_I64_MIN, _I64_MAX = -(1 << 63), (1 << 63) - 1
+# An argument's reference to its tensor k, {"t": k}, made once (it is only
+# ever encoded), and the arguments' JSON when they are n tensors.
+_NTREFS = 64
+_TREFS = [{"t": k} for k in range(_NTREFS)]
+_TARGS_JSON = [_JSON.encode(_TREFS[:n]) for n in range(_NTREFS)]
+_NO_RET = object()  # a record with no "ret"
 _STRIDED = torch.strided
 
 
-def _meta(t):
-    dev = t.device
-    name = _DEVICE_NAMES.get(dev)
-    if name is None:
-        name = _DEVICE_NAMES[dev] = str(dev)
-    dt = t.dtype
-    return (_DTYPES.get(dt) or dtype_name(dt), tuple(t.shape),
-            t.stride() if t.layout == _STRIDED else None, name, t.numel() * t.element_size())
+_CUDA_NAMES = {}    # CUDA device index -> its name
+
+
+def _device_name(dev):
+    name = _DEVICE_NAMES[dev] = str(dev)
+    if dev.type == "cuda" and dev.index is not None:
+        _CUDA_NAMES[dev.index] = name
+    return name
 
 
 class Recorder(TorchDispatchMode):
@@ -802,6 +1165,8 @@ class Recorder(TorchDispatchMode):
         self.capture_re = re.compile(capture) if capture else None
         self.capture_bytes = int(capture_bytes or 0)
         self.capture_seqs = frozenset(capture_seqs or ())
+        self.capturing = bool(self.capture_re is not None or self.capture_seqs or
+                              self.capture_bytes > 0)  # whether _wants_capture can say yes
         self.reference = reference
         self.diverging = int(diverging) if reference else 0
         self.ref_keys = _tensor_keys(reference) if reference else None
@@ -858,86 +1223,92 @@ class Recorder(TorchDispatchMode):
         made (epoch: a write through an alias with a version counter of its
         own, as x.data has, is seen too).  The first cache is keyed on the
         tensor object (id, checked through a weak reference), its version
-        counter and address.  The second on where
+        counter and address (__torch_dispatch__ looks its inputs up there
+        itself, the same way).  The second on where
         its bytes are: a contiguous tensor's hash is its address and byte
         count's, whatever its shape or dtype (views, reshapes, expands of
         it and the tensors an op returns as they came hash the same bytes
         in the same order), a strided one's its address, dtype, shape and
         strides'; an entry there also needs the tensor hashed alive (so
-        that the memory is not reused) and its version counter unchanged."""
+        that the memory is not reused) and its version counter unchanged.
+
+        This runs for every tensor of every op: what it asks of the tensor
+        is asked once (each call and attribute costs on every op)."""
         try:
             ver = t._version
         except Exception:  # inference tensors have no version counter
             ver = None
+        epoch = self.epoch
         if why is None and not fresh and ver is not None:
             hit = self.cache.get(id(t))
-            if (hit is not None and hit[1] == ver and hit[3] == self.epoch and hit[0]() is t and
+            if (hit is not None and hit[1] == ver and hit[3] == epoch and hit[0]() is t and
                     hit[2] == t.data_ptr()):
                 return hit[4]
-        meta = _meta(t)
-        key = ptr = None
-        if why is None and (meta[2] is None or meta[3] == "meta"):
+        dt = t.dtype
+        info = _DTINFO.get(dt) or _dtype_info(t)
+        if t.is_cuda:  # (two cheap calls: t.device makes an object to hash)
+            dn = _CUDA_NAMES.get(t.get_device()) or _device_name(t.device)
+        else:
+            dn = "cpu" if t.is_cpu else _DEVICE_NAMES.get(t.device) or _device_name(t.device)
+        stride = t.stride() if t.layout is _STRIDED else None
+        shape = t.shape
+        meta = (info[0], shape, stride, dn, t.numel() * info[1])
+        key = ptr = e = None
+        if why is None and (stride is None or dn == "meta"):
             why = "layout %s on %s" % (t.layout, t.device)
         # An uninitialised result goes into the bytes cache too (hash None):
         # an alias of it (x.data, a view) read before anything writes is
         # uninitialised memory as well, not bytes to hash.
         uninit = why == "uninitialized"
-        if why is None or uninit:
-            if ver is not None and not (_HAS_NEG and t.is_neg()) and not (
-                    meta[0][0] in "Cc" and t.is_conj()):
-                try:
-                    ptr = t.data_ptr()
-                    contig = t.is_contiguous()
-                    key = (ptr, meta[4], meta[3]) if contig else (
-                        ptr, meta[0], meta[1], meta[2], meta[3])
-                except Exception:  # no storage to point at
-                    key = ptr = None
-                if key is not None and not fresh and not uninit:
+        if (why is None or uninit) and ver is not None and not (_HAS_NEG and t.is_neg()) and not (
+                info[2] and t.is_conj()):
+            try:
+                ptr = t.data_ptr()
+                contig = t.is_contiguous()
+            except Exception:  # no storage to point at
+                ptr = None
+            if ptr is not None:
+                key = (ptr, meta[4], dn) if contig else (ptr, info[0], shape, stride, dn)
+                if not fresh and not uninit:
                     hit = self.bytes_cache.get(key)
-                    if hit is not None and hit[2] == self.epoch:
+                    if hit is not None and hit[2] == epoch:
                         src = hit[0]()
                         if src is not None and src._version == hit[1]:
-                            e = _Entry(meta, hit[3], None if hit[3] is not None else
-                                       "uninitialized")
-                            self._remember(t, ver, e, ptr)
-                            return e
-        if uninit:
-            e = _Entry(meta, None, why)
-        elif why is None:
-            try:
-                if key is not None:  # shows its own bytes: what is known goes along
-                    dn = meta[3]
-                    kind = "cpu" if dn == "cpu" else "cuda" if dn[:4] == "cuda" else t.device.type
-                    e = _Entry(meta, self.hasher.hash_plain(t, kind, ptr, contig, meta[4]))
-                else:
-                    e = _Entry(meta, self.hasher.hash_of(t))
-            except Exception as ex:
-                e = _Entry(meta, None, "not hashed: %s" % str(ex).splitlines()[0][:120])
-                key = None
-        else:
-            e = _Entry(meta, None, why)
-        if ver is not None and e.why != "overwritten by the op":
-            self._remember(t, ver + fresh, e, ptr)
-            if key is not None:
-                if len(self.bytes_cache) > 200000:
-                    self.bytes_cache.clear()
+                            h = hit[3]
+                            e = _Entry(meta, h, None if h is not None else "uninitialized")
+                            key = None  # (there already)
+        if e is None:
+            if uninit or why is not None:
+                e = _Entry(meta, None, why)
+            else:
                 try:
-                    self.bytes_cache[key] = (weakref.ref(t), ver + fresh, self.epoch, e.hash)
-                except TypeError:
-                    pass
+                    if key is not None:  # shows its own bytes: what is known goes along
+                        e = _Entry(meta, self.hasher.hash_plain(t, ptr, contig, meta, info[1]))
+                    else:
+                        e = _Entry(meta, self.hasher.hash_of(t))
+                except Exception as ex:
+                    e = _Entry(meta, None, "not hashed: %s" % str(ex).splitlines()[0][:120])
+                    key = None
+        if ver is not None and why != "overwritten by the op":
+            # Into the caches.  No callback on the weak reference (it costs
+            # on every tensor): a dead or reused id fails the identity
+            # check; the caches are emptied now and then instead.
+            cache = self.cache
+            if len(cache) > 200000:
+                cache.clear()
+            try:
+                wr = weakref.ref(t)
+                if ptr is None:
+                    ptr = t.data_ptr()
+            except Exception:  # no weak reference, or no storage to point at
+                return e
+            cache[id(t)] = (wr, ver + fresh, ptr, epoch, e)
+            if key is not None:
+                bc = self.bytes_cache
+                if len(bc) > 200000:
+                    bc.clear()
+                bc[key] = (wr, ver + fresh, epoch, e.hash)
         return e
-
-    def _remember(self, t, ver, e, ptr=None):
-        # No callback on the weak reference (it costs on every tensor): a
-        # dead or reused id fails the identity check; the cache is emptied
-        # now and then instead.  ptr: t.data_ptr(), where the caller has it.
-        if len(self.cache) > 200000:
-            self.cache.clear()
-        try:
-            self.cache[id(t)] = (weakref.ref(t), ver, t.data_ptr() if ptr is None else ptr,
-                                 self.epoch, e)
-        except Exception:  # no weak reference, or no storage to point at
-            pass
 
     def _encode(self, v, tensors):
         tp = type(v)  # the common exact types first; the rest as below
@@ -977,17 +1348,47 @@ class Recorder(TorchDispatchMode):
         return []
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-        if kwargs is None:
-            kwargs = {}
-        _, name, name_json, mutates, uninit_op, overwrites = _OPS.get(id(func)) or _op_info(func)
+        # Runs for every op: no comprehension (each makes a function
+        # object), one call per tensor, the common cases inline.
+        call, name, name_json, mutates, uninit_op, overwrites = (_OPS.get(id(func)) or
+                                                                 _op_info(func))
         with self.lock:
+            # The arguments as _encode makes them, the common cases inline:
+            # a tensor (its reference object shared), an int in range.
             ins = []
-            enc_args = [self._encode(a, ins) for a in args]
+            enc_args = []
+            only_tensors = True
+            for a in args:
+                tp = type(a)
+                if tp is _TENSOR or tp is _PARAMETER:
+                    k = len(ins)
+                    enc_args.append(_TREFS[k] if k < _NTREFS else {"t": k})
+                    ins.append(a)
+                else:
+                    only_tensors = False
+                    enc_args.append(a if tp is int and _I64_MIN <= a <= _I64_MAX else
+                                    self._encode(a, ins))
             nin_args = len(ins)
-            enc_kwargs = {k: self._encode(v, ins) for k, v in kwargs.items()} if kwargs else None
+            if only_tensors and nin_args < _NTREFS:
+                enc_args = _TARGS_JSON[nin_args]  # their JSON already
             entry = self._entry
+            if kwargs:
+                enc_kwargs = {}
+                for k, v in kwargs.items():
+                    enc_kwargs[k] = self._encode(v, ins)
+            else:
+                enc_kwargs = None
             if nin_args == len(ins) and not (overwrites and nin_args):
-                in_entries = [entry(t) for t in ins]
+                # _entry's first cache, inline (inputs are mostly tensors
+                # seen before); an inference tensor (no version counter)
+                # is never in it
+                cache, epoch = self.cache, self.epoch
+                in_entries = []
+                for t in ins:
+                    hit = cache.get(id(t))
+                    in_entries.append(hit[4] if (
+                        hit is not None and hit[3] == epoch and hit[0]() is t and
+                        hit[1] == t._version and hit[2] == t.data_ptr()) else entry(t))
             else:
                 in_entries = []
                 for k, t in enumerate(ins):
@@ -997,41 +1398,51 @@ class Recorder(TorchDispatchMode):
                     elif k == 0 and nin_args and overwrites:
                         why = "overwritten by the op"
                     in_entries.append(entry(t, why))
-            want = self._wants_capture(name)
+            want = self.capturing and self._wants_capture(name)
             # Inputs are copied before the op when it may overwrite them.
             early = want or (mutates and self.diverged < self.diverging)
-            pre = [_host_copy(t) if early and e.hash is not None else None
-                   for t, e in zip(ins, in_entries)] if early else None
-        out = func(*args, **kwargs)
+            pre = self._host_copies(ins, in_entries) if early else None
+        out = call(*args, **kwargs) if kwargs else call(*args)
         with self.lock:
             if mutates:
                 self.epoch += 1
-            outs = [out] if isinstance(out, torch.Tensor) else self._flatten_out(out)
             uninit = "uninitialized" if uninit_op else None
-            out_entries = [entry(t, uninit, mutates) for t in outs]
+            if isinstance(out, _TENSOR):
+                outs = [out]
+                out_entries = [entry(out, uninit, mutates)]
+                ret = _NO_RET
+            else:
+                outs = self._flatten_out(out)
+                out_entries = []
+                for t in outs:
+                    out_entries.append(entry(t, uninit, mutates))
+                ret = self._encode(out, []) if not outs and out is not None else _NO_RET
             seq = self.seq
-            head = '{"seq":%d,"op":%s,"module":%s,"args":%s' % (
-                seq, name_json, self._module_json(), _json(enc_args))
-            if enc_kwargs:
-                head += ',"kwargs":' + _json(enc_kwargs)
-            if not outs and out is not None:
-                head += ',"ret":' + _JSON.encode(self._encode(out, []))
-            self.seq += 1
+            self.seq = seq + 1
+            stack = self.stack
+            # What the record's line is made of: made into text by _flush,
+            # a batch at a time (the arguments' encoding made now: they
+            # may change after the op).
+            self.records.append((seq, name_json, self.modjson.get(stack[-1] if stack else "") or
+                                 self._module_json(), enc_args, enc_kwargs, ret, in_entries,
+                                 out_entries))
             if not want and self.diverged < self.diverging:
                 self.hasher.resolve()
                 if any(e.hash is not None and _key(e) not in self.ref_keys for e in out_entries):
                     self.diverged += 1
                     want = True
                     if not early:
-                        pre = [_host_copy(t) if e.hash is not None else None
-                               for t, e in zip(ins, in_entries)]
+                        pre = self._host_copies(ins, in_entries)
             if want:
                 self._capture(seq, "in", in_entries, pre)
                 self._capture(seq, "out", out_entries, outs)
-            self.records.append((head, in_entries, out_entries))
             if len(self.records) >= 1024:
                 self._flush()
         return out
+
+    @staticmethod
+    def _host_copies(ins, in_entries):
+        return [_host_copy(t) if e.hash is not None else None for t, e in zip(ins, in_entries)]
 
     def _module_json(self):
         m = self.stack[-1] if self.stack else ""
@@ -1075,9 +1486,29 @@ class Recorder(TorchDispatchMode):
     def _flush(self):
         self.hasher.resolve()
         lines = []
-        for head, ins, outs in self.records:
-            lines.append('%s,"in":[%s],"out":[%s]}\n' % (
-                head, ",".join([e.json() for e in ins]), ",".join([e.json() for e in outs])))
+        add = lines.append
+        ej = _Entry.json
+        for seq, name_json, mod_json, args, kwargs, ret, ins, outs in self.records:
+            # (a record has mostly one or two inputs and one output: the
+            # single entry's JSON, as _Entry.json keeps it, without a join)
+            if type(args) is not str:
+                args = _json(args)
+            if kwargs:
+                args += ',"kwargs":' + _json(kwargs)
+            if ret is not _NO_RET:
+                args += ',"ret":' + _JSON.encode(ret)
+            if len(ins) == 1:
+                e = ins[0]
+                ins = e.js or ej(e)
+            else:
+                ins = ",".join(map(ej, ins))
+            if len(outs) == 1:
+                e = outs[0]
+                outs = e.js or ej(e)
+            else:
+                outs = ",".join(map(ej, outs))
+            add('{"seq":%d,"op":%s,"module":%s,"args":%s,"in":[%s],"out":[%s]}\n' % (
+                seq, name_json, mod_json, args, ins, outs))
         self.out.write("".join(lines))
         self.records = []
 

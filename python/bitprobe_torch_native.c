@@ -29,7 +29,8 @@ uint64_t bp_torch_hash(const void *p, uint64_t nbytes)
  * shape (what .contiguous() lays out): ndim dims (at most 8), dims[0..ndim)
  * the shape and dims[ndim..2 ndim) the strides in elements (0 or negative
  * too), elsize bytes per element.  The words are assembled as the bytes
- * stream past. */
+ * stream past, a row (the last dim) at a time; an element of a multiple of
+ * 4 bytes starting a word is read as whole words. */
 uint64_t bp_torch_hash_strided(const char *base, int64_t elsize, int ndim, const int64_t *dims)
 {
     const int64_t *shape = dims, *strides = dims + (ndim > 0 ? ndim : 0);
@@ -40,24 +41,39 @@ uint64_t bp_torch_hash_strided(const char *base, int64_t elsize, int ndim, const
     for (int d = 0; d < ndim; d++)
         numel *= (uint64_t)(shape[d] > 0 ? shape[d] : 0);
     uint64_t nbytes = numel * (uint64_t)elsize, s = 0, wi = 0;
+    if (!numel)
+        return bp_fmix64(0);
+    const int64_t n = ndim ? shape[ndim - 1] : 1, step = ndim ? strides[ndim - 1] * elsize : 0;
+    const int words = (elsize & 3) == 0; /* whole words per element */
     uint32_t w = 0;
     unsigned nb = 0;
-    const char *q = base;
-    for (uint64_t e = 0; e < numel; e++) {
-        for (int64_t k = 0; k < elsize; k++) {
-            w |= (uint32_t)(unsigned char)q[k] << (8 * nb);
-            if (++nb == 4) {
-                s += bp_ledger_term(wi++, w);
-                w = 0;
-                nb = 0;
+    const char *row = base;
+    for (uint64_t done = 0; done < numel; done += (uint64_t)n) {
+        const char *q = row;
+        for (int64_t i = 0; i < n; i++, q += step) {
+            if (words && !nb) {
+                for (int64_t k = 0; k < elsize; k += 4) {
+                    uint32_t v;
+                    memcpy(&v, q + k, 4);
+                    s += bp_ledger_term(wi++, v);
+                }
+                continue;
+            }
+            for (int64_t k = 0; k < elsize; k++) {
+                w |= (uint32_t)(unsigned char)q[k] << (8 * nb);
+                if (++nb == 4) {
+                    s += bp_ledger_term(wi++, w);
+                    w = 0;
+                    nb = 0;
+                }
             }
         }
-        /* the next element in row-major order: an odometer over the dims */
-        for (int d = ndim - 1; d >= 0; d--) {
-            q += strides[d] * elsize;
+        /* the next row: an odometer over the other dims */
+        for (int d = ndim - 2; d >= 0; d--) {
+            row += strides[d] * elsize;
             if (++idx[d] < shape[d])
                 break;
-            q -= strides[d] * elsize * shape[d];
+            row -= strides[d] * elsize * shape[d];
             idx[d] = 0;
         }
     }

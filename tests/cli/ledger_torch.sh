@@ -26,6 +26,21 @@ case $? in
 77) skip_later "$(cat native.txt)" ;;
 *) cat native.txt; fail "the native helper's ledger differs from the torch-ops one" ;;
 esac
+# the CUDA hash kernels built for the host, thread by thread, against the
+# Python reference (and compiled by nvcc where it is); the recorder's CUDA
+# path run on the host with them: the native helper's ledger
+"$PY" "$top_srcdir/tests/ledger_torch/cuda_emul.py" >emul.txt 2>&1
+case $? in
+0) ;;
+77) skip_later "$(cat emul.txt)" ;;
+*) cat emul.txt; fail "the CUDA hash kernels' host build differs from the Python reference" ;;
+esac
+"$PY" "$top_srcdir/tests/ledger_torch/cuda_glue.py" >glue.txt 2>&1
+case $? in
+0) ;;
+77) skip_later "$(cat glue.txt)" ;;
+*) cat glue.txt; fail "the recorder's CUDA path, run on the host, writes another ledger" ;;
+esac
 
 "$PY" -m bitprobe_torch record -o a.ledger "$M" >rec-a.txt 2>&1 ||
     { cat rec-a.txt; fail "recording A"; }

@@ -1,7 +1,8 @@
 """bitprobe_torch's hash with torch ops against its plain-Python reference
 (bitprobe_torch.hash_bytes, written from docs/ledger-format.md) on every
 dtype the recorder names, on odd sizes, on views (transposed, sliced,
-strided, expanded, at an odd storage offset) and across the chunk
+strided, expanded, at an odd storage offset; and bitprobe_torch.strided_cases
+made on the device) and across the chunk
 boundary of the torch-ops pass; on the CPU also by the native helper
 (python/libbitprobe_torch.so) where it loads.  With --device cuda the
 tensors are hashed on the GPU, by the compiled kernel and by torch ops,
@@ -95,6 +96,20 @@ for what, fast, native in runs:
     if native and "native" not in h.paths.values():
         print("the native helper was not used")
         bad += 1
+    if fast and any("strided" in n for n in h.notes):
+        print("the strided CUDA kernel was not used")
+        bad += 1
     bad += check(cases, hs)
-print("%d tensors, %d differ" % (len(cases), bad))
+    # views made on the device, read through their strides (the strided
+    # kernel's self-test views, the first time on another hasher)
+    views = bt.strided_cases(dev)
+    hv = [h.submit(v) for v in views]
+    h.resolve()
+    for v, x in zip(views, hv):
+        ref = bt.hash_bytes(bt._host_bytes(v))
+        if ref != x.value:
+            bad += 1
+            print("MISMATCH %s view %s strides %s: %016x, reference %016x" % (
+                v.dtype, tuple(v.shape), v.stride(), x.value, ref))
+print("%d tensors and %d views, %d differ" % (len(cases), len(bt.strided_cases("cpu")), bad))
 sys.exit(1 if bad else 0)

@@ -1,0 +1,168 @@
+"""The recorder's CUDA path where there is no GPU: the Python between the
+ops and the kernels (Hasher.hash_plain's choice of kernel, _CudaHasher's
+slots, launches, batches read back and finished by torch ops, a batch
+fuller than the slots) run on the host, with a launcher whose "kernels"
+are the host build of the CUDA source (cuda_emul.py) adding into the
+slots in host memory.  The Llama-style block, cache_check's cases,
+native_check's odd tensors, the strided kernel's self-test views and an op of
+more tensors than there are slots are recorded three times: with the native
+helper, with the CUDA path (strided kernel on) and with the CUDA path
+without the strided kernel (strided tensors copied contiguous first);
+every record must be the same text, and the strided kernel must have been
+launched.  Exit 0 when so, 1 otherwise, 77 without a C++ compiler or the
+native helper.
+
+    python3 cuda_glue.py"""
+import collections
+import ctypes
+import json
+import os
+import shutil
+import sys
+import tempfile
+
+import torch
+
+import bitprobe_torch as bt
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+sys.argv = sys.argv[:1]  # cache_check reads its device from the command line
+import cache_check  # noqa: E402
+import cuda_emul  # noqa: E402
+import llama_block  # noqa: E402
+import native_check  # noqa: E402
+
+
+class HostLauncher:
+    """_Launcher's two calls, run on the host: each thread of the grid's
+    share by the host build of the kernels' *_sum functions, and nbytes
+    (thread 0's, as the kernels' wrappers add it), added to the slot."""
+
+    def __init__(self, lib, strided):
+        self.lib = lib
+        self.sfunc = object() if strided else None
+        self.sarg = ctypes.create_string_buffer(bt._STRIDED_ARG_BYTES)
+        self.launches = collections.Counter()
+
+    @staticmethod
+    def _add(out_ptr, v):
+        c = ctypes.c_uint64.from_address(out_ptr)
+        c.value = (c.value + v) & bt._MASK64
+
+    def __call__(self, index, blocks, ptr, nbytes, out_ptr):
+        self._add(out_ptr, self.lib.emul_contig(ptr, nbytes, blocks * 256) + nbytes)
+        self.launches["contiguous"] += 1
+
+    def strided(self, index, blocks, ptr, es, shape, stride, out_ptr):
+        bt._STRIDED_PACK[len(shape)](self.sarg, 0, len(shape), es, *shape, *stride)
+        n = es
+        for d in shape:
+            n *= d
+        self._add(out_ptr, self.lib.emul_strided(ptr, self.sarg, blocks * 256) + n)
+        self.launches["strided"] += 1
+
+
+class HostCudaHasher(bt._CudaHasher):
+    """A _CudaHasher whose slots are in host memory and whose launcher is
+    HostLauncher; the rest (launch, read, reset) is the recorder's."""
+
+    def __init__(self, lib, strided):
+        self.kernel, self.launch_note = None, None
+        self.launcher = HostLauncher(lib, strided)
+        self.dev, self.index = torch.device("cpu"), 0
+        self.slots = torch.zeros(self.SLOTS, dtype=torch.int64)
+        self.base = self.slots.data_ptr()
+        self.used = 0
+        self.values = None
+        self.max_blocks = 4  # a grid of 1024 threads at most: the host runs each
+        self.current = lambda: 0
+
+
+def program():
+    """What is recorded: built afresh each time (the same bits)."""
+    a = llama_block.parser().parse_args(["--dim", "16", "--heads", "2", "--hidden", "24",
+                                         "--layers", "2", "--seq", "5", "--vocab", "17"])
+    model, ids = llama_block.build(a)
+    x, big = native_check.odd_inputs()
+    views = bt.strided_cases("cpu")
+    # more tensors than the slots hold, each new to the recorder, in one
+    # op: the batch is read back midway
+    many = [torch.full((3,), float(i)) for i in range(bt._CudaHasher.SLOTS + 40)]
+
+    def run():
+        model(ids)
+        cache_check.cases("cpu")
+        native_check.odd_ops(x, big)
+        for v in views:
+            v * 1
+        torch.cat(many)
+    return run
+
+
+def record(path, hasher=None):
+    run = program()
+    rec = bt.Recorder(path, argv=["cuda_glue"], native=hasher is None)
+    if hasher is not None:  # CPU tensors take the CUDA path
+        rec.hasher.kinds["cpu"] = (True, hasher)
+        rec.hasher.cuda[torch.device("cpu")] = hasher  # (what resolve() resets)
+    with torch.no_grad():
+        with rec:
+            run()
+    out = []
+    for line in open(path).read().splitlines()[1:-1]:
+        r = json.loads(line)
+        if any(e.get("why") == "uninitialized" for e in r["in"]):
+            # what an op made of uninitialised memory differs from run to run
+            for e in r["out"]:
+                e["hash"] = "?"
+            line = json.dumps(r)
+        out.append(line)
+    return out
+
+
+def main():
+    if bt._NATIVE is None:
+        print("SKIP: the native helper did not load (BITPROBE_TORCH_NATIVE)")
+        return 77
+    tmp = tempfile.mkdtemp(prefix="cuda_glue.")
+    try:
+        lib, why = cuda_emul.compile_host(tmp)
+        if lib is None:
+            print(why if why.startswith("FAIL") else "SKIP: " + why)
+            return 1 if why.startswith("FAIL") else 77
+        want = record(os.path.join(tmp, "native.ledger"))
+        bad = 0
+        for strided in (True, False):
+            h = HostCudaHasher(lib, strided)
+            got = record(os.path.join(tmp, "cuda.ledger"), h)
+            what = "the CUDA path%s" % ("" if strided else " without the strided kernel")
+            if len(got) != len(want):
+                print("FAIL %s: %d records, %d with the native helper" % (what, len(got),
+                                                                         len(want)))
+                bad += 1
+            diff = [k for k, (a, b) in enumerate(zip(got, want)) if a != b]
+            for k in diff[:3]:
+                print("FAIL %s, record %d:\n  cuda:   %s\n  native: %s" % (what, k, got[k],
+                                                                         want[k]))
+            bad += len(diff)
+            n = h.launcher.launches
+            if strided and not n["strided"]:
+                print("FAIL: the strided kernel was never launched")
+                bad += 1
+            if not strided and n["strided"]:
+                print("FAIL: the strided kernel was launched while off")
+                bad += 1
+            hashed = sum(1 for r in got for e in json.loads(r)["in"] + json.loads(r)["out"]
+                         if e.get("hash"))
+            print("%s: %d records, %d hashes, %d contiguous and %d strided launches: %s" % (
+                what, len(got), hashed, n["contiguous"], n["strided"],
+                "the native helper's records" if not diff and len(got) == len(want) else
+                "%d records differ" % len(diff)))
+        return 1 if bad else 0
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
