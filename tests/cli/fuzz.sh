@@ -8,11 +8,16 @@
 # here (an old PyTorch rounds some scalars otherwise): fuzz_gpu.sh requires
 # it against the PyTorch the goldens are measured with.
 . "$top_srcdir/tests/cli/lib.sh"
+# the Python found, with its torch's version and whether it has MKL (one
+# start-up: importing torch takes about a CPU second)
 PY=
 for p in ${PYTHON3:-} python3 /usr/bin/python3; do
-    [ -n "$p" ] && "$p" -c 'import torch, numpy' >/dev/null 2>&1 && { PY=$p; break; }
+    [ -n "$p" ] && facts=$("$p" -c 'import torch, numpy
+print(torch.__version__, int(torch.backends.mkl.is_available()))' 2>/dev/null) &&
+        { PY=$p; break; }
 done
 [ -n "$PY" ] || { echo "no python3 with torch: SKIP"; exit 77; }
+torch_version=${facts% *} mkl=${facts#* }
 F="$top_srcdir/tests/refs/fuzz_torch.py"
 for w in a b; do
     "$PY" "$F" run --bitprobe "$BITPROBE" --seed 3 --probes 6 --ops 25 --small --devices cpu \
@@ -52,13 +57,12 @@ rc=$?
 ntests=$((ntests + 1))
 [ "$rc" -eq 0 ] || [ "$rc" -eq 1 ] || fail "fuzz_torch.py run --models 1 --jobs 2: exit $rc"
 ! grep -q Traceback "$TMP/err" || fail "fuzz_torch.py run --models 1 --jobs 2: $(tail -1 "$TMP/err")"
-out_has "compared against PyTorch $("$PY" -c 'import torch; print(torch.__version__)')"
+out_has "compared against PyTorch $torch_version"
 "$PY" "$top_srcdir/tests/refs/fuzz_account.py" "$TMP/models/summary.json" >"$TMP/out" ||
     fail "fuzz_account.py"
 out_has "Compared against PyTorch"
 out_has "| set aside as | device | op | count | reason |"
 out_has "| shape class |"
-mkl=$("$PY" -c 'import torch; print(int(torch.backends.mkl.is_available()))')
 [ "$mkl" = 1 ] || out_has "not MKL's"
 "$PY" - "$TMP/out" <<'PY' || fail "an exclusion row without a count or reason"
 import sys
