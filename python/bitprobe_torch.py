@@ -168,22 +168,26 @@ _CHUNK = 1 << 22  # words per torch-ops pass: bounds the int64 temporaries
 _LOW31 = (1 << 31) - 1
 
 
+def _byte_view(t):
+    """t's bytes in row-major order as a 1-D uint8 tensor (a view where t
+    is contiguous, else of a contiguous copy).  A contiguous tensor may
+    still have a stride other than 1 in a dimension of size 1 ([1] with
+    stride [2]), which .view(uint8) refuses: its elements are read as the
+    dense run they are."""
+    c = t.contiguous()
+    return c.as_strided((c.numel(),), (1,)).view(torch.uint8)
+
+
 def _words(t):
     """A 1-D int32 view of t's bytes in row-major order, zero-padded to a
     multiple of 4 bytes."""
     t = t.detach()
     if t.dtype.is_complex:
         t = torch.view_as_real(t)
-    if not t.is_contiguous():
-        t = t.contiguous()
-    flat = t.reshape(-1)
-    nbytes = flat.numel() * flat.element_size()
+    nbytes = t.numel() * t.element_size()
     if nbytes == 0:
-        return flat.new_empty(0, dtype=torch.int32), 0
-    try:
-        b = flat.view(torch.uint8)
-    except RuntimeError:
-        b = flat.clone().view(torch.uint8)
+        return t.new_empty(0, dtype=torch.int32), 0
+    b = _byte_view(t)
     if nbytes % 4:
         b = torch.cat([b, b.new_zeros(4 - nbytes % 4)])
     try:
@@ -670,7 +674,10 @@ def strided_cases(dev):
     (stride 0), permuted in 3 and 8 dims, rows shorter than a warp and
     longer than its chunk, last dims of odd length (a word made of
     elements of two rows), total sizes not a multiple of 4 bytes, at an
-    odd element offset; in elements of 1, 2, 4, 8 and 16 bytes."""
+    odd element offset; in elements of 1, 2, 4, 8 and 16 bytes.  Also
+    views PyTorch calls contiguous whose size-1 dims have strides other
+    than the dense ones ([1] with stride [3]): a byte view of them must
+    not trip on the stride."""
     g = torch.Generator().manual_seed(2024)
     x = _RANDN(21, 50, generator=g) * 40
     cases = []
@@ -678,7 +685,7 @@ def strided_cases(dev):
         y = x.to(dt).to(dev)
         cases += [y.t(), y[1:, ::3], y[::2, 1:-2], y[:, 7:8].expand(21, 37),
                   y.reshape(3, 7, 50).permute(2, 0, 1), y.t()[3:, 1:], y[:5, :7].t(),
-                  y[2:9, 1:].t()[1:]]
+                  y[2:9, 1:].t()[1:], y[5, ::3][:1], y[4:5, 1::2][:, :1]]
     y = _RANDN(7, 300, generator=g).to(dev)
     cases += [y[:, ::2], y.t(), y.to(torch.bfloat16)[:, 1:].t(), y.to(torch.int8)[1:, ::5]]
     z = _RANDN(2, 3, 2, 3, 2, 1, 2, 3, generator=g).to(dev)
@@ -696,7 +703,7 @@ def _host_bytes(t):
     c = t.detach().to("cpu").contiguous()
     if c.is_complex():
         c = torch.view_as_real(c).contiguous()
-    return c.reshape(-1).view(torch.uint8).numpy().tobytes() if c.numel() else b""
+    return _byte_view(c).numpy().tobytes() if c.numel() else b""
 
 
 def _selftest_strided(hash_fn, dev):
@@ -796,7 +803,7 @@ def _native_selftest():
     for t in cases:
         c = t.contiguous()
         c = torch.view_as_real(c) if c.is_complex() else c
-        want = hash_bytes(c.reshape(-1).view(torch.uint8).numpy().tobytes() if c.numel() else b"")
+        want = hash_bytes(_byte_view(c).numpy().tobytes() if c.numel() else b"")
         got, n = _native_hash(t)
         if got != want:
             return "native hash of %s %s strides %s: %016x, expected %016x" % (
@@ -1613,7 +1620,7 @@ def write_safetensors(path, tensors, metadata=None):
     """tensors: name -> contiguous CPU tensor of a safetensors dtype."""
     header, blobs, off = {}, [], 0
     for name, t in tensors.items():
-        raw = t.reshape(-1).view(torch.uint8).numpy().tobytes() if t.numel() else b""
+        raw = _byte_view(t).numpy().tobytes() if t.numel() else b""
         header[name] = {"dtype": dtype_name(t.dtype), "shape": list(t.shape),
                         "data_offsets": [off, off + len(raw)]}
         blobs.append(raw)
