@@ -1,5 +1,7 @@
 /* bitprobe: the command table and dispatch.  Nothing else lives here. */
 #include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -159,13 +161,49 @@ static int stdout_done(int rc)
  * _exit once its output streams are flushed (stdout_done checked
  * stdout), and run leaves its device backends open for it.  Without a
  * device (CI's sanitizer builds with their leak checks) the exit is the
- * ordinary one. */
+ * ordinary one.
+ *
+ * Even after _exit the kernel's release of the GPU's files (the driver
+ * tearing the context down) took 0.10-0.15 s on an H200, while the
+ * process is still there for whoever waits for it.  So, unless
+ * BP_CUDA_WAIT_EXIT says otherwise, a child forked here holds those
+ * files, with /dev/null for its standard streams (a pipe reading bitprobe
+ * ends with bitprobe), until the parent is gone, and the teardown happens
+ * in it, after bitprobe has exited with its status.  The child only
+ * closes, reads and exits (what is safe after fork in a threaded
+ * process); without fork or a pipe the exit is as before. */
+static void detach_teardown(void)
+{
+    const char *w = getenv("BP_CUDA_WAIT_EXIT");
+    if (w && *w && strcmp(w, "0") != 0)
+        return;
+    int p[2];
+    if (pipe(p) != 0)
+        return;
+    pid_t pid = fork();
+    if (pid == 0) {
+        close(p[1]);
+        int nul = open("/dev/null", O_RDWR);
+        if (nul >= 0) {
+            dup2(nul, 0);
+            dup2(nul, 1);
+            dup2(nul, 2);
+        }
+        char c;
+        while (read(p[0], &c, 1) < 0 && errno == EINTR)
+            ;
+        _exit(0);
+    }
+    close(p[0]); /* the write end goes with the parent */
+}
+
 static int leave(int rc)
 {
     if (!bp_backend_device_opened())
         return rc;
     bp_cli_progress_clear();
     fflush(NULL);
+    detach_teardown();
     _exit(rc);
 }
 

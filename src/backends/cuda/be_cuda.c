@@ -367,6 +367,8 @@ static bp_status setup(bp_backend_t *be, const struct cudaDeviceProp *p,
     bp_status st = bp_cublas_load(err);
     if (!st)
         st = bp_cuda_blas_open(be, blas, &s->gemm, err);
+    if (!st)
+        bp_cuda_blas_warm(s->gemm);
     if (st && st != BP_ENOMEM)
         st = BP_EUNAVAIL;
     return st;

@@ -37,6 +37,7 @@
 #include "cuda_gemm.h"
 
 #include <cuda_runtime.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -62,6 +63,8 @@ struct bp_cuda_blas {
     cublasHandle_t blas;
     void *ws, *lt_ws;
     size_t ws_bytes, lt_ws_bytes;
+    pthread_t warm;   /* bp_cuda_blas_warm's thread */
+    bool warming;
 };
 
 #define CU(call) CUDA_TRY(call, BP_EINTERNAL)
@@ -91,6 +94,8 @@ void bp_cuda_blas_close(bp_cuda_blas_t *h)
 {
     if (!h)
         return;
+    if (h->warming)
+        pthread_join(h->warm, NULL);
     bp_cuda_use(h->be, &(bp_error_t){0});
     cudaStreamSynchronize(stream(h));
     if (h->blas)
@@ -595,4 +600,61 @@ bp_status bp_cuda_baddbmm(bp_cuda_blas_t *h, bp_dtype_t dt, const bp_cuda_mat_t 
     if (res && call.copy_self)
         return bp_error_set(err, BP_EINTERNAL, "baddbmm's input into an out= view");
     return execute(h, &call, self, b1, b2, 3, rs, c, &failed, info, err);
+}
+
+/* The warm-up's GEMMs: a handle, stream and operands of its own, so that
+ * nothing it does reaches the backend's handle, stream, pool or results.
+ * Its failures are silent: the GEMMs the probes make report their own. */
+static void *warm_gemms(void *arg)
+{
+    bp_cuda_blas_t *h = arg;
+    cublasHandle_t hd = NULL;
+    cudaStream_t st = NULL;
+    void *buf = NULL;
+    enum { N = 256 };
+    float one = 1, zero = 0;
+    if (bp_cuda_use(h->be, &(bp_error_t){0}) ||
+        cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking) ||
+        cudaMalloc(&buf, 3 * N * N * sizeof(float)) ||
+        cudaMemsetAsync(buf, 0, 3 * N * N * sizeof(float), st) ||
+        BP_BLAS(cublasCreate)(&hd) || BP_BLAS(cublasSetStream)(hd, st))
+        goto done;
+    char *a = buf, *b = a + N * N * sizeof(float), *c = b + N * N * sizeof(float);
+    /* the shapes of small probes and of linear layers: m x n x k, both
+     * transposes PyTorch passes for row-major operands */
+    static const int shapes[][3] = {{64, 64, 64}, {172, 16, 64}, {64, 16, 172}, {256, 256, 256}};
+    for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
+        int m = shapes[i][0], n = shapes[i][1], k = shapes[i][2];
+        for (int t = 0; t < 2; t++) {
+            cublasOperation_t ta = t ? CUBLAS_OP_T : CUBLAS_OP_N;
+            int lda = t ? k : m;
+            BP_BLAS(cublasSetMathMode)(
+                hd, math_of(h->set.tf32 ? BP_GEMM_MATH_TF32 : BP_GEMM_MATH_DEFAULT));
+            BP_BLAS(cublasSgemm)(hd, ta, CUBLAS_OP_N, m, n, k, &one, (float *)a, lda, (float *)b,
+                                 k, &zero, (float *)c, m);
+            BP_BLAS(cublasSetMathMode)(hd, CUBLAS_DEFAULT_MATH);
+            for (int d = 0; d < 2; d++) {
+                cudaDataType_t dt = d ? CUDA_R_16F : CUDA_R_16BF;
+                BP_BLAS(cublasGemmEx)(hd, ta, CUBLAS_OP_N, m, n, k, &one, a, dt, lda, b, dt, k,
+                                      &zero, c, dt, m, CUBLAS_COMPUTE_32F,
+                                      CUBLAS_GEMM_DEFAULT_TENSOR_OP);
+            }
+        }
+    }
+    cudaStreamSynchronize(st);
+done:
+    cudaGetLastError(); /* (a failure here is not the backend's) */
+    if (hd)
+        BP_BLAS(cublasDestroy)(hd);
+    if (buf)
+        cudaFree(buf);
+    if (st)
+        cudaStreamDestroy(st);
+    return NULL;
+}
+
+void bp_cuda_blas_warm(bp_cuda_blas_t *h)
+{
+    if (h && !h->warming && !h->set.pedantic)
+        h->warming = pthread_create(&h->warm, NULL, warm_gemms, h) == 0;
 }

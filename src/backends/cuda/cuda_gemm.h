@@ -30,6 +30,12 @@ typedef struct bp_cuda_blas bp_cuda_blas_t;
 bp_status bp_cuda_blas_open(bp_backend_t *be, const bp_blas_settings_t *s,
                             bp_cuda_blas_t **out, bp_error_t *err);
 void bp_cuda_blas_close(bp_cuda_blas_t *h);
+/* Starts, on a thread, a handle and stream of its own, a few small GEMMs
+ * of each dtype, so that cuBLAS loads their kernels (CUDA loads modules
+ * lazily: a process's first GEMM of a kind took 0.07-0.09 s on an H200)
+ * while the backend does other work; bp_cuda_blas_close waits for it.
+ * Nothing of it reaches the handle's results. */
+void bp_cuda_blas_warm(bp_cuda_blas_t *h);
 const bp_blas_settings_t *bp_cuda_blas_settings(const bp_cuda_blas_t *h);
 int bp_cuda_blas_cc_major(const bp_cuda_blas_t *h);
 /* The settings and the workspaces, as a fingerprint records them. */
