@@ -233,7 +233,7 @@ BP_OP(LAYER_NORM, "layer_norm", INPUTS, BP_K(EPS), 0, 0, SAME, FUSED, BP_OPF_FLO
       "inputs [x, weight, bias]")
 BP_OP(BMM, "bmm", AB, 0, 0, 0, MATMUL, REDUCTION, BP_OPF_VIEWS, "torch.bmm(a, b)")
 BP_OP(SDPA, "sdpa", INPUTS, BP_K(IS_CAUSAL) | BP_K(SCALE), 0, 0, SAME, FUSED,
-      BP_OPF_FLOAT_FN | BP_OPF_COSTLY,
+      BP_OPF_FLOAT_FN | BP_OPF_COSTLY | BP_OPF_VIEWS,
       "torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal, scale) "
       "on the math path, inputs [q, k, v]")
 BP_OP(LOGSUMEXP, "logsumexp", A, BP_K(AXIS) | BP_K(KEEPDIM), 0, 0, SAME, REDUCTION,

@@ -69,6 +69,38 @@ bool bp_strided_is_dense(const bp_strided_t *g)
     return true;
 }
 
+void bp_strided_like(const bp_strided_t *in, bp_strided_t *out)
+{
+    *out = *in;
+    out->offset = 0;
+    if (bp_strided_is_dense(in))
+        return;
+    int n = in->ndim, perm[BP_MAXDIM];
+    for (int i = 0; i < n; i++)
+        perm[i] = n - 1 - i; /* innermost first */
+    for (int i = 1; i < n; i++)
+        for (int d1 = i, d0 = i - 1; d0 >= 0; d0--) {
+            int a = perm[d0], b = perm[d1];
+            int64_t s0 = in->strides[a], s1 = in->strides[b];
+            int c = s0 == 0 || s1 == 0 ? 0
+                    : s0 < s1        ? -1
+                    : s0 > s1        ? 1
+                                     : in->shape[a] > in->shape[b];
+            if (c > 0) {
+                perm[d0] = b;
+                perm[d1] = a;
+                d1 = d0;
+            } else if (c < 0) {
+                break;
+            }
+        }
+    int64_t st = 1;
+    for (int i = 0; i < n; i++) {
+        out->strides[perm[i]] = st;
+        st *= in->shape[perm[i]] > 1 ? in->shape[perm[i]] : 1;
+    }
+}
+
 bool bp_strided_reshape(const bp_strided_t *g, int ndim, const int64_t *shape,
                         bp_strided_t *out)
 {

@@ -36,6 +36,14 @@ bool bp_strided_is_contiguous(const bp_strided_t *g);
  * the strides, sorted with size-0 and size-1 dimensions last, are those of
  * a contiguous tensor of the sorted sizes. */
 bool bp_strided_is_dense(const bp_strided_t *g);
+/* The geometry, over a fresh buffer (offset 0), of the result of an
+ * elementwise op (x * s, x.to(float)) on one tensor of geometry in, as
+ * TensorIterator lays it out: in's own strides where in is
+ * non-overlapping and dense (its fast setup; `q.t() * s` stays
+ * transposed), else dense in the order of in's strides
+ * (reorder_dimensions: the dimensions sorted innermost first by stride,
+ * equal strides by size, a stride of 0 leaving two in place). */
+void bp_strided_like(const bp_strided_t *in, bp_strided_t *out);
 /* The strides a reshape of g to (ndim, shape) views it with
  * (at::detail::computeStride): false when no strides can, and PyTorch's
  * reshape copies. */

@@ -8,6 +8,7 @@
  * offsets and whether reshape kept the data_ptr, as the comments say),
  * not computed by the code under test. */
 #include <check.h>
+#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -85,6 +86,34 @@ START_TEST(t_is_contiguous_dense)
     ck_assert(!bp_strided_is_dense(&g));
     g = geo(1, (int64_t[]){1}, (int64_t[]){2}, 0);
     ck_assert(bp_strided_is_dense(&g));
+}
+END_TEST
+
+/* The layout of x * s: the strides each case printed as (x * 2).stride()
+ * in PyTorch (CPU and CUDA build the same TensorIterator). */
+START_TEST(t_like)
+{
+    static const struct {
+        int nd;
+        int64_t shape[3], strides[3], want[3];
+    } c[] = {
+        {2, {3, 2}, {1, 3}, {1, 3}},        /* empty(2, 3).t(): dense, kept */
+        {2, {3, 4}, {2, 6}, {1, 3}},        /* empty(4, 6).t()[::2]: dense, transposed */
+        {2, {3, 4}, {0, 1}, {4, 1}},        /* empty(1, 4).expand(3, 4) */
+        {3, {2, 3, 4}, {12, 1, 3}, {12, 1, 3}}, /* empty(2, 4, 3).permute(0, 2, 1) */
+        {2, {3, 4}, {8, 1}, {4, 1}},        /* empty(3, 8)[:, :4] */
+        {3, {4, 2, 2}, {1, 12, 8}, {1, 8, 4}}, /* empty(2, 3, 4).permute(2, 0, 1)[..., ::2] */
+        {3, {3, 3, 5}, {1, 7, 21}, {1, 3, 9}}, /* empty(5, 3, 7).transpose(0, 2)[1:4] */
+        {2, {4, 3}, {1, 0}, {3, 1}},        /* empty(1, 4).t().expand(4, 3) */
+    };
+    for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
+        bp_strided_t g = geo(c[i].nd, (int64_t *)c[i].shape, (int64_t *)c[i].strides, 5), o;
+        bp_strided_like(&g, &o);
+        ck_assert_int_eq(o.offset, 0);
+        for (int d = 0; d < c[i].nd; d++)
+            ck_assert_msg(o.strides[d] == c[i].want[d], "case %zu dim %d: stride %" PRId64
+                          ", PyTorch %" PRId64, i, d, o.strides[d], c[i].want[d]);
+    }
 }
 END_TEST
 
@@ -264,6 +293,7 @@ int main(void)
     TCase *tc = tcase_create("core");
     tcase_add_test(tc, t_contiguous);
     tcase_add_test(tc, t_is_contiguous_dense);
+    tcase_add_test(tc, t_like);
     tcase_add_test(tc, t_reshape);
     tcase_add_test(tc, t_view_ops);
     tcase_add_test(tc, t_resolve);

@@ -377,9 +377,10 @@ def _rms_norm(op, P, A, ins, device):
 def _sdpa(op, P, A, ins, device):
     q, k, v = ins
     causal, scale = bool(op.get("is_causal", False)), P("scale")
-    try:  # PyTorch 2.x: the math path itself
+    try:  # PyTorch 2.x: the math path itself (required on CUDA: its products
+        # are cuBLAS's calls, which bitprobe makes as matmul does)
         return torch.ops.aten._scaled_dot_product_attention_math(
-            q, k, v, None, 0.0, causal, None, scale=scale)[0], False
+            q, k, v, None, 0.0, causal, None, scale=scale)[0], device != "cpu"
     except (AttributeError, RuntimeError, TypeError):
         pass
     # attention.cpp's math path, written out (PyTorch without it)

@@ -8,6 +8,7 @@
 #include <stdbool.h>
 
 #include "backend.h"
+#include "cuda_gemm.h"
 #include "redcfg.h"
 
 /* The backend's cudaStream_t, for the kernel launchers (bpk.h). */
@@ -29,6 +30,18 @@ bp_status bp_cuda_finish(bp_backend_t *be, const char *kernel, int rc,
 /* The backend's GEMM handle (cuda_gemm.h), with its BLAS settings. */
 struct bp_cuda_blas;
 struct bp_cuda_blas *bp_cuda_gemm_handle(bp_backend_t *be);
+
+/* Operand r of x (0: a, 1: b, 2 + k: inputs[k]) as PyTorch holds it: its
+ * view (an op with BP_OPF_VIEWS), or the contiguous buffer itself where
+ * the executor gave none (be_cuda_gemm.c). */
+bp_status bp_cuda_view_of(const bp_exec_t *x, int r, const bp_buf_t *buf, const char *which,
+                          bp_cuda_mat_t *m, bp_error_t *err);
+/* torch.matmul(a, b) into the fresh contiguous out for a and b of the same
+ * number (>= 2) of dimensions with equal leading ones: mm for matrices,
+ * else both reshaped to [batch, ., .] (a view where strides allow, else a
+ * copy) and bmm, as _matmul_impl does (be_cuda_gemm.c). */
+bp_status bp_cuda_matmul_nd(bp_backend_t *be, bp_dtype_t dt, bp_cuda_mat_t a, bp_cuda_mat_t b,
+                            void *out, bp_error_t *err);
 
 /* The op table's reductions along an axis and fused ops (be_cuda_rows.c);
  * bp_cuda_tree is sum/mean/prod/var (BPK_TREE_*) of a as [outer, len,

@@ -31,10 +31,8 @@ static bp_status need_dev(const bp_buf_t *t, const char *which, bp_error_t *err)
     return BP_OK;
 }
 
-/* Operand r of x (0: a, 1: b, 2 + k: inputs[k]) as PyTorch holds it: its
- * view, or the contiguous buffer itself where the executor gave none. */
-static bp_status mat_of(const bp_exec_t *x, int r, const bp_buf_t *buf, const char *which,
-                        bp_cuda_mat_t *m, bp_error_t *err)
+bp_status bp_cuda_view_of(const bp_exec_t *x, int r, const bp_buf_t *buf, const char *which,
+                          bp_cuda_mat_t *m, bp_error_t *err)
 {
     if (x->views && x->views[r].base) {
         bp_status st = need_dev(x->views[r].base, which, err);
@@ -187,14 +185,46 @@ static bp_status matmul(bp_backend_t *be, bp_dtype_t dt, bp_cuda_mat_t ma,
     return st;
 }
 
+bp_status bp_cuda_matmul_nd(bp_backend_t *be, bp_dtype_t dt, bp_cuda_mat_t a, bp_cuda_mat_t b,
+                            void *out, bp_error_t *err)
+{
+    int nd = a.geo.ndim;
+    if (nd < 2 || b.geo.ndim != nd)
+        return bp_error_set(err, BP_EINTERNAL, "matmul of %d-D and %d-D operands", nd,
+                            b.geo.ndim);
+    if (nd == 2)
+        return bp_cuda_addmm(bp_cuda_gemm_handle(be), dt, NULL, &a, &b, 0.0, 1.0, out, NULL,
+                             err);
+    int64_t batch = 1;
+    for (int d = 0; d + 2 < nd; d++)
+        batch *= a.geo.shape[d];
+    bp_cuda_mat_t *m[2] = {&a, &b};
+    bp_buf_t t[2] = {{0}, {0}};
+    bp_status st = BP_OK;
+    for (int i = 0; i < 2 && !st; i++) {
+        int64_t s3[3] = {batch, m[i]->geo.shape[nd - 2], m[i]->geo.shape[nd - 1]};
+        bp_strided_t g;
+        if (bp_strided_reshape(&m[i]->geo, 3, s3, &g))
+            m[i]->geo = g;
+        else if (!(st = copy_contiguous(be, dt, m[i], &t[i], err)))
+            bp_strided_contiguous(3, s3, &m[i]->geo);
+    }
+    if (!st)
+        st = bp_cuda_baddbmm(bp_cuda_gemm_handle(be), dt, NULL, &a, &b, 0.0, 1.0, NULL, out,
+                             NULL, err);
+    free_temp(be, &t[0]);
+    free_temp(be, &t[1]);
+    return st;
+}
+
 /* a and b of matmul and bmm, of the result's dtype */
 static bp_status two(const bp_exec_t *x, bp_cuda_mat_t *ma, bp_cuda_mat_t *mb,
                      bp_error_t *err)
 {
     const bp_buf_t *t[2] = {x->a, x->b};
-    bp_status st = mat_of(x, 0, x->a, "a", ma, err);
+    bp_status st = bp_cuda_view_of(x, 0, x->a, "a", ma, err);
     if (!st)
-        st = mat_of(x, 1, x->b, "b", mb, err);
+        st = bp_cuda_view_of(x, 1, x->b, "b", mb, err);
     if (!st)
         st = need_dev(x->out, "out", err);
     if (!st)
@@ -235,7 +265,7 @@ static bp_status three(const bp_exec_t *x, bp_cuda_mat_t *m, bp_error_t *err)
                             x->op->kind == BP_OP_BADDBMM ? "batch1, batch2" : "mat1, mat2");
     bp_status st = BP_OK;
     for (int k = 0; !st && k < 3; k++)
-        st = mat_of(x, 2 + k, x->inputs[k], names[k], &m[k], err);
+        st = bp_cuda_view_of(x, 2 + k, x->inputs[k], names[k], &m[k], err);
     if (!st)
         st = need_dev(x->out, "out", err);
     if (!st)
@@ -303,11 +333,11 @@ bp_status bp_cuda_op_linear(bp_backend_t *be, const bp_exec_t *x, bp_error_t *er
     const bp_buf_t *bias = has_bias ? x->inputs[2] : NULL;
     bp_cuda_mat_t mx, mw, mbias;
     memset(&mbias, 0, sizeof mbias);
-    bp_status st = mat_of(x, 2, x->inputs[0], "x", &mx, err);
+    bp_status st = bp_cuda_view_of(x, 2, x->inputs[0], "x", &mx, err);
     if (!st)
-        st = mat_of(x, 3, x->inputs[1], "weight", &mw, err);
+        st = bp_cuda_view_of(x, 3, x->inputs[1], "weight", &mw, err);
     if (!st && has_bias)
-        st = mat_of(x, 4, bias, "bias", &mbias, err);
+        st = bp_cuda_view_of(x, 4, bias, "bias", &mbias, err);
     if (!st)
         st = need_dev(x->out, "out", err);
     if (!st)

@@ -1,11 +1,14 @@
 /* The CUDA backend's reductions along an axis and fused ops (kernels/rows.cu
- * says each formulation; sdpa's products are torch.bmm's, through the GEMM
+ * says each formulation; sdpa's products are torch.matmul's, through the GEMM
  * module: cuda_gemm.h).
  *
- * sdpa follows _scaled_dot_product_attention_math (attention.cpp): bf16 and
- * fp16 q, k, v widened to float; q and k each multiplied by sqrt(scale)
- * (scale: the op's or 1/sqrt(E), in double; the product rounded once);
- * scores = q k^T; the causal mask adds -inf above the diagonal; softmax
+ * sdpa follows _scaled_dot_product_attention_math (attention.cpp) on q, k,
+ * v as PyTorch holds them (views: a transposed q stays transposed): bf16
+ * and fp16 q, k, v widened to float; q and k.transpose(-2, -1) each
+ * multiplied by sqrt(scale) (scale: the op's or 1/sqrt(E), in double,
+ * taken in float), each product laid out as TensorIterator lays it out
+ * (bp_strided_like); scores = q k^T by torch.matmul (mm for matrices,
+ * else bmm); the causal mask adds -inf above the diagonal; softmax
  * over the last dimension (the softmax op's kernel: the persistent one for
  * S <= 2048); rows masked throughout give 0 (_safe_softmax); out = p v,
  * rounded to the dtype.
@@ -19,6 +22,7 @@
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "bpk.h"
 #include "cuda_gemm.h"
@@ -332,72 +336,142 @@ bp_status bp_cuda_op_norm(bp_backend_t *be, const bp_exec_t *x, bp_error_t *err)
     return st;
 }
 
-/* torch.bmm of contiguous a [B, m, k] and b [B, k, n], or with b_t b^T
- * for b [B, n, k] contiguous: the view k.transpose(-2, -1) the math path
- * multiplies by (attention.cpp), through the GEMM module. */
-static bp_status gemm(bp_backend_t *be, bp_dtype_t dt, int64_t B, int64_t m, int64_t k,
-                      int64_t n, const void *a, const void *b, bool b_t, void *c,
-                      bp_error_t *err)
+static int64_t numel_of(const bp_strided_t *g)
 {
-    int64_t sa[3] = {B, m, k}, sb[3] = {B, b_t ? n : k, b_t ? k : n};
-    bp_cuda_mat_t ma = {a, {0}}, mb = {b, {0}};
-    bp_strided_contiguous(3, sa, &ma.geo);
-    bp_strided_contiguous(3, sb, &mb.geo);
-    if (b_t) {
-        bp_strided_t g = mb.geo;
-        mb.geo.shape[1] = g.shape[2];
-        mb.geo.shape[2] = g.shape[1];
-        mb.geo.strides[1] = g.strides[2];
-        mb.geo.strides[2] = g.strides[1];
+    int64_t n = 1;
+    for (int d = 0; d < g->ndim; d++)
+        n *= g->shape[d];
+    return n;
+}
+
+/* x * s widened to wdt (dtype dt's values; s 1: x.to(float)), laid out as
+ * TensorIterator lays the result out (bp_strided_like) in the fresh temp
+ * t; *m then describes it.  A non-overlapping dense x keeps its strides:
+ * the elements are scaled where they lie, in memory order.  Another is
+ * gathered in row-major order, scaled, and placed in the result's order
+ * (its dimensions by decreasing stride). */
+static bp_status scaled_like(bp_backend_t *be, bp_dtype_t dt, bp_dtype_t wdt,
+                             const bp_cuda_mat_t *x, double s, bp_buf_t *t, bp_cuda_mat_t *m,
+                             bp_error_t *err)
+{
+    void *stream = bp_cuda_stream(be);
+    bp_strided_t lg;
+    bp_strided_like(&x->geo, &lg);
+    int64_t n = numel_of(&x->geo);
+    size_t es = bp_dtype_info(dt)->size;
+    bp_status st = temp(be, t, wdt, n, err);
+    if (!st && bp_strided_is_dense(&x->geo)) {
+        st = bp_cuda_finish(be, "bpk_scale_widen",
+                            bpk_scale_widen(stream, t->dev,
+                                            (const char *)x->base + (size_t)x->geo.offset * es,
+                                            (int)dt, n, s),
+                            err);
+    } else if (!st) {
+        bp_buf_t c = {0}, w = {0};
+        bpk_view_t v;
+        memset(&v, 0, sizeof v);
+        v.ndim = x->geo.ndim;
+        v.offset = x->geo.offset;
+        memcpy(v.shape, x->geo.shape, sizeof(int64_t) * (size_t)v.ndim);
+        memcpy(v.strides, x->geo.strides, sizeof(int64_t) * (size_t)v.ndim);
+        if (!(st = temp(be, &c, dt, n, err)) && !(st = temp(be, &w, wdt, n, err)) &&
+            !(st = bp_cuda_finish(be, "bpk_strided_copy",
+                                  bpk_strided_copy(stream, c.dev, x->base, (int)dt, &v, n),
+                                  err)) &&
+            !(st = bp_cuda_finish(be, "bpk_scale_widen",
+                                  bpk_scale_widen(stream, w.dev, c.dev, (int)dt, n, s), err))) {
+            /* w row-major; t in lg's order: w read with its own strides
+             * through lg's dimensions, outermost (largest stride) first */
+            bp_strided_t wg;
+            bp_strided_contiguous(lg.ndim, lg.shape, &wg);
+            int perm[BP_MAXDIM];
+            for (int d = 0; d < lg.ndim; d++) {
+                int at = d;
+                while (at > 0 && lg.strides[perm[at - 1]] < lg.strides[d]) {
+                    perm[at] = perm[at - 1];
+                    at--;
+                }
+                perm[at] = d;
+            }
+            v.offset = 0;
+            for (int d = 0; d < lg.ndim; d++) {
+                v.shape[d] = lg.shape[perm[d]];
+                v.strides[d] = wg.strides[perm[d]];
+            }
+            st = bp_cuda_finish(be, "bpk_strided_copy",
+                                bpk_strided_copy(stream, t->dev, w.dev, (int)wdt, &v, n), err);
+        }
+        bp_buf_t *tmp[] = {&c, &w};
+        free_temps(be, tmp, 2);
     }
-    return bp_cuda_baddbmm(bp_cuda_gemm_handle(be), dt, NULL, &ma, &mb, 0.0, 1.0, NULL, c,
-                           NULL, err);
+    m->base = t->dev;
+    m->geo = lg;
+    return st;
+}
+
+/* Input k of sdpa (q, k, v) as PyTorch holds it: its view; one of another
+ * dtype than the result is converted into it first (contiguous). */
+static bp_status sdpa_input(bp_backend_t *be, const bp_exec_t *x, int k, bp_dtype_t dt,
+                            bp_buf_t *t, bp_cuda_mat_t *m, bp_error_t *err)
+{
+    static const char *const names[3] = {"q", "k", "v"};
+    const bp_buf_t *b = x->inputs[k];
+    bp_status st = bp_cuda_view_of(x, 2 + k, b, names[k], m, err);
+    if (st || b->dtype == dt)
+        return st;
+    const void *in = NULL;
+    if (m->geo.ndim && !bp_strided_is_contiguous(&m->geo))
+        return bp_error_set(err, BP_EINTERNAL, "sdpa: a view of another dtype");
+    if (!(st = as_dtype(be, b, dt, t, &in, err))) {
+        m->base = (void *)in;
+        bp_strided_contiguous(b->ndim, b->shape, &m->geo);
+    }
+    return st;
 }
 
 bp_status bp_cuda_op_sdpa(bp_backend_t *be, const bp_exec_t *x, bp_error_t *err)
 {
-    const bp_buf_t *q = x->inputs[0], *k = x->inputs[1], *v = x->inputs[2];
-    bp_status st = need_dev(q, "q", err);
-    if (!st)
-        st = need_dev(k, "k", err);
-    if (!st)
-        st = need_dev(v, "v", err);
-    if (!st)
-        st = need_dev(x->out, "out", err);
+    bp_status st = need_dev(x->out, "out", err);
     if (st)
         return st;
     bp_dtype_t dt = x->out->dtype, wdt = dt == BP_F64 ? BP_F64 : BP_F32;
-    int nd = q->ndim;
-    int64_t L = q->shape[nd - 2], E = q->shape[nd - 1], S = k->shape[nd - 2],
-            Ev = v->shape[nd - 1];
-    int64_t B = L * E > 0 ? (int64_t)q->numel / (L * E) : 0;
-    double s = sqrt(fabs(bp_op_sdpa_scale(x->op, E)));
-    double sq = x->op->has_scale && x->op->scale < 0 ? -s : s;
-    /* q, k, v of another dtype (an explicit dtype:) in the result's first:
-     * the widening below reads dt and writes wdt */
     bp_buf_t tq = {0}, tk = {0}, tv = {0};
     bp_buf_t qw = {0}, kw = {0}, vw = {0}, sc = {0}, p = {0}, o = {0};
-    const void *qin = NULL, *kin = NULL, *vin = NULL;
+    bp_cuda_mat_t q, k, v, qs, kts, vs;
+    if ((st = sdpa_input(be, x, 0, dt, &tq, &q, err)) ||
+        (st = sdpa_input(be, x, 1, dt, &tk, &k, err)) ||
+        (st = sdpa_input(be, x, 2, dt, &tv, &v, err)))
+        goto done;
+    int nd = q.geo.ndim;
+    if (nd < 2 || k.geo.ndim != nd || v.geo.ndim != nd) {
+        st = bp_error_set(err, BP_EINPUT, "sdpa needs q, k, v of the same rank, at least 2");
+        goto done;
+    }
+    int64_t L = q.geo.shape[nd - 2], E = q.geo.shape[nd - 1], S = k.geo.shape[nd - 2],
+            Ev = v.geo.shape[nd - 1];
+    int64_t B = L * E > 0 ? numel_of(&q.geo) / (L * E) : 0;
+    double s = sqrt(fabs(bp_op_sdpa_scale(x->op, E)));
+    double sq = x->op->has_scale && x->op->scale < 0 ? -s : s;
     void *stream = bp_cuda_stream(be);
-    if (!(st = as_dtype(be, q, dt, &tq, &qin, err)) &&
-        !(st = as_dtype(be, k, dt, &tk, &kin, err)) &&
-        !(st = as_dtype(be, v, dt, &tv, &vin, err)) &&
-        !(st = temp(be, &qw, wdt, (int64_t)q->numel, err)) &&
-        !(st = temp(be, &kw, wdt, (int64_t)k->numel, err)) &&
-        !(st = temp(be, &vw, wdt, (int64_t)v->numel, err)) &&
-        !(st = temp(be, &sc, wdt, B * L * S, err)) &&
-        !(st = temp(be, &p, wdt, B * L * S, err)) &&
+    /* the math path: q * sqrt(scale) and k.transpose(-2, -1) * sqrt(scale)
+     * (each laid out as its operand is), v itself (x.to(float) for bf16
+     * and fp16); scores = q k^T (matmul), the mask, the softmax, p v */
+    bp_cuda_mat_t kt = k;
+    kt.geo.shape[nd - 2] = k.geo.shape[nd - 1];
+    kt.geo.shape[nd - 1] = k.geo.shape[nd - 2];
+    kt.geo.strides[nd - 2] = k.geo.strides[nd - 1];
+    kt.geo.strides[nd - 1] = k.geo.strides[nd - 2];
+    vs = v;
+    int64_t ssh[BP_MAXDIM];
+    memcpy(ssh, q.geo.shape, sizeof(int64_t) * (size_t)nd);
+    ssh[nd - 1] = S;
+    bp_cuda_mat_t pm = {0};
+    if (!(st = scaled_like(be, dt, wdt, &q, sq, &qw, &qs, err)) &&
+        !(st = scaled_like(be, dt, wdt, &kt, s, &kw, &kts, err)) &&
+        !(st = dt == wdt ? BP_OK : scaled_like(be, dt, wdt, &v, 1.0, &vw, &vs, err)) &&
+        !(st = temp(be, &sc, wdt, B * L * S, err)) && !(st = temp(be, &p, wdt, B * L * S, err)) &&
         !(st = temp(be, &o, wdt, B * L * Ev, err)) &&
-        !(st = bp_cuda_finish(be, "bpk_scale_widen(q)",
-                              bpk_scale_widen(stream, qw.dev, qin, (int)dt,
-                                              (int64_t)q->numel, sq), err)) &&
-        !(st = bp_cuda_finish(be, "bpk_scale_widen(k)",
-                              bpk_scale_widen(stream, kw.dev, kin, (int)dt,
-                                              (int64_t)k->numel, s), err)) &&
-        !(st = bp_cuda_finish(be, "bpk_scale_widen(v)",
-                              bpk_scale_widen(stream, vw.dev, vin, (int)dt,
-                                              (int64_t)v->numel, 1.0), err)) &&
-        !(st = gemm(be, wdt, B, L, E, S, qw.dev, kw.dev, true, sc.dev, err)) &&
+        !(st = bp_cuda_matmul_nd(be, wdt, qs, kts, sc.dev, err)) &&
         !(st = x->op->is_causal
                    ? bp_cuda_finish(be, "bpk_sdpa_mask",
                                     bpk_sdpa_mask(stream, sc.dev, wdt == BP_F64, B, L, S), err)
@@ -407,12 +481,16 @@ bp_status bp_cuda_op_sdpa(bp_backend_t *be, const bp_exec_t *x, bp_error_t *err)
                               err)) &&
         !(st = bp_cuda_finish(be, "bpk_sdpa_safe",
                               bpk_sdpa_safe(stream, p.dev, sc.dev, wdt == BP_F64, B * L, S),
-                              err)) &&
-        !(st = gemm(be, wdt, B, L, S, Ev, p.dev, vw.dev, false, o.dev, err)))
-        st = bp_cuda_finish(be, "bpk_cast",
-                            bpk_cast(stream, x->out->dev, (int)dt, o.dev, (int)wdt,
-                                            B * L * Ev),
-                            err);
+                              err))) {
+        pm.base = p.dev;
+        bp_strided_contiguous(nd, ssh, &pm.geo);
+        if (!(st = bp_cuda_matmul_nd(be, wdt, pm, vs, o.dev, err)))
+            st = bp_cuda_finish(be, "bpk_cast",
+                                bpk_cast(stream, x->out->dev, (int)dt, o.dev, (int)wdt,
+                                         B * L * Ev),
+                                err);
+    }
+done:;
     bp_buf_t *tmp[] = {&tq, &tk, &tv, &qw, &kw, &vw, &sc, &p, &o};
     free_temps(be, tmp, sizeof tmp / sizeof *tmp);
     return st;
