@@ -19,6 +19,7 @@
 #ifndef BPK_H
 #define BPK_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "../src/ops/op_kind.h"
@@ -193,6 +194,13 @@ int bpk_lse_finish(void *stream, void *out, const void *m, int dt, int64_t rows)
  * left to right (scan_outer_dim). */
 int bpk_scan(void *stream, void *out, const void *in, int dt, int64_t outer, int64_t len,
              int64_t inner, int innermost, unsigned log_x);
+
+/* scan.cu: cumsum of all n values of a floating-point dt as cub's
+ * DeviceScan::InclusiveScan tiles them for PyTorch (exact up to 3 tiles,
+ * then the look-back as a chain); scratch holds bpk_scan_whole_scratch(dt,
+ * n) bytes (none for a single tile: NULL allowed). */
+size_t bpk_scan_whole_scratch(int dt, int64_t n);
+int bpk_scan_whole(void *stream, void *out, const void *in, int dt, int64_t n, void *scratch);
 
 /* compare.cu: out[i] (bool) = a OP b with both operands converted to
  * cmp_dt, the comparison's common dtype, as TensorIterator does; scalars

@@ -14,10 +14,23 @@
  *  - other axes (tensor_kernel_scan_outer_dim): each thread scans one
  *    column left to right from 0.
  *
- * A tensor whose scanned axis holds every element goes to cub's
- * inclusive_scan in PyTorch, whose decoupled look-back adds the tiles'
- * prefixes in an order that depends on timing; bitprobe scans it left
- * to right here (probes/README.md). */
+ *
+ * A floating-point tensor whose scanned axis holds every element goes to
+ * cub's DeviceScan::InclusiveScan in PyTorch (cuda::cub::inclusive_scan):
+ * tiles of 128 threads x 15 (fp32), 7 (fp64) or 30 (bf16, fp16) values,
+ * each scanned in a fixed order (cub_scan_tile below), tile t > 0 seeded
+ * with a prefix its decoupled look-back gathers from the tiles before it.
+ * Tile 0 publishes its total as inclusive at once; tile 1's prefix is that
+ * total, tile 2's that total plus tile 1's whether tile 1 had published
+ * its inclusive prefix or only its total: up to 3 tiles the order is
+ * fixed, and bitprobe's bits are PyTorch's.  From tile 3 on, a window that
+ * finds two or more predecessors with their totals only reduces them in a
+ * warp tree, whose association depends on timing; bitprobe takes the
+ * chain each tile would find if its predecessor had published (prefix of
+ * t + 1 = prefix of t + total of t), one of the orders cub can produce
+ * (probes/README.md).  (Under use_deterministic_algorithms PyTorch takes
+ * inclusive_deterministic_scan instead, another fixed order not modelled
+ * here.) */
 #include "bpk_common.cuh"
 
 namespace {
@@ -88,6 +101,137 @@ __global__ void scan_outer(void *out, const void *in, int dt, int64_t len, int64
     }
 }
 
+/* A whole-tensor scan (the axis holds every element) as cub's
+ * DeviceScan::InclusiveScan runs it for PyTorch (ATen's
+ * cuda::cub::inclusive_scan, cub.cuh; CCCL 3.0 of CUDA 13.0).  The
+ * operator is std::plus<scalar_t>, not a cub operator, so every tuning
+ * (sm80, sm90, sm100) falls back to the default policy: 128 threads of
+ * MemBoundScaling<128, 15> items, BLOCK_LOAD_WARP_TRANSPOSE,
+ * BLOCK_SCAN_WARP_SCANS, and the thread reduction is sequential
+ * (ThreadReduce's trees only serve cuda::std operators).  A tile: */
+constexpr int CUB_THREADS = 128;
+
+/* Items per thread, max(1, min(15 * 4 / sizeof(AccumT), 30)): fp32 15,
+ * fp64 7, bf16/fp16 30 (the accumulator is c10::BFloat16/Half, 2 bytes:
+ * std::plus adds in float and rounds every sum to the dtype). */
+constexpr int cub_items(int dt)
+{
+    return dt == BPK_F64 ? 7 : (dt == BPK_BF16 || dt == BPK_F16) ? 30 : 15;
+}
+
+/* Tile `tile` of the n values: thread t holds items t * IPT ... (past the
+ * end: the tile's first value, as BlockLoad's oob default); its partial is
+ * their left-to-right sum; a warp scans the partials by shfl-up steps of
+ * 1, 2, 4, 8, 16 (lane l adds lane l - s's value to its own), the
+ * exclusive value being lane l - 1's inclusive; the four warp totals are
+ * chained ((w0 + w1) + w2) + w3, warp w's prefix the chain before it,
+ * added to its lanes' exclusive values (lane 0 takes the prefix itself).
+ * Tile 0's thread 0 adds no prefix; a later tile's prefix P is added to
+ * every thread's exclusive value (thread 0 takes P).  Each thread then
+ * scans its items from its exclusive value.  Writes the tile's outputs
+ * when out is set, its total (the chain of the four warps) when agg is. */
+template <typename T, int IPT>
+__device__ void cub_scan_tile(void *out, const void *in, int dt, int64_t n, int64_t tile,
+                              const T *prefix, T *agg)
+{
+    __shared__ T warp_total[CUB_THREADS / 32];
+    const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+    const int64_t base = tile * (int64_t)(CUB_THREADS * IPT);
+    const int64_t first = base + (int64_t)tid * IPT;
+    T v[IPT];
+    T pad = bpk_num<T>::load(in, dt, base);
+#pragma unroll
+    for (int i = 0; i < IPT; i++)
+        v[i] = first + i < n ? bpk_num<T>::load(in, dt, first + i) : pad;
+    T part = v[0];
+#pragma unroll
+    for (int i = 1; i < IPT; i++)
+        part = bpk_num<T>::round(dt, plus(part, v[i]));
+    T inc = part;
+#pragma unroll
+    for (int s = 1; s < 32; s <<= 1) {
+        T up = __shfl_up_sync(0xffffffffu, inc, s);
+        if (lane >= s)
+            inc = bpk_num<T>::round(dt, plus(up, inc));
+    }
+    T exc = __shfl_up_sync(0xffffffffu, inc, 1);
+    if (lane == 31)
+        warp_total[warp] = inc;
+    __syncthreads();
+    T total = warp_total[0], wpre = total;
+#pragma unroll
+    for (int w = 1; w < CUB_THREADS / 32; w++) {
+        if (warp == w)
+            wpre = total;
+        total = bpk_num<T>::round(dt, plus(total, warp_total[w]));
+    }
+    if (warp != 0)
+        exc = lane == 0 ? wpre : bpk_num<T>::round(dt, plus(wpre, exc));
+    bool seeded = tid != 0;
+    if (prefix) {
+        T p = *prefix;
+        exc = tid == 0 ? p : bpk_num<T>::round(dt, plus(p, exc));
+        seeded = true;
+    }
+    if (out) {
+        T acc = seeded ? bpk_num<T>::round(dt, plus(exc, v[0])) : v[0];
+#pragma unroll
+        for (int i = 0; i < IPT; i++) {
+            if (i)
+                acc = bpk_num<T>::round(dt, plus(acc, v[i]));
+            if (first + i < n)
+                bpk_num<T>::store(out, dt, first + i, acc);
+        }
+    }
+    if (agg && tid == 0)
+        *agg = total;
+    __syncthreads(); /* warp_total is read again by the next tile */
+}
+
+/* The totals of the tiles before the last, agg[t] for tile t */
+template <typename T, int IPT>
+__global__ __launch_bounds__(CUB_THREADS) void cub_totals(T *agg, const void *in, int dt,
+                                                          int64_t n, int64_t tiles)
+{
+    for (int64_t t = blockIdx.x; t + 1 < tiles; t += gridDim.x)
+        cub_scan_tile<T, IPT>(nullptr, in, dt, n, t, nullptr, agg + t);
+}
+
+/* Each tile's prefix from the totals, in place: P1 = agg0, P(t+1) = Pt +
+ * agg(t), the inclusive prefix tile t publishes (TilePrefixCallbackOp:
+ * exclusive prefix + block aggregate) when tile t + 1 finds it there. */
+template <typename T>
+__global__ void cub_prefixes(T *agg, int dt, int64_t m)
+{
+    if (blockIdx.x != 0 || threadIdx.x != 0)
+        return;
+    for (int64_t t = 1; t < m; t++)
+        agg[t] = bpk_num<T>::round(dt, plus(agg[t - 1], agg[t]));
+}
+
+template <typename T, int IPT>
+__global__ __launch_bounds__(CUB_THREADS) void cub_tiles(void *out, const void *in, int dt,
+                                                         int64_t n, int64_t tiles,
+                                                         const T *prefix)
+{
+    for (int64_t t = blockIdx.x; t < tiles; t += gridDim.x)
+        cub_scan_tile<T, IPT>(out, in, dt, n, t, t ? prefix + (t - 1) : nullptr, nullptr);
+}
+
+template <typename T, int IPT>
+int scan_whole(cudaStream_t s, void *out, const void *in, int dt, int64_t n, void *scratch)
+{
+    const int64_t tiles = (n + CUB_THREADS * IPT - 1) / (CUB_THREADS * IPT);
+    const unsigned grid = (unsigned)(tiles < 65535 * 32 ? tiles : 65535 * 32);
+    T *agg = (T *)scratch;
+    if (tiles > 1) {
+        cub_totals<T, IPT><<<grid, CUB_THREADS, 0, s>>>(agg, in, dt, n, tiles);
+        cub_prefixes<T><<<1, 1, 0, s>>>(agg, dt, tiles - 1);
+    }
+    cub_tiles<T, IPT><<<grid, CUB_THREADS, 0, s>>>(out, in, dt, n, tiles, agg);
+    return bpk_launched();
+}
+
 template <typename T>
 int scan(cudaStream_t s, void *out, const void *in, int dt, int64_t outer, int64_t len,
          int64_t inner, int innermost, unsigned log_x)
@@ -128,6 +272,31 @@ extern "C" int bpk_scan(void *stream, void *out, const void *in, int dt, int64_t
     case BPK_I64:
     case BPK_I32: /* wrapping: the int64 sums' low halves */
         return scan<long long>(s, out, in, dt, outer, len, inner, innermost, log_x);
+    }
+    return (int)cudaErrorInvalidValue;
+}
+
+extern "C" size_t bpk_scan_whole_scratch(int dt, int64_t n)
+{
+    int64_t tile = (int64_t)CUB_THREADS * cub_items(dt);
+    int64_t tiles = n > 0 ? (n + tile - 1) / tile : 0;
+    return tiles > 1 ? (size_t)(tiles - 1) * (dt == BPK_F64 ? sizeof(double) : sizeof(float))
+                     : 0;
+}
+
+extern "C" int bpk_scan_whole(void *stream, void *out, const void *in, int dt, int64_t n,
+                              void *scratch)
+{
+    if (n < 0 || (bpk_scan_whole_scratch(dt, n) && !scratch))
+        return (int)cudaErrorInvalidValue;
+    if (n == 0)
+        return 0;
+    cudaStream_t s = (cudaStream_t)stream;
+    switch (dt) {
+    case BPK_F64: return scan_whole<double, cub_items(BPK_F64)>(s, out, in, dt, n, scratch);
+    case BPK_F32: return scan_whole<float, cub_items(BPK_F32)>(s, out, in, dt, n, scratch);
+    case BPK_BF16:
+    case BPK_F16: return scan_whole<float, cub_items(BPK_F16)>(s, out, in, dt, n, scratch);
     }
     return (int)cudaErrorInvalidValue;
 }

@@ -201,6 +201,28 @@ static const row_case_t cases[] = {
      "  - {out: x, op: tensor, values: [5, -1, 7], dtype: i32}\n"
      "  - {out: y, op: cumsum, a: x, axis: -1}\n",
      "i64", 1, {3}, 3, {5, 4, 11}},
+    /* A whole-tensor fp32 scan, x = [2^24, 1 (29 times), 0]: CUDA takes
+     * cub's order (kernels/scan.cu), thread 0 folding x0..x14 (each 1 lost
+     * against 2^24: a tie, to even), thread 1 x15..x29 = 15 exactly; thread
+     * 1 scans from thread 0's 2^24 (each 1 lost again), thread 2 from the
+     * warp's p0 + p1 = 2^24 + 15, a tie, to even: 2^24 + 16, and adds 0.
+     * The CPU sums in double (cpu_cum_base_kernel), the oracle exactly:
+     * 2^24 + 29 both times, a tie, to even: 2^24 + 28. */
+    {"cumsum_cub_order", CUDA,
+     "  - {out: x, op: tensor, values: [16777216, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0], dtype: fp32}\n"
+     "  - {out: z, op: cumsum, a: x, axis: 0}\n"
+     "  - {out: y, op: slice, a: z, axis: 0, start: 29, end: 31}\n",
+     "fp32", 1, {2}, 2, {16777216, 16777232}},
+    {"cumsum_cub_order", CPU | ORACLE,
+     "  - {out: x, op: tensor, values: [16777216, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0], dtype: fp32}\n"
+     "  - {out: z, op: cumsum, a: x, axis: 0}\n"
+     "  - {out: y, op: slice, a: z, axis: 0, start: 29, end: 31}\n",
+     "fp32", 1, {2}, 2, {16777244, 16777244}},
+    /* cub's thread 0 adds nothing to the first value: -0 stays -0 */
+    {"cumsum_cub_negzero", CUDA,
+     "  - {out: x, op: tensor, values: [-0.0, 1], dtype: fp32}\n"
+     "  - {out: y, op: cumsum, a: x, axis: 0}\n",
+     "fp32", 1, {2}, 2, {-0.0, 1}},
     /* mean(x^2) = 4, rsqrt 0.5 (exact on every backend), x * 0.5 = 1, * w */
     {"rms_norm", ALL,
      "  - {out: x, op: tensor, values: [2, 2, 2, 2], dtype: fp32}\n"
@@ -544,7 +566,8 @@ START_TEST(t_case)
     ck_assert_uint_eq(y->numel, (size_t)c->n);
     for (int i = 0; i < c->n; i++) {
         double v = bp_buf_get(y, (size_t)i);
-        ck_assert_msg(v == c->v[i] || (isnan(v) && isnan(c->v[i])),
+        ck_assert_msg((v == c->v[i] && !signbit(v) == !signbit(c->v[i])) ||
+                          (isnan(v) && isnan(c->v[i])),
                       "%s on %s: element %d is %.17g, expected %.17g", c->name, bname, i, v,
                       c->v[i]);
     }

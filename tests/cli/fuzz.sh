@@ -45,6 +45,45 @@ ntests=$((ntests + 1))
 if grep -q "FAIL coverage\|no PyTorch replay" "$TMP/out"; then
     fail "$(grep "FAIL coverage\|no PyTorch replay\|not drawn in this run" "$TMP/out")"
 fi
+# ops whose keys the generator must draw valid: an axis where it is
+# required (on a 0-d tensor too), rms_norm's weight of the last dimension
+"$PY" "$F" run --bitprobe "$BITPROBE" --seed 6 --each-op 6 --ops 12 --small --devices cpu \
+    --focus-ops cumsum,rms_norm,softmax,log_softmax --out "$TMP/focus" >"$TMP/out" 2>"$TMP/err"
+rc=$?
+ntests=$((ntests + 1))
+[ "$rc" -eq 0 ] || [ "$rc" -eq 1 ] || fail "fuzz_torch.py run --focus-ops: exit $rc"
+if grep -E "^dropped.* (cumsum|rms_norm|softmax|log_softmax):" "$TMP/out" >"$TMP/drops"; then
+    fail "drawn invalid: $(head -n 3 "$TMP/drops")"
+fi
+# a whole-tensor CUDA cumsum is required up to 3 of cub's tiles (1920 fp32,
+# 896 fp64, 3840 bf16/fp16 values), beyond set aside as "lookback", with
+# its own row and reason in the account
+"$PY" - "$top_srcdir/tests/refs" <<'PY' || fail "cumsum's requirement or its account row"
+import sys
+sys.path.insert(0, sys.argv[1])
+import torch
+import fuzz_account, fuzz_check
+from probe_torch_ops import _cumsum_required, LOOKBACK
+for dt, tile in ((torch.float32, 1920), (torch.float64, 896), (torch.bfloat16, 3840),
+                 (torch.float16, 3840)):
+    for shape, ax in (((3 * tile,), 0), ((1, 3 * tile), 1), ((3 * tile, 1), 0)):
+        assert _cumsum_required(torch.zeros(shape, dtype=dt), ax, "cuda") is True, (dt, shape)
+    for shape, ax in (((3 * tile + 1,), 0), ((1, 3 * tile + 1), -1)):
+        assert _cumsum_required(torch.zeros(shape, dtype=dt), ax, "cuda") is LOOKBACK, (dt, shape)
+        assert _cumsum_required(torch.zeros(shape, dtype=dt), ax, "cpu") is True
+    assert _cumsum_required(torch.zeros((2, 3 * tile + 1), dtype=dt), 1, "cuda") is True
+assert _cumsum_required(torch.zeros(10 ** 5, dtype=torch.int64), 0, "cuda") is True
+assert not LOOKBACK and LOOKBACK.verdict in fuzz_check.REASONS
+s = {"seed": 1, "probes": 1, "env": "torch 2.x", "devices": ["cuda"],
+     "counts": [["cuda", "cumsum", "fp32", "identical", 5], ["cuda", "cumsum", "fp32", "lookback", 3],
+                ["cuda", "matmul", "fp32", "unpinned", 2]],
+     "reasons": fuzz_check.REASONS}
+text = fuzz_account.block([s])
+rows = [l for l in text.splitlines() if l.startswith("| lookback | cuda | `cumsum` | 3 | ")]
+assert len(rows) == 1 and "not reproducible: cub's decoupled look-back" in rows[0], text
+assert "| unpinned | cuda | `cumsum` |" not in text, text
+assert "| unpinned | cuda | `matmul` | 2 |" in text, text
+PY
 # model code (fuzz_models.py), two batches at once (--jobs: results cross
 # processes), then the account: the version compared against, every
 # exclusion with a reason, the GEMM rates per shape class
@@ -69,7 +108,8 @@ import sys
 rows = [l for l in open(sys.argv[1]) if l.startswith("| ") and l.count("|") == 6 and
         not l.startswith("| set aside") and not l.startswith("| device")]
 aside = [r.split("|")[1:-1] for r in rows if r.split("|")[1].strip() in
-         ("mkl", "unpinned", "version", "old-pytorch", "unsupported", "refused", "no-replay",
+         ("mkl", "unpinned", "lookback", "version", "old-pytorch", "unsupported", "refused",
+          "no-replay",
           "replay-error", "own", "dropped")]
 assert aside, "no exclusion rows"
 for c in aside:

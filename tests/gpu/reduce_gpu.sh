@@ -4,11 +4,14 @@
 # scans: kernels/scan.cu):
 #  1. check_redcfg and check_rows_cuda: the host's configuration and the
 #     hand-derived values on bitprobe's cuda backend;
-#  2. reduce_torch.py: every op over 58 shapes (1-D lengths 1 to 2^20, 2-D
-#     and 3-D over each axis, keepdim, empty, a reduced axis of 1) in fp32,
+#  2. reduce_torch.py: every op over 88 shapes (1-D lengths 1 to 2^20 and
+#     around 1 to 4 of cub's scan tiles, 2-D and 3-D over each axis,
+#     keepdim, empty, a reduced axis of 1) in fp32,
 #     fp64, bf16, fp16 (sum and mean also with dtype=fp32), i32 and i64,
 #     bit for bit against PyTorch from bitprobe's own inputs: one line per
 #     output, then "reduce: N outputs checked on cuda, 0 differ, ...";
+#     a whole-tensor floating-point cumsum is required up to 3 of cub's
+#     tiles, beyond printed "(not required: cub's look-back ...)";
 #     when outputs differ, the same again under each older Reduce.cuh rule
 #     (BP_ATEN_REDUCE, src/core/redcfg.h), whose totals tell which rules this
 #     PyTorch follows;

@@ -35,9 +35,10 @@ def block(summaries):
                 dtypes[op].add(dt)
                 rows[op][(dev, "checked")] += n
                 totals[(dev, "checked")] += n
-            if verdict in ("differ", "mkl", "unpinned"):
-                rows[op][(dev, verdict)] += n
-                totals[(dev, verdict)] += n
+            if verdict in ("differ", "mkl", "unpinned", "lookback"):
+                v = "unpinned" if verdict == "lookback" else verdict  # one column, two rows below
+                rows[op][(dev, v)] += n
+                totals[(dev, v)] += n
     devs = sorted({d for c in rows.values() for d, _ in c})
     versions = sorted({s.get("torch") or s["env"].split(",")[0].replace("torch ", "")
                        for s in summaries})
@@ -61,8 +62,8 @@ def block(summaries):
 
 # Verdicts that are not "identical" or "differ": every op set aside, with
 # its count and reason (fuzz_check.REASONS, carried in each summary).
-ASIDE = ("mkl", "unpinned", "version", "old-pytorch", "unsupported", "refused", "no-replay",
-         "replay-error", "own")
+ASIDE = ("mkl", "unpinned", "lookback", "version", "old-pytorch", "unsupported", "refused",
+         "no-replay", "replay-error", "own")
 
 
 def exclusions(summaries):

@@ -34,8 +34,10 @@ downstream.  An op's verdict:
                 linking the system's 3.5.1; 2.11 bundles 3.8/3.9, whose erf
                 is another algorithm, 1 ulp apart on a few % of inputs)
   unpinned      PyTorch's order is not fixed or not replayed (matmul through
-                BLAS/cuBLAS heuristics, CUDA's cumsum through cub): reported,
-                not required
+                BLAS/cuBLAS heuristics): reported, not required
+  lookback      CUDA, a floating-point cumsum over the whole tensor beyond 3
+                of cub's tiles, whose decoupled look-back adds the prefixes
+                in an order that depends on timing: reported, not required
   own           bitprobe's own generator (`uniform`): nothing to replay
   no-replay     the op has no PyTorch counterpart in probe_torch_ops.py: a
                 failure of coverage, reported apart
@@ -177,7 +179,11 @@ REASONS = {
                 "MKL's sgemm (fp32: bitprobe replays the classes fitted on MKL's AVX-512 path, "
                 "the rates per shape class show which) and oneDNN's (bf16, fp16), whose "
                 "blocking and summation order depend on the shape, the ISA and the threads; "
-                "on CUDA cuBLAS heuristics and cub's scan",
+                "on CUDA cuBLAS heuristics",
+    "lookback": "not reproducible: cub's decoupled look-back (a whole-tensor CUDA cumsum of "
+                "more than 3 tiles: 1920 fp32, 896 fp64, 3840 bf16/fp16 values each) adds the "
+                "prefixes of tiles that have published only their totals in an order that "
+                "depends on timing",
     "version": "a PyTorch before 2.0 computes it with another kernel than the 2.x one "
                "bitprobe models",
     "old-pytorch": "a PyTorch before 2.1 rounds the scalar operand to the dtype first",
@@ -401,7 +407,7 @@ def check_probe(spec, bundle, device, res, log=print, keep=None):
                 if n == 0:
                     verdict = "identical"
                 elif not required:
-                    verdict = "unpinned"
+                    verdict = getattr(required, "verdict", "unpinned")
                 elif device == "cpu" and mkl_op(op, mine.dtype):
                     verdict = "mkl"
                 elif device == "cpu" and version_op(op, mine.dtype, mine.numel()):

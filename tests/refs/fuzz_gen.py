@@ -581,12 +581,20 @@ class Gen:
                 spec["keepdim"] = True
             if fuzz_rules.fill_keys(self, o, p, spec, a, skip=("axis", "keepdim")) is False:
                 return False
+            # an axis without keepdim (softmax, log_softmax, cumsum) keeps
+            # the shape; a 0-d tensor has the one axis 0 (or -1)
+            keeps = o["kind"] != "reduction" or "keepdim" not in o["keys"]
+            if nd == 0 and "axis" in o["required"]:
+                spec["axis"] = r.choice([0, -1])
+                return a.shape if keeps else ()
             if nd == 0 or (r.random() < 0.4 and "axis" not in o["required"]):
                 if o["kind"] != "reduction":
                     return shape
                 return (1,) * nd if keep else ()
             ax = r.randrange(nd)
             spec["axis"] = ax - nd if r.random() < 0.3 else ax
+            if keeps:
+                return a.shape if o["kind"] == "reduction" else shape
             if o["kind"] == "reduction":
                 return tuple(1 if i == ax else a.shape[i] for i in range(nd)
                              if keep or i != ax)

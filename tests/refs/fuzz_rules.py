@@ -369,17 +369,19 @@ def generic(g, o, p, spec):
         elif base is None:
             fused = o["kind"] == "fused"  # one float dtype, at least one dimension
             b = g.pick(p, lambda b: not fused or (_float(b) and len(b.shape) >= 1))
+        elif o["kind"] == "fused":
+            # a weight: rms_norm(a, [d], b) takes b of the last dimension
+            # alone, in a's dtype
+            sh = base.shape[-1:]
+            like = [c for c in g.readable(p) if c.shape == sh and c.dt == base.dt]
+            b = r.choice(like) if like and r.random() < 0.5 else \
+                g.source(p, sh, _dspec_like(p, base), True)
         else:
             same = [c for c in g.readable(p) if c.shape == base.shape]
             b = r.choice(same) if same and r.random() < 0.5 else None
             if b is None:
                 sh = g.bcast_of(base.shape) if r.random() < 0.3 else base.shape
-                ds = g.dtype_spec()
-                if o["kind"] == "fused":
-                    ds = _dspec_like(p, base)
-                    if r.random() < 0.5:
-                        sh = base.shape[-1:]  # a weight: rms_norm(a, [d], b)
-                b = g.source(p, sh, ds, False)
+                b = g.source(p, sh, g.dtype_spec(), False)
         if b is None:
             return None
         if base is None:

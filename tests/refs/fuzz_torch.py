@@ -185,6 +185,9 @@ def report(res, devices, seconds, out=log):
         out(f"{dv}: {checked} ops replayed: {res.total(dv, 'identical')} identical, "
             f"{res.total(dv, 'differ')} differ, {res.total(dv, 'mkl')} MKL (CPU, not required), "
             f"{res.total(dv, 'unpinned')} unpinned order (not required), "
+            + (f"{res.total(dv, 'lookback')} cumsum beyond cub's fixed tiles (not "
+               f"reproducible: look-back timing; not required), "
+               if res.total(dv, 'lookback') else "") +
             f"{res.total(dv, 'no-replay')} without a PyTorch replay, "
             f"{res.total(dv, 'unsupported')} this PyTorch cannot run, "
             f"{res.total(dv, 'refused')} PyTorch refuses"
@@ -197,14 +200,14 @@ def report(res, devices, seconds, out=log):
             cells = []
             for dt in dts:
                 c = {v: res.counts[(dv, op, dt, v)] for v in
-                     ("identical", "differ", "mkl", "version", "unpinned", "own",
+                     ("identical", "differ", "mkl", "version", "unpinned", "lookback", "own",
                       "no-replay", "unsupported", "refused", "old-pytorch", "replay-error")}
                 n = sum(c.values())
                 if not n:
                     continue
                 s = f"{dt} {c['identical']}/{n - c['own']}" if c["own"] < n else f"{dt} own {n}"
-                s += "".join(f" {k} {c[k]}" for k in ("differ", "mkl", "version",
-                                                      "unpinned", "no-replay", "unsupported",
+                s += "".join(f" {k} {c[k]}" for k in ("differ", "mkl", "version", "unpinned",
+                                                      "lookback", "no-replay", "unsupported",
                                                       "refused", "old-pytorch", "replay-error")
                              if c[k])
                 cells.append(s)

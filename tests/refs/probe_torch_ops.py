@@ -81,8 +81,9 @@ def run_op(op, params, bufs, dt_out, device, uniform):
     dt_out is the output dtype of the ops that take one (tensor, arange,
     cast; None: PyTorch's default; sum and mean take it as torch's dtype=),
     uniform(op) the tensor of one of OWN (no PyTorch counterpart) or of a
-    `load` op (its file's).  required is False where PyTorch's kernel has
-    no fixed order (matmul, cumsum through cub)."""
+    `load` op (its file's).  required is false where PyTorch's kernel has
+    no fixed order or bitprobe does not replay it (matmul; an Aside names
+    another reason: cumsum beyond cub's fixed tiles)."""
     k = op["op"]
     P = lambda key, d=None: param(op.get(key, d), params)
     if k == "tensor":
@@ -277,15 +278,44 @@ def _mean(op, P, A, ins, device):
     return _keep(r.to(a.dtype), a, ax, op.get("keepdim")), True
 
 
-def _cumsum_required(a, ax, device):
+class Aside:
+    """A `required` of run_op that is not: false, with the fuzzer's verdict
+    naming why (fuzz_check.REASONS)."""
+
+    def __init__(self, verdict):
+        self.verdict = verdict
+
+    def __bool__(self):
+        return False
+
+
+# The tile of cub's DeviceScan::InclusiveScan for PyTorch's whole-tensor
+# cumsum on CUDA (std::plus<scalar_t> takes cub's default policy: 128
+# threads x 15, 7 or 30 items; kernels/scan.cu), and the tiles up to which
+# its look-back adds the prefixes in one order whatever the timing.
+CUB_SCAN_TILE = {torch.float32: 128 * 15, torch.float64: 128 * 7,
+                 torch.bfloat16: 128 * 30, torch.float16: 128 * 30}
+CUB_FIXED_TILES = 3
+LOOKBACK = Aside("lookback")
+
+
+def _cumsum_required(r, ax, device):
     """CUDA: scan_dim hands a tensor whose axis holds all of it to cub's
-    inclusive_scan, whose decoupled look-back adds floating-point tile
-    prefixes in an order that depends on timing (ScanUtils.cuh; PyTorch
-    itself takes inclusive_deterministic_scan only under
-    use_deterministic_algorithms); integer sums are exact in any order."""
-    if device == "cpu" or not a.is_floating_point() or a.dim() == 0:
+    inclusive_scan (ScanUtils.cuh), whose order bitprobe reproduces up to
+    3 tiles; beyond, its decoupled look-back reduces the prefixes of tiles
+    that have published only their totals in an order that depends on
+    timing (not required: LOOKBACK).  PyTorch itself takes
+    inclusive_deterministic_scan only under use_deterministic_algorithms;
+    integer sums are exact in any order.  r is the result."""
+    if device == "cpu" or not r.is_floating_point() or r.dim() == 0 or \
+            r.numel() != r.shape[ax]:
         return True
-    return a.numel() != a.shape[ax]
+    return True if r.numel() <= CUB_FIXED_TILES * CUB_SCAN_TILE[r.dtype] else LOOKBACK
+
+
+def _cumsum(op, P, A, ins, d):
+    r = torch.cumsum(A("a"), P("axis"))
+    return r, _cumsum_required(r, P("axis"), d)
 
 
 def fixed_sum(x, device):
@@ -340,7 +370,11 @@ def _sqrt_rounded(v):
 def _softmax_fixed(a, axis, log, device):
     """softmax's and log_softmax's `fixed` formulation along axis: on the
     CPU bitprobe takes SLEEF's scalar exp and log, which PyTorch's CPU
-    kernels do not (vector lanes, or MKL): not required there."""
+    kernels do not (vector lanes, or MKL): not required there.  A 0-d
+    tensor is one row of one value."""
+    if a.dim() == 0:
+        r, req = _softmax_fixed(a.reshape(1), 0, log, device)
+        return r.reshape(()), req
     om = OPMATH.get(a.dtype, a.dtype) if a.is_floating_point() else torch.float32
     x = a.to(om).movedim(axis, -1)
     m = x.amax(-1, keepdim=True)
@@ -420,8 +454,7 @@ ROWS = {
     "prod": lambda op, P, A, ins, d: (
         _keep(A("a").prod() if P("axis") is None else A("a").prod(P("axis")), A("a"), P("axis"),
               op.get("keepdim")), True),
-    "cumsum": lambda op, P, A, ins, d: (torch.cumsum(A("a"), P("axis")),
-                                        _cumsum_required(A("a"), P("axis"), d)),
+    "cumsum": _cumsum,
     "rms_norm": _rms_norm,
     "layer_norm": lambda op, P, A, ins, d: (
         torch.nn.functional.layer_norm(ins[0], [ins[0].shape[-1]],

@@ -4,7 +4,9 @@ two, odd and prime sizes, the vectorisation threshold 128 and the global
 reduction's range), 2-D and 3-D tensors reduced over their first, middle
 and last axis, keepdim, a reduced axis of 1 and empty tensors; fp32, fp64,
 bf16, fp16 (sum and mean also with dtype=torch.float32) and i32/i64 (sum,
-prod, cumsum).
+prod, cumsum); and 1-D lengths around cub's tiles for cumsum (one less,
+one more and the multiples up to 3 and 4 tiles of 1920 fp32, 896 fp64,
+3840 bf16/fp16 values).
 
 The probes are generated under OUT/probes, run by bitprobe once
 (`run --device D --save --intermediates --no-golden`), and each result is
@@ -12,9 +14,10 @@ recomputed by PyTorch on the same device from bitprobe's own input
 buffers.  One line per output: "identical" or "N of M differ, first at
 i: bitprobe 0x.., PyTorch 0x..".  Outputs PyTorch computes in an order
 that is not fixed (a floating-point cumsum whose axis holds the whole
-tensor: cub's inclusive_scan, ScanUtils.cuh) are printed as "(not
-required)" and not counted.  Exit 1 when a required output differs, 2
-when bitprobe fails, 77 without torch or the device.
+tensor beyond 3 of cub's tiles: its look-back's order depends on timing,
+probe_torch_ops._cumsum_required) are printed as "(not required)" and not
+counted.  Exit 1 when a required output differs, 2 when bitprobe fails,
+77 without torch or the device.
 
     python3 tests/refs/reduce_torch.py --bitprobe src/bitprobe --out DIR [--device cuda]
 """
@@ -33,7 +36,7 @@ except ImportError as e:
     sys.exit(77)
 
 import refio  # noqa: E402
-from probe_torch_ops import bits  # noqa: E402
+from probe_torch_ops import CUB_FIXED_TILES, CUB_SCAN_TILE, _cumsum_required, bits  # noqa: E402
 
 FLOATS = ["fp32", "fp64", "bf16", "fp16"]
 INTS = ["i32", "i64"]
@@ -52,6 +55,10 @@ SHAPES = [((n,), None, False) for n in LENGTHS] + [
     ((2, 65537), 1, False), ((65537, 2), 0, False), ((3, 100003), 1, True),
     ((5, 0), 1, False), ((0,), None, False), ((6, 5, 4, 3), 2, False), ((1, 3000), 1, False),
     ((3000, 1), 0, False), ((257, 1, 2), 2, False)]
+# cub's tiles (cumsum of a whole tensor on CUDA): around 1, 2, 3 and 4 tiles
+TILE_LENGTHS = sorted({k * t + d for t in set(CUB_SCAN_TILE.values())
+                       for k in range(1, CUB_FIXED_TILES + 2) for d in (-1, 0, 1)})
+SHAPES += [((n,), 0, False) for n in TILE_LENGTHS if n not in LENGTHS]
 
 
 def axis_key(ax, keep):
@@ -120,8 +127,7 @@ def torch_result(out, bufs, ax, keep):
     if out == "cumsum":
         a = 0 if ax is None else ax
         r = torch.cumsum(x, a)
-        cub = x.dim() > 0 and x.numel() == x.shape[a]
-        return r, not (cub and x.is_floating_point())
+        return r, _cumsum_required(r, a, x.device.type)
     raise ValueError(out)
 
 
@@ -196,7 +202,8 @@ def main():
             tag = "identical" if r is None else r
             if not required:
                 info += 1
-                print(f"{where}: {tag} (not required: cub's scan)")
+                print(f"{where}: {tag} (not required: cub's look-back beyond "
+                      f"{CUB_FIXED_TILES} tiles)")
                 continue
             checked += 1
             if r is not None:

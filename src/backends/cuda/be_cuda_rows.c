@@ -178,27 +178,41 @@ bp_status bp_cuda_tree(bp_backend_t *be, const bp_exec_t *x, int op, int64_t out
 }
 
 /* cumsum: the input in the result's dtype (impl_func_cum_ops), then
- * ScanUtils.cuh's scan_dim. */
+ * ScanUtils.cuh's scan_dim: a floating-point axis holding every element
+ * goes to cub's inclusive_scan, any other to ATen's own kernels (integer
+ * sums are exact in any order; a 0-d tensor is copied, as cub copies a
+ * single value). */
 static bp_status cumsum(bp_backend_t *be, const bp_exec_t *x, int64_t outer, int64_t len,
                         int64_t inner, bp_error_t *err)
 {
     const bp_buf_t *a = x->a;
-    bp_buf_t conv = {0};
+    bp_dtype_t dt = x->out->dtype;
+    bp_buf_t conv = {0}, scratch = {0};
     const void *in = NULL;
     int ax = 0;
     bp_status st = bp_axis_check(x->op->axis, a->ndim ? a->ndim : 1, &ax, err);
+    bool whole = outer * inner == 1 && (BP_DTYPES_ARITH & BP_DTYPE_BIT(dt)) &&
+                 bp_dtype_info(dt)->is_float;
     bool innermost = a->ndim > 0 && ax == a->ndim - 1 && outer * inner != 1;
+    size_t bytes = whole ? bpk_scan_whole_scratch((int)dt, len) : 0;
     if (!st)
-        st = as_dtype(be, a, x->out->dtype, &conv, &in, err);
-    if (!st)
+        st = as_dtype(be, a, dt, &conv, &in, err);
+    if (!st && bytes)
+        st = temp(be, &scratch, BP_U8, (int64_t)bytes, err);
+    if (!st && whole)
+        st = bp_cuda_finish(be, "bpk_scan_whole",
+                            bpk_scan_whole(bp_cuda_stream(be), x->out->dev, in, (int)dt, len,
+                                           scratch.dev),
+                            err);
+    else if (!st)
         st = bp_cuda_finish(be, "bpk_scan",
-                            bpk_scan(bp_cuda_stream(be), x->out->dev, in, (int)x->out->dtype,
-                                     outer, len, inner, innermost,
+                            bpk_scan(bp_cuda_stream(be), x->out->dev, in, (int)dt, outer, len,
+                                     inner, innermost,
                                      bp_scan_log_threads_x((uint32_t)(outer * inner),
                                                            (uint32_t)len)),
                             err);
-    if (conv.dev)
-        be->dev_free(be, &conv);
+    bp_buf_t *tmp[] = {&conv, &scratch};
+    free_temps(be, tmp, sizeof tmp / sizeof *tmp);
     return st;
 }
 
