@@ -236,20 +236,20 @@ extern "C" int bpk_scale_widen(void *stream, void *out, const void *x, int dt, i
     return bpk_launched();
 }
 
-/* scores [B, L, S] (fp32, or fp64 when wide): -inf above the diagonal when
- * causal; a row that is -inf throughout becomes 0 after the softmax
- * (_safe_softmax), which bpk_safe_rows does. */
+/* scores [B, L, S] (fp32, or fp64 when wide) plus the causal mask, as the
+ * math path adds it (attn.add_(mask), the mask -inf above the diagonal and
+ * 0 elsewhere): a score of +inf or NaN above the diagonal gives NaN, and
+ * -0 below it +0; a row that is -inf throughout becomes 0 after the
+ * softmax (_safe_softmax), which bpk_safe_rows does. */
 __global__ void bpk_causal_mask_kernel(void *s, int wide, int64_t L, int64_t S, int64_t n)
 {
     BPK_FOR(i, n)
     {
         int64_t j = i % S, q = (i / S) % L;
-        if (j > q) {
-            if (wide)
-                ((double *)s)[i] = -INFINITY;
-            else
-                ((float *)s)[i] = -INFINITY;
-        }
+        if (wide)
+            ((double *)s)[i] = __dadd_rn(((double *)s)[i], j > q ? -INFINITY : 0.0);
+        else
+            ((float *)s)[i] = __fadd_rn(((float *)s)[i], j > q ? -INFINITY : 0.0f);
     }
 }
 

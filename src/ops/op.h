@@ -84,7 +84,8 @@ enum {
     BP_OPF_COSTLY = 1u << 2,
     BP_OPF_BOOL = 1u << 3,
     BP_OPF_FP8 = 1u << 4,
-    BP_OPF_VIEWS = 1u << 5 /* a GEMM: a device backend reads its operands as
+    BP_OPF_VIEWS = 1u << 5 /* a GEMM (and sdpa, whose products are): a device
+                              backend reads its operands as
                               PyTorch's strided views (strided.h), a layout
                               op feeding it folded into its strides */
 };

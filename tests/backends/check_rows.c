@@ -442,6 +442,24 @@ static const row_case_t cases[] = {
      "  - {out: v, op: tensor, values: [2, 4, 6, 8], shape: [1, 2, 2], dtype: fp32}\n"
      "  - {out: y, op: sdpa, inputs: [q, q, v], is_causal: true}\n",
      "fp32", 3, {1, 2, 2}, 4, {2, 4, 4, 6}},
+    /* The causal mask is added (attn.add_(mask)): row 0's masked score
+     * 1 * inf + -inf is NaN, so the row is NaN (setting -inf there would
+     * give softmax [1, 0] and v[0] = 3); row 1 holds +inf unmasked: NaN
+     * too (inf - inf in the softmax). */
+    {"sdpa_causal_masked_inf", ALL,
+     "  - {out: q, op: tensor, values: [1, 1], shape: [2, 1], dtype: fp32}\n"
+     "  - {out: k, op: tensor, values: [1, .inf], shape: [2, 1], dtype: fp32}\n"
+     "  - {out: v, op: tensor, values: [3, 5], shape: [2, 1], dtype: fp32}\n"
+     "  - {out: y, op: sdpa, inputs: [q, k, v], is_causal: true}\n",
+     "fp32", 2, {2, 1}, 2, {NAN, NAN}},
+    /* A row whose scores are all -inf is 0 (_safe_softmax), not NaN:
+     * 1 * -inf; then row 1 of the causal case below: [2 * 1, masked]. */
+    {"sdpa_row_all_neg_inf", ALL,
+     "  - {out: q, op: tensor, values: [1, 2], shape: [2, 1], dtype: fp32}\n"
+     "  - {out: k, op: tensor, values: [-.inf, 1], shape: [2, 1], dtype: fp32}\n"
+     "  - {out: v, op: tensor, values: [3, 5], shape: [2, 1], dtype: fp32}\n"
+     "  - {out: y, op: sdpa, inputs: [q, k, v], is_causal: true}\n",
+     "fp32", 2, {2, 1}, 2, {0, 5}},
 };
 
 static const row_bad_t bad[] = {

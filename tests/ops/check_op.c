@@ -126,7 +126,7 @@ START_TEST(t_gemm_ops)
     ck_assert_str_eq(bp_op_flag_name(5), "views");
     for (int k = 0; k < BP_OP_COUNT; k++) {
         bool gemm = k == BP_OP_MATMUL || k == BP_OP_BMM || k == BP_OP_BADDBMM ||
-                    k == BP_OP_LINEAR || k == BP_OP_ADDMM;
+                    k == BP_OP_LINEAR || k == BP_OP_ADDMM || k == BP_OP_SDPA;
         ck_assert_msg(bp_op_has((bp_op_kind_t)k, BP_OPF_VIEWS) == gemm, "%s",
                       bp_op_name((bp_op_kind_t)k));
     }

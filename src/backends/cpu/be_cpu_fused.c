@@ -396,8 +396,8 @@ bp_status bp_cpu_op_sdpa(bp_backend_t *be, const bp_exec_t *x, bp_error_t *err)
     for (size_t t = 0; t < B; t++)
         for (size_t i = 0; i < L; i++)
             for (size_t j = 0; j < S; j++)
-                if (x->op->is_causal && j > i)
-                    sc[(t * L + i) * S + j] = -INFINITY;
+                if (x->op->is_causal) /* attn.add_(mask): +inf or NaN masked is NaN */
+                    sc[(t * L + i) * S + j] += j > i ? -INFINITY : 0.0;
     bp_cpu_span_t sp = {B * L, S, 1, true};
     bp_cpu_softmax_rows(c, false, acc_dt, sc, &sp, p);
     for (size_t r = 0; r < B * L; r++) {

@@ -289,6 +289,34 @@ static void sdpa_row(bp_oracle_ws_t *ws, const row_ctx_t *c, size_t row, mpfr_t 
         if (mpfr_greater_p(v[j], m))
             mpfr_set(m, v[j], MPFR_RNDN);
     }
+    /* the mask is added (attn.add_(mask)): a masked score of +inf or NaN
+     * (only non-finite inputs make one) poisons the row; a row whose
+     * scores are all -inf is 0 (_safe_softmax) */
+    bool poison = false, dead = mpfr_inf_p(m) && mpfr_sgn(m) < 0;
+    for (size_t j = 0; j < valid && dead; j++)
+        dead = !mpfr_nan_p(v[j]);
+    for (size_t j = valid; j < S && !poison; j++) {
+        mpfr_set_zero(t, 1);
+        for (size_t e = 0; e < E; e++) {
+            bp_oracle_load(ws->x, q->dtype, q->data, (bt * L + i) * E + e);
+            bp_oracle_load(ws->y, k->dtype, k->data, (bt * S + j) * E + e);
+            if (mpfr_number_p(ws->x) && mpfr_number_p(ws->y))
+                continue; /* a finite product: the masked sum stays finite */
+            mpfr_mul(ws->x, ws->x, ws->y, MPFR_RNDN);
+            mpfr_add(t, t, ws->x, MPFR_RNDN);
+        }
+        mpfr_mul_d(t, t, scale, MPFR_RNDN);
+        poison = mpfr_nan_p(t) || (mpfr_inf_p(t) && mpfr_sgn(t) > 0);
+    }
+    if (poison || dead) {
+        if (poison)
+            mpfr_set_nan(m);
+        else
+            mpfr_set_zero(m, 1);
+        for (size_t e = 0; e < Ev; e++)
+            put(ws, c->out, row * Ev + e, m);
+        return;
+    }
     mpfr_set_zero(s, 1);
     for (size_t j = 0; j < valid; j++) {
         mpfr_sub(v[j], v[j], m, MPFR_RNDN);
