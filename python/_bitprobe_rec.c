@@ -66,6 +66,7 @@ typedef struct {
     PyObject *e_slot[5], *h_slot[5];              /* their slots' member descriptors */
     PyObject *dtinfo, *cuda_names, *trefs, *targs, *tensor_t, *param_t, *strided, *no_ret;
     PyObject *not_hashed;                         /* exception -> its entry's why */
+    PyObject *json, *encode, *meta_json, *meta_cache; /* _json, _JSON.encode, _meta_json, _META_JSON */
     int has_neg;
     int ncuda;
     bp_cuda_reg cuda[BP_REC_MAX_CUDA];
@@ -930,6 +931,133 @@ static PyObject *Core_add_cuda(Core *c, PyObject *args)
     Py_RETURN_TRUE;
 }
 
+/* --- the ledger's lines -------------------------------------------------- */
+
+static PyObject *slot_get(PyObject *descr, PyObject *o)
+{
+    return Py_TYPE(descr)->tp_descr_get(descr, o, (PyObject *)Py_TYPE(o));
+}
+
+/* An entry's JSON, as _Entry.json makes and keeps it: the common case (a
+ * hash known, no capture) here, the rest by it. */
+static PyObject *entry_json(Core *c, PyObject *e)
+{
+    PyObject *js = slot_get(c->e_slot[4], e);
+    if (!js || js != Py_None)
+        return js;
+    Py_DECREF(js);
+    PyObject *h = slot_get(c->e_slot[1], e), *cap = slot_get(c->e_slot[3], e), *v = NULL;
+    if (h && cap && cap == Py_None) {
+        if (PyLong_CheckExact(h))
+            v = Py_NewRef(h);
+        else if (h != Py_None && Py_TYPE(h) == (PyTypeObject *)c->hash_t)
+            v = slot_get(c->h_slot[2], h);
+    }
+    Py_XDECREF(cap);
+    Py_XDECREF(h);
+    if (!v || !PyLong_CheckExact(v)) {
+        Py_XDECREF(v);
+        if (PyErr_Occurred())
+            return NULL;
+        return PyObject_CallMethod(e, "json", NULL);
+    }
+    unsigned long long x = PyLong_AsUnsignedLongLong(v);
+    Py_DECREF(v);
+    if (PyErr_Occurred())
+        return NULL;
+    PyObject *meta = slot_get(c->e_slot[0], e);
+    if (!meta)
+        return NULL;
+    PyObject *head = PyDict_GetItemWithError(c->meta_cache, meta);
+    if (head && PyUnicode_Check(head) && PyUnicode_GET_LENGTH(head))
+        Py_INCREF(head);
+    else
+        head = PyErr_Occurred() ? NULL : PyObject_CallOneArg(c->meta_json, meta);
+    Py_DECREF(meta);
+    if (!head)
+        return NULL;
+    char buf[24];
+    snprintf(buf, sizeof buf, "\"%016llx\"}", x);
+    PyObject *tail = PyUnicode_FromString(buf);
+    js = tail ? PyUnicode_Concat(head, tail) : NULL;
+    Py_DECREF(head);
+    Py_XDECREF(tail);
+    if (js && Py_TYPE(c->e_slot[4])->tp_descr_set(c->e_slot[4], e, js) < 0)
+        Py_CLEAR(js);
+    return js;
+}
+
+static int add_str(PyObject *parts, PyObject *s)
+{
+    if (!s)
+        return -1;
+    int r = PyList_Append(parts, s);
+    Py_DECREF(s);
+    return r;
+}
+
+static int add_entries(Core *c, PyObject *parts, PyObject *es)
+{
+    if (!PyList_Check(es)) {
+        PyErr_SetString(PyExc_TypeError, "lines: entries not in a list");
+        return -1;
+    }
+    for (Py_ssize_t k = 0; k < PyList_GET_SIZE(es); k++)
+        if ((k && add_str(parts, PyUnicode_FromString(","))) ||
+            add_str(parts, entry_json(c, PyList_GET_ITEM(es, k))))
+            return -1;
+    return 0;
+}
+
+/* lines(records): the records' lines as Recorder._flush writes them (their
+ * hashes resolved). */
+static PyObject *Core_lines(Core *c, PyObject *records)
+{
+    if (!PyList_Check(records)) {
+        PyErr_SetString(PyExc_TypeError, "lines(records): a list");
+        return NULL;
+    }
+    PyObject *parts = PyList_New(0), *r = NULL;
+    if (!parts)
+        return NULL;
+    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(records); i++) {
+        PyObject *rec = PyList_GET_ITEM(records, i);
+        if (!PyTuple_Check(rec) || PyTuple_GET_SIZE(rec) != 8) {
+            PyErr_SetString(PyExc_TypeError, "lines: a record not of 8 items");
+            goto out;
+        }
+        PyObject *args = PyTuple_GET_ITEM(rec, 3), *kw = PyTuple_GET_ITEM(rec, 4),
+                 *ret = PyTuple_GET_ITEM(rec, 5);
+        if (add_str(parts, PyUnicode_FromString("{\"seq\":")) ||
+            add_str(parts, PyObject_Str(PyTuple_GET_ITEM(rec, 0))) ||
+            add_str(parts, PyUnicode_FromString(",\"op\":")) ||
+            add_str(parts, Py_NewRef(PyTuple_GET_ITEM(rec, 1))) ||
+            add_str(parts, PyUnicode_FromString(",\"module\":")) ||
+            add_str(parts, Py_NewRef(PyTuple_GET_ITEM(rec, 2))) ||
+            add_str(parts, PyUnicode_FromString(",\"args\":")) ||
+            add_str(parts, PyUnicode_CheckExact(args) ? Py_NewRef(args)
+                                                      : PyObject_CallOneArg(c->json, args)))
+            goto out;
+        int has_kw = PyObject_IsTrue(kw);
+        if (has_kw < 0 || (has_kw && (add_str(parts, PyUnicode_FromString(",\"kwargs\":")) ||
+                                      add_str(parts, PyObject_CallOneArg(c->json, kw)))))
+            goto out;
+        if (ret != c->no_ret && (add_str(parts, PyUnicode_FromString(",\"ret\":")) ||
+                                 add_str(parts, PyObject_CallOneArg(c->encode, ret))))
+            goto out;
+        if (add_str(parts, PyUnicode_FromString(",\"in\":[")) ||
+            add_entries(c, parts, PyTuple_GET_ITEM(rec, 6)) ||
+            add_str(parts, PyUnicode_FromString("],\"out\":[")) ||
+            add_entries(c, parts, PyTuple_GET_ITEM(rec, 7)) ||
+            add_str(parts, PyUnicode_FromString("]}\n")))
+            goto out;
+    }
+    r = PyUnicode_Join(s_empty, parts);
+out:
+    Py_DECREF(parts);
+    return r;
+}
+
 static PyObject *Core_stats(Core *c, PyObject *Py_UNUSED(ignored))
 {
     return Py_BuildValue("{s:L,s:L,s:L}", "ops", c->n_fast, "contiguous", c->n_contig,
@@ -977,6 +1105,10 @@ static int Core_init(Core *c, PyObject *args, PyObject *kw)
     TAKE(strided, k, "strided");
     TAKE(no_ret, k, "no_ret");
     TAKE(not_hashed, k, "not_hashed");
+    TAKE(json, k, "json");
+    TAKE(encode, k, "encode");
+    TAKE(meta_json, k, "meta_json");
+    TAKE(meta_cache, k, "meta_cache");
 #undef TAKE
     PyObject *has_neg = item(k, "has_neg");
     if (!has_neg)
@@ -986,7 +1118,8 @@ static int Core_init(Core *c, PyObject *args, PyObject *kw)
     if (!PyType_Check(c->entry_t) || !PyType_Check(c->hash_t) || !PyType_Check(c->tensor_t) ||
         !PyType_Check(c->param_t) || !PyList_Check(c->trefs) || !PyList_Check(c->targs) ||
         !PyDict_Check(c->cache) || !PyDict_Check(c->bcache) || !PyDict_Check(c->ops) ||
-        !PyDict_Check(c->modjson) || !PyDict_Check(c->dtinfo) || !PyDict_Check(c->cuda_names)) {
+        !PyDict_Check(c->modjson) || !PyDict_Check(c->dtinfo) || !PyDict_Check(c->cuda_names) ||
+        !PyDict_Check(c->meta_cache)) {
         PyErr_SetString(PyExc_TypeError, "Core: consts of the wrong types");
         return -1;
     }
@@ -1055,6 +1188,10 @@ static int Core_clear(Core *c)
     Py_CLEAR(c->strided);
     Py_CLEAR(c->no_ret);
     Py_CLEAR(c->not_hashed);
+    Py_CLEAR(c->json);
+    Py_CLEAR(c->encode);
+    Py_CLEAR(c->meta_json);
+    Py_CLEAR(c->meta_cache);
     for (int k = 0; k < c->ncuda; k++) {
         Py_CLEAR(c->cuda[k].h);
         Py_CLEAR(c->cuda[k].hdict);
@@ -1078,6 +1215,7 @@ static PyMethodDef Core_methods[] = {
     {"add_cuda", (PyCFunction)Core_add_cuda, METH_VARARGS,
      "add_cuda(hasher, launch, func, sfunc, index, base, max_blocks, slots, current, stream)"},
     {"stats", (PyCFunction)Core_stats, METH_NOARGS, "ops done here and kernel launches"},
+    {"lines", (PyCFunction)Core_lines, METH_O, "lines(records): the records' ledger lines"},
     {NULL, NULL, 0, NULL},
 };
 

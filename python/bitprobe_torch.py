@@ -42,6 +42,12 @@ name matches --capture, for everything up to --capture-bytes, or, with
 --reference A.ledger, for the first --diverging ops whose outputs appear
 nowhere in A (this mode waits for each hash: slower).
 
+Each op's common path (its arguments, its tensors' entries and caches,
+the hashes and kernel launches, the record, the ledger's lines) runs in
+one call of the C extension _bitprobe_rec (python/_bitprobe_rec.c, built
+by make for configure's python3) where it loads and passes its self-check;
+else in Python, to the same ledger (tests/ledger_torch/ext_check.py).
+
 Works with PyTorch 1.13 and 2.x.  Standard library and torch only.
 """
 
@@ -857,7 +863,8 @@ def _make_core(rec):
         "ops": _OPS, "entry": _Entry, "hash": _Hash, "dtinfo": _DTINFO,
         "cuda_names": _CUDA_NAMES, "trefs": _TREFS, "targs": _TARGS_JSON, "tensor": _TENSOR,
         "parameter": _PARAMETER, "strided": _STRIDED, "no_ret": _NO_RET,
-        "not_hashed": _not_hashed, "has_neg": _HAS_NEG})
+        "not_hashed": _not_hashed, "has_neg": _HAS_NEG, "json": _json, "encode": _JSON.encode,
+        "meta_json": _meta_json, "meta_cache": _META_JSON})
 
 
 def _handle(v):
@@ -1632,6 +1639,10 @@ class Recorder(TorchDispatchMode):
     # --- writing
     def _flush(self):
         self.hasher.resolve()
+        if self.core is not None:  # the same lines, made in C
+            self.out.write(self.core.lines(self.records))
+            self.records = []
+            return
         lines = []
         add = lines.append
         ej = _Entry.json
