@@ -71,6 +71,8 @@ def main():
                    help="hash CUDA tensors with torch ops (the fallback), not the kernel")
     p.add_argument("--no-native", action="store_true",
                    help="hash CPU tensors with torch ops (the fallback), not the native helper")
+    p.add_argument("--no-extension", action="store_true",
+                   help="record each op in Python (the fallback), not in the C extension")
     a = p.parse_args()
     preset = a.preset or ("gpu" if a.device.startswith("cuda") else "small")
     m_args = llama_block.parser().parse_args(PRESETS[preset] + ["--device", a.device])
@@ -85,7 +87,8 @@ def main():
     def recorded():
         with torch.no_grad():
             with bitprobe_torch.record(path, fast_cuda=not a.no_cuda_kernel,
-                                       native=not a.no_native):
+                                       native=not a.no_native,
+                                       extension=not a.no_extension):
                 model(ids)
 
     times = {"plain": [], "recorded": []}
@@ -104,6 +107,7 @@ def main():
     with open(path) as fh:
         lines = fh.readlines()
     end = json.loads(lines[-1])["end"]
+    ops_path = json.loads(lines[0]).get("ops_path")
     size = os.path.getsize(path)
     os.remove(path)
     os.rmdir(tmp)
@@ -112,7 +116,8 @@ def main():
     print("machine: %s (%s), torch %s, %d CPU threads" % (dev, a.device, torch.__version__,
                                                         torch.get_num_threads()))
     print("model: preset %s: %s" % (preset, " ".join(PRESETS[preset])))
-    print("hash: %s" % ", ".join("%s %s" % kv for kv in end["hash_paths"].items()))
+    print("hash: %s; ops recorded by: %s" % (
+        ", ".join("%s %s" % kv for kv in end["hash_paths"].items()), ops_path))
     for n in end["notes"]:
         print("note:", n)
     print("ops per forward: %d, ledger %.1f KiB" % (end["records"], size / 1024))

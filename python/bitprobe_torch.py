@@ -42,11 +42,18 @@ name matches --capture, for everything up to --capture-bytes, or, with
 --reference A.ledger, for the first --diverging ops whose outputs appear
 nowhere in A (this mode waits for each hash: slower).
 
+Each op's common path (its arguments, its tensors' entries and caches,
+the hashes and kernel launches, the record, the ledger's lines) runs in
+one call of the C extension _bitprobe_rec (python/_bitprobe_rec.c, built
+by make for configure's python3) where it loads and passes its self-check;
+else in Python, to the same ledger (tests/ledger_torch/ext_check.py).
+
 Works with PyTorch 1.13 and 2.x.  Standard library and torch only.
 """
 
 import argparse
 import array
+import io
 import json
 import os
 import platform
@@ -489,6 +496,7 @@ class _Launcher:
         launch.argtypes = [vp, u, u, u, u, u, u, u, vp, vp, vp]
         launch.restype = ctypes.c_int
         self.launch, self.func = launch, func
+        self.c_launch = ctypes.cast(launch, vp).value  # for the C extension (_make_core)
         self.p, self.n, self.o = vp(), ctypes.c_double(), vp()
         self.argv = (vp * 3)(ctypes.addressof(self.p), ctypes.addressof(self.n),
                              ctypes.addressof(self.o))
@@ -811,6 +819,125 @@ def _native_selftest():
     return None
 
 
+# --- the C extension (python/_bitprobe_rec.c) ----------------------------
+
+_REC_VERSION = 1
+
+
+def _load_rec():
+    """(the extension module _bitprobe_rec, None) or (None, why not): the
+    build beside this file for this Python (its EXT_SUFFIX), or the file
+    $BITPROBE_TORCH_EXT names; BITPROBE_TORCH_EXT=0 turns it off.  Without
+    it the recorder runs the same steps in Python, to the same ledger."""
+    env = os.environ.get("BITPROBE_TORCH_EXT")
+    if env == "0":
+        return None, "turned off (BITPROBE_TORCH_EXT=0)"
+    import importlib.machinery
+    import importlib.util
+    import sysconfig
+    path = env or os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                               "_bitprobe_rec" + (sysconfig.get_config_var("EXT_SUFFIX") or ".so"))
+    if not os.path.exists(path):
+        return None, "not built for this Python (no %s)" % path
+    try:
+        loader = importlib.machinery.ExtensionFileLoader("_bitprobe_rec", path)
+        mod = importlib.util.module_from_spec(
+            importlib.util.spec_from_file_location("_bitprobe_rec", path, loader=loader))
+        loader.exec_module(mod)
+        version = mod.VERSION
+    except Exception as e:  # built for another Python, or broken
+        return None, "%s does not load: %s" % (path, str(e).splitlines()[0][:200])
+    if version != _REC_VERSION:
+        return None, "%s is version %d, this recorder needs %d" % (path, version, _REC_VERSION)
+    return mod, None
+
+
+_REC, _REC_WHY = _load_rec()
+_REC_CHECK = []  # the extension's self-check, once per process: [None] or [why it failed]
+
+
+def _make_core(rec):
+    """The extension's Core for a recorder: its dicts, lock and hasher, and
+    what this module holds that an entry or a record is made of."""
+    return _REC.Core(rec, {
+        "ops": _OPS, "entry": _Entry, "hash": _Hash, "dtinfo": _DTINFO,
+        "cuda_names": _CUDA_NAMES, "trefs": _TREFS, "targs": _TARGS_JSON, "tensor": _TENSOR,
+        "parameter": _PARAMETER, "strided": _STRIDED, "no_ret": _NO_RET,
+        "not_hashed": _not_hashed, "has_neg": _HAS_NEG, "json": _json, "encode": _JSON.encode,
+        "meta_json": _meta_json, "meta_cache": _META_JSON})
+
+
+def _handle(v):
+    return v.value if hasattr(v, "value") else int(v)
+
+
+def _core_add_cuda(core, h):
+    """Lets core launch h's kernels into h's slots itself (where h launches
+    directly: its launcher knows cuLaunchKernel's address)."""
+    la = h.launcher
+    addr = getattr(la, "c_launch", None) if la is not None else None
+    if not addr:
+        return False
+    return core.add_cuda(h, addr, _handle(la.func),
+                         _handle(la.sfunc) if la.sfunc is not None else 0, h.index, h.base,
+                         h.max_blocks, h.SLOTS, h.current,
+                         getattr(la, "stream", None) or (lambda index: 0))
+
+
+def _core_program(x):
+    """What the extension's self-check records: views, strides, in-place
+    writes, aliases, lists of tensors, a scalar result."""
+    y = x.t() * 2
+    z = y[1:, ::2].contiguous() + 1
+    w = x.clone()
+    w.add_(1)
+    w.data.mul_(w)
+    v = torch.cat([x, w, x[:1]]).sum(0)
+    c = torch.complex(x, x).conj() * 2
+    r = (y.reshape(-1)[:7] + z.sum() + v.max() + c.real.sum() + (x > 0).sum()).float()
+    return float(r.sum())
+
+
+def _core_selftest():
+    """The same program recorded by the Python path and by the extension's:
+    the same records, or why not."""
+    texts = []
+    x = _RANDN(6, 5, generator=torch.Generator().manual_seed(77))
+    for ext in (False, True):
+        rec = Recorder(os.devnull, argv=[], extension=False)
+        if ext:
+            rec.core = rec.hasher.core = _make_core(rec)
+        rec.out = io.StringIO()
+        TorchDispatchMode.__enter__(rec)
+        try:
+            _core_program(x)
+        finally:
+            TorchDispatchMode.__exit__(rec, None, None, None)
+        rec._flush()
+        texts.append(rec.out.getvalue())
+        if ext and not rec.core.stats()["ops"]:
+            return "it recorded no op"
+    if texts[0] != texts[1]:
+        a, b = texts[0].splitlines(), texts[1].splitlines()
+        k = next((k for k, (x, y) in enumerate(zip(a, b)) if x != y), min(len(a), len(b)))
+        return "its record %d differs from the Python path's" % k
+    return None
+
+
+def _core_check():
+    """None when the extension is there and passed its self-check, else why
+    it is not used."""
+    if _REC is None:
+        return _REC_WHY
+    if not _REC_CHECK:
+        try:
+            err = _core_selftest()
+        except Exception as e:
+            err = "its self-check raised %s: %s" % (type(e).__name__, str(e)[:200])
+        _REC_CHECK.append(err)
+    return _REC_CHECK[0]
+
+
 class _Hash:
     """A tensor's hash: value, or pending until its batch is read back
     (s: a 0-d device tensor holding S; or src: the _CudaHasher and slot
@@ -845,6 +972,7 @@ class Hasher:
         self.paths = {}      # device -> which implementation, for the header
         self.checked = set()  # devices whose torch-ops hash passed its self-test
         self.notes = []
+        self.core = None     # the recorder's C extension core, told of new CUDA hashers
 
     def _cuda_for(self, dev):
         if dev not in self.cuda:
@@ -966,6 +1094,8 @@ class Hasher:
             cuda = dev.type == "cuda"
             kind = self.kinds[dn] = (cuda, self.cuda[dev] if dev in self.cuda else
                                      self._cuda_for(dev) if cuda else None)
+            if self.core is not None and kind[1] is not None:
+                _core_add_cuda(self.core, kind[1])
         h = kind[1]
         if h is not None:  # the kernel reads the bytes where they are
             if contig:
@@ -1137,6 +1267,7 @@ _TREFS = [{"t": k} for k in range(_NTREFS)]
 _TARGS_JSON = [_JSON.encode(_TREFS[:n]) for n in range(_NTREFS)]
 _NO_RET = object()  # a record with no "ret"
 _STRIDED = torch.strided
+_SLOW = _REC.SLOW if _REC is not None else object()  # Core.dispatch: "in Python"
 
 
 _CUDA_NAMES = {}    # CUDA device index -> its name
@@ -1163,10 +1294,13 @@ class Recorder(TorchDispatchMode):
       (else torch ops); the ledger is the same either way.
     capture_seqs: op numbers (seq) whose tensors are captured: the ops an
       earlier recording of the same program named.
+    extension: run each op's common path in the C extension (_bitprobe_rec)
+      where it loads and passed its self-check (else in Python); the ledger
+      is the same either way, its header's "ops_path" says which ran.
     """
 
     def __init__(self, path, capture=None, capture_bytes=0, reference=None, diverging=8,
-                 argv=None, fast_cuda=True, native=True, capture_seqs=None):
+                 argv=None, fast_cuda=True, native=True, capture_seqs=None, extension=True):
         super().__init__()
         self.path = path
         self.capture_re = re.compile(capture) if capture else None
@@ -1198,6 +1332,14 @@ class Recorder(TorchDispatchMode):
         self.out = None
         self.status = "ok"
         self.t0 = None
+        # The C extension's core: made last, from the attributes above.
+        self.core = None
+        why = _core_check() if extension else None
+        if why is not None:
+            self.hasher.notes.append("the recorder's C extension is not used (%s): ops "
+                                     "recorded in Python" % why)
+        elif extension:
+            self.core = self.hasher.core = _make_core(self)
 
     # --- module paths
     def _pre_hook(self, mod, args):
@@ -1294,7 +1436,7 @@ class Recorder(TorchDispatchMode):
                     else:
                         e = _Entry(meta, self.hasher.hash_of(t))
                 except Exception as ex:
-                    e = _Entry(meta, None, "not hashed: %s" % str(ex).splitlines()[0][:120])
+                    e = _Entry(meta, None, _not_hashed(ex))
                     key = None
         if ver is not None and why != "overwritten by the op":
             # Into the caches.  No callback on the weak reference (it costs
@@ -1355,6 +1497,11 @@ class Recorder(TorchDispatchMode):
         return []
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        core = self.core
+        if core is not None:  # the C extension's path, the same steps as below
+            out = core.dispatch(func, args, kwargs)
+            if out is not _SLOW:
+                return out
         # Runs for every op: no comprehension (each makes a function
         # object), one call per tensor, the common cases inline.
         call, name, name_json, mutates, uninit_op, overwrites = (_OPS.get(id(func)) or
@@ -1492,6 +1639,10 @@ class Recorder(TorchDispatchMode):
     # --- writing
     def _flush(self):
         self.hasher.resolve()
+        if self.core is not None:  # the same lines, made in C
+            self.out.write(self.core.lines(self.records))
+            self.records = []
+            return
         lines = []
         add = lines.append
         ej = _Entry.json
@@ -1531,6 +1682,7 @@ class Recorder(TorchDispatchMode):
             "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
             "captures": os.path.basename(self.path) + ".safetensors" if capturing else None,
             "settings": _settings(),
+            "ops_path": "c-extension" if self.core is not None else "python",
         }
         if torch.cuda.is_available():
             h["cuda"] = {"runtime": torch.version.cuda,
@@ -1584,6 +1736,11 @@ class Recorder(TorchDispatchMode):
         elif os.path.exists(cap_path):
             os.remove(cap_path)  # left by an earlier run: it would not match
         os.replace(self.path + ".tmp", self.path)
+
+
+def _not_hashed(ex):
+    """An entry's why when its hash raised ex."""
+    return "not hashed: %s" % str(ex).splitlines()[0][:120]
 
 
 def _contains(v, t):
@@ -1699,6 +1856,8 @@ def main(argv=None):
                    help="hash CUDA tensors with torch ops, not the compiled kernel")
     r.add_argument("--no-native", action="store_true",
                    help="hash CPU tensors with torch ops, not the native helper")
+    r.add_argument("--no-extension", action="store_true",
+                   help="record each op in Python, not in the C extension (_bitprobe_rec)")
     r.add_argument("script")
     r.add_argument("args", nargs=argparse.REMAINDER)
     h = sub.add_parser("hash", help="print the ledger hash of a file's bytes")
@@ -1719,7 +1878,7 @@ def main(argv=None):
     rec = Recorder(a.output, capture=a.capture, capture_bytes=a.capture_bytes,
                    reference=a.reference, diverging=a.diverging,
                    argv=[a.script] + a.args, fast_cuda=not a.no_cuda_kernel,
-                   native=not a.no_native)
+                   native=not a.no_native, extension=not a.no_extension)
     try:
         with rec:
             runpy.run_path(a.script, run_name="__main__")

@@ -26,6 +26,14 @@ case $? in
 77) skip_later "$(cat native.txt)" ;;
 *) cat native.txt; fail "the native helper's ledger differs from the torch-ops one" ;;
 esac
+# the recorder's C extension (python/_bitprobe_rec*.so) and its Python path:
+# one ledger
+"$PY" "$top_srcdir/tests/ledger_torch/ext_check.py" >ext.txt 2>&1
+case $? in
+0) ;;
+77) skip_later "$(cat ext.txt)" ;;
+*) cat ext.txt; fail "the C extension's ledger differs from the Python path's" ;;
+esac
 # the CUDA hash kernels built for the host, thread by thread, against the
 # Python reference (and compiled by nvcc where it is); the recorder's CUDA
 # path run on the host with them: the native helper's ledger

@@ -2,8 +2,10 @@
 same program (the Llama-style block, cache_check's cases, native_check's
 odd tensors, the strided kernel's self-test views and random strided
 views) recorded on CUDA with the kernels and with torch ops (which copy a
-strided tensor contiguous and hash it with integer ops: the independent
-path); every record must be the same text.  Then random views, small and
+strided tensor contiguous and hash it with integer ops, each op recorded
+in Python: the independent path), the kernels launched by the recorder's
+C extension (python/_bitprobe_rec.c, where $BITPROBE_TORCH_EXT names it: it
+must be used) and by its Python path; every record must be the same text.  Then random views, small and
 large, hashed by the CUDA hasher against the native helper's hash of the
 same values on the host, and against the plain-Python reference for the
 small ones; and the strided kernel timed against the copy it replaces.
@@ -90,12 +92,20 @@ def program(dev, rng):
     return run
 
 
-def record(path, dev, fast):
+def record(path, dev, fast, extension=True):
     run = program(dev, random.Random(seed))
-    rec = bt.Recorder(path, argv=["cuda_check"], fast_cuda=fast)
+    rec = bt.Recorder(path, argv=["cuda_check"], fast_cuda=fast, extension=extension)
     with torch.no_grad():
         with rec:
             run()
+    if rec.core is not None:
+        print("the C extension: %s" % rec.core.stats())
+        if not rec.core.stats()["contiguous"]:
+            print("FAIL: the C extension launched no kernel")
+            record.bad += 1
+    elif extension and os.environ.get("BITPROBE_TORCH_EXT"):
+        print("FAIL: the C extension is not used: %s" % bt._core_check())
+        record.bad += 1
     lines = open(path).read().splitlines()
     out = []
     for line in lines[1:-1]:
@@ -108,6 +118,9 @@ def record(path, dev, fast):
     return out, json.loads(lines[-1])["end"]
 
 
+record.bad = 0
+
+
 def main():
     if not torch.cuda.is_available():
         print("SKIP: no CUDA device for PyTorch")
@@ -117,7 +130,16 @@ def main():
     bad = 0
     tmp = tempfile.mkdtemp(prefix="cuda_check.")
     kern, end_k = record(os.path.join(tmp, "k.ledger"), dev, True)
-    ops, end_t = record(os.path.join(tmp, "t.ledger"), dev, False)
+    kern_py, _ = record(os.path.join(tmp, "p.ledger"), dev, True, False)
+    ops, end_t = record(os.path.join(tmp, "t.ledger"), dev, False, False)
+    bad += record.bad
+    diff = [k for k, (a, b) in enumerate(zip(kern_py, ops)) if a != b]
+    for k in diff[:3]:
+        print("FAIL record %d:\n  kernels (Python path): %s\n  torch ops: %s" % (
+            k, kern_py[k], ops[k]))
+    bad += len(diff) + (len(kern_py) != len(ops))
+    print("ledger on CUDA, kernels launched from Python against torch ops: %d records, %s" % (
+        len(kern_py), "identical" if not diff and len(kern_py) == len(ops) else "differ"))
     for p in os.listdir(tmp):
         os.remove(os.path.join(tmp, p))
     os.rmdir(tmp)

@@ -51,6 +51,33 @@ extern "C" bp_u64 emul_strided(const unsigned char *p, const bp_strided *a, bp_u
         s += bp_strided_sum(p, *a, tid, nthreads);
     return s;
 }
+
+/* cuLaunchKernel as the recorder's C extension calls it, run on the host:
+ * "function" 1 is the contiguous kernel, 2 the strided one; each adds its
+ * grid's sum and nbytes (thread 0's share) into the slot, as the kernels'
+ * wrappers do.  Any other function: CUDA_ERROR_INVALID_HANDLE (400). */
+extern "C" int emul_launch(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
+                           unsigned by, unsigned bz, unsigned shmem, void *stream,
+                           void **params, void **extra)
+{
+    (void)gy; (void)gz; (void)by; (void)bz; (void)shmem; (void)stream; (void)extra;
+    const unsigned char *p = *(const unsigned char **)params[0];
+    bp_u64 *out = *(bp_u64 **)params[2], nt = (bp_u64)gx * bx, n;
+    if ((bp_u64)f == 1) {
+        n = (bp_u64)*(const double *)params[1];
+        *out += emul_contig(p, n, nt) + n;
+        return 0;
+    }
+    if ((bp_u64)f == 2) {
+        const bp_strided *a = (const bp_strided *)params[1];
+        n = (bp_u64)a->elsize;
+        for (int d = 0; d < a->ndim; d++)
+            n *= (bp_u64)a->d[d];
+        *out += emul_strided(p, a, nt) + n;
+        return 0;
+    }
+    return 400;
+}
 """
 
 # Grid sizes (threads): one warp, two, odd block counts, a wide grid.

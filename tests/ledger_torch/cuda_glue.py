@@ -9,8 +9,11 @@ more tensors than there are slots are recorded three times: with the native
 helper, with the CUDA path (strided kernel on) and with the CUDA path
 without the strided kernel (strided tensors copied contiguous first);
 every record must be the same text, and the strided kernel must have been
-launched.  Exit 0 when so, 1 otherwise, 77 without a C++ compiler or the
-native helper.
+launched.  The same again with the recorder's C extension
+(python/_bitprobe_rec.c) where it is built: it launches the "kernels" itself,
+through the address of a host function with cuLaunchKernel's signature.
+Exit 0 when so, 1 otherwise, 77 without a C++ compiler or the native
+helper.
 
     python3 cuda_glue.py"""
 import collections
@@ -41,7 +44,9 @@ class HostLauncher:
 
     def __init__(self, lib, strided):
         self.lib = lib
-        self.sfunc = object() if strided else None
+        # the kernels' "handles" and the launch function for the extension
+        self.func, self.sfunc = 1, 2 if strided else None
+        self.c_launch = ctypes.cast(lib.emul_launch, ctypes.c_void_p).value
         self.sarg = ctypes.create_string_buffer(bt._STRIDED_ARG_BYTES)
         self.launches = collections.Counter()
 
@@ -100,15 +105,19 @@ def program():
     return run
 
 
-def record(path, hasher=None):
+def record(path, hasher=None, extension=False):
     run = program()
-    rec = bt.Recorder(path, argv=["cuda_glue"], native=hasher is None)
+    rec = bt.Recorder(path, argv=["cuda_glue"], native=hasher is None, extension=extension)
     if hasher is not None:  # CPU tensors take the CUDA path
         rec.hasher.kinds["cpu"] = (True, hasher)
         rec.hasher.cuda[torch.device("cpu")] = hasher  # (what resolve() resets)
+        if rec.core is not None:  # as Hasher.hash_plain does for a new device
+            bt._core_add_cuda(rec.core, hasher)
     with torch.no_grad():
         with rec:
             run()
+    if rec.core is not None:
+        hasher.core_stats = rec.core.stats()
     out = []
     for line in open(path).read().splitlines()[1:-1]:
         r = json.loads(line)
@@ -133,10 +142,17 @@ def main():
             return 1 if why.startswith("FAIL") else 77
         want = record(os.path.join(tmp, "native.ledger"))
         bad = 0
-        for strided in (True, False):
+        ext = bt._core_check() is None
+        if os.environ.get("BITPROBE_TORCH_EXT") and not ext:
+            print("FAIL: the C extension is not used: %s" % bt._core_check())
+            bad += 1
+        for extension, strided in ((False, True), (False, False), (True, True), (True, False)):
+            if extension and not ext:
+                continue
             h = HostCudaHasher(lib, strided)
-            got = record(os.path.join(tmp, "cuda.ledger"), h)
-            what = "the CUDA path%s" % ("" if strided else " without the strided kernel")
+            got = record(os.path.join(tmp, "cuda.ledger"), h, extension)
+            what = "the CUDA path%s%s" % (" in the C extension" if extension else "",
+                                          "" if strided else " without the strided kernel")
             if len(got) != len(want):
                 print("FAIL %s: %d records, %d with the native helper" % (what, len(got),
                                                                          len(want)))
@@ -147,6 +163,13 @@ def main():
                                                                          want[k]))
             bad += len(diff)
             n = h.launcher.launches
+            if extension:  # the launches the extension made itself, and Python's
+                c = h.core_stats
+                if not c["contiguous"] or (strided and not c["strided"]):
+                    print("FAIL %s: the extension launched %s (Python %s)" % (what, c, n))
+                    bad += 1
+                n = collections.Counter(n)
+                n.update(contiguous=c["contiguous"], strided=c["strided"])
             if strided and not n["strided"]:
                 print("FAIL: the strided kernel was never launched")
                 bad += 1

@@ -1,0 +1,156 @@
+"""The recorder's C extension (python/_bitprobe_rec.c, as $BITPROBE_TORCH_EXT
+names it) writes the ledger its Python path writes: the Llama-style block
+of llama_block.py, cache_check's views and writes in place (x.data
+aliases, out=, freed memory reused, negative and conjugate views,
+uninitialised memory), native_check's odd tensors, the strided kernels'
+self-test views and more awkward cases (size-1 dims with odd strides,
+inference tensors, complex, bool, empty, 0-dim, keyword arguments, lists
+of tensors, results that are not tensors, a nan argument, a write the
+recorder does not see), recorded with
+the extension and without it, with the native helper and without it (the
+extension then hands CPU hashes to Python), and with captures on (every
+op goes to Python).  Every record must be the same text; the extension
+must have recorded most ops itself (Core.stats) and the headers must say
+which path ran (ops_path).  Exit 1 on a difference, 77 when the extension
+is not built (BITPROBE_TORCH_EXT unset or empty).
+
+    python3 ext_check.py"""
+import json
+import os
+import sys
+import tempfile
+
+import torch
+
+import bitprobe_torch as bt
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+sys.argv = sys.argv[:1]  # cache_check reads its device from the command line
+import cache_check  # noqa: E402
+import llama_block  # noqa: E402
+import native_check  # noqa: E402
+
+
+def awkward(x):
+    """What the common path must recognise as uncommon, or get right."""
+    s = x[:, 2:3]                          # [6, 1] with strides [10, 1]
+    s1 = s.t()[:, :1]                      # [1, 1], odd strides
+    (s * 1, s1 + 0, x[4:5, ::3] * 2)
+    with torch.inference_mode():
+        inf = x * 3                        # no version counter
+    inf + 1
+    b = x > 0
+    (b & b.t().t(), b[:, ::2].logical_not(), b.sum())
+    c = torch.complex(x, -x)
+    (c * c, c.conj().imag * 1, c.t().real + 0, torch.view_as_real(c) * 1)
+    e = x[:0]
+    (e + 1, e.t() * 2, torch.zeros(0, 3).sum(0))
+    z = x.sum()                            # 0-dim
+    (z * 2, z.item())                      # a result that is not a tensor
+    (x.to(torch.float16), x.to(dtype=torch.float64), torch.cat([x, x, x[:1]], dim=0))
+    (x * float("nan"), x.clamp(min=-1.0), x.sum(dim=1, keepdim=True))
+    v = x.clone()
+    v[1:3].add_(1)                         # in place through a view
+    (v * 1, v.t() * 1)
+    v.data.mul_(2)                         # through an alias
+    (v + 0, v[::2] * 1)
+    w = torch.empty(4, 4)
+    w.copy_(torch.ones(4, 4))              # overwritten whole
+    (w * 1, torch.stack([w, w]).unbind(0))
+    p = torch.nn.Parameter(torch.ones(3))
+    (p * 2, torch.add(p, p))
+    big = torch.ones(600, 600)[::2, ::3]   # strided past the inline limit
+    big + 0
+    q = x.clone()
+    (q * 1, q.view(-1) + 0)
+    with cache_check.NoDispatch():
+        q.add_(1)                          # a write the recorder does not see: only
+    (q * 1, q.view(-1) + 0)                # the version counter says the bytes changed
+
+
+def program():
+    a = llama_block.parser().parse_args(["--dim", "16", "--heads", "2", "--hidden", "24",
+                                         "--layers", "2", "--seq", "5", "--vocab", "17"])
+    model, ids = llama_block.build(a)
+    x, big = native_check.odd_inputs()
+    views = bt.strided_cases("cpu")
+
+    def run():
+        model(ids)
+        cache_check.cases("cpu")
+        native_check.odd_ops(x, big)
+        for v in views:
+            v * 1
+        awkward(x)
+    return run
+
+
+def record(path, extension, native=True, capture=None):
+    run = program()
+    rec = bt.Recorder(path, argv=["ext_check"], extension=extension, native=native,
+                      capture=capture)
+    with torch.no_grad():
+        with rec:
+            run()
+    lines = open(path).read().splitlines()
+    out = []
+    for line in lines[1:-1]:
+        r = json.loads(line)
+        if any(e.get("why") == "uninitialized" for e in r["in"]):
+            # what an op made of uninitialised memory differs from run to run
+            for e in r["out"]:
+                e["hash"] = "?"
+            line = json.dumps(r)
+        out.append(line)
+    stats = rec.core.stats() if rec.core is not None else None
+    return json.loads(lines[0]), out, stats
+
+
+def main():
+    if not os.environ.get("BITPROBE_TORCH_EXT"):
+        print("SKIP: BITPROBE_TORCH_EXT names no C extension")
+        return 77
+    why = bt._core_check()
+    if why is not None:
+        print("FAIL: the C extension is not used: %s" % why)
+        return 1
+    tmp = tempfile.mkdtemp(prefix="ext_check.")
+    bad = 0
+    try:
+        for what, kw in (("native helper", {}), ("torch ops", {"native": False}),
+                         ("captures", {"capture": "aten::mul"})):
+            p = os.path.join(tmp, "l.ledger")
+            hp, want, _ = record(p, False, **kw)
+            he, got, stats = record(p, True, **kw)
+            # captures send every op to Python; else most are the extension's
+            if stats is None or (stats["ops"] < len(got) // 2 if "capture" not in kw
+                                 else stats["ops"]):
+                print("FAIL %s: the extension recorded %s of %d ops" % (what, stats, len(got)))
+                bad += 1
+            if len(got) != len(want):
+                print("FAIL %s: %d records with the extension, %d without" % (
+                    what, len(got), len(want)))
+                bad += 1
+            diff = [k for k, (a, b) in enumerate(zip(got, want)) if a != b]
+            for k in diff[:3]:
+                print("FAIL %s, record %d:\n  extension: %s\n  python:    %s" % (
+                    what, k, got[k], want[k]))
+            bad += len(diff)
+            hashed = sum(1 for r in got for e in json.loads(r)["in"] + json.loads(r)["out"]
+                         if e.get("hash") not in (None, "?"))
+            print("%s: %d records, %d hashes, %d ops by the extension: %s" % (
+                what, len(got), hashed, stats["ops"] if stats else 0,
+                "identical" if not diff and len(got) == len(want) else
+                "%d records differ" % len(diff)))
+            if not hashed:
+                bad += 1
+    finally:
+        for f in os.listdir(tmp):
+            os.remove(os.path.join(tmp, f))
+        os.rmdir(tmp)
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
