@@ -425,13 +425,27 @@ BP_FN bp_u64 bp_strided_sum(const unsigned char *p, const bp_strided &a, bp_u64 
 }
 
 #ifndef BP_LEDGER_HOST
-/* The warp's sum added to *out. */
-__device__ __forceinline__ void bp_warp_add(bp_u64 acc, bp_u64 *out)
+/* The block's sum added to *out: each warp's by shuffles, then the
+ * warps' (at most 32) by warp 0, so one atomic per block: a grid of a
+ * thousand blocks made eight thousand atomics on the one slot when each
+ * warp added its own.  S is a sum modulo 2^64, the same in any order.
+ * Every thread of the block calls it (the block size a multiple of 32). */
+__device__ __forceinline__ void bp_block_add(bp_u64 acc, bp_u64 *out)
 {
+    __shared__ bp_u64 part[32];
     for (int o = 16; o > 0; o >>= 1)
         acc += __shfl_down_sync(0xffffffffu, acc, o);
-    if ((threadIdx.x & 31) == 0 && acc)
-        atomicAdd(out, acc);
+    const unsigned warp = threadIdx.x >> 5, nw = blockDim.x >> 5;
+    if ((threadIdx.x & 31) == 0)
+        part[warp] = acc;
+    __syncthreads();
+    if (warp == 0) {
+        acc = threadIdx.x < nw ? part[threadIdx.x] : 0;
+        for (int o = 16; o > 0; o >>= 1)
+            acc += __shfl_down_sync(0xffffffffu, acc, o);
+        if (threadIdx.x == 0 && acc)
+            atomicAdd(out, acc);
+    }
 }
 
 /* S + nbytes of the ledger hash over nbytes bytes at p (4-byte
@@ -442,7 +456,7 @@ extern "C" __global__ void bp_ledger_hash(const unsigned char *p, double nbytes_
 {
     bp_u64 tid = blockIdx.x * (bp_u64)blockDim.x + threadIdx.x, nbytes = (bp_u64)nbytes_d;
     bp_u64 acc = bp_contig_sum(p, nbytes, tid, (bp_u64)gridDim.x * blockDim.x);
-    bp_warp_add(tid ? acc : acc + nbytes, out);
+    bp_block_add(tid ? acc : acc + nbytes, out);
 }
 
 /* The same over a strided tensor's bytes in row-major order; the block
@@ -454,7 +468,7 @@ extern "C" __global__ void bp_ledger_hash_strided(const unsigned char *p, bp_str
     for (int d = 0; d < a.ndim; d++)
         nbytes *= (bp_u64)a.d[d];
     bp_u64 acc = bp_strided_sum(p, a, tid, (bp_u64)gridDim.x * blockDim.x);
-    bp_warp_add(tid ? acc : acc + nbytes, out);
+    bp_block_add(tid ? acc : acc + nbytes, out);
 }
 #endif
 """
