@@ -35,7 +35,10 @@ FLOATS = ("fp32", "bf16", "fp16", "fp64")
 # Cast targets beyond DTYPES, drawn now and then where every backend of the
 # run computes them (fuzz_torch.py asks bitprobe: extra_dtypes).
 EXTRA_DTYPES = ["fp8_e4m3", "fp8_e5m2", "bool", "u8", "i8", "i16"]
-NOT_DRAWN = ("load",)  # creation ops that need more than keys (a file)
+NOT_DRAWN = ("load",)
+# Ops whose CUDA kernels copy elements as they are: no `dtype:` that
+# changes them (bitprobe refuses it there).
+COPY_AS_IS = ("slice", "rotate_half")  # creation ops that need more than keys (a file)
 INF, NAN = float("inf"), float("nan")
 
 # Python numbers as users write them, then the edges.
@@ -65,6 +68,15 @@ SPECIAL_VALUES = [
 LENGTHS_SMALL = [1, 2, 3, 5, 7, 8, 9, 15, 16, 17, 23, 31, 32, 33, 47, 63, 64, 65, 100, 127, 129, 200,
                  255, 257]
 LENGTHS_LARGE = [511, 1000, 1023, 1025, 4095, 4096, 4097, 10007, 32767, 32769, 65536 + 37, 100003]
+
+
+def fits(dt, v):
+    """Whether the number v converts to dt without overflow as PyTorch's
+    checked conversion does (a comparison's number on CUDA, a pow
+    exponent): infinities and NaN pass; bitprobe refuses the rest."""
+    if dt == "i32":
+        return -2 ** 31 <= v <= 2 ** 31 - 1
+    return not math.isfinite(v) or abs(v) <= SCALAR_LIMITS.get(dt, math.inf)
 
 
 def fmt_num(v):
@@ -126,14 +138,24 @@ def from_yaml(text, label="<fuzzer probe>"):
     return spec
 
 
+INT_RANK = {"u8": 0, "i8": 1, "i16": 2, "i32": 3, "i64": 4}
+# The largest finite magnitude a number may have to convert to the dtype
+# (c10's checked conversion, bitprobe's scalar_fits in src/ops/op.c).
+SCALAR_LIMITS = {"fp16": 65504.0, "bf16": 3.3895313892515355e38}
+
+
 def promote(a, b):
-    if a == b:
+    """torch.promote_types of two dtype names: bool gives way to any
+    other dtype, a float to none, u8 with i8 is i16."""
+    if a == b or b == "bool":
         return a
+    if a == "bool":
+        return b
     fa, fb = a in FLOATS, b in FLOATS
     if fa != fb:
         return a if fa else b
     if not fa:
-        return "i64"
+        return "i16" if {a, b} == {"u8", "i8"} else max(a, b, key=lambda t: INT_RANK.get(t, 4))
     if "fp64" in (a, b):
         return "fp64"
     return "fp32"
@@ -272,6 +294,8 @@ class Gen:
             v = self.scalar(for_int=any(v not in FLOATS for v in dts.values()))
             if any(d not in FLOATS for d in dts.values()) and isinstance(v, float):
                 v = int(v) if math.isfinite(v) and abs(v) < 2 ** 31 else 3
+            if not all(fits(t, v) for t in dts.values()):  # torch.full refuses it
+                v = r.choice([v for v in SCALARS_INT if all(fits(t, v) for t in dts.values())])
             return p.add({"out": name, "op": "full", "shape": list(shape), "value": v,
                           "dtype": dspec}, shape, dts)
         if len(shape) == 1 and k < 0.75 and "arange" in self.creation:
@@ -358,8 +382,9 @@ class Gen:
         for d in p.dtypes:
             ds = [b.dt[d] for b in ins]
             if rule == "promote" and scalar_is_int is not None and len(ds) == 1:
-                t = ds[0]
-                dt = "fp32" if t not in FLOATS and not scalar_is_int else t
+                t = ds[0]  # a tensor and a number: the number's kind counts
+                dt = t if t in FLOATS else "i64" if scalar_is_int and t == "bool" else \
+                    t if scalar_is_int else "fp32"
             elif rule in ("promote", "matmul"):
                 dt = ds[0]
                 for x in ds[1:]:
@@ -399,6 +424,8 @@ class Gen:
             if got is None:
                 return None
             ins, shape = got
+            if rule is None and "cond" in spec:  # where: a and b decide the dtype
+                ins, scalar_int = self.values_of(p, spec)
         elif o["rule"] == "matmul":
             m, k, n = r.choice([1, 3, 8, 16, 17, 64]), r.choice([1, 7, 16, 31, 64]), \
                 r.choice([1, 5, 8, 33, 64])
@@ -500,8 +527,11 @@ class Gen:
             ds = r.choice(self.cast_dtypes())
             spec["dtype"] = ds
             dts = {d: ds for d in p.dtypes}
-        elif r.random() < 0.06 and o["rule"] != "bool":
-            float_only = "float_fn" in o["flags"]
+        elif r.random() < 0.06 and o["rule"] != "bool" and "dtype" not in spec and \
+                "views" not in o["flags"] and name not in COPY_AS_IS:
+            # not on a GEMM (CUDA's takes operands of its result's dtype
+            # alone), nor where a kernel copies elements as they are
+            float_only = "float_fn" in o["flags"] or "int" not in o["flags"]
             ds = self.dtype_spec(float_only)
             nums = [v for v in (spec.get("a"), spec.get("b")) if isinstance(v, (int, float))]
             if ds not in FLOATS and ds != "$dtype" and (float_only or any(
@@ -511,10 +541,49 @@ class Gen:
             dts = {d: (d if ds == "$dtype" else ds) for d in p.dtypes}
         if o["rule"] == "matmul" and any(ins[0].dt[d] != ins[1].dt[d] for d in p.dtypes):
             return None
+        if name == "round" and any(t not in FLOATS for t in dts.values()):
+            spec.pop("decimals", None)  # decimals round a float only
+        if not self.fit_number(o, p, spec, ins, scalar_int, dts):
+            return None
         spec["out"] = p.fresh()
         if shape is not None and math.prod(shape) > self.max_numel:
             return None
         return p.add(spec, shape, dts)
+
+    def values_of(self, p, spec):
+        """The tensors among spec's a and b, and whether a number among
+        them is an integer (None: no number): what decides where's dtype
+        (its cond does not)."""
+        bufs = {b.name: b for b in p.bufs}
+        ins = [bufs[spec[k]] for k in ("a", "b") if isinstance(spec.get(k), str)]
+        nums = [spec[k] for k in ("a", "b") if isinstance(spec.get(k), (int, float))]
+        return ins, (all(isinstance(v, int) for v in nums) if nums else None)
+
+    def fit_number(self, o, p, spec, ins, scalar_int, dts):
+        """A number of a comparison (or a pow exponent) that overflows the
+        dtype it is converted to (the comparison's compute dtype, pow's
+        result) drawn again: bitprobe refuses it, as PyTorch does.  False
+        when no number fits."""
+        name = o["name"]
+        if o["rule"] == "bool" and ins:
+            cdt = self.result(dict(o, rule="promote"), p, ins, scalar_int)
+        elif name == "pow" and isinstance(spec.get("a"), str):
+            cdt = dts
+        else:
+            return True
+        for k in ("a", "b"):
+            v = spec.get(k)
+            if isinstance(v, bool) or not isinstance(v, (int, float)) or \
+                    all(fits(cdt[d], v) for d in p.dtypes):
+                continue
+            pool = POW_EXPONENTS if name == "pow" else SCALARS_INT + SCALARS_FLOAT
+            ok = [w for w in pool if isinstance(w, int) == isinstance(v, int) and
+                  (name != "pow" or not isinstance(v, int) or w >= 0) and
+                  all(fits(cdt[d], w) for d in p.dtypes)]
+            if not ok:
+                return False
+            spec[k] = self.r.choice(ok)
+        return True
 
     def bcast_of(self, shape):
         """A shape that broadcasts against shape (torch.broadcast_shapes):
@@ -544,7 +613,7 @@ class Gen:
         if name == "rotate_half" or name == "gelu":
             return a.shape
         if name == "round":
-            if r.random() < 0.4 and any(a.dt[d] in FLOATS for d in a.dt):
+            if r.random() < 0.4 and all(a.dt[d] in FLOATS for d in a.dt):
                 spec["decimals"] = r.choice([1, 2, 3, -1, -2])
             return a.shape
         if name == "clamp":

@@ -279,10 +279,100 @@ def addmm(g, o, p, spec):
     return ins, (m, n)
 
 
+def layer_norm(g, o, p, spec):
+    """F.layer_norm(x, [x.shape[-1]], weight, bias, eps): inputs [x],
+    [x, weight] or [x, weight, bias], weight and bias of x's last dimension
+    alone, all of x's float dtype."""
+    r = g.r
+    x = g.pick(p, lambda b: len(b.shape) >= 1 and 0 not in b.shape and b.numel() <= 20000
+               and _float(b) and _dspec_like(p, b) is not None)
+    if x is None or r.random() < 0.3:
+        x = g.source(p, r.choice([(r.choice([1, 3, 64, 100]),), (1, 5), (7, 33), (16, 768),
+                                  (2, 3, 129), (4, 1000)]), g.dtype_spec(True), True)
+        if x is None:
+            return None
+    ins = [x] + [_like(g, p, x, x.shape[-1:]) for _ in range(r.choice([0, 1, 2, 2, 2]))]
+    if any(b is None for b in ins):
+        return None
+    spec["inputs"] = [b.name for b in ins]
+    if r.random() < 0.6:
+        spec["eps"] = r.choice([1e-5, 1e-6, 1e-12, 1e-3, 0.1, 0.0])
+    return ins, x.shape
+
+
+def sdpa(g, o, p, spec):
+    """F.scaled_dot_product_attention(q, k, v, is_causal, scale): q
+    [..., L, E], k [..., S, E], v [..., S, Ev] of one float dtype, 2-D to
+    4-D with the same leading dimensions, S = L or not; now and then self
+    attention (q, k and v one buffer), a 2-D operand a transposed view (x.t()
+    as PyTorch holds it), 4-D heads split as models split them (a reshape
+    of [B, T, H*E], then transpose(1, 2)), a causal mask, a finite scale."""
+    r = g.r
+    nd = r.choice([2, 3, 4, 4])
+    lead = ((), (r.choice([1, 2, 3, 5]),), (r.choice([1, 2]), r.choice([1, 2, 3, 4, 8])))[nd - 2]
+    L = r.choice([1, 2, 3, 7, 16, 17, 33, 64])
+    S = L if r.random() < 0.5 else r.choice([1, 2, 5, 16, 31, 64])
+    E = r.choice([1, 2, 8, 16, 31, 64, 128])
+    Ev = E if r.random() < 0.7 else r.choice([1, 4, 16, 33])
+    while math.prod(lead) * L * S * (E + Ev) > 1 << 19 and L > 1:  # the oracle's cost
+        L, S = max(1, L // 2), max(1, S // 2)
+    ds = g.dtype_spec(float_only=True)
+    q = _sdpa_operand(g, p, lead, L, E, ds)
+    if L == S and E == Ev and r.random() < 0.15:
+        ins = [q, q, q]
+    else:
+        ins = [q, _sdpa_operand(g, p, lead, S, E, ds), _sdpa_operand(g, p, lead, S, Ev, ds)]
+    if any(b is None for b in ins):
+        return None
+    spec["inputs"] = [b.name for b in ins]
+    k = r.random()
+    if k < 0.6:
+        spec["is_causal"] = k < 0.4
+    if r.random() < 0.4:
+        spec["scale"] = r.choice([1 / math.sqrt(E), 0.125, 1.0, 0.5, 2.0, 1e-3, 10.0, -0.5,
+                                  0.0, 1 / 3])
+    return ins, lead + (L, Ev)
+
+
+def _sdpa_operand(g, p, lead, n, e, ds):
+    """An sdpa operand of shape lead + (n, e) in the float dtype spec ds: a
+    source, a 2-D one's transpose, or 4-D heads split from [B, n, H*e]."""
+    r = g.r
+    shape, k = lead + (n, e), r.random()
+    if len(shape) == 2 and k < 0.3:
+        src = g.source(p, (e, n), ds, True)
+        if src is None:
+            return None
+        op = {"out": p.fresh(), "op": "transpose", "a": src.name, "dim0": r.choice([0, -2]),
+              "dim1": r.choice([1, -1])}
+        return p.add(op, shape, src.dt)
+    if len(shape) == 4 and k < 0.4:
+        b, h = lead
+        src = g.source(p, (b, n, h * e), ds, True)
+        if src is None:
+            return None
+        sp = p.add({"out": p.fresh(), "op": "reshape", "a": src.name, "shape": [b, n, h, e]},
+                   (b, n, h, e), src.dt)
+        return p.add({"out": p.fresh(), "op": "transpose", "a": sp.name, "dim0": 1, "dim1": 2},
+                     shape, src.dt)
+    return g.source(p, shape, ds, True)
+
+
+def _like(g, p, x, shape):
+    """A tensor of shape in x's dtype (a weight of x): one of the probe's
+    or a new source."""
+    r = g.r
+    like = [b for b in g.readable(p) if b.shape == shape and b.dt == x.dt and b is not x]
+    if like and r.random() < 0.3:
+        return r.choice(like)
+    return g.source(p, shape, _dspec_like(p, x), True)
+
+
 RULES = {"reshape": reshape, "view": reshape, "transpose": transpose, "permute": permute,
          "unsqueeze": unsqueeze, "squeeze": squeeze, "expand": expand,
          "index_select": index_select, "embedding": embedding, "clamp_tensor": clamp_tensor,
-         "baddbmm": baddbmm, "linear": linear, "addmm": addmm}
+         "baddbmm": baddbmm, "linear": linear, "addmm": addmm, "layer_norm": layer_norm,
+         "sdpa": sdpa}
 
 
 # -- any other op ---------------------------------------------------------
@@ -312,21 +402,22 @@ def _float(b):
 
 
 def _dspec_like(p, b):
-    """A source's dtype spec giving b's dtype in every run dtype."""
+    """A source's dtype spec giving b's dtype in every run dtype; None
+    where none does (b fp32 in one run dtype, bf16 in another)."""
     if all(b.dt[d] == d for d in p.dtypes):
         return "$dtype"
     kinds = set(b.dt.values())
-    return kinds.pop() if len(kinds) == 1 else "$dtype"
+    return kinds.pop() if len(kinds) == 1 else None
 
 
 def _inputs(g, o, p, spec):
-    """A list operand of an op that is not concat (layer_norm's [x, weight,
-    bias], sdpa's [q, k, v]): a tensor, then tensors of its shape or of its
-    last dimension."""
+    """A list operand of an op without a rule here that is not concat
+    (layer_norm and sdpa have their rules above): a tensor, then tensors of
+    its shape ([q, k, v]) or of its last dimension ([x, weight, bias])."""
     r = g.r
     same = r.random() < 0.5  # [q, k, v] all alike, else [x, weight, bias]
     x = g.pick(p, lambda b: len(b.shape) >= (2 if same else 1) and b.numel() <= 20000 and
-               _float(b))
+               _float(b) and _dspec_like(p, b) is not None)
     if x is None:
         return None
     ds = _dspec_like(p, x)  # fused ops take one float dtype
@@ -368,7 +459,8 @@ def generic(g, o, p, spec):
             continue
         elif base is None:
             fused = o["kind"] == "fused"  # one float dtype, at least one dimension
-            b = g.pick(p, lambda b: not fused or (_float(b) and len(b.shape) >= 1))
+            b = g.pick(p, lambda b: not fused or (_float(b) and len(b.shape) >= 1 and
+                                                  _dspec_like(p, b) is not None))
         elif o["kind"] == "fused":
             # a weight: rms_norm(a, [d], b) takes b of the last dimension
             # alone, in a's dtype
