@@ -45,16 +45,32 @@ ntests=$((ntests + 1))
 if grep -q "FAIL coverage\|no PyTorch replay" "$TMP/out"; then
     fail "$(grep "FAIL coverage\|no PyTorch replay\|not drawn in this run" "$TMP/out")"
 fi
-# ops whose keys the generator must draw valid: an axis where it is
-# required (on a 0-d tensor too), rms_norm's weight of the last dimension
-"$PY" "$F" run --bitprobe "$BITPROBE" --seed 6 --each-op 6 --ops 12 --small --devices cpu \
-    --focus-ops cumsum,rms_norm,softmax,log_softmax --out "$TMP/focus" >"$TMP/out" 2>"$TMP/err"
+# ops whose operands and keys the generator must draw valid: an axis where
+# it is required (on a 0-d tensor too), rms_norm's and layer_norm's weights
+# of the last dimension, sdpa's q [..., L, E], k [..., S, E], v [..., S, Ev]
+# and finite scale, GEMMs of one float dtype, a comparison's or pow's number
+# within the dtype it is converted to; and what only CUDA refuses, read off
+# the probes: no `dtype:` on a GEMM (cuBLAS takes operands of the result's
+# dtype) nor on a copy kernel's op
+focus=cumsum,rms_norm,softmax,log_softmax,sdpa,layer_norm,linear,matmul,bmm,addmm,baddbmm
+focus=$focus,eq,ne,lt,le,gt,ge,pow,round,where
+"$PY" "$F" run --bitprobe "$BITPROBE" --seed 6 --each-op 5 --ops 12 --small --devices cpu \
+    --focus-ops "$focus" --out "$TMP/focus" >"$TMP/out" 2>"$TMP/err"
 rc=$?
 ntests=$((ntests + 1))
 [ "$rc" -eq 0 ] || [ "$rc" -eq 1 ] || fail "fuzz_torch.py run --focus-ops: exit $rc"
-if grep -E "^dropped.* (cumsum|rms_norm|softmax|log_softmax):" "$TMP/out" >"$TMP/drops"; then
+if grep -E "^dropped.* ($(echo "$focus" | tr , '|')):" "$TMP/out" >"$TMP/drops"; then
     fail "drawn invalid: $(head -n 3 "$TMP/drops")"
 fi
+"$PY" - "$TMP/focus/specs.json" "$focus" <<'PY' || fail "a dtype CUDA refuses drawn"
+import collections, json, sys
+specs, focus = json.load(open(sys.argv[1])), sys.argv[2].split(",")
+n = collections.Counter(op["op"] for s in specs for op in s["ops"])
+assert all(n[o] >= 3 for o in focus), n  # each focused op drawn, and kept
+bad = [(s["name"], op) for s in specs for op in s["ops"] if "dtype" in op and
+       op["op"] in ("matmul", "bmm", "linear", "addmm", "baddbmm", "sdpa", "slice", "rotate_half")]
+assert not bad, bad[:3]
+PY
 # a whole-tensor CUDA cumsum is required up to 3 of cub's tiles (1920 fp32,
 # 896 fp64, 3840 bf16/fp16 values), beyond set aside as "lookback", with
 # its own row and reason in the account

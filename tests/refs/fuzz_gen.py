@@ -395,6 +395,8 @@ class Gen:
                 dt = "fp32"
             elif rule == "bool":
                 dt = "bool"
+            elif rule == "b":  # embedding: the weight's dtype
+                dt = ds[1]
             else:
                 dt = ds[0] if ds else "fp32"
             if "float_fn" in flags and dt not in FLOATS:

@@ -303,10 +303,12 @@ def layer_norm(g, o, p, spec):
 def sdpa(g, o, p, spec):
     """F.scaled_dot_product_attention(q, k, v, is_causal, scale): q
     [..., L, E], k [..., S, E], v [..., S, Ev] of one float dtype, 2-D to
-    4-D with the same leading dimensions, S = L or not; now and then self
+    4-D with the same leading dimensions, S = L or not; q now and then a
+    buffer of the probe (its values what the chain made); now and then self
     attention (q, k and v one buffer), a 2-D operand a transposed view (x.t()
-    as PyTorch holds it), 4-D heads split as models split them (a reshape
-    of [B, T, H*E], then transpose(1, 2)), a causal mask, a finite scale."""
+    as PyTorch holds it, and as the replay passes it: fuzz_check's views),
+    a causal mask, a finite scale.  Heads split by a 4-D permute are model
+    code's (fuzz_models.py)."""
     r = g.r
     nd = r.choice([2, 3, 4, 4])
     lead = ((), (r.choice([1, 2, 3, 5]),), (r.choice([1, 2]), r.choice([1, 2, 3, 4, 8])))[nd - 2]
@@ -317,7 +319,16 @@ def sdpa(g, o, p, spec):
     while math.prod(lead) * L * S * (E + Ev) > 1 << 19 and L > 1:  # the oracle's cost
         L, S = max(1, L // 2), max(1, S // 2)
     ds = g.dtype_spec(float_only=True)
-    q = _sdpa_operand(g, p, lead, L, E, ds)
+    q = g.pick(p, lambda b: 2 <= len(b.shape) <= 4 and 0 not in b.shape and
+               b.numel() <= 20000 and _float(b) and _dspec_like(p, b) is not None)
+    if q is not None and r.random() < 0.3:  # a buffer of the probe's chain as q
+        lead, (L, E), ds = q.shape[:-2], q.shape[-2:], _dspec_like(p, q)
+        S = L if r.random() < 0.5 else min(S, 64)
+        Ev = E if r.random() < 0.7 else Ev
+        if math.prod(lead) * L * S * (E + Ev) > 1 << 19:
+            return None
+    else:
+        q = _sdpa_operand(g, p, lead, L, E, ds)
     if L == S and E == Ev and r.random() < 0.15:
         ins = [q, q, q]
     else:
@@ -336,7 +347,7 @@ def sdpa(g, o, p, spec):
 
 def _sdpa_operand(g, p, lead, n, e, ds):
     """An sdpa operand of shape lead + (n, e) in the float dtype spec ds: a
-    source, a 2-D one's transpose, or 4-D heads split from [B, n, H*e]."""
+    source, or a 2-D one's transpose."""
     r = g.r
     shape, k = lead + (n, e), r.random()
     if len(shape) == 2 and k < 0.3:
@@ -346,15 +357,6 @@ def _sdpa_operand(g, p, lead, n, e, ds):
         op = {"out": p.fresh(), "op": "transpose", "a": src.name, "dim0": r.choice([0, -2]),
               "dim1": r.choice([1, -1])}
         return p.add(op, shape, src.dt)
-    if len(shape) == 4 and k < 0.4:
-        b, h = lead
-        src = g.source(p, (b, n, h * e), ds, True)
-        if src is None:
-            return None
-        sp = p.add({"out": p.fresh(), "op": "reshape", "a": src.name, "shape": [b, n, h, e]},
-                   (b, n, h, e), src.dt)
-        return p.add({"out": p.fresh(), "op": "transpose", "a": sp.name, "dim0": 1, "dim1": 2},
-                     shape, src.dt)
     return g.source(p, shape, ds, True)
 
 
