@@ -529,10 +529,13 @@ class Gen:
             ds = r.choice(self.cast_dtypes())
             spec["dtype"] = ds
             dts = {d: ds for d in p.dtypes}
-        elif r.random() < 0.06 and o["rule"] != "bool" and "dtype" not in spec and \
-                "views" not in o["flags"] and name not in COPY_AS_IS:
-            # not on a GEMM (CUDA's takes operands of its result's dtype
-            # alone), nor where a kernel copies elements as they are
+        elif "dtype" in spec:  # the op's rule drew it (sdpa)
+            dts = {d: (d if spec["dtype"] == "$dtype" else spec["dtype"]) for d in p.dtypes}
+        elif r.random() < 0.06 and o["rule"] != "bool" and "views" not in o["flags"] and \
+                name not in COPY_AS_IS:
+            # not on an op reading views (CUDA's GEMMs take operands of the
+            # result's dtype alone; sdpa's rule draws its own), nor where a
+            # kernel copies elements as they are
             float_only = "float_fn" in o["flags"] or "int" not in o["flags"]
             ds = self.dtype_spec(float_only)
             nums = [v for v in (spec.get("a"), spec.get("b")) if isinstance(v, (int, float))]

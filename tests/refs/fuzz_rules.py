@@ -307,8 +307,9 @@ def sdpa(g, o, p, spec):
     buffer of the probe (its values what the chain made); now and then self
     attention (q, k and v one buffer), a 2-D operand a transposed view (x.t()
     as PyTorch holds it, and as the replay passes it: fuzz_check's views),
-    a causal mask, a finite scale.  Heads split by a 4-D permute are model
-    code's (fuzz_models.py)."""
+    a causal mask, a finite scale, now and then a `dtype:` (where no operand
+    is a view: CUDA converts contiguous operands only).  Heads split by a
+    4-D permute are model code's (fuzz_models.py)."""
     r = g.r
     nd = r.choice([2, 3, 4, 4])
     lead = ((), (r.choice([1, 2, 3, 5]),), (r.choice([1, 2]), r.choice([1, 2, 3, 4, 8])))[nd - 2]
@@ -336,6 +337,9 @@ def sdpa(g, o, p, spec):
     if any(b is None for b in ins):
         return None
     spec["inputs"] = [b.name for b in ins]
+    views = any(op["out"] in spec["inputs"] and op["op"] == "transpose" for op in p.ops)
+    if not views and r.random() < 0.08:  # q, k, v converted first (CUDA: not a view)
+        spec["dtype"] = r.choice(["$dtype", "fp32", "bf16", "fp16", "fp64"])
     k = r.random()
     if k < 0.6:
         spec["is_causal"] = k < 0.4
