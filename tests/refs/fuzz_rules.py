@@ -320,8 +320,13 @@ def sdpa(g, o, p, spec):
     while math.prod(lead) * L * S * (E + Ev) > 1 << 19 and L > 1:  # the oracle's cost
         L, S = max(1, L // 2), max(1, S // 2)
     ds = g.dtype_spec(float_only=True)
+    # not a layout op's result: CUDA reads sdpa's operands as the views they
+    # are, the replay passes contiguous copies but for 2-D transposes
+    layout = {op["out"] for op in p.ops if op["op"] in
+              {t["name"] for t in g.table if t["kind"] == "layout"}}
     q = g.pick(p, lambda b: 2 <= len(b.shape) <= 4 and 0 not in b.shape and
-               b.numel() <= 20000 and _float(b) and _dspec_like(p, b) is not None)
+               b.numel() <= 20000 and _float(b) and _dspec_like(p, b) is not None and
+               b.name not in layout)
     if q is not None and r.random() < 0.3:  # a buffer of the probe's chain as q
         lead, (L, E), ds = q.shape[:-2], q.shape[-2:], _dspec_like(p, q)
         S = L if r.random() < 0.5 else min(S, 64)
