@@ -219,6 +219,12 @@ static const row_case_t cases[] = {
      "  - {out: y, op: slice, a: z, axis: 0, start: 29, end: 31}\n",
      "fp32", 1, {2}, 2, {16777244, 16777244}},
     /* cub's thread 0 adds nothing to the first value: -0 stays -0 */
+    /* a 0-d tensor is copied (impl_func_cum_ops: result.fill_(self)), on
+     * every device: -0.0 stays -0.0, where 0 + -0.0 would be +0.0 */
+    {"cumsum_0d_negzero", ALL,
+     "  - {out: x, op: tensor, values: [-0.0], shape: [], dtype: fp32}\n"
+     "  - {out: y, op: cumsum, a: x, axis: 0}\n",
+     "fp32", 0, {0}, 1, {-0.0}},
     {"cumsum_cub_negzero", CUDA,
      "  - {out: x, op: tensor, values: [-0.0, 1], dtype: fp32}\n"
      "  - {out: y, op: cumsum, a: x, axis: 0}\n",

@@ -32,7 +32,9 @@ downstream.  An op's verdict:
                 fp64 erf and fp64 gelu(approximate='none') (SLEEF's erf in
                 the vector lanes: SLEEF 3.5's in 1.13, Debian's build
                 linking the system's 3.5.1; 2.11 bundles 3.8/3.9, whose erf
-                is another algorithm, 1 ulp apart on a few % of inputs)
+                is another algorithm, 1 ulp apart on a few % of inputs),
+                fp32/bf16 log1p (1.13 gives inf beyond about 1e38), bf16
+                log_softmax (1.13 gives infs over another than the last axis)
   unpinned      PyTorch's order is not fixed or not replayed (matmul through
                 BLAS/cuBLAS heuristics): reported, not required
   lookback      CUDA, a floating-point cumsum over the whole tensor beyond 3
@@ -122,6 +124,11 @@ def version_op(op, out_dtype, numel=None):
         # 1.13 reads an fp16 register as 8 sums of neighbours (load_reduce_vec),
         # 2.x as its two float halves added (InnerSumCastLoadPolicy), as for bf16
         return out_dtype == torch.float16
+    if op["op"] == "log1p":  # 1.13's float kernel gives inf beyond ~1e38 (log1p(1.01e38))
+        return out_dtype in (torch.float32, torch.bfloat16)
+    if op["op"] == "log_softmax":  # 1.13's bf16 kernel over another than the last
+        # axis gives infs where float gives none (checked on Debian's 1.13)
+        return out_dtype == torch.bfloat16
     return op["op"] == "linspace" and out_dtype.is_floating_point
 
 
@@ -229,7 +236,8 @@ def shape_class(op, bufs, views=None):
     nb = "N<=64" if n <= 64 else "N>64"
     call = ""
     if op["op"] in ("linear", "addmm", "matmul") and bt.dim() == 2:
-        view = b in views
+        v = views.get(b)  # a transposed view: stride 1 along its rows
+        view = v is not None and v.dim() == 2 and v.stride(0) == 1 and v.stride(1) != 1
         call = " TN" if view != (op["op"] == "linear") else " NN"
     return f"{kb} {mb} {nb}{call}"
 
@@ -317,25 +325,46 @@ def replay_op(op, bufs, dt_out, device, saved):
     return t, required
 
 
-def _swaps_2d(op, a):
-    """Whether op (transpose or permute) swaps the two dimensions of the
-    2-D tensor a."""
-    if a is None or a.dim() != 2:
-        return False
-    if op["op"] == "transpose":
-        d = [op.get("dim0"), op.get("dim1")]
-    elif op["op"] == "permute":
-        d = list(op.get("dims", ()))
-    else:
-        return False
-    return len(d) == 2 and all(isinstance(x, int) for x in d) and {x % 2 for x in d} == {0, 1}
+def _as_view(op, a):
+    """PyTorch's result of layout op `op` on a (a view, or a's own view),
+    where PyTorch makes it a view: transpose, permute, unsqueeze, squeeze,
+    expand, slice, and reshape or view where strides allow (strided.h's
+    chains, which bitprobe's CUDA backend reads a GEMM's or sdpa's operand
+    through); None where PyTorch copies (a reshape no strides can view, an
+    explicit dtype) or the op is no view."""
+    k = op["op"]
+    if op.get("dtype") is not None:
+        return None
+    try:
+        if k == "transpose":
+            v = a.transpose(op["dim0"], op["dim1"])
+        elif k == "permute":
+            v = a.permute(op["dims"])
+        elif k == "unsqueeze":
+            v = a.unsqueeze(op["axis"])
+        elif k == "squeeze":
+            v = a.squeeze() if "axis" not in op else a.squeeze(op["axis"])
+        elif k == "expand":
+            v = a.expand(op["shape"])
+        elif k in ("reshape", "view"):
+            v = a.reshape(op["shape"])
+        elif k == "slice":
+            ax = op.get("axis", 0) % a.dim()
+            idx = [slice(None)] * a.dim()
+            idx[ax] = slice(op.get("start"), op.get("end"), op.get("step", 1))
+            v = a[tuple(idx)]
+        else:
+            return None
+    except (RuntimeError, TypeError, ValueError, IndexError, KeyError):
+        return None
+    return v if v._is_view() else None
 
 
 def gemm_operands(op, bufs, views):
-    """bufs with a GEMM's operands that are 2-D transposes as PyTorch holds
-    them, views (x @ w.t() multiplies the view: the BLAS call's transpose
-    flag and leading dimension, bp_probe_gemm_layout's rule); bitprobe's
-    saved buffers are contiguous copies."""
+    """bufs with a GEMM's (and sdpa's) operands that are views as PyTorch
+    holds them (x @ w.t() multiplies the view: the BLAS call's transpose
+    flag and leading dimension, bp_probe_gemm_layout's and strided.h's
+    rules); bitprobe's saved buffers are contiguous copies."""
     if op["op"] not in GEMMS:
         return bufs
     sub = {v: views[v] for v in fuzz_gen.reads(op) if v in views}
@@ -429,8 +458,10 @@ def check_probe(spec, bundle, device, res, log=print, keep=None):
                     r[3] += n if verdict == "unpinned" and n > 0 else 0
             bufs[op["out"]] = mine.to(tdev)
             src = op.get("a")
-            if isinstance(src, str) and _swaps_2d(op, bufs.get(src)):
-                views[op["out"]] = views.get(src, bufs[src]).t()
+            if isinstance(src, str) and src in bufs:
+                v = _as_view(op, views.get(src, bufs[src]))
+                if v is not None and tuple(v.shape) == tuple(bufs[op["out"]].shape):
+                    views[op["out"]] = v
     return True
 
 

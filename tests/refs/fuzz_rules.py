@@ -320,13 +320,10 @@ def sdpa(g, o, p, spec):
     while math.prod(lead) * L * S * (E + Ev) > 1 << 19 and L > 1:  # the oracle's cost
         L, S = max(1, L // 2), max(1, S // 2)
     ds = g.dtype_spec(float_only=True)
-    # not a layout op's result: CUDA reads sdpa's operands as the views they
-    # are, the replay passes contiguous copies but for 2-D transposes
-    layout = {op["out"] for op in p.ops if op["op"] in
-              {t["name"] for t in g.table if t["kind"] == "layout"}}
+    # (a layout op's result too: CUDA reads sdpa's operands as the views
+    # they are, and so does the replay, fuzz_check._as_view)
     q = g.pick(p, lambda b: 2 <= len(b.shape) <= 4 and 0 not in b.shape and
-               b.numel() <= 20000 and _float(b) and _dspec_like(p, b) is not None and
-               b.name not in layout)
+               b.numel() <= 20000 and _float(b) and _dspec_like(p, b) is not None)
     if q is not None and r.random() < 0.3:  # a buffer of the probe's chain as q
         lead, (L, E), ds = q.shape[:-2], q.shape[-2:], _dspec_like(p, q)
         S = L if r.random() < 0.5 else min(S, 64)
@@ -342,7 +339,8 @@ def sdpa(g, o, p, spec):
     if any(b is None for b in ins):
         return None
     spec["inputs"] = [b.name for b in ins]
-    views = any(op["out"] in spec["inputs"] and op["op"] == "transpose" for op in p.ops)
+    layout = {t["name"] for t in g.table if t["kind"] == "layout"}
+    views = any(op["out"] in spec["inputs"] and op["op"] in layout for op in p.ops)
     if not views and r.random() < 0.08:  # q, k, v converted first (CUDA: not a view)
         spec["dtype"] = r.choice(["$dtype", "fp32", "bf16", "fp16", "fp64"])
     k = r.random()

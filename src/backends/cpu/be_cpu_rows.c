@@ -51,8 +51,9 @@
  *   a contiguous row in four registers of V lanes (the AVX2 build: V = 8
  *   floats, 4 doubles, 16 bf16/fp16; REGISTER_DISPATCH only), see prod_row;
  *   integers in int64, wrapping (exact whatever the order).
- * cumsum (ReduceOpsKernel.cpp cumsum_cpu_kernel): left to right in
- *   acc_type<T, false>: double for fp32/fp64, float for bf16/fp16, int64. */
+ * cumsum (ReduceOpsKernel.cpp cumsum_cpu_kernel): left to right from 0 in
+ *   acc_type<T, false>: double for fp32/fp64, float for bf16/fp16, int64;
+ *   a 0-d tensor is copied (impl_func_cum_ops' fill_: -0.0 stays). */
 #include "be_cpu_rows.h"
 
 #include <math.h>
@@ -757,6 +758,11 @@ bp_status bp_cpu_op_cumsum(bp_backend_t *be, const bp_exec_t *x, bp_error_t *err
     if ((st = bp_cpu_expand(x->a, x->a, dt, &v, err)))
         return st;
     bool facc = dt == BP_BF16 || dt == BP_F16; /* float; else double */
+    if (x->a->ndim == 0) { /* impl_func_cum_ops: result.fill_(self), -0.0 kept */
+        bp_cpu_store(x->out, 0, v[0]);
+        free(v);
+        return BP_OK;
+    }
     for (size_t o = 0; o < s.outer; o++)
         for (size_t i = 0; i < s.inner; i++) {
             double acc = 0;

@@ -129,6 +129,10 @@ static void float_row(bp_oracle_ws_t *ws, const row_ctx_t *c, size_t row, mpfr_t
         return;
     case BP_OP_MEAN:
     case BP_OP_CUMSUM:
+        if (op->kind == BP_OP_CUMSUM && c->a->ndim == 0) { /* a copy: -0.0 kept */
+            put(ws, c->out, at(c, row, 0), v[0]);
+            return;
+        }
         mpfr_set_prec(s, EXACT);
         mpfr_set_zero(s, 1);
         for (size_t i = 0; i < n; i++) {
