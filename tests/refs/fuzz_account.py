@@ -35,8 +35,9 @@ def block(summaries):
                 dtypes[op].add(dt)
                 rows[op][(dev, "checked")] += n
                 totals[(dev, "checked")] += n
-            if verdict in ("differ", "mkl", "unpinned", "lookback"):
-                v = "unpinned" if verdict == "lookback" else verdict  # one column, two rows below
+            if verdict in ("differ", "mkl", "unpinned", "lookback", "layout"):
+                # one column, rows of their own below
+                v = "unpinned" if verdict in ("lookback", "layout") else verdict
                 rows[op][(dev, v)] += n
                 totals[(dev, v)] += n
     devs = sorted({d for c in rows.values() for d, _ in c})
@@ -62,7 +63,7 @@ def block(summaries):
 
 # Verdicts that are not "identical" or "differ": every op set aside, with
 # its count and reason (fuzz_check.REASONS, carried in each summary).
-ASIDE = ("mkl", "unpinned", "lookback", "version", "old-pytorch", "unsupported", "refused",
+ASIDE = ("mkl", "unpinned", "lookback", "layout", "version", "old-pytorch", "unsupported", "refused",
          "no-replay", "replay-error", "own")
 
 

@@ -37,6 +37,10 @@ downstream.  An op's verdict:
                 log_softmax (1.13 gives infs over another than the last axis)
   unpinned      PyTorch's order is not fixed or not replayed (matmul through
                 BLAS/cuBLAS heuristics): reported, not required
+  layout        PyTorch, on the op's operands as it holds them (views of a
+                layout op), computes other bits than on contiguous copies (a
+                reduction over a transposed view adds in its memory order),
+                and bitprobe gives the contiguous copies' bits: not modelled
   lookback      CUDA, a floating-point cumsum over the whole tensor beyond 3
                 of cub's tiles, whose decoupled look-back adds the prefixes
                 in an order that depends on timing: reported, not required
@@ -193,6 +197,9 @@ REASONS = {
                 "depends on timing",
     "version": "a PyTorch before 2.0 computes it with another kernel than the 2.x one "
                "bitprobe models",
+    "layout": "PyTorch computes it on a view (a layout op's result) in the view's memory "
+              "order (a sum over a transposed tensor adds in another order); bitprobe's layout "
+              "ops copy and it computes on the contiguous copy: not modelled yet",
     "old-pytorch": "a PyTorch before 2.1 rounds the scalar operand to the dtype first",
     "unsupported": "this PyTorch has no kernel for the dtype",
     "refused": "PyTorch raises on the input bitprobe computes",
@@ -360,6 +367,25 @@ def _as_view(op, a):
     return v if v._is_view() else None
 
 
+def _on_views(op, reads, bufs, views, dt_out, device, mine, t):
+    """PyTorch's result of a non-GEMM op on its operands as PyTorch holds
+    them, where one is a non-contiguous view and that result's bits differ
+    from t (computed on bitprobe's contiguous copies): a reduction over a
+    transposed view sums in the view's memory order.  None otherwise."""
+    if op["op"] in GEMMS:
+        return None
+    lv = {v: views[v] for v in reads if v in views and not views[v].is_contiguous()}
+    if not lv:
+        return None
+    try:
+        tv, _ = replay_op(op, dict(bufs, **lv), dt_out, device, mine.to(device))
+    except Exception:  # noqa: BLE001 -- the contiguous replay stands
+        return None
+    if tv.dtype != t.dtype or tuple(tv.shape) != tuple(t.shape) or mismatches(tv, t) == 0:
+        return None
+    return tv
+
+
 def gemm_operands(op, bufs, views):
     """bufs with a GEMM's (and sdpa's) operands that are views as PyTorch
     holds them (x @ w.t() multiplies the view: the BLAS call's transpose
@@ -397,13 +423,14 @@ def check_probe(spec, bundle, device, res, log=print, keep=None):
             if mine is None:
                 raise RuntimeError(f"{path}: buffer {key} missing (save with --intermediates)")
             dt_out = _dt_out(op, d)
-            verdict = None
+            verdict, tv = None, None
             if op["op"] in OWN:
                 verdict = "own"
             else:
                 try:
                     t, required = replay_op(op, gemm_operands(op, bufs, views), dt_out, tdev,
                                             mine.to(tdev))
+                    tv = _on_views(op, reads, bufs, views, dt_out, tdev, mine, t)
                 except ValueError as e:
                     if "no PyTorch counterpart" not in str(e):
                         verdict = "replay-error"
@@ -433,7 +460,14 @@ def check_probe(spec, bundle, device, res, log=print, keep=None):
                             f"(tests/refs/probe_torch_ops.py)"))
             if verdict is None:
                 n = mismatches(mine, t) if t.dtype == mine.dtype else -2
-                if n == 0:
+                if tv is not None:  # PyTorch on the views computes other bits
+                    if mismatches(mine, tv) == 0:
+                        n = 0
+                    elif n == 0:
+                        n, verdict = mismatches(mine, tv), "layout"
+                if verdict is not None:
+                    pass
+                elif n == 0:
                     verdict = "identical"
                 elif not required:
                     verdict = getattr(required, "verdict", "unpinned")

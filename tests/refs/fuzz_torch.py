@@ -188,6 +188,9 @@ def report(res, devices, seconds, out=log):
             + (f"{res.total(dv, 'lookback')} cumsum beyond cub's fixed tiles (not "
                f"reproducible: look-back timing; not required), "
                if res.total(dv, 'lookback') else "") +
+            (f"{res.total(dv, 'layout')} that PyTorch computes otherwise on its views (not "
+             f"modelled: bitprobe computes on contiguous copies; not required), "
+             if res.total(dv, 'layout') else "") +
             f"{res.total(dv, 'no-replay')} without a PyTorch replay, "
             f"{res.total(dv, 'unsupported')} this PyTorch cannot run, "
             f"{res.total(dv, 'refused')} PyTorch refuses"
@@ -200,14 +203,14 @@ def report(res, devices, seconds, out=log):
             cells = []
             for dt in dts:
                 c = {v: res.counts[(dv, op, dt, v)] for v in
-                     ("identical", "differ", "mkl", "version", "unpinned", "lookback", "own",
+                     ("identical", "differ", "mkl", "version", "unpinned", "lookback", "layout", "own",
                       "no-replay", "unsupported", "refused", "old-pytorch", "replay-error")}
                 n = sum(c.values())
                 if not n:
                     continue
                 s = f"{dt} {c['identical']}/{n - c['own']}" if c["own"] < n else f"{dt} own {n}"
                 s += "".join(f" {k} {c[k]}" for k in ("differ", "mkl", "version", "unpinned",
-                                                      "lookback", "no-replay", "unsupported",
+                                                      "lookback", "layout", "no-replay", "unsupported",
                                                       "refused", "old-pytorch", "replay-error")
                              if c[k])
                 cells.append(s)
