@@ -133,10 +133,11 @@ assert aside, "no exclusion rows"
 for c in aside:
     assert int(c[3]) > 0 and len(c[4].strip()) > 10, c
 PY
-# A transpose feeding a sum: PyTorch sums the view in its memory order
-# (52 of 64 rows differ from the contiguous copy's sums on torch 1.13),
-# bitprobe sums its contiguous copy: a `layout` row, counted, not a pass
-# and not hidden
+# A transpose feeding a sum, directly and through t * 2 (an elementwise
+# result keeps its operand's layout): PyTorch sums the view in its memory
+# order (52 of 64 rows differ from the contiguous copy's sums on torch
+# 1.13), bitprobe sums its contiguous copy: `layout` rows, counted, not a
+# pass and not hidden
 mkdir -p "$TMP/layout"
 cat >"$TMP/layout/lay.yaml" <<'YAML'
 name: lay
@@ -146,13 +147,16 @@ ops:
   - {out: x, op: normal, shape: [300, 64], seed: 3, mean: 0, std: 100}
   - {out: t, op: transpose, a: x, dim0: 0, dim1: 1}
   - {out: s, op: sum, a: t, axis: 1}
+  - {out: u, op: mul, a: t, b: 2.0}
+  - {out: s2, op: sum, a: u, axis: 1}
 outputs:
   - {name: s}
+  - {name: s2}
 YAML
 "$PY" "$F" shipped --bitprobe "$BITPROBE" --probes "$TMP/layout" --devices cpu \
     >"$TMP/out" 2>&1
 ntests=$((ntests + 1))
-grep -q "cpu  sum .*fp32 [0-9]*/[0-9]* layout 1" "$TMP/out" ||
-    fail "a sum over a transposed view is not counted as layout: $(grep -E 'cpu  sum|Traceback' "$TMP/out")"
+grep -q "cpu  sum .*fp32 [0-9]*/[0-9]* layout 2" "$TMP/out" ||
+    fail "sums over a transposed view, and over t * 2 (which keeps t's layout in PyTorch), are not counted as layout: $(grep -E 'cpu  sum|Traceback' "$TMP/out")"
 echo "6 probes twice, identical; every op of the table drawn and replayed; model code; layout"
 done_ok

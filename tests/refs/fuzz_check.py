@@ -38,9 +38,12 @@ downstream.  An op's verdict:
   unpinned      PyTorch's order is not fixed or not replayed (matmul through
                 BLAS/cuBLAS heuristics): reported, not required
   layout        PyTorch, on the op's operands as it holds them (views of a
-                layout op), computes other bits than on contiguous copies (a
-                reduction over a transposed view adds in its memory order),
-                and bitprobe gives the contiguous copies' bits: not modelled
+                layout op, and the layouts elementwise ops keep from their
+                operands), computes other bits than bitprobe's model of them
+                (contiguous copies; a GEMM's view chains): a reduction over
+                a transposed view adds in its memory order, a batch-1
+                attention's q after RoPE reaches bmm in its heads-transposed
+                layout; bitprobe gives the model's bits: not modelled
   lookback      CUDA, a floating-point cumsum over the whole tensor beyond 3
                 of cub's tiles, whose decoupled look-back adds the prefixes
                 in an order that depends on timing: reported, not required
@@ -197,9 +200,10 @@ REASONS = {
                 "depends on timing",
     "version": "a PyTorch before 2.0 computes it with another kernel than the 2.x one "
                "bitprobe models",
-    "layout": "PyTorch computes it on a view (a layout op's result) in the view's memory "
-              "order (a sum over a transposed tensor adds in another order); bitprobe's layout "
-              "ops copy and it computes on the contiguous copy: not modelled yet",
+    "layout": "PyTorch computes it on its operands as it holds them (a layout op's view, or "
+              "an elementwise result in its operand's layout) in their memory order (a sum "
+              "over a transposed tensor adds in another order); bitprobe computes on "
+              "contiguous copies there: not modelled yet",
     "old-pytorch": "a PyTorch before 2.1 rounds the scalar operand to the dtype first",
     "unsupported": "this PyTorch has no kernel for the dtype",
     "refused": "PyTorch raises on the input bitprobe computes",
@@ -367,23 +371,41 @@ def _as_view(op, a):
     return v if v._is_view() else None
 
 
-def _on_views(op, reads, bufs, views, dt_out, device, mine, t):
-    """PyTorch's result of a non-GEMM op on its operands as PyTorch holds
-    them, where one is a non-contiguous view and that result's bits differ
-    from t (computed on bitprobe's contiguous copies): a reduction over a
-    transposed view sums in the view's memory order.  None otherwise."""
-    if op["op"] in GEMMS:
-        return None
-    lv = {v: views[v] for v in reads if v in views and not views[v].is_contiguous()}
+def _on_views(op, reads, bufs, views, held, dt_out, device, mine, t):
+    """PyTorch's result of op on its operands as PyTorch holds them (held:
+    views through view ops, and TensorIterator's layouts through
+    elementwise ops), where one is held otherwise than bitprobe models it
+    (views: a GEMM's or sdpa's view chains; for other ops the contiguous
+    copy) and that result's bits differ from t: a sum over a transposed
+    view adds in its memory order, a batch-1 attention's q after RoPE
+    reaches bmm in its heads-transposed layout.  None otherwise."""
+    gemm = op["op"] in GEMMS
+    lv = {}
+    for v in reads:
+        h = held.get(v)
+        if h is None or h.is_contiguous():
+            continue
+        m = views.get(v) if gemm else None
+        if m is None or m.stride() != h.stride():
+            lv[v] = h
     if not lv:
         return None
     try:
-        tv, _ = replay_op(op, dict(bufs, **lv), dt_out, device, mine.to(device))
-    except Exception:  # noqa: BLE001 -- the contiguous replay stands
+        base = gemm_operands(op, bufs, views)
+        tv, _ = replay_op(op, dict(base, **lv), dt_out, device, mine.to(device))
+    except Exception:  # noqa: BLE001 -- the modelled replay stands
         return None
     if tv.dtype != t.dtype or tuple(tv.shape) != tuple(t.shape) or mismatches(tv, t) == 0:
         return None
     return tv
+
+
+def _held_like(r, values):
+    """values (bitprobe's, contiguous) laid out as PyTorch's result r."""
+    h = torch.empty_strided(tuple(r.shape), r.stride(), dtype=values.dtype,
+                            device=values.device)
+    h.copy_(values)
+    return h
 
 
 def gemm_operands(op, bufs, views):
@@ -408,7 +430,7 @@ def check_probe(spec, bundle, device, res, log=print, keep=None):
     data = refio.st_tensors(path, lacking)
     tdev = "cuda" if device == "cuda" else "cpu"
     for d in spec["dtypes"]:
-        bufs, views = {}, {}
+        bufs, views, held = {}, {}, {}
         for i, op in enumerate(spec["ops"]):
             key = f"{op['out']}.{d}"
             mine = data.get(key)
@@ -430,7 +452,7 @@ def check_probe(spec, bundle, device, res, log=print, keep=None):
                 try:
                     t, required = replay_op(op, gemm_operands(op, bufs, views), dt_out, tdev,
                                             mine.to(tdev))
-                    tv = _on_views(op, reads, bufs, views, dt_out, tdev, mine, t)
+                    tv = _on_views(op, reads, bufs, views, held, dt_out, tdev, mine, t)
                 except ValueError as e:
                     if "no PyTorch counterpart" not in str(e):
                         verdict = "replay-error"
@@ -490,12 +512,28 @@ def check_probe(spec, bundle, device, res, log=print, keep=None):
                     r[1] += verdict == "unpinned"
                     r[2] += mine.numel()
                     r[3] += n if verdict == "unpinned" and n > 0 else 0
-            bufs[op["out"]] = mine.to(tdev)
+            out = bufs[op["out"]] = mine.to(tdev)
             src = op.get("a")
             if isinstance(src, str) and src in bufs:
                 v = _as_view(op, views.get(src, bufs[src]))
-                if v is not None and tuple(v.shape) == tuple(bufs[op["out"]].shape):
+                if v is not None and tuple(v.shape) == tuple(out.shape):
                     views[op["out"]] = v
+                v = _as_view(op, held.get(src, views.get(src, bufs[src])))
+                if v is not None and tuple(v.shape) == tuple(out.shape):
+                    held[op["out"]] = v
+            if (op["out"] not in held and op["op"] not in GEMMS and
+                    any(r in held for r in reads) and verdict not in (
+                        "unsupported", "refused", "replay-error", "no-replay", "own")):
+                # the layout PyTorch gives the result of an op on held
+                # operands (TensorIterator's: an elementwise op keeps its
+                # operand's), with bitprobe's values
+                try:
+                    r = replay_op(op, dict(bufs, **{k: held[k] for k in reads if k in held}),
+                                  dt_out, tdev, out)[0]
+                    if tuple(r.shape) == tuple(out.shape) and not r.is_contiguous():
+                        held[op["out"]] = _held_like(r, out)
+                except Exception:  # noqa: BLE001 -- then held as the copy
+                    pass
     return True
 
 
