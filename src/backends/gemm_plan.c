@@ -356,14 +356,6 @@ static double opmath(bp_dtype_t dt, double v)
     return f;
 }
 
-static int64_t numel(const bp_strided_t *g)
-{
-    int64_t n = 1;
-    for (int d = 0; d < g->ndim; d++)
-        n *= g->shape[d];
-    return n;
-}
-
 static bool float_gemm_dtype(bp_dtype_t dt)
 {
     return dt == BP_F32 || dt == BP_F64 || dt == BP_BF16 || dt == BP_F16;
@@ -496,7 +488,7 @@ bp_status bp_gemm_plan_baddbmm(const bp_blas_settings_t *s, int cc_major, bp_dty
         res = *result;
     }
     c->copy_self = self && beta != 0.0; /* common_checks_baddbmm_bmm */
-    if (numel(&res) == 0) {
+    if (bp_strided_numel(&res) == 0) {
         c->api = BP_GEMM_NONE;
         c->copy_self = false;
         return BP_OK;

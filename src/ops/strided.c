@@ -36,6 +36,14 @@ bool bp_strided_is_contiguous(const bp_strided_t *g)
     return true;
 }
 
+int64_t bp_strided_numel(const bp_strided_t *g)
+{
+    int64_t n = 1;
+    for (int d = 0; d < g->ndim; d++)
+        n *= g->shape[d];
+    return n;
+}
+
 bool bp_strided_is_dense(const bp_strided_t *g)
 {
     int n = g->ndim;

@@ -29,6 +29,8 @@ typedef struct bp_strided {
 /* A fresh contiguous tensor of this shape: stride[d] = stride[d + 1] *
  * max(shape[d + 1], 1), the last 1 (c10::contiguous_strides). */
 void bp_strided_contiguous(int ndim, const int64_t *shape, bp_strided_t *g);
+/* The number of elements: the product of the sizes. */
+int64_t bp_strided_numel(const bp_strided_t *g);
 /* Tensor.is_contiguous(): dimensions of size 1 are skipped; an empty
  * tensor is contiguous (compute_contiguous). */
 bool bp_strided_is_contiguous(const bp_strided_t *g);

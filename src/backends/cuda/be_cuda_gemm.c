@@ -64,25 +64,13 @@ static bp_status same_dtype(const bp_exec_t *x, const bp_buf_t *const *t, int n,
 static bp_status copy_contiguous(bp_backend_t *be, bp_dtype_t dt, bp_cuda_mat_t *m,
                                  bp_buf_t *t, bp_error_t *err)
 {
-    int64_t n = 1;
-    for (int d = 0; d < m->geo.ndim; d++)
-        n *= m->geo.shape[d];
+    int64_t n = bp_strided_numel(&m->geo);
     bp_status st = bp_buf_shape(t, dt, 1, &n, err);
     if (!st)
         st = be->dev_alloc(be, t, err);
     if (st)
         return st;
-    bpk_view_t v;
-    memset(&v, 0, sizeof v);
-    v.ndim = m->geo.ndim;
-    v.offset = m->geo.offset;
-    for (int d = 0; d < v.ndim; d++) {
-        v.shape[d] = m->geo.shape[d];
-        v.strides[d] = m->geo.strides[d];
-    }
-    st = bp_cuda_finish(be, "bpk_strided_copy",
-                        bpk_strided_copy(bp_cuda_stream(be), t->dev, m->base, (int)dt, &v, n),
-                        err);
+    st = bp_cuda_copy_view(be, dt, m->base, &m->geo, t->dev, err);
     m->base = t->dev;
     bp_strided_t g = m->geo;
     bp_strided_contiguous(g.ndim, g.shape, &m->geo);

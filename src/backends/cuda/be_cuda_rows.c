@@ -350,14 +350,6 @@ bp_status bp_cuda_op_norm(bp_backend_t *be, const bp_exec_t *x, bp_error_t *err)
     return st;
 }
 
-static int64_t numel_of(const bp_strided_t *g)
-{
-    int64_t n = 1;
-    for (int d = 0; d < g->ndim; d++)
-        n *= g->shape[d];
-    return n;
-}
-
 /* x * s widened to wdt (dtype dt's values; s 1: x.to(float)), laid out as
  * TensorIterator lays the result out (bp_strided_like) in the fresh temp
  * t; *m then describes it.  A non-overlapping dense x keeps its strides:
@@ -371,7 +363,7 @@ static bp_status scaled_like(bp_backend_t *be, bp_dtype_t dt, bp_dtype_t wdt,
     void *stream = bp_cuda_stream(be);
     bp_strided_t lg;
     bp_strided_like(&x->geo, &lg);
-    int64_t n = numel_of(&x->geo);
+    int64_t n = bp_strided_numel(&x->geo);
     size_t es = bp_dtype_info(dt)->size;
     bp_status st = temp(be, t, wdt, n, err);
     if (!st && bp_strided_is_dense(&x->geo)) {
@@ -382,21 +374,13 @@ static bp_status scaled_like(bp_backend_t *be, bp_dtype_t dt, bp_dtype_t wdt,
                             err);
     } else if (!st) {
         bp_buf_t c = {0}, w = {0};
-        bpk_view_t v;
-        memset(&v, 0, sizeof v);
-        v.ndim = x->geo.ndim;
-        v.offset = x->geo.offset;
-        memcpy(v.shape, x->geo.shape, sizeof(int64_t) * (size_t)v.ndim);
-        memcpy(v.strides, x->geo.strides, sizeof(int64_t) * (size_t)v.ndim);
         if (!(st = temp(be, &c, dt, n, err)) && !(st = temp(be, &w, wdt, n, err)) &&
-            !(st = bp_cuda_finish(be, "bpk_strided_copy",
-                                  bpk_strided_copy(stream, c.dev, x->base, (int)dt, &v, n),
-                                  err)) &&
+            !(st = bp_cuda_copy_view(be, dt, x->base, &x->geo, c.dev, err)) &&
             !(st = bp_cuda_finish(be, "bpk_scale_widen",
                                   bpk_scale_widen(stream, w.dev, c.dev, (int)dt, n, s), err))) {
             /* w row-major; t in lg's order: w read with its own strides
              * through lg's dimensions, outermost (largest stride) first */
-            bp_strided_t wg;
+            bp_strided_t wg, v = {.ndim = lg.ndim};
             bp_strided_contiguous(lg.ndim, lg.shape, &wg);
             int perm[BP_MAXDIM];
             for (int d = 0; d < lg.ndim; d++) {
@@ -407,13 +391,11 @@ static bp_status scaled_like(bp_backend_t *be, bp_dtype_t dt, bp_dtype_t wdt,
                 }
                 perm[at] = d;
             }
-            v.offset = 0;
             for (int d = 0; d < lg.ndim; d++) {
                 v.shape[d] = lg.shape[perm[d]];
                 v.strides[d] = wg.strides[perm[d]];
             }
-            st = bp_cuda_finish(be, "bpk_strided_copy",
-                                bpk_strided_copy(stream, t->dev, w.dev, (int)wdt, &v, n), err);
+            st = bp_cuda_copy_view(be, wdt, w.dev, &v, t->dev, err);
         }
         bp_buf_t *tmp[] = {&c, &w};
         free_temps(be, tmp, 2);
@@ -435,7 +417,11 @@ static bp_status sdpa_input(bp_backend_t *be, const bp_exec_t *x, int k, bp_dtyp
         return st;
     const void *in = NULL;
     if (m->geo.ndim && !bp_strided_is_contiguous(&m->geo))
-        return bp_error_set(err, BP_EINTERNAL, "sdpa: a view of another dtype");
+        return bp_error_set(err, BP_EINPUT,
+                            "sdpa's %s is a non-contiguous view of dtype %s and the result's "
+                            "dtype is %s: converting a view in its layout is not modelled on "
+                            "cuda (drop the dtype:, or make %s contiguous first)",
+                            names[k], bp_dtype_name(b->dtype), bp_dtype_name(dt), names[k]);
     if (!(st = as_dtype(be, b, dt, t, &in, err))) {
         m->base = (void *)in;
         bp_strided_contiguous(b->ndim, b->shape, &m->geo);
@@ -463,7 +449,7 @@ bp_status bp_cuda_op_sdpa(bp_backend_t *be, const bp_exec_t *x, bp_error_t *err)
     }
     int64_t L = q.geo.shape[nd - 2], E = q.geo.shape[nd - 1], S = k.geo.shape[nd - 2],
             Ev = v.geo.shape[nd - 1];
-    int64_t B = L * E > 0 ? numel_of(&q.geo) / (L * E) : 0;
+    int64_t B = L * E > 0 ? bp_strided_numel(&q.geo) / (L * E) : 0;
     double s = sqrt(fabs(bp_op_sdpa_scale(x->op, E)));
     double sq = x->op->has_scale && x->op->scale < 0 ? -s : s;
     void *stream = bp_cuda_stream(be);

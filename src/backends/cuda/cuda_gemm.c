@@ -418,14 +418,6 @@ static size_t esize(bp_dtype_t dt)
     return bp_dtype_info(dt)->size;
 }
 
-static int64_t numel(const bp_strided_t *g)
-{
-    int64_t n = 1;
-    for (int d = 0; d < g->ndim; d++)
-        n *= g->shape[d];
-    return n;
-}
-
 /* Device scratch from the backend's pool. */
 static bp_status scratch(bp_cuda_blas_t *h, bp_dtype_t dt, int64_t n, bp_buf_t *b,
                          bp_error_t *err)
@@ -443,7 +435,7 @@ static void scratch_free(bp_cuda_blas_t *h, bp_buf_t *b)
 }
 
 /* out (contiguous, numel of g) = the view g of base */
-static bp_status copy_view(bp_cuda_blas_t *h, bp_dtype_t dt, const void *base,
+bp_status bp_cuda_copy_view(bp_backend_t *be, bp_dtype_t dt, const void *base,
                            const bp_strided_t *g, void *out, bp_error_t *err)
 {
     if (g->ndim > BPK_MAXDIM)
@@ -456,8 +448,9 @@ static bp_status copy_view(bp_cuda_blas_t *h, bp_dtype_t dt, const void *base,
         v.shape[d] = g->shape[d];
         v.strides[d] = g->strides[d];
     }
-    return bp_cuda_finish(h->be, "bpk_strided_copy",
-                          bpk_strided_copy(stream(h), out, base, (int)dt, &v, numel(g)), err);
+    return bp_cuda_finish(be, "bpk_strided_copy",
+                          bpk_strided_copy(bp_cuda_stream(be), out, base, (int)dt, &v, bp_strided_numel(g)),
+                          err);
 }
 
 /* self's view expanded to the result's shape (expand: stride 0 where self
@@ -494,9 +487,9 @@ static bp_status operand(bp_cuda_blas_t *h, bp_dtype_t dt, const bp_cuda_mat_t *
         *ptr = (const char *)m->base + (size_t)off * esize(dt);
         return BP_OK;
     }
-    bp_status st = scratch(h, dt, numel(&m->geo), tmp, err);
+    bp_status st = scratch(h, dt, bp_strided_numel(&m->geo), tmp, err);
     if (!st)
-        st = copy_view(h, dt, m->base, &m->geo, tmp->dev, err);
+        st = bp_cuda_copy_view(h->be, dt, m->base, &m->geo, tmp->dev, err);
     *ptr = tmp->dev;
     return st;
 }
@@ -523,7 +516,7 @@ static bp_status execute(bp_cuda_blas_t *h, const bp_gemm_call_t *c, const bp_cu
     if (c->copy_self) {
         bp_strided_t g;
         if ((st = expand_view(&self->geo, rnd, rshape, &g, err)) ||
-            (st = copy_view(h, dt, self->base, &g, C, err)))
+            (st = bp_cuda_copy_view(h->be, dt, self->base, &g, C, err)))
             return st;
     }
     if (c->api == BP_GEMM_ZERO)

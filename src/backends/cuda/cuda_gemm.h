@@ -41,6 +41,11 @@ int bp_cuda_blas_cc_major(const bp_cuda_blas_t *h);
 /* The settings and the workspaces, as a fingerprint records them. */
 json_t *bp_cuda_blas_json(const bp_cuda_blas_t *h);
 
+/* The view g of base (elements of dt) copied into contiguous out, in
+ * row-major order (Tensor.contiguous()), on be's stream. */
+bp_status bp_cuda_copy_view(bp_backend_t *be, bp_dtype_t dt, const void *base,
+                           const bp_strided_t *g, void *out, bp_error_t *err);
+
 /* An operand on the device: the memory its view starts from (element
  * offset 0) and its geometry over it. */
 typedef struct {
