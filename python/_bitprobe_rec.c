@@ -26,7 +26,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#define BP_REC_VERSION 1
+#define BP_REC_VERSION 2
 #define BP_REC_MAX_CUDA 16 /* hashers a recorder launches into directly */
 #define BP_REC_CACHE_MAX 200000
 #define BP_REC_STRIDED_MAX (1 << 20) /* bytes: a larger strided tensor is Python's */
@@ -67,6 +67,7 @@ typedef struct {
     PyObject *dtinfo, *cuda_names, *trefs, *targs, *tensor_t, *param_t, *strided, *no_ret;
     PyObject *not_hashed;                         /* exception -> its entry's why */
     PyObject *json, *encode, *meta_json, *meta_cache; /* _json, _JSON.encode, _meta_json, _META_JSON */
+    PyObject *py_td;                              /* the recorder class's __torch_dispatch__ */
     int has_neg;
     int ncuda;
     bp_cuda_reg cuda[BP_REC_MAX_CUDA];
@@ -76,7 +77,7 @@ typedef struct {
 static PyObject *SLOW; /* dispatch's "do it in Python" */
 static PyObject *ONE;
 static PyObject *s_version, *s_dtype, *s_is_cuda, *s_get_device, *s_is_cpu, *s_layout, *s_is_neg,
-    *s_is_conj, *s_stride, *s_shape, *s_numel, *s_data_ptr, *s_is_contiguous, *s_epoch,
+    *s_is_conj, *s_stride, *s_shape, *s_data_ptr, *s_epoch,
     *s_capturing, *s_diverged, *s_diverging, *s_records, *s_stack, *s_seq, *s_native,
     *s_native_checked, *s_kinds, *s_pending, *s_used, *s__entry, *s__encode, *s__flatten_out,
     *s__module_json, *s__flush, *s_hash_plain, *s_cpu, *s_empty, *s_overwritten,
@@ -325,12 +326,45 @@ static PyObject *c_hash(Core *c, PyObject *dn, uintptr_t ptr, int contig,
     return hh;
 }
 
+/* A tensor's element count and contiguity from its sizes and strides
+ * (tuples of ints), as c10 computes them; -1 where they are not plain
+ * tuples of ints or the count overflows (then Python asks the tensor). */
+static int shape_facts(PyObject *shape, PyObject *stride, long long *numel, int *contig)
+{
+    if (!PyTuple_Check(shape) || !PyTuple_Check(stride) ||
+        PyTuple_GET_SIZE(shape) != PyTuple_GET_SIZE(stride))
+        return -1;
+    Py_ssize_t nd = PyTuple_GET_SIZE(shape);
+    long long n = 1, expect = 1;
+    int c = 1;
+    for (Py_ssize_t d = nd - 1; d >= 0; d--) {
+        long long sz = PyLong_AsLongLong(PyTuple_GET_ITEM(shape, d));
+        long long st = PyLong_AsLongLong(PyTuple_GET_ITEM(stride, d));
+        if ((sz == -1 || st == -1) && PyErr_Occurred()) {
+            PyErr_Clear();
+            return -1;
+        }
+        if (sz < 0 || (sz && n > LLONG_MAX / sz))
+            return -1;
+        n *= sz;
+        if (sz != 1 && c) {
+            if (st == expect && (!sz || expect <= LLONG_MAX / sz))
+                expect *= sz;
+            else
+                c = 0;
+        }
+    }
+    *numel = n;
+    *contig = c || n == 0;
+    return 0;
+}
+
 /* t's entry, as Recorder._entry(t, None, fresh) makes it, with the same
  * cache entries; epoch: the recorder's.  A new reference, or NULL. */
 static PyObject *c_entry(Core *c, PyObject *t, PyObject *epoch, int fresh)
 {
     PyObject *ver = NULL, *id = NULL, *ptro = NULL, *dt = NULL, *o = NULL, *stride = NULL,
-             *shape = NULL, *numel = NULL, *meta = NULL, *key = NULL, *e = NULL, *nb = NULL,
+             *shape = NULL, *meta = NULL, *key = NULL, *e = NULL, *nb = NULL,
              *hash = NULL, *vf = NULL, *wr = NULL, *tup = NULL, *dn;
     int contig, rc;
     ver = PyObject_GetAttr(t, s_version);
@@ -434,25 +468,18 @@ static PyObject *c_entry(Core *c, PyObject *t, PyObject *epoch, int fresh)
     shape = PyObject_GetAttr(t, s_shape);
     if (!shape)
         goto fail;
-    numel = meth0(t, s_numel);
-    if (!numel)
-        goto fail;
-    long long n = PyLong_AsLongLong(numel);
-    if (n == -1 && PyErr_Occurred())
-        goto fail;
+    /* numel() and is_contiguous() from the sizes and strides, as c10
+     * computes them (_compute_contiguous: dims of size 1 skipped, an
+     * empty tensor contiguous): two calls fewer per tensor */
+    long long n;
+    if (shape_facts(shape, stride, &n, &contig) < 0)
+        goto python;
     long long nbytes = n * es;
     ptro = meth0(t, s_data_ptr);
     if (!ptro) { /* no storage to point at */
         PyErr_Clear();
         goto python;
     }
-    o = meth0(t, s_is_contiguous);
-    if (!o) {
-        PyErr_Clear();
-        goto python;
-    }
-    contig = o == Py_True;
-    Py_CLEAR(o);
     uintptr_t ptr = (uintptr_t)PyLong_AsUnsignedLongLong(ptro);
     if (PyErr_Occurred())
         goto fail;
@@ -571,7 +598,6 @@ done:
     Py_XDECREF(o);
     Py_XDECREF(stride);
     Py_XDECREF(shape);
-    Py_XDECREF(numel);
     Py_XDECREF(meta);
     Py_XDECREF(key);
     Py_XDECREF(nb);
@@ -897,6 +923,26 @@ fail:
     return NULL;
 }
 
+/* torch_dispatch(mode, func, types, args, kwargs=None): the recorder's
+ * __torch_dispatch__ as PyTorch calls it, bound to the recorder as an
+ * attribute of its own (bitprobe_torch.Recorder._direct): dispatch's
+ * common path with no Python frame between PyTorch and this core; the
+ * rest by the class's __torch_dispatch__ (which PyTorch 2 wraps so that
+ * torch.compile does not trace it). */
+static PyObject *Core_torch_dispatch(Core *c, PyObject *const *argv, Py_ssize_t argc)
+{
+    if (argc < 4 || argc > 5) {
+        PyErr_SetString(PyExc_TypeError, "torch_dispatch(mode, func, types, args, kwargs=None)");
+        return NULL;
+    }
+    PyObject *a3[3] = {argv[1], argv[3], argc == 5 ? argv[4] : Py_None};
+    PyObject *out = Core_dispatch(c, a3, 3);
+    if (out != SLOW)
+        return out;
+    Py_DECREF(out);
+    return PyObject_Vectorcall(c->py_td, argv, (size_t)argc, NULL);
+}
+
 /* add_cuda(hasher, launch, func, sfunc, index, base, max_blocks, slots,
  * current, stream): launches into hasher's slots from here on. */
 static PyObject *Core_add_cuda(Core *c, PyObject *args)
@@ -976,35 +1022,74 @@ static PyObject *entry_json(Core *c, PyObject *e)
     Py_DECREF(meta);
     if (!head)
         return NULL;
-    char buf[24];
-    snprintf(buf, sizeof buf, "\"%016llx\"}", x);
-    PyObject *tail = PyUnicode_FromString(buf);
-    js = tail ? PyUnicode_Concat(head, tail) : NULL;
+    Py_ssize_t hn;
+    js = NULL;
+    const char *hu = PyUnicode_AsUTF8AndSize(head, &hn);
+    char sbuf_[512], *buf = hu && hn + 24 > (Py_ssize_t)sizeof sbuf_ ? PyMem_Malloc(hn + 24)
+                                                                     : sbuf_;
+    if (hu && buf) {
+        memcpy(buf, hu, (size_t)hn);
+        snprintf(buf + hn, 24, "\"%016llx\"}", x);
+        js = PyUnicode_DecodeUTF8(buf, hn + 19, NULL);
+    } else if (hu)
+        PyErr_NoMemory();
+    if (buf && buf != sbuf_)
+        PyMem_Free(buf);
     Py_DECREF(head);
-    Py_XDECREF(tail);
     if (js && Py_TYPE(c->e_slot[4])->tp_descr_set(c->e_slot[4], e, js) < 0)
         Py_CLEAR(js);
     return js;
 }
 
-static int add_str(PyObject *parts, PyObject *s)
+/* A growing text buffer: the lines of a batch, made into one str. */
+typedef struct {
+    char *p;
+    size_t n, cap;
+} sbuf;
+
+static int sb_put(sbuf *b, const char *s, size_t n)
+{
+    if (b->n + n > b->cap) {
+        size_t cap = b->cap ? b->cap : 1 << 16;
+        while (cap < b->n + n)
+            cap *= 2;
+        char *q = PyMem_Realloc(b->p, cap);
+        if (!q) {
+            PyErr_NoMemory();
+            return -1;
+        }
+        b->p = q;
+        b->cap = cap;
+    }
+    memcpy(b->p + b->n, s, n);
+    b->n += n;
+    return 0;
+}
+
+#define SB_LIT(b, lit) sb_put((b), (lit), sizeof(lit) - 1)
+
+/* s (a str, a new reference, or NULL on an error) into b as UTF-8. */
+static int sb_str(sbuf *b, PyObject *s)
 {
     if (!s)
         return -1;
-    int r = PyList_Append(parts, s);
+    Py_ssize_t n;
+    const char *u = PyUnicode_Check(s) ? PyUnicode_AsUTF8AndSize(s, &n) : NULL;
+    if (!u && !PyErr_Occurred())
+        PyErr_SetString(PyExc_TypeError, "lines: JSON text that is not a str");
+    int r = u ? sb_put(b, u, (size_t)n) : -1;
     Py_DECREF(s);
     return r;
 }
 
-static int add_entries(Core *c, PyObject *parts, PyObject *es)
+static int add_entries(Core *c, sbuf *b, PyObject *es)
 {
     if (!PyList_Check(es)) {
         PyErr_SetString(PyExc_TypeError, "lines: entries not in a list");
         return -1;
     }
     for (Py_ssize_t k = 0; k < PyList_GET_SIZE(es); k++)
-        if ((k && add_str(parts, PyUnicode_FromString(","))) ||
-            add_str(parts, entry_json(c, PyList_GET_ITEM(es, k))))
+        if ((k && SB_LIT(b, ",")) || sb_str(b, entry_json(c, PyList_GET_ITEM(es, k))))
             return -1;
     return 0;
 }
@@ -1017,9 +1102,9 @@ static PyObject *Core_lines(Core *c, PyObject *records)
         PyErr_SetString(PyExc_TypeError, "lines(records): a list");
         return NULL;
     }
-    PyObject *parts = PyList_New(0), *r = NULL;
-    if (!parts)
-        return NULL;
+    sbuf b = {NULL, 0, 0};
+    PyObject *r = NULL;
+    char num[32];
     for (Py_ssize_t i = 0; i < PyList_GET_SIZE(records); i++) {
         PyObject *rec = PyList_GET_ITEM(records, i);
         if (!PyTuple_Check(rec) || PyTuple_GET_SIZE(rec) != 8) {
@@ -1028,33 +1113,32 @@ static PyObject *Core_lines(Core *c, PyObject *records)
         }
         PyObject *args = PyTuple_GET_ITEM(rec, 3), *kw = PyTuple_GET_ITEM(rec, 4),
                  *ret = PyTuple_GET_ITEM(rec, 5);
-        if (add_str(parts, PyUnicode_FromString("{\"seq\":")) ||
-            add_str(parts, PyObject_Str(PyTuple_GET_ITEM(rec, 0))) ||
-            add_str(parts, PyUnicode_FromString(",\"op\":")) ||
-            add_str(parts, Py_NewRef(PyTuple_GET_ITEM(rec, 1))) ||
-            add_str(parts, PyUnicode_FromString(",\"module\":")) ||
-            add_str(parts, Py_NewRef(PyTuple_GET_ITEM(rec, 2))) ||
-            add_str(parts, PyUnicode_FromString(",\"args\":")) ||
-            add_str(parts, PyUnicode_CheckExact(args) ? Py_NewRef(args)
-                                                      : PyObject_CallOneArg(c->json, args)))
+        long long seq = PyLong_AsLongLong(PyTuple_GET_ITEM(rec, 0));
+        if (seq == -1 && PyErr_Occurred())
+            goto out;
+        int nn = snprintf(num, sizeof num, "%lld", seq);
+        if (SB_LIT(&b, "{\"seq\":") || sb_put(&b, num, (size_t)nn) ||
+            SB_LIT(&b, ",\"op\":") || sb_str(&b, Py_NewRef(PyTuple_GET_ITEM(rec, 1))) ||
+            SB_LIT(&b, ",\"module\":") || sb_str(&b, Py_NewRef(PyTuple_GET_ITEM(rec, 2))) ||
+            SB_LIT(&b, ",\"args\":") ||
+            sb_str(&b, PyUnicode_CheckExact(args) ? Py_NewRef(args)
+                                                  : PyObject_CallOneArg(c->json, args)))
             goto out;
         int has_kw = PyObject_IsTrue(kw);
-        if (has_kw < 0 || (has_kw && (add_str(parts, PyUnicode_FromString(",\"kwargs\":")) ||
-                                      add_str(parts, PyObject_CallOneArg(c->json, kw)))))
+        if (has_kw < 0 || (has_kw && (SB_LIT(&b, ",\"kwargs\":") ||
+                                      sb_str(&b, PyObject_CallOneArg(c->json, kw)))))
             goto out;
-        if (ret != c->no_ret && (add_str(parts, PyUnicode_FromString(",\"ret\":")) ||
-                                 add_str(parts, PyObject_CallOneArg(c->encode, ret))))
+        if (ret != c->no_ret && (SB_LIT(&b, ",\"ret\":") ||
+                                 sb_str(&b, PyObject_CallOneArg(c->encode, ret))))
             goto out;
-        if (add_str(parts, PyUnicode_FromString(",\"in\":[")) ||
-            add_entries(c, parts, PyTuple_GET_ITEM(rec, 6)) ||
-            add_str(parts, PyUnicode_FromString("],\"out\":[")) ||
-            add_entries(c, parts, PyTuple_GET_ITEM(rec, 7)) ||
-            add_str(parts, PyUnicode_FromString("]}\n")))
+        if (SB_LIT(&b, ",\"in\":[") || add_entries(c, &b, PyTuple_GET_ITEM(rec, 6)) ||
+            SB_LIT(&b, "],\"out\":[") || add_entries(c, &b, PyTuple_GET_ITEM(rec, 7)) ||
+            SB_LIT(&b, "]}\n"))
             goto out;
     }
-    r = PyUnicode_Join(s_empty, parts);
+    r = PyUnicode_DecodeUTF8(b.p ? b.p : "", (Py_ssize_t)b.n, NULL);
 out:
-    Py_DECREF(parts);
+    PyMem_Free(b.p);
     return r;
 }
 
@@ -1109,6 +1193,7 @@ static int Core_init(Core *c, PyObject *args, PyObject *kw)
     TAKE(encode, k, "encode");
     TAKE(meta_json, k, "meta_json");
     TAKE(meta_cache, k, "meta_cache");
+    TAKE(py_td, k, "py_dispatch");
 #undef TAKE
     PyObject *has_neg = item(k, "has_neg");
     if (!has_neg)
@@ -1192,6 +1277,7 @@ static int Core_clear(Core *c)
     Py_CLEAR(c->encode);
     Py_CLEAR(c->meta_json);
     Py_CLEAR(c->meta_cache);
+    Py_CLEAR(c->py_td);
     for (int k = 0; k < c->ncuda; k++) {
         Py_CLEAR(c->cuda[k].h);
         Py_CLEAR(c->cuda[k].hdict);
@@ -1212,6 +1298,8 @@ static void Core_dealloc(Core *c)
 static PyMethodDef Core_methods[] = {
     {"dispatch", (PyCFunction)(void (*)(void))Core_dispatch, METH_FASTCALL,
      "dispatch(func, args, kwargs): the op run and recorded, or SLOW"},
+    {"torch_dispatch", (PyCFunction)(void (*)(void))Core_torch_dispatch, METH_FASTCALL,
+     "torch_dispatch(mode, func, types, args, kwargs=None): __torch_dispatch__, bound"},
     {"add_cuda", (PyCFunction)Core_add_cuda, METH_VARARGS,
      "add_cuda(hasher, launch, func, sfunc, index, base, max_blocks, slots, current, stream)"},
     {"stats", (PyCFunction)Core_stats, METH_NOARGS, "ops done here and kernel launches"},
@@ -1263,8 +1351,8 @@ PyMODINIT_FUNC PyInit__bitprobe_rec(void)
         {&s_version, "_version"}, {&s_dtype, "dtype"}, {&s_is_cuda, "is_cuda"},
         {&s_get_device, "get_device"}, {&s_is_cpu, "is_cpu"}, {&s_layout, "layout"},
         {&s_is_neg, "is_neg"}, {&s_is_conj, "is_conj"}, {&s_stride, "stride"},
-        {&s_shape, "shape"}, {&s_numel, "numel"}, {&s_data_ptr, "data_ptr"},
-        {&s_is_contiguous, "is_contiguous"}, {&s_epoch, "epoch"}, {&s_capturing, "capturing"},
+        {&s_shape, "shape"}, {&s_data_ptr, "data_ptr"},
+        {&s_epoch, "epoch"}, {&s_capturing, "capturing"},
         {&s_diverged, "diverged"}, {&s_diverging, "diverging"}, {&s_records, "records"},
         {&s_stack, "stack"}, {&s_seq, "seq"}, {&s_native, "native"},
         {&s_native_checked, "native_checked"}, {&s_kinds, "kinds"}, {&s_pending, "pending"},

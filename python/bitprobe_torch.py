@@ -63,6 +63,7 @@ import struct
 import sys
 import threading
 import time
+import types
 import weakref
 
 try:
@@ -835,7 +836,7 @@ def _native_selftest():
 
 # --- the C extension (python/_bitprobe_rec.c) ----------------------------
 
-_REC_VERSION = 1
+_REC_VERSION = 2
 
 
 def _load_rec():
@@ -878,7 +879,8 @@ def _make_core(rec):
         "cuda_names": _CUDA_NAMES, "trefs": _TREFS, "targs": _TARGS_JSON, "tensor": _TENSOR,
         "parameter": _PARAMETER, "strided": _STRIDED, "no_ret": _NO_RET,
         "not_hashed": _not_hashed, "has_neg": _HAS_NEG, "json": _json, "encode": _JSON.encode,
-        "meta_json": _meta_json, "meta_cache": _META_JSON})
+        "meta_json": _meta_json, "meta_cache": _META_JSON,
+        "py_dispatch": type(rec).__torch_dispatch__})
 
 
 def _handle(v):
@@ -1311,10 +1313,14 @@ class Recorder(TorchDispatchMode):
     extension: run each op's common path in the C extension (_bitprobe_rec)
       where it loads and passed its self-check (else in Python); the ledger
       is the same either way, its header's "ops_path" says which ran.
+    direct: with the extension, PyTorch calls it per op with no Python
+      frame between (else through this class's __torch_dispatch__); the
+      ledger is the same either way.
     """
 
     def __init__(self, path, capture=None, capture_bytes=0, reference=None, diverging=8,
-                 argv=None, fast_cuda=True, native=True, capture_seqs=None, extension=True):
+                 argv=None, fast_cuda=True, native=True, capture_seqs=None, extension=True,
+                 direct=True):
         super().__init__()
         self.path = path
         self.capture_re = re.compile(capture) if capture else None
@@ -1348,6 +1354,7 @@ class Recorder(TorchDispatchMode):
         self.t0 = None
         # The C extension's core: made last, from the attributes above.
         self.core = None
+        self.direct = direct
         why = _core_check() if extension else None
         if why is not None:
             self.hasher.notes.append("the recorder's C extension is not used (%s): ops "
@@ -1704,7 +1711,21 @@ class Recorder(TorchDispatchMode):
                                      for i in range(torch.cuda.device_count())]}
         return h
 
+    def _direct(self, on):
+        """Lets PyTorch call the C extension's dispatch itself, as this
+        recorder's own __torch_dispatch__ (no Python frame, and none of the
+        wrapper PyTorch 2 puts around a mode class's method, per op; the
+        uncommon ops still go to the class's method); on=False takes it
+        away (it holds the recorder: a cycle).  Not where a subclass has
+        a __torch_dispatch__ of its own."""
+        if not on:
+            self.__dict__.pop("__torch_dispatch__", None)
+        elif (self.core is not None and self.direct and
+              type(self).__torch_dispatch__ is Recorder.__torch_dispatch__):
+            self.__dict__["__torch_dispatch__"] = types.MethodType(self.core.torch_dispatch, self)
+
     def __enter__(self):
+        self._direct(True)
         self.out = open(self.path + ".tmp", "w")
         self.out.write(json.dumps(self._header(), separators=(",", ":")) + "\n")
         self.t0 = time.time()
@@ -1728,6 +1749,7 @@ class Recorder(TorchDispatchMode):
     def close(self):
         """Writes what is pending, the end record and the captures; the
         ledger appears under its name only now, complete."""
+        self._direct(False)
         if self.out is None:
             return
         self._flush()

@@ -196,7 +196,8 @@ const char *bp_op_class_name(bp_op_class_t c)
 const char *bp_op_flag_name(int i)
 {
     static const char *const names[BP_OPF_NFLAGS] = {"float_fn", "int", "costly",
-                                                      "bool", "fp8", "views"};
+                                                      "bool", "fp8", "views",
+                                                      "float_in"};
     return NAME_OF(names, i);
 }
 
@@ -1044,6 +1045,17 @@ bp_status bp_op_infer(const bp_op_t *op, const bp_meta_t *metas,
     bp_status st = infer_kind(op, metas, out, err);
     if (st)
         return st;
+    if (bp_op_has(op->kind, BP_OPF_FLOAT_IN) &&
+        !(op->has_dtype && is_float(op->dtype_is_run ? run_dtype : op->dtype))) {
+        int reads[BP_OP_MAXREADS];
+        int n = bp_op_reads(op, reads);
+        for (int k = 0; k < n; k++)
+            if (!is_float(metas[reads[k]].dtype))
+                return bp_error_set(err, BP_EINPUT,
+                                    "%s of a tensor of dtype %s: PyTorch has no integer kernel for "
+                                    "it and refuses it; cast to a float dtype first",
+                                    bp_op_name(op->kind), bp_dtype_name(metas[reads[k]].dtype));
+    }
     if (bp_op_has(op->kind, BP_OPF_FLOAT_FN) && !is_float(out->dtype))
         out->dtype = BP_F32; /* the default dtype */
     /* A comparison computes in the promoted dtype (out->dtype so far) and

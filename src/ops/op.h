@@ -84,12 +84,15 @@ enum {
     BP_OPF_COSTLY = 1u << 2,
     BP_OPF_BOOL = 1u << 3,
     BP_OPF_FP8 = 1u << 4,
-    BP_OPF_VIEWS = 1u << 5 /* a GEMM (and sdpa, whose products are): a device
+    BP_OPF_VIEWS = 1u << 5, /* a GEMM (and sdpa, whose products are): a device
                               backend reads its operands as
                               PyTorch's strided views (strided.h), a layout
                               op feeding it folded into its strides */
+    BP_OPF_FLOAT_IN = 1u << 6 /* its tensor operands must be floats: PyTorch
+                                 has no integer kernel for it and refuses them
+                                 (softmax, mean, var, the norms) */
 };
-#define BP_OPF_NFLAGS 6
+#define BP_OPF_NFLAGS 7
 
 #include "op_kind.h" /* bp_op_kind_t: BP_OP_ADD, ... */
 

@@ -55,7 +55,10 @@
  *             storage dtypes, which PyTorch only converts and moves);
  *             VIEWS (a GEMM: a device backend reads its operands through
  *             the strides PyTorch's views of them have, so that a
- *             transpose feeding it reaches cuBLAS as a transpose flag).
+ *             transpose feeding it reaches cuBLAS as a transpose flag);
+ *             FLOAT_IN (its tensor operands must be floats, unless dtype
+ *             asks for a float result: PyTorch has no integer kernel for
+ *             it and refuses integers, an empty tensor aside).
  *             Without BOOL or FP8 an op refuses those dtypes.
  *   TORCH     what it computes, in PyTorch's words (bitprobe list --ops).
  *
@@ -214,21 +217,21 @@ BP_OP(NE, "ne", AB_TS, 0, 0, 0, BOOL, ELEMWISE, BP_OPF_BOOL, "a != b")
 BP_OP(WHERE, "where", COND_AB, 0, 0, 0, PROMOTE, ELEMWISE, BP_OPF_INT | BP_OPF_BOOL,
       "torch.where(cond, a, b)")
 BP_OP(SOFTMAX, "softmax", A, BP_K(AXIS), BP_K(AXIS), BP_FM(FIXED), SAME, REDUCTION,
-      BP_OPF_FLOAT_FN | BP_OPF_COSTLY, "torch.softmax(a, axis)")
+      BP_OPF_FLOAT_FN | BP_OPF_FLOAT_IN | BP_OPF_COSTLY, "torch.softmax(a, axis)")
 BP_OP(LOG_SOFTMAX, "log_softmax", A, BP_K(AXIS), BP_K(AXIS), BP_FM(FIXED), SAME, REDUCTION,
-      BP_OPF_FLOAT_FN | BP_OPF_COSTLY, "torch.log_softmax(a, axis)")
+      BP_OPF_FLOAT_FN | BP_OPF_FLOAT_IN | BP_OPF_COSTLY, "torch.log_softmax(a, axis)")
 BP_OP(MEAN, "mean", A, BP_K(AXIS) | BP_K(KEEPDIM), 0,
-      BP_FM(SEQUENTIAL) | BP_FM(PAIRWISE), SAME, REDUCTION, BP_OPF_FLOAT_FN,
+      BP_FM(SEQUENTIAL) | BP_FM(PAIRWISE), SAME, REDUCTION, BP_OPF_FLOAT_FN | BP_OPF_FLOAT_IN,
       "torch.mean(a, axis, keepdim)")
 BP_OP(VAR, "var", A, BP_K(AXIS) | BP_K(KEEPDIM) | BP_K(CORRECTION), 0, 0, SAME,
-      REDUCTION, BP_OPF_FLOAT_FN, "torch.var(a, axis, correction=1, keepdim)")
+      REDUCTION, BP_OPF_FLOAT_FN | BP_OPF_FLOAT_IN, "torch.var(a, axis, correction=1, keepdim)")
 BP_OP(AMAX, "amax", A, BP_K(AXIS) | BP_K(KEEPDIM), 0, 0, SAME, REDUCTION, BP_OPF_INT,
       "torch.amax(a, axis, keepdim)")
 BP_OP(AMIN, "amin", A, BP_K(AXIS) | BP_K(KEEPDIM), 0, 0, SAME, REDUCTION, BP_OPF_INT,
       "torch.amin(a, axis, keepdim)")
-BP_OP(RMS_NORM, "rms_norm", AB, BP_K(EPS), 0, BP_FM(FIXED), SAME, FUSED, BP_OPF_FLOAT_FN,
+BP_OP(RMS_NORM, "rms_norm", AB, BP_K(EPS), 0, BP_FM(FIXED), SAME, FUSED, BP_OPF_FLOAT_FN | BP_OPF_FLOAT_IN,
       "torch.nn.functional.rms_norm(a, [a.shape[-1]], b, eps)")
-BP_OP(LAYER_NORM, "layer_norm", INPUTS, BP_K(EPS), 0, 0, SAME, FUSED, BP_OPF_FLOAT_FN,
+BP_OP(LAYER_NORM, "layer_norm", INPUTS, BP_K(EPS), 0, 0, SAME, FUSED, BP_OPF_FLOAT_FN | BP_OPF_FLOAT_IN,
       "torch.nn.functional.layer_norm(x, [x.shape[-1]], weight, bias, eps), "
       "inputs [x, weight, bias]")
 BP_OP(BMM, "bmm", AB, 0, 0, 0, MATMUL, REDUCTION, BP_OPF_VIEWS, "torch.bmm(a, b)")

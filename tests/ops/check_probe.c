@@ -415,6 +415,23 @@ START_TEST(t_bad_inline)
                   "  - {out: c, op: sin, a: a, dtype: i64}\n"
                   "outputs: [{name: c}]\n",
                   "6:5: sin cannot produce the integer dtype i64");
+    /* PyTorch refuses an integer softmax (an empty one gives int64 where
+     * bitprobe gave fp32: fuzz seed 20261202, probe 1086, op 10); with a
+     * float dtype asked for, it converts first */
+    load_text_bad("int-log-softmax",
+                  "name: int-log-softmax\ndescription: d\ndtypes: [fp32]\nops:\n"
+                  "  - {out: a, op: arange, end: 4}\n"
+                  "  - {out: e, op: slice, a: a, start: 1, end: 0, axis: 0}\n"
+                  "  - {out: c, op: log_softmax, a: e, axis: 0}\n"
+                  "outputs: [{name: c}]\n",
+                  "7:5: log_softmax of a tensor of dtype i64: PyTorch has no integer "
+                  "kernel for it and refuses it; cast to a float dtype first");
+    load_text_bad("int-mean",
+                  "name: int-mean\ndescription: d\ndtypes: [fp32]\nops:\n"
+                  "  - {out: a, op: arange, end: 4}\n"
+                  "  - {out: c, op: mean, a: a}\n"
+                  "outputs: [{name: c}]\n",
+                  "6:5: mean of a tensor of dtype i64: PyTorch");
     load_text_bad("scalar-unary",
                   "name: scalar-unary\ndescription: d\ndtypes: [fp32]\nops:\n"
                   "  - {out: c, op: exp, a: 2}\n"

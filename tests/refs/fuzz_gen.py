@@ -373,7 +373,8 @@ class Gen:
         flags = self.flags
         return [b for b in p.bufs if b.shape is not None and
                 ("bool" in flags or "bool" not in b.dt.values()) and
-                ("fp8" in flags or not any(t.startswith("fp8") for t in b.dt.values()))]
+                ("fp8" in flags or not any(t.startswith("fp8") for t in b.dt.values())) and
+                ("float_in" not in flags or all(t in FLOATS for t in b.dt.values()))]
 
     def result(self, op, p, ins, scalar_is_int=None):
         """Dtype of the op's result in each run dtype, by the table's rule."""

@@ -17,7 +17,8 @@ Each op becomes a dict:
   forms     formulation names besides `default`
   kind      creation | elemwise | layout | reduction | fused
   flags     set of: float_fn (integer results become fp32), int (integer
-            dtypes computed)
+            dtypes computed), float_in (float operands only: PyTorch refuses
+            integers), and the listing's others
   rule      the result dtype without `dtype:`: literal, f32, same, promote,
             acc (integers sum to i64), matmul (one float dtype, no promotion)
   backends  the backends that implement it
