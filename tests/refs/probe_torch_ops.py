@@ -375,13 +375,15 @@ def _softmax_fixed(a, axis, log, device):
     if a.dim() == 0:
         r, req = _softmax_fixed(a.reshape(1), 0, log, device)
         return r.reshape(()), req
+    dt = a.dtype if a.is_floating_point() else torch.float32
+    if not a.numel():  # no row to reduce (amax refuses an empty dim)
+        return a.to(dt).clone(), True
     om = OPMATH.get(a.dtype, a.dtype) if a.is_floating_point() else torch.float32
     x = a.to(om).movedim(axis, -1)
     m = x.amax(-1, keepdim=True)
     e = torch.exp(x - m)
     s = fixed_sum(e, device)
     r = (x - m) - torch.log(s) if log else e / s
-    dt = a.dtype if a.is_floating_point() else torch.float32
     return r.to(dt).movedim(-1, axis), device != "cpu"
 
 

@@ -641,8 +641,11 @@ bp_status bp_cpu_op_reduce(bp_backend_t *be, const bp_exec_t *x, bp_error_t *err
     /* mean to fp16/bf16 sums the input as fp32, not cast to the result's
      * dtype first (ReduceOps.cpp mean_out's CPU branch: sum_out in Float,
      * div_, then to the dtype): mean(fp32 x, dtype=fp16) of 2^25 and -2^24
-     * is -inf there, not inf + -inf. */
-    bp_dtype_t vdt = op->kind == BP_OP_MEAN && (dt == BP_F16 || dt == BP_BF16) ? BP_F32 : dt;
+     * is -inf there, not inf + -inf.  Only PyTorch's own (default)
+     * formulation: the others convert first, as every op given a dtype
+     * does (mean(fp32 [-2^26, 2^26], dtype=fp16), sequential: NaN). */
+    bp_dtype_t vdt = op->kind == BP_OP_MEAN && op->form == BP_FORM_DEFAULT &&
+                             (dt == BP_F16 || dt == BP_BF16) ? BP_F32 : dt;
     if ((st = bp_cpu_expand(x->a, x->a, vdt, &v, err))) {
         free(r);
         return st;
