@@ -77,7 +77,7 @@ typedef struct {
 static PyObject *SLOW; /* dispatch's "do it in Python" */
 static PyObject *ONE;
 static PyObject *s_version, *s_dtype, *s_is_cuda, *s_get_device, *s_is_cpu, *s_layout, *s_is_neg,
-    *s_is_conj, *s_stride, *s_shape, *s_data_ptr, *s_epoch,
+    *s_is_conj, *s_stride, *s_shape, *s_data_ptr, *s_contiguous, *s_epoch,
     *s_capturing, *s_diverged, *s_diverging, *s_records, *s_stack, *s_seq, *s_native,
     *s_native_checked, *s_kinds, *s_pending, *s_used, *s__entry, *s__encode, *s__flatten_out,
     *s__module_json, *s__flush, *s_hash_plain, *s_cpu, *s_empty, *s_overwritten,
@@ -175,14 +175,36 @@ static PyObject *py_entry(Core *c, PyObject *t, PyObject *why, int fresh)
     return PyObject_VectorcallMethod(s__entry, args, 4, NULL);
 }
 
+static PyObject *c_launch(Core *c, bp_cuda_reg *r, PyObject *h, uintptr_t ptr, int contig,
+                          int small, Py_ssize_t ndim, const int64_t *dims, long long es,
+                          long long nbytes, long used, int *py, int *launch_rc);
+
+/* Whether a strided tensor of es-byte elements (dims: its sizes, then its
+ * strides) has words whose elements lie apart: elements of 1 or 2 bytes
+ * whose next in row-major order is not the next in memory (the last dim
+ * of more than one element has a stride other than 1).  The strided
+ * kernel reads such a word element by element (a transposed bf16 weight:
+ * about 300 GB/s on an H200); a contiguous copy and the contiguous
+ * kernel cost less.  Hasher.hash_plain's rule too (_straddles). */
+static int straddles(long long es, int ndim, const int64_t *dims)
+{
+    if (es >= 4)
+        return 0;
+    for (int d = ndim - 1; d >= 0; d--)
+        if (dims[d] > 1)
+            return dims[ndim + d] != 1;
+    return 0;
+}
+
 /* The hash of a tensor showing its own bytes (Hasher.hash_plain's common
  * cases): a new reference to an int (CPU) or a pending _Hash (CUDA), or
  * NULL with *py set when hash_plain must take it, or NULL with
  * *launch_rc set when the launch failed, or NULL with an exception. */
-static PyObject *c_hash(Core *c, PyObject *dn, uintptr_t ptr, int contig,
+static PyObject *c_hash(Core *c, PyObject *t, PyObject *dn, uintptr_t ptr, int contig,
                         PyObject *shape, PyObject *stride, long long es, long long nbytes,
                         int *py, int *launch_rc)
 {
+    PyObject *copy = NULL;
     *py = 0;
     *launch_rc = 0;
     int is_cpu = PyUnicode_Check(dn) && PyUnicode_Compare(dn, s_cpu) == 0;
@@ -244,6 +266,33 @@ static PyObject *c_hash(Core *c, PyObject *dn, uintptr_t ptr, int contig,
     long used = PyLong_AsLong(usedo);
     if (used == -1 && PyErr_Occurred())
         return NULL;
+    if (!contig && small && nbytes && straddles(es, (int)ndim, dims)) {
+        /* copied first (hash_plain's rule): faster than the strided kernel */
+        copy = meth0(t, s_contiguous);
+        PyObject *po = copy ? meth0(copy, s_data_ptr) : NULL;
+        if (!po) {
+            Py_XDECREF(copy);
+            return NULL;
+        }
+        ptr = (uintptr_t)PyLong_AsUnsignedLongLong(po);
+        Py_DECREF(po);
+        if (PyErr_Occurred()) {
+            Py_DECREF(copy);
+            return NULL;
+        }
+        contig = 1;
+    }
+    PyObject *hh = c_launch(c, r, h, ptr, contig, small, ndim, dims, es, nbytes, used, py,
+                            launch_rc);
+    Py_XDECREF(copy); /* freed after the launch: the allocator orders its reuse on the stream */
+    return hh;
+}
+
+/* c_hash's launch on CUDA hasher r (h): the kernel into slot `used`. */
+static PyObject *c_launch(Core *c, bp_cuda_reg *r, PyObject *h, uintptr_t ptr, int contig,
+                          int small, Py_ssize_t ndim, const int64_t *dims, long long es,
+                          long long nbytes, long used, int *py, int *launch_rc)
+{
     int strided = !contig;
     if (used >= r->slots ||
         (contig && nbytes && (ptr & 3)) || /* cloned to an aligned copy first */
@@ -524,7 +573,7 @@ static PyObject *c_entry(Core *c, PyObject *t, PyObject *epoch, int fresh)
     }
     if (!e) {
         int py, launch_rc;
-        hash = c_hash(c, dn, ptr, contig, shape, stride, es, nbytes, &py, &launch_rc);
+        hash = c_hash(c, t, dn, ptr, contig, shape, stride, es, nbytes, &py, &launch_rc);
         if (!hash && py) { /* Hasher.hash_plain(t, ptr, contig, meta, es) */
             PyObject *eso = PyLong_FromLongLong(es);
             if (!eso)
@@ -1352,7 +1401,7 @@ PyMODINIT_FUNC PyInit__bitprobe_rec(void)
         {&s_get_device, "get_device"}, {&s_is_cpu, "is_cpu"}, {&s_layout, "layout"},
         {&s_is_neg, "is_neg"}, {&s_is_conj, "is_conj"}, {&s_stride, "stride"},
         {&s_shape, "shape"}, {&s_data_ptr, "data_ptr"},
-        {&s_epoch, "epoch"}, {&s_capturing, "capturing"},
+        {&s_contiguous, "contiguous"}, {&s_epoch, "epoch"}, {&s_capturing, "capturing"},
         {&s_diverged, "diverged"}, {&s_diverging, "diverging"}, {&s_records, "records"},
         {&s_stack, "stack"}, {&s_seq, "seq"}, {&s_native, "native"},
         {&s_native_checked, "native_checked"}, {&s_kinds, "kinds"}, {&s_pending, "pending"},

@@ -474,6 +474,20 @@ extern "C" __global__ void bp_ledger_hash_strided(const unsigned char *p, bp_str
 #endif
 """
 
+def _straddles(es, shape, stride):
+    """Whether the words of a strided tensor of es-byte elements hold
+    elements that lie apart in memory (1- or 2-byte elements, the last
+    dim of more than one element not of stride 1): a contiguous copy and
+    the contiguous kernel hash it faster than the strided kernel (the C
+    extension's straddles(), the same rule)."""
+    if es >= 4:
+        return False
+    for n, st in zip(reversed(shape), reversed(stride)):
+        if n > 1:
+            return st != 1
+    return False
+
+
 # The strided kernel's argument (struct bp_strided): ndim, elsize, then
 # the sizes and the strides, packed by one call per launch into a buffer
 # that is passed by value.
@@ -1117,7 +1131,7 @@ class Hasher:
             if contig:
                 args = (t, nbytes, ptr)
             elif (h.launcher is not None and h.launcher.sfunc is not None and
-                  len(meta[1]) <= _STRIDED_MAX_DIMS and
+                  len(meta[1]) <= _STRIDED_MAX_DIMS and not _straddles(es, meta[1], meta[2]) and
                   not (t.data_ptr() if ptr is None else ptr) & ((es if es < 4 else 4) - 1)):
                 args = (t, nbytes, ptr, meta[1], meta[2], es)
             else:
