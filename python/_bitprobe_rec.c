@@ -1131,6 +1131,78 @@ static int sb_str(sbuf *b, PyObject *s)
     return r;
 }
 
+/* v as _json writes it (compact), where v is made only of what encode()
+ * passes through: ints, finite floats, True, False, None, {"t": k} and
+ * lists of them; 1 (b as it was) for anything else, -1 on an error. */
+static int json_simple(sbuf *b, PyObject *v, int depth)
+{
+    char num[32];
+    if (v == Py_None)
+        return SB_LIT(b, "null");
+    if (v == Py_True)
+        return SB_LIT(b, "true");
+    if (v == Py_False)
+        return SB_LIT(b, "false");
+    if (PyLong_CheckExact(v)) {
+        int over;
+        long long x = PyLong_AsLongLongAndOverflow(v, &over);
+        if (over || (x == -1 && PyErr_Occurred())) {
+            PyErr_Clear();
+            return 1;
+        }
+        return sb_put(b, num, (size_t)snprintf(num, sizeof num, "%lld", x));
+    }
+    if (PyFloat_CheckExact(v)) { /* float.__repr__, as json writes a finite float */
+        double d = PyFloat_AS_DOUBLE(v);
+        if (d != d || d - d != 0)
+            return 1;
+        char *r = PyOS_double_to_string(d, 'r', 0, Py_DTSF_ADD_DOT_0, NULL);
+        if (!r)
+            return -1;
+        int rc = sb_put(b, r, strlen(r));
+        PyMem_Free(r);
+        return rc;
+    }
+    if (PyDict_CheckExact(v) && PyDict_GET_SIZE(v) == 1) {
+        PyObject *k = PyDict_GetItemString(v, "t");
+        if (!k || !PyLong_CheckExact(k))
+            return 1;
+        size_t n0 = b->n;
+        int rc = SB_LIT(b, "{\"t\":");
+        if (!rc)
+            rc = json_simple(b, k, depth + 1);
+        if (!rc)
+            rc = SB_LIT(b, "}");
+        if (rc > 0)
+            b->n = n0;
+        return rc;
+    }
+    if ((PyList_CheckExact(v) || PyTuple_CheckExact(v)) && depth < 16) {
+        size_t n0 = b->n;
+        Py_ssize_t n = PySequence_Fast_GET_SIZE(v);
+        int rc = SB_LIT(b, "[");
+        for (Py_ssize_t k = 0; !rc && k < n; k++) {
+            if (k)
+                rc = SB_LIT(b, ",");
+            if (!rc)
+                rc = json_simple(b, PySequence_Fast_GET_ITEM(v, k), depth + 1);
+        }
+        if (!rc)
+            rc = SB_LIT(b, "]");
+        if (rc > 0)
+            b->n = n0;
+        return rc;
+    }
+    return 1;
+}
+
+/* v's JSON into b: json_simple's, else _json's. */
+static int sb_json(Core *c, sbuf *b, PyObject *v)
+{
+    int rc = json_simple(b, v, 0);
+    return rc <= 0 ? rc : sb_str(b, PyObject_CallOneArg(c->json, v));
+}
+
 static int add_entries(Core *c, sbuf *b, PyObject *es)
 {
     if (!PyList_Check(es)) {
@@ -1170,8 +1242,7 @@ static PyObject *Core_lines(Core *c, PyObject *records)
             SB_LIT(&b, ",\"op\":") || sb_str(&b, Py_NewRef(PyTuple_GET_ITEM(rec, 1))) ||
             SB_LIT(&b, ",\"module\":") || sb_str(&b, Py_NewRef(PyTuple_GET_ITEM(rec, 2))) ||
             SB_LIT(&b, ",\"args\":") ||
-            sb_str(&b, PyUnicode_CheckExact(args) ? Py_NewRef(args)
-                                                  : PyObject_CallOneArg(c->json, args)))
+            (PyUnicode_CheckExact(args) ? sb_str(&b, Py_NewRef(args)) : sb_json(c, &b, args)))
             goto out;
         int has_kw = PyObject_IsTrue(kw);
         if (has_kw < 0 || (has_kw && (SB_LIT(&b, ",\"kwargs\":") ||

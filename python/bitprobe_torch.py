@@ -1158,9 +1158,14 @@ class Hasher:
         if not self.pending:
             return
         by_dev = {}
+        read = {}  # each hasher's slots, read once
         for h in self.pending:
-            if h.src is not None:
-                h.value = h.src.read()[h.slot]
+            src = h.src
+            if src is not None:
+                vals = read.get(src)
+                if vals is None:
+                    vals = read[src] = src.read()
+                h.value = vals[h.slot]
                 h.src = None
             else:
                 by_dev.setdefault(h.s.device, []).append(h)
