@@ -185,11 +185,16 @@ static PyObject *c_launch(Core *c, bp_cuda_reg *r, PyObject *h, uintptr_t ptr, i
  * of more than one element has a stride other than 1).  The strided
  * kernel reads such a word element by element (a transposed bf16 weight:
  * about 300 GB/s on an H200); a contiguous copy and the contiguous
- * kernel cost less.  Hasher.hash_plain's rule too (_straddles). */
+ * kernel cost less.  Not an expanded tensor (a stride 0), whose copy
+ * could be far larger than its memory.  Hasher.hash_plain's rule too
+ * (_straddles). */
 static int straddles(long long es, int ndim, const int64_t *dims)
 {
     if (es >= 4)
         return 0;
+    for (int d = 0; d < ndim; d++)
+        if (dims[d] > 1 && dims[ndim + d] == 0)
+            return 0; /* expanded: a copy would hold every repeat (a mask to [B, H, L, L]) */
     for (int d = ndim - 1; d >= 0; d--)
         if (dims[d] > 1)
             return dims[ndim + d] != 1;

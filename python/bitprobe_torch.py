@@ -479,8 +479,9 @@ def _straddles(es, shape, stride):
     elements that lie apart in memory (1- or 2-byte elements, the last
     dim of more than one element not of stride 1): a contiguous copy and
     the contiguous kernel hash it faster than the strided kernel (the C
-    extension's straddles(), the same rule)."""
-    if es >= 4:
+    extension's straddles(), the same rule).  Not an expanded tensor (a
+    stride 0): its copy could be far larger than its memory."""
+    if es >= 4 or any(n > 1 and st == 0 for n, st in zip(shape, stride)):
         return False
     for n, st in zip(reversed(shape), reversed(stride)):
         if n > 1:
