@@ -30,8 +30,7 @@ import bitprobe_torch as bt
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-sys.argv = sys.argv[:1]  # cache_check reads its device from the command line
-import cache_check  # noqa: E402
+sys.argv = sys.argv[:1]  # cache_check (native_check.mixed_program) reads its device from it
 import cuda_emul  # noqa: E402
 import native_check  # noqa: E402
 
@@ -84,22 +83,11 @@ class HostCudaHasher(bt._CudaHasher):
 
 
 def program():
-    """What is recorded: built afresh each time (the same bits)."""
-    model, ids = native_check.small_model()
-    x, big = native_check.odd_inputs()
-    views = bt.strided_cases("cpu")
-    # more tensors than the slots hold, each new to the recorder, in one
-    # op: the batch is read back midway
+    """What is recorded: built afresh each time (the same bits), and more
+    tensors than the slots hold, each new to the recorder, in one op: the
+    batch is read back midway."""
     many = [torch.full((3,), float(i)) for i in range(bt._CudaHasher.SLOTS + 40)]
-
-    def run():
-        model(ids)
-        cache_check.cases("cpu")
-        native_check.odd_ops(x, big)
-        for v in views:
-            v * 1
-        torch.cat(many)
-    return run
+    return native_check.mixed_program(lambda x: torch.cat(many))
 
 
 def record(path, hasher=None, extension=False):

@@ -69,18 +69,7 @@ def awkward(x):
 
 
 def program():
-    model, ids = native_check.small_model()
-    x, big = native_check.odd_inputs()
-    views = bt.strided_cases("cpu")
-
-    def run():
-        model(ids)
-        cache_check.cases("cpu")
-        native_check.odd_ops(x, big)
-        for v in views:
-            v * 1
-        awkward(x)
-    return run
+    return native_check.mixed_program(awkward)
 
 
 def record(path, extension, native=True, capture=None):

@@ -44,6 +44,25 @@ def small_model():
     return llama_block.build(a)
 
 
+def mixed_program(tail):
+    """What the recorder's paths are compared on, built afresh each time
+    (the same bits): the small model, cache_check's cases, the odd ops,
+    bitprobe_torch.strided_cases, then tail(x) (x: the odd inputs' first)."""
+    import cache_check  # (it does not import this module)
+    model, ids = small_model()
+    x, big = odd_inputs()
+    views = bt.strided_cases("cpu")
+
+    def run():
+        model(ids)
+        cache_check.cases("cpu")
+        odd_ops(x, big)
+        for v in views:
+            v * 1
+        tail(x)
+    return run
+
+
 def ledger_records(path):
     """(header, records) of the ledger at path, the records as text, the
     outputs of ops on uninitialised memory (which differ from run to run)
