@@ -26,7 +26,9 @@
 #include <stdint.h>
 #include <string.h>
 
-#define BP_REC_VERSION 2
+#include "ledger_fmix.h"
+
+#define BP_REC_VERSION 3
 #define BP_REC_MAX_CUDA 16 /* hashers a recorder launches into directly */
 #define BP_REC_CACHE_MAX 200000
 #define BP_REC_STRIDED_MAX (1 << 20) /* bytes: a larger strided tensor is Python's */
@@ -77,7 +79,7 @@ typedef struct {
 static PyObject *SLOW; /* dispatch's "do it in Python" */
 static PyObject *ONE;
 static PyObject *s_version, *s_dtype, *s_is_cuda, *s_get_device, *s_is_cpu, *s_layout, *s_is_neg,
-    *s_is_conj, *s_stride, *s_shape, *s_data_ptr, *s_contiguous, *s_epoch,
+    *s_is_conj, *s_stride, *s_shape, *s_data_ptr, *s_epoch,
     *s_capturing, *s_diverged, *s_diverging, *s_records, *s_stack, *s_seq, *s_native,
     *s_native_checked, *s_kinds, *s_pending, *s_used, *s__entry, *s__encode, *s__flatten_out,
     *s__module_json, *s__flush, *s_hash_plain, *s_cpu, *s_empty, *s_overwritten,
@@ -179,37 +181,14 @@ static PyObject *c_launch(Core *c, bp_cuda_reg *r, PyObject *h, uintptr_t ptr, i
                           int small, Py_ssize_t ndim, const int64_t *dims, long long es,
                           long long nbytes, long used, int *py, int *launch_rc);
 
-/* Whether a strided tensor of es-byte elements (dims: its sizes, then its
- * strides) has words whose elements lie apart: elements of 1 or 2 bytes
- * whose next in row-major order is not the next in memory (the last dim
- * of more than one element has a stride other than 1).  The strided
- * kernel reads such a word element by element (a transposed bf16 weight:
- * about 300 GB/s on an H200); a contiguous copy and the contiguous
- * kernel cost less.  Not an expanded tensor (a stride 0), whose copy
- * could be far larger than its memory.  Hasher.hash_plain's rule too
- * (_straddles). */
-static int straddles(long long es, int ndim, const int64_t *dims)
-{
-    if (es >= 4)
-        return 0;
-    for (int d = 0; d < ndim; d++)
-        if (dims[d] > 1 && dims[ndim + d] == 0)
-            return 0; /* expanded: a copy would hold every repeat (a mask to [B, H, L, L]) */
-    for (int d = ndim - 1; d >= 0; d--)
-        if (dims[d] > 1)
-            return dims[ndim + d] != 1;
-    return 0;
-}
-
 /* The hash of a tensor showing its own bytes (Hasher.hash_plain's common
  * cases): a new reference to an int (CPU) or a pending _Hash (CUDA), or
  * NULL with *py set when hash_plain must take it, or NULL with
  * *launch_rc set when the launch failed, or NULL with an exception. */
-static PyObject *c_hash(Core *c, PyObject *t, PyObject *dn, uintptr_t ptr, int contig,
+static PyObject *c_hash(Core *c, PyObject *dn, uintptr_t ptr, int contig,
                         PyObject *shape, PyObject *stride, long long es, long long nbytes,
                         int *py, int *launch_rc)
 {
-    PyObject *copy = NULL;
     *py = 0;
     *launch_rc = 0;
     int is_cpu = PyUnicode_Check(dn) && PyUnicode_Compare(dn, s_cpu) == 0;
@@ -271,25 +250,8 @@ static PyObject *c_hash(Core *c, PyObject *t, PyObject *dn, uintptr_t ptr, int c
     long used = PyLong_AsLong(usedo);
     if (used == -1 && PyErr_Occurred())
         return NULL;
-    if (!contig && small && nbytes && straddles(es, (int)ndim, dims)) {
-        /* copied first (hash_plain's rule): faster than the strided kernel */
-        copy = meth0(t, s_contiguous);
-        PyObject *po = copy ? meth0(copy, s_data_ptr) : NULL;
-        if (!po) {
-            Py_XDECREF(copy);
-            return NULL;
-        }
-        ptr = (uintptr_t)PyLong_AsUnsignedLongLong(po);
-        Py_DECREF(po);
-        if (PyErr_Occurred()) {
-            Py_DECREF(copy);
-            return NULL;
-        }
-        contig = 1;
-    }
     PyObject *hh = c_launch(c, r, h, ptr, contig, small, ndim, dims, es, nbytes, used, py,
                             launch_rc);
-    Py_XDECREF(copy); /* freed after the launch: the allocator orders its reuse on the stream */
     return hh;
 }
 
@@ -578,7 +540,7 @@ static PyObject *c_entry(Core *c, PyObject *t, PyObject *epoch, int fresh)
     }
     if (!e) {
         int py, launch_rc;
-        hash = c_hash(c, t, dn, ptr, contig, shape, stride, es, nbytes, &py, &launch_rc);
+        hash = c_hash(c, dn, ptr, contig, shape, stride, es, nbytes, &py, &launch_rc);
         if (!hash && py) { /* Hasher.hash_plain(t, ptr, contig, meta, es) */
             PyObject *eso = PyLong_FromLongLong(es);
             if (!eso)
@@ -787,9 +749,10 @@ static PyObject *Core_dispatch(Core *c, PyObject *const *argv, Py_ssize_t argc)
         return NULL;
     }
     PyObject *func = argv[0], *args = argv[1], *kwargs = argv[2];
-    if (!PyTuple_Check(args) || (kwargs != Py_None && (!PyDict_Check(kwargs) ||
-                                                       PyDict_GET_SIZE(kwargs))))
+    if (!PyTuple_Check(args) || (kwargs != Py_None && !PyDict_Check(kwargs)))
         return Py_NewRef(SLOW);
+    if (kwargs != Py_None && !PyDict_GET_SIZE(kwargs))
+        kwargs = Py_None;
     PyObject *id = PyLong_FromVoidPtr(func);
     if (!id)
         return NULL;
@@ -816,7 +779,7 @@ static PyObject *Core_dispatch(Core *c, PyObject *const *argv, Py_ssize_t argc)
     int uninit = PyObject_IsTrue(PyTuple_GET_ITEM(info, 4));
     int overwrites = PyObject_IsTrue(PyTuple_GET_ITEM(info, 5));
     PyObject *ins = NULL, *enc = NULL, *in_e = NULL, *out = NULL, *outs = NULL, *out_e = NULL,
-             *ret = NULL, *rec = NULL, *seq1 = NULL;
+             *ret = NULL, *rec = NULL, *seq1 = NULL, *enc_kw = NULL;
     Py_ssize_t n = PyTuple_GET_SIZE(args);
     int only_tensors = 1;
     ins = PyList_New(0);
@@ -833,6 +796,29 @@ static PyObject *Core_dispatch(Core *c, PyObject *const *argv, Py_ssize_t argc)
         PyList_SET_ITEM(enc, k, x);
     }
     Py_ssize_t nin = PyList_GET_SIZE(ins);
+    if (kwargs != Py_None) { /* keyword arguments that hold no tensor (else: Python) */
+        PyObject *k, *v;
+        Py_ssize_t pos = 0;
+        enc_kw = PyDict_New();
+        if (!enc_kw)
+            goto fail_locked;
+        while (PyDict_Next(kwargs, &pos, &k, &v)) {
+            PyObject *x = encode(c, v, ins);
+            if (!x || PyDict_SetItem(enc_kw, k, x) < 0) {
+                Py_XDECREF(x);
+                goto fail_locked;
+            }
+            Py_DECREF(x);
+        }
+        if (PyList_GET_SIZE(ins) != nin) { /* out= and kin: Python's path, nothing done yet */
+            if (lock_give(c) < 0)
+                goto fail;
+            Py_DECREF(ins);
+            Py_DECREF(enc);
+            Py_DECREF(enc_kw);
+            return Py_NewRef(SLOW);
+        }
+    }
     if (only_tensors && nin < PyList_GET_SIZE(c->targs)) {
         Py_SETREF(enc, Py_NewRef(PyList_GET_ITEM(c->targs, nin))); /* their JSON already */
     }
@@ -846,7 +832,7 @@ static PyObject *Core_dispatch(Core *c, PyObject *const *argv, Py_ssize_t argc)
         goto fail_locked;
     if (lock_give(c) < 0)
         goto fail;
-    out = PyObject_Call(call, args, NULL);
+    out = PyObject_Call(call, args, kwargs != Py_None ? kwargs : NULL);
     if (!out)
         goto fail;
     if (lock_take(c, 1) < 0)
@@ -935,7 +921,7 @@ static PyObject *Core_dispatch(Core *c, PyObject *const *argv, Py_ssize_t argc)
     PyTuple_SET_ITEM(rec, 1, Py_NewRef(name_json));
     PyTuple_SET_ITEM(rec, 2, mj);
     PyTuple_SET_ITEM(rec, 3, Py_NewRef(enc));
-    PyTuple_SET_ITEM(rec, 4, Py_NewRef(Py_None));
+    PyTuple_SET_ITEM(rec, 4, Py_NewRef(enc_kw ? enc_kw : Py_None));
     PyTuple_SET_ITEM(rec, 5, Py_NewRef(ret));
     PyTuple_SET_ITEM(rec, 6, Py_NewRef(in_e));
     PyTuple_SET_ITEM(rec, 7, Py_NewRef(out_e));
@@ -959,6 +945,7 @@ static PyObject *Core_dispatch(Core *c, PyObject *const *argv, Py_ssize_t argc)
     Py_DECREF(ret);
     Py_DECREF(rec);
     Py_DECREF(seq1);
+    Py_XDECREF(enc_kw);
     return out;
 fail_epoch:
     Py_DECREF(epoch);
@@ -974,6 +961,7 @@ fail:
     Py_XDECREF(ret);
     Py_XDECREF(rec);
     Py_XDECREF(seq1);
+    Py_XDECREF(enc_kw);
     return NULL;
 }
 
@@ -1456,8 +1444,32 @@ static PyObject *m_hash(PyObject *self, PyObject *args)
     return PyLong_FromUnsignedLongLong(bp_torch_hash((const void *)(uintptr_t)p, n));
 }
 
+/* finish(address, n): H = fmix64(v) of n 64-bit words at address (a
+ * hasher's slots, S + nbytes each, copied to the host), as a list. */
+static PyObject *m_finish(PyObject *self, PyObject *args)
+{
+    unsigned long long p;
+    Py_ssize_t n;
+    (void)self;
+    if (!PyArg_ParseTuple(args, "Kn", &p, &n))
+        return NULL;
+    PyObject *l = PyList_New(n < 0 ? 0 : n);
+    for (Py_ssize_t i = 0; l && i < n; i++) {
+        uint64_t v;
+        memcpy(&v, (const char *)(uintptr_t)p + 8 * i, 8);
+        PyObject *h = PyLong_FromUnsignedLongLong(bp_fmix64(v));
+        if (!h)
+            Py_CLEAR(l);
+        else
+            PyList_SET_ITEM(l, i, h);
+    }
+    return l;
+}
+
 static PyMethodDef module_methods[] = {
     {"hash", m_hash, METH_VARARGS, "hash(address, nbytes): the ledger hash of host bytes"},
+    {"finish", m_finish, METH_VARARGS,
+     "finish(address, n): fmix64 of n 64-bit words of host memory, a list"},
     {NULL, NULL, 0, NULL},
 };
 
@@ -1477,7 +1489,7 @@ PyMODINIT_FUNC PyInit__bitprobe_rec(void)
         {&s_get_device, "get_device"}, {&s_is_cpu, "is_cpu"}, {&s_layout, "layout"},
         {&s_is_neg, "is_neg"}, {&s_is_conj, "is_conj"}, {&s_stride, "stride"},
         {&s_shape, "shape"}, {&s_data_ptr, "data_ptr"},
-        {&s_contiguous, "contiguous"}, {&s_epoch, "epoch"}, {&s_capturing, "capturing"},
+        {&s_epoch, "epoch"}, {&s_capturing, "capturing"},
         {&s_diverged, "diverged"}, {&s_diverging, "diverging"}, {&s_records, "records"},
         {&s_stack, "stack"}, {&s_seq, "seq"}, {&s_native, "native"},
         {&s_native_checked, "native_checked"}, {&s_kinds, "kinds"}, {&s_pending, "pending"},

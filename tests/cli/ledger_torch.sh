@@ -49,6 +49,13 @@ case $? in
 77) skip_later "$(cat glue.txt)" ;;
 *) cat glue.txt; fail "the recorder's CUDA path, run on the host, writes another ledger" ;;
 esac
+# and without the C extension (each op recorded in Python, the slots'
+# fmix64 taken by torch ops)
+BITPROBE_TORCH_EXT=0 "$PY" "$top_srcdir/tests/ledger_torch/cuda_glue.py" >glue0.txt 2>&1
+case $? in
+0|77) ;;
+*) cat glue0.txt; fail "the recorder's CUDA path without the C extension writes another ledger" ;;
+esac
 
 "$PY" -m bitprobe_torch record -o a.ledger "$M" >rec-a.txt 2>&1 ||
     { cat rec-a.txt; fail "recording A"; }

@@ -207,7 +207,15 @@ def main():
                    ((3, 5, 7), (1, 105, 15), 0), ((7, 5, 3), (1, 7, 35), 0),
                    ((31, 3), (1, 31), 0), ((3, 31), (1, 3), 0), ((2, 513), (513, 1), 0),
                    ((1000, 3), (3, 1), 0), ((3, 1000), (1, 3), 0),
-                   ((2, 255), (255, 1), 0), ((511, 2), (1, 511), 0)]  # a chunk less 1
+                   ((2, 255), (255, 1), 0), ((511, 2), (1, 511), 0),  # a chunk less 1
+                   # rows of whole words (bp_rows_sum): across rows, a lane's
+                   # words in several items, a batch dim, 32 rows and more
+                   ((40, 520), (1, 40), 0), ((6, 7, 40), (280, 1, 7), 3),
+                   ((45, 8), (1, 45), 0), ((3, 2, 36), (1, 3, 6), 0),
+                   # along rows: longer than a warp's item, several rows an
+                   # item, a row start not 4-byte aligned (across then)
+                   ((3, 1100), (1200, 1), 0), ((50, 3, 24), (100, 25, 1), 0),
+                   ((33, 70), (70, 1), 1), ((2, 5, 64), (0, 64, 1), 0)]
         for es in (1, 2, 4, 8, 16):
             for shape, strides, first in layouts:
                 lo = first + sum(min(0, (s - 1) * st) for s, st in zip(shape, strides))
