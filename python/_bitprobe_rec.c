@@ -32,6 +32,9 @@
 #define BP_REC_MAX_CUDA 16 /* hashers a recorder launches into directly */
 #define BP_REC_CACHE_MAX 200000
 #define BP_REC_STRIDED_MAX (1 << 20) /* bytes: a larger strided tensor is Python's */
+#define BP_BATCH 64                   /* tensors one launch of the batch kernel hashes */
+#define BP_BATCH_BYTES 16384          /* the largest tensor a batch takes */
+#define BP_BATCH_HELD 65536           /* ... and the largest storage it holds */
 
 /* python/bitprobe_torch_native.c, linked in */
 uint64_t bp_torch_hash(const void *p, uint64_t nbytes);
@@ -50,6 +53,19 @@ struct bp_strided_arg {
     int64_t d[16];
 };
 
+/* The batch kernel's argument, passed by value (bitprobe_torch's struct
+ * bp_batch): n tensors, each its address, byte count and slot address. */
+struct bp_batch_arg {
+    uint64_t n;
+    uint64_t e[3 * BP_BATCH];
+};
+
+/* cuStreamSynchronize, cuCtxPushCurrent, cuCtxPopCurrent (or their host
+ * stand-ins in the tests). */
+typedef int (*bp_stream_fn)(void *stream);
+typedef int (*bp_ctx_push_fn)(void *ctx);
+typedef int (*bp_ctx_pop_fn)(void **ctx);
+
 /* A _CudaHasher this core launches into. */
 typedef struct {
     PyObject *h, *hdict, *current, *stream; /* the hasher, its __dict__, its two functions */
@@ -57,6 +73,17 @@ typedef struct {
     void *func, *sfunc; /* the kernels; sfunc NULL: strided tensors are Python's */
     uint64_t base;      /* the slots' device address */
     long index, max_blocks, slots;
+    /* Small contiguous tensors are hashed a batch at a time (bfunc NULL:
+     * each by its own launch): their launch waits in batch, on the stream
+     * they were made on (bstream), the tensors held in the hasher's list
+     * `held` until its slots are read, so that no allocation reuses their
+     * memory first; batch_flush launches it. */
+    void *bfunc, *ctx, *bstream;
+    bp_stream_fn sync;
+    bp_ctx_push_fn push;
+    bp_ctx_pop_fn pop;
+    struct bp_batch_arg batch;
+    long long n_batches; /* batch launches */
 } bp_cuda_reg;
 
 typedef struct {
@@ -70,6 +97,7 @@ typedef struct {
     PyObject *not_hashed;                         /* exception -> its entry's why */
     PyObject *json, *encode, *meta_json, *meta_cache; /* _json, _JSON.encode, _meta_json, _META_JSON */
     PyObject *py_td;                              /* the recorder class's __torch_dispatch__ */
+    PyObject *storage;                            /* the name of Tensor's storage method */
     int has_neg;
     int ncuda;
     bp_cuda_reg cuda[BP_REC_MAX_CUDA];
@@ -81,7 +109,8 @@ static PyObject *ONE;
 static PyObject *s_version, *s_dtype, *s_is_cuda, *s_get_device, *s_is_cpu, *s_layout, *s_is_neg,
     *s_is_conj, *s_stride, *s_shape, *s_data_ptr, *s_epoch,
     *s_capturing, *s_diverged, *s_diverging, *s_records, *s_stack, *s_seq, *s_native,
-    *s_native_checked, *s_kinds, *s_pending, *s_used, *s__entry, *s__encode, *s__flatten_out,
+    *s_native_checked, *s_kinds, *s_pending, *s_used, *s_held, *s_nbytes, *s__entry,
+    *s__encode, *s__flatten_out,
     *s__module_json, *s__flush, *s_hash_plain, *s_cpu, *s_empty, *s_overwritten,
     *s_uninitialized;
 
@@ -177,15 +206,75 @@ static PyObject *py_entry(Core *c, PyObject *t, PyObject *why, int fresh)
     return PyObject_VectorcallMethod(s__entry, args, 4, NULL);
 }
 
-static PyObject *c_launch(Core *c, bp_cuda_reg *r, PyObject *h, uintptr_t ptr, int contig,
-                          int small, Py_ssize_t ndim, const int64_t *dims, long long es,
-                          long long nbytes, long used, int *py, int *launch_rc);
+static PyObject *c_launch(Core *c, bp_cuda_reg *r, PyObject *h, PyObject *t, uintptr_t ptr,
+                          int contig, int small, Py_ssize_t ndim, const int64_t *dims,
+                          long long es, long long nbytes, long used, int *py, int *launch_rc);
+
+/* The current stream of r's device (what a launch there now is ordered
+ * after), or NULL with an exception. */
+static void *cur_stream(bp_cuda_reg *r, int *err)
+{
+    PyObject *idx = PyLong_FromLong(r->index), *so = idx ? PyObject_CallOneArg(r->stream, idx)
+                                                          : NULL;
+    Py_XDECREF(idx);
+    void *st = so ? PyLong_AsVoidPtr(so) : NULL;
+    Py_XDECREF(so);
+    *err = PyErr_Occurred() != NULL;
+    return st;
+}
+
+/* Launches r's batch on its stream with r's device's context pushed (any
+ * device may be current); where `cur`, the stream what comes next runs
+ * on, is another, waits for the batch to finish, so that nothing there
+ * (an op writing one of the tensors) runs before the hashes have read
+ * them.  0, or the CUDA error. */
+static int batch_flush(bp_cuda_reg *r, void *cur)
+{
+    if (!r->batch.n)
+        return 0;
+    void *argv[1] = {&r->batch}, *old = NULL;
+    int rc = r->push(r->ctx);
+    if (!rc) {
+        rc = r->launch(r->bfunc, (unsigned)r->batch.n, 1, 1, 128, 1, 1, 0, r->bstream, argv,
+                       NULL);
+        r->n_batches++;
+        if (!rc && cur != r->bstream)
+            rc = r->sync(r->bstream);
+        int rp = r->pop(&old);
+        rc = rc ? rc : rp;
+    }
+    r->batch.n = 0;
+    return rc;
+}
+
+/* Every waiting batch launched (batch_flush, each device's current stream
+ * as `cur`): before an op that writes its arguments, before Python's path
+ * runs an op, before the slots are read.  0, or -1 with an exception. */
+static int flush_all(Core *c)
+{
+    for (int k = 0; k < c->ncuda; k++) {
+        bp_cuda_reg *r = &c->cuda[k];
+        if (!r->batch.n)
+            continue;
+        int err, rc;
+        void *cur = cur_stream(r, &err);
+        if (err) {
+            r->batch.n = 0;
+            return -1;
+        }
+        if ((rc = batch_flush(r, cur))) {
+            PyErr_Format(PyExc_RuntimeError, "cuLaunchKernel (batch): CUDA error %d", rc);
+            return -1;
+        }
+    }
+    return 0;
+}
 
 /* The hash of a tensor showing its own bytes (Hasher.hash_plain's common
  * cases): a new reference to an int (CPU) or a pending _Hash (CUDA), or
  * NULL with *py set when hash_plain must take it, or NULL with
  * *launch_rc set when the launch failed, or NULL with an exception. */
-static PyObject *c_hash(Core *c, PyObject *dn, uintptr_t ptr, int contig,
+static PyObject *c_hash(Core *c, PyObject *t, PyObject *dn, uintptr_t ptr, int contig,
                         PyObject *shape, PyObject *stride, long long es, long long nbytes,
                         int *py, int *launch_rc)
 {
@@ -250,15 +339,16 @@ static PyObject *c_hash(Core *c, PyObject *dn, uintptr_t ptr, int contig,
     long used = PyLong_AsLong(usedo);
     if (used == -1 && PyErr_Occurred())
         return NULL;
-    PyObject *hh = c_launch(c, r, h, ptr, contig, small, ndim, dims, es, nbytes, used, py,
+    PyObject *hh = c_launch(c, r, h, t, ptr, contig, small, ndim, dims, es, nbytes, used, py,
                             launch_rc);
     return hh;
 }
 
-/* c_hash's launch on CUDA hasher r (h): the kernel into slot `used`. */
-static PyObject *c_launch(Core *c, bp_cuda_reg *r, PyObject *h, uintptr_t ptr, int contig,
-                          int small, Py_ssize_t ndim, const int64_t *dims, long long es,
-                          long long nbytes, long used, int *py, int *launch_rc)
+/* c_hash's launch on CUDA hasher r (h) of tensor t: the kernel into slot
+ * `used`, now or in r's batch. */
+static PyObject *c_launch(Core *c, bp_cuda_reg *r, PyObject *h, PyObject *t, uintptr_t ptr,
+                          int contig, int small, Py_ssize_t ndim, const int64_t *dims,
+                          long long es, long long nbytes, long used, int *py, int *launch_rc)
 {
     int strided = !contig;
     if (used >= r->slots ||
@@ -290,21 +380,48 @@ static PyObject *c_launch(Core *c, bp_cuda_reg *r, PyObject *h, uintptr_t ptr, i
             blocks = r->max_blocks;
         else if (!blocks)
             blocks = 1;
-        PyObject *idx = PyLong_FromLong(r->index);
-        if (!idx)
-            return NULL;
-        PyObject *so = PyObject_CallOneArg(r->stream, idx);
-        Py_DECREF(idx);
-        if (!so)
-            return NULL;
-        void *stream = PyLong_AsVoidPtr(so);
-        Py_DECREF(so);
-        if (PyErr_Occurred())
+        int err;
+        void *stream = cur_stream(r, &err);
+        if (err)
             return NULL;
         void *p = (void *)ptr;
         uint64_t out = r->base + 8 * (uint64_t)used;
         int rc;
-        if (strided) {
+        if (r->bfunc && r->batch.n && stream != r->bstream) /* another stream: the batch first */
+            if ((rc = batch_flush(r, stream))) {
+                *launch_rc = rc;
+                return NULL;
+            }
+        /* A batch holds the tensor's storage, not the tensor: a tensor
+         * object kept alive makes PyTorch add a detach to a factory's
+         * result (torch.arange), an op the ledger would show. */
+        PyObject *st = NULL;
+        if (!strided && r->bfunc && nbytes <= BP_BATCH_BYTES) {
+            st = meth0(t, c->storage);
+            PyObject *sz = st ? meth0(st, s_nbytes) : NULL;
+            long long n = sz ? PyLong_AsLongLong(sz) : -1;
+            Py_XDECREF(sz);
+            if (PyErr_Occurred()) {
+                Py_XDECREF(st);
+                return NULL;
+            }
+            if (n > BP_BATCH_HELD) /* a small view of a large tensor: launched now */
+                Py_CLEAR(st);
+        }
+        if (st) {
+            PyObject *held = need(r->hdict, s_held);
+            int bad = !held || PyList_Append(held, st) < 0;
+            Py_DECREF(st);
+            if (bad)
+                return NULL;
+            uint64_t *e = r->batch.e + 3 * r->batch.n++;
+            e[0] = (uint64_t)ptr;
+            e[1] = (uint64_t)nbytes;
+            e[2] = out;
+            r->bstream = stream;
+            c->n_contig++;
+            rc = r->batch.n == BP_BATCH ? batch_flush(r, stream) : 0;
+        } else if (strided) {
             struct bp_strided_arg a;
             memset(&a, 0, sizeof a);
             a.ndim = (int32_t)ndim;
@@ -540,7 +657,7 @@ static PyObject *c_entry(Core *c, PyObject *t, PyObject *epoch, int fresh)
     }
     if (!e) {
         int py, launch_rc;
-        hash = c_hash(c, dn, ptr, contig, shape, stride, es, nbytes, &py, &launch_rc);
+        hash = c_hash(c, t, dn, ptr, contig, shape, stride, es, nbytes, &py, &launch_rc);
         if (!hash && py) { /* Hasher.hash_plain(t, ptr, contig, meta, es) */
             PyObject *eso = PyLong_FromLongLong(es);
             if (!eso)
@@ -830,6 +947,8 @@ static PyObject *Core_dispatch(Core *c, PyObject *const *argv, Py_ssize_t argc)
     Py_DECREF(epoch);
     if (!in_e)
         goto fail_locked;
+    if (mutates && flush_all(c) < 0) /* the hashes waiting in batches read the bytes first */
+        goto fail_locked;
     if (lock_give(c) < 0)
         goto fail;
     out = PyObject_Call(call, args, kwargs != Py_None ? kwargs : NULL);
@@ -990,10 +1109,11 @@ static PyObject *Core_torch_dispatch(Core *c, PyObject *const *argv, Py_ssize_t 
 static PyObject *Core_add_cuda(Core *c, PyObject *args)
 {
     PyObject *h, *cur, *stream;
-    unsigned long long launch, func, sfunc, base;
-    long index, max_blocks, slots;
-    if (!PyArg_ParseTuple(args, "OKKKlKllOO", &h, &launch, &func, &sfunc, &index, &base,
-                          &max_blocks, &slots, &cur, &stream))
+    unsigned long long launch, func, sfunc, base, bfunc = 0, ctx = 0, sync = 0, push = 0, pop = 0;
+    long index, max_blocks, slots, batch = 0;
+    if (!PyArg_ParseTuple(args, "OKKKlKllOO|KlKKKK", &h, &launch, &func, &sfunc, &index, &base,
+                          &max_blocks, &slots, &cur, &stream, &bfunc, &batch, &ctx, &sync, &push,
+                          &pop))
         return NULL;
     if (c->ncuda == BP_REC_MAX_CUDA)
         Py_RETURN_FALSE; /* Python launches into the others */
@@ -1016,6 +1136,19 @@ static PyObject *Core_add_cuda(Core *c, PyObject *args)
     r->index = index;
     r->max_blocks = max_blocks;
     r->slots = slots;
+    /* batches where the kernel is there, made for this BP_BATCH, with the
+     * driver's functions and a list to hold the tensors in */
+    int held = PyDict_GetItemWithError(hdict, s_held) != NULL;
+    if (PyErr_Occurred())
+        return NULL;
+    r->bfunc = bfunc && batch == BP_BATCH && sync && push && pop && held ? (void *)(uintptr_t)bfunc
+                                                                         : NULL;
+    r->ctx = (void *)(uintptr_t)ctx;
+    r->sync = (bp_stream_fn)(uintptr_t)sync;
+    r->push = (bp_ctx_push_fn)(uintptr_t)push;
+    r->pop = (bp_ctx_pop_fn)(uintptr_t)pop;
+    r->batch.n = 0;
+    r->n_batches = 0;
     Py_RETURN_TRUE;
 }
 
@@ -1255,10 +1388,74 @@ out:
     return r;
 }
 
+/* fill(pending): Hasher.resolve's loop: each pending _Hash with a source
+ * (a CUDA hasher) takes its value from the source's read(), called once
+ * per source, and lets the source go; the others (a sum held on the
+ * device) are returned, a new list. */
+static PyObject *Core_fill(Core *c, PyObject *pending)
+{
+    if (!PyList_Check(pending)) {
+        PyErr_SetString(PyExc_TypeError, "fill(pending): a list");
+        return NULL;
+    }
+    PyObject *rest = PyList_New(0), *read = PyDict_New();
+    descrsetfunc set = Py_TYPE(c->h_slot[2])->tp_descr_set;
+    for (Py_ssize_t i = 0; rest && read && i < PyList_GET_SIZE(pending); i++) {
+        PyObject *h = PyList_GET_ITEM(pending, i), *src = NULL, *vals, *slot = NULL, *v = NULL;
+        int rc = -1;
+        if (Py_TYPE(h) != (PyTypeObject *)c->hash_t) {
+            PyErr_SetString(PyExc_TypeError, "fill: an item not a _Hash");
+            goto next;
+        }
+        src = slot_get(c->h_slot[3], h);
+        if (!src)
+            goto next;
+        if (src == Py_None) {
+            rc = PyList_Append(rest, h);
+            goto next;
+        }
+        vals = PyDict_GetItemWithError(read, src);
+        if (vals)
+            Py_INCREF(vals);
+        else if (!PyErr_Occurred()) {
+            vals = PyObject_CallMethod(src, "read", NULL);
+            if (vals && PyDict_SetItem(read, src, vals) < 0)
+                Py_CLEAR(vals);
+        }
+        if (!vals)
+            goto next;
+        slot = slot_get(c->h_slot[4], h);
+        v = slot ? PyObject_GetItem(vals, slot) : NULL;
+        Py_DECREF(vals);
+        if (v && set(c->h_slot[2], h, v) == 0)
+            rc = set(c->h_slot[3], h, Py_None);
+    next:
+        Py_XDECREF(src);
+        Py_XDECREF(slot);
+        Py_XDECREF(v);
+        if (rc < 0)
+            Py_CLEAR(rest);
+    }
+    Py_XDECREF(read);
+    return rest;
+}
+
+/* flush(): the batches launched (flush_all); Python calls it before the
+ * slots are read and before its own path runs an op. */
+static PyObject *Core_flush(Core *c, PyObject *Py_UNUSED(ignored))
+{
+    if (flush_all(c) < 0)
+        return NULL;
+    Py_RETURN_NONE;
+}
+
 static PyObject *Core_stats(Core *c, PyObject *Py_UNUSED(ignored))
 {
-    return Py_BuildValue("{s:L,s:L,s:L}", "ops", c->n_fast, "contiguous", c->n_contig,
-                         "strided", c->n_strided);
+    long long nb = 0;
+    for (int k = 0; k < c->ncuda; k++)
+        nb += c->cuda[k].n_batches;
+    return Py_BuildValue("{s:L,s:L,s:L,s:L}", "ops", c->n_fast, "contiguous", c->n_contig,
+                         "strided", c->n_strided, "batches", nb);
 }
 
 /* Core(recorder, consts): consts a dict of what the recorder's module
@@ -1307,6 +1504,7 @@ static int Core_init(Core *c, PyObject *args, PyObject *kw)
     TAKE(meta_json, k, "meta_json");
     TAKE(meta_cache, k, "meta_cache");
     TAKE(py_td, k, "py_dispatch");
+    TAKE(storage, k, "storage");
 #undef TAKE
     PyObject *has_neg = item(k, "has_neg");
     if (!has_neg)
@@ -1391,11 +1589,13 @@ static int Core_clear(Core *c)
     Py_CLEAR(c->meta_json);
     Py_CLEAR(c->meta_cache);
     Py_CLEAR(c->py_td);
+    Py_CLEAR(c->storage);
     for (int k = 0; k < c->ncuda; k++) {
         Py_CLEAR(c->cuda[k].h);
         Py_CLEAR(c->cuda[k].hdict);
         Py_CLEAR(c->cuda[k].current);
         Py_CLEAR(c->cuda[k].stream);
+        c->cuda[k].batch.n = 0; /* never launched: the recorder was not closed */
     }
     c->ncuda = 0;
     return 0;
@@ -1417,6 +1617,9 @@ static PyMethodDef Core_methods[] = {
      "add_cuda(hasher, launch, func, sfunc, index, base, max_blocks, slots, current, stream)"},
     {"stats", (PyCFunction)Core_stats, METH_NOARGS, "ops done here and kernel launches"},
     {"lines", (PyCFunction)Core_lines, METH_O, "lines(records): the records' ledger lines"},
+    {"flush", (PyCFunction)Core_flush, METH_NOARGS, "flush(): the waiting batches launched"},
+    {"fill", (PyCFunction)Core_fill, METH_O,
+     "fill(pending): the hashes read from their CUDA hashers; the rest, a list"},
     {NULL, NULL, 0, NULL},
 };
 
@@ -1493,7 +1696,8 @@ PyMODINIT_FUNC PyInit__bitprobe_rec(void)
         {&s_diverged, "diverged"}, {&s_diverging, "diverging"}, {&s_records, "records"},
         {&s_stack, "stack"}, {&s_seq, "seq"}, {&s_native, "native"},
         {&s_native_checked, "native_checked"}, {&s_kinds, "kinds"}, {&s_pending, "pending"},
-        {&s_used, "used"}, {&s__entry, "_entry"}, {&s__encode, "_encode"},
+        {&s_used, "used"}, {&s_held, "held"}, {&s_nbytes, "nbytes"}, {&s__entry, "_entry"},
+        {&s__encode, "_encode"},
         {&s__flatten_out, "_flatten_out"}, {&s__module_json, "_module_json"},
         {&s__flush, "_flush"}, {&s_hash_plain, "hash_plain"}, {&s_cpu, "cpu"}, {&s_empty, ""},
         {&s_overwritten, "overwritten by the op"}, {&s_uninitialized, "uninitialized"},

@@ -207,8 +207,15 @@ int bp_rep_json(FILE *f, const bp_report_t *rep)
     json_t *root = bp_rep_json_build(rep);
     if (!root)
         return 2;
-    int rc = json_dumpf(root, f, JSON_INDENT(1)) == 0 && fputc('\n', f) != EOF ? 0 : 2;
+    /* into memory first, then one write: json_dumpf writes token by token
+     * through stdio (half the report's time on a 600 KB report) */
+    char *text = json_dumps(root, JSON_INDENT(1));
     json_decref(root);
+    if (!text)
+        return 2;
+    size_t n = strlen(text);
+    int rc = fwrite(text, 1, n, f) == n && fputc('\n', f) != EOF ? 0 : 2;
+    free(text);
     return rc;
 }
 

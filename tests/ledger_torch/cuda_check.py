@@ -103,6 +103,9 @@ def record(path, dev, fast, extension=True):
         if not rec.core.stats()["contiguous"]:
             print("FAIL: the C extension launched no kernel")
             record.bad += 1
+        if fast and not rec.core.stats()["batches"]:
+            print("FAIL: the C extension hashed no tensor in a batch")
+            record.bad += 1
     elif extension and os.environ.get("BITPROBE_TORCH_EXT"):
         print("FAIL: the C extension is not used: %s" % bt._core_check())
         record.bad += 1

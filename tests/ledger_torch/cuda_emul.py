@@ -52,15 +52,31 @@ extern "C" bp_u64 emul_strided(const unsigned char *p, const bp_strided *a, bp_u
     return s;
 }
 
+/* The batch kernel: each block (gx of them, bx threads) a tensor. */
+static int emul_batch(unsigned gx, unsigned bx, void **params)
+{
+    const bp_batch *b = (const bp_batch *)params[0];
+    if (gx != b->n || gx > BP_BATCH)
+        return 1; /* CUDA_ERROR_INVALID_VALUE */
+    for (unsigned k = 0; k < gx; k++) {
+        const bp_u64 *e = b->e + 3 * k;
+        *(bp_u64 *)e[2] += emul_contig((const unsigned char *)e[0], e[1], bx) + e[1];
+    }
+    return 0;
+}
+
 /* cuLaunchKernel as the recorder's C extension calls it, run on the host:
- * "function" 1 is the contiguous kernel, 2 the strided one; each adds its
- * grid's sum and nbytes (thread 0's share) into the slot, as the kernels'
- * wrappers do.  Any other function: CUDA_ERROR_INVALID_HANDLE (400). */
+ * "function" 1 is the contiguous kernel, 2 the strided one, 3 the batch
+ * kernel (each block a tensor); each adds its grid's sum and nbytes
+ * (thread 0's share) into the slot, as the kernels' wrappers do.  Any
+ * other function: CUDA_ERROR_INVALID_HANDLE (400). */
 extern "C" int emul_launch(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
                            unsigned by, unsigned bz, unsigned shmem, void *stream,
                            void **params, void **extra)
 {
     (void)gy; (void)gz; (void)by; (void)bz; (void)shmem; (void)stream; (void)extra;
+    if ((bp_u64)f == 3)
+        return emul_batch(gx, bx, params);
     const unsigned char *p = *(const unsigned char **)params[0];
     bp_u64 *out = *(bp_u64 **)params[2], nt = (bp_u64)gx * bx, n;
     if ((bp_u64)f == 1) {
@@ -78,6 +94,12 @@ extern "C" int emul_launch(void *f, unsigned gx, unsigned gy, unsigned gz, unsig
     }
     return 400;
 }
+
+/* cuStreamSynchronize, cuCtxPushCurrent, cuCtxPopCurrent: nothing to do on
+ * the host (each "launch" above is done when it returns). */
+extern "C" int emul_sync(void *stream) { (void)stream; return 0; }
+extern "C" int emul_push(void *ctx) { (void)ctx; return 0; }
+extern "C" int emul_pop(void **ctx) { *ctx = 0; return 0; }
 """
 
 # Grid sizes (threads): one warp, two, odd block counts, a wide grid.

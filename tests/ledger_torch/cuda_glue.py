@@ -11,7 +11,10 @@ without the strided kernel (strided tensors copied contiguous first);
 every record must be the same text, and the strided kernel must have been
 launched.  The same again with the recorder's C extension
 (python/_bitprobe_rec.c) where it is built: it launches the "kernels" itself,
-through the address of a host function with cuLaunchKernel's signature.
+through the address of a host function with cuLaunchKernel's signature,
+small tensors in batches (which must have been launched: the in-place ops
+of the program check that a batch is launched before an op writes one of
+its tensors).
 Exit 0 when so, 1 otherwise, 77 without a C++ compiler or the native
 helper.
 
@@ -42,11 +45,19 @@ class HostLauncher:
 
     def __init__(self, lib, strided):
         self.lib = lib
-        # the kernels' "handles" and the launch function for the extension
-        self.func, self.sfunc = 1, 2 if strided else None
-        self.c_launch = ctypes.cast(lib.emul_launch, ctypes.c_void_p).value
+        # the kernels' "handles" and the launch function for the extension;
+        # the batch kernel and the driver's other functions, for its batches
+        self.func, self.sfunc, self.bfunc = 1, 2 if strided else None, 3
+        vp = ctypes.c_void_p
+        self.c_launch = ctypes.cast(lib.emul_launch, vp).value
+        self.c_sync, self.c_push, self.c_pop = (ctypes.cast(f, vp).value for f in (
+            lib.emul_sync, lib.emul_push, lib.emul_pop))
         self.sarg = ctypes.create_string_buffer(bt._STRIDED_ARG_BYTES)
         self.launches = collections.Counter()
+
+    @staticmethod
+    def context(dev):
+        return 1  # (the host's stand-ins take any)
 
     @staticmethod
     def _add(out_ptr, v):
@@ -78,6 +89,7 @@ class HostCudaHasher(bt._CudaHasher):
         self.base = self.slots.data_ptr()
         self.used = 0
         self.values = None
+        self.held = []
         self.max_blocks = 4  # a grid of 1024 threads at most: the host runs each
         self.current = lambda: 0
 
@@ -141,11 +153,11 @@ def main():
             n = h.launcher.launches
             if extension:  # the launches the extension made itself, and Python's
                 c = h.core_stats
-                if not c["contiguous"] or (strided and not c["strided"]):
+                if not c["contiguous"] or not c["batches"] or (strided and not c["strided"]):
                     print("FAIL %s: the extension launched %s (Python %s)" % (what, c, n))
                     bad += 1
                 n = collections.Counter(n)
-                n.update(contiguous=c["contiguous"], strided=c["strided"])
+                n.update(contiguous=c["contiguous"], strided=c["strided"], batches=c["batches"])
             if strided and not n["strided"]:
                 print("FAIL: the strided kernel was never launched")
                 bad += 1
@@ -154,8 +166,9 @@ def main():
                 bad += 1
             hashed = sum(1 for r in got for e in json.loads(r)["in"] + json.loads(r)["out"]
                          if e.get("hash"))
-            print("%s: %d records, %d hashes, %d contiguous and %d strided launches: %s" % (
-                what, len(got), hashed, n["contiguous"], n["strided"],
+            print("%s: %d records, %d hashes, %d contiguous (%d batch launches) and %d strided "
+                  "launches: %s" % (what, len(got), hashed, n["contiguous"], n["batches"],
+                                    n["strided"],
                 "the native helper's records" if not diff and len(got) == len(want) else
                 "%d records differ" % len(diff)))
         return 1 if bad else 0
