@@ -109,7 +109,7 @@ static PyObject *ONE;
 static PyObject *s_version, *s_dtype, *s_is_cuda, *s_get_device, *s_is_cpu, *s_layout, *s_is_neg,
     *s_is_conj, *s_stride, *s_shape, *s_data_ptr, *s_epoch,
     *s_capturing, *s_diverged, *s_diverging, *s_records, *s_stack, *s_seq, *s_native,
-    *s_native_checked, *s_kinds, *s_pending, *s_used, *s_held, *s_nbytes, *s__entry,
+    *s_native_checked, *s_kinds, *s_pending, *s_used, *s_held, *s_lost, *s_nbytes, *s__entry,
     *s__encode, *s__flatten_out,
     *s__module_json, *s__flush, *s_hash_plain, *s_cpu, *s_empty, *s_overwritten,
     *s_uninitialized;
@@ -227,7 +227,10 @@ static void *cur_stream(bp_cuda_reg *r, int *err)
  * device may be current); where `cur`, the stream what comes next runs
  * on, is another, waits for the batch to finish, so that nothing there
  * (an op writing one of the tensors) runs before the hashes have read
- * them.  0, or the CUDA error. */
+ * them.  A batch launch that fails is made again one tensor per launch of
+ * the contiguous kernel.  0, or the CUDA error: the batch's hashes are
+ * then lost, which the callers make an exception (no entry of a ledger
+ * may show a hash its kernel never made). */
 static int batch_flush(bp_cuda_reg *r, void *cur)
 {
     if (!r->batch.n)
@@ -238,6 +241,15 @@ static int batch_flush(bp_cuda_reg *r, void *cur)
         rc = r->launch(r->bfunc, (unsigned)r->batch.n, 1, 1, 128, 1, 1, 0, r->bstream, argv,
                        NULL);
         r->n_batches++;
+        for (uint64_t k = 0, again = rc != 0; again && k < r->batch.n; k++) {
+            const uint64_t *e = r->batch.e + 3 * k;
+            void *p = (void *)(uintptr_t)e[0];
+            double n = (double)e[1];
+            uint64_t out = e[2];
+            void *one[3] = {&p, &n, &out};
+            rc = r->launch(r->func, 1, 1, 1, 256, 1, 1, 0, r->bstream, one, NULL);
+            again = rc == 0;
+        }
         if (!rc && cur != r->bstream)
             rc = r->sync(r->bstream);
         int rp = r->pop(&old);
@@ -245,6 +257,20 @@ static int batch_flush(bp_cuda_reg *r, void *cur)
     }
     r->batch.n = 0;
     return rc;
+}
+
+/* A batch of r whose hashes are lost (CUDA error rc): said in the hasher's
+ * `lost`, which makes its read() raise (so no ledger shows those slots),
+ * and raised (NULL). */
+static PyObject *batch_lost(bp_cuda_reg *r, int rc)
+{
+    PyObject *msg = PyUnicode_FromFormat("the CUDA hash kernels of a batch of tensors could "
+                                         "not be launched (CUDA error %d): their hashes are "
+                                         "lost", rc);
+    if (msg && PyDict_SetItem(r->hdict, s_lost, msg) == 0)
+        PyErr_SetObject(PyExc_RuntimeError, msg);
+    Py_XDECREF(msg);
+    return NULL;
 }
 
 /* Every waiting batch launched (batch_flush, each device's current stream
@@ -263,7 +289,7 @@ static int flush_all(Core *c)
             return -1;
         }
         if ((rc = batch_flush(r, cur))) {
-            PyErr_Format(PyExc_RuntimeError, "cuLaunchKernel (batch): CUDA error %d", rc);
+            batch_lost(r, rc);
             return -1;
         }
     }
@@ -387,11 +413,9 @@ static PyObject *c_launch(Core *c, bp_cuda_reg *r, PyObject *h, PyObject *t, uin
         void *p = (void *)ptr;
         uint64_t out = r->base + 8 * (uint64_t)used;
         int rc;
-        if (r->bfunc && r->batch.n && stream != r->bstream) /* another stream: the batch first */
-            if ((rc = batch_flush(r, stream))) {
-                *launch_rc = rc;
-                return NULL;
-            }
+        if (r->bfunc && r->batch.n && stream != r->bstream && /* another stream: the batch first */
+            (rc = batch_flush(r, stream)))
+            return batch_lost(r, rc);
         /* A batch holds the tensor's storage, not the tensor: a tensor
          * object kept alive makes PyTorch add a detach to a factory's
          * result (torch.arange), an op the ledger would show. */
@@ -421,6 +445,8 @@ static PyObject *c_launch(Core *c, bp_cuda_reg *r, PyObject *h, PyObject *t, uin
             r->bstream = stream;
             c->n_contig++;
             rc = r->batch.n == BP_BATCH ? batch_flush(r, stream) : 0;
+            if (rc)
+                return batch_lost(r, rc);
         } else if (strided) {
             struct bp_strided_arg a;
             memset(&a, 0, sizeof a);
@@ -1696,8 +1722,8 @@ PyMODINIT_FUNC PyInit__bitprobe_rec(void)
         {&s_diverged, "diverged"}, {&s_diverging, "diverging"}, {&s_records, "records"},
         {&s_stack, "stack"}, {&s_seq, "seq"}, {&s_native, "native"},
         {&s_native_checked, "native_checked"}, {&s_kinds, "kinds"}, {&s_pending, "pending"},
-        {&s_used, "used"}, {&s_held, "held"}, {&s_nbytes, "nbytes"}, {&s__entry, "_entry"},
-        {&s__encode, "_encode"},
+        {&s_used, "used"}, {&s_held, "held"}, {&s_lost, "lost"}, {&s_nbytes, "nbytes"},
+        {&s__entry, "_entry"}, {&s__encode, "_encode"},
         {&s__flatten_out, "_flatten_out"}, {&s__module_json, "_module_json"},
         {&s__flush, "_flush"}, {&s_hash_plain, "hash_plain"}, {&s_cpu, "cpu"}, {&s_empty, ""},
         {&s_overwritten, "overwritten by the op"}, {&s_uninitialized, "uninitialized"},

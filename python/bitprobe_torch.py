@@ -820,6 +820,7 @@ class _CudaHasher:
         self.used = 0
         self.values = None
         self.held = []  # storages of tensors hashed in the extension's batches, until read()
+        self.lost = None  # why the extension lost a batch's hashes: read() raises
         props = torch.cuda.get_device_properties(dev)
         self.max_blocks = props.multi_processor_count * 8
         getdev = getattr(torch._C, "_cuda_getDevice", None)
@@ -880,6 +881,8 @@ class _CudaHasher:
         transfer: fmix64 of each slot's S + nbytes taken by the C extension
         on the host (without it: by torch ops on the device, before the
         transfer)."""
+        if self.lost:  # slots a kernel never added to: no ledger may show them
+            raise RuntimeError(self.lost)
         if self.values is None:
             if self.slots.is_cuda:  # every stream's launches done, not only the current one's
                 torch.cuda.synchronize(self.dev)
@@ -1276,7 +1279,7 @@ class Hasher:
         next recorder (see _CUDA_IDLE); this hasher hashes nothing more."""
         self.resolve()
         for dev, h in self.cuda.items():
-            if h is not None and not h.used:
+            if h is not None and not h.used and not h.lost:
                 with _CUDA_IDLE_LOCK:
                     idle = _CUDA_IDLE.setdefault((dev, self.fast_cuda), [])
                     if len(idle) < _CUDA_IDLE_MAX:

@@ -90,6 +90,7 @@ class HostCudaHasher(bt._CudaHasher):
         self.used = 0
         self.values = None
         self.held = []
+        self.lost = None
         self.max_blocks = 4  # a grid of 1024 threads at most: the host runs each
         self.current = lambda: 0
 
@@ -134,13 +135,20 @@ def main():
         if os.environ.get("BITPROBE_TORCH_EXT", "0") != "0" and not ext:
             print("FAIL: the C extension is not used: %s" % bt._core_check())
             bad += 1
-        for extension, strided in ((False, True), (False, False), (True, True), (True, False)):
+        # (the last: every launch of the batch kernel fails, each batch is
+        # made again one tensor per launch)
+        for extension, strided, bfails in ((False, True, False), (False, False, False),
+                                           (True, True, False), (True, False, False),
+                                           (True, True, True)):
             if extension and not ext:
                 continue
             h = HostCudaHasher(lib, strided)
+            if bfails:
+                h.launcher.bfunc = 4  # a "kernel" emul_launch refuses
             got = record(os.path.join(tmp, "cuda.ledger"), h, extension)
-            what = "the CUDA path%s%s" % (" in the C extension" if extension else "",
-                                          "" if strided else " without the strided kernel")
+            what = "the CUDA path%s%s%s" % (" in the C extension" if extension else "",
+                                            "" if strided else " without the strided kernel",
+                                            ", its batch launches failing" if bfails else "")
             if len(got) != len(want):
                 print("FAIL %s: %d records, %d with the native helper" % (what, len(got),
                                                                          len(want)))
