@@ -763,7 +763,7 @@ class _Launcher:
         ctx = ctypes.c_void_p()
         with torch.cuda.device(dev):
             ok = self.ctx_get(ctypes.byref(ctx)) == 0
-        return ctx.value or 0 if ok else 0
+        return (ctx.value or 0) if ok else 0
 
     def __call__(self, index, blocks, ptr, nbytes, out_ptr):
         self.p.value, self.n.value, self.o.value = ptr, float(nbytes), out_ptr
@@ -1275,9 +1275,9 @@ class Hasher:
         return self.cuda[dev]
 
     def release(self):
-        """Hands this hasher's CUDA hashers, read back and cleared, to the
-        next recorder (see _CUDA_IDLE); this hasher hashes nothing more."""
-        self.resolve()
+        """Hands this hasher's CUDA hashers to the next recorder (see
+        _CUDA_IDLE) where resolve() has read and cleared them (one with
+        slots in use stays here); this hasher hashes nothing more."""
         for dev, h in self.cuda.items():
             if h is not None and not h.used and not h.lost:
                 with _CUDA_IDLE_LOCK:
