@@ -39,13 +39,14 @@ static const struct {
     open_fn open;
     const bp_op_fn *ops; /* NULL: not built */
     bool (*shared)(void); /* see bp_backend_shared; NULL: not shared */
+    bool gemm_late;       /* see bp_backend_gemm_late */
 } registry[] = {
-    {"cpu", bp_be_cpu_open, bp_cpu_ops, cpu_shared},
-    {"oracle", bp_be_oracle_open, bp_oracle_ops, bp_be_oracle_shared},
+    {"cpu", bp_be_cpu_open, bp_cpu_ops, cpu_shared, false},
+    {"oracle", bp_be_oracle_open, bp_oracle_ops, bp_be_oracle_shared, false},
 #ifdef BP_HAVE_CUDA
-    {"cuda", bp_be_cuda_open, bp_cuda_ops, NULL},
+    {"cuda", bp_be_cuda_open, bp_cuda_ops, NULL, true},
 #else
-    {"cuda", cuda_unbuilt, NULL, NULL},
+    {"cuda", cuda_unbuilt, NULL, NULL, false},
 #endif
 };
 
@@ -73,6 +74,22 @@ bool bp_backend_shared(const char *name)
     for (size_t i = 0; i < NREG; i++)
         if (strcmp(name, registry[i].name) == 0)
             return registry[i].shared && registry[i].shared();
+    return false;
+}
+
+bool bp_backend_gemm_late(const char *name)
+{
+    for (size_t i = 0; i < NREG; i++)
+        if (strcmp(name, registry[i].name) == 0)
+            return registry[i].gemm_late;
+    return false;
+}
+
+bool bp_backend_probe_gemm(const bp_probe_t *p)
+{
+    for (size_t i = 0; i < p->nops; i++)
+        if (bp_op_has(p->ops[i].kind, BP_OPF_VIEWS))
+            return true;
     return false;
 }
 

@@ -168,6 +168,14 @@ bp_status bp_backend_gpu_list(const char *sel, int *idx, int max, int *n, bp_err
  * thread-safe).  Probes then run beside each other on it, each thread
  * through a runner of its own. */
 bool bp_backend_shared(const char *name);
+/* Whether backend `name` would rather run the probes with GEMMs
+ * (bp_backend_probe_gemm) after its other probes (run's lanes: lanes.h's
+ * late jobs): cuda, whose first GEMM of a dtype waits until cuBLAS has
+ * loaded its kernels, which the warm-up (cuda_gemm.h) does meanwhile. */
+bool bp_backend_gemm_late(const char *name);
+/* Whether probe p has a GEMM (an op of BP_OPF_VIEWS: sdpa's products
+ * are). */
+bool bp_backend_probe_gemm(const bp_probe_t *p);
 /* A runner of a shared backend be: a copy that shares be's state (be
  * outlives it) and keeps a memo (where be has one) and counts of its own,
  * for one thread at a time; NULL when out of memory.  Its memo starts

@@ -300,6 +300,8 @@ typedef struct {
     job_t *jobs;
     size_t *cost;   /* bytes of each job's results that a lane keeps */
     bool *joined;   /* per job: not its probe's first (lanes.h's groups) */
+    bool *gemm;     /* per job: its probe has a GEMM (lanes.h's late jobs
+                       on a lane of bp_backend_gemm_late) */
     size_t njobs;
     slot_t *slots;  /* njobs x bs->n */
     /* A shared backend's runner per probe: [group x bs->n], made at the
@@ -626,17 +628,18 @@ static int run_jobs(run_ctx_t *c, json_t *files)
         bp_error_set(&err, BP_ENOMEM, "out of memory");
         return bp_cli_fail(&err);
     }
-    int width[2 * BP_CLI_MAX_BACKENDS];
+    bp_lane_spec_t spec[2 * BP_CLI_MAX_BACKENDS];
     for (int k = 0; k < bs->n; k++) {
         c->opened[k] = c->lanes_open ? 0 : 1;
         const char *name = c->lanes_open ? c->names[k] : bs->be[k]->name;
         c->shared[k] = bp_backend_shared(name);
-        width[k] = lane_width(o, name);
-        width[bs->n + k] = 1;
+        spec[k] = (bp_lane_spec_t){.width = lane_width(o, name),
+                                   .late = bp_backend_gemm_late(name) ? c->gemm : NULL};
+        spec[bs->n + k] = (bp_lane_spec_t){.width = 1};
     }
     bp_lane_fns_t fns = {.begin = lane_begin, .job = lane_job, .end = lane_end, .ctx = c};
     int nlanes = o->golden ? 2 * bs->n : bs->n;
-    bp_lanes_t *lanes = bp_lanes_start_wide(nlanes, width, c->joined, c->njobs, c->njobs,
+    bp_lanes_t *lanes = bp_lanes_start_wide(nlanes, spec, c->joined, c->njobs, c->njobs,
                                             c->cost, RUN_BUDGET, &fns, &err);
     if (!lanes)
         rc = bp_cli_fail(&err);
@@ -719,8 +722,9 @@ static int plan_jobs(const bp_run_opts_t *o, bp_probe_t **sel, size_t nsel, bp_r
     c->jobs = calloc(nsel * BP_NDTYPES + 1, sizeof *c->jobs);
     c->cost = calloc(nsel * BP_NDTYPES + 1, sizeof *c->cost);
     c->joined = calloc(nsel * BP_NDTYPES + 1, sizeof *c->joined);
+    c->gemm = calloc(nsel * BP_NDTYPES + 1, sizeof *c->gemm);
     c->njobs = 0;
-    if (!c->jobs || !c->cost || !c->joined) {
+    if (!c->jobs || !c->cost || !c->joined || !c->gemm) {
         fprintf(stderr, "bitprobe run: out of memory\n");
         return BP_EXIT_TROUBLE;
     }
@@ -734,6 +738,7 @@ static int plan_jobs(const bp_run_opts_t *o, bp_probe_t **sel, size_t nsel, bp_r
                 c->jobs[c->njobs] = (job_t){.p = sel[i], .dt = (bp_dtype_t)d,
                                             .first = c->njobs == first, .group = first};
                 c->joined[c->njobs] = c->njobs != first;
+                c->gemm[c->njobs] = bp_backend_probe_gemm(sel[i]);
                 c->njobs++;
             }
         if (c->njobs > first)
@@ -834,6 +839,7 @@ int cmd_run(int argc, char **argv)
     free(ctx.jobs);
     free(ctx.cost);
     free(ctx.joined);
+    free(ctx.gemm);
     pthread_cond_destroy(&ctx.cv);
     pthread_mutex_destroy(&ctx.mu);
     if (!rc)

@@ -24,7 +24,10 @@ struct lane {
     bool begun;    /* begin has returned */
     bool begin_failed;
     int live;      /* threads not yet out of their loop */
-    size_t next;   /* the first job of the next group to take */
+    size_t next;   /* the first job of the next group to take (with late
+                      jobs: the next job that is not late) */
+    const bool *late; /* NULL: none (lanes.h) */
+    size_t next_late; /* the next late job */
     size_t fail;   /* the first job that failed (or 0 when begin did); njobs: none */
     size_t done;   /* jobs 0..done-1 finished */
     bool *fin;     /* per job: finished */
@@ -62,6 +65,25 @@ static bool may_start(const bp_lanes_t *l, size_t j)
     return true;
 }
 
+/* Runs job j on lane ln (under the lock, released while the job runs);
+ * false when it failed. */
+static bool run_job(bp_lanes_t *l, lane_t *ln, size_t j)
+{
+    pthread_mutex_unlock(&l->mu);
+    bp_status st = l->fns.job(l->fns.ctx, ln->k, j);
+    pthread_mutex_lock(&l->mu);
+    pthread_cond_broadcast(&l->cv);
+    if (st) {
+        if (j < ln->fail)
+            ln->fail = j;
+        return false;
+    }
+    ln->fin[j] = true;
+    while (ln->done < l->njobs && ln->fin[ln->done])
+        ln->done++;
+    return true;
+}
+
 /* Runs the jobs of the group that starts at g (under the lock; it is
  * released while a job runs). */
 static void run_group(bp_lanes_t *l, lane_t *ln, size_t g)
@@ -73,20 +95,40 @@ static void run_group(bp_lanes_t *l, lane_t *ln, size_t g)
     for (size_t j = g; j < e; j++) {
         while (!l->quit && j < ln->fail && !may_start(l, j))
             pthread_cond_wait(&l->cv, &l->mu);
-        if (l->quit || j >= ln->fail)
+        if (l->quit || j >= ln->fail || !run_job(l, ln, j))
             return;
-        pthread_mutex_unlock(&l->mu);
-        bp_status st = l->fns.job(l->fns.ctx, ln->k, j);
-        pthread_mutex_lock(&l->mu);
-        pthread_cond_broadcast(&l->cv);
-        if (st) {
-            if (j < ln->fail)
-                ln->fail = j;
+    }
+}
+
+/* The first job from j on whose lateness is `late` (njobs: none). */
+static size_t next_of(const bp_lanes_t *l, const lane_t *ln, size_t j, bool late)
+{
+    while (j < l->njobs && ln->late[j] != late)
+        j++;
+    return j;
+}
+
+/* A lane of one thread with late jobs (under the lock; it is released
+ * while a job runs): its next other job where that may start, else its
+ * next late job where that may, else it waits. */
+static void run_late_lane(bp_lanes_t *l, lane_t *ln)
+{
+    for (;;) {
+        size_t end = ln->fail < l->njobs ? ln->fail : l->njobs;
+        size_t n = ln->next, d = ln->next_late, j;
+        if (l->quit || (n >= end && d >= end))
             return;
+        if (n < end && may_start(l, n)) {
+            j = n;
+            ln->next = next_of(l, ln, n + 1, false);
+        } else if (d < end && may_start(l, d)) {
+            j = d;
+            ln->next_late = next_of(l, ln, d + 1, true);
+        } else {
+            pthread_cond_wait(&l->cv, &l->mu);
+            continue;
         }
-        ln->fin[j] = true;
-        while (ln->done < l->njobs && ln->fin[ln->done])
-            ln->done++;
+        run_job(l, ln, j);
     }
 }
 
@@ -109,7 +151,9 @@ static void *worker_main(void *arg)
         while (!ln->begun && !l->quit)
             pthread_cond_wait(&l->cv, &l->mu);
     }
-    while (ln->begun && !l->quit && ln->next < l->njobs && ln->next < ln->fail)
+    if (ln->late && ln->begun)
+        run_late_lane(l, ln);
+    while (!ln->late && ln->begun && !l->quit && ln->next < l->njobs && ln->next < ln->fail)
         run_group(l, ln, ln->next);
     ln->live--;
     pthread_cond_broadcast(&l->cv);
@@ -132,7 +176,7 @@ static void lanes_free(bp_lanes_t *l)
     free(l);
 }
 
-bp_lanes_t *bp_lanes_start_wide(int nlanes, const int *width, const bool *joined,
+bp_lanes_t *bp_lanes_start_wide(int nlanes, const bp_lane_spec_t *spec, const bool *joined,
                                 size_t njobs, size_t ahead, const size_t *cost,
                                 size_t budget, const bp_lane_fns_t *fns, bp_error_t *err)
 {
@@ -160,7 +204,12 @@ bp_lanes_t *bp_lanes_start_wide(int nlanes, const int *width, const bool *joined
         ln->l = l;
         ln->k = k;
         ln->fail = njobs;
-        ln->nthreads = width && width[k] > 1 ? width[k] : 1;
+        ln->nthreads = spec && spec[k].width > 1 ? spec[k].width : 1;
+        ln->late = spec && ln->nthreads == 1 ? spec[k].late : NULL;
+        if (ln->late) {
+            ln->next = next_of(l, ln, 0, false);
+            ln->next_late = next_of(l, ln, 0, true);
+        }
         ln->w = calloc((size_t)ln->nthreads, sizeof *ln->w);
         ln->fin = calloc(njobs ? njobs : 1, sizeof *ln->fin);
         ok = ln->w && ln->fin;

@@ -16,7 +16,16 @@
  * groups of consecutive jobs (job j with joined[j] belongs to the group of
  * job j - 1); a thread takes the lane's next group, in order, and runs its
  * jobs in order, so that a group's jobs run one after the other on one
- * thread while other groups run beside them. */
+ * thread while other groups run beside them.
+ *
+ * Late jobs (bp_lane_spec_t.late, a lane of one thread): the lane runs its
+ * other jobs first, in order, and a late job only when none of those is
+ * left or may start now (the bounds above), the late ones among
+ * themselves in order.  The consumer still takes the jobs in order; it
+ * waits for a late job while the other lanes run ahead within the
+ * bounds.  For work whose first run is slow while something beside the
+ * lane prepares it (the CUDA backend's GEMMs while its warm-up loads
+ * cuBLAS's kernels). */
 #ifndef BP_LANES_H
 #define BP_LANES_H
 
@@ -38,17 +47,24 @@ typedef struct {
     void *ctx;
 } bp_lane_fns_t;
 
+/* A lane of bp_lanes_start_wide. */
+typedef struct {
+    int width;        /* threads (at least 1) */
+    const bool *late; /* njobs entries or NULL (none), read like cost; a
+                         lane of several threads ignores it */
+} bp_lane_spec_t;
+
 /* Starts nlanes lanes of one thread each over njobs jobs (cost: njobs
  * entries or NULL; the lanes read it, the caller keeps it until
  * bp_lanes_finish).  NULL with err set when a thread cannot be started
  * (those already started are stopped and joined). */
 bp_lanes_t *bp_lanes_start(int nlanes, size_t njobs, size_t ahead, const size_t *cost,
                            size_t budget, const bp_lane_fns_t *fns, bp_error_t *err);
-/* The same with width[k] threads on lane k (NULL: one each; at least one)
+/* The same with lane k as spec[k] says (NULL: one thread, no late jobs)
  * and the groups of joined (njobs entries, read like cost; NULL: every
  * job a group of its own).  A lane whose first thread starts runs with
  * the threads that could be started. */
-bp_lanes_t *bp_lanes_start_wide(int nlanes, const int *width, const bool *joined,
+bp_lanes_t *bp_lanes_start_wide(int nlanes, const bp_lane_spec_t *spec, const bool *joined,
                                 size_t njobs, size_t ahead, const size_t *cost,
                                 size_t budget, const bp_lane_fns_t *fns, bp_error_t *err);
 /* Waits until every lane's begin has returned; the first lane (in lane

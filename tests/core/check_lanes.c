@@ -6,6 +6,10 @@
  * run in order on one thread while other groups run beside them, begin
  * once per lane and end once per thread, the same bounds, and a failure
  * stops the lane at that job while the jobs before it still finish.
+ * Late jobs: a lane of one thread runs its other jobs first, then the late
+ * ones, each kind in order, within the same bounds (a consumer waiting
+ * for a late job while the lane's next other job may not start does not
+ * wait forever), and a late job's failure is reported at that job.
  * Expected values are the bounds and job numbers themselves, checked
  * inside the jobs under a lock by the test's own bookkeeping (which the
  * lanes cannot see). */
@@ -34,6 +38,8 @@ typedef struct {
     int fail_begin;             /* lane whose begin fails (-1: none) */
     int began[NLANES], ended[NLANES];
     bool slow_lane0;
+    size_t seq[NLANES][NJOBS]; /* the jobs lane k started, in that order */
+    size_t nseq[NLANES];
 } ctx_t;
 
 static void ctx_init(ctx_t *c)
@@ -59,6 +65,8 @@ static bp_status job(void *arg, int k, size_t j)
         usleep(200);
     pthread_mutex_lock(&c->mu);
     c->ran[k][j]++;
+    if (c->nseq[k] < NJOBS)
+        c->seq[k][c->nseq[k]++] = j;
     if (c->next[k] != j)
         c->out_of_order = true;
     c->next[k] = j + 1;
@@ -255,6 +263,107 @@ START_TEST(t_no_jobs)
 }
 END_TEST
 
+/* ---- late jobs ---- */
+
+static bp_lanes_t *start_late(ctx_t *c, const bool *late, size_t ahead)
+{
+    bp_lane_spec_t spec[NLANES] = {{.width = 1}, {.width = 1, .late = late}, {.width = 1}};
+    bp_error_t err = {0};
+    bp_lanes_t *l =
+        bp_lanes_start_wide(NLANES, spec, NULL, NJOBS, ahead, NULL, 0, fns_for(c), &err);
+    ck_assert_msg(l != NULL, "%s", err.msg);
+    return l;
+}
+
+/* Whether lane k's late jobs, and its other jobs, each started in job
+ * order. */
+static bool kinds_in_order(const ctx_t *c, int k, const bool *late)
+{
+    long last[2] = {-1, -1};
+    for (size_t i = 0; i < c->nseq[k]; i++) {
+        size_t j = c->seq[k][i];
+        if ((long)j < last[late[j]])
+            return false;
+        last[late[j]] = (long)j;
+    }
+    return true;
+}
+
+START_TEST(t_late_order)
+{
+    /* Nothing bounds the lanes: lane 1 runs its 35 other jobs, then its
+     * late ones, though the consumer waits for job 0 all along. */
+    static const size_t lates[] = {0, 3, 4, 17, 39};
+    static bool late[NJOBS];
+    for (size_t i = 0; i < sizeof lates / sizeof lates[0]; i++)
+        late[lates[i]] = true;
+    ctx_t c;
+    ctx_init(&c);
+    bp_lanes_t *l = start_late(&c, late, NJOBS);
+    int lane = -1;
+    ck_assert_int_eq(consume_all(&c, l, NJOBS, &lane), -1);
+    bp_lanes_finish(l);
+    ck_assert_uint_eq(c.nseq[1], NJOBS);
+    size_t i = 0;
+    for (size_t j = 0; j < NJOBS; j++)
+        if (!late[j])
+            ck_assert_uint_eq(c.seq[1][i++], j);
+    for (size_t n = 0; n < sizeof lates / sizeof lates[0]; n++)
+        ck_assert_uint_eq(c.seq[1][i++], lates[n]);
+    for (int k = 0; k < NLANES; k++) {
+        ck_assert_int_eq(c.ended[k], 1);
+        for (int j = 0; j < NJOBS; j++)
+            ck_assert_int_eq(c.ran[k][j], 1);
+    }
+    for (int j = 0; j < NJOBS; j++) /* lanes 0 and 2 in job order */
+        ck_assert(c.seq[0][j] == (size_t)j && c.seq[2][j] == (size_t)j);
+}
+END_TEST
+
+START_TEST(t_late_bounded)
+{
+    /* At most 2 jobs beyond the consumer's: the consumer waits for late
+     * job 1 while lane 1's next other job, 3, may not start before job 1
+     * is consumed; the lane must run job 1 then. */
+    static bool late[NJOBS];
+    late[1] = late[2] = late[8] = late[20] = late[NJOBS - 1] = true;
+    ctx_t c;
+    ctx_init(&c);
+    c.slow_lane0 = true;
+    bp_lanes_t *l = start_late(&c, late, 3);
+    int lane = -1;
+    ck_assert_int_eq(consume_all(&c, l, NJOBS, &lane), -1);
+    bp_lanes_finish(l);
+    ck_assert_uint_le(c.max_ahead, 2);
+    ck_assert(kinds_in_order(&c, 1, late));
+    for (int k = 0; k < NLANES; k++)
+        for (int j = 0; j < NJOBS; j++)
+            ck_assert_int_eq(c.ran[k][j], 1);
+}
+END_TEST
+
+START_TEST(t_late_fails)
+{
+    /* Late job 5 fails on lane 1: the consumer learns it at job 5; late
+     * job 6, after it, never runs; the other jobs had run before it. */
+    static bool late[NJOBS];
+    late[5] = late[6] = true;
+    ctx_t c;
+    ctx_init(&c);
+    c.fail_lane = 1;
+    c.fail_job = 5;
+    bp_lanes_t *l = start_late(&c, late, NJOBS);
+    int lane = -1;
+    ck_assert_int_eq(consume_all(&c, l, NJOBS, &lane), 5);
+    ck_assert_int_eq(lane, 1);
+    bp_lanes_finish(l);
+    ck_assert_int_eq(c.ran[1][6], 0);
+    ck_assert_int_eq(c.ran[1][NJOBS - 1], 1);
+    for (int k = 0; k < NLANES; k++)
+        ck_assert_int_eq(c.ended[k], 1);
+}
+END_TEST
+
 /* ---- lanes of several threads ---- */
 
 #define WJOBS 30
@@ -367,7 +476,7 @@ static int wconsume(wctx_t *c, bp_lanes_t *l, int *lane)
 
 START_TEST(t_wide_groups)
 {
-    static const int width[NLANES] = {3, 1, 2};
+    static const bp_lane_spec_t width[NLANES] = {{.width = 3}, {.width = 1}, {.width = 2}};
     wctx_t c;
     wctx_init(&c);
     c.hold_first = true;
@@ -387,7 +496,7 @@ START_TEST(t_wide_groups)
     ck_assert_uint_le(c.max_ahead, 5);
     for (int k = 0; k < NLANES; k++) {
         ck_assert_int_eq(c.began[k], 1);
-        ck_assert_int_eq(c.ended[k], width[k]);
+        ck_assert_int_eq(c.ended[k], width[k].width);
         for (int j = 0; j < WJOBS; j++)
             ck_assert_int_eq(c.ran[k][j], 1);
     }
@@ -396,7 +505,7 @@ END_TEST
 
 START_TEST(t_wide_fails)
 {
-    static const int width[NLANES] = {3, 2, 1};
+    static const bp_lane_spec_t width[NLANES] = {{.width = 3}, {.width = 2}, {.width = 1}};
     wctx_t c;
     wctx_init(&c);
     c.fail_job = 7; /* the first of its group (6 | 7 8 | ...) */
@@ -414,7 +523,7 @@ START_TEST(t_wide_fails)
     /* Its group's next job never ran. */
     ck_assert_int_eq(c.ran[0][8], 0);
     for (int k = 0; k < NLANES; k++)
-        ck_assert_int_eq(c.ended[k], width[k]);
+        ck_assert_int_eq(c.ended[k], width[k].width);
 }
 END_TEST
 
@@ -428,6 +537,9 @@ int main(void)
     tcase_add_test(tc, t_begin_fails);
     tcase_add_test(tc, t_stop_early);
     tcase_add_test(tc, t_no_jobs);
+    tcase_add_test(tc, t_late_order);
+    tcase_add_test(tc, t_late_bounded);
+    tcase_add_test(tc, t_late_fails);
     tcase_add_test(tc, t_wide_groups);
     tcase_add_test(tc, t_wide_fails);
     suite_add_tcase(s, tc);

@@ -56,6 +56,9 @@ _Static_assert(BP_GEMM_MATH_NO_RRR == CUBLAS_MATH_DISALLOW_REDUCED_PRECISION_RED
 _Static_assert(sizeof(cublasLtMatmulAlgo_t) == 8 * sizeof(uint64_t),
                "cublasLtMatmulAlgo_t's size");
 
+/* The warm-up's dtypes: fp32 (cublasSgemm), bf16 and fp16 (cublasGemmEx). */
+#define WARM_DTYPES 3
+
 struct bp_cuda_blas {
     bp_backend_t *be;
     bp_blas_settings_t set;
@@ -63,8 +66,13 @@ struct bp_cuda_blas {
     cublasHandle_t blas;
     void *ws, *lt_ws;
     size_t ws_bytes, lt_ws_bytes;
-    pthread_t warm;   /* bp_cuda_blas_warm's thread */
-    bool warming;
+    /* bp_cuda_blas_warm's threads, one per dtype */
+    pthread_t warm[WARM_DTYPES];
+    struct bp_cuda_warm {
+        bp_cuda_blas_t *h;
+        int dtype; /* an index into WARM_DTYPES */
+    } warm_arg[WARM_DTYPES];
+    int warming; /* threads started */
 };
 
 #define CU(call) CUDA_TRY(call, BP_EINTERNAL)
@@ -94,8 +102,8 @@ void bp_cuda_blas_close(bp_cuda_blas_t *h)
 {
     if (!h)
         return;
-    if (h->warming)
-        pthread_join(h->warm, NULL);
+    for (int i = 0; i < h->warming; i++)
+        pthread_join(h->warm[i], NULL);
     bp_cuda_use(h->be, &(bp_error_t){0});
     cudaStreamSynchronize(stream(h));
     if (h->blas)
@@ -595,12 +603,14 @@ bp_status bp_cuda_baddbmm(bp_cuda_blas_t *h, bp_dtype_t dt, const bp_cuda_mat_t 
     return execute(h, &call, self, b1, b2, 3, rs, c, &failed, info, err);
 }
 
-/* The warm-up's GEMMs: a handle, stream and operands of its own, so that
- * nothing it does reaches the backend's handle, stream, pool or results.
- * Its failures are silent: the GEMMs the probes make report their own. */
+/* The warm-up (cuda_gemm.h) of one dtype: a handle, stream and operands
+ * of its own, so that nothing it does reaches the backend's handle,
+ * stream, pool or results.  Its failures are silent: the GEMMs the probes
+ * make report their own. */
 static void *warm_gemms(void *arg)
 {
-    bp_cuda_blas_t *h = arg;
+    const struct bp_cuda_warm *w = arg;
+    const bp_cuda_blas_t *h = w->h;
     cublasHandle_t hd = NULL;
     cudaStream_t st = NULL;
     void *buf = NULL;
@@ -621,17 +631,17 @@ static void *warm_gemms(void *arg)
         for (int t = 0; t < 2; t++) {
             cublasOperation_t ta = t ? CUBLAS_OP_T : CUBLAS_OP_N;
             int lda = t ? k : m;
-            BP_BLAS(cublasSetMathMode)(
-                hd, math_of(h->set.tf32 ? BP_GEMM_MATH_TF32 : BP_GEMM_MATH_DEFAULT));
-            BP_BLAS(cublasSgemm)(hd, ta, CUBLAS_OP_N, m, n, k, &one, (float *)a, lda, (float *)b,
-                                 k, &zero, (float *)c, m);
-            BP_BLAS(cublasSetMathMode)(hd, CUBLAS_DEFAULT_MATH);
-            for (int d = 0; d < 2; d++) {
-                cudaDataType_t dt = d ? CUDA_R_16F : CUDA_R_16BF;
-                BP_BLAS(cublasGemmEx)(hd, ta, CUBLAS_OP_N, m, n, k, &one, a, dt, lda, b, dt, k,
-                                      &zero, c, dt, m, CUBLAS_COMPUTE_32F,
-                                      CUBLAS_GEMM_DEFAULT_TENSOR_OP);
+            if (w->dtype == 0) {
+                BP_BLAS(cublasSetMathMode)(
+                    hd, math_of(h->set.tf32 ? BP_GEMM_MATH_TF32 : BP_GEMM_MATH_DEFAULT));
+                BP_BLAS(cublasSgemm)(hd, ta, CUBLAS_OP_N, m, n, k, &one, (float *)a, lda,
+                                     (float *)b, k, &zero, (float *)c, m);
+                continue;
             }
+            BP_BLAS(cublasSetMathMode)(hd, CUBLAS_DEFAULT_MATH);
+            cudaDataType_t dt = w->dtype == 1 ? CUDA_R_16BF : CUDA_R_16F;
+            BP_BLAS(cublasGemmEx)(hd, ta, CUBLAS_OP_N, m, n, k, &one, a, dt, lda, b, dt, k, &zero,
+                                  c, dt, m, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT_TENSOR_OP);
         }
     }
     cudaStreamSynchronize(st);
@@ -648,6 +658,12 @@ done:
 
 void bp_cuda_blas_warm(bp_cuda_blas_t *h)
 {
-    if (h && !h->warming && !h->set.pedantic)
-        h->warming = pthread_create(&h->warm, NULL, warm_gemms, h) == 0;
+    if (!h || h->warming || h->set.pedantic)
+        return;
+    for (int i = 0; i < WARM_DTYPES; i++) {
+        h->warm_arg[i] = (struct bp_cuda_warm){.h = h, .dtype = i};
+        if (pthread_create(&h->warm[h->warming], NULL, warm_gemms, &h->warm_arg[i]) != 0)
+            break;
+        h->warming++;
+    }
 }
