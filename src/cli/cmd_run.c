@@ -123,7 +123,11 @@ typedef struct {
  * small for the oracle to spread an op over the cores, so the cores fill
  * with probes instead.  By default one job per RUN_CORES_PER_JOB cores,
  * at most RUN_JOBS_MAX: the oracle's large ops take every core already,
- * and on few cores a second job adds memory, not speed (BENCHMARKS.md). */
+ * and on few cores a second job adds memory, not speed (BENCHMARKS.md).
+ * Its threads take the probes of the most result bytes first (lanes.h's
+ * costly_first): the oracle's RoPE caches, the longest, would otherwise
+ * start last.  The cuda lane runs its probes with GEMMs after the others
+ * (bp_backend_gemm_late). */
 #define RUN_BUDGET ((size_t)64 << 20)
 #define RUN_CORES_PER_JOB 4
 #define RUN_JOBS_MAX 4
@@ -634,7 +638,8 @@ static int run_jobs(run_ctx_t *c, json_t *files)
         const char *name = c->lanes_open ? c->names[k] : bs->be[k]->name;
         c->shared[k] = bp_backend_shared(name);
         spec[k] = (bp_lane_spec_t){.width = lane_width(o, name),
-                                   .late = bp_backend_gemm_late(name) ? c->gemm : NULL};
+                                   .late = bp_backend_gemm_late(name) ? c->gemm : NULL,
+                                   .costly_first = true};
         spec[bs->n + k] = (bp_lane_spec_t){.width = 1};
     }
     bp_lane_fns_t fns = {.begin = lane_begin, .job = lane_job, .end = lane_end, .ctx = c};

@@ -27,6 +27,8 @@ struct lane {
     size_t next;   /* the first job of the next group to take (with late
                       jobs: the next job that is not late) */
     const bool *late; /* NULL: none (lanes.h) */
+    bool costly;      /* bp_lane_spec_t.costly_first */
+    bool *taken;      /* per job: a group that starts there was taken */
     size_t next_late; /* the next late job */
     size_t fail;   /* the first job that failed (or 0 when begin did); njobs: none */
     size_t done;   /* jobs 0..done-1 finished */
@@ -38,7 +40,7 @@ struct bp_lanes {
     pthread_cond_t cv;
     bp_lane_fns_t fns;
     size_t njobs, ahead;
-    const size_t *cost;
+    size_t *csum;     /* cost's sums: csum[j] of jobs 0..j-1 (NULL: no cost) */
     const bool *joined;
     size_t budget;
     size_t consumed;  /* jobs the consumer is done with */
@@ -54,15 +56,36 @@ static bool may_start(const bp_lanes_t *l, size_t j)
         return true;
     if (j >= l->consumed + l->ahead)
         return false;
-    if (!l->cost)
-        return true;
-    size_t sum = 0;
-    for (size_t i = l->consumed; i <= j; i++) {
-        if (l->cost[i] > l->budget - sum)
-            return false;
-        sum += l->cost[i];
+    return !l->csum || l->csum[j + 1] - l->csum[l->consumed] <= l->budget;
+}
+
+/* The job after the group that starts at g. */
+static size_t group_end(const bp_lanes_t *l, size_t g)
+{
+    size_t e = g + 1;
+    while (e < l->njobs && l->joined && l->joined[e])
+        e++;
+    return e;
+}
+
+/* The group a thread of a wide lane takes next (under the lock): with
+ * costly_first the costliest of the groups not taken whose jobs may all
+ * start now (the first of equals), else the first group not taken. */
+static size_t pick_group(const bp_lanes_t *l, const lane_t *ln)
+{
+    size_t best = ln->next, most = 0;
+    bool found = false;
+    for (size_t g = ln->next, e; ln->costly && l->csum && g < l->njobs; g = e) {
+        e = group_end(l, g);
+        if (!may_start(l, e - 1)) /* nor may any later job */
+            break;
+        if (!ln->taken[g] && (!found || l->csum[e] - l->csum[g] > most)) {
+            best = g;
+            most = l->csum[e] - l->csum[g];
+            found = true;
+        }
     }
-    return true;
+    return best;
 }
 
 /* Runs job j on lane ln (under the lock, released while the job runs);
@@ -88,10 +111,10 @@ static bool run_job(bp_lanes_t *l, lane_t *ln, size_t j)
  * released while a job runs). */
 static void run_group(bp_lanes_t *l, lane_t *ln, size_t g)
 {
-    size_t e = g + 1;
-    while (e < l->njobs && l->joined && l->joined[e])
-        e++;
-    ln->next = e;
+    size_t e = group_end(l, g);
+    ln->taken[g] = true;
+    while (ln->next < l->njobs && ln->taken[ln->next])
+        ln->next = group_end(l, ln->next);
     for (size_t j = g; j < e; j++) {
         while (!l->quit && j < ln->fail && !may_start(l, j))
             pthread_cond_wait(&l->cv, &l->mu);
@@ -153,8 +176,9 @@ static void *worker_main(void *arg)
     }
     if (ln->late && ln->begun)
         run_late_lane(l, ln);
-    while (!ln->late && ln->begun && !l->quit && ln->next < l->njobs && ln->next < ln->fail)
-        run_group(l, ln, ln->next);
+    for (size_t g; !ln->late && ln->begun && !l->quit && ln->next < l->njobs &&
+                   (g = pick_group(l, ln)) < ln->fail;)
+        run_group(l, ln, g);
     ln->live--;
     pthread_cond_broadcast(&l->cv);
     pthread_mutex_unlock(&l->mu);
@@ -169,7 +193,9 @@ static void lanes_free(bp_lanes_t *l)
     for (int k = 0; k < l->n; k++) {
         free(l->lane[k].w);
         free(l->lane[k].fin);
+        free(l->lane[k].taken);
     }
+    free(l->csum);
     pthread_cond_destroy(&l->cv);
     pthread_mutex_destroy(&l->mu);
     free(l->lane);
@@ -193,12 +219,14 @@ bp_lanes_t *bp_lanes_start_wide(int nlanes, const bp_lane_spec_t *spec, const bo
     l->fns = *fns;
     l->njobs = njobs;
     l->ahead = ahead ? ahead : 1;
-    l->cost = cost;
     l->joined = joined;
     l->budget = budget;
     l->n = nlanes;
     l->lane = lane;
-    bool ok = true;
+    l->csum = cost ? malloc((njobs + 1) * sizeof *l->csum) : NULL;
+    bool ok = !cost || l->csum;
+    for (size_t j = 0; ok && cost && j <= njobs; j++)
+        l->csum[j] = j ? l->csum[j - 1] + cost[j - 1] : 0;
     for (int k = 0; k < nlanes && ok; k++) {
         lane_t *ln = &lane[k];
         ln->l = l;
@@ -212,7 +240,9 @@ bp_lanes_t *bp_lanes_start_wide(int nlanes, const bp_lane_spec_t *spec, const bo
         }
         ln->w = calloc((size_t)ln->nthreads, sizeof *ln->w);
         ln->fin = calloc(njobs ? njobs : 1, sizeof *ln->fin);
-        ok = ln->w && ln->fin;
+        ln->taken = calloc(njobs ? njobs : 1, sizeof *ln->taken);
+        ln->costly = spec && ln->nthreads > 1 && spec[k].costly_first;
+        ok = ln->w && ln->fin && ln->taken;
     }
     if (!ok) {
         lanes_free(l);

@@ -4,8 +4,9 @@
  * than `ahead` jobs beyond the one being consumed, so the work held at
  * once stays bounded.  Once a lane's begin or a job of it fails, the lane
  * starts no later job (in job order; earlier ones still run); the
- * consumer learns which lane failed when it waits for that job.  Results never depend on the timing: the consumer takes the
- * jobs in order, whichever thread ran them and when.
+ * consumer learns which lane failed when it waits for that job.  Results
+ * never depend on the timing: the consumer takes the jobs in order,
+ * whichever thread ran them and when.
  *
  * How far ahead: a lane may start job j when j is the job being consumed,
  * or when j is less than `ahead` jobs beyond it and the costs of the jobs
@@ -16,7 +17,11 @@
  * groups of consecutive jobs (job j with joined[j] belongs to the group of
  * job j - 1); a thread takes the lane's next group, in order, and runs its
  * jobs in order, so that a group's jobs run one after the other on one
- * thread while other groups run beside them.
+ * thread while other groups run beside them.  With costly_first
+ * (bp_lane_spec_t) a thread takes instead, of the groups whose jobs may
+ * all start now, the one of the largest cost (the first of equals), and
+ * the next group in order only when none may: the longest groups start
+ * first, where they end last in order (the oracle's RoPE caches).
  *
  * Late jobs (bp_lane_spec_t.late, a lane of one thread): the lane runs its
  * other jobs first, in order, and a late job only when none of those is
@@ -50,20 +55,21 @@ typedef struct {
 /* A lane of bp_lanes_start_wide. */
 typedef struct {
     int width;        /* threads (at least 1) */
-    const bool *late; /* njobs entries or NULL (none), read like cost; a
-                         lane of several threads ignores it */
+    const bool *late; /* njobs entries or NULL (none), read until
+                         bp_lanes_finish; a lane of several threads
+                         ignores it */
+    bool costly_first; /* a lane of several threads, with cost */
 } bp_lane_spec_t;
 
 /* Starts nlanes lanes of one thread each over njobs jobs (cost: njobs
- * entries or NULL; the lanes read it, the caller keeps it until
- * bp_lanes_finish).  NULL with err set when a thread cannot be started
+ * entries or NULL, read here).  NULL with err set when a thread cannot be started
  * (those already started are stopped and joined). */
 bp_lanes_t *bp_lanes_start(int nlanes, size_t njobs, size_t ahead, const size_t *cost,
                            size_t budget, const bp_lane_fns_t *fns, bp_error_t *err);
 /* The same with lane k as spec[k] says (NULL: one thread, no late jobs)
- * and the groups of joined (njobs entries, read like cost; NULL: every
- * job a group of its own).  A lane whose first thread starts runs with
- * the threads that could be started. */
+ * and the groups of joined (njobs entries, read until bp_lanes_finish;
+ * NULL: every job a group of its own).  A lane whose first thread starts
+ * runs with the threads that could be started. */
 bp_lanes_t *bp_lanes_start_wide(int nlanes, const bp_lane_spec_t *spec, const bool *joined,
                                 size_t njobs, size_t ahead, const size_t *cost,
                                 size_t budget, const bp_lane_fns_t *fns, bp_error_t *err);

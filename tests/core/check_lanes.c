@@ -10,6 +10,8 @@
  * ones, each kind in order, within the same bounds (a consumer waiting
  * for a late job while the lane's next other job may not start does not
  * wait forever), and a late job's failure is reported at that job.
+ * costly_first: a wide lane's threads start with the costliest groups
+ * that may start, within the same bounds.
  * Expected values are the bounds and job numbers themselves, checked
  * inside the jobs under a lock by the test's own bookkeeping (which the
  * lanes cannot see). */
@@ -395,6 +397,8 @@ typedef struct {
     bool hold_first;     /* lane 0's job 0 waits for job 1 (another group) to start */
     bool hold_timed_out;
     int began[NLANES], ended[NLANES];
+    size_t starts[WJOBS]; /* lane 0's group-first jobs, as they started */
+    size_t nstarts;
 } wctx_t;
 
 static bp_status wbegin(void *arg, int k)
@@ -419,6 +423,8 @@ static bp_status wjob(void *arg, int k, size_t j)
     wctx_t *c = arg;
     pthread_mutex_lock(&c->mu);
     c->ran[k][j]++;
+    if (k == 0 && !wide_joined[j])
+        c->starts[c->nstarts++] = j;
     c->by[k][j] = pthread_self();
     if (wide_joined[j] && (!c->done[k][j - 1] || !pthread_equal(c->by[k][j - 1], c->by[k][j])))
         c->joined_broken = true;
@@ -503,6 +509,68 @@ START_TEST(t_wide_groups)
 }
 END_TEST
 
+START_TEST(t_wide_costly)
+{
+    /* Groups 0 | 1 2 | 3 4 5 | 6 | ... cost 1 per job, but group 21 22 23
+     * 10 per job and group 12 20: lane 0's two threads take those two
+     * first, wherever they are; all the groups run, each whole on one
+     * thread. */
+    static size_t cost[WJOBS];
+    for (int j = 0; j < WJOBS; j++)
+        cost[j] = 1;
+    cost[21] = cost[22] = cost[23] = 10;
+    cost[12] = 20;
+    static const bp_lane_spec_t spec[NLANES] = {
+        {.width = 2, .costly_first = true}, {.width = 1}, {.width = 2}};
+    wctx_t c;
+    wctx_init(&c);
+    ck_assert(!wide_joined[21] && wide_joined[22] && wide_joined[23] && !wide_joined[24]);
+    ck_assert(!wide_joined[12] && !wide_joined[13]);
+    bp_lane_fns_t f = {.begin = wbegin, .job = wjob, .end = wend, .ctx = &c};
+    bp_error_t err = {0};
+    bp_lanes_t *l =
+        bp_lanes_start_wide(NLANES, spec, wide_joined, WJOBS, WJOBS, cost, 1000, &f, &err);
+    ck_assert_msg(l != NULL, "%s", err.msg);
+    int lane = -1;
+    ck_assert_int_eq(wconsume(&c, l, &lane), -1);
+    bp_lanes_finish(l);
+    ck_assert(!c.joined_broken);
+    ck_assert_uint_ge(c.nstarts, 2);
+    ck_assert_uint_eq(c.starts[0] + c.starts[1], 21 + 12);
+    ck_assert(c.starts[0] == 21 || c.starts[0] == 12);
+    for (int k = 0; k < NLANES; k++)
+        for (int j = 0; j < WJOBS; j++)
+            ck_assert_int_eq(c.ran[k][j], 1);
+}
+END_TEST
+
+START_TEST(t_wide_costly_bounded)
+{
+    /* The same costs within a budget of 25 and 4 jobs ahead: group 21 may
+     * not start before the consumer is near it, nothing goes beyond the
+     * bounds, and the consumer never waits forever. */
+    static size_t cost[WJOBS];
+    for (int j = 0; j < WJOBS; j++)
+        cost[j] = j == 12 ? 20 : j >= 21 && j <= 23 ? 5 : 1;
+    static const bp_lane_spec_t spec[NLANES] = {
+        {.width = 3, .costly_first = true}, {.width = 2, .costly_first = true}, {.width = 1}};
+    wctx_t c;
+    wctx_init(&c);
+    bp_lane_fns_t f = {.begin = wbegin, .job = wjob, .end = wend, .ctx = &c};
+    bp_error_t err = {0};
+    bp_lanes_t *l = bp_lanes_start_wide(NLANES, spec, wide_joined, WJOBS, 4, cost, 25, &f, &err);
+    ck_assert_msg(l != NULL, "%s", err.msg);
+    int lane = -1;
+    ck_assert_int_eq(wconsume(&c, l, &lane), -1);
+    bp_lanes_finish(l);
+    ck_assert(!c.joined_broken);
+    ck_assert_uint_le(c.max_ahead, 3);
+    for (int k = 0; k < NLANES; k++)
+        for (int j = 0; j < WJOBS; j++)
+            ck_assert_int_eq(c.ran[k][j], 1);
+}
+END_TEST
+
 START_TEST(t_wide_fails)
 {
     static const bp_lane_spec_t width[NLANES] = {{.width = 3}, {.width = 2}, {.width = 1}};
@@ -542,6 +610,8 @@ int main(void)
     tcase_add_test(tc, t_late_fails);
     tcase_add_test(tc, t_wide_groups);
     tcase_add_test(tc, t_wide_fails);
+    tcase_add_test(tc, t_wide_costly);
+    tcase_add_test(tc, t_wide_costly_bounded);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);
