@@ -509,6 +509,25 @@ START_TEST(t_wide_groups)
 }
 END_TEST
 
+/* Runs and consumes every job on lanes of spec with cost, ahead and
+ * budget; every lane ran every job once, each group whole on one thread. */
+static void wrun_costly(wctx_t *c, const bp_lane_spec_t *spec, const size_t *cost,
+                        size_t ahead, size_t budget)
+{
+    bp_lane_fns_t f = {.begin = wbegin, .job = wjob, .end = wend, .ctx = c};
+    bp_error_t err = {0};
+    bp_lanes_t *l =
+        bp_lanes_start_wide(NLANES, spec, wide_joined, WJOBS, ahead, cost, budget, &f, &err);
+    ck_assert_msg(l != NULL, "%s", err.msg);
+    int lane = -1;
+    ck_assert_int_eq(wconsume(c, l, &lane), -1);
+    bp_lanes_finish(l);
+    ck_assert(!c->joined_broken);
+    for (int k = 0; k < NLANES; k++)
+        for (int j = 0; j < WJOBS; j++)
+            ck_assert_int_eq(c->ran[k][j], 1);
+}
+
 START_TEST(t_wide_costly)
 {
     /* Groups 0 | 1 2 | 3 4 5 | 6 | ... cost 1 per job, but group 21 22 23
@@ -526,21 +545,10 @@ START_TEST(t_wide_costly)
     wctx_init(&c);
     ck_assert(!wide_joined[21] && wide_joined[22] && wide_joined[23] && !wide_joined[24]);
     ck_assert(!wide_joined[12] && !wide_joined[13]);
-    bp_lane_fns_t f = {.begin = wbegin, .job = wjob, .end = wend, .ctx = &c};
-    bp_error_t err = {0};
-    bp_lanes_t *l =
-        bp_lanes_start_wide(NLANES, spec, wide_joined, WJOBS, WJOBS, cost, 1000, &f, &err);
-    ck_assert_msg(l != NULL, "%s", err.msg);
-    int lane = -1;
-    ck_assert_int_eq(wconsume(&c, l, &lane), -1);
-    bp_lanes_finish(l);
-    ck_assert(!c.joined_broken);
+    wrun_costly(&c, spec, cost, WJOBS, 1000);
     ck_assert_uint_ge(c.nstarts, 2);
     ck_assert_uint_eq(c.starts[0] + c.starts[1], 21 + 12);
     ck_assert(c.starts[0] == 21 || c.starts[0] == 12);
-    for (int k = 0; k < NLANES; k++)
-        for (int j = 0; j < WJOBS; j++)
-            ck_assert_int_eq(c.ran[k][j], 1);
 }
 END_TEST
 
@@ -556,18 +564,8 @@ START_TEST(t_wide_costly_bounded)
         {.width = 3, .costly_first = true}, {.width = 2, .costly_first = true}, {.width = 1}};
     wctx_t c;
     wctx_init(&c);
-    bp_lane_fns_t f = {.begin = wbegin, .job = wjob, .end = wend, .ctx = &c};
-    bp_error_t err = {0};
-    bp_lanes_t *l = bp_lanes_start_wide(NLANES, spec, wide_joined, WJOBS, 4, cost, 25, &f, &err);
-    ck_assert_msg(l != NULL, "%s", err.msg);
-    int lane = -1;
-    ck_assert_int_eq(wconsume(&c, l, &lane), -1);
-    bp_lanes_finish(l);
-    ck_assert(!c.joined_broken);
+    wrun_costly(&c, spec, cost, 4, 25);
     ck_assert_uint_le(c.max_ahead, 3);
-    for (int k = 0; k < NLANES; k++)
-        for (int j = 0; j < WJOBS; j++)
-            ck_assert_int_eq(c.ran[k][j], 1);
 }
 END_TEST
 
