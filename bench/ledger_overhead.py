@@ -4,7 +4,10 @@ under it (hashes only: no captures), alternately, in one process, on one
 device.  Prints the machine, the shapes, the hash implementation the
 recorder used, the ops per forward, the median wall time of each and their
 ratio (target: at most 2x on a GPU) with the recording time per op in
-microseconds, and the ledger's size per forward.
+microseconds, and the ledger's size per forward.  The reference measured
+beside them: the same forward under a TorchDispatchMode that does nothing
+but run each op, what PyTorch costs any recorder of this kind per op on
+this host (hosts of one kind differ in it by up to 2x).
 
     python3 bench/ledger_overhead.py [--device cpu|cuda] [--preset tiny|small|gpu|realistic]
                                      [--repeat N]
@@ -23,6 +26,7 @@ sys.path.insert(0, os.path.join(HERE, "..", "python"))
 sys.path.insert(0, os.path.join(HERE, "..", "tests", "ledger_torch"))
 
 import torch  # noqa: E402
+from torch.utils._python_dispatch import TorchDispatchMode  # noqa: E402
 
 import bitprobe_torch  # noqa: E402
 import llama_block  # noqa: E402
@@ -91,13 +95,22 @@ def main():
                                        extension=not a.no_extension):
                 model(ids)
 
-    times = {"plain": [], "recorded": []}
-    cpu = {"plain": [], "recorded": []}
-    for f in (plain, recorded):  # warm-up: allocator, cuBLAS, the hash kernel
+    class Null(TorchDispatchMode):
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            return func(*args, **(kwargs or {}))
+
+    def null():
+        with torch.no_grad():
+            with Null():
+                model(ids)
+
+    times = {"plain": [], "recorded": [], "null": []}
+    cpu = {"plain": [], "recorded": [], "null": []}
+    for f in (plain, recorded, null):  # warm-up: allocator, cuBLAS, the hash kernel
         f()
     sync(a.device)
     for _ in range(a.repeat):
-        for name, f in (("plain", plain), ("recorded", recorded)):
+        for name, f in (("plain", plain), ("recorded", recorded), ("null", null)):
             sync(a.device)
             t0, c0 = time.perf_counter(), time.process_time()
             f()
@@ -127,10 +140,14 @@ def main():
     cp, cr = statistics.median(cpu["plain"]), statistics.median(cpu["recorded"])
     print("CPU time, median: plain %.4f s, recorded %.4f s: %.2fx, %.1f us per op" % (
         cp, cr, cr / cp, 1e6 * (cr - cp) / max(end["records"], 1)))
+    null_op = 1e6 * (statistics.median(times["null"]) - tp) / max(end["records"], 1)
+    print("reference: a dispatch mode that does nothing, %.1f us per op (PyTorch's own "
+          "part of any such recorder on this host)" % null_op)
     if a.device.startswith("cuda"):  # the targets (bench/gpu.sh's table)
         if preset == "tiny":
             print("figure: ledger recorder, preset tiny on %s: recording per op | %.1f us "
-                  "| <= 25 us | %s" % (a.device, per_op, "met" if per_op <= 25 else "MISSED"))
+                  "(a mode doing nothing: %.1f us) | <= 25 us | %s" % (
+                      a.device, per_op, null_op, "met" if per_op <= 25 else "MISSED"))
         else:
             print("figure: ledger recorder, preset %s on %s: recorded / plain forward | "
                   "%.2fx (%.1f / %.1f ms) | <= 2x | %s" % (

@@ -27,6 +27,6 @@ for d in $devs; do
     "$PY" "$HERE/ledger_overhead.py" --device "$d" ${REPEAT:+--repeat "$REPEAT"} || rc=1
     echo "-- $d, preset tiny (the cost per op that does not grow with the bytes)"
     "$PY" "$HERE/ledger_overhead.py" --device "$d" --preset tiny --repeat 21 >"$tiny" || rc=1
-    grep -E "^(hash:|forward,|CPU time,|figure:)" "$tiny"
+    grep -E "^(hash:|forward,|CPU time,|reference:|figure:)" "$tiny"
 done
 exit $rc
