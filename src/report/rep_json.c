@@ -291,10 +291,18 @@ int bp_rep_json(FILE *f, const bp_report_t *rep)
     json_t *root = build(rep, json_string(""));
     char *text = root ? json_dumps(root, JSON_INDENT(1)) : NULL;
     json_decref(root);
-    char *at = text ? strstr(text, mark) : NULL;
-    if (!at) {
-        free(text);
+    if (!text)
         return 2;
+    char *at = strstr(text, mark);
+    if (!at) { /* a jansson that lays documents out otherwise: all at once */
+        free(text);
+        root = bp_rep_json_build(rep);
+        text = root ? json_dumps(root, JSON_INDENT(1)) : NULL;
+        json_decref(root);
+        size_t n = text ? strlen(text) : 0;
+        int rc = text && fwrite(text, 1, n, f) == n && fputc('\n', f) != EOF ? 0 : 2;
+        free(text);
+        return rc;
     }
     size_t head = (size_t)(at - text) + sizeof mark - 3, rest = strlen(at + sizeof mark - 1);
     int rc = fwrite(text, 1, head, f) == head && write_results(f, rep) &&
