@@ -223,6 +223,22 @@ static void *cur_stream(bp_cuda_reg *r, int *err)
     return st;
 }
 
+/* The grid of a hash kernel over nbytes: a thread per word, 256 a
+ * block, at most r's max_blocks. */
+static unsigned grid_for(const bp_cuda_reg *r, long long nbytes)
+{
+    long long blocks = (nbytes / 4 + 255) / 256;
+    return (unsigned)(blocks > r->max_blocks ? r->max_blocks : blocks ? blocks : 1);
+}
+
+/* The contiguous kernel on nbytes at p into the slot at out, on stream. */
+static int launch_contig(bp_cuda_reg *r, void *p, long long nbytes, uint64_t out, void *stream)
+{
+    double n = (double)nbytes;
+    void *argv[3] = {&p, &n, &out};
+    return r->launch(r->func, grid_for(r, nbytes), 1, 1, 256, 1, 1, 0, stream, argv, NULL);
+}
+
 /* Launches r's batch on its stream with r's device's context pushed (any
  * device may be current); where `cur`, the stream what comes next runs
  * on, is another, waits for the batch to finish, so that nothing there
@@ -243,11 +259,7 @@ static int batch_flush(bp_cuda_reg *r, void *cur)
         r->n_batches++;
         for (uint64_t k = 0, again = rc != 0; again && k < r->batch.n; k++) {
             const uint64_t *e = r->batch.e + 3 * k;
-            void *p = (void *)(uintptr_t)e[0];
-            double n = (double)e[1];
-            uint64_t out = e[2];
-            void *one[3] = {&p, &n, &out};
-            rc = r->launch(r->func, 1, 1, 1, 256, 1, 1, 0, r->bstream, one, NULL);
+            rc = launch_contig(r, (void *)(uintptr_t)e[0], (long long)e[1], e[2], r->bstream);
             again = rc == 0;
         }
         if (!rc && cur != r->bstream)
@@ -401,11 +413,6 @@ static PyObject *c_launch(Core *c, bp_cuda_reg *r, PyObject *h, PyObject *t, uin
     }
     Py_DECREF(nu);
     if (nbytes) {
-        long long blocks = (nbytes / 4 + 255) / 256;
-        if (blocks > r->max_blocks)
-            blocks = r->max_blocks;
-        else if (!blocks)
-            blocks = 1;
         int err;
         void *stream = cur_stream(r, &err);
         if (err)
@@ -454,12 +461,11 @@ static PyObject *c_launch(Core *c, bp_cuda_reg *r, PyObject *h, PyObject *t, uin
             a.elsize = (int32_t)es;
             memcpy(a.d, dims, sizeof(int64_t) * 2 * (size_t)ndim);
             void *argv[3] = {&p, &a, &out};
-            rc = r->launch(r->sfunc, (unsigned)blocks, 1, 1, 256, 1, 1, 0, stream, argv, NULL);
+            rc = r->launch(r->sfunc, grid_for(r, nbytes), 1, 1, 256, 1, 1, 0, stream, argv,
+                           NULL);
             c->n_strided++;
         } else {
-            double n = (double)nbytes;
-            void *argv[3] = {&p, &n, &out};
-            rc = r->launch(r->func, (unsigned)blocks, 1, 1, 256, 1, 1, 0, stream, argv, NULL);
+            rc = launch_contig(r, p, nbytes, out, stream);
             c->n_contig++;
         }
         if (rc) {
