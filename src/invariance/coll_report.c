@@ -162,29 +162,54 @@ static void oracle_line(FILE *f, const bp_coll_map_t *m, size_t s)
     fprintf(f, "      closest to the exact result: group %d\n", best);
 }
 
+/* The first size from which configuration c did not run (SIZE_MAX: it
+ * ran everywhere) and whether that holds for every size. */
+static size_t unavail_from(const bp_coll_map_t *m, size_t c, bool *all)
+{
+    size_t first = SIZE_MAX, count = 0;
+    for (size_t s = 0; s < m->nsizes; s++) {
+        const bp_coll_cell_t *x = bp_coll_cell(m, s, c);
+        if (x->state == BP_CELL_UNAVAIL || x->state == BP_CELL_FAILED) {
+            if (first == SIZE_MAX)
+                first = s;
+            count++;
+        }
+    }
+    *all = count == m->nsizes;
+    return first;
+}
+
+/* The configurations that did not run, one line per reason and first size:
+ * "not available: NVLS/LL, NVLS/Simple: NVLink multicast is off here". */
 static void unavailable(FILE *f, const bp_coll_map_t *m)
 {
+    bool *done = calloc(m->ncfg ? m->ncfg : 1, 1);
     for (size_t c = 0; c < m->ncfg; c++) {
-        size_t first = SIZE_MAX, count = 0;
-        for (size_t s = 0; s < m->nsizes; s++) {
-            const bp_coll_cell_t *x = bp_coll_cell(m, s, c);
-            if (x->state == BP_CELL_UNAVAIL || x->state == BP_CELL_FAILED) {
-                if (first == SIZE_MAX)
-                    first = s;
-                count++;
-            }
-        }
-        if (!count)
+        bool all;
+        size_t first = unavail_from(m, c, &all);
+        if (first == SIZE_MAX || (done && done[c]))
             continue;
+        const char *why = bp_coll_cell(m, first, c)->why;
         char name[64], sz[32];
         bp_coll_cfg_name(&m->cfg[c], name, sizeof name);
+        fprintf(f, "  not available: %s", name);
+        for (size_t d = c + 1; done && d < m->ncfg; d++) {
+            bool all2;
+            size_t first2 = unavail_from(m, d, &all2);
+            if (first2 != first || all2 != all || done[d] ||
+                strcmp(bp_coll_cell(m, first2, d)->why, why))
+                continue;
+            done[d] = true;
+            bp_coll_cfg_name(&m->cfg[d], name, sizeof name);
+            fprintf(f, ", %s", name);
+        }
         size_name(m, first, sz, sizeof sz);
-        const bp_coll_cell_t *x = bp_coll_cell(m, first, c);
-        if (count == m->nsizes)
-            fprintf(f, "  not available: %s: %s\n", name, x->why);
+        if (all)
+            fprintf(f, ": %s\n", why);
         else
-            fprintf(f, "  not available: %s from %s on: %s\n", name, sz, x->why);
+            fprintf(f, " from %s on: %s\n", sz, why);
     }
+    free(done);
 }
 
 static void runs_to_runs(FILE *f, const bp_inv_study_t *st, const bp_coll_map_t *m)

@@ -24,6 +24,11 @@ out_lacks "the order recomputes 4"
 run 0 invariance --collective all_gather $emu --ranks 4 --dtype fp16
 out_has "copies: every rank's output equals the inputs bit for bit at every size"
 
+# the configurations that cannot run: one line per reason, not one per configuration
+run 1 invariance --collective all_reduce $emu --ranks 4 --dtype fp32 --algo all --proto all
+out_has "  not available: PAT/LL, PAT/LL128, PAT/Simple: the emulation models Ring, Tree, Pairwise and Rank, not PAT"
+[ "$(grep -c 'not available:' "$TMP/out")" -eq 5 ] || fail "5 lines of configurations not available expected"
+
 # four ranks: Ring's chains start after the piece's owner, Tree's chain
 # ends at rank 0; the emulated Simple ring has one piece below 128K
 run 1 invariance --collective all_reduce $emu --ranks 4 --dtype fp32 --algo Ring,Tree \
