@@ -41,9 +41,12 @@ enum { BPK_BOOL = 12, BPK_F8E4M3 = 13, BPK_F8E5M2 = 14 };
 /* Broadcasting for two-operand ops: the output shape and, per operand, the
  * stride in elements of each output dimension (0 where it broadcasts).
  * ndim == 0 means every tensor operand is contiguous with the output's
- * shape, so element i of the output reads element i of each operand. */
+ * shape, so element i of the output reads element i of each operand.
+ * narrow: every index and size below 2^32, so that the offsets can be
+ * found in 32-bit arithmetic (the same offsets, faster). */
 typedef struct {
     int ndim;
+    int narrow;
     int64_t shape[BPK_MAXDIM];
     int64_t stride_a[BPK_MAXDIM];
     int64_t stride_b[BPK_MAXDIM];
@@ -137,10 +140,11 @@ int bpk_concat_part(void *stream, void *out, int out_dt, int64_t out_len,
 int bpk_slice(void *stream, void *out, const void *in, int dt, int64_t outer,
               int64_t in_len, int64_t out_len, int64_t start, int64_t step,
               int64_t inner);
-/* out[i] = in[src[i]], converted as bpk_cast does; src is a device array
- * of n offsets into in (the layout ops' map, src/ops/layout.c). */
+/* out[i] = in[src[i / run] + i % run], converted as bpk_cast does; src is
+ * a device array of n / run offsets into in, one per run of run
+ * consecutive elements (the layout ops' map, src/ops/layout.c). */
 int bpk_gather(void *stream, void *out, int out_dt, const void *in, int in_dt,
-               const int64_t *src, int64_t n);
+               const int64_t *src, int64_t n, int64_t run);
 /* A strided view of in (ndim dimensions of sizes shape, element strides
  * strides, from element offset) copied into contiguous out, elements of
  * dtype dt unchanged: what Tensor.contiguous() and expand's copy do. */

@@ -307,6 +307,18 @@ __device__ __forceinline__ void bpk_bcast_offsets(const bpk_bcast_t &bc,
         return;
     }
     int64_t a = 0, b = 0;
+    if (bc.narrow) {
+        uint32_t j = (uint32_t)i;
+        for (int d = bc.ndim - 1; d >= 0; d--) {
+            uint32_t s = (uint32_t)bc.shape[d], k = j % s;
+            j /= s;
+            a += (int64_t)k * bc.stride_a[d];
+            b += (int64_t)k * bc.stride_b[d];
+        }
+        *oa = a;
+        *ob = b;
+        return;
+    }
     for (int d = bc.ndim - 1; d >= 0; d--) {
         int64_t s = bc.shape[d], k = i % s;
         i /= s;

@@ -179,9 +179,13 @@ extern "C" int bpk_rotate_half(void *stream, void *out, const void *in, int dt,
 }
 
 __global__ void bpk_gather_kernel(void *out, int out_dt, const void *in, int in_dt,
-                                  const long long *src, int64_t n)
+                                  const long long *src, int64_t n, int64_t run)
 {
-    BPK_FOR(i, n) { bpk_convert(out, out_dt, i, in, in_dt, src[i]); }
+    if (run == 1) {
+        BPK_FOR(i, n) { bpk_convert(out, out_dt, i, in, in_dt, src[i]); }
+        return;
+    }
+    BPK_FOR(i, n) { bpk_convert(out, out_dt, i, in, in_dt, src[i / run] + i % run); }
 }
 
 __global__ void bpk_strided_copy_kernel(void *out, const void *in, int dt, bpk_view_t v,
@@ -211,13 +215,13 @@ extern "C" int bpk_strided_copy(void *stream, void *out, const void *in, int dt,
 }
 
 extern "C" int bpk_gather(void *stream, void *out, int out_dt, const void *in,
-                          int in_dt, const int64_t *src, int64_t n)
+                          int in_dt, const int64_t *src, int64_t n, int64_t run)
 {
-    if (!bpk_dtype_ok(out_dt) || !bpk_dtype_ok(in_dt))
+    if (!bpk_dtype_ok(out_dt) || !bpk_dtype_ok(in_dt) || run < 1 || n % run)
         return (int)cudaErrorInvalidValue;
     if (n <= 0)
         return 0;
     bpk_gather_kernel<<<bpk_blocks(n), BPK_THREADS, 0, (cudaStream_t)stream>>>(
-        out, out_dt, in, in_dt, (const long long *)src, n);
+        out, out_dt, in, in_dt, (const long long *)src, n, run);
     return bpk_launched();
 }

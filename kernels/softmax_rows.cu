@@ -266,25 +266,45 @@ extern "C" int bpk_softmax_blocks(void *stream, void *out, const void *in, int d
 
 /* ---- the fixed formulation ---- */
 
+/* One block per row.  With cache (the row fits in shared memory), each
+ * thread keeps the elements it reads (then, for softmax, their exp) in
+ * shared memory and reads the row from global memory once; the same
+ * elements, the same order and operations: the same bits. */
 template <typename T, bool LOG>
 __global__ void bpk_softmax_fixed_kernel(void *out, const void *in, int dt, int64_t n,
-                                         int64_t inner)
+                                         int64_t inner, bool cache)
 {
     typedef bpk_ieee<T> F;
     __shared__ T red[BPK_THREADS];
-    const int64_t row = blockIdx.x, o = row / inner, base = o * n * inner + row % inner;
+    extern __shared__ unsigned char row_raw[];
+    T *row = (T *)row_raw;
+    const int64_t r = blockIdx.x, o = r / inner, base = o * n * inner + r % inner;
     T m = -INFINITY;
-    for (int64_t j = threadIdx.x; j < n; j += BPK_THREADS)
-        m = F::max(m, bpk_num<T>::load(in, dt, base + j * inner));
+    for (int64_t j = threadIdx.x; j < n; j += BPK_THREADS) {
+        T v = bpk_num<T>::load(in, dt, base + j * inner);
+        if (cache)
+            row[j] = v;
+        m = F::max(m, v);
+    }
     m = bpk_block_max<T>(m, red);
     T sum = 0;
-    for (int64_t j = threadIdx.x; j < n; j += BPK_THREADS)
-        sum = F::add(sum, F::exp(F::sub(bpk_num<T>::load(in, dt, base + j * inner), m)));
+    for (int64_t j = threadIdx.x; j < n; j += BPK_THREADS) {
+        T e = F::exp(F::sub(cache ? row[j] : bpk_num<T>::load(in, dt, base + j * inner), m));
+        if (cache && !LOG)
+            row[j] = e;
+        sum = F::add(sum, e);
+    }
     sum = bpk_block_sum<T>(sum, red);
     const T ls = LOG ? F::log(sum) : T(0);
     for (int64_t j = threadIdx.x; j < n; j += BPK_THREADS) {
-        T v = F::sub(bpk_num<T>::load(in, dt, base + j * inner), m);
-        bpk_num<T>::store(out, dt, base + j * inner, LOG ? F::sub(v, ls) : F::div(F::exp(v), sum));
+        T y;
+        if (cache && !LOG)
+            y = F::div(row[j], sum);
+        else {
+            T v = F::sub(cache ? row[j] : bpk_num<T>::load(in, dt, base + j * inner), m);
+            y = LOG ? F::sub(v, ls) : F::div(F::exp(v), sum);
+        }
+        bpk_num<T>::store(out, dt, base + j * inner, y);
     }
 }
 
@@ -292,12 +312,15 @@ template <typename T>
 static void softmax_fixed_launch(cudaStream_t s, void *out, const void *in, int dt,
                                  int64_t rows, int64_t n, int64_t inner, int log)
 {
+    /* the row in shared memory where it fits the default 48 KiB (with red) */
+    bool cache = (size_t)n * sizeof(T) <= 40 * 1024;
+    size_t smem = cache ? (size_t)n * sizeof(T) : 0;
     if (log)
-        bpk_softmax_fixed_kernel<T, true><<<(unsigned)rows, BPK_THREADS, 0, s>>>(out, in, dt, n,
-                                                                                inner);
+        bpk_softmax_fixed_kernel<T, true><<<(unsigned)rows, BPK_THREADS, smem, s>>>(
+            out, in, dt, n, inner, cache);
     else
-        bpk_softmax_fixed_kernel<T, false><<<(unsigned)rows, BPK_THREADS, 0, s>>>(out, in, dt,
-                                                                                 n, inner);
+        bpk_softmax_fixed_kernel<T, false><<<(unsigned)rows, BPK_THREADS, smem, s>>>(
+            out, in, dt, n, inner, cache);
 }
 
 extern "C" int bpk_softmax_fixed(void *stream, void *out, const void *in, int dt,

@@ -81,6 +81,8 @@ size_t bp_buf_nbytes(const bp_buf_t *b)
 
 double bp_buf_get(const bp_buf_t *b, size_t i)
 {
+    if (b->dtype == BP_F32 || b->dtype == BP_BF16 || b->dtype == BP_F16)
+        return bp_dtype_ldf(b->dtype, b->data, i);
     return bp_dtype_bits_to_double(b->dtype,
                                    bp_dtype_load_bits(b->dtype, b->data, i));
 }

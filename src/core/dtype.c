@@ -87,20 +87,6 @@ bool bp_dtype_from_st(const char *s, bp_dtype_t *out)
     return false;
 }
 
-uint32_t bp_f32_bits(float f)
-{
-    uint32_t u;
-    memcpy(&u, &f, 4);
-    return u;
-}
-
-float bp_f32_from_bits(uint32_t u)
-{
-    float f;
-    memcpy(&f, &u, 4);
-    return f;
-}
-
 uint64_t bp_f64_bits(double d)
 {
     uint64_t u;
@@ -123,17 +109,6 @@ double bp_dtype_round(bp_dtype_t dt, double v)
     case BP_F16: return bp_f16_to_f32(bp_f32_to_f16((float)v));
     default: return v;
     }
-}
-
-uint16_t bp_f32_to_bf16(float f)
-{
-    uint32_t u = bp_f32_bits(f);
-    if ((u & 0x7fffffffu) > 0x7f800000u)
-        return 0x7fff;
-    /* Adding 0x7fff plus the kept lsb rounds to nearest even; a carry out
-     * of the mantissa bumps the exponent, up to infinity, as it should. */
-    u += 0x7fffu + ((u >> 16) & 1u);
-    return (uint16_t)(u >> 16);
 }
 
 uint16_t bp_f32_to_f16(float f)
@@ -161,11 +136,6 @@ uint16_t bp_f32_to_f16(float f)
     if (rem > 0x1000u || (rem == 0x1000u && (r & 1u)))
         r++;
     return (uint16_t)(sign | r);
-}
-
-float bp_bf16_to_f32(uint16_t h)
-{
-    return bp_f32_from_bits((uint32_t)h << 16);
 }
 
 float bp_f16_to_f32(uint16_t h)
@@ -216,6 +186,15 @@ uint64_t bp_dtype_load_bits(bp_dtype_t dt, const void *data, size_t i)
     if ((unsigned)dt >= BP_NDTYPES)
         return 0;
     const unsigned char *p = (const unsigned char *)data + i * infos[dt].size;
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    switch (infos[dt].size) { /* the loop below, in one load */
+    case 1: return *p;
+    case 2: { uint16_t u; memcpy(&u, p, 2); return u; }
+    case 4: { uint32_t u; memcpy(&u, p, 4); return u; }
+    case 8: { uint64_t u; memcpy(&u, p, 8); return u; }
+    default: break;
+    }
+#endif
     uint64_t v = 0;
     for (size_t k = 0; k < infos[dt].size; k++)
         v |= (uint64_t)p[k] << (8 * k);
@@ -227,6 +206,15 @@ void bp_dtype_store_bits(bp_dtype_t dt, void *data, size_t i, uint64_t bits)
     if ((unsigned)dt >= BP_NDTYPES)
         return;
     unsigned char *p = (unsigned char *)data + i * infos[dt].size;
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    switch (infos[dt].size) { /* the loop below, in one store */
+    case 1: *p = (unsigned char)bits; return;
+    case 2: { uint16_t u = (uint16_t)bits; memcpy(p, &u, 2); return; }
+    case 4: { uint32_t u = (uint32_t)bits; memcpy(p, &u, 4); return; }
+    case 8: memcpy(p, &bits, 8); return;
+    default: break;
+    }
+#endif
     for (size_t k = 0; k < infos[dt].size; k++)
         p[k] = (unsigned char)(bits >> (8 * k));
 }

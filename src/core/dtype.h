@@ -113,10 +113,61 @@ bool bp_dtype_parse(const char *s, bp_dtype_t *out);
 /* Safetensors dtype names (exact, upper case). */
 bool bp_dtype_from_st(const char *s, bp_dtype_t *out);
 
-uint16_t bp_f32_to_bf16(float f);
+/* The bits of a float and back (inline: inner loops call them). */
+static inline uint32_t bp_f32_bits(float f)
+{
+    uint32_t u;
+    __builtin_memcpy(&u, &f, 4);
+    return u;
+}
+
+static inline float bp_f32_from_bits(uint32_t u)
+{
+    float f;
+    __builtin_memcpy(&f, &u, 4);
+    return f;
+}
+
+static inline uint16_t bp_f32_to_bf16(float f)
+{
+    uint32_t u = bp_f32_bits(f);
+    if ((u & 0x7fffffffu) > 0x7f800000u)
+        return 0x7fff;
+    /* Adding 0x7fff plus the kept lsb rounds to nearest even; a carry out
+     * of the mantissa bumps the exponent, up to infinity, as it should. */
+    u += 0x7fffu + ((u >> 16) & 1u);
+    return (uint16_t)(u >> 16);
+}
+
+static inline float bp_bf16_to_f32(uint16_t h)
+{
+    return bp_f32_from_bits((uint32_t)h << 16);
+}
+
 uint16_t bp_f32_to_f16(float f);
-float bp_bf16_to_f32(uint16_t h);
 float bp_f16_to_f32(uint16_t h);
+/* Element i of an array of the float dtype dt (f32, bf16, f16; NaN for
+ * any other) as a float, exactly; and v stored there, rounded to dt as
+ * above.  The typed access of inner loops. */
+static inline float bp_dtype_ldf(bp_dtype_t dt, const void *p, size_t i)
+{
+    switch (dt) {
+    case BP_F32: return ((const float *)p)[i];
+    case BP_BF16: return bp_bf16_to_f32(((const uint16_t *)p)[i]);
+    case BP_F16: return bp_f16_to_f32(((const uint16_t *)p)[i]);
+    default: return __builtin_nanf("");
+    }
+}
+
+static inline void bp_dtype_stf(bp_dtype_t dt, void *p, size_t i, float v)
+{
+    switch (dt) {
+    case BP_F32: ((float *)p)[i] = v; break;
+    case BP_BF16: ((uint16_t *)p)[i] = bp_f32_to_bf16(v); break;
+    case BP_F16: ((uint16_t *)p)[i] = bp_f32_to_f16(v); break;
+    default: break;
+    }
+}
 /* v as a value of the float dtype dt holds it, widened back: fp32 by a
  * cast, bf16 and fp16 nearest even through float (c10's conversions: a
  * double reaches bf16/fp16 through float, so a double can round twice, as
@@ -133,8 +184,6 @@ uint8_t bp_f32_to_f8e4m3(float f, bool sat);
 uint8_t bp_f32_to_f8e5m2(float f, bool sat);
 float bp_f8e4m3_to_f32(uint8_t h);
 float bp_f8e5m2_to_f32(uint8_t h);
-uint32_t bp_f32_bits(float f);
-float bp_f32_from_bits(uint32_t u);
 uint64_t bp_f64_bits(double d);
 double bp_f64_from_bits(uint64_t u);
 

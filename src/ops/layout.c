@@ -86,9 +86,36 @@ static int64_t index_at(const bp_buf_t *ix, size_t k)
     return ix->dtype == BP_I32 ? (int64_t)(int32_t)(uint32_t)bits : (int64_t)bits;
 }
 
-bp_status bp_layout_sources(const bp_op_t *op, const bp_buf_t *a, const bp_buf_t *b,
-                            const bp_buf_t *out, const bp_buf_t *index, int64_t *src,
-                            bp_error_t *err)
+/* index_select's and embedding's geometry: the axis of from that index
+ * picks along, and the extents outside and inside it. */
+static bool index_geometry(const bp_op_t *op, const bp_buf_t *from, int *axis, size_t *outer,
+                           size_t *inner)
+{
+    *axis = 0;
+    if (op->kind == BP_OP_INDEX_SELECT &&
+        !bp_axis_norm(op->has_axis ? op->axis : 0, from->ndim, axis))
+        return false;
+    *outer = *inner = 1;
+    for (int d = 0; d < *axis; d++)
+        *outer *= (size_t)from->shape[d];
+    for (int d = *axis + 1; d < from->ndim; d++)
+        *inner *= (size_t)from->shape[d];
+    return true;
+}
+
+size_t bp_layout_run(const bp_op_t *op, const bp_buf_t *a, const bp_buf_t *b)
+{
+    int axis;
+    size_t outer, inner;
+    if (bp_layout_is_view(op->kind) || !index_geometry(op, bp_layout_source(op, a, b), &axis,
+                                                        &outer, &inner))
+        return 1;
+    return inner ? inner : 1;
+}
+
+bp_status bp_layout_runs(const bp_op_t *op, const bp_buf_t *a, const bp_buf_t *b,
+                         const bp_buf_t *out, const bp_buf_t *index, int64_t *src,
+                         bp_error_t *err)
 {
     if (bp_layout_is_view(op->kind)) {
         int64_t st[BP_MAXDIM];
@@ -104,16 +131,12 @@ bp_status bp_layout_sources(const bp_op_t *op, const bp_buf_t *a, const bp_buf_t
     /* index_select: out[o, j, i] = a[o, index[j], i]; embedding: out[r, d] =
      * b[a[r], d], the index_select of b's rows by a's elements. */
     const bp_buf_t *from = bp_layout_source(op, a, b);
-    int axis = 0;
-    if (op->kind == BP_OP_INDEX_SELECT &&
-        !bp_axis_norm(op->has_axis ? op->axis : 0, from->ndim, &axis))
+    int axis;
+    size_t outer, inner, k = index->numel;
+    if (!index_geometry(op, from, &axis, &outer, &inner))
         return bp_error_set(err, BP_EINPUT, "index_select axis %d out of range",
                             op->axis);
-    size_t outer = 1, inner = 1, n = (size_t)from->shape[axis], k = index->numel;
-    for (int d = 0; d < axis; d++)
-        outer *= (size_t)from->shape[d];
-    for (int d = axis + 1; d < from->ndim; d++)
-        inner *= (size_t)from->shape[d];
+    size_t n = (size_t)from->shape[axis];
     if (out->numel != outer * k * inner)
         return bp_error_set(err, BP_EINTERNAL, "%s output of %zu elements, not %zu",
                             bp_op_name(op->kind), out->numel, outer * k * inner);
@@ -126,13 +149,27 @@ bp_status bp_layout_sources(const bp_op_t *op, const bp_buf_t *a, const bp_buf_t
                                 bp_op_name(op->kind), v, axis, n, j,
                                 op->kind == BP_OP_EMBEDDING ? "a" : "b");
     }
-    size_t i = 0;
+    if (!inner)
+        return BP_OK;
+    size_t r = 0;
     for (size_t o = 0; o < outer; o++)
-        for (size_t j = 0; j < k; j++) {
-            size_t base = (o * n + (size_t)index_at(index, j)) * inner;
-            for (size_t e = 0; e < inner; e++)
-                src[i++] = (int64_t)(base + e);
-        }
+        for (size_t j = 0; j < k; j++)
+            src[r++] = (int64_t)((o * n + (size_t)index_at(index, j)) * inner);
+    return BP_OK;
+}
+
+bp_status bp_layout_sources(const bp_op_t *op, const bp_buf_t *a, const bp_buf_t *b,
+                            const bp_buf_t *out, const bp_buf_t *index, int64_t *src,
+                            bp_error_t *err)
+{
+    bp_status st = bp_layout_runs(op, a, b, out, index, src, err);
+    size_t run = bp_layout_run(op, a, b);
+    if (st || run == 1)
+        return st;
+    /* each run's first offset, spread over its elements from the last */
+    for (size_t r = out->numel / run; r-- > 0;)
+        for (size_t e = run; e-- > 0;)
+            src[r * run + e] = src[r] + (int64_t)e;
     return BP_OK;
 }
 

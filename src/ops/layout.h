@@ -35,6 +35,14 @@ const bp_buf_t *bp_layout_source(const bp_op_t *op, const bp_buf_t *a,
 bp_status bp_layout_sources(const bp_op_t *op, const bp_buf_t *a, const bp_buf_t *b,
                             const bp_buf_t *out, const bp_buf_t *index, int64_t *src,
                             bp_error_t *err);
+/* The same by runs: output elements come in runs of bp_layout_run's
+ * length, each from consecutive source elements (a row of embedding's
+ * weight, index_select's extent inside its axis; 1 for views), and
+ * bp_layout_runs writes one offset per run (out->numel / run of them). */
+size_t bp_layout_run(const bp_op_t *op, const bp_buf_t *a, const bp_buf_t *b);
+bp_status bp_layout_runs(const bp_op_t *op, const bp_buf_t *a, const bp_buf_t *b,
+                         const bp_buf_t *out, const bp_buf_t *index, int64_t *src,
+                         bp_error_t *err);
 
 /* The same for host backends, whose operands hold their values: checks
  * the operands, allocates *src (free() it) and fills it. */

@@ -13,26 +13,6 @@
 #include "cpu_gemm.h"
 #include "rng.h"
 
-static float ldv(bp_dtype_t dt, const void *p, size_t i)
-{
-    switch (dt) {
-    case BP_F32: return ((const float *)p)[i];
-    case BP_BF16: return bp_bf16_to_f32(((const uint16_t *)p)[i]);
-    case BP_F16: return bp_f16_to_f32(((const uint16_t *)p)[i]);
-    default: return NAN;
-    }
-}
-
-static void st(bp_dtype_t dt, void *p, size_t i, float v)
-{
-    switch (dt) {
-    case BP_F32: ((float *)p)[i] = v; break;
-    case BP_BF16: ((uint16_t *)p)[i] = bp_f32_to_bf16(v); break;
-    case BP_F16: ((uint16_t *)p)[i] = bp_f32_to_f16(v); break;
-    default: break;
-    }
-}
-
 static bp_status oom(bp_error_t *err)
 {
     return bp_error_set(err, BP_ENOMEM, "out of memory");
@@ -61,7 +41,7 @@ static float *widen(const bp_buf_t *b, size_t rows, size_t cols,
         return NULL;
     for (size_t r = 0; r < rows; r++)
         for (size_t j = 0; j < cols; j++)
-            f[r * cols + j] = ldv(b->dtype, b->data, off + r * stride + j);
+            f[r * cols + j] = bp_dtype_ldf(b->dtype, b->data, off + r * stride + j);
     return f;
 }
 
@@ -74,7 +54,7 @@ static float *widen_t(const bp_buf_t *w, size_t N, size_t K,
         return NULL;
     for (size_t n = 0; n < N; n++)
         for (size_t k = 0; k < K; k++)
-            f[k * N + n] = ldv(w->dtype, w->data, off + n * stride + k);
+            f[k * N + n] = bp_dtype_ldf(w->dtype, w->data, off + n * stride + k);
     return f;
 }
 
@@ -101,7 +81,7 @@ static bp_status cpu_linear(bp_stack_dev_t *s, bp_buf_t *out, const bp_buf_t *x,
     }
     bp_cpu_gemm_f32(T, N, K, xf, K, wt, N, cf, N);
     for (size_t i = 0; i < T * N; i++)
-        st(dt, out->data, i, cf[i]);
+        bp_dtype_stf(dt, out->data, i, cf[i]);
     free(xf);
     free(wt);
     free(cf);
@@ -141,24 +121,24 @@ static bp_status cpu_attention(bp_stack_dev_t *s, bp_buf_t *out, const bp_buf_t 
     for (size_t h = 0; h < (size_t)heads; h++) {
         for (size_t t = 0; t < T; t++)
             for (size_t j = 0; j < d; j++) {
-                qf[t * d + j] = ldv(dt, q->data, t * H + h * d + j);
-                kt[j * T + t] = ldv(dt, k->data, t * H + h * d + j);
-                vf[t * d + j] = ldv(dt, v->data, t * H + h * d + j);
+                qf[t * d + j] = bp_dtype_ldf(dt, q->data, t * H + h * d + j);
+                kt[j * T + t] = bp_dtype_ldf(dt, k->data, t * H + h * d + j);
+                vf[t * d + j] = bp_dtype_ldf(dt, v->data, t * H + h * d + j);
             }
         bp_cpu_gemm_f32(T, T, d, qf, d, kt, T, sc, T);
         for (size_t i = 0; i < T * T; i++)
-            st(dt, sh.data, i, sc[i]);
+            bp_dtype_stf(dt, sh.data, i, sc[i]);
         if ((e = bp_stack_attn_softmax(s, &sh, 1, (int64_t)T, (int64_t)d, err))) {
             free(qf);
             bp_buf_free(&sh);
             return e;
         }
         for (size_t i = 0; i < T * T; i++)
-            sc[i] = ldv(dt, sh.data, i);
+            sc[i] = bp_dtype_ldf(dt, sh.data, i);
         bp_cpu_gemm_f32(T, d, T, sc, T, vf, d, of, d);
         for (size_t t = 0; t < T; t++)
             for (size_t j = 0; j < d; j++)
-                st(dt, out->data, t * H + h * d + j, of[t * d + j]);
+                bp_dtype_stf(dt, out->data, t * H + h * d + j, of[t * d + j]);
     }
     free(qf);
     bp_buf_free(&sh);
@@ -207,7 +187,7 @@ static bp_status cpu_uniform(bp_stack_dev_t *s, bp_buf_t *out, size_t off,
     if (off > out->numel || n > out->numel - off)
         return bp_error_set(err, BP_EINTERNAL, "uniform past the end");
     for (size_t i = 0; i < n; i++)
-        st(out->dtype, out->data, off + i,
+        bp_dtype_stf(out->dtype, out->data, off + i,
            bp_rng_uniform(seed, stream, first + i, low, high));
     return BP_OK;
 }

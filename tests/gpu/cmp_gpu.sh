@@ -20,7 +20,7 @@ B=${BITPROBE:-./src/bitprobe}
 PY=${PYTHON3:-python3}
 . tests/gpu/steps.sh
 PROBES="rope-llama31-scaling sum-fp32-accumulator fp8-round-trip"
-step "check_semantics_cuda" 0 env BP_REQUIRE_GPU=1 ./tests/check_semantics_cuda
+step "check_semantics_cuda" 0 env BP_REQUIRE_GPU=1 ./tests/backends/check_semantics_cuda
 rm -rf "$OUT/golden" && cp -r golden "$OUT/golden"
 # shellcheck disable=SC2086
 step "bless cuda" 0 "$B" bless $PROBES --device cuda --require cuda --golden "$OUT/golden"

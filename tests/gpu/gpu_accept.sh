@@ -13,7 +13,7 @@ step "make check (BP_REQUIRE_GPU=1)" 0 env BP_REQUIRE_GPU=1 make -j"$J" check
 step "cuda bundle" 0 $B run --device cuda --no-golden --save "$OUT/bundle" --intermediates --quiet
 step "fidelity: torch_probe.py" 0 python3 tests/refs/torch_probe.py "$OUT/bundle" --probes probes
 step "initcheck: check_be_cuda" 0 env BP_CUDA_DEBUG=1 BP_REQUIRE_GPU=1 \
-    compute-sanitizer --tool initcheck --error-exitcode 9 ./tests/check_be_cuda
+    compute-sanitizer --tool initcheck --error-exitcode 9 ./tests/backends/cuda/check_be_cuda
 step "explain seed-inv-freq cpu/cuda" 1 $B explain seed-inv-freq --a cpu --b cuda
 step "explain rope-llama2 fp32 cpu/cuda" 1 $B explain rope-llama2 --a cpu --b cuda --dtype fp32
 step "fingerprint cuda" 0 $B fingerprint --device cuda

@@ -28,7 +28,7 @@ if [ "${SANITIZE:-0}" = 1 ]; then
     step "build check_be_cuda" 0 make tests/backends/cuda/check_be_cuda
     for tool in memcheck initcheck racecheck; do
         step "check_be_cuda under $tool" 0 env BP_CUDA_DEBUG=1 BP_REQUIRE_GPU=1 timeout 200 \
-            compute-sanitizer --tool $tool --error-exitcode 9 ./tests/check_be_cuda
+            compute-sanitizer --tool $tool --error-exitcode 9 ./tests/backends/cuda/check_be_cuda
     done
     for tool in memcheck initcheck racecheck; do
         step "run under $tool" 0 timeout 150 \

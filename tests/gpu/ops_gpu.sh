@@ -22,7 +22,7 @@
 B=${BITPROBE:-./src/bitprobe}
 PY=${PYTHON3:-python3}
 step "check_be_cuda (randn/normal cuda vs cpu, clamp_tensor)" 0 \
-    env BP_REQUIRE_GPU=1 ./tests/check_be_cuda
+    env BP_REQUIRE_GPU=1 ./tests/backends/cuda/check_be_cuda
 step "randn.sh (every backend vs the written stream)" 0 \
     env BP_REQUIRE_GPU=1 make check TESTS=tests/cli/randn.sh
 step "randn.sh log" 0 cat tests/cli/randn.log

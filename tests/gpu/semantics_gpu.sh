@@ -29,7 +29,7 @@ fail() { echo "FAIL: $*"; fails="$fails
 echo "== check_semantics_cuda (hand-derived values)"
 [ -x tests/backends/check_semantics_cuda ] || make tests/backends/check_semantics_cuda >"$OUT/build_check_semantics_cuda.txt" 2>&1 ||
     fail "building tests/backends/check_semantics_cuda (log: $OUT/build_check_semantics_cuda.txt)"
-BP_REQUIRE_GPU=1 ./tests/check_semantics_cuda >"$OUT/check_semantics_cuda.txt" 2>&1 ||
+BP_REQUIRE_GPU=1 ./tests/backends/check_semantics_cuda >"$OUT/check_semantics_cuda.txt" 2>&1 ||
     fail "check_semantics_cuda (log: $OUT/check_semantics_cuda.txt)"
 tail -n 2 "$OUT/check_semantics_cuda.txt"
 

@@ -10,7 +10,7 @@
 . tests/gpu/steps.sh
 B=./src/bitprobe
 D=tests/data/torch
-step check_stack_cuda 0 env BP_REQUIRE_GPU=1 ./tests/check_stack_cuda
+step check_stack_cuda 0 env BP_REQUIRE_GPU=1 ./tests/stack/check_stack_cuda
 step "buffers: sharded cuda vs unsharded cpu" 0 \
     $B stack --preset llama2-7b --device cuda --dtype bf16 --buffers-only
 step "buffers: vs PyTorch's CPU caches" 0 \

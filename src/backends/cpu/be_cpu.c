@@ -69,6 +69,11 @@ void bp_cpu_store(bp_buf_t *out, size_t i, double v)
 {
     uint64_t bits;
     switch (out->dtype) {
+    case BP_F32:
+    case BP_BF16:
+    case BP_F16: /* through float, as bp_dtype_bits_from_double */
+        bp_dtype_stf(out->dtype, out->data, i, (float)v);
+        return;
     case BP_I64: bits = (uint64_t)to_i64(v); break;
     case BP_I32: bits = (uint32_t)to_i32(v); break;
     default: bits = bp_dtype_bits_from_double(out->dtype, v); break;
@@ -142,48 +147,31 @@ static bp_status bcast_strides(const bp_buf_t *src, const bp_buf_t *out,
                         "operand of shape %s does not broadcast to %s", a, b);
 }
 
-/* Visits out's elements in order, giving each one's offset into src. */
-static bp_status src_offsets(const bp_buf_t *src, const bp_buf_t *out,
-                             size_t **offs, bp_error_t *err)
+bp_status bp_cpu_walk_init(bp_cpu_walk_t *w, const bp_buf_t *src, const bp_buf_t *out,
+                           bp_error_t *err)
 {
-    int64_t st[BP_MAXDIM], idx[BP_MAXDIM] = {0};
-    bp_status s = bcast_strides(src, out, st, err);
-    if (s)
-        return s;
-    size_t *o = malloc((out->numel ? out->numel : 1) * sizeof *o);
-    if (!o)
-        return bp_error_set(err, BP_ENOMEM, "out of memory");
-    int64_t pos = 0;
-    for (size_t i = 0; i < out->numel; i++) {
-        o[i] = (size_t)pos;
-        for (int d = out->ndim - 1; d >= 0; d--) {
-            idx[d]++;
-            pos += st[d];
-            if (idx[d] < out->shape[d])
-                break;
-            pos -= st[d] * idx[d];
-            idx[d] = 0;
-        }
-    }
-    *offs = o;
-    return BP_OK;
+    memset(w, 0, sizeof *w);
+    w->out = out;
+    return bcast_strides(src, out, w->st, err);
 }
 
 bp_status bp_cpu_expand(const bp_buf_t *src, const bp_buf_t *out,
                         bp_dtype_t as, double **vals, bp_error_t *err)
 {
-    size_t *offs;
-    bp_status s = src_offsets(src, out, &offs, err);
+    bp_cpu_walk_t w;
+    bp_status s = bp_cpu_walk_init(&w, src, out, err);
     if (s)
         return s;
     double *v = malloc((out->numel ? out->numel : 1) * sizeof *v);
-    if (!v) {
-        free(offs);
+    if (!v)
         return bp_error_set(err, BP_ENOMEM, "out of memory");
-    }
-    for (size_t i = 0; i < out->numel; i++)
-        v[i] = load_as(src, offs[i], as);
-    free(offs);
+    bool same = !bp_dtype_is_int(src->dtype) && src->dtype == as;
+    if (src->numel == out->numel) /* as many elements: the same order */
+        for (size_t i = 0; i < out->numel; i++)
+            v[i] = same ? bp_buf_get(src, i) : load_as(src, i, as);
+    else
+        for (size_t i = 0; i < out->numel; i++, bp_cpu_walk_next(&w))
+            v[i] = same ? bp_buf_get(src, (size_t)w.pos) : load_as(src, (size_t)w.pos, as);
     *vals = v;
     return BP_OK;
 }
@@ -191,25 +179,22 @@ bp_status bp_cpu_expand(const bp_buf_t *src, const bp_buf_t *out,
 bp_status bp_cpu_expand_i64(const bp_buf_t *src, const bp_buf_t *out,
                             int64_t **vals, bp_error_t *err)
 {
-    size_t *offs;
-    bp_status s = src_offsets(src, out, &offs, err);
+    bp_cpu_walk_t w;
+    bp_status s = bp_cpu_walk_init(&w, src, out, err);
     if (s)
         return s;
     int64_t *v = malloc((out->numel ? out->numel : 1) * sizeof *v);
-    if (!v) {
-        free(offs);
+    if (!v)
         return bp_error_set(err, BP_ENOMEM, "out of memory");
-    }
     /* A float operand of an integer result converts as a cast does (x86's
      * truncation), never by its bits. */
     bool conv = !bp_dtype_is_int(src->dtype);
-    for (size_t i = 0; i < out->numel; i++) {
-        double f = conv ? bp_buf_get(src, offs[i]) : 0.0;
-        v[i] = !conv                  ? load_i64(src, offs[i])
+    for (size_t i = 0; i < out->numel; i++, bp_cpu_walk_next(&w)) {
+        double f = conv ? bp_buf_get(src, (size_t)w.pos) : 0.0;
+        v[i] = !conv                  ? load_i64(src, (size_t)w.pos)
                : out->dtype == BP_I32 ? to_i32(f)
                                       : to_i64(f);
     }
-    free(offs);
     *vals = v;
     return BP_OK;
 }
@@ -392,12 +377,11 @@ bp_status bp_cpu_op_neg(bp_backend_t *be, const bp_exec_t *x, bp_error_t *err)
     bp_status s = need_tensor(x->a, "neg's input", err);
     if (s)
         return s;
-    size_t *offs;
-    if ((s = src_offsets(x->a, x->out, &offs, err)))
+    bp_cpu_walk_t w;
+    if ((s = bp_cpu_walk_init(&w, x->a, x->out, err)))
         return s;
-    for (size_t i = 0; i < x->out->numel; i++)
-        store_neg(x->a, offs[i], x->out, i);
-    free(offs);
+    for (size_t i = 0; i < x->out->numel; i++, bp_cpu_walk_next(&w))
+        store_neg(x->a, (size_t)w.pos, x->out, i);
     return BP_OK;
 }
 
@@ -541,22 +525,23 @@ bp_status bp_cpu_op_where(bp_backend_t *be, const bp_exec_t *x, bp_error_t *err)
         return bp_error_set(err, BP_EINTERNAL, "where needs a bool cond");
     const bp_buf_t *t[3] = {x->inputs[0], x->a, x->b};
     const bp_arg_t *arg[2] = {&x->op->a, &x->op->b};
-    size_t *offs[3] = {NULL, NULL, NULL};
+    bp_cpu_walk_t w[3];
     bp_status s = BP_OK;
     for (int k = 0; k < 3 && !s; k++)
         if (t[k])
-            s = src_offsets(t[k], out, &offs[k], err);
+            s = bp_cpu_walk_init(&w[k], t[k], out, err);
     for (size_t i = 0; !s && i < out->numel; i++) {
-        int k = bp_dtype_load_bits(BP_BOOL, t[0]->data, offs[0][i]) ? 1 : 2;
+        int k = bp_dtype_load_bits(BP_BOOL, t[0]->data, (size_t)w[0].pos) ? 1 : 2;
         if (t[k])
-            convert_one(t[k], offs[k][i], out, i);
+            convert_one(t[k], (size_t)w[k].pos, out, i);
         else if (bp_dtype_is_int(out->dtype))
             bp_cpu_store_i64(out, i, (int64_t)arg[k - 1]->value);
         else
             bp_cpu_store(out, i, arg[k - 1]->value);
+        for (int j = 0; j < 3; j++)
+            if (t[j])
+                bp_cpu_walk_next(&w[j]);
     }
-    for (int k = 0; k < 3; k++)
-        free(offs[k]);
     return s;
 }
 

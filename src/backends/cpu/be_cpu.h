@@ -75,6 +75,28 @@ const bp_buf_t *bp_cpu_gemm_input(const bp_op_t *op, const bp_buf_t *const *inpu
 bp_status bp_cpu_mkl_gemm(bp_mkl_order_t o, const bp_exec_t *x, const bp_buf_t *a,
                           const bp_buf_t *b, bp_error_t *err);
 
+/* A walk over out's elements in order, giving each one's offset into src
+ * broadcast over out: pos, then bp_cpu_walk_next. */
+typedef struct {
+    const bp_buf_t *out;
+    int64_t st[BP_MAXDIM], idx[BP_MAXDIM], pos;
+} bp_cpu_walk_t;
+
+bp_status bp_cpu_walk_init(bp_cpu_walk_t *w, const bp_buf_t *src, const bp_buf_t *out,
+                           bp_error_t *err);
+
+static inline void bp_cpu_walk_next(bp_cpu_walk_t *w)
+{
+    for (int d = w->out->ndim - 1; d >= 0; d--) {
+        w->idx[d]++;
+        w->pos += w->st[d];
+        if (w->idx[d] < w->out->shape[d])
+            return;
+        w->pos -= w->st[d] * w->idx[d];
+        w->idx[d] = 0;
+    }
+}
+
 /* Lanes of one ATen register of dt for a register of `bytes` bytes. */
 size_t bp_cpu_lanes(bp_dtype_t dt, int bytes);
 

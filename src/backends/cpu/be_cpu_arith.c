@@ -157,6 +157,54 @@ static bool original_scalar(const bp_exec_t *x, bp_dtype_t dt, double *v)
     return true;
 }
 
+/* t shares memory with out other than as out itself (a view at another
+ * offset or of another shape): element i of out may be written before t's
+ * element at i's offset is read. */
+static bool overlaps(const bp_buf_t *t, const bp_buf_t *out)
+{
+    size_t tb = t->numel * bp_dtype_info(t->dtype)->size,
+           ob = out->numel * bp_dtype_info(out->dtype)->size;
+    const char *tp = t->data, *op = out->data;
+    if (tp == op && t->numel == out->numel && t->dtype == out->dtype)
+        return false; /* in place, element by element */
+    return tp < op + ob && op < tp + tb;
+}
+
+/* An operand of out's float dtype (f32, bf16, f16) read in place, or a
+ * scalar: a walk over out for a tensor. */
+static bool typed_operand(const bp_buf_t *t, const bp_buf_t *out, bp_cpu_walk_t *w)
+{
+    return !t || (t->dtype == out->dtype && !overlaps(t, out) &&
+                  bp_cpu_walk_init(w, t, out, NULL) == BP_OK);
+}
+
+/* The loop of bp_cpu_op_binary with loads and stores of out's float dtype
+ * and no copies, where every operand allows it (ta, tb: the tensors read,
+ * NULL for the scalars av, bv).  The same bits: each element computed in
+ * float from the same values and rounded once to the dtype. */
+static bool binary_typed(bp_buf_t *out, const bp_buf_t *ta, const bp_buf_t *tb, double av,
+                         double bv, bp_op_kind_t k, bp_form_t form, bool sa)
+{
+    bp_dtype_t dt = out->dtype;
+    bp_cpu_walk_t wa = {0}, wb = {0};
+    if ((dt != BP_F32 && dt != BP_BF16 && dt != BP_F16) || !typed_operand(ta, out, &wa) ||
+        !typed_operand(tb, out, &wb))
+        return false;
+    float fa = (float)av, fb = (float)bv;
+    for (size_t i = 0; i < out->numel; i++) {
+        if (ta) {
+            fa = bp_dtype_ldf(dt, ta->data, (size_t)wa.pos);
+            bp_cpu_walk_next(&wa);
+        }
+        if (tb) {
+            fb = bp_dtype_ldf(dt, tb->data, (size_t)wb.pos);
+            bp_cpu_walk_next(&wb);
+        }
+        bp_dtype_stf(dt, out->data, i, (float)compute_f32(k, form, sa, dt, fa, fb));
+    }
+    return true;
+}
+
 bp_status bp_cpu_op_binary(bp_backend_t *be, const bp_exec_t *x,
                            bp_error_t *err)
 {
@@ -177,13 +225,6 @@ bp_status bp_cpu_op_binary(bp_backend_t *be, const bp_exec_t *x,
         return binary_int(x, err);
     double *as = NULL, *bs = NULL, bv = 0.0;
     bool bo = x->a && original_scalar(x, dt, &bv);
-    bp_status s = BP_OK;
-    if (x->a)
-        s = bp_cpu_expand(x->a, out, dt, &as, err);
-    if (!s && x->b && !bo)
-        s = bp_cpu_expand(x->b, out, dt, &bs, err);
-    if (s)
-        goto done;
     bool sa = !x->a;
     double av = sa ? scalar_as(k, dt, x->op->a.value, true, form) : 0.0;
     if (!x->b)
@@ -192,6 +233,15 @@ bp_status bp_cpu_op_binary(bp_backend_t *be, const bp_exec_t *x,
         k = BP_OP_MUL; /* CUDA's tensor / number, pinned */
         bv = bp_div_scalar_reciprocal(x->op->b.value, dt);
     }
+    if (binary_typed(out, x->a, bo ? NULL : x->b, av, bv, k, form, sa))
+        return BP_OK;
+    bp_status s = BP_OK;
+    if (x->a)
+        s = bp_cpu_expand(x->a, out, dt, &as, err);
+    if (!s && x->b && !bo)
+        s = bp_cpu_expand(x->b, out, dt, &bs, err);
+    if (s)
+        goto done;
     for (size_t i = 0; i < out->numel; i++) {
         double a = as ? as[i] : av, b = bs ? bs[i] : bv;
         double r = bp_cpu_opmath_f32(dt)

@@ -368,12 +368,13 @@ static void softmax_fixed(const bp_cpu_t *c, bool log, bool f32, const double *x
                 double m = -INFINITY, sum = 0.0;
                 for (size_t d = 0; d < n; d++)
                     m = xi[d * st] > m ? xi[d * st] : m;
-                for (size_t d = 0; d < n; d++)
-                    sum = sum + bp_cpu_scalar(c, BP_OP_EXP, xi[d * st] - m);
+                for (size_t d = 0; d < n; d++) { /* each exp kept in o: computed once */
+                    oi[d * st] = bp_cpu_scalar(c, BP_OP_EXP, xi[d * st] - m);
+                    sum = sum + oi[d * st];
+                }
                 double ls = log ? bp_cpu_scalar(c, BP_OP_LOG, sum) : 0.0;
                 for (size_t d = 0; d < n; d++)
-                    oi[d * st] = log ? (xi[d * st] - m) - ls
-                                     : bp_cpu_scalar(c, BP_OP_EXP, xi[d * st] - m) / sum;
+                    oi[d * st] = log ? (xi[d * st] - m) - ls : oi[d * st] / sum;
                 continue;
             }
             float m = -INFINITY, sum = 0.0f;
@@ -381,12 +382,15 @@ static void softmax_fixed(const bp_cpu_t *c, bool log, bool f32, const double *x
                 float v = (float)xi[d * st];
                 m = v > m ? v : m;
             }
-            for (size_t d = 0; d < n; d++)
-                sum = sum + bp_cpu_scalarf(c, BP_OP_EXP, (float)xi[d * st] - m);
+            for (size_t d = 0; d < n; d++) { /* each exp kept in o: computed once */
+                float e = bp_cpu_scalarf(c, BP_OP_EXP, (float)xi[d * st] - m);
+                oi[d * st] = e;
+                sum = sum + e;
+            }
             float ls = log ? bp_cpu_scalarf(c, BP_OP_LOG, sum) : 0.0f;
             for (size_t d = 0; d < n; d++) {
                 float v = (float)xi[d * st];
-                oi[d * st] = log ? (v - m) - ls : bp_cpu_scalarf(c, BP_OP_EXP, v - m) / sum;
+                oi[d * st] = log ? (v - m) - ls : (float)oi[d * st] / sum;
             }
         }
 }

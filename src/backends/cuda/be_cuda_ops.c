@@ -121,11 +121,44 @@ static bp_status strides_for(const bp_buf_t *t, const bp_buf_t *out,
     return BP_OK;
 }
 
+/* TensorIterator's coalescing of bc: dimensions of size 1 dropped, each
+ * dimension merged into the one outside it where every operand's strides
+ * line up (the outer stride the inner stride times the inner size), so
+ * that a kernel finds its offsets with as few divisions as there are
+ * dimensions left; ndim 0 where that leaves the operands read in order. */
+static void coalesce(bpk_bcast_t *bc, bool has_a, bool has_b)
+{
+    int n = 0;
+    for (int d = 0; d < bc->ndim; d++) {
+        int64_t sz = bc->shape[d], sa = bc->stride_a[d], sb = bc->stride_b[d];
+        if (sz == 1)
+            continue;
+        if (n > 0 && bc->stride_a[n - 1] == sa * sz && bc->stride_b[n - 1] == sb * sz) {
+            bc->shape[n - 1] *= sz;
+        } else {
+            bc->shape[n] = sz;
+            n++;
+        }
+        bc->stride_a[n - 1] = sa;
+        bc->stride_b[n - 1] = sb;
+    }
+    for (int d = n; d < BPK_MAXDIM; d++)
+        bc->shape[d] = bc->stride_a[d] = bc->stride_b[d] = 0;
+    bc->ndim = n;
+    if (n == 0 || (n == 1 && (!has_a || bc->stride_a[0] == 1) &&
+                   (!has_b || bc->stride_b[0] == 1))) {
+        bc->ndim = 0; /* every element read at its own index (or the one element) */
+        if (n == 0)
+            bc->stride_a[0] = bc->stride_b[0] = 0;
+    }
+}
+
 static bp_status make_bcast(const bp_buf_t *out, const bp_buf_t *a,
                             const bp_buf_t *b, bpk_bcast_t *bc,
                             bp_error_t *err)
 {
     memset(bc, 0, sizeof *bc);
+    bc->narrow = out->numel < ((size_t)1 << 32);
     if ((!a || bp_buf_same_shape(a, out)) && (!b || bp_buf_same_shape(b, out)))
         return BP_OK;
     bc->ndim = out->ndim;
@@ -134,6 +167,8 @@ static bp_status make_bcast(const bp_buf_t *out, const bp_buf_t *a,
     bp_status st = strides_for(a, out, bc->stride_a, "operand a", err);
     if (!st)
         st = strides_for(b, out, bc->stride_b, "operand b", err);
+    if (!st)
+        coalesce(bc, a != NULL, b != NULL);
     return st;
 }
 
@@ -909,18 +944,20 @@ static bp_status op_gather(bp_backend_t *be, const bp_exec_t *x, bp_error_t *err
                      : bp_error_set(err, BP_ENOMEM, "out of memory");
         index = &ix;
     }
-    int64_t n = numel(out);
+    /* one offset per run of consecutive elements (a row of embedding's
+     * weight): n / run offsets to make and upload, not n */
+    int64_t n = numel(out), run = (int64_t)bp_layout_run(op, x->a, x->b), nr = n / run;
     if (!st)
-        st = bp_buf_alloc(&offs, BP_I64, 1, &n, err);
+        st = bp_buf_alloc(&offs, BP_I64, 1, &nr, err);
     if (!st)
-        st = bp_layout_sources(op, x->a, x->b, out, index, offs.data, err);
+        st = bp_layout_runs(op, x->a, x->b, out, index, offs.data, err);
     if (!st)
         st = be->dev_alloc(be, &offs, err);
     if (!st)
         st = be->upload(be, &offs, err);
     if (!st) {
         int rc = bpk_gather(bp_cuda_stream(be), out->dev, (int)out->dtype, from->dev,
-                            (int)from->dtype, offs.dev, n);
+                            (int)from->dtype, offs.dev, n, run);
         st = bp_cuda_finish(be, "bpk_gather", rc, err);
     }
     if (offs.dev)
