@@ -123,6 +123,84 @@ __global__ void bpk_where_kernel(void *out, int out_dt, const uint8_t *cond, bpk
     }
 }
 
+/* The flat form of bpk_where_kernel: a and b of out's dtype (f32, bf16,
+ * f16) read in order or numbers, cond read at i % period (contiguous,
+ * broadcast over outer dimensions only), every pointer aligned: 8 elements
+ * per step, each the bits of its chosen operand as bpk_convert copies
+ * them (a number: its bits in out_dt, as bpk_store_f64 writes it). */
+template <typename U>
+__device__ __forceinline__ void bpk_bits8(const bpk_arg_t &a, int out_dt, int64_t i, U *x)
+{
+    if (!a.ptr) {
+        U v;
+        bpk_store_f64(&v, out_dt, 0, a.value);
+        for (int k = 0; k < 8; k++)
+            x[k] = v;
+        return;
+    }
+    const uint4 *p = (const uint4 *)((const U *)a.ptr + i);
+    if (sizeof(U) == 2) { /* 8 elements in 16 bytes */
+        uint4 u = p[0];
+        const uint32_t w[4] = {u.x, u.y, u.z, u.w};
+        for (int k = 0; k < 8; k++)
+            x[k] = (U)(w[k / 2] >> (16 * (k % 2)));
+    } else { /* in 32 bytes */
+        for (int h = 0; h < 2; h++) {
+            uint4 u = p[h];
+            x[4 * h] = (U)u.x, x[4 * h + 1] = (U)u.y, x[4 * h + 2] = (U)u.z, x[4 * h + 3] = (U)u.w;
+        }
+    }
+}
+
+template <typename U>
+__global__ void bpk_where_flat_kernel(void *out, int out_dt, const uint8_t *cond, bpk_arg_t a,
+                                      bpk_arg_t b, int64_t period, int64_t n)
+{
+    const int64_t groups = n / 8;
+    BPK_FOR(g, groups)
+    {
+        const int64_t i = g * 8;
+        const uint2 c = *(const uint2 *)(cond + i % period);
+        U x[8], y[8];
+        bpk_bits8<U>(a, out_dt, i, x);
+        bpk_bits8<U>(b, out_dt, i, y);
+        for (int k = 0; k < 8; k++) {
+            uint32_t byte = ((k < 4 ? c.x : c.y) >> (8 * (k % 4))) & 0xffu;
+            ((U *)out)[i + k] = byte ? x[k] : y[k];
+        }
+    }
+    BPK_FOR(t, n - groups * 8)
+    {
+        const int64_t i = groups * 8 + t;
+        const bpk_arg_t &x = cond[i % period] ? a : b;
+        if (x.ptr)
+            bpk_convert(out, out_dt, i, x.ptr, x.dtype, i);
+        else
+            bpk_store_f64(out, out_dt, i, x.value);
+    }
+}
+
+/* The period of a flat where's cond, or 0 where the flat form does not
+ * apply. */
+static int64_t bpk_where_period(void *out, int out_dt, const void *cond, const bpk_arg_t &a,
+                                const bpk_arg_t &b, const bpk_bcast_t &bc,
+                                const bpk_bcast_t &bcc, int64_t n)
+{
+    const bpk_arg_t *t[2] = {&a, &b};
+    if (bc.ndim != 0 || (out_dt != BPK_F32 && out_dt != BPK_BF16 && out_dt != BPK_F16) ||
+        ((uintptr_t)out & 15) || ((uintptr_t)cond & 7))
+        return 0;
+    for (int k = 0; k < 2; k++)
+        if (t[k]->ptr && (t[k]->dtype != out_dt || ((uintptr_t)t[k]->ptr & 15)))
+            return 0;
+    int64_t period = 0;
+    if (bcc.ndim == 0)
+        period = n;
+    else if (bcc.ndim == 2 && bcc.stride_a[0] == 0 && bcc.stride_a[1] == 1)
+        period = bcc.shape[1];
+    return period > 0 && period % 8 == 0 ? period : 0;
+}
+
 extern "C" int bpk_where(void *stream, void *out, int out_dt, const void *cond, bpk_arg_t a,
                          bpk_arg_t b, const bpk_bcast_t *bc, const bpk_bcast_t *bcc,
                          int64_t n)
@@ -133,7 +211,17 @@ extern "C" int bpk_where(void *stream, void *out, int out_dt, const void *cond, 
         return (int)cudaErrorInvalidValue;
     if (n <= 0)
         return 0;
-    bpk_where_kernel<<<bpk_blocks(n), BPK_THREADS, 0, (cudaStream_t)stream>>>(
-        out, out_dt, (const uint8_t *)cond, a, b, *bc, *bcc, n);
+    cudaStream_t s = (cudaStream_t)stream;
+    int64_t period = bpk_where_period(out, out_dt, cond, a, b, *bc, *bcc, n);
+    if (period && out_dt == BPK_F32)
+        bpk_where_flat_kernel<uint32_t><<<bpk_blocks(n / 8 + 1), BPK_THREADS, 0, s>>>(
+            out, out_dt, (const uint8_t *)cond, a, b, period, n);
+    else if (period)
+        bpk_where_flat_kernel<uint16_t><<<bpk_blocks(n / 8 + 1), BPK_THREADS, 0, s>>>(
+            out, out_dt, (const uint8_t *)cond, a, b, period, n);
+    else
+        bpk_where_kernel<<<bpk_blocks(n), BPK_THREADS, 0, s>>>(out, out_dt,
+                                                               (const uint8_t *)cond, a, b,
+                                                               *bc, *bcc, n);
     return bpk_launched();
 }

@@ -268,7 +268,7 @@ extern "C" int bpk_softmax_blocks(void *stream, void *out, const void *in, int d
 
 /* One block per row.  With cache (the row fits in shared memory), each
  * thread keeps the elements it reads (then, for softmax, their exp) in
- * shared memory and reads the row from global memory once; the same
+ * shared memory and the row is read from global memory once; the same
  * elements, the same order and operations: the same bits. */
 template <typename T, bool LOG>
 __global__ void bpk_softmax_fixed_kernel(void *out, const void *in, int dt, int64_t n,
@@ -276,13 +276,30 @@ __global__ void bpk_softmax_fixed_kernel(void *out, const void *in, int dt, int6
 {
     typedef bpk_ieee<T> F;
     __shared__ T red[BPK_THREADS];
-    extern __shared__ unsigned char row_raw[];
+    extern __shared__ __align__(16) unsigned char row_raw[];
     T *row = (T *)row_raw;
     const int64_t r = blockIdx.x, o = r / inner, base = o * n * inner + r % inner;
+    /* A contiguous row on a 16-byte boundary: the block reads it into
+     * shared memory in 16-byte loads first (the values only; the order of
+     * the arithmetic below is unchanged). */
+    const int es = dt == BPK_F64 ? 8 : dt == BPK_F32 ? 4 : 2;
+    const char *rp = (const char *)in + base * es;
+    const bool coop = cache && inner == 1 && ((uintptr_t)rp & 15) == 0;
+    if (coop) {
+        const int64_t per = 16 / es, chunks = n / per;
+        for (int64_t c = threadIdx.x; c < chunks; c += BPK_THREADS) {
+            const uint4 u = ((const uint4 *)rp)[c];
+            for (int q = 0; q < per; q++)
+                row[c * per + q] = bpk_num<T>::load(&u, dt, q);
+        }
+        for (int64_t j = chunks * per + threadIdx.x; j < n; j += BPK_THREADS)
+            row[j] = bpk_num<T>::load(rp, dt, j);
+        __syncthreads();
+    }
     T m = -INFINITY;
     for (int64_t j = threadIdx.x; j < n; j += BPK_THREADS) {
-        T v = bpk_num<T>::load(in, dt, base + j * inner);
-        if (cache)
+        T v = coop ? row[j] : bpk_num<T>::load(in, dt, base + j * inner);
+        if (cache && !coop)
             row[j] = v;
         m = F::max(m, v);
     }
