@@ -847,6 +847,64 @@ START_TEST(t_clamp_tensor)
 }
 END_TEST
 
+/* where(cond, a, b) keeps the chosen operand's bits (NaN payloads, signaling
+ * NaNs, -0 included) and writes a number's bits in the dtype; cond [n]
+ * broadcast over [3, n].  n = 40 takes the flat kernel (8 elements a step,
+ * cond repeating every 40), n = 41 the general one: both must give the
+ * same, hand-derived, bits. */
+START_TEST(t_where_bits)
+{
+    static const uint64_t special[3][4] = {
+        {0x7fc12345u, 0x7f800001u, 0x80000000u, 0xff812345u}, /* f32 */
+        {0x7fa1u, 0x7f81u, 0x8000u, 0xffa5u},                 /* bf16 */
+        {0x7e01u, 0x7c01u, 0x8000u, 0xfe55u}};                /* f16 */
+    for (int d = 0; d < NFLOATS; d++) {
+        bp_dtype_t dt = floats[d];
+        for (int64_t n = 40; n <= 41; n++) {
+            int64_t sh[2] = {3, n};
+            bp_buf_t a, b, c, out;
+            tb_make(&a, dt, 2, sh);
+            tb_make(&b, dt, 2, sh);
+            tb_make(&out, dt, 2, sh);
+            tb_make1(&c, BP_BOOL, n);
+            for (int64_t i = 0; i < 3 * n; i++) {
+                uint64_t r = tb_rand();
+                bp_dtype_store_bits(dt, a.data, (size_t)i,
+                                    r % 3 ? special[d][r % 4]
+                                          : tb_bits_of(dt, tb_rand_float(-4, 4)));
+                bp_buf_set(&b, (size_t)i, tb_round(dt, tb_rand_float(-4, 4)));
+            }
+            for (int64_t j = 0; j < n; j++)
+                ((uint8_t *)c.data)[j] = (uint8_t)(tb_rand() & 1);
+            tb_upload(&a);
+            tb_upload(&b);
+            tb_upload(&c);
+            const bp_buf_t *in[1] = {&c};
+            for (int k = 0; k < 2; k++) { /* b a tensor, then the number -inf */
+                bp_op_t op = tb_op(BP_OP_WHERE);
+                op.ninputs = 1;
+                if (k)
+                    tb_arg_scalar(&op.b, -INFINITY);
+                bp_error_t err = {0};
+                tb_check(tb_try(&op, &a, k ? NULL : &b, in, 1, &out, &err), &err, "where");
+                for (int64_t i = 0; i < 3 * n; i++) {
+                    bool t = ((const uint8_t *)c.data)[i % n] != 0;
+                    uint64_t want = t   ? bp_buf_bits(&a, (size_t)i)
+                                    : k ? tb_bits_of(dt, -INFINITY)
+                                        : bp_buf_bits(&b, (size_t)i);
+                    if (bp_buf_bits(&out, (size_t)i) != want)
+                        tb_expect_bits(&out, (size_t)i, want, n == 40 ? "where (flat)" : "where");
+                }
+            }
+            tb_drop(&a);
+            tb_drop(&b);
+            tb_drop(&c);
+            tb_drop(&out);
+        }
+    }
+}
+END_TEST
+
 TCase *tb_tcase_elementwise(void)
 {
     TCase *tc = tcase_create("elementwise");
@@ -857,5 +915,6 @@ TCase *tb_tcase_elementwise(void)
     tcase_add_test(tc, t_pow);
     tcase_add_test(tc, t_elem);
     tcase_add_test(tc, t_clamp_tensor);
+    tcase_add_test(tc, t_where_bits);
     return tc;
 }
