@@ -165,13 +165,12 @@ bp_status bp_cpu_expand(const bp_buf_t *src, const bp_buf_t *out,
     double *v = malloc((out->numel ? out->numel : 1) * sizeof *v);
     if (!v)
         return bp_error_set(err, BP_ENOMEM, "out of memory");
-    bool same = !bp_dtype_is_int(src->dtype) && src->dtype == as;
     if (src->numel == out->numel) /* as many elements: the same order */
         for (size_t i = 0; i < out->numel; i++)
-            v[i] = same ? bp_buf_get(src, i) : load_as(src, i, as);
+            v[i] = load_as(src, i, as);
     else
         for (size_t i = 0; i < out->numel; i++, bp_cpu_walk_next(&w))
-            v[i] = same ? bp_buf_get(src, (size_t)w.pos) : load_as(src, (size_t)w.pos, as);
+            v[i] = load_as(src, (size_t)w.pos, as);
     *vals = v;
     return BP_OK;
 }
