@@ -1,5 +1,6 @@
 /* Environment fingerprint (see envinfo.h). */
 #include "envinfo.h"
+#include "nccl_dl.h"
 
 #include <gnu/libc-version.h>
 #include <mpfr.h>
@@ -95,4 +96,15 @@ json_t *bp_envinfo_collect(void)
                         json_pack("{s:s}", "none", "built without CUDA"));
 #endif
     return env;
+}
+
+json_t *bp_envinfo_nccl(void)
+{
+    bp_error_t err = {0};
+    if (bp_nccl_load(&err))
+        return json_pack("{s:s}", "none", err.msg);
+    char v[32], file[512];
+    bp_nccl_version(v, sizeof v);
+    bp_nccl_file(file, sizeof file);
+    return json_pack("{s:s, s:s}", "version", v, "file", file);
 }

@@ -1,6 +1,8 @@
 /* NCCL by dlopen (nccl_dl.h). */
+#define _GNU_SOURCE /* dladdr */
 #include "nccl_dl.h"
 
+#include <dlfcn.h>
 #include <stdio.h>
 
 #include "dl.h"
@@ -47,6 +49,13 @@ void bp_nccl_version(char *out, size_t n)
         snprintf(out, n, "unknown");
     else /* NCCL_VERSION(X, Y, Z) = X * 10000 + Y * 100 + Z since 2.9 */
         snprintf(out, n, "%d.%d.%d", v / 10000, v / 100 % 100, v % 100);
+}
+
+void bp_nccl_file(char *out, size_t n)
+{
+    Dl_info info;
+    void *f = (void *)bp_nccl_fns.ncclGetVersion;
+    snprintf(out, n, "%s", f && dladdr(f, &info) && info.dli_fname ? info.dli_fname : "");
 }
 
 void bp_nccl_config_init(bp_nccl_config_t *c)

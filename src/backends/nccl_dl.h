@@ -86,6 +86,9 @@ bp_status bp_nccl_load(bp_error_t *err);
 void bp_nccl_version(char *out, size_t n);
 /* NCCL_VERSION(X, Y, Z) = X * 10000 + Y * 100 + Z, or 0 when unknown. */
 int bp_nccl_version_code(void);
+/* The file the library was loaded from (after bp_nccl_load), as the
+ * dynamic loader found it: "" when unknown. */
+void bp_nccl_file(char *out, size_t n);
 /* A failed NCCL call into err: the call, NCCL's error string and, with a
  * communicator, its last error message. */
 bp_status bp_nccl_fail(bp_error_t *err, const char *call, bp_nccl_result_t r,

@@ -34,6 +34,12 @@ static void print_text(json_t *env)
     json_t *v;
     json_object_foreach(libs, k, v)
         printf("%-10s %s\n", k, json_string_value(v));
+    json_t *nccl = json_object_get(env, "nccl"), *nn = json_object_get(nccl, "none");
+    if (nn)
+        printf("nccl       none (%s)\n", json_string_value(nn));
+    else
+        printf("nccl       %s (%s; BP_NCCL_LIB names another)\n", str(nccl, "version"),
+               str(nccl, "file"));
     json_t *gpu = json_object_get(env, "gpu");
     json_t *none = json_object_get(gpu, "none");
     if (none) {
@@ -73,6 +79,8 @@ int cmd_env(int argc, char **argv)
     /* where this bitprobe is installed: not part of a host's fingerprint */
     json_object_set_new(env, "installed", json_pack("{s:s, s:s}", "prefix", BP_PREFIX, "data",
                                                     BP_DATADIR));
+    /* the NCCL collectives load here: not part of the fingerprint either */
+    json_object_set_new(env, "nccl", bp_envinfo_nccl());
     if (as_json) {
         char *s = json_dumps(env, JSON_INDENT(2) | JSON_SORT_KEYS);
         if (s)
