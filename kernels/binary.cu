@@ -82,17 +82,15 @@ __device__ __forceinline__ void bpk_load8(const bpk_arg_t &a, int64_t i, float *
         for (int k = 0; k < 8; k++)
             x[k] = (float)a.value;
     } else if (a.dtype == BPK_F32) {
-        const float4 *p = (const float4 *)((const float *)a.ptr + i);
-        float4 u = p[0], v = p[1];
-        x[0] = u.x, x[1] = u.y, x[2] = u.z, x[3] = u.w;
-        x[4] = v.x, x[5] = v.y, x[6] = v.z, x[7] = v.w;
+        uint32_t w[8];
+        bpk_raw8<uint32_t>(a.ptr, i, w);
+        for (int k = 0; k < 8; k++)
+            x[k] = __uint_as_float(w[k]);
     } else {
-        uint4 u = *(const uint4 *)((const uint16_t *)a.ptr + i);
-        const uint32_t w[4] = {u.x, u.y, u.z, u.w};
-        for (int k = 0; k < 8; k++) {
-            uint16_t h = (uint16_t)(w[k / 2] >> (16 * (k % 2)));
-            x[k] = a.dtype == BPK_BF16 ? bpk_bf16_to_f32(h) : bpk_f16_to_f32(h);
-        }
+        uint16_t h[8];
+        bpk_raw8<uint16_t>(a.ptr, i, h);
+        for (int k = 0; k < 8; k++)
+            x[k] = a.dtype == BPK_BF16 ? bpk_bf16_to_f32(h[k]) : bpk_f16_to_f32(h[k]);
     }
 }
 
@@ -135,20 +133,6 @@ __global__ void bpk_binary_flat_kernel(void *out, int out_dt, bpk_arg_t a, bpk_a
                               bpk_binary_apply<float, OP>(bpk_operand<float>(a, i, out_dt),
                                                           bpk_operand<float>(b, i, out_dt)));
     }
-}
-
-/* True where bpk_binary_flat_kernel computes the op. */
-static bool bpk_flat(void *out, int out_dt, const bpk_arg_t &a, const bpk_arg_t &b,
-                     const bpk_bcast_t &bc)
-{
-    const bpk_arg_t *t[2] = {&a, &b};
-    if (bc.ndim != 0 || (out_dt != BPK_F32 && out_dt != BPK_BF16 && out_dt != BPK_F16) ||
-        ((uintptr_t)out & 15))
-        return false;
-    for (int k = 0; k < 2; k++)
-        if (t[k]->ptr && (t[k]->dtype != out_dt || ((uintptr_t)t[k]->ptr & 15)))
-            return false;
-    return true;
 }
 
 static int bpk_binary_launch_flat(cudaStream_t s, int op, void *out, int out_dt, bpk_arg_t a,
@@ -256,7 +240,7 @@ extern "C" int bpk_binary(void *stream, int op, void *out, int out_dt,
     cudaStream_t s = (cudaStream_t)stream;
     switch (bpk_compute_type(out_dt)) {
     case BPK_CT_F32:
-        if (bpk_flat(out, out_dt, a, b, *bc))
+        if (bc->ndim == 0 && bpk_flat_ok(out, out_dt, a, b))
             return bpk_binary_launch_flat(s, op, out, out_dt, a, b, n);
         return bpk_binary_launch<float>(s, op, out, out_dt, a, b, *bc, n);
     case BPK_CT_F64:

@@ -380,4 +380,39 @@ static inline int bpk_launched(void)
     return (int)cudaGetLastError();
 }
 
+/* The flat forms of the elementwise kernels (binary, where): 8 elements
+ * per step in 16-byte accesses.  They apply where out is f32, bf16 or
+ * f16, every tensor operand is of out's dtype, and all are 16-byte
+ * aligned (the caller also needs its operands read in order). */
+static inline bool bpk_flat_ok(const void *out, int out_dt, const bpk_arg_t &a,
+                               const bpk_arg_t &b)
+{
+    const bpk_arg_t *t[2] = {&a, &b};
+    if ((out_dt != BPK_F32 && out_dt != BPK_BF16 && out_dt != BPK_F16) || ((uintptr_t)out & 15))
+        return false;
+    for (int k = 0; k < 2; k++)
+        if (t[k]->ptr && (t[k]->dtype != out_dt || ((uintptr_t)t[k]->ptr & 15)))
+            return false;
+    return true;
+}
+
+/* The bits of elements i..i+7 of p, elements of U (uint16_t or uint32_t),
+ * in 16-byte loads (p 16-byte aligned, i a multiple of 8). */
+template <typename U>
+__device__ __forceinline__ void bpk_raw8(const void *p, int64_t i, U *x)
+{
+    const uint4 *q = (const uint4 *)((const U *)p + i);
+    if (sizeof(U) == 2) { /* 8 elements in 16 bytes */
+        uint4 u = q[0];
+        const uint32_t w[4] = {u.x, u.y, u.z, u.w};
+        for (int k = 0; k < 8; k++)
+            x[k] = (U)(w[k / 2] >> (16 * (k % 2)));
+    } else { /* in 32 bytes */
+        for (int h = 0; h < 2; h++) {
+            uint4 u = q[h];
+            x[4 * h] = (U)u.x, x[4 * h + 1] = (U)u.y, x[4 * h + 2] = (U)u.z, x[4 * h + 3] = (U)u.w;
+        }
+    }
+}
+
 #endif

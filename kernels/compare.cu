@@ -138,18 +138,7 @@ __device__ __forceinline__ void bpk_bits8(const bpk_arg_t &a, int out_dt, int64_
             x[k] = v;
         return;
     }
-    const uint4 *p = (const uint4 *)((const U *)a.ptr + i);
-    if (sizeof(U) == 2) { /* 8 elements in 16 bytes */
-        uint4 u = p[0];
-        const uint32_t w[4] = {u.x, u.y, u.z, u.w};
-        for (int k = 0; k < 8; k++)
-            x[k] = (U)(w[k / 2] >> (16 * (k % 2)));
-    } else { /* in 32 bytes */
-        for (int h = 0; h < 2; h++) {
-            uint4 u = p[h];
-            x[4 * h] = (U)u.x, x[4 * h + 1] = (U)u.y, x[4 * h + 2] = (U)u.z, x[4 * h + 3] = (U)u.w;
-        }
-    }
+    bpk_raw8<U>(a.ptr, i, x);
 }
 
 template <typename U>
@@ -186,13 +175,8 @@ static int64_t bpk_where_period(void *out, int out_dt, const void *cond, const b
                                 const bpk_arg_t &b, const bpk_bcast_t &bc,
                                 const bpk_bcast_t &bcc, int64_t n)
 {
-    const bpk_arg_t *t[2] = {&a, &b};
-    if (bc.ndim != 0 || (out_dt != BPK_F32 && out_dt != BPK_BF16 && out_dt != BPK_F16) ||
-        ((uintptr_t)out & 15) || ((uintptr_t)cond & 7))
+    if (bc.ndim != 0 || !bpk_flat_ok(out, out_dt, a, b) || ((uintptr_t)cond & 7))
         return 0;
-    for (int k = 0; k < 2; k++)
-        if (t[k]->ptr && (t[k]->dtype != out_dt || ((uintptr_t)t[k]->ptr & 15)))
-            return 0;
     int64_t period = 0;
     if (bcc.ndim == 0)
         period = n;

@@ -8,6 +8,7 @@
 #include <stdbool.h>
 
 #include "backend.h"
+#include "bpk.h"
 #include "cuda_gemm.h"
 #include "redcfg.h"
 
@@ -24,6 +25,11 @@ bp_status bp_cuda_zero(bp_backend_t *be, void *p, size_t bytes, bp_error_t *err)
 /* Completes a launch: rc is the launcher's return value; then waits for
  * the stream so that a fault is reported against the kernel that caused
  * it.  Messages name the kernel and CUDA's error string. */
+/* The broadcast of tensor operands a and b (either NULL) over out for an
+ * elementwise kernel, its dimensions coalesced; an operand that does not
+ * broadcast is BP_EINPUT naming its shape and out's. */
+bp_status bp_cuda_bcast(const bp_buf_t *out, const bp_buf_t *a, const bp_buf_t *b,
+                        bpk_bcast_t *bc, bp_error_t *err);
 bp_status bp_cuda_finish(bp_backend_t *be, const char *kernel, int rc,
                          bp_error_t *err);
 

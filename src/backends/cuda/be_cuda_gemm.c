@@ -291,20 +291,9 @@ static bp_status add_bias(bp_backend_t *be, bp_buf_t *out, const bp_buf_t *bias,
                           bp_error_t *err)
 {
     bpk_bcast_t bc;
-    memset(&bc, 0, sizeof bc);
-    bc.ndim = out->ndim;
-    for (int d = 0; d < out->ndim; d++) {
-        bc.shape[d] = out->shape[d];
-        bc.stride_a[d] = 1;
-    }
-    int64_t sa[BP_MAXDIM], sb[BP_MAXDIM];
-    if (!bp_bcast_strides(out->ndim, out->shape, out->ndim, out->shape, sa) ||
-        !bp_bcast_strides(bias->ndim, bias->shape, out->ndim, out->shape, sb))
+    bp_error_t why = {0};
+    if (bp_cuda_bcast(out, out, bias, &bc, &why))
         return bp_error_set(err, BP_EINPUT, "linear's bias does not broadcast to its result");
-    for (int d = 0; d < out->ndim; d++) {
-        bc.stride_a[d] = sa[d];
-        bc.stride_b[d] = sb[d];
-    }
     int rc = bpk_binary(bp_cuda_stream(be), BPK_ADD, out->dev, (int)out->dtype,
                         (bpk_arg_t){out->dev, (int)out->dtype, 0.0},
                         (bpk_arg_t){bias->dev, (int)bias->dtype, 0.0}, &bc,

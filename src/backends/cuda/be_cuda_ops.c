@@ -153,9 +153,8 @@ static void coalesce(bpk_bcast_t *bc, bool has_a, bool has_b)
     }
 }
 
-static bp_status make_bcast(const bp_buf_t *out, const bp_buf_t *a,
-                            const bp_buf_t *b, bpk_bcast_t *bc,
-                            bp_error_t *err)
+bp_status bp_cuda_bcast(const bp_buf_t *out, const bp_buf_t *a, const bp_buf_t *b,
+                        bpk_bcast_t *bc, bp_error_t *err)
 {
     memset(bc, 0, sizeof *bc);
     bc->narrow = out->numel < ((size_t)1 << 32);
@@ -316,7 +315,7 @@ static bp_status binary(bp_backend_t *be, int code, const char *name,
                         const bp_buf_t *tb, bp_buf_t *out, bp_error_t *err)
 {
     bpk_bcast_t bc;
-    bp_status st = make_bcast(out, ta, tb, &bc, err);
+    bp_status st = bp_cuda_bcast(out, ta, tb, &bc, err);
     if (st)
         return st;
     int rc = bpk_binary(bp_cuda_stream(be), code, out->dev, (int)out->dtype,
@@ -421,7 +420,7 @@ static bp_status pow_launch(bp_backend_t *be, int mode, bpk_arg_t a,
                             const bp_buf_t *tb, bp_buf_t *out, bp_error_t *err)
 {
     bpk_bcast_t bc;
-    bp_status st = make_bcast(out, ta, tb, &bc, err);
+    bp_status st = bp_cuda_bcast(out, ta, tb, &bc, err);
     if (st)
         return st;
     int rc = bpk_pow(bp_cuda_stream(be), mode, out->dev, (int)out->dtype, a,
@@ -572,7 +571,7 @@ bp_status bp_cuda_op_fn2(bp_backend_t *be, const bp_exec_t *x, bp_error_t *err)
         return bp_error_set(err, BP_EINPUT, "%s with integer result dtype %s", name,
                             dname(out->dtype));
     bpk_bcast_t bc;
-    if ((st = make_bcast(out, x->a, x->b, &bc, err)))
+    if ((st = bp_cuda_bcast(out, x->a, x->b, &bc, err)))
         return st;
     int rc = bpk_binary_fn(bp_cuda_stream(be), (int)x->op->kind, out->dev, (int)out->dtype,
                            tensor_arg(x->a), tensor_arg(x->b), &bc, numel(out));
@@ -604,8 +603,8 @@ static bp_status op_clamp_tensor(bp_backend_t *be, const bp_exec_t *x, bp_error_
                       tensor_arg(lo), lo, out, err);
     const bp_buf_t *hi = x->inputs[1];
     bpk_bcast_t bc, bch;
-    if ((st = make_bcast(out, x->a, lo, &bc, err)) ||
-        (st = make_bcast(out, hi, NULL, &bch, err)))
+    if ((st = bp_cuda_bcast(out, x->a, lo, &bc, err)) ||
+        (st = bp_cuda_bcast(out, hi, NULL, &bch, err)))
         return st;
     int rc = bpk_clamp(bp_cuda_stream(be), out->dev, (int)out->dtype, tensor_arg(x->a),
                        tensor_arg(lo), tensor_arg(hi), &bc, &bch, numel(out));
@@ -883,7 +882,7 @@ static bp_status op_compare(bp_backend_t *be, const bp_exec_t *x, bp_error_t *er
     if ((st = args_as(x, dt, arg, err)))
         return st;
     bpk_bcast_t bc;
-    if ((st = make_bcast(x->out, x->a, x->b, &bc, err)))
+    if ((st = bp_cuda_bcast(x->out, x->a, x->b, &bc, err)))
         return st;
     int rc = bpk_compare(bp_cuda_stream(be), codes[op->kind], x->out->dev, (int)dt,
                          arg[0], arg[1], &bc, numel(x->out));
@@ -911,8 +910,8 @@ static bp_status op_where(bp_backend_t *be, const bp_exec_t *x, bp_error_t *err)
     if ((st = args_as(x, out->dtype, arg, err)))
         return st;
     bpk_bcast_t bc, bcc;
-    if ((st = make_bcast(out, x->a, x->b, &bc, err)) ||
-        (st = make_bcast(out, cond, NULL, &bcc, err)))
+    if ((st = bp_cuda_bcast(out, x->a, x->b, &bc, err)) ||
+        (st = bp_cuda_bcast(out, cond, NULL, &bcc, err)))
         return st;
     int rc = bpk_where(bp_cuda_stream(be), out->dev, (int)out->dtype, cond->dev, arg[0],
                        arg[1], &bc, &bcc, numel(out));
