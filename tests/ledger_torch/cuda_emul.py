@@ -77,6 +77,8 @@ extern "C" int emul_launch(void *f, unsigned gx, unsigned gy, unsigned gz, unsig
     (void)gy; (void)gz; (void)by; (void)bz; (void)shmem; (void)stream; (void)extra;
     if ((bp_u64)f == 3)
         return emul_batch(gx, bx, params);
+    if ((bp_u64)f != 1 && (bp_u64)f != 2) /* before reading params: a refused */
+        return 400;                        /* launch's may hold fewer than 3 */
     const unsigned char *p = *(const unsigned char **)params[0];
     bp_u64 *out = *(bp_u64 **)params[2], nt = (bp_u64)gx * bx, n;
     if ((bp_u64)f == 1) {
@@ -84,15 +86,12 @@ extern "C" int emul_launch(void *f, unsigned gx, unsigned gy, unsigned gz, unsig
         *out += emul_contig(p, n, nt) + n;
         return 0;
     }
-    if ((bp_u64)f == 2) {
-        const bp_strided *a = (const bp_strided *)params[1];
-        n = (bp_u64)a->elsize;
-        for (int d = 0; d < a->ndim; d++)
-            n *= (bp_u64)a->d[d];
-        *out += emul_strided(p, a, nt) + n;
-        return 0;
-    }
-    return 400;
+    const bp_strided *a = (const bp_strided *)params[1];
+    n = (bp_u64)a->elsize;
+    for (int d = 0; d < a->ndim; d++)
+        n *= (bp_u64)a->d[d];
+    *out += emul_strided(p, a, nt) + n;
+    return 0;
 }
 
 /* cuStreamSynchronize, cuCtxPushCurrent, cuCtxPopCurrent: nothing to do on
