@@ -11,10 +11,14 @@ the extension and without it, with the native helper and without it (the
 extension then hands CPU hashes to Python), and with captures on (every
 op goes to Python).  Every record must be the same text; the extension
 must have recorded most ops itself (Core.stats) and the headers must say
-which path ran (ops_path).  Exit 1 on a difference, 77 when the extension
+which path ran (ops_path).  What the extension keeps per op until the
+ledger is written must be out of the cyclic collector's sight (fewer new
+tracked objects than half the ops, where one an op would show): tracked, it
+cost ~2 us an op in collections.  Exit 1 on a difference, 77 when the extension
 is not built (BITPROBE_TORCH_EXT unset or empty).
 
     python3 ext_check.py"""
+import gc
 import json
 import os
 import sys
@@ -83,6 +87,32 @@ def record(path, extension, native=True, capture=None):
     return native_check.ledger_records(path) + (stats,)
 
 
+def tracked_kept(path):
+    """(ops recorded, objects the collector tracks that are new at the
+    end of the recording) of the Llama-style block under the extension."""
+    import llama_block
+    a = llama_block.parser().parse_args("--dim 16 --heads 2 --hidden 16 --layers 4 --seq 4 "
+                                        "--vocab 16 --device cpu".split())
+    model, ids = llama_block.build(a)
+    rec = bt.Recorder(path, argv=["ext_check"], extension=True)
+    was = gc.isenabled()
+    gc.collect()
+    gc.disable()
+    try:
+        before = set(map(id, gc.get_objects()))
+        with torch.no_grad():
+            rec.__enter__()
+            try:
+                model(ids)
+                n = sum(1 for o in gc.get_objects() if id(o) not in before)
+            finally:
+                rec.__exit__(None, None, None)
+    finally:
+        if was:
+            gc.enable()
+    return rec.seq, n
+
+
 def main():
     if not os.environ.get("BITPROBE_TORCH_EXT"):
         print("SKIP: BITPROBE_TORCH_EXT names no C extension")
@@ -121,6 +151,12 @@ def main():
                 "%d records differ" % len(diff)))
             if not hashed:
                 bad += 1
+        ops, kept = tracked_kept(os.path.join(tmp, "gc.ledger"))
+        print("tracked objects kept while recording %d ops: %d" % (ops, kept))
+        if kept * 2 > ops:
+            print("FAIL: the extension keeps %d objects the collector tracks for %d ops "
+                  "(one an op would be half of them)" % (kept, ops))
+            bad += 1
     finally:
         for f in os.listdir(tmp):
             os.remove(os.path.join(tmp, f))
