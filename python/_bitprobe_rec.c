@@ -28,11 +28,12 @@
 
 #include "ledger_fmix.h"
 
-#define BP_REC_VERSION 3
+#define BP_REC_VERSION 4
 #define BP_REC_MAX_CUDA 16 /* hashers a recorder launches into directly */
 #define BP_REC_CACHE_MAX 200000
 #define BP_REC_STRIDED_MAX (1 << 20) /* bytes: a larger strided tensor is Python's */
 #define BP_BATCH 64                   /* tensors one launch of the batch kernel hashes */
+#define BP_SBATCH 16                  /* ... of which strided, at most */
 #define BP_BATCH_BYTES 16384          /* the largest tensor a batch takes */
 #define BP_BATCH_HELD 65536           /* ... and the largest storage it holds */
 
@@ -54,10 +55,17 @@ struct bp_strided_arg {
 };
 
 /* The batch kernel's argument, passed by value (bitprobe_torch's struct
- * bp_batch): n tensors, each its address, byte count and slot address. */
+ * bp_batch): n tensors, each its address, byte count and slot address; a
+ * strided one's byte count BP_STRIDED | k, its layout in s[k]. */
+#define BP_STRIDED (1ULL << 63)
+struct bp_sdesc {
+    int32_t ndim, elsize;
+    int32_t d[16];
+};
 struct bp_batch_arg {
     uint64_t n;
     uint64_t e[3 * BP_BATCH];
+    struct bp_sdesc s[BP_SBATCH];
 };
 
 /* cuStreamSynchronize, cuCtxPushCurrent, cuCtxPopCurrent (or their host
@@ -83,6 +91,7 @@ typedef struct {
     bp_ctx_push_fn push;
     bp_ctx_pop_fn pop;
     struct bp_batch_arg batch;
+    int ns;              /* the batch's strided tensors */
     long long n_batches; /* batch launches */
 } bp_cuda_reg;
 
@@ -101,7 +110,8 @@ typedef struct {
     int has_neg;
     int ncuda;
     bp_cuda_reg cuda[BP_REC_MAX_CUDA];
-    long long n_fast, n_contig, n_strided;        /* ops done here, launches */
+    long long n_fast, n_contig, n_strided;        /* ops done here, tensors hashed by each kernel */
+    long long n_sbatched;                         /* strided ones hashed in batches */
 } Core;
 
 static PyObject *SLOW; /* dispatch's "do it in Python" */
@@ -256,14 +266,47 @@ static int launch_contig(bp_cuda_reg *r, void *p, long long nbytes, uint64_t out
     return r->launch(r->func, grid_for(r, nbytes), 1, 1, 256, 1, 1, 0, stream, argv, NULL);
 }
 
+/* The strided kernel on the ndim sizes and strides in d (as
+ * bp_strided_arg holds them) of elements of es bytes at p, nbytes in all,
+ * into the slot at out, on stream. */
+static int launch_strided(bp_cuda_reg *r, void *p, int ndim, long long es, const int64_t *d,
+                          long long nbytes, uint64_t out, void *stream)
+{
+    struct bp_strided_arg a;
+    memset(&a, 0, sizeof a);
+    a.ndim = ndim;
+    a.elsize = (int32_t)es;
+    memcpy(a.d, d, sizeof(int64_t) * 2 * (size_t)ndim);
+    void *argv[3] = {&p, &a, &out};
+    return r->launch(r->sfunc, grid_for(r, nbytes), 1, 1, 256, 1, 1, 0, stream, argv, NULL);
+}
+
+/* Entry k of r's batch launched by itself, by the contiguous or the
+ * strided kernel. */
+static int launch_one(bp_cuda_reg *r, uint64_t k)
+{
+    const uint64_t *e = r->batch.e + 3 * k;
+    void *p = (void *)(uintptr_t)e[0];
+    if (!(e[1] & BP_STRIDED))
+        return launch_contig(r, p, (long long)e[1], e[2], r->bstream);
+    const struct bp_sdesc *sd = &r->batch.s[e[1] & ~BP_STRIDED];
+    int64_t d[16];
+    long long nbytes = sd->elsize;
+    for (int j = 0; j < 2 * sd->ndim; j++)
+        d[j] = sd->d[j];
+    for (int j = 0; j < sd->ndim; j++)
+        nbytes *= d[j];
+    return launch_strided(r, p, sd->ndim, sd->elsize, d, nbytes, e[2], r->bstream);
+}
+
 /* Launches r's batch on its stream with r's device's context pushed (any
  * device may be current); where `cur`, the stream what comes next runs
  * on, is another, waits for the batch to finish, so that nothing there
  * (an op writing one of the tensors) runs before the hashes have read
  * them.  A batch launch that fails is made again one tensor per launch of
- * the contiguous kernel.  0, or the CUDA error: the batch's hashes are
- * then lost, which the callers make an exception (no entry of a ledger
- * may show a hash its kernel never made). */
+ * the contiguous or strided kernel.  0, or the CUDA error: the batch's
+ * hashes are then lost, which the callers make an exception (no entry of
+ * a ledger may show a hash its kernel never made). */
 static int batch_flush(bp_cuda_reg *r, void *cur)
 {
     if (!r->batch.n)
@@ -275,8 +318,7 @@ static int batch_flush(bp_cuda_reg *r, void *cur)
                        NULL);
         r->n_batches++;
         for (uint64_t k = 0, again = rc != 0; again && k < r->batch.n; k++) {
-            const uint64_t *e = r->batch.e + 3 * k;
-            rc = launch_contig(r, (void *)(uintptr_t)e[0], (long long)e[1], e[2], r->bstream);
+            rc = launch_one(r, k);
             again = rc == 0;
         }
         if (!rc && cur != r->bstream)
@@ -285,6 +327,7 @@ static int batch_flush(bp_cuda_reg *r, void *cur)
         rc = rc ? rc : rp;
     }
     r->batch.n = 0;
+    r->ns = 0;
     return rc;
 }
 
@@ -315,6 +358,7 @@ static int flush_all(Core *c)
         void *cur = cur_stream(r, &err);
         if (err) {
             r->batch.n = 0;
+            r->ns = 0;
             return -1;
         }
         if ((rc = batch_flush(r, cur))) {
@@ -399,8 +443,19 @@ static PyObject *c_hash(Core *c, PyObject *t, PyObject *dn, uintptr_t ptr, int c
     return hh;
 }
 
+/* Whether a strided tensor's ndim sizes and strides (dims, as c_hash
+ * holds them) fit a batch's struct bp_sdesc. */
+static int fits_sdesc(Py_ssize_t ndim, const int64_t *dims)
+{
+    for (Py_ssize_t j = 0; j < 2 * ndim; j++)
+        if (dims[j] < INT32_MIN || dims[j] > INT32_MAX)
+            return 0;
+    return 1;
+}
+
 /* c_hash's launch on CUDA hasher r (h) of tensor t: the kernel into slot
- * `used`, now or in r's batch. */
+ * `used`, now or in r's batch (a small tensor, contiguous or strided,
+ * whose storage is small too). */
 static PyObject *c_launch(Core *c, bp_cuda_reg *r, PyObject *h, PyObject *t, uintptr_t ptr,
                           int contig, int small, Py_ssize_t ndim, const int64_t *dims,
                           long long es, long long nbytes, long used, int *py, int *launch_rc)
@@ -444,7 +499,7 @@ static PyObject *c_launch(Core *c, bp_cuda_reg *r, PyObject *h, PyObject *t, uin
          * object kept alive makes PyTorch add a detach to a factory's
          * result (torch.arange), an op the ledger would show. */
         PyObject *st = NULL;
-        if (!strided && r->bfunc && nbytes <= BP_BATCH_BYTES) {
+        if (r->bfunc && nbytes <= BP_BATCH_BYTES && (!strided || fits_sdesc(ndim, dims))) {
             st = meth0(t, c->storage);
             PyObject *sz = st ? meth0(st, s_nbytes) : NULL;
             long long n = sz ? PyLong_AsLongLong(sz) : -1;
@@ -466,20 +521,23 @@ static PyObject *c_launch(Core *c, bp_cuda_reg *r, PyObject *h, PyObject *t, uin
             e[0] = (uint64_t)ptr;
             e[1] = (uint64_t)nbytes;
             e[2] = out;
+            if (strided) {
+                struct bp_sdesc *sd = &r->batch.s[r->ns];
+                sd->ndim = (int32_t)ndim;
+                sd->elsize = (int32_t)es;
+                for (Py_ssize_t j = 0; j < 2 * ndim; j++)
+                    sd->d[j] = (int32_t)dims[j];
+                e[1] = BP_STRIDED | (uint64_t)r->ns++;
+                c->n_strided++;
+                c->n_sbatched++;
+            } else
+                c->n_contig++;
             r->bstream = stream;
-            c->n_contig++;
-            rc = r->batch.n == BP_BATCH ? batch_flush(r, stream) : 0;
+            rc = r->batch.n == BP_BATCH || r->ns == BP_SBATCH ? batch_flush(r, stream) : 0;
             if (rc)
                 return batch_lost(r, rc);
         } else if (strided) {
-            struct bp_strided_arg a;
-            memset(&a, 0, sizeof a);
-            a.ndim = (int32_t)ndim;
-            a.elsize = (int32_t)es;
-            memcpy(a.d, dims, sizeof(int64_t) * 2 * (size_t)ndim);
-            void *argv[3] = {&p, &a, &out};
-            rc = r->launch(r->sfunc, grid_for(r, nbytes), 1, 1, 256, 1, 1, 0, stream, argv,
-                           NULL);
+            rc = launch_strided(r, p, (int)ndim, es, dims, nbytes, out, stream);
             c->n_strided++;
         } else {
             rc = launch_contig(r, p, nbytes, out, stream);
@@ -1155,15 +1213,16 @@ static PyObject *Core_torch_dispatch(Core *c, PyObject *const *argv, Py_ssize_t 
 }
 
 /* add_cuda(hasher, launch, func, sfunc, index, base, max_blocks, slots,
- * current, stream): launches into hasher's slots from here on. */
+ * current, stream[, bfunc, batch, ctx, sync, push, pop, sbatch]):
+ * launches into hasher's slots from here on (in batches with the rest). */
 static PyObject *Core_add_cuda(Core *c, PyObject *args)
 {
     PyObject *h, *cur, *stream;
     unsigned long long launch, func, sfunc, base, bfunc = 0, ctx = 0, sync = 0, push = 0, pop = 0;
-    long index, max_blocks, slots, batch = 0;
-    if (!PyArg_ParseTuple(args, "OKKKlKllOO|KlKKKK", &h, &launch, &func, &sfunc, &index, &base,
+    long index, max_blocks, slots, batch = 0, sbatch = 0;
+    if (!PyArg_ParseTuple(args, "OKKKlKllOO|KlKKKKl", &h, &launch, &func, &sfunc, &index, &base,
                           &max_blocks, &slots, &cur, &stream, &bfunc, &batch, &ctx, &sync, &push,
-                          &pop))
+                          &pop, &sbatch))
         return NULL;
     if (c->ncuda == BP_REC_MAX_CUDA)
         Py_RETURN_FALSE; /* Python launches into the others */
@@ -1186,18 +1245,22 @@ static PyObject *Core_add_cuda(Core *c, PyObject *args)
     r->index = index;
     r->max_blocks = max_blocks;
     r->slots = slots;
-    /* batches where the kernel is there, made for this BP_BATCH, with the
-     * driver's functions and a list to hold the tensors in */
+    /* batches where the kernel is there, made for this BP_BATCH and
+     * BP_SBATCH (struct bp_batch), with the driver's functions and a list
+     * to hold the tensors in; strided tensors in them only where the
+     * strided kernel is used (its self-test passed) */
     int held = PyDict_GetItemWithError(hdict, s_held) != NULL;
     if (PyErr_Occurred())
         return NULL;
-    r->bfunc = bfunc && batch == BP_BATCH && sync && push && pop && held ? (void *)(uintptr_t)bfunc
-                                                                         : NULL;
+    r->bfunc = bfunc && batch == BP_BATCH && sbatch == BP_SBATCH && sync && push && pop && held
+                   ? (void *)(uintptr_t)bfunc
+                   : NULL;
     r->ctx = (void *)(uintptr_t)ctx;
     r->sync = (bp_stream_fn)(uintptr_t)sync;
     r->push = (bp_ctx_push_fn)(uintptr_t)push;
     r->pop = (bp_ctx_pop_fn)(uintptr_t)pop;
     r->batch.n = 0;
+    r->ns = 0;
     r->n_batches = 0;
     Py_RETURN_TRUE;
 }
@@ -1392,7 +1455,7 @@ static int add_entries(Core *c, sbuf *b, PyObject *es)
 }
 
 /* lines(records): the records' lines as Recorder._flush writes them (their
- * hashes resolved). */
+ * hashes resolved), ASCII bytes. */
 static PyObject *Core_lines(Core *c, PyObject *records)
 {
     if (!PyList_Check(records)) {
@@ -1432,7 +1495,7 @@ static PyObject *Core_lines(Core *c, PyObject *records)
             SB_LIT(&b, "]}\n"))
             goto out;
     }
-    r = PyUnicode_DecodeUTF8(b.p ? b.p : "", (Py_ssize_t)b.n, NULL);
+    r = PyBytes_FromStringAndSize(b.p ? b.p : "", (Py_ssize_t)b.n);
 out:
     PyMem_Free(b.p);
     return r;
@@ -1504,8 +1567,9 @@ static PyObject *Core_stats(Core *c, PyObject *Py_UNUSED(ignored))
     long long nb = 0;
     for (int k = 0; k < c->ncuda; k++)
         nb += c->cuda[k].n_batches;
-    return Py_BuildValue("{s:L,s:L,s:L,s:L}", "ops", c->n_fast, "contiguous", c->n_contig,
-                         "strided", c->n_strided, "batches", nb);
+    return Py_BuildValue("{s:L,s:L,s:L,s:L,s:L}", "ops", c->n_fast, "contiguous", c->n_contig,
+                         "strided", c->n_strided, "strided_batched", c->n_sbatched, "batches",
+                         nb);
 }
 
 /* Core(recorder, consts): consts a dict of what the recorder's module
@@ -1646,6 +1710,7 @@ static int Core_clear(Core *c)
         Py_CLEAR(c->cuda[k].current);
         Py_CLEAR(c->cuda[k].stream);
         c->cuda[k].batch.n = 0; /* never launched: the recorder was not closed */
+        c->cuda[k].ns = 0;
     }
     c->ncuda = 0;
     return 0;
@@ -1664,9 +1729,10 @@ static PyMethodDef Core_methods[] = {
     {"torch_dispatch", (PyCFunction)(void (*)(void))Core_torch_dispatch, METH_FASTCALL,
      "torch_dispatch(mode, func, types, args, kwargs=None): __torch_dispatch__, bound"},
     {"add_cuda", (PyCFunction)Core_add_cuda, METH_VARARGS,
-     "add_cuda(hasher, launch, func, sfunc, index, base, max_blocks, slots, current, stream)"},
+     "add_cuda(hasher, launch, func, sfunc, index, base, max_blocks, slots, current, stream"
+     "[, bfunc, batch, ctx, sync, push, pop, sbatch])"},
     {"stats", (PyCFunction)Core_stats, METH_NOARGS, "ops done here and kernel launches"},
-    {"lines", (PyCFunction)Core_lines, METH_O, "lines(records): the records' ledger lines"},
+    {"lines", (PyCFunction)Core_lines, METH_O, "lines(records): the records' ledger lines, bytes"},
     {"flush", (PyCFunction)Core_flush, METH_NOARGS, "flush(): the waiting batches launched"},
     {"fill", (PyCFunction)Core_fill, METH_O,
      "fill(pending): the hashes read from their CUDA hashers; the rest, a list"},

@@ -60,7 +60,12 @@ static int emul_batch(unsigned gx, unsigned bx, void **params)
         return 1; /* CUDA_ERROR_INVALID_VALUE */
     for (unsigned k = 0; k < gx; k++) {
         const bp_u64 *e = b->e + 3 * k;
-        *(bp_u64 *)e[2] += emul_contig((const unsigned char *)e[0], e[1], bx) + e[1];
+        if ((e[1] & BP_STRIDED) && (e[1] & ~BP_STRIDED) >= BP_SBATCH)
+            return 1;
+        bp_u64 s = 0, nbytes = 0;
+        for (bp_u64 tid = 0; tid < bx; tid++)
+            s += bp_batch_sum(*b, k, tid, bx, &nbytes);
+        *(bp_u64 *)e[2] += s + nbytes;
     }
     return 0;
 }

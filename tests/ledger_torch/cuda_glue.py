@@ -12,9 +12,9 @@ every record must be the same text, and the strided kernel must have been
 launched.  The same again with the recorder's C extension
 (python/_bitprobe_rec.c) where it is built: it launches the "kernels" itself,
 through the address of a host function with cuLaunchKernel's signature,
-small tensors in batches (which must have been launched: the in-place ops
-of the program check that a batch is launched before an op writes one of
-its tensors).
+small tensors, contiguous and strided, in batches (which must have been
+launched: the in-place ops of the program check that a batch is launched
+before an op writes one of its tensors).
 Exit 0 when so, 1 otherwise, 77 without a C++ compiler or the native
 helper.
 
@@ -161,11 +161,14 @@ def main():
             n = h.launcher.launches
             if extension:  # the launches the extension made itself, and Python's
                 c = h.core_stats
-                if not c["contiguous"] or not c["batches"] or (strided and not c["strided"]):
+                # small strided tensors in the batches too
+                if (not c["contiguous"] or not c["batches"] or
+                        (strided and not c["strided_batched"])):
                     print("FAIL %s: the extension launched %s (Python %s)" % (what, c, n))
                     bad += 1
                 n = collections.Counter(n)
-                n.update(contiguous=c["contiguous"], strided=c["strided"], batches=c["batches"])
+                n.update(contiguous=c["contiguous"], strided=c["strided"], batches=c["batches"],
+                         strided_batched=c["strided_batched"])
             if strided and not n["strided"]:
                 print("FAIL: the strided kernel was never launched")
                 bad += 1
@@ -174,9 +177,10 @@ def main():
                 bad += 1
             hashed = sum(1 for r in got for e in json.loads(r)["in"] + json.loads(r)["out"]
                          if e.get("hash"))
-            print("%s: %d records, %d hashes, %d contiguous (%d batch launches) and %d strided "
-                  "launches: %s" % (what, len(got), hashed, n["contiguous"], n["batches"],
-                                    n["strided"],
+            print("%s: %d records, %d hashes, %d by the contiguous kernel and %d by the strided "
+                  "one (%d batch launches, %d strided in them): %s" % (
+                      what, len(got), hashed, n["contiguous"], n["strided"], n["batches"],
+                      n["strided_batched"],
                 "the native helper's records" if not diff and len(got) == len(want) else
                 "%d records differ" % len(diff)))
         return 1 if bad else 0
