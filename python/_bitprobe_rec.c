@@ -467,49 +467,55 @@ static PyObject *c_launch(Core *c, bp_cuda_reg *r, PyObject *h, PyObject *t, uin
         *py = 1;
         return NULL;
     }
-    PyObject *cur = PyObject_CallNoArgs(r->current);
-    if (!cur)
-        return NULL;
-    long ci = PyLong_AsLong(cur);
-    Py_DECREF(cur);
-    if (ci == -1 && PyErr_Occurred())
-        return NULL;
-    if (ci != r->index) { /* another current device: hash_plain switches */
-        *py = 1;
-        return NULL;
+    /* A batch holds the tensor's storage, not the tensor: a tensor object
+     * kept alive makes PyTorch add a detach to a factory's result
+     * (torch.arange), an op the ledger would show. */
+    PyObject *st = NULL;
+    if (nbytes && r->bfunc && nbytes <= BP_BATCH_BYTES && (!strided || fits_sdesc(ndim, dims))) {
+        st = meth0(t, c->storage);
+        PyObject *sz = st ? meth0(st, s_nbytes) : NULL;
+        long long n = sz ? PyLong_AsLongLong(sz) : -1;
+        Py_XDECREF(sz);
+        if (PyErr_Occurred()) {
+            Py_XDECREF(st);
+            return NULL;
+        }
+        if (n > BP_BATCH_HELD) /* a small view of a large tensor: launched now */
+            Py_CLEAR(st);
+    }
+    if (!st) { /* launched now, in the current context, which must be r's device's (a
+                * batch pushes its context itself) */
+        PyObject *cur = PyObject_CallNoArgs(r->current);
+        long ci = cur ? PyLong_AsLong(cur) : -1;
+        Py_XDECREF(cur);
+        if (ci == -1 && PyErr_Occurred())
+            return NULL;
+        if (ci != r->index) { /* another current device: hash_plain switches */
+            *py = 1;
+            return NULL;
+        }
     }
     PyObject *nu = PyLong_FromLong(used + 1);
     if (!nu || PyDict_SetItem(r->hdict, s_used, nu) < 0) {
         Py_XDECREF(nu);
+        Py_XDECREF(st);
         return NULL;
     }
     Py_DECREF(nu);
     if (nbytes) {
         int err;
         void *stream = cur_stream(r, &err);
-        if (err)
+        if (err) {
+            Py_XDECREF(st);
             return NULL;
+        }
         void *p = (void *)ptr;
         uint64_t out = r->base + 8 * (uint64_t)used;
         int rc;
         if (r->bfunc && r->batch.n && stream != r->bstream && /* another stream: the batch first */
-            (rc = batch_flush(r, stream)))
+            (rc = batch_flush(r, stream))) {
+            Py_XDECREF(st);
             return batch_lost(r, rc);
-        /* A batch holds the tensor's storage, not the tensor: a tensor
-         * object kept alive makes PyTorch add a detach to a factory's
-         * result (torch.arange), an op the ledger would show. */
-        PyObject *st = NULL;
-        if (r->bfunc && nbytes <= BP_BATCH_BYTES && (!strided || fits_sdesc(ndim, dims))) {
-            st = meth0(t, c->storage);
-            PyObject *sz = st ? meth0(st, s_nbytes) : NULL;
-            long long n = sz ? PyLong_AsLongLong(sz) : -1;
-            Py_XDECREF(sz);
-            if (PyErr_Occurred()) {
-                Py_XDECREF(st);
-                return NULL;
-            }
-            if (n > BP_BATCH_HELD) /* a small view of a large tensor: launched now */
-                Py_CLEAR(st);
         }
         if (st) {
             PyObject *held = need(r->hdict, s_held);
