@@ -8,7 +8,10 @@
 # same program's ledger with torch ops (the independent path: strided
 # tensors copied, integer ops, each op recorded in Python), random
 # strided views against the host's hash of the same values, the strided
-# kernel timed against the copy it replaces; the kernels' host build (no
+# kernel timed against the copy it replaces; PyTorch's TransformerEncoder
+# with a grouped conv recorded in three dtypes, with the kernels (strided
+# tensors in the extension's batches) and with torch ops, the same records
+# (model_check.py); the kernels' host build (no
 # GPU needed); then the recorder's overhead (bench/ledger_overhead.sh on
 # cuda: preset gpu <= 2x the plain forward, preset tiny <= 25 us per op).
 #
@@ -59,6 +62,7 @@ sys.exit(0 if c is not None and c.strided_ok() and not h.notes else 1)'
 step "hash_check --device cuda" 0 "$PY" $T/hash_check.py --device cuda
 step "cache_check --device cuda" 0 "$PY" $T/cache_check.py --device cuda
 step "cuda_check: ledgers, random views, timings" 0 "$PY" $T/cuda_check.py
+step "model_check: a model not written for the tests, three ways" 0 "$PY" $T/model_check.py
 TAIL=2 step "cuda_emul: the kernels' host build" 0 "$PY" $T/cuda_emul.py
 TAIL=12 step "DEVICE=cuda sh bench/ledger_overhead.sh" 0 env DEVICE=cuda sh bench/ledger_overhead.sh
 finish
